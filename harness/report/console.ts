@@ -1,0 +1,212 @@
+// Human output: progress on stderr while running, the summary on stdout at the end.
+// The last line, "N passed, N failed, N skipped", is a contract: CI scripts parse it.
+import type { CheckResult, Level, Reporter, RuleEntry, RunReport } from '../run/model.ts';
+import { countResults, type Counts } from '../run/summary.ts';
+import { firstLine, groupBy, groupKey } from './groups.ts';
+
+export interface Output {
+  write(text: string): unknown;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+export interface ConsoleOptions {
+  stdout: Output;
+  stderr: Output;
+  verbose?: boolean;
+  /** No progress and no table: failures and the final line only. */
+  quiet?: boolean;
+  /** Default: stdout is a TTY and NO_COLOR is unset. */
+  color?: boolean;
+  /** The rule catalogue, to print each cited rule with its own level. */
+  rules?: readonly RuleEntry[];
+  env?: Record<string, string | undefined>;
+}
+
+/** In CI, a progress line at most every this many checks (plus one per finished suite). */
+const CI_PROGRESS_EVERY = 50;
+const SKIP_SOURCES_SHOWN = 3;
+
+export function consoleReporter(options: ConsoleOptions): Reporter {
+  const env = options.env ?? process.env;
+  const color = options.color ?? (options.stdout.isTTY === true && env.NO_COLOR === undefined);
+  const live = options.stderr.isTTY === true;
+  let total = 0;
+  let done = 0;
+  let sinceLine = 0;
+  let suite: string | undefined;
+  const running: CheckResult[] = [];
+
+  const ciLine = (label: string): void => {
+    const c = countResults(running);
+    options.stderr.write(`${counter(done, total)} ${label}: ${c.passed} passed, ${c.failed + c.errors} failed, ${c.skipped} skipped\n`);
+    sinceLine = 0;
+  };
+
+  return {
+    onStart(n) {
+      total = n;
+    },
+    onResult(result) {
+      if (options.quiet) return;
+      done++;
+      if (live) {
+        const line = `${counter(done, total)} ${result.suite} ${groupKey(result)}`;
+        options.stderr.write(`\r\x1b[2K${truncate(line, (options.stderr.columns ?? 80) - 1)}`);
+        return;
+      }
+      if (suite !== undefined && result.suite !== suite) ciLine(`${suite} done`);
+      suite = result.suite;
+      running.push(result);
+      if (++sinceLine >= CI_PROGRESS_EVERY) ciLine(suite);
+    },
+    onEnd(report) {
+      if (!options.quiet) {
+        if (live && done > 0) options.stderr.write('\r\x1b[2K');
+        else if (suite !== undefined && sinceLine > 0) ciLine(`${suite} done`);
+      }
+      options.stdout.write(renderSummary(report, { color, verbose: options.verbose ?? false, quiet: options.quiet ?? false, rules: options.rules ?? [] }));
+    },
+  };
+}
+
+function counter(done: number, total: number): string {
+  const width = String(total).length;
+  return `[${String(done).padStart(Math.max(width, 3))}/${total}]`;
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
+}
+
+interface RenderOptions {
+  color: boolean;
+  verbose: boolean;
+  quiet: boolean;
+  rules: readonly RuleEntry[];
+}
+
+export function renderSummary(report: RunReport, opts: RenderOptions): string {
+  const paint = painter(opts.color);
+  const out: string[] = [];
+  const { summary, results } = report;
+  if (!opts.quiet) out.push(...renderTable(results, paint), '');
+
+  const bad = results.filter((r) => r.status === 'error' || (r.status === 'failed' && r.expected !== 'failure'));
+  if (bad.length > 0) {
+    out.push(paint.bold(`Failures and errors (${bad.length}):`));
+    const levels = new Map<string, Level>(opts.rules.map((r) => [r.id, r.level]));
+    for (const r of bad) {
+      const tag = r.status === 'error' ? paint.red('ERROR ') : paint.red('FAILED');
+      out.push(`  ${tag} ${r.id}${r.title ? `  (${r.title})` : ''}`);
+      if (r.rules.length > 0) out.push(`    rules: ${r.rules.map((id) => `${id} ${levels.get(id) ?? r.level}`).join(', ')}`);
+      out.push(indent(r.detail || '(no detail)', '    '));
+      if (opts.verbose && r.log?.length) out.push('    log:', indent(r.log.join('\n'), '      '));
+    }
+    out.push('');
+  }
+
+  const expected = results.filter((r) => r.expected === 'failure');
+  if (expected.length > 0) {
+    out.push(paint.bold(`Expected failures (${expected.length}):`));
+    for (const r of expected) {
+      out.push(`  ${r.id}: ${r.expectedReason ?? ''}`);
+      if (opts.verbose) out.push(indent(r.detail, '    '));
+    }
+    out.push('');
+  }
+
+  if (!opts.quiet) out.push(...renderSkipped(report, opts.verbose, paint));
+  out.push(...renderCoverage(report, opts.verbose));
+  out.push(`seed ${summary.seed}, ${(summary.durationMs / 1000).toFixed(1)} s${summary.expectedFailures ? `, ${summary.expectedFailures} expected failure(s)` : ''}${summary.errors ? `, ${summary.errors} error(s) counted as failed` : ''}`);
+  if (summary.interrupted) out.push(paint.yellow('run interrupted: results are incomplete and the run does not pass'));
+  if (summary.total === 0) out.push(paint.yellow('nothing tested: no check ran'));
+  // Plain on purpose, whatever the colour setting: machines read this line.
+  out.push(`${summary.passed} passed, ${summary.failed + summary.errors} failed, ${summary.skipped} skipped`);
+  return `${out.join('\n')}\n`;
+}
+
+function renderTable(results: readonly CheckResult[], paint: Painter): string[] {
+  const rows: Array<[string, Counts]> = [];
+  for (const [suite, inSuite] of groupBy(results, (r) => r.suite)) {
+    rows.push([suite, countResults(inSuite)]);
+    // Suites built from sources (vector files: ids "file#case") get one row per source.
+    if (!inSuite.every((r) => r.id.includes('#'))) continue;
+    const groups = groupBy(inSuite, groupKey);
+    if (groups.size > 1) for (const [group, members] of groups) rows.push([`  ${group}`, countResults(members)]);
+  }
+  if (rows.length === 0) return [];
+  const heads = ['passed', 'failed', 'skipped', 'errors', 'expected'] as const;
+  const nameWidth = Math.min(70, Math.max(5, ...rows.map(([n]) => n.length)));
+  const cell = (n: number, width: number, tint: (s: string) => string): string => {
+    const text = String(n).padStart(width);
+    return n > 0 ? tint(text) : text;
+  };
+  const lines = [paint.bold(['suite'.padEnd(nameWidth), ...heads.map((h) => h.padStart(8))].join(' '))];
+  for (const [name, c] of rows) {
+    lines.push(
+      [
+        truncate(name, nameWidth).padEnd(nameWidth),
+        cell(c.passed, 8, paint.green),
+        cell(c.failed, 8, paint.red),
+        cell(c.skipped, 8, paint.yellow),
+        cell(c.errors, 8, paint.red),
+        cell(c.expected, 8, paint.yellow),
+      ].join(' '),
+    );
+  }
+  return lines;
+}
+
+function renderSkipped(report: RunReport, verbose: boolean, paint: Painter): string[] {
+  // De-duplicated by reason: a hundred vectors skipped for one reason are one line.
+  const byReason = new Map<string, Set<string>>();
+  const add = (reason: string, source: string): void => {
+    const set = byReason.get(reason) ?? new Set<string>();
+    set.add(source);
+    byReason.set(reason, set);
+  };
+  for (const s of report.skipped_inputs) add(s.reason, s.source);
+  for (const r of report.results) if (r.status === 'skipped') add(r.detail || 'skipped', groupKey(r));
+  if (byReason.size === 0) return [];
+  const lines = [paint.bold(`Skipped (${byReason.size} reason${byReason.size === 1 ? '' : 's'}):`)];
+  for (const [reason, sources] of byReason) {
+    const list = [...sources];
+    const shown = verbose ? list : list.slice(0, SKIP_SOURCES_SHOWN);
+    const more = list.length - shown.length;
+    lines.push(`  ${firstLine(reason)}`, `    ${shown.join(', ')}${more > 0 ? `, and ${more} more` : ''}`);
+  }
+  lines.push('');
+  return lines;
+}
+
+function renderCoverage(report: RunReport, verbose: boolean): string[] {
+  const { coverage } = report;
+  const lines: string[] = [];
+  if (coverage.rules.length > 0) {
+    const docs = coverage.docs.length === 1 ? `doc ${coverage.docs[0]}` : `docs ${coverage.docs.join(', ')}`;
+    lines.push(`rules covered: ${coverage.covered.length}/${coverage.rules.length} (${docs})`);
+    if (verbose && coverage.uncovered.length > 0) lines.push('  uncovered:', ...coverage.uncovered.map((id) => `    ${id}`));
+  }
+  if (coverage.unknown.length > 0) lines.push(`rules cited by checks but missing from the catalogue: ${coverage.unknown.join(', ')}`);
+  return lines;
+}
+
+function indent(text: string, prefix: string): string {
+  return text
+    .split('\n')
+    .map((l) => prefix + l)
+    .join('\n');
+}
+
+interface Painter {
+  bold(s: string): string;
+  red(s: string): string;
+  green(s: string): string;
+  yellow(s: string): string;
+}
+
+function painter(on: boolean): Painter {
+  const sgr = (code: number) => (s: string) => (on ? `\x1b[${code}m${s}\x1b[0m` : s);
+  return { bold: sgr(1), red: sgr(31), green: sgr(32), yellow: sgr(33) };
+}

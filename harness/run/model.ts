@@ -1,0 +1,128 @@
+// The run model: what a check is, what running it produces, and the report every reporter reads.
+// Types only, so suites can depend on it without pulling in the runner.
+
+export type Level = 'MUST' | 'SHOULD' | 'MAY';
+export type Status = 'passed' | 'failed' | 'skipped' | 'error';
+
+/** What a check's run returns. `error` is never returned: the runner assigns it to throws and timeouts. */
+export interface Outcome {
+  status: Exclude<Status, 'error'>;
+  detail?: string;
+  /** JSON-serialisable: inputs, HTTP exchange, counterexample. */
+  evidence?: unknown;
+}
+
+export interface CheckContext {
+  seed: number;
+  /** Number of runs for property checks. */
+  runs: number;
+  /** Aborted on SIGINT or when the check's timeout expires: stop network work when it fires. */
+  signal: AbortSignal;
+  log(msg: string): void;
+  /** fast-check path of a failure to replay (only set when the run was started with --replay). */
+  replayPath?: string;
+  /** The command line to print in replay hints, without --seed/--replay/--check. */
+  commandLine?: string;
+}
+
+export interface Check {
+  /** Stable, e.g. "vectors/poweur/signin.json#valid-identity". */
+  id: string;
+  title: string;
+  /** e.g. "vectors". */
+  suite: string;
+  /** Rule ids from spec/rules.yaml this check covers. */
+  rules: string[];
+  /** The strongest level among its rules. */
+  level: Level;
+  run(ctx: CheckContext): Promise<Outcome> | Outcome;
+}
+
+export interface CheckResult {
+  id: string;
+  title: string;
+  suite: string;
+  rules: string[];
+  level: Level;
+  status: Status;
+  detail: string;
+  durationMs: number;
+  evidence?: unknown;
+  /** Set when a failure matched an expected-failures entry: it does not fail the run. */
+  expected?: 'failure';
+  /** The reason given in the expected-failures file. */
+  expectedReason?: string;
+  /** Messages the check logged, kept for failed and errored checks only. */
+  log?: string[];
+}
+
+export interface RunSummary {
+  passed: number;
+  /** Failed results, not counting expected failures. */
+  failed: number;
+  skipped: number;
+  errors: number;
+  expectedFailures: number;
+  total: number;
+  durationMs: number;
+  seed: number;
+  startedAt: string;
+  interrupted: boolean;
+}
+
+/** One entry of the rule catalogue (schemas/ts/rules.ts); structural so the generated module fits. */
+export interface RuleEntry {
+  id: string;
+  level: Level;
+  doc: number;
+  section: string;
+  title: string;
+  text?: string;
+  origin?: 'project';
+  code?: string;
+}
+
+export interface RuleCoverage {
+  id: string;
+  level: Level;
+  doc: number;
+  covered_by: string[];
+}
+
+export interface Coverage {
+  /** Documents whose rules count. */
+  docs: number[];
+  rules: RuleCoverage[];
+  covered: string[];
+  uncovered: string[];
+  /** Rule ids cited by checks that the catalogue does not know: a bug in the check or the spec. */
+  unknown: string[];
+}
+
+export interface SkippedInput {
+  source: string;
+  reason: string;
+}
+
+export interface RunReport {
+  tool: { name: string; version: string };
+  summary: RunSummary;
+  results: CheckResult[];
+  coverage: Coverage;
+  skipped_inputs: SkippedInput[];
+  config: Record<string, unknown>;
+}
+
+/** Receives progress while a run goes; onEnd may write files, so it may be async. */
+export interface Reporter {
+  onStart?(total: number): void;
+  onResult?(result: CheckResult): void;
+  onEnd?(report: RunReport): void | Promise<void>;
+}
+
+/** What a suite hands the runner: its checks, the inputs it could not use, and the documents it speaks for. */
+export interface SuiteLoad {
+  checks: Check[];
+  skipped: SkippedInput[];
+  coverageDocs: number[];
+}

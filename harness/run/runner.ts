@@ -1,0 +1,197 @@
+// Runs selected checks and assembles the RunReport. Every way a check can go wrong (throw,
+// hang, bad outcome, unserialisable evidence) ends as a result, never as a crashed run.
+import { inspect } from 'node:util';
+import type { Check, CheckContext, CheckResult, Outcome, Reporter, RuleEntry, RunReport, SkippedInput } from './model.ts';
+import { computeCoverage } from './coverage.ts';
+import { ConfigError } from './exit.ts';
+import { applyExpectedFailures, type ExpectedFailures } from './expected.ts';
+import { selectChecks, type Selection } from './select.ts';
+import { countResults } from './summary.ts';
+
+export interface RunOptions {
+  seed: number;
+  /** Property runs per property check (default 100). */
+  runs?: number;
+  /** Checks in flight at once (default 1: sequential, deterministic order of side effects). */
+  concurrency?: number;
+  /** Per-check time limit (default 30 s); an expired check becomes an error. */
+  timeoutMs?: number;
+  /** Aborting it (SIGINT) stops the run; the report is marked interrupted. */
+  signal?: AbortSignal;
+  selection?: Selection;
+  /** fast-check path to replay; requires a selection of exactly one check. */
+  replay?: string;
+  /** Command line quoted in replay hints. */
+  commandLine?: string;
+  expectedFailures?: ExpectedFailures;
+  /** Named in stale-entry messages. */
+  expectedFailuresSource?: string;
+  /** The rule catalogue (schemas/ts/rules.ts) for coverage. */
+  rules?: readonly RuleEntry[];
+  /** Documents whose rules count for coverage (default: all in the catalogue). */
+  coverageDocs?: number[];
+  /** Inputs the suite could not turn into checks, with why. */
+  skippedInputs?: SkippedInput[];
+  reporters?: Reporter[];
+  tool?: { name: string; version: string };
+  config?: Record<string, unknown>;
+  /** Receives check log lines as they happen (verbose output). */
+  onLog?: (checkId: string, msg: string) => void;
+  /** Receives notes about the run itself, e.g. a selection that matched nothing. */
+  onWarning?: (msg: string) => void;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_RUNS = 100;
+const STACK_LINES = 5;
+
+export async function runChecks(checks: readonly Check[], options: RunOptions): Promise<RunReport> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const runSignal = options.signal ?? new AbortController().signal;
+  const selected = selectChecks(checks, options.selection ?? {});
+  validate(checks, selected, options);
+  if (selected.length === 0 && checks.length > 0) options.onWarning?.(`no check matched the selection (${checks.length} available)`);
+  const reporters = options.reporters ?? [];
+  for (const r of reporters) r.onStart?.(selected.length);
+
+  const slots: Array<CheckResult | undefined> = new Array(selected.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (!runSignal.aborted && next < selected.length) {
+      const index = next++;
+      const check = selected[index]!;
+      const result = await runOne(check, options, runSignal);
+      slots[index] = result;
+      for (const r of reporters) r.onResult?.(result);
+    }
+  };
+  const concurrency = Math.max(1, Math.min(options.concurrency ?? 1, selected.length));
+  await Promise.all(Array.from({ length: concurrency }, worker));
+
+  const interrupted = runSignal.aborted;
+  let results = slots.filter((r): r is CheckResult => r !== undefined);
+  if (options.expectedFailures && options.expectedFailures.size > 0) {
+    results = applyExpectedFailures(results, options.expectedFailures, new Set(checks.map((c) => c.id)), options.expectedFailuresSource);
+    // Stale entries are results of their own: reporters hear of them like any other.
+    for (const stale of results.slice(slots.length)) for (const r of reporters) r.onResult?.(stale);
+  }
+  const counts = countResults(results);
+  const report: RunReport = {
+    tool: options.tool ?? { name: 'svc-conformance', version: '0.0.0' },
+    summary: {
+      passed: counts.passed,
+      failed: counts.failed,
+      skipped: counts.skipped,
+      errors: counts.errors,
+      expectedFailures: counts.expected,
+      total: counts.total,
+      durationMs: Math.round(performance.now() - t0),
+      seed: options.seed,
+      startedAt: startedAt.toISOString(),
+      interrupted,
+    },
+    results,
+    coverage: computeCoverage(options.rules ?? [], results, options.coverageDocs),
+    skipped_inputs: options.skippedInputs ?? [],
+    config: options.config ?? {},
+  };
+  for (const r of reporters) await r.onEnd?.(report);
+  return report;
+}
+
+function validate(all: readonly Check[], selected: readonly Check[], options: RunOptions): void {
+  const seen = new Set<string>();
+  for (const c of all) {
+    if (seen.has(c.id)) throw new ConfigError(`two checks share the id "${c.id}": ids must be unique`);
+    seen.add(c.id);
+  }
+  if (options.replay !== undefined && selected.length !== 1) {
+    throw new ConfigError(`--replay needs a selection of exactly one check (use --check ID); ${selected.length} selected`);
+  }
+}
+
+async function runOne(check: Check, options: RunOptions, runSignal: AbortSignal): Promise<CheckResult> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeout = new AbortController();
+  const signal = AbortSignal.any([runSignal, timeout.signal]);
+  const log: string[] = [];
+  const ctx: CheckContext = {
+    seed: options.seed,
+    runs: options.runs ?? DEFAULT_RUNS,
+    signal,
+    log: (msg) => {
+      log.push(msg);
+      options.onLog?.(check.id, msg);
+    },
+    ...(options.replay !== undefined ? { replayPath: options.replay } : {}),
+    ...(options.commandLine !== undefined ? { commandLine: options.commandLine } : {}),
+  };
+  const base = { id: check.id, title: check.title, suite: check.suite, rules: [...check.rules], level: check.level };
+  const start = performance.now();
+  const elapsed = (): number => Math.round((performance.now() - start) * 1000) / 1000;
+
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    const running = Promise.resolve().then(() => check.run(ctx));
+    running.catch(() => {}); // a check that rejects after its timeout must not crash the process
+    const stopped = new Promise<'timeout' | 'interrupted'>((resolve) => {
+      timer = setTimeout(() => {
+        timeout.abort(new Error(`timed out after ${timeoutMs} ms`));
+        resolve('timeout');
+      }, timeoutMs);
+      onAbort = () => resolve('interrupted');
+      if (runSignal.aborted) onAbort();
+      else runSignal.addEventListener('abort', onAbort, { once: true });
+    });
+    const outcome = await Promise.race([running, stopped]);
+    if (outcome === 'timeout') return { ...base, status: 'error', detail: `timed out after ${timeoutMs} ms`, durationMs: elapsed(), ...logOf(log) };
+    if (outcome === 'interrupted') return { ...base, status: 'skipped', detail: 'interrupted before this check finished', durationMs: elapsed() };
+    return fromOutcome(base, outcome, elapsed(), log);
+  } catch (e) {
+    return { ...base, status: 'error', detail: describeError(e), durationMs: elapsed(), ...logOf(log) };
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) runSignal.removeEventListener('abort', onAbort);
+  }
+}
+
+type ResultBase = Pick<CheckResult, 'id' | 'title' | 'suite' | 'rules' | 'level'>;
+
+function fromOutcome(base: ResultBase, outcome: Outcome, durationMs: number, log: string[]): CheckResult {
+  const status = (outcome as Partial<Outcome> | null | undefined)?.status;
+  if (status !== 'passed' && status !== 'failed' && status !== 'skipped') {
+    return { ...base, status: 'error', detail: `check returned an invalid outcome: ${inspect(outcome, { depth: 2 })}`, durationMs, ...logOf(log) };
+  }
+  const result: CheckResult = { ...base, status, detail: outcome.detail ?? '', durationMs };
+  if (outcome.evidence !== undefined) result.evidence = jsonSafe(outcome.evidence);
+  return status === 'passed' || status === 'skipped' ? result : { ...result, ...logOf(log) };
+}
+
+function logOf(log: string[]): { log?: string[] } {
+  return log.length > 0 ? { log } : {};
+}
+
+/** The message and the head of the stack: enough to find the throw without flooding the report. */
+export function describeError(e: unknown): string {
+  if (!(e instanceof Error)) return `thrown: ${inspect(e, { depth: 3 })}`;
+  const frames = (e.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l)).slice(0, STACK_LINES);
+  const cause = e.cause !== undefined ? `\ncaused by: ${e.cause instanceof Error ? e.cause.message : inspect(e.cause)}` : '';
+  return [`${e.name}: ${e.message}${cause}`, ...frames.map((f) => f.trim())].join('\n  ');
+}
+
+/** Evidence ends up in a JSON report: convert what JSON cannot carry rather than lose the report. */
+function jsonSafe(value: unknown): unknown {
+  try {
+    return JSON.parse(
+      JSON.stringify(value, (_k, v: unknown) => {
+        if (typeof v === 'bigint') return `${v}n`;
+        if (v instanceof Uint8Array) return { bytes_base64url: Buffer.from(v).toString('base64url') };
+        return v;
+      }),
+    );
+  } catch (e) {
+    return { unserialisable: (e as Error).message, inspected: inspect(value, { depth: 6 }) };
+  }
+}

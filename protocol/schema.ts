@@ -1,0 +1,16 @@
+// One configured JSON Schema 2020-12 validator for the whole kit (spec lint, vectors, servers).
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
+type AddFormats = (ajv: Ajv2020) => Ajv2020;
+const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as unknown as AddFormats;
+
+export function makeAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
+  addFormats(ajv);
+  // Annotations the spec carries for people and for the harness's coverage table.
+  ajv.addKeyword({ keyword: 'x-rules' });
+  ajv.addKeyword({ keyword: 'x-origin' });
+  return ajv;
+}

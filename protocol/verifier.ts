@@ -1,0 +1,161 @@
+// The native verifier: document 1, Authentication 3, rules 1 to 7 in that order, cheapest first,
+// so a replayed or misaddressed approval costs no DNS or HTTPS lookup. Every rejection names its
+// rule number, its rule id and a stable code.
+import { limits } from '../schemas/ts/limits.ts';
+import { vocabulary } from '../schemas/ts/vocabulary.ts';
+import type { Profile } from './profile.ts';
+import { canonicalString, CanonicalError } from './canonical.ts';
+import { decodeBase64Any, byteLength } from './base64.ts';
+import { normalizeOrigin } from './url.ts';
+import { validServiceName } from './names.ts';
+import { scopeProblem } from './scopes.ts';
+import { parseRfc3339 } from './time.ts';
+import { nonceKey, type NonceStore } from './nonce.ts';
+import { ResolutionError, type Resolver, type ResolvedIdentity } from './resolver.ts';
+import { keyValidAt } from './document.ts';
+import { checkSessionProof } from './session-proof.ts';
+import { verifyEd25519 } from './ed25519.ts';
+
+export type RuleNumber = 1 | 2 | 3 | 4 | 5 | 6 | 7;
+
+export interface Rejection { ok: false; rule: RuleNumber; ruleId: string; code: string; detail: string }
+export interface Approval {
+  ok: true;
+  identity: string;
+  keyId: string;
+  delegated: boolean; // signed by a session key
+  requestId: string;
+  action: string;
+  scopes: string[];
+  issuedAt: number;
+  expiresAt: number;
+}
+export type Verdict = Approval | Rejection;
+
+export interface VerifierOptions {
+  profile: Profile;
+  /** The verifier's own origin; rule 2 compares the normalized audience with it. */
+  origin: string;
+  resolver: Resolver;
+  nonces: NonceStore;
+  now?: () => number;
+}
+
+const reject = (rule: RuleNumber, code: string, detail: string): Rejection => ({ ok: false, rule, ruleId: `ns.verify.${rule}`, code, detail });
+const ACTIONS: ReadonlySet<string> = new Set(vocabulary.actions.values);
+// C0 and C1 control characters: "no CR, LF or other control characters" (ns.request.statement).
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const SESSION = vocabulary.key_ids.session_prefix;
+
+export type Verifier = (response: unknown) => Promise<Verdict>;
+
+export function createVerifier(options: VerifierOptions): Verifier {
+  const { profile, resolver, nonces } = options;
+  const now = options.now ?? Date.now;
+  const origin = normalizeOrigin(options.origin);
+  if (origin === undefined) throw new TypeError(`verifier origin ${options.origin} is not an origin`);
+  const authField = profile.ids.auth_field;
+
+  return async function verify(input: unknown): Promise<Verdict> {
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) return reject(1, 'malformed_response', 'the response must be a JSON object');
+    const r = input as Record<string, unknown>;
+
+    // Rule 1: shape and version.
+    if (r[authField] !== '1') return reject(1, 'unsupported_version', `${authField} must be "1"`);
+    for (const f of ['request_id', 'nonce', 'signature', 'identity'] as const) {
+      if (typeof r[f] !== 'string' || r[f] === '') return reject(1, 'missing_field', `${f} is required`);
+    }
+    const identity = validServiceName(r.identity);
+    if (identity === undefined) return reject(1, 'invalid_identity', 'identity is not a valid service name');
+
+    // Rule 2: audience.
+    const audience = normalizeOrigin(r.audience);
+    if (audience === undefined) return reject(2, 'invalid_audience', 'audience is not an origin');
+    if (audience !== origin) return reject(2, 'audience_mismatch', `audience ${audience} is not this verifier's origin ${origin}`);
+
+    // Rule 3: action, statement, scopes.
+    if (typeof r.action !== 'string' || !ACTIONS.has(r.action)) return reject(3, 'unknown_action', `action must be one of ${[...ACTIONS].join(', ')}`);
+    if (r.statement !== undefined && r.statement !== null) {
+      if (typeof r.statement !== 'string') return reject(3, 'invalid_statement', 'statement must be a string');
+      if (byteLength(r.statement) > limits.statement_max_bytes) return reject(3, 'invalid_statement', `statement is longer than ${limits.statement_max_bytes} bytes`);
+      if (CONTROL.test(r.statement)) return reject(3, 'invalid_statement', 'statement contains a line break or control character');
+    }
+    const scopes = scopeProblem(r.scopes);
+    if (scopes) return reject(3, scopes.problem === 'not_canonical' ? 'scopes_not_canonical' : 'scope_not_allowed', scopes.detail);
+
+    // Rule 4: window.
+    const issuedAt = parseRfc3339(r.issued_at);
+    const expiresAt = parseRfc3339(r.expires_at);
+    if (issuedAt === undefined || expiresAt === undefined) return reject(4, 'invalid_timestamp', 'issued_at and expires_at must be RFC 3339');
+    if (expiresAt <= issuedAt) return reject(4, 'window_invalid', 'expires_at must be later than issued_at');
+    if (expiresAt - issuedAt > limits.window_max_seconds * 1000) return reject(4, 'window_too_long', `the window is longer than ${limits.window_max_seconds / 60} minutes`);
+    const t = now();
+    if (issuedAt > t + limits.clock_skew_seconds * 1000) return reject(4, 'issued_in_future', `issued_at is more than ${limits.clock_skew_seconds / 60} minutes ahead`);
+    if (t > expiresAt) return reject(4, 'expired', 'the approval has expired');
+
+    // Rule 5: nonce, atomically claimed; given back if a later rule fails, so only a verified
+    // approval spends it (ns.nonce.spend-on-success) while a concurrent replay still loses.
+    const key = nonceKey(audience, identity, r.request_id as string, r.nonce as string);
+    let claimed: boolean;
+    try {
+      claimed = await nonces.claim(key, expiresAt);
+    } catch (error) {
+      return reject(5, 'nonce_cache_unavailable', `the nonce cache cannot be reached (${(error as Error).message}); failing closed`);
+    }
+    if (!claimed) return reject(5, 'nonce_replayed', 'this nonce was already spent');
+
+    const verdict = await resolveAndCheck(r, identity, issuedAt, expiresAt, t);
+    if (!verdict.ok) await nonces.release(key).catch(() => undefined);
+    return verdict;
+  };
+
+  async function resolveAndCheck(r: Record<string, unknown>, identity: string, issuedAt: number, expiresAt: number, t: number): Promise<Verdict> {
+    // Rule 6: resolution.
+    let resolved: ResolvedIdentity;
+    try {
+      resolved = await resolver.resolve(identity);
+    } catch (error) {
+      const code = error instanceof ResolutionError && error.code === 'key_mismatch' ? 'key_mismatch' : 'resolution_failed';
+      return reject(6, code, `resolving ${identity} failed: ${(error as Error).message}`);
+    }
+
+    // Rule 7: signature, by the identity key valid at issued_at or by a proven session key.
+    const keyId = r.key_id;
+    const hasProof = r.session_proof !== undefined && r.session_proof !== null;
+    const delegated = typeof keyId === 'string' && keyId.startsWith(SESSION) && keyId.length > SESSION.length;
+    if (keyId !== vocabulary.key_ids.identity && !delegated) return reject(7, 'key_id_invalid', `key_id must be "identity" or "${SESSION}<id>"`);
+    if (delegated !== hasProof) {
+      return reject(7, 'session_proof_mismatch', delegated ? 'key_id names a session but no session_proof is attached' : 'a session_proof is attached but key_id is identity');
+    }
+    const signature = decodeBase64Any(r.signature as string);
+    if (!signature || signature.length !== 64) return reject(7, 'signature_invalid', 'signature is not a 64-byte base64 value');
+    const keysAt = (at: number) => [resolved.publicKey, ...resolved.previousKeys.map((p) => p.publicKey)].filter((k) => keyValidAt(resolved.publicKey, resolved.previousKeys, k, at));
+    let signingKeys: readonly Uint8Array[];
+    if (delegated) {
+      const proof = checkSessionProof(profile, identity, r.session_proof, t, keysAt);
+      if (!proof.ok) return reject(7, 'session_proof_invalid', `${proof.detail} (${proof.rule})`);
+      signingKeys = [proof.sessionKey];
+    } else {
+      signingKeys = keysAt(issuedAt);
+    }
+    let message: string;
+    try {
+      message = canonicalString(profile, 'signin', r);
+    } catch (error) {
+      const field = error instanceof CanonicalError ? error.field : '?';
+      return reject(7, 'signature_invalid', `the signing string cannot be built: ${field} (${(error as Error).message})`);
+    }
+    if (!signingKeys.some((k) => verifyEd25519(k, message, signature))) return reject(7, 'signature_invalid', 'the signature does not verify');
+    return {
+      ok: true,
+      identity,
+      keyId: keyId as string,
+      delegated,
+      requestId: r.request_id as string,
+      action: r.action as string,
+      scopes: Array.isArray(r.scopes) ? (r.scopes as string[]) : [],
+      issuedAt,
+      expiresAt,
+    };
+  }
+}
