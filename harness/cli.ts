@@ -107,8 +107,8 @@ export async function main(argv: string[], io: Partial<CliIO> = {}, deps: CliDep
     return code;
   } catch (e) {
     if (e instanceof CommanderError) {
-      // Help and version exit 0; every usage error is bad configuration.
-      return e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help' ? EXIT_PASS : EXIT_NO_VERDICT;
+      // Help and version exit 0; usage errors (and help shown for want of a command) are bad configuration.
+      return e.exitCode === 0 ? EXIT_PASS : EXIT_NO_VERDICT;
     }
     if (e instanceof ConfigError) {
       out.stderr.write(`svc-conformance: ${e.message}\n`);

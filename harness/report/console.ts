@@ -39,7 +39,7 @@ export function consoleReporter(options: ConsoleOptions): Reporter {
 
   const ciLine = (label: string): void => {
     const c = countResults(running);
-    options.stderr.write(`${counter(done, total)} ${label}: ${c.passed} passed, ${c.failed + c.errors} failed, ${c.skipped} skipped\n`);
+    options.stderr.write(`${counter(done, total)} ${label} (so far ${c.passed} passed, ${c.failed + c.errors} failed, ${c.skipped} skipped)\n`);
     sinceLine = 0;
   };
 
@@ -49,13 +49,14 @@ export function consoleReporter(options: ConsoleOptions): Reporter {
     },
     onResult(result) {
       if (options.quiet) return;
-      done++;
       if (live) {
+        done++;
         const line = `${counter(done, total)} ${result.suite} ${groupKey(result)}`;
         options.stderr.write(`\r\x1b[2K${truncate(line, (options.stderr.columns ?? 80) - 1)}`);
         return;
       }
       if (suite !== undefined && result.suite !== suite) ciLine(`${suite} done`);
+      done++;
       suite = result.suite;
       running.push(result);
       if (++sinceLine >= CI_PROGRESS_EVERY) ciLine(suite);

@@ -55,12 +55,16 @@ export function idMatches(pattern: string, id: string): boolean {
 
 export function selectChecks(checks: readonly Check[], sel: Selection): Check[] {
   const nonEmpty = (xs?: string[]): xs is string[] => xs !== undefined && xs.length > 0;
+  // A pattern that is exactly some check's id selects that check alone (as replay hints need),
+  // even where it is also a substring of other ids.
+  const ids = new Set(checks.map((c) => c.id));
+  const matches = (p: string, id: string): boolean => (ids.has(p) ? p === id : idMatches(p, id));
   return checks.filter(
     (c) =>
       (!nonEmpty(sel.suites) || sel.suites.includes(c.suite)) &&
       (!nonEmpty(sel.rules) || sel.rules.some((f) => c.rules.some((r) => ruleMatches(f, r)))) &&
       (sel.level === undefined || atLeast(c.level, sel.level)) &&
-      (!nonEmpty(sel.checks) || sel.checks.some((p) => idMatches(p, c.id))),
+      (!nonEmpty(sel.checks) || sel.checks.some((p) => matches(p, c.id))),
   );
 }
 

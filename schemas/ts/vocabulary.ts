@@ -169,5 +169,24 @@ export const vocabulary = {
     "origin": "project",
     "doc": 1,
     "rule": "ns.ed25519.strict"
+  },
+  "signin_vector_reasons": {
+    "map": {
+      "version": 1,
+      "shape": 1,
+      "audience": 2,
+      "action": 3,
+      "statement": 3,
+      "scope": 3,
+      "expired": 4,
+      "ttl": 4,
+      "future": 4,
+      "replay": 5,
+      "resolution": 6,
+      "signature": 7,
+      "proof": 7
+    },
+    "doc": 1,
+    "rule": "ns.version.vectors"
   }
 } as const;

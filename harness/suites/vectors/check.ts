@@ -1,0 +1,91 @@
+// Building blocks for vector checks: a check from a vector, its level from the rules it cites,
+// and comparisons whose failure text says what differed.
+import { rules as catalogue } from '../../../schemas/ts/rules.ts';
+import type { Check, Level, Outcome } from '../../run/model.ts';
+import type { Profile } from '../../../protocol/profile.ts';
+import type { Core } from './core.ts';
+
+const RANK: Record<Level, number> = { MUST: 3, SHOULD: 2, MAY: 1 };
+const levels = new Map(catalogue.map((r) => [r.id, r.level as Level]));
+
+export function strongest(rules: readonly string[]): Level {
+  let level: Level = 'MAY';
+  for (const id of rules) {
+    const l = levels.get(id);
+    if (l === undefined) throw new Error(`vector check cites unknown rule ${id}`);
+    if (RANK[l] > RANK[level]) level = l;
+  }
+  return level;
+}
+
+export interface KindContext {
+  profile: Profile;
+  /** "<dir label>/<file name>", the group of every check from this file. */
+  source: string;
+  core: Core;
+  file: unknown;
+}
+
+/** Mismatches collected by a check; empty means passed. */
+export class Expect {
+  readonly problems: string[] = [];
+
+  equal(label: string, actual: unknown, expected: unknown): this {
+    const a = JSON.stringify(actual);
+    const e = JSON.stringify(expected);
+    if (a !== e) this.problems.push(`${label}: expected ${e}, got ${a}`);
+    return this;
+  }
+
+  that(condition: boolean, problem: string): this {
+    if (!condition) this.problems.push(problem);
+    return this;
+  }
+
+  /** The core and the noble implementation must agree, and match the vector when it says. */
+  agree(label: string, core: boolean, noble: boolean, expected?: boolean): this {
+    if (core !== noble) this.problems.push(`${label}: core says ${core}, noble says ${noble} (implementations disagree)`);
+    else if (expected !== undefined && core !== expected) this.problems.push(`${label}: expected ${expected}, both implementations say ${core}`);
+    return this;
+  }
+
+  outcome(evidence?: unknown): Outcome {
+    return this.problems.length === 0 ? { status: 'passed' } : { status: 'failed', detail: this.problems.join('\n'), evidence };
+  }
+}
+
+export function vectorCheck(kc: KindContext, name: string, rules: string[], run: (expect: Expect) => void | Promise<void>, evidence?: unknown): Check {
+  const unique = [...new Set(rules)];
+  return {
+    id: `vectors/${kc.source}#${name}`,
+    title: `${kc.source} ${name}`,
+    suite: 'vectors',
+    rules: unique,
+    level: strongest(unique),
+    async run() {
+      const expect = new Expect();
+      await run(expect);
+      return expect.outcome(evidence);
+    },
+  };
+}
+
+/** Vector lists come as a top-level array (interop) or under `vectors` (project files). */
+export function listOf(file: unknown, key = 'vectors'): Record<string, unknown>[] {
+  if (Array.isArray(file)) return file as Record<string, unknown>[];
+  const list = (file as Record<string, unknown> | null)?.[key];
+  return Array.isArray(list) ? (list as Record<string, unknown>[]) : [];
+}
+
+/** A stable name for a vector without one. */
+export function nameOf(v: Record<string, unknown>, index: number, field = 'input'): string {
+  // `#` separates a check's source from its name, so it is escaped inside names.
+  if (typeof v.name === 'string') return v.name.replaceAll('#', '%23');
+  const label = JSON.stringify(v[field] ?? '').slice(0, 48);
+  return `${index}:${label}`.replaceAll('#', '%23');
+}
+
+export function once<T>(fn: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= fn());
+}
