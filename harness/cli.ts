@@ -63,7 +63,7 @@ Examples:
   $ svc-conformance vectors --level MUST --report junit=reports/junit.xml --report json=reports/run.json
   $ svc-conformance vectors --rule ns.verify --verbose
   $ svc-conformance vectors --expected-failures known-failures.json
-  $ svc-conformance vectors --seed 1234 --replay 7:0:1 --check 'vectors/poweur/signin.json#*'
+  $ svc-conformance vectors --seed 1234 --replay 7:0:1 --check 'vectors/poweur/properties#single-field-mutation'
   $ svc-conformance rules --doc 1
   $ svc-conformance rules --uncovered-from reports/run.json
 `;

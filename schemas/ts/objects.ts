@@ -116,6 +116,8 @@ export interface components {
         ReferenceResponse: {
             /** @description The encoded request. */
             request: components["schemas"]["EncodedRequest"];
+            /** @description Forbidden (the schema false, written as not {}): the match code is never served by the reference link (ns.reference.no-match-code). */
+            match?: unknown;
         } & {
             [key: string]: unknown;
         };

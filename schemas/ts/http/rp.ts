@@ -25,26 +25,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/r/{code}": {
+    "/login": {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /** @description Reference code: 8 characters of Crockford base32 (limits: reference_code_length), canonical upper-case form; lives as long as the request. */
-                code: string;
-            };
+            path?: never;
             cookie?: never;
         };
         /**
-         * Request by reference (short link)
-         * @description A short link on the RP's origin carrying a request by reference (QR code, copied link).
-         *     With `Accept: application/json` it answers the reference answer `{request}` with
-         *     `Access-Control-Allow-Origin: *`, never a redirect (signers do not follow redirects) and
-         *     never the match code. Opened in a browser (any other `Accept`) it answers a page offering
-         *     signers, or redirects into one. An expired or used link answers 404 or 410. The path prefix
-         *     `/r/` is this RP's choice (document 1 shows `{rp_origin}/.../<code>`).
+         * Sign-in page (starts a transaction)
+         * @description An HTML page that starts a transaction: the RP builds a request whose audience is its own
+         *     origin, keeps the transaction record (hash of the binding cookie, hash of the poll secret,
+         *     the two-digit match code, the initiator context), sets the binding cookie and gives the page
+         *     the poll secret and the match code. The page offers the transports (redirect or web signer
+         *     handoff, deep link, QR code of the short link plus the match code) and polls `/svc/poll`.
+         *     Every load starts a new transaction.
          */
-        get: operations["getRequestByReference"];
+        get: operations["startLogin"];
         put?: never;
         post?: never;
         delete?: never;
@@ -90,6 +87,56 @@ export interface paths {
          *     Project decision: document 1 does not discuss CORS for the delivery endpoint.
          */
         options: operations["preflightDelivery"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/r/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Reference code: 8 characters of Crockford base32 (limits: reference_code_length), canonical upper-case form; lives as long as the request. */
+                code: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Request by reference (short link)
+         * @description A short link on the RP's origin carrying a request by reference (QR code, copied link).
+         *     With `Accept: application/json` it answers the reference answer `{request}` with
+         *     `Access-Control-Allow-Origin: *`, never a redirect (signers do not follow redirects) and
+         *     never the match code. Opened in a browser (any other `Accept`) it answers a page offering
+         *     signers, or redirects into one. An expired or used link answers 404 or 410. The path prefix
+         *     `/r/` is this RP's choice (document 1 shows `{rp_origin}/.../<code>`).
+         */
+        get: operations["getRequestByReference"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/svc/context": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Initiator context of a request (context_uri)
+         * @description Returns the context record of the request named by `request_id` while the request can
+         *     still be approved (the transaction is pending and not expired); otherwise 404. The signer
+         *     shows it for a cross-device approval. Never a precise location.
+         */
+        get: operations["getContext"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
         head?: never;
         patch?: never;
         trace?: never;
@@ -149,53 +196,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/svc/context": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Initiator context of a request (context_uri)
-         * @description Returns the context record of the request named by `request_id` while the request can
-         *     still be approved (the transaction is pending and not expired); otherwise 404. The signer
-         *     shows it for a cross-device approval. Never a precise location.
-         */
-        get: operations["getContext"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/login": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Sign-in page (starts a transaction)
-         * @description An HTML page that starts a transaction: the RP builds a request whose audience is its own
-         *     origin, keeps the transaction record (hash of the binding cookie, hash of the poll secret,
-         *     the two-digit match code, the initiator context), sets the binding cookie and gives the page
-         *     the poll secret and the match code. The page offers the transports (redirect or web signer
-         *     handoff, deep link, QR code of the short link plus the match code) and polls `/svc/poll`.
-         *     Every load starts a new transaction.
-         */
-        get: operations["startLogin"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -206,7 +206,7 @@ export interface components {
         EncodedApproval: components["schemas"]["encoded-request.schema"];
         Delivery: components["schemas"]["delivery.schema"];
         /** @description The delivery object form of a delivery body (`application/json`, ns.delivery.content-type). */
-        DeliveryObject: components["schemas"]["delivery.schema"] & Record<string, never>;
+        DeliveryObject: components["schemas"]["delivery.schema"];
         Receipt: components["schemas"]["receipt.schema"];
         ContextRecord: components["schemas"]["context-record.schema"];
         Error: components["schemas"]["error.schema"];
@@ -288,30 +288,6 @@ export interface components {
          */
         "encoded-request.schema": string;
         /**
-         * Request-by-reference answer
-         * @description The JSON answer of a request-by-reference link fetched with `Accept: application/json` (document 1, Endpoints): an object with `request`, the encoded request. Served with `Access-Control-Allow-Origin: *`. It never carries the match code (ns.reference.no-match-code); unknown fields are otherwise allowed (additionalProperties true) for forward compatibility, but a field named `match` is forbidden.
-         */
-        "reference-response.schema": {
-            /** @description The encoded request. */
-            request: components["schemas"]["encoded-request.schema"];
-        } & {
-            [key: string]: unknown;
-        };
-        /**
-         * Error envelope
-         * @description Project-defined (ns.errors.codes; document 1 says error codes and bodies are not shown). `error` is the `code` of the most specific failing rule in spec/rules.yaml (for example `expired` or `window_too_long` under verification rule 4), falling back to the ns.verify.N code; `detail` is informational only and never explains why a signature failed beyond the code. The optional `rule` field is also project-defined: it names the id of the failing rule in spec/rules.yaml (DESIGN principle 2, every rejection names its rule). Unknown fields are allowed (additionalProperties true) for forward compatibility.
-         */
-        "error.schema": {
-            /** @description Machine-readable code (snake_case). */
-            error: string;
-            /** @description Human-readable text; informational only, clients must not parse it. */
-            detail: string;
-            /** @description Project-defined: the id of the failing rule in spec/rules.yaml (for example `ns.verify.4`). */
-            rule?: string;
-        } & {
-            [key: string]: unknown;
-        };
-        /**
          * Delivery body
          * @description The body a signer POSTs to `response_uri` (document 1, Delivery object and receipt): either the bare encoded approval as the whole body (original wire form; sent as `text/plain`, ns.delivery.content-type), or a delivery object (sent as `application/json`) with `response` (the encoded approval) and, only when the user says they started on another screen, `match` (the two-digit match code). `match` is outside the signed bytes. The encoded approval is described by encoded-request.schema.json (same encoding as a request); a receiver also accepts raw JSON and padded base64url there (ns.encoding.decode, checked by code). The delivery object allows unknown fields (additionalProperties true) for forward compatibility; they are unsigned and ignored.
          */
@@ -335,6 +311,32 @@ export interface components {
              * @description Same-device only: the RP's resume endpoint with a single-use resume code of at least 128 bits (limits: resume_code_min_bits) in the query `code`; short-lived (the reference RP allows 60 seconds, limits: resume_code_ttl_seconds).
              */
             resume_uri?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * Error envelope
+         * @description Project-defined (ns.errors.codes; document 1 says error codes and bodies are not shown). `error` is the `code` of the most specific failing rule in spec/rules.yaml (for example `expired` or `window_too_long` under verification rule 4), falling back to the ns.verify.N code; `detail` is informational only and never explains why a signature failed beyond the code. The optional `rule` field is also project-defined: it names the id of the failing rule in spec/rules.yaml (DESIGN principle 2, every rejection names its rule). Unknown fields are allowed (additionalProperties true) for forward compatibility.
+         */
+        "error.schema": {
+            /** @description Machine-readable code (snake_case). */
+            error: string;
+            /** @description Human-readable text; informational only, clients must not parse it. */
+            detail: string;
+            /** @description Project-defined: the id of the failing rule in spec/rules.yaml (for example `ns.verify.4`). */
+            rule?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * Request-by-reference answer
+         * @description The JSON answer of a request-by-reference link fetched with `Accept: application/json` (document 1, Endpoints): an object with `request`, the encoded request. Served with `Access-Control-Allow-Origin: *`. It never carries the match code (ns.reference.no-match-code); unknown fields are otherwise allowed (additionalProperties true) for forward compatibility, but a field named `match` is forbidden.
+         */
+        "reference-response.schema": {
+            /** @description The encoded request. */
+            request: components["schemas"]["encoded-request.schema"];
+            /** @description Forbidden (the schema false, written as not {}): the match code is never served by the reference link (ns.reference.no-match-code). */
+            match?: unknown;
         } & {
             [key: string]: unknown;
         };
@@ -678,6 +680,93 @@ export interface operations {
             };
         };
     };
+    startLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sign-in page. */
+            200: {
+                headers: {
+                    /** @description The binding cookie (`HttpOnly`, `Secure`, `SameSite=Lax`); its name is the RP's choice, the reference RP uses `__Host-svc_binding`. */
+                    "Set-Cookie"?: string;
+                    /** @description `no-store`: the page carries per-transaction secrets. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    postDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example eyJzdmNfYXV0aCI6IjEiLCJyZXF1ZXN0X2lkIjoicmVxXzEifQ */
+                "text/plain": components["schemas"]["encoded-request.schema"];
+                /**
+                 * @example {
+                 *       "response": "eyJzdmNfYXV0aCI6IjEiLCJyZXF1ZXN0X2lkIjoicmVxXzEifQ",
+                 *       "match": "42"
+                 *     }
+                 */
+                "application/json": components["schemas"]["delivery.schema"];
+            };
+        };
+        responses: {
+            /** @description Accepted. Same device (no `match`) - the receipt carries `resume_uri`; cross device - it does not. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginAny"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["receipt.schema"];
+                };
+            };
+            400: components["responses"]["DeliveryBadRequest"];
+            401: components["responses"]["DeliveryUnauthorized"];
+            403: components["responses"]["DeliveryForbidden"];
+            409: components["responses"]["DeliveryConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["NonceCacheUnavailable"];
+        };
+    };
+    preflightDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Preflight accepted. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginAny"];
+                    /** @description `POST`. */
+                    "Access-Control-Allow-Methods"?: "POST";
+                    /** @description `Content-Type`. */
+                    "Access-Control-Allow-Headers"?: "Content-Type";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getRequestByReference: {
         parameters: {
             query?: never;
@@ -728,67 +817,40 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
-    postDelivery: {
+    getContext: {
         parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /** @example eyJzdmNfYXV0aCI6IjEiLCJyZXF1ZXN0X2lkIjoicmVxXzEifQ */
-                "text/plain": components["schemas"]["encoded-request.schema"];
-                /**
-                 * @example {
-                 *       "response": "eyJzdmNfYXV0aCI6IjEiLCJyZXF1ZXN0X2lkIjoicmVxXzEifQ",
-                 *       "match": "42"
-                 *     }
-                 */
-                "application/json": components["schemas"]["DeliveryObject"];
+            query: {
+                /** @description The request's `request_id`. */
+                request_id: string;
             };
-        };
-        responses: {
-            /** @description Accepted. Same device (no `match`) - the receipt carries `resume_uri`; cross device - it does not. */
-            200: {
-                headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginAny"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["receipt.schema"];
-                };
-            };
-            400: components["responses"]["DeliveryBadRequest"];
-            401: components["responses"]["DeliveryUnauthorized"];
-            403: components["responses"]["DeliveryForbidden"];
-            409: components["responses"]["DeliveryConflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            429: components["responses"]["RateLimited"];
-            503: components["responses"]["NonceCacheUnavailable"];
-        };
-    };
-    preflightDelivery: {
-        parameters: {
-            query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Preflight accepted. */
-            204: {
+            /** @description The context record. */
+            200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginAny"];
-                    /** @description `POST`. */
-                    "Access-Control-Allow-Methods"?: "POST";
-                    /** @description `Content-Type`. */
-                    "Access-Control-Allow-Headers"?: "Content-Type";
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "req_8f2c1a",
+                     *       "started_at": "2026-01-15T09:29:00Z",
+                     *       "browser": "Firefox on Linux",
+                     *       "client": "Guestbook",
+                     *       "client_host": "guestbook.example.net"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["context-record.schema"];
+                };
             };
+            400: components["responses"]["MissingField"];
+            404: components["responses"]["UnknownTransaction"];
+            429: components["responses"]["RateLimited"];
         };
     };
     resumeLogin: {
@@ -848,66 +910,6 @@ export interface operations {
             400: components["responses"]["MissingField"];
             404: components["responses"]["UnknownTransaction"];
             429: components["responses"]["RateLimited"];
-        };
-    };
-    getContext: {
-        parameters: {
-            query: {
-                /** @description The request's `request_id`. */
-                request_id: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The context record. */
-            200: {
-                headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginAny"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "request_id": "req_8f2c1a",
-                     *       "started_at": "2026-01-15T09:29:00Z",
-                     *       "browser": "Firefox on Linux",
-                     *       "client": "Guestbook",
-                     *       "client_host": "guestbook.example.net"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["context-record.schema"];
-                };
-            };
-            400: components["responses"]["MissingField"];
-            404: components["responses"]["UnknownTransaction"];
-            429: components["responses"]["RateLimited"];
-        };
-    };
-    startLogin: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The sign-in page. */
-            200: {
-                headers: {
-                    /** @description The binding cookie (`HttpOnly`, `Secure`, `SameSite=Lax`); its name is the RP's choice, the reference RP uses `__Host-svc_binding`. */
-                    "Set-Cookie"?: string;
-                    /** @description `no-store`: the page carries per-transaction secrets. */
-                    "Cache-Control"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
         };
     };
 }

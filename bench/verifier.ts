@@ -1,0 +1,53 @@
+// Approvals verified per second by the protocol verifier (in-memory resolver and nonce store),
+// against raw node:crypto Ed25519 verifications per second of the same messages, same run.
+// Target (foundation issue, item 9): ratio 0.85 or better.
+import { createPublicKey, verify } from 'node:crypto';
+import { createVerifier } from '../protocol/verifier.ts';
+import { MemoryNonceStore } from '../protocol/nonce.ts';
+import { StaticResolver } from '../protocol/resolver.ts';
+import { signApproval } from '../protocol/signer.ts';
+import { publicKeyFromSeed } from '../protocol/ed25519.ts';
+import { canonicalString } from '../protocol/canonical.ts';
+import { decodeBase64Any } from '../protocol/base64.ts';
+import { defaultProfile as profile } from '../protocol/profile.ts';
+
+export interface BenchRow { name: string; opsPerSecond: number; ratio?: number; target?: number }
+
+const N = 4000;
+const ROUNDS = 5;
+const ORIGIN = 'https://rp.example.com';
+const NOW = Date.parse('2026-01-15T09:30:00Z');
+
+export async function benchVerifier(): Promise<BenchRow[]> {
+  const seed = new Uint8Array(32).fill(11);
+  const identity = 'alice.example.com';
+  const pub = publicKeyFromSeed(seed);
+  const approvals = Array.from({ length: N }, (_, i) =>
+    signApproval(profile, {
+      svc_auth: '1', request_id: `req_${i}`, audience: ORIGIN, nonce: `bm9uY2UtYmVuY2gt${i.toString().padStart(8, '0')}`,
+      issued_at: '2026-01-15T09:29:00Z', expires_at: '2026-01-15T09:31:00Z', action: 'signin',
+      statement: 'Sign in to the benchmark', scopes: ['messages:send'],
+    }, { identity, seed }),
+  );
+  // The raw peer: the same messages and signatures, one prepared KeyObject, nothing else.
+  const key = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), pub]), format: 'der', type: 'spki' });
+  const raw = approvals.map((a) => [Buffer.from(canonicalString(profile, 'signin', a)), Buffer.from(decodeBase64Any(a.signature as string)!)] as const);
+
+  let bestRaw = 0;
+  let bestVerifier = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    let t = process.hrtime.bigint();
+    for (const [msg, sig] of raw) if (!verify(null, msg, key, sig)) throw new Error('raw verify failed');
+    bestRaw = Math.max(bestRaw, N / (Number(process.hrtime.bigint() - t) / 1e9));
+
+    // A fresh nonce store per round: every approval is new to it, as on a live RP.
+    const verifyApproval = createVerifier({ profile, origin: ORIGIN, resolver: new StaticResolver().set(identity, pub), nonces: new MemoryNonceStore(() => NOW), now: () => NOW });
+    t = process.hrtime.bigint();
+    for (const a of approvals) if (!(await verifyApproval(a)).ok) throw new Error('verifier refused a valid approval');
+    bestVerifier = Math.max(bestVerifier, N / (Number(process.hrtime.bigint() - t) / 1e9));
+  }
+  return [
+    { name: 'raw node:crypto Ed25519 verify', opsPerSecond: bestRaw },
+    { name: 'protocol verifier (rules 1-7, memory stores)', opsPerSecond: bestVerifier, ratio: bestVerifier / bestRaw, target: 0.85 },
+  ];
+}
