@@ -14,7 +14,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 export function decodeObject(text: string): Decoded {
   const trimmed = text.trim();
   let json = trimmed;
-  if (!trimmed.startsWith('{')) {
+  if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) {
     const bytes = decodeBase64Any(trimmed);
     if (!bytes) return { ok: false, reason: 'neither JSON nor base64' };
     try {

@@ -10,7 +10,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 export function checkProfileDocument(doc: unknown): ProfileCheck {
   if (!isObject(doc)) return { ok: false, reason: 'the profile must be an object' };
   const { version, display_name, bio, avatar, links, identity_page } = doc;
-  if (version !== undefined && version !== 0 && version !== 1) return { ok: false, reason: 'version must be 1' };
+  if (version !== undefined && version !== 1) return { ok: false, reason: 'version must be 1 (or absent)' };
   for (const [field, value, max] of [['display_name', display_name, 256], ['bio', bio, 4096]] as const) {
     if (value === undefined || value === null) continue;
     if (typeof value !== 'string') return { ok: false, reason: `${field} must be a string` };

@@ -3,7 +3,8 @@
 // Unicode name, `https://host/?`) into something that passes. This splits by RFC 3986 instead.
 const URI = /^([A-Za-z][A-Za-z0-9+.-]*):(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/s;
 const AUTHORITY = /^(?:([^@]*)@)?(\[[0-9A-Fa-f:.]+\]|[^:]*)(?::(.*))?$/;
-const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)$/;
+// A bracketed IPv6 literal, or dot-separated labels of letters, digits and inner hyphens.
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*)$/;
 
 export interface UrlParts {
   scheme: string; // lower case
@@ -33,13 +34,13 @@ export function splitUrl(text: string): UrlParts | undefined {
   return parts;
 }
 
-const DEFAULT_PORT: Record<string, string> = { https: '443', http: '80' };
+const DEFAULT_PORT: Record<string, number> = { https: 443, http: 80 };
 
 function originOf(p: UrlParts): string | undefined {
   if (p.scheme !== 'https' && p.scheme !== 'http') return undefined;
   if (!p.hasAuthority || p.host === '' || !HOST.test(p.host) || p.userinfo !== undefined) return undefined;
-  if (p.port !== undefined && !/^\d{1,5}$/.test(p.port)) return undefined;
-  const port = p.port === undefined || p.port === DEFAULT_PORT[p.scheme] ? '' : `:${Number(p.port)}`;
+  if (p.port !== undefined && (!/^\d{1,5}$/.test(p.port) || Number(p.port) > 65535)) return undefined;
+  const port = p.port === undefined || Number(p.port) === DEFAULT_PORT[p.scheme] ? '' : `:${Number(p.port)}`;
   return `${p.scheme}://${p.host}${port}`;
 }
 

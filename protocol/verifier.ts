@@ -43,9 +43,11 @@ export interface VerifierOptions {
 
 const reject = (rule: RuleNumber, code: string, detail: string): Rejection => ({ ok: false, rule, ruleId: `ns.verify.${rule}`, code, detail });
 const ACTIONS: ReadonlySet<string> = new Set(vocabulary.actions.values);
-// C0 and C1 control characters: "no CR, LF or other control characters" (ns.request.statement).
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// "One line, no CR, LF or other control characters" (ns.request.statement): C0 and C1 controls
+// and the Unicode line and paragraph separators.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 const SESSION = vocabulary.key_ids.session_prefix;
+const REQUIRED = ['request_id', 'nonce', 'signature', 'identity', 'audience', 'issued_at', 'expires_at', 'action', 'key_id'] as const;
 
 export type Verifier = (response: unknown) => Promise<Verdict>;
 
@@ -62,7 +64,8 @@ export function createVerifier(options: VerifierOptions): Verifier {
 
     // Rule 1: shape and version.
     if (r[authField] !== '1') return reject(1, 'unsupported_version', `${authField} must be "1"`);
-    for (const f of ['request_id', 'nonce', 'signature', 'identity'] as const) {
+    // Errors table: "a missing required field" is rule 1, whichever field it is.
+    for (const f of REQUIRED) {
       if (typeof r[f] !== 'string' || r[f] === '') return reject(1, 'missing_field', `${f} is required`);
     }
     const identity = validServiceName(r.identity);

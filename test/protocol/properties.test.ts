@@ -27,9 +27,9 @@ const base = {
 // The rule that must refuse a change to each signed field (a well-formed change breaks the
 // signature, rule 7; a change that breaks the field's own check is refused earlier).
 const fieldRules: Record<string, number[]> = {
-  svc_auth: [1], request_id: [1, 7], identity: [1, 6, 7], audience: [2], nonce: [1, 7],
-  issued_at: [4, 7], expires_at: [4, 7], action: [3, 7], statement: [3, 7], scopes: [3, 7],
-  key_id: [7], signature: [1, 7],
+  svc_auth: [1], request_id: [1, 7], identity: [1, 6, 7], audience: [1, 2], nonce: [1, 7],
+  issued_at: [1, 4, 7], expires_at: [1, 4, 7], action: [1, 3, 7], statement: [3, 7], scopes: [3, 7],
+  key_id: [1, 7], signature: [1, 7],
 };
 
 describe('properties of the protocol core', () => {
