@@ -17,8 +17,16 @@ export function validServiceName(raw: unknown): string | undefined {
   return name;
 }
 
+const reservedByProfile = new Map<string, ReadonlySet<string>>();
+
+/** The reserved labels, `{name}` filled in with the service's own name (built once per name). */
 export function reservedLabels(profile: Profile): ReadonlySet<string> {
-  return new Set(vocabulary.reserved_labels.values.map((v) => fillTemplate(v, profile.name)));
+  let set = reservedByProfile.get(profile.name);
+  if (!set) {
+    set = new Set(vocabulary.reserved_labels.values.map((v) => fillTemplate(v, profile.name)));
+    reservedByProfile.set(profile.name, set);
+  }
+  return set;
 }
 
 /** ra.names.reserved: valid, and the leftmost label is not reserved. */

@@ -2,20 +2,21 @@
 // and comparisons whose failure text says what differed.
 import { rules as catalogue } from '../../../schemas/ts/rules.ts';
 import type { Check, Level, Outcome } from '../../run/model.ts';
+import { strongest as strongestLevel } from '../../run/select.ts';
 import type { Profile } from '../../../protocol/profile.ts';
 import type { Core } from './core.ts';
 
-const RANK: Record<Level, number> = { MUST: 3, SHOULD: 2, MAY: 1 };
 const levels = new Map(catalogue.map((r) => [r.id, r.level as Level]));
 
+/** The strongest level among the rules a check cites; an unknown rule id is a bug in the suite. */
 export function strongest(rules: readonly string[]): Level {
-  let level: Level = 'MAY';
-  for (const id of rules) {
-    const l = levels.get(id);
-    if (l === undefined) throw new Error(`vector check cites unknown rule ${id}`);
-    if (RANK[l] > RANK[level]) level = l;
-  }
-  return level;
+  return strongestLevel(
+    rules.map((id) => {
+      const level = levels.get(id);
+      if (level === undefined) throw new Error(`vector check cites unknown rule ${id}`);
+      return level;
+    }),
+  );
 }
 
 export interface KindContext {
