@@ -17,6 +17,9 @@ export const limits = {
   "match_code_digits": 2,
   "match_code_attempts": 1,
   "reference_code_length": 8,
+  "poll_secret_min_bits": 128,
+  "binding_cookie_min_bits": 128,
+  "rp_delivery_body_max_bytes": 65536,
   "approvals_per_transaction": 1,
   "bridge_transaction_ttl_seconds": 600,
   "bridge_transaction_creating_ttl_seconds": 1800,
@@ -193,6 +196,36 @@ export const limitSources = [
     "doc": 1,
     "section": "Requests by reference; Limits",
     "clause": "the code is 8 characters of Crockford base32"
+  },
+  {
+    "id": "poll_secret_min_bits",
+    "value": 128,
+    "unit": "bits",
+    "doc": 1,
+    "section": "Authentication 6",
+    "clause": "the poll handle is a high-entropy secret bound to the initiating browser",
+    "note": "project decision: the reference RP uses 256 bits; the harness requires at least this",
+    "origin": "project"
+  },
+  {
+    "id": "binding_cookie_min_bits",
+    "value": 128,
+    "unit": "bits",
+    "doc": 1,
+    "section": "RP transaction record",
+    "clause": "hash of a binding cookie set on the starting browser",
+    "note": "project decision: the reference RP uses 256 bits",
+    "origin": "project"
+  },
+  {
+    "id": "rp_delivery_body_max_bytes",
+    "value": 65536,
+    "unit": "bytes",
+    "doc": 1,
+    "section": "Delivery object and receipt",
+    "clause": "the documents set no cap on a delivery body",
+    "note": "project decision: the reference RP's cap (ns.delivery.body-cap)",
+    "origin": "project"
   },
   {
     "id": "approvals_per_transaction",

@@ -34,6 +34,30 @@ export const profileSpec = {
       "doc": 1,
       "section": "Authentication 3.6; doc 3 POST /identities"
     },
+    "binding_cookie": {
+      "template": "__Host-{name}_binding",
+      "doc": 1,
+      "section": "RP transaction record",
+      "origin": "project"
+    },
+    "rp_session_cookie": {
+      "template": "__Host-{name}_rp_session",
+      "doc": 1,
+      "section": "States and transitions (user is signed in)",
+      "origin": "project"
+    },
+    "rp_response_path": {
+      "template": "/{name}/response",
+      "doc": 1,
+      "section": "Endpoints (response_uri)",
+      "origin": "project"
+    },
+    "rp_poll_path": {
+      "template": "/{name}/poll",
+      "doc": 1,
+      "section": "Endpoints (poll_uri)",
+      "origin": "project"
+    },
     "id_scope": {
       "template": "{name}_id",
       "doc": 2,

@@ -548,6 +548,63 @@ export const rules: readonly Rule[] = [
     "origin": "project"
   },
   {
+    "id": "ns.delivery.unknown-transaction",
+    "level": "MUST",
+    "doc": 1,
+    "section": "Delivery object and receipt (unknown request: not shown)",
+    "title": "Approval for no live transaction",
+    "text": "Project decision: an approval whose `request_id` names no live transaction of this RP (never started, forgotten after expiry) is refused with `409` and the code `unknown_transaction`; it spends no nonce.",
+    "code": "unknown_transaction",
+    "origin": "project"
+  },
+  {
+    "id": "ns.delivery.request-binding",
+    "level": "MUST",
+    "doc": 1,
+    "section": "Response object (the validity window is copied verbatim)",
+    "title": "The approval answers the request the RP issued",
+    "text": "An RP accepts an approval only when the fields the response copies from the request (`request_id`, `audience`, `nonce`, `issued_at`, `expires_at`, `action`, `statement`, `scopes`) equal the request it issued for that `request_id`; otherwise it refuses with `400` and the code `request_mismatch` (project-defined code), checked after verification rules 1 to 4 and before the nonce is spent.",
+    "code": "request_mismatch"
+  },
+  {
+    "id": "ns.delivery.body-cap",
+    "level": "MUST",
+    "doc": 1,
+    "section": "Delivery object and receipt (body size: not shown)",
+    "title": "Over-large delivery bodies",
+    "text": "Project decision: a delivery body larger than the RP accepts is refused with `413` and the code `body_too_large` before it is parsed; the reference RP accepts at most 65536 bytes (limits: rp_delivery_body_max_bytes).",
+    "code": "body_too_large",
+    "origin": "project"
+  },
+  {
+    "id": "ns.delivery.never-500",
+    "level": "MUST",
+    "doc": 1,
+    "section": "Endpoints",
+    "title": "No request produces a server error",
+    "text": "Project decision (DESIGN principle 5): nothing a client can send to an RP endpoint produces a 5xx other than `503` for an unreachable nonce cache; every rejection is the error envelope `{error, detail}` with the status of its rule.",
+    "origin": "project"
+  },
+  {
+    "id": "ns.start.contract",
+    "level": "MUST",
+    "doc": 1,
+    "section": "RP transaction record (test start contract: not shown)",
+    "title": "Test start contract",
+    "text": "Project decision: an RP under test exposes a start URL. `POST <start-url>` with `Accept: application/json` starts a transaction exactly as its login page does and answers `201` with the start result `{request, request_uri?, poll_secret, match_code}`: the encoded request, its reference link when the RP offers requests by reference, and the two secrets the starting page holds; the binding cookie arrives in `Set-Cookie` as it would for a browser. The caller is the starting browser. The reference RP serves it at `POST /login`; any RP may expose it only in a test mode.",
+    "origin": "project"
+  },
+  {
+    "id": "ns.start.options",
+    "level": "SHOULD",
+    "doc": 1,
+    "section": "RP transaction record (test start contract: not shown)",
+    "title": "Start options",
+    "text": "Project decision: the start body may carry `action`, `scopes` and `statement`; an RP under test honours them in the request it builds, or answers `400` with the code `start_option_unsupported` when it cannot; the harness reads the request it receives and never assumes its options were honoured.",
+    "code": "start_option_unsupported",
+    "origin": "project"
+  },
+  {
     "id": "ns.transaction.record",
     "level": "MUST",
     "doc": 1,
@@ -1679,6 +1736,12 @@ export type RuleId =
   | "ns.delivery.receipt"
   | "ns.delivery.match-unsigned"
   | "ns.delivery.reject-status"
+  | "ns.delivery.unknown-transaction"
+  | "ns.delivery.request-binding"
+  | "ns.delivery.body-cap"
+  | "ns.delivery.never-500"
+  | "ns.start.contract"
+  | "ns.start.options"
   | "ns.transaction.record"
   | "ns.transaction.states"
   | "ns.transaction.create"

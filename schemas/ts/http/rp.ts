@@ -43,7 +43,19 @@ export interface paths {
          */
         get: operations["startLogin"];
         put?: never;
-        post?: never;
+        /**
+         * Start a transaction programmatically (test start contract)
+         * @description The start contract (ns.start.contract): the way a harness begins a login on an RP it does
+         *     not control. `POST <start-url>` with `Accept: application/json` starts a transaction exactly
+         *     as the login page does and answers `201` with the start result: the encoded request, its
+         *     reference link, and the two secrets the starting page holds (poll secret, match code). The
+         *     binding cookie arrives in `Set-Cookie` as it would for a browser; the caller becomes the
+         *     starting browser. Nothing here grants authority (ns.auth.6: anyone may create a request),
+         *     so the reference RP always serves it; another RP may expose it in a test mode only. The
+         *     body may ask for an `action`, `scopes` and a `statement` (ns.start.options); an RP that
+         *     cannot honour one answers `400` with `start_option_unsupported`.
+         */
+        post: operations["startTransactionForTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -221,6 +233,35 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * Start request (test start contract)
+         * @description Optional wishes for the request the RP builds (ns.start.options).
+         */
+        StartRequest: {
+            /** @enum {string} */
+            action?: "signin" | "signup" | "link";
+            scopes?: string[];
+            statement?: string;
+        };
+        /**
+         * Start result (test start contract)
+         * @description What the starting page holds (ns.start.contract); the binding cookie travels in `Set-Cookie`.
+         */
+        StartResult: {
+            /** @description The encoded request (compact JSON, base64url without padding). */
+            request: string;
+            /**
+             * Format: uri
+             * @description The request by reference, a link on the RP's origin, when the RP offers it.
+             */
+            request_uri?: string;
+            /** @description The poll secret given to the starting page. */
+            poll_secret: string;
+            /** @description The two-digit match code shown on the starting page. */
+            match_code: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * Poll reply
          * @description Project decision (ns.transport.poll-shape, ns.transaction.states): the transaction's status
          *     and, only when `completed`, the signed-in identity. Unknown fields are allowed for forward
@@ -283,6 +324,20 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * Error envelope
+         * @description Project-defined (ns.errors.codes; document 1 says error codes and bodies are not shown). `error` is the `code` of the most specific failing rule in spec/rules.yaml (for example `expired` or `window_too_long` under verification rule 4), falling back to the ns.verify.N code; `detail` is informational only and never explains why a signature failed beyond the code. The optional `rule` field is also project-defined: it names the id of the failing rule in spec/rules.yaml (DESIGN principle 2, every rejection names its rule). Unknown fields are allowed (additionalProperties true) for forward compatibility.
+         */
+        "error.schema": {
+            /** @description Machine-readable code (snake_case). */
+            error: string;
+            /** @description Human-readable text; informational only, clients must not parse it. */
+            detail: string;
+            /** @description Project-defined: the id of the failing rule in spec/rules.yaml (for example `ns.verify.4`). */
+            rule?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * Encoded request (and encoded approval)
          * @description The encoded form of a request object: its compact JSON serialization, base64url-encoded without padding (ns.encoding.compact). The same encoding carries an approval (a response object), so this schema also describes the bare encoded approval of a delivery and the `request` of a reference answer. This schema describes the PRODUCED form only; decoders also accept raw JSON and padded base64url (ns.encoding.decode), which is checked by code and is not a reason for a producer to emit those forms.
          */
@@ -311,20 +366,6 @@ export interface components {
              * @description Same-device only: the RP's resume endpoint with a single-use resume code of at least 128 bits (limits: resume_code_min_bits) in the query `code`; short-lived (the reference RP allows 60 seconds, limits: resume_code_ttl_seconds).
              */
             resume_uri?: string;
-        } & {
-            [key: string]: unknown;
-        };
-        /**
-         * Error envelope
-         * @description Project-defined (ns.errors.codes; document 1 says error codes and bodies are not shown). `error` is the `code` of the most specific failing rule in spec/rules.yaml (for example `expired` or `window_too_long` under verification rule 4), falling back to the ns.verify.N code; `detail` is informational only and never explains why a signature failed beyond the code. The optional `rule` field is also project-defined: it names the id of the failing rule in spec/rules.yaml (DESIGN principle 2, every rejection names its rule). Unknown fields are allowed (additionalProperties true) for forward compatibility.
-         */
-        "error.schema": {
-            /** @description Machine-readable code (snake_case). */
-            error: string;
-            /** @description Human-readable text; informational only, clients must not parse it. */
-            detail: string;
-            /** @description Project-defined: the id of the failing rule in spec/rules.yaml (for example `ns.verify.4`). */
-            rule?: string;
         } & {
             [key: string]: unknown;
         };
@@ -380,6 +421,22 @@ export interface components {
                  */
                 "application/json": components["schemas"]["error.schema"];
                 "text/html": string;
+            };
+        };
+        /** @description The RP cannot honour a start option (code `start_option_unsupported`), or the body is malformed (`missing_field`). */
+        StartOptionUnsupported: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "start_option_unsupported",
+                 *       "detail": "scope files:write is not offered by this RP",
+                 *       "rule": "ns.start.options"
+                 *     }
+                 */
+                "application/json": components["schemas"]["error.schema"];
             };
         };
         /** @description The reference is expired, or used (its request was approved). */
@@ -702,6 +759,53 @@ export interface operations {
                     "text/html": string;
                 };
             };
+        };
+    };
+    startTransactionForTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "action": "signin",
+                 *       "scopes": [
+                 *         "profile:read"
+                 *       ],
+                 *       "statement": "Sign in to Guestbook"
+                 *     }
+                 */
+                "application/json": components["schemas"]["StartRequest"];
+            };
+        };
+        responses: {
+            /** @description The transaction started. */
+            201: {
+                headers: {
+                    /** @description The binding cookie, exactly as the login page sets it. */
+                    "Set-Cookie"?: string;
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request": "eyJzdmNfYXV0aCI6IjEiLCJyZXF1ZXN0X2lkIjoicmVxXzEifQ",
+                     *       "request_uri": "https://guestbook.example.net/r/7KQ2M9XD",
+                     *       "poll_secret": "c2VjcmV0LXBvbGwtaGFuZGxlLTAwMDAwMDAwMDAwMDA",
+                     *       "match_code": "42"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StartResult"];
+                };
+            };
+            400: components["responses"]["StartOptionUnsupported"];
+            429: components["responses"]["RateLimited"];
         };
     };
     postDelivery: {
