@@ -49,7 +49,14 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 const SESSION = vocabulary.key_ids.session_prefix;
 const REQUIRED = ['request_id', 'nonce', 'signature', 'identity', 'audience', 'issued_at', 'expires_at', 'action', 'key_id'] as const;
 
-export type Verifier = (response: unknown) => Promise<Verdict>;
+/**
+ * Called after rules 1 to 4 pass and before the nonce is claimed, with the response checked so
+ * far: an RP binds the approval to the transaction it issued here (ns.delivery.request-binding),
+ * so a mismatched approval spends no nonce and costs no lookup. Whatever it throws propagates.
+ */
+export type BeforeNonce = (response: Readonly<Record<string, unknown>>) => void | Promise<void>;
+
+export type Verifier = (response: unknown, beforeNonce?: BeforeNonce) => Promise<Verdict>;
 
 export function createVerifier(options: VerifierOptions): Verifier {
   const { profile, resolver, nonces } = options;
@@ -58,7 +65,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
   if (origin === undefined) throw new TypeError(`verifier origin ${options.origin} is not an origin`);
   const authField = profile.ids.auth_field;
 
-  return async function verify(input: unknown): Promise<Verdict> {
+  return async function verify(input: unknown, beforeNonce?: BeforeNonce): Promise<Verdict> {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) return reject(1, 'malformed_response', 'the response must be a JSON object');
     const r = input as Record<string, unknown>;
 
@@ -95,6 +102,8 @@ export function createVerifier(options: VerifierOptions): Verifier {
     const t = now();
     if (issuedAt > t + limits.clock_skew_seconds * 1000) return reject(4, 'issued_in_future', `issued_at is more than ${limits.clock_skew_seconds / 60} minutes ahead`);
     if (t > expiresAt) return reject(4, 'expired', 'the approval has expired');
+
+    if (beforeNonce) await beforeNonce(r);
 
     // Rule 5: nonce, atomically claimed; given back if a later rule fails, so only a verified
     // approval spends it (ns.nonce.spend-on-success) while a concurrent replay still loses.
