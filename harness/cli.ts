@@ -123,7 +123,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}, deps: CliDep
 /** The options every run command shares. */
 export function addRunOptions(cmd: Command): Command {
   return cmd
-    .option('--report <format=file>', 'also write a report: json=FILE or junit=FILE (repeatable)', (v: string, prev: ReportTarget[]) => [...prev, asArgument(() => parseReportOption(v))], [])
+    .option('--report <format=file>', 'also write a report: json=FILE, junit=FILE or md=FILE (repeatable)', (v: string, prev: ReportTarget[]) => [...prev, asArgument(() => parseReportOption(v))], [])
     .option('--seed <n>', 'seed for property checks (default: random, printed at start and in reports)', parseSeed)
     .option('--runs <n>', 'runs per property check', parsePositive, 100)
     .option('--replay <path>', 'replay one property failure: its path, with its --seed and --check')

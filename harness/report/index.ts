@@ -5,21 +5,23 @@ import type { Reporter } from '../run/model.ts';
 import { ConfigError } from '../run/exit.ts';
 import { jsonReporter } from './json.ts';
 import { junitReporter } from './junit.ts';
+import { markdownReporter } from './markdown.ts';
 
 export { consoleReporter, renderSummary, type ConsoleOptions, type Output } from './console.ts';
 export { jsonReporter, renderJson } from './json.ts';
 export { junitReporter, renderJUnit, escapeXml } from './junit.ts';
+export { markdownReporter, renderMarkdown } from './markdown.ts';
 
-export type ReportFormat = 'json' | 'junit';
+export type ReportFormat = 'json' | 'junit' | 'md';
 export interface ReportTarget {
   format: ReportFormat;
   file: string;
 }
 
-const FORMATS: readonly ReportFormat[] = ['json', 'junit'];
+const FORMATS: readonly ReportFormat[] = ['json', 'junit', 'md'];
 
 /**
- * Parses "json=FILE" or "junit=FILE" and creates the file's parent directories now, so a
+ * Parses "json=FILE", "junit=FILE" or "md=FILE" and creates the file's parent directories now, so a
  * report that cannot be written fails the run before any check runs rather than after.
  */
 export function parseReportOption(value: string): ReportTarget {
@@ -39,5 +41,6 @@ export function parseReportOption(value: string): ReportTarget {
 }
 
 export function fileReporter(target: ReportTarget): Reporter {
-  return target.format === 'json' ? jsonReporter(target.file) : junitReporter(target.file);
+  const make = { json: jsonReporter, junit: junitReporter, md: markdownReporter }[target.format];
+  return make(target.file);
 }

@@ -185,3 +185,19 @@ describe('console report', () => {
     expect(stdout.text).toMatch(FINAL_LINE);
   });
 });
+
+describe('Markdown report', () => {
+  it('tables the suites, lists failures with their rules, and names uncovered rules', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-md-'));
+    const target = parseReportOption(`md=${join(dir, 'run.md')}`);
+    await runChecks(mixed(), { seed: 77, rules: catalogue, reporters: [fileReporter(target)], expectedFailures: parseExpectedFailures('{"vectors/poweur/pairing.json#known": "tracked upstream"}') });
+    const md = await readFile(target.file, 'utf8');
+    expect(md).toMatch(/^# svc-conformance \S+: FAILED$/m);
+    expect(md).toContain('| relay | 0 | 0 | 1 | 0 | 0 |');
+    // The failure's detail keeps one line, with its pipe-free cell, and cites its rule.
+    expect(md).toContain('| `vectors/poweur/pairing.json#bad` | MUST | `ns.verify.2` | status 200 |');
+    expect(md).toContain('| `relay/hosted#boom` |');
+    expect(md).not.toContain('pairing.json#known` |');
+    expect(md).toMatch(/^\d+ of \d+ rules of documents 1, 2 covered\.$/m);
+  });
+});
