@@ -11,7 +11,8 @@ import { canonicalString } from '../protocol/canonical.ts';
 import { decodeBase64Any } from '../protocol/base64.ts';
 import { defaultProfile as profile } from '../protocol/profile.ts';
 
-export interface BenchRow { name: string; opsPerSecond: number; ratio?: number; target?: number }
+/** A throughput row (opsPerSecond, optional ratio against a peer and its target) or a plain value row (latency). */
+export interface BenchRow { name: string; opsPerSecond: number; ratio?: number; target?: number; value?: number }
 
 const N = 4000;
 const ROUNDS = 5;

@@ -1,4 +1,7 @@
 #!/usr/bin/env node
-// The reference servers (relay, bridge, RP) arrive with their issues; until then this says so.
-process.stderr.write('svc-reference: no reference server is implemented yet (see the README roadmap).\n');
-process.exit(2);
+// Runs the TypeScript CLI of the reference servers directly: tsx compiles on the fly, no build step.
+import { register } from 'tsx/esm/api';
+
+register();
+process.env.SVC_REFERENCE_ENTRY = '1';
+await import('../reference/cli.ts');

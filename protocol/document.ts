@@ -2,10 +2,10 @@
 // canonical form, signature check and which key is valid at a given time.
 import { signingSpec } from '../schemas/ts/signing.ts';
 import { canonicalJson } from './json.ts';
-import { decodeBase64Any } from './base64.ts';
+import { decodeBase64Any, encodeBase64url } from './base64.ts';
 import { parseKey } from './keys.ts';
 import { parseRfc3339 } from './time.ts';
-import { verifyEd25519 } from './ed25519.ts';
+import { signEd25519, verifyEd25519 } from './ed25519.ts';
 
 const spec = signingSpec.strings['identity-document'];
 const empty = (v: unknown) => v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);
@@ -21,6 +21,16 @@ export function documentCanonical(doc: Readonly<Record<string, unknown>>): strin
     if ((spec.required_fields as readonly string[]).includes(field) || !empty(value)) out[field] = value;
   }
   return canonicalJson(out);
+}
+
+/**
+ * The document with its `signature`: the Ed25519 signature by `seed` (the document's current
+ * key) over documentCanonical, base64url without padding. Any `signature` in `fields` is replaced.
+ */
+export function signDocument<T extends Readonly<Record<string, unknown>>>(fields: T, seed: Uint8Array): Omit<T, 'signature'> & { signature: string } {
+  const { signature: _old, ...rest } = fields as Record<string, unknown>;
+  void _old;
+  return { ...(rest as Omit<T, 'signature'>), signature: encodeBase64url(signEd25519(seed, documentCanonical(rest))) };
 }
 
 export type DocumentCheck = { ok: true } | { ok: false; reason: string };

@@ -1,0 +1,210 @@
+// The reference RP as an h3 app: composition of the handlers, the stores and the verifier.
+// `createRpApp` builds it for a known origin; `startRp` listens (port 0 picks a free one, and the
+// origin then defaults to the bound address) and returns `{origin, url, close()}`.
+import { H3, type H3Event } from 'h3';
+import { serve } from 'h3';
+import { profileFor, type Profile } from '../../protocol/profile.ts';
+import { normalizeOrigin } from '../../protocol/url.ts';
+import { createVerifier } from '../../protocol/verifier.ts';
+import type { NonceStore } from '../../protocol/nonce.ts';
+import type { Resolver } from '../../protocol/resolver.ts';
+import { limits } from '../../schemas/ts/limits.ts';
+import { IN_MEMORY, openDatabase, type Db } from '../stores/sqlite.ts';
+import { openNonceStore } from '../stores/index.ts';
+import { NetworkResolver } from '../resolve/network.ts';
+import { DEFAULT_NAME, DEFAULT_SIGNER_URL, pathsFor, type RpConfig, type RpContext } from './config.ts';
+import { RpError } from './errors.ts';
+import { cookieName, errorFor, errorJson, html, json, readCookies, serializeCookie } from './http.ts';
+import { TransactionStore } from './transactions.ts';
+import { SessionStore } from './sessions.ts';
+import { metadataHandler } from './metadata.ts';
+import { loginPageHandler, startHandler } from './login.ts';
+import { deliveryHandler, deliveryPreflight } from './delivery.ts';
+import { resumeHandler } from './resume.ts';
+import { pollHandler } from './poll.ts';
+import { contextHandler } from './context.ts';
+import { referenceHandler } from './reference-link.ts';
+import { homePage } from './pages/home-page.ts';
+import { SCRIPT, STYLE } from './pages/assets.ts';
+
+export interface RpDeps {
+  resolver?: Resolver;
+  nonces?: NonceStore;
+  now?: () => number;
+  /** An already-open database (otherwise `<dataDir>/rp.sqlite`). */
+  db?: Db;
+  /** Log lines (default: none). */
+  log?: (line: string) => void;
+}
+
+export interface RpApp {
+  app: H3;
+  fetch: (request: Request) => Promise<Response>;
+  context: RpContext;
+  close(): Promise<void>;
+}
+
+type Handler = (req: Request, event: H3Event) => Response | Promise<Response>;
+
+const INTERNAL = (detail: string) => new RpError(500, 'internal_error', detail, 'ns.delivery.never-500');
+
+export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
+  const origin = normalizeOrigin(input.origin);
+  if (origin === undefined) throw new TypeError(`--origin ${input.origin} is not an origin (scheme://host[:port])`);
+  const config: RpConfig = { ...input, origin };
+  const profile: Profile = profileFor(config.serviceName);
+  const now = deps.now ?? Date.now;
+  const log = deps.log ?? (() => undefined);
+  const db = deps.db ?? openDatabase(config.dataDir);
+  const ownsDb = deps.db === undefined;
+  const opened = deps.nonces
+    ? { store: deps.nonces, close: async () => undefined }
+    : openNonceStore(config.nonceStore, { db, prefix: `${profile.name}:${origin}`, now, onError: () => undefined });
+  const resolver =
+    deps.resolver ??
+    new NetworkResolver({
+      profile,
+      ...(config.resolver?.dnsServer !== undefined ? { dnsServer: config.resolver.dnsServer } : {}),
+      ...(config.resolver?.caFile !== undefined ? { caFile: config.resolver.caFile } : {}),
+      ...(config.resolver?.timeoutMs !== undefined ? { timeoutMs: config.resolver.timeoutMs } : {}),
+    });
+  const ctx: RpContext = {
+    config,
+    profile,
+    paths: pathsFor(profile),
+    secure: origin.startsWith('https:'),
+    transactions: new TransactionStore(db, now),
+    sessions: new SessionStore(db, now),
+    verify: createVerifier({ profile, origin, resolver, nonces: opened.store, now }),
+    now,
+    log,
+  };
+  const p = ctx.paths;
+
+  const app = new H3({
+    allowMalformedURL: true,
+    // Last resort: handlers turn every client error into its envelope themselves, so anything
+    // arriving here is a bug. It is logged and answered as a visible 500 envelope.
+    onError: (error, event) => {
+      log(`internal error on ${event.req.method} ${event.url.pathname}: ${(error.cause as Error)?.stack ?? error.stack ?? error.message}`);
+      return errorJson(INTERNAL('internal error'));
+    },
+  });
+
+  /**
+   * One path, its methods; HEAD follows GET; another method is 405 with Allow. Errors of the
+   * methods in `pages` answer HTML unless the request prefers JSON; all others answer JSON.
+   */
+  function route(path: string, methods: Record<string, Handler>, pages: readonly string[] = []) {
+    const allow = Object.keys(methods);
+    if (allow.includes('GET')) allow.push('HEAD');
+    const dispatch = async (event: H3Event): Promise<Response> => {
+      const req = event.req as Request;
+      const method = req.method === 'HEAD' ? 'GET' : req.method;
+      const handler = methods[method];
+      try {
+        if (!handler) throw new RpError(405, 'method_not_allowed', `${req.method} is not allowed here`, undefined, { allow: allow.join(', ') });
+        return await handler(req, event);
+      } catch (error) {
+        if (error instanceof RpError) return pages.includes(method) ? errorFor(req, error, config.name) : errorJson(error);
+        log(`internal error on ${req.method} ${path}: ${(error as Error)?.stack ?? String(error)}`);
+        return errorJson(INTERNAL('internal error'));
+      }
+    };
+    app.all(path, dispatch);
+  }
+
+  const metadata = metadataHandler(ctx);
+  route(p.metadata, { GET: () => metadata() });
+  route(p.login, { GET: (req) => loginPageHandler(ctx, req), POST: (req) => startHandler(ctx, req) }, ['GET']);
+  route(p.response, { POST: (req) => deliveryHandler(ctx, req), OPTIONS: () => deliveryPreflight() });
+  route(p.poll, { POST: (req) => pollHandler(ctx, req) });
+  route(p.resume, { GET: (req) => resumeHandler(ctx, req) }, ['GET']);
+  route(p.context, { GET: (req) => contextHandler(ctx, req) });
+  route(`${p.reference}**`, { GET: (req, event) => referenceHandler(ctx, req, event.url.pathname.slice(p.reference.length)) }, ['GET']);
+  route(p.home, {
+    GET: (req) => html(homePage(config.name, ctx.sessions.identity(readCookies(req).get(cookieName(profile.ids.rp_session_cookie, ctx.secure))))),
+  }, ['GET']);
+  route('/logout', {
+    POST: (req) => {
+      const name = cookieName(profile.ids.rp_session_cookie, ctx.secure);
+      ctx.sessions.end(readCookies(req).get(name));
+      return new Response(null, { status: 303, headers: { location: p.home, 'set-cookie': serializeCookie(name, '', { secure: ctx.secure, maxAge: 0 }) } });
+    },
+  }, ['POST']);
+  route('/assets/rp.js', { GET: () => new Response(SCRIPT, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300', 'x-content-type-options': 'nosniff' } }) });
+  route('/assets/rp.css', { GET: () => new Response(STYLE, { headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=300', 'x-content-type-options': 'nosniff' } }) });
+  app.all('/**', () => json({ error: 'not_found', detail: 'no such endpoint' }, 404));
+
+  const fetch = async (request: Request): Promise<Response> => app.fetch(request);
+  return {
+    app,
+    fetch,
+    context: ctx,
+    async close() {
+      await opened.close();
+      if (resolver instanceof NetworkResolver) await resolver.close();
+      if (ownsDb) db.close();
+    },
+  };
+}
+
+export interface StartRpOptions extends Partial<RpConfig> {
+  port?: number;
+  host?: string;
+}
+
+export interface RunningRp {
+  /** The RP's origin (the audience of its requests). */
+  origin: string;
+  /** The bound address, e.g. http://127.0.0.1:41234. */
+  url: string;
+  app: RpApp;
+  close(): Promise<void>;
+}
+
+/** Defaults for everything `svc-reference rp` can set. */
+export function rpConfig(options: StartRpOptions, boundOrigin: string): RpConfig {
+  const config: RpConfig = {
+    origin: options.origin ?? boundOrigin,
+    serviceName: options.serviceName ?? profileFor().name,
+    name: options.name ?? DEFAULT_NAME,
+    signerUrl: options.signerUrl ?? DEFAULT_SIGNER_URL,
+    dataDir: options.dataDir ?? IN_MEMORY,
+    nonceStore: options.nonceStore ?? 'sqlite',
+  };
+  if (options.contactUri !== undefined) config.contactUri = options.contactUri;
+  if (options.resolver !== undefined) config.resolver = options.resolver;
+  return config;
+}
+
+/** Starts the RP listening on `host:port` (defaults 127.0.0.1 and 0, a free port). */
+export async function startRp(options: StartRpOptions = {}, deps: RpDeps = {}): Promise<RunningRp> {
+  let rp: RpApp | undefined;
+  const host = options.host ?? '127.0.0.1';
+  // The origin may depend on the bound port, so the listener comes first and hands every request
+  // to the app once it exists.
+  const front = new H3({ allowMalformedURL: true, onError: (error) => errorJson(INTERNAL(error.message)) }).all('/**', (event) => (rp ? rp.fetch(event.req as Request) : new Response(null, { status: 503 })));
+  const server = serve(front, { port: options.port ?? 0, hostname: host, silent: true, gracefulShutdown: false, maxRequestBodySize: limits.rp_delivery_body_max_bytes * 4 });
+  await server.ready();
+  const address = server.node?.server?.address();
+  if (!address || typeof address === 'string') throw new Error('the server has no TCP address');
+  const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const bound = `http://${hostPart}:${address.port}`;
+  try {
+    rp = createRpApp(rpConfig(options, bound), deps);
+  } catch (error) {
+    await server.close(true);
+    throw error;
+  }
+  const app = rp;
+  return {
+    origin: app.context.config.origin,
+    url: bound,
+    app,
+    async close() {
+      await server.close(true);
+      await app.close();
+    },
+  };
+}

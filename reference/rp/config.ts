@@ -1,0 +1,67 @@
+// The RP's configuration (what `svc-reference rp` flags set) and the context every handler gets.
+import type { Profile } from '../../protocol/profile.ts';
+import type { Verifier } from '../../protocol/verifier.ts';
+import type { TransactionStore } from './transactions.ts';
+import type { SessionStore } from './sessions.ts';
+
+export interface RpConfig {
+  /** The RP's origin, the audience of its requests (normalized). */
+  origin: string;
+  /** Service name: every identifier (paths, cookies, deep link) derives from it. */
+  serviceName: string;
+  /** Trusted display name published in the metadata. */
+  name: string;
+  /** Web signer for the handoff link `{signerUrl}/app/?auth=...`. */
+  signerUrl: string;
+  /** Directory of rp.sqlite, or ':memory:'. */
+  dataDir: string;
+  /** sqlite | memory | redis://HOST:PORT */
+  nonceStore: string;
+  /** Abuse contact published in the metadata. */
+  contactUri?: string;
+  /** The network resolver's options (ignored when a Resolver is injected). */
+  resolver?: { dnsServer?: string; caFile?: string; timeoutMs?: number };
+}
+
+export const DEFAULT_SIGNER_URL = 'https://signer.example';
+export const DEFAULT_NAME = 'svc reference RP';
+
+/** The paths this RP serves, from the profile (ns.* paths are project decisions in rp.openapi.yaml). */
+export interface RpPaths {
+  metadata: string;
+  login: string;
+  response: string;
+  poll: string;
+  resume: string;
+  context: string;
+  reference: string; // prefix, e.g. '/r/'
+  home: string;
+}
+
+export function pathsFor(profile: Profile): RpPaths {
+  return {
+    metadata: profile.ids.metadata_path,
+    login: '/login',
+    response: profile.ids.rp_response_path,
+    poll: profile.ids.rp_poll_path,
+    resume: profile.ids.resume_path,
+    context: profile.ids.context_path,
+    reference: '/r/',
+    home: '/',
+  };
+}
+
+export interface RpContext {
+  config: RpConfig;
+  profile: Profile;
+  paths: RpPaths;
+  /** True when the origin is https: cookies get `__Host-` and Secure. */
+  secure: boolean;
+  transactions: TransactionStore;
+  sessions: SessionStore;
+  verify: Verifier;
+  now: () => number;
+  log: (line: string) => void;
+}
+
+export const url = (ctx: RpContext, path: string): string => ctx.config.origin + path;

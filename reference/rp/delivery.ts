@@ -1,0 +1,126 @@
+// POST <response_uri>: the signer delivers the approval (ns.transport.delivery). The body is
+// capped before parsing, decoded in either form, verified by the protocol verifier with the
+// transaction bound in `beforeNonce` (unknown transaction, one approval, request binding, match
+// code), and the transaction moves to approved by compare-and-set.
+import { limits } from '../../schemas/ts/limits.ts';
+import { decodeObject } from '../../protocol/codec.ts';
+import type { Rejection } from '../../protocol/verifier.ts';
+import { RpError, ruleError } from './errors.ts';
+import { CORS_ANY, json, readCappedBody, utf8Text } from './http.ts';
+import { url, type RpContext } from './config.ts';
+import { hashSecret, newSecret } from './secrets.ts';
+import type { Transaction } from './transactions.ts';
+
+/** The fields a response copies from its request (ns.delivery.request-binding). */
+const COPIED = ['request_id', 'audience', 'nonce', 'issued_at', 'expires_at', 'action', 'statement', 'scopes'] as const;
+const MATCH = new RegExp(`^[0-9]{${limits.match_code_digits}}$`);
+
+export interface DeliveryBody { approval: Record<string, unknown>; match?: string }
+
+const malformed = (detail: string) => ruleError(400, 'ns.delivery.body', detail, CORS_ANY);
+
+/** Reads the delivery body in either form (ns.delivery.body, ns.delivery.content-type). */
+export function parseDelivery(bytes: Uint8Array): DeliveryBody {
+  const text = utf8Text(bytes);
+  if (text === undefined) throw malformed('the body is not UTF-8');
+  const trimmed = text.trim();
+  if (trimmed === '') throw malformed('the body is empty');
+  let response: string = trimmed;
+  let match: string | undefined;
+  if (trimmed.startsWith('{')) {
+    let value: unknown;
+    try {
+      value = JSON.parse(trimmed);
+    } catch {
+      throw malformed('the body is not valid JSON');
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw malformed('the body must be a JSON object');
+    const obj = value as Record<string, unknown>;
+    if (!('response' in obj)) return { approval: obj }; // a raw JSON approval as the whole body
+    if (typeof obj.response !== 'string' || obj.response.trim() === '') throw malformed('response must be the encoded approval (a string)');
+    if (obj.match !== undefined && obj.match !== null) {
+      if (typeof obj.match !== 'string' || !MATCH.test(obj.match)) throw malformed(`match must be the ${limits.match_code_digits}-digit match code`);
+      match = obj.match;
+    }
+    response = obj.response;
+  }
+  const decoded = decodeObject(response);
+  if (!decoded.ok) throw malformed(`the approval cannot be decoded: ${decoded.reason}`);
+  return match === undefined ? { approval: decoded.value } : { approval: decoded.value, match };
+}
+
+/** An approval is never accepted in the URL (ns.auth.6.no-approval-in-url). */
+function refuseApprovalInUrl(ctx: RpContext, req: Request): void {
+  const query = new URL(req.url).searchParams;
+  for (const [key, value] of query) {
+    const looksLikeApproval = key === 'response' || key === 'approval' || key === ctx.profile.ids.auth_field || key === 'signature' || decodeObject(value).ok || decodeObject(key).ok;
+    if (looksLikeApproval) throw ruleError(400, 'ns.auth.6.no-approval-in-url', 'an approval is never accepted in the URL; send it in the body', CORS_ANY);
+  }
+}
+
+/** Verbatim equality of a copied field: absent equals only absent (a signer copies, never invents). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** The status of a verifier rejection (ns.delivery.reject-status). */
+function rejectionError(verdict: Rejection): RpError {
+  let status: number;
+  if (verdict.rule <= 4) status = 400;
+  else if (verdict.rule === 5) status = verdict.code === 'nonce_cache_unavailable' ? 503 : 409;
+  else status = 401;
+  const rule = verdict.rule === 5 && verdict.code === 'nonce_cache_unavailable' ? 'ns.nonce.fail-closed' : verdict.ruleId;
+  // ns.delivery.reject-status: `detail` never explains why a signature failed beyond the code.
+  const detail = verdict.rule === 7 ? 'the approval does not verify' : verdict.detail;
+  return new RpError(status, verdict.code, detail, rule, CORS_ANY);
+}
+
+export async function deliveryHandler(ctx: RpContext, req: Request): Promise<Response> {
+  refuseApprovalInUrl(ctx, req);
+  const bytes = await readCappedBody(req, limits.rp_delivery_body_max_bytes).catch((error: unknown) => {
+    if (error instanceof RpError) throw new RpError(error.status, error.code, error.detail, error.rule, CORS_ANY);
+    throw error;
+  });
+  const { approval, match } = parseDelivery(bytes);
+
+  let tx: Transaction | undefined;
+  const verdict = await ctx.verify(approval, (r) => {
+    tx = ctx.transactions.byRequestId(r.request_id as string);
+    if (!tx) throw ruleError(409, 'ns.delivery.unknown-transaction', 'no live transaction has this request_id', CORS_ANY);
+    if (tx.state === 'expired') throw ruleError(400, 'ns.transaction.expiry', 'this sign-in has expired', CORS_ANY);
+    if (tx.state !== 'pending') throw ruleError(409, 'ns.transaction.one-approval', 'this sign-in was already approved or has ended', CORS_ANY);
+    for (const f of COPIED) {
+      if (!sameValue(r[f], tx.request[f])) throw ruleError(400, 'ns.delivery.request-binding', `${f} differs from the request this RP issued`, CORS_ANY);
+    }
+    if (match !== undefined && match !== tx.matchCode) {
+      // One attempt (ns.transaction.match-wrong): a wrong code ends the transaction for good.
+      if (!ctx.transactions.move(tx.requestId, 'pending', 'ended')) throw ruleError(409, 'ns.transaction.one-approval', 'this sign-in was already approved or has ended', CORS_ANY);
+      throw ruleError(403, 'ns.transaction.match-wrong', 'the match code does not match; this sign-in has ended', CORS_ANY);
+    }
+  });
+  if (!verdict.ok) throw rejectionError(verdict);
+  if (!tx) throw new Error('verifier accepted without binding the transaction');
+
+  if (match !== undefined) {
+    if (!ctx.transactions.approve(tx.requestId, 'approved_cross_device', verdict.identity)) {
+      throw ruleError(409, 'ns.transaction.one-approval', 'this sign-in was already approved or has ended', CORS_ANY);
+    }
+    ctx.log(`approved ${tx.requestId} for ${verdict.identity} (cross device)`);
+    return json({ status: 'ok' }, 200, CORS_ANY);
+  }
+  const code = newSecret();
+  const resume = { hash: hashSecret(code), expiresAt: ctx.now() + limits.resume_code_ttl_seconds * 1000 };
+  if (!ctx.transactions.approve(tx.requestId, 'approved_same_device', verdict.identity, resume)) {
+    throw ruleError(409, 'ns.transaction.one-approval', 'this sign-in was already approved or has ended', CORS_ANY);
+  }
+  ctx.log(`approved ${tx.requestId} for ${verdict.identity} (same device)`);
+  return json({ status: 'ok', resume_uri: `${url(ctx, ctx.paths.resume)}?code=${code}` }, 200, CORS_ANY);
+}
+
+export function deliveryPreflight(): Response {
+  return new Response(null, {
+    status: 204,
+    headers: { ...CORS_ANY, 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'Content-Type', 'access-control-max-age': '600' },
+  });
+}

@@ -1,0 +1,58 @@
+// POST <poll_uri> {poll_secret}: the starting page learns the state (ns.transport.poll-shape).
+// Only the poll secret names the transaction (never request_id, ns.auth.6.poll-secret). An
+// approved cross-device transaction is completed by this poll, and only that reply sets the RP
+// session cookie; a same-device approval answers `approved` and hands out nothing
+// (ns.transaction.poll-before-resume).
+import { limits } from '../../schemas/ts/limits.ts';
+import { RpError, ruleError } from './errors.ts';
+import { json, readCappedBody, utf8Text } from './http.ts';
+import type { RpContext } from './config.ts';
+import { hashSecret, wellFormedSecret } from './secrets.ts';
+import type { TxState } from './transactions.ts';
+import { sessionCookie } from './resume.ts';
+
+const POLL_BODY_MAX = 4096;
+const STATUS: Record<TxState, string> = {
+  pending: 'pending',
+  approved_same_device: 'approved',
+  approved_cross_device: 'approved', // completed by this poll below
+  completed: 'completed',
+  unfinished: 'ended',
+  ended: 'ended',
+  expired: 'expired',
+};
+
+const missing = (detail: string) => new RpError(400, 'missing_field', detail, 'ns.transport.poll-shape');
+
+async function pollSecretFrom(req: Request): Promise<string> {
+  const text = utf8Text(await readCappedBody(req, Math.min(POLL_BODY_MAX, limits.rp_delivery_body_max_bytes)));
+  if (text === undefined) throw missing('the poll body is not UTF-8');
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw missing('the poll body must be JSON {"poll_secret": "..."}');
+  }
+  const secret = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).poll_secret : undefined;
+  if (typeof secret !== 'string' || secret === '') throw missing('poll_secret is required');
+  return secret;
+}
+
+export async function pollHandler(ctx: RpContext, req: Request): Promise<Response> {
+  const secret = await pollSecretFrom(req);
+  const unknown = () => ruleError(404, 'ns.delivery.unknown-transaction', 'no live transaction has this poll secret');
+  if (!wellFormedSecret(secret)) throw unknown();
+  let tx = ctx.transactions.byPollHash(hashSecret(secret));
+  if (!tx) throw unknown();
+  if (tx.state === 'approved_cross_device' && tx.identity !== null) {
+    if (ctx.transactions.move(tx.requestId, 'approved_cross_device', 'completed')) {
+      const session = ctx.sessions.create(tx.identity);
+      ctx.log(`signed in ${tx.identity} (${tx.requestId}, poll)`);
+      return json({ status: 'completed', identity: tx.identity }, 200, { 'set-cookie': sessionCookie(ctx, session) });
+    }
+    tx = ctx.transactions.byPollHash(hashSecret(secret));
+    if (!tx) throw unknown();
+  }
+  const status = STATUS[tx.state];
+  return json(status === 'completed' && tx.identity !== null ? { status, identity: tx.identity } : { status });
+}

@@ -1,0 +1,2 @@
+// The in-process nonce store (tests and single-process RPs): protocol's MemoryNonceStore.
+export { MemoryNonceStore } from '../../protocol/nonce.ts';

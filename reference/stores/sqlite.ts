@@ -1,0 +1,62 @@
+// The RP's embedded store: one SQLite file `<data-dir>/rp.sqlite` in WAL mode with a busy
+// timeout, so several processes started with the same --data-dir form one RP (transactions,
+// sessions and, with the sqlite nonce store, spent nonces are shared; ns.nonce.shared-atomic).
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { NonceStore } from '../../protocol/nonce.ts';
+
+export type Db = Database.Database;
+
+/** The data-dir value that keeps everything in memory (tests, one process only). */
+export const IN_MEMORY = ':memory:';
+
+export function openDatabase(dataDir: string): Db {
+  let db: Db;
+  if (dataDir === IN_MEMORY) {
+    db = new Database(':memory:');
+  } else {
+    mkdirSync(dataDir, { recursive: true });
+    db = new Database(join(dataDir, 'rp.sqlite'));
+    db.pragma('journal_mode = WAL');
+  }
+  db.pragma('busy_timeout = 5000');
+  db.pragma('synchronous = NORMAL');
+  return db;
+}
+
+/**
+ * Spent nonces in SQLite (verification rule 5). A claim is one atomic statement: the row is
+ * inserted unless an unexpired row with the key exists; an expired row is replaced. Entries are
+ * swept once their `expires_at` has passed (ns.nonce.memory).
+ */
+export class SqliteNonceStore implements NonceStore {
+  readonly #claim: Database.Statement;
+  readonly #release: Database.Statement;
+  readonly #sweep: Database.Statement;
+  readonly #now: () => number;
+  #lastSweep = 0;
+
+  constructor(db: Db, now: () => number = Date.now) {
+    db.exec('CREATE TABLE IF NOT EXISTS rp_nonces (key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID');
+    this.#claim = db.prepare(
+      'INSERT INTO rp_nonces (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE rp_nonces.expires_at < ?',
+    );
+    this.#release = db.prepare('DELETE FROM rp_nonces WHERE key = ?');
+    this.#sweep = db.prepare('DELETE FROM rp_nonces WHERE expires_at < ?');
+    this.#now = now;
+  }
+
+  async claim(key: string, expiresAt: number): Promise<boolean> {
+    const now = this.#now();
+    if (now - this.#lastSweep > 60_000) {
+      this.#lastSweep = now;
+      this.#sweep.run(now);
+    }
+    return this.#claim.run(key, expiresAt, now).changes === 1;
+  }
+
+  async release(key: string): Promise<void> {
+    this.#release.run(key);
+  }
+}

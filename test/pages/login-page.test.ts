@@ -1,0 +1,103 @@
+// The login page as a user meets it: headless Chromium (Debian's, through playwright-core) on the
+// reference RP started as `svc-reference rp`, resolving through the test authority over real DNS
+// and HTTPS, approved by the harness signer.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { chromium, type Browser as Chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
+import { Signer } from '../../harness/actors/signer/index.ts';
+import { decodeObject } from '../../protocol/codec.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+let authority: Authority;
+let rp: ChildProcess;
+let origin: string;
+let dataDir: string;
+let browser: Chromium;
+let signer: Signer;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does)`);
+  authority = await startAuthority();
+  dataDir = await mkdtemp(join(tmpdir(), 'svc-page-'));
+  rp = spawn(process.execPath, [join(ROOT, 'bin/svc-reference.js'), 'rp', '--port', '0', '--data-dir', dataDir, '--dns-server', authority.dnsServer, '--ca', authority.caFile, '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  origin = await new Promise<string>((resolve, reject) => {
+    rp.once('exit', (code) => reject(new Error(`svc-reference rp exited with ${code}`)));
+    createInterface({ input: rp.stdout! }).on('line', (line) => {
+      const m = /listening on (\S+)/.exec(line);
+      if (m) resolve(m[1]!);
+    });
+  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  signer = new Signer();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  rp?.kill('SIGTERM');
+  signer?.close();
+  await authority?.close();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('login page in headless Chromium', () => {
+  it('shows the QR code and match code, and a cross-device approval completes the page by polling', async () => {
+    const key = await authority.newIdentity();
+    const page = await browser.newPage();
+    await page.goto(`${origin}/login`);
+    const match = (await page.getByTestId('match-code').textContent())!.trim();
+    expect(match).toMatch(/^\d{2}$/);
+    const qr = page.getByTestId('qr-svg');
+    await expect(qr.evaluate((el) => el.tagName.toLowerCase())).resolves.toBe('svg');
+    expect(await qr.locator('path, rect').count()).toBeGreaterThan(0);
+    const link = await page.getByTestId('request-uri').getAttribute('href');
+    expect(link).toMatch(new RegExp(`^${origin}/r/[0-9A-HJKMNP-TV-Z]{8}$`));
+    // The page never serves the match code through the link; the user reads it off the screen.
+    const result = await signer.approve(link!, { key: { identity: key.identity, seed: key.seed }, match });
+    expect(result.receipt).toEqual({ status: 'ok' });
+    await page.waitForURL(`${origin}/`, { timeout: 10_000 });
+    expect(await page.getByTestId('signed-in-identity').textContent()).toBe(key.identity);
+    await page.close();
+  });
+
+  it('a pasted response signs in the same browser; the resume link does nothing in another browser', async () => {
+    const key = await authority.newIdentity();
+    const page = await browser.newPage();
+    await page.goto(`${origin}/login`);
+    const encoded = await page.getByTestId('encoded-request').inputValue();
+    const decoded = decodeObject(encoded);
+    expect(decoded.ok).toBe(true);
+    const { encoded: response } = signer.sign(decoded.ok ? decoded.value : {}, { identity: key.identity, seed: key.seed });
+    await page.locator('#paste-response').fill(response);
+    await page.locator('#paste-form button[type=submit]').click();
+    await page.waitForURL(`${origin}/`, { timeout: 10_000 });
+    expect(await page.getByTestId('signed-in-identity').textContent()).toBe(key.identity);
+    await page.close();
+
+    // Same device through the signer: a browser without the binding cookie cannot use the code.
+    const starter = await browser.newContext();
+    const other = await browser.newContext();
+    const start = await starter.newPage();
+    await start.goto(`${origin}/login`);
+    const request = decodeObject(await start.getByTestId('encoded-request').inputValue());
+    if (!request.ok) throw new Error(request.reason);
+    const signed = signer.sign(request.value, { identity: key.identity, seed: key.seed });
+    const delivered = await signer.deliver(request.value.response_uri as string, signed.encoded);
+    expect(delivered.status).toBe(200);
+    const resumeUri = (delivered.body as { resume_uri: string }).resume_uri;
+    const thief = await other.newPage();
+    const stolen = await thief.goto(resumeUri);
+    expect(stolen?.status()).toBe(403);
+    await thief.goto(`${origin}/`);
+    expect(await thief.getByTestId('signed-out').count()).toBe(1);
+    await starter.close();
+    await other.close();
+  });
+});

@@ -1,0 +1,77 @@
+// Unit checks of the RP's small parts: the SQLite nonce store shared by two connections (as two
+// processes share rp.sqlite), content negotiation, the coarse browser label, and the start options.
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openDatabase, SqliteNonceStore } from '../../reference/stores/sqlite.ts';
+import { parseNonceStoreSpec } from '../../reference/stores/index.ts';
+import { prefersJson } from '../../reference/rp/http.ts';
+import { browserLabel } from '../../reference/rp/browser.ts';
+import { parseDelivery } from '../../reference/rp/delivery.ts';
+import { RpError } from '../../reference/rp/errors.ts';
+import { encodeObject } from '../../protocol/codec.ts';
+
+describe('SqliteNonceStore', () => {
+  it('is atomic across two connections to one file, and an expired claim can be taken again', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-nonce-'));
+    let t = 1_000_000;
+    const a = new SqliteNonceStore(openDatabase(dir), () => t);
+    const b = new SqliteNonceStore(openDatabase(dir), () => t);
+    expect(await a.claim('k', t + 1000)).toBe(true);
+    expect(await b.claim('k', t + 1000)).toBe(false);
+    expect(await a.claim('k', t + 1000)).toBe(false);
+    t += 1001;
+    expect(await b.claim('k', t + 1000)).toBe(true);
+    await a.release('k');
+    expect(await b.claim('k', t + 1000)).toBe(true);
+  });
+
+  it('parses --nonce-store values', () => {
+    expect(parseNonceStoreSpec('sqlite')).toBe('sqlite');
+    expect(parseNonceStoreSpec('memory')).toBe('memory');
+    expect(String(parseNonceStoreSpec('redis://127.0.0.1:6379'))).toBe('redis://127.0.0.1:6379');
+    expect(() => parseNonceStoreSpec('postgres://x')).toThrow(/--nonce-store/);
+  });
+});
+
+describe('content negotiation and labels', () => {
+  const req = (accept?: string) => new Request('http://x/', accept === undefined ? {} : { headers: { accept } });
+  it.each([
+    [undefined, false],
+    ['application/json', true],
+    ['text/html', false],
+    ['*/*', false],
+    ['application/json, text/html', true],
+    ['text/html, application/json', false],
+    ['text/html;q=0.5, application/json', true],
+    ['application/json;q=0', false],
+    ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', false],
+  ])('Accept %s -> JSON %s', (accept, expected) => expect(prefersJson(req(accept))).toBe(expected));
+
+  it('labels browsers coarsely', () => {
+    expect(browserLabel('Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0')).toBe('Firefox on Linux');
+    expect(browserLabel('Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15')).toBe('Safari on macOS');
+    expect(browserLabel(null)).toBe('Unknown browser');
+  });
+});
+
+describe('delivery body forms (ns.delivery.body)', () => {
+  const approval = { svc_auth: '1', request_id: 'r' };
+  const bytes = (s: string) => new TextEncoder().encode(s);
+  it('reads the bare encoded approval, raw JSON and the delivery object', () => {
+    expect(parseDelivery(bytes(encodeObject(approval)))).toEqual({ approval });
+    expect(parseDelivery(bytes(JSON.stringify(approval)))).toEqual({ approval });
+    expect(parseDelivery(bytes(JSON.stringify({ response: encodeObject(approval), match: '07' })))).toEqual({ approval, match: '07' });
+  });
+  it('refuses malformed bodies with 400 malformed_delivery', () => {
+    for (const body of [new Uint8Array([0xff, 0xfe]), bytes(''), bytes('{"response":1}'), bytes('{"response":"eyJ9","match":"7"}'), bytes('%%%')]) {
+      expect(() => parseDelivery(body)).toThrow(RpError);
+      try {
+        parseDelivery(body);
+      } catch (error) {
+        expect((error as RpError).envelope()).toMatchObject({ error: 'malformed_delivery', rule: 'ns.delivery.body' });
+      }
+    }
+  });
+});
