@@ -33,7 +33,7 @@ export interface CliDeps {
   rules?: readonly RuleEntry[];
 }
 
-interface RunFlags {
+export interface RunFlags {
   report: ReportTarget[];
   seed?: number;
   runs: number;
@@ -102,6 +102,12 @@ export async function main(argv: string[], io: Partial<CliIO> = {}, deps: CliDep
       code = await rulesCommand(flags, out, await catalogue(deps, true, out));
     });
 
+  const { registerRunCommand } = await import('./commands/run.ts');
+  registerRunCommand(addRunOptions(configure(program.command('run'))), { argv, io: out, deps, tool, runCommand, setCode: (c) => void (code = c) });
+
+  (await import('./commands/signer.ts')).registerSignerCommands(program, { io: out, configure, setCode: (c) => void (code = c) });
+  (await import('./commands/authority.ts')).registerAuthorityCommand(program, { io: out, configure, setCode: (c) => void (code = c) });
+
   try {
     await program.parseAsync(argv);
     return code;
@@ -138,7 +144,7 @@ export function addRunOptions(cmd: Command): Command {
     .option('--quiet', 'no progress and no table: failures and the final line only');
 }
 
-interface RunCommandInput {
+export interface RunCommandInput {
   command: string;
   flags: RunFlags;
   argv: string[];
@@ -149,7 +155,7 @@ interface RunCommandInput {
   load: () => Promise<SuiteLoad>;
 }
 
-async function runCommand(input: RunCommandInput): Promise<number> {
+export async function runCommand(input: RunCommandInput): Promise<number> {
   const { flags, io } = input;
   if (flags.verbose && flags.quiet) throw new ConfigError('--verbose and --quiet exclude each other');
   const seed = flags.seed ?? randomBytes(4).readUInt32BE(0);

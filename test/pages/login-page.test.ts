@@ -51,6 +51,9 @@ describe('login page in headless Chromium', () => {
   it('shows the QR code and match code, and a cross-device approval completes the page by polling', async () => {
     const key = await authority.newIdentity();
     const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
     await page.goto(`${origin}/login`);
     const match = (await page.getByTestId('match-code').textContent())!.trim();
     expect(match).toMatch(/^\d{2}$/);
@@ -64,6 +67,19 @@ describe('login page in headless Chromium', () => {
     expect(result.receipt).toEqual({ status: 'ok' });
     await page.waitForURL(`${origin}/`, { timeout: 10_000 });
     expect(await page.getByTestId('signed-in-identity').textContent()).toBe(key.identity);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('a wrong match code shows that the sign-in ended', async () => {
+    const key = await authority.newIdentity();
+    const page = await browser.newPage();
+    await page.goto(`${origin}/login`);
+    const match = (await page.getByTestId('match-code').textContent())!.trim();
+    const wrong = String((Number(match) + 1) % 100).padStart(2, '0');
+    const link = await page.getByTestId('request-uri').getAttribute('href');
+    await expect(signer.approve(link!, { key: { identity: key.identity, seed: key.seed }, match: wrong })).rejects.toMatchObject({ ruleId: 'ns.delivery.reject-status' });
+    await page.waitForSelector('[data-testid="status"][data-status="ended"]', { timeout: 10_000 });
     await page.close();
   });
 

@@ -1,0 +1,81 @@
+// Building blocks for rp checks: a check from a body that drives a Session, its level from the
+// rules it cites (an unknown rule id is a bug in the suite and throws at load time), and the
+// collected problems as its verdict with the HTTP exchanges as evidence.
+import { rules as catalogue } from '../../../schemas/ts/rules.ts';
+import type { Check, CheckContext, Level, Outcome } from '../../run/model.ts';
+import { strongest } from '../../run/select.ts';
+import { HttpError } from '../../actors/http.ts';
+import { CheckFailure, CheckSkip, Session, type RpTarget } from './driver.ts';
+
+const levels = new Map(catalogue.map((r) => [r.id, r.level as Level]));
+
+export function levelOf(rules: readonly string[]): Level {
+  return strongest(
+    rules.map((id) => {
+      const level = levels.get(id);
+      if (level === undefined) throw new Error(`rp check cites unknown rule ${id}`);
+      return level;
+    }),
+  );
+}
+
+/** Problems collected by a check; none means passed. */
+export class Expect {
+  readonly problems: string[] = [];
+
+  that(condition: boolean, problem: string): boolean {
+    if (!condition) this.problems.push(problem);
+    return condition;
+  }
+
+  fail(problem: string): void {
+    this.problems.push(problem);
+  }
+
+  /** Stops the check here with what was collected plus `problem`. */
+  stop(problem: string): never {
+    throw new CheckFailure(problem);
+  }
+}
+
+export interface RpCheckSpec {
+  /** `rp/<area>/<name>` */
+  id: string;
+  title: string;
+  rules: string[];
+  run: (s: Session, e: Expect, ctx: CheckContext) => Promise<void | string>;
+}
+
+export function rpCheck(target: RpTarget, spec: RpCheckSpec): Check {
+  const rules = [...new Set(spec.rules)];
+  return {
+    id: spec.id,
+    title: spec.title,
+    suite: 'rp',
+    rules,
+    level: levelOf(rules),
+    async run(ctx): Promise<Outcome> {
+      const s = new Session(target, ctx.signal);
+      const e = new Expect();
+      try {
+        const detail = await spec.run(s, e, ctx);
+        if (e.problems.length > 0) return { status: 'failed', detail: e.problems.join('\n'), evidence: s.evidence() };
+        return { status: 'passed', ...(typeof detail === 'string' ? { detail } : {}), evidence: s.evidence() };
+      } catch (error) {
+        if (error instanceof CheckSkip) return { status: 'skipped', detail: error.message };
+        if (error instanceof CheckFailure || error instanceof HttpError) {
+          return { status: 'failed', detail: [...e.problems, error.message].join('\n'), evidence: s.evidence() };
+        }
+        throw error;
+      } finally {
+        await s.close();
+      }
+    },
+  };
+}
+
+/** Runs `fn` once and shares the promise (scenarios judged by more than one check). */
+export function once<T>(fn: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= fn());
+}

@@ -1,0 +1,368 @@
+// Verification rules 1 to 7, authentication rules 2 and 3, the canonical string, the session proof
+// and resolution, as black-box behaviour: each scenario starts its own transaction, delivers one
+// approval of it that a rule must refuse (re-signed by the harness when the change is to a signed
+// field, so only the rule under test can refuse it), checks the login did not complete, then
+// delivers the genuine approval, which must still complete (bad input loses nothing, and a
+// refused approval spends no nonce). Each scenario is judged twice: by the document's rule (a 4xx
+// and no completion: MUST) and by this project's codes (exact status and `error` code,
+// ns.delivery.reject-status and ns.errors.codes), so an RP with its own codes can list the second
+// kind as expected failures without hiding the first.
+import { randomBytes } from 'node:crypto';
+import type { Check } from '../../../run/model.ts';
+import type { Profile } from '../../../../protocol/profile.ts';
+import { canonicalString } from '../../../../protocol/canonical.ts';
+import { signEd25519, publicKeyFromSeed } from '../../../../protocol/ed25519.ts';
+import { decodeBase64Any, encodeBase64url } from '../../../../protocol/base64.ts';
+import { formatKey } from '../../../../protocol/keys.ts';
+import { formatRfc3339, parseRfc3339 } from '../../../../protocol/time.ts';
+import type { SessionKey } from '../../../../protocol/signer.ts';
+import { limits } from '../../../../schemas/ts/limits.ts';
+import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
+import type { Exchange } from '../../../actors/http.ts';
+import { once, rpCheck } from '../check.ts';
+import { CheckFailure, CheckSkip, Session, envelopeOf, errorText, isoShift, sessionFor, sign, type RpTarget, type Started, type TestIdentity } from '../driver.ts';
+
+export interface MutationContext {
+  s: Session;
+  profile: Profile;
+  started: Started;
+  request: Record<string, unknown>;
+  who: TestIdentity;
+  genuine: Record<string, unknown>;
+}
+
+export interface Scenario {
+  /** Check name part: `rp/verify/<name>` and `rp/codes/<name>`. */
+  name: string;
+  title: string;
+  /** Rules of document 1 the refusal (or acceptance) demonstrates. */
+  rules: string[];
+  /** Expected answer under this project's decisions; undefined for an acceptance scenario. */
+  expect?: { status: number; codes: string[] };
+  /** Start options the scenario needs (skipped when the RP cannot honour them). */
+  start?: { action?: string; scopes?: string[]; statement?: string };
+  /** The approval to deliver (an object, or text sent as the bare body). */
+  build: (m: MutationContext) => Promise<Record<string, unknown> | string> | Record<string, unknown> | string;
+  /** Acceptance scenario: the built approval must complete the login itself. */
+  accept?: boolean;
+}
+
+export interface ScenarioResult {
+  status: number;
+  envelope: ReturnType<typeof envelopeOf>;
+  /** Poll status right after the mutated delivery. */
+  after: string;
+  /** How long the RP took to refuse (ms). */
+  refusedInMs?: number;
+  /** Problem with completing the login by the genuine approval afterwards (or by the approval itself when accepting). */
+  genuineProblem?: string;
+  exchanges: Exchange[];
+  notes: string[];
+}
+
+// ---- signing helpers for mutations ----
+
+/** Re-signs `response` as is (its canonical string, whatever its fields say) with `seed`. */
+export function resign(profile: Profile, response: Record<string, unknown>, seed: Uint8Array): Record<string, unknown> {
+  const out = { ...response };
+  out.signature = encodeBase64url(signEd25519(seed, canonicalString(profile, 'signin', out)));
+  return out;
+}
+
+/** Signs a changed canonical string (for canonical-form rules): `edit` gets the correct lines. */
+export function signLines(profile: Profile, response: Record<string, unknown>, seed: Uint8Array, edit: (lines: string[]) => string): Record<string, unknown> {
+  const lines = canonicalString(profile, 'signin', response).split('\n');
+  return { ...response, signature: encodeBase64url(signEd25519(seed, edit(lines))) };
+}
+
+const L = 2n ** 252n + 27742317777372353535851937790883648493n;
+
+/** The same signature with S replaced by S + L (a non-canonical S, ns.ed25519.strict). */
+export function nonCanonicalS(signature: string): string {
+  const bytes = decodeBase64Any(signature)!;
+  let s = 0n;
+  for (let i = 63; i >= 32; i--) s = (s << 8n) | BigInt(bytes[i]!);
+  s += L;
+  const out = Uint8Array.from(bytes);
+  for (let i = 32; i < 64; i++) {
+    out[i] = Number(s & 0xffn);
+    s >>= 8n;
+  }
+  return encodeBase64url(out);
+}
+
+function flipBit(signature: string, bit: number): string {
+  const bytes = Uint8Array.from(decodeBase64Any(signature)!);
+  bytes[bit >> 3]! ^= 1 << (bit & 7);
+  return encodeBase64url(bytes);
+}
+
+const now = () => Date.now();
+const skew = limits.clock_skew_seconds;
+const win = limits.window_max_seconds;
+
+/** The request with fields changed, then signed by `who` (so the signature is valid over the change). */
+function signedWith(m: MutationContext, changes: Record<string, unknown>, remove: string[] = []): Record<string, unknown> {
+  const request: Record<string, unknown> = { ...m.request, ...changes };
+  for (const f of remove) delete request[f];
+  return sign(m.profile, request, m.who);
+}
+
+function without(m: MutationContext, field: string, resigned = true): Record<string, unknown> {
+  const r = { ...m.genuine };
+  delete r[field];
+  if (!resigned || field === 'signature') return r;
+  try {
+    return resign(m.profile, r, m.who.seed);
+  } catch {
+    return r; // the canonical string needs the field: the old signature stays
+  }
+}
+
+function session(m: MutationContext, opts?: Parameters<typeof sessionFor>[2]): SessionKey {
+  return sessionFor(m.profile, m.who, opts);
+}
+
+function sessionApproval(m: MutationContext, key: SessionKey, proofEdit?: (p: Record<string, string>) => Record<string, unknown>): Record<string, unknown> {
+  const approval = sign(m.profile, m.request, m.who, key);
+  if (proofEdit) approval.session_proof = proofEdit({ ...key.proof });
+  return approval;
+}
+
+/** A session proof re-signed by the identity key over whatever its fields now say. */
+function reproof(m: MutationContext, proof: Record<string, unknown>, seed = m.who.seed): Record<string, unknown> {
+  let text: string;
+  try {
+    text = canonicalString(m.profile, 'session-registration', { identity: m.who.identity, ...proof });
+  } catch {
+    return proof;
+  }
+  return { ...proof, identity_signature: encodeBase64url(signEd25519(seed, text)) };
+}
+
+const S_PREFIX = vocabulary.key_ids.session_prefix;
+/** A refusal by rules 1-4 needs no lookup; anything slower waited for the hanging authority. */
+const ORDER_MAX_MS = 1000;
+
+export function scenarios(profile: Profile): Scenario[] {
+  const R = (status: number, ...codes: string[]) => ({ status, codes });
+  const foreignOrigin = 'https://rp.attacker.example';
+  return [
+    // ---- acceptance (ns.auth.2, canonical string, encodings) ----
+    { name: 'accept/identity-key', title: 'an approval signed by the identity key completes the login', rules: ['ns.auth.2', 'ns.verify.6', 'ns.verify.7', 'ns.canonical.format', 'ns.canonical.lines', 'ns.response.fields', 'ns.response.key-id', 'ns.resolve.chain', 'ns.identity-document.format', 'ns.flow.stateless'], accept: true, build: (m) => m.genuine },
+    { name: 'accept/session-key', title: 'an approval signed by a session key with its proof completes the login, with the same scopes and window', rules: ['ns.auth.2', 'ns.auth.2.same-scope-window', 'ns.session-proof.fields', 'ns.session-proof.signed-lines', 'ns.session-proof.signature', 'ns.session-proof.validation', 'ns.response.session-proof-presence', 'ns.response.key-id'], start: { scopes: [...vocabulary.scopes.values] }, accept: true, build: (m) => sessionApproval(m, session(m)) },
+    { name: 'accept/login-only', title: 'a login-only approval (empty scopes line) without a statement completes the login', rules: ['ns.canonical.statement-empty', 'ns.canonical.scopes-joined', 'ns.request.scopes-login-only'], start: { scopes: [], statement: '' }, accept: true, build: (m) => m.genuine },
+    { name: 'accept/scopes', title: 'an approval with several scopes (sorted, joined with a comma) completes the login', rules: ['ns.canonical.scopes-joined', 'ns.request.scopes', 'ns.request.scope-vocabulary'], start: { scopes: [...vocabulary.scopes.values].reverse() }, accept: true, build: (m) => m.genuine },
+    { name: 'accept/signature-standard-base64', title: 'a signature in padded standard base64 is accepted (any base64 variant)', rules: ['ns.response.signature'], accept: true, build: (m) => ({ ...m.genuine, signature: Buffer.from(decodeBase64Any(m.genuine.signature as string)!).toString('base64') }) },
+    { name: 'accept/identity-case', title: 'an identity sent in upper case with spaces is lowercased and trimmed (signed lowercased)', rules: ['ns.response.identity', 'ns.canonical.lines'], accept: true, build: (m) => ({ ...m.genuine, identity: `  ${m.who.identity.toUpperCase()} ` }) },
+    {
+      name: 'accept/rotated-inside-grace', title: 'after a key rotation, an approval by the previous key inside its grace window is accepted', rules: ['ns.verify.7', 'ns.identity-document.previous-keys', 'ns.resolve.chain'], accept: true,
+      build: async (m) => {
+        const next = new Uint8Array(randomBytes(32));
+        await m.s.target.authority.publish({ identity: m.who.identity, seed: next, previousKeys: [{ publicKey: formatKey(publicKeyFromSeed(m.who.seed)), validUntil: formatRfc3339(now() + 600_000) }] });
+        return m.genuine;
+      },
+    },
+
+    // ---- rule 1: shape and version ----
+    { name: '1/version', title: `${profile.ids.auth_field} "2" (re-signed) is refused`, rules: ['ns.verify.1', 'ns.request.version', 'ns.version.1'], expect: R(400, 'unsupported_version'), build: (m) => signedWith(m, { [profile.ids.auth_field]: '2' }) },
+    { name: '1/missing-nonce', title: 'an approval without nonce is refused', rules: ['ns.verify.1', 'ns.request.nonce', 'ns.response.fields'], expect: R(400, 'missing_field', 'malformed_response'), build: (m) => without(m, 'nonce') },
+    { name: '1/missing-request-id', title: 'an approval without request_id is refused', rules: ['ns.verify.1', 'ns.request.request-id', 'ns.response.fields'], expect: R(400, 'missing_field', 'malformed_response'), build: (m) => without(m, 'request_id') },
+    { name: '1/missing-signature', title: 'an approval without signature is refused', rules: ['ns.verify.1', 'ns.response.signature', 'ns.response.fields'], expect: R(400, 'missing_field', 'malformed_response'), build: (m) => without(m, 'signature') },
+    { name: '1/missing-identity', title: 'an approval without identity is refused', rules: ['ns.verify.1', 'ns.response.fields'], expect: R(400, 'missing_field', 'malformed_response'), build: (m) => without(m, 'identity', false) },
+    { name: '1/invalid-identity', title: 'an identity that is not a valid service name (re-signed) is refused', rules: ['ns.verify.1', 'ns.response.identity'], expect: R(400, 'invalid_identity'), build: (m) => resign(profile, { ...m.genuine, identity: 'not_a valid name' }, m.who.seed) },
+
+    // ---- rule 2: audience ----
+    { name: '2/audience-other-origin', title: 'an approval for another origin (re-signed) is refused', rules: ['ns.verify.2', 'ns.request.audience'], expect: R(400, 'audience_mismatch'), build: (m) => signedWith(m, { audience: foreignOrigin }) },
+    { name: '2/audience-not-an-origin', title: 'an audience with a path (re-signed) is refused', rules: ['ns.verify.2', 'ns.request.audience'], expect: R(400, 'invalid_audience', 'audience_mismatch'), build: (m) => signedWith(m, { audience: `${m.request.audience as string}/login` }) },
+    { name: '2/audience-other-scheme', title: 'the same host under the other scheme (re-signed) is refused', rules: ['ns.verify.2', 'ns.request.audience-http-dev', 'ns.auth.5'], expect: R(400, 'audience_mismatch', 'insecure_audience'), build: (m) => signedWith(m, { audience: (m.request.audience as string).startsWith('https:') ? (m.request.audience as string).replace(/^https:/, 'http:') : (m.request.audience as string).replace(/^http:/, 'https:') }) },
+
+    // ---- rule 3: action, statement, scopes ----
+    { name: '3/unknown-action', title: 'an unknown action (re-signed) is refused', rules: ['ns.verify.3', 'ns.request.action'], expect: R(400, 'unknown_action'), build: (m) => signedWith(m, { action: 'delete' }) },
+    { name: '3/statement-too-long', title: `a statement of ${limits.statement_max_bytes + 1} bytes (re-signed) is refused`, rules: ['ns.verify.3', 'ns.request.statement', 'ns.limits.statement'], expect: R(400, 'invalid_statement'), build: (m) => signedWith(m, { statement: 'é'.repeat(Math.floor(limits.statement_max_bytes / 2)) + 'x' }) },
+    { name: '3/statement-line-break', title: 'a statement with a line feed (re-signed) is refused', rules: ['ns.verify.3', 'ns.request.statement'], expect: R(400, 'invalid_statement'), build: (m) => signedWith(m, { statement: 'Sign in\nnow' }) },
+    { name: '3/scopes-unsorted', title: 'unsorted scopes (signed as sent) are refused, never re-sorted', rules: ['ns.verify.3', 'ns.request.scopes'], expect: R(400, 'scopes_not_canonical'), build: (m) => resign(profile, { ...m.genuine, scopes: [...vocabulary.scopes.values].sort().reverse() }, m.who.seed) },
+    { name: '3/scopes-duplicate', title: 'duplicate scopes (signed as sent) are refused', rules: ['ns.verify.3', 'ns.request.scopes'], expect: R(400, 'scopes_not_canonical'), build: (m) => resign(profile, { ...m.genuine, scopes: [vocabulary.scopes.values[0], vocabulary.scopes.values[0]] }, m.who.seed) },
+    { name: '3/scope-foreign', title: 'a scope outside the RP namespace (re-signed) is refused', rules: ['ns.verify.3', 'ns.request.scope-namespace', 'ns.request.scope-namespace-form', 'ns.request.scope-vocabulary'], expect: R(400, 'scope_not_allowed'), build: (m) => resign(profile, { ...m.genuine, scopes: ['dav:rw:apps/notes'] }, m.who.seed) },
+    { name: '3/scopes-too-many', title: `${limits.scopes_max + 1} scopes (re-signed) are refused`, rules: ['ns.verify.3', 'ns.limits.scopes', 'ns.request.scopes'], expect: R(400, 'scopes_not_canonical', 'scope_not_allowed'), build: (m) => resign(profile, { ...m.genuine, scopes: Array.from({ length: limits.scopes_max + 1 }, (_, i) => vocabulary.scopes.values[i < (limits.scopes_max + 1) / 2 ? 0 : 1]!) }, m.who.seed) },
+
+    // ---- rule 4: window ----
+    { name: '4/expired', title: 'an approval past its expires_at (re-signed) is refused and the transaction does not complete', rules: ['ns.verify.4', 'ns.transaction.expiry', 'ns.request.timestamps'], expect: R(400, 'expired'), build: (m) => signedWith(m, { issued_at: formatRfc3339(now() - (win - 30) * 1000), expires_at: formatRfc3339(now() - 30_000) }) },
+    { name: '4/window-too-long', title: `a window of ${win + 1} s (re-signed) is refused`, rules: ['ns.verify.4', 'ns.request.window', 'ns.limits.window'], expect: R(400, 'window_too_long'), build: (m) => signedWith(m, { expires_at: isoShift(m.request.issued_at, win + 1) }) },
+    { name: '4/issued-in-future', title: `issued_at ${skew + 60} s ahead (re-signed) is refused`, rules: ['ns.verify.4', 'ns.limits.clock-skew'], expect: R(400, 'issued_in_future'), build: (m) => signedWith(m, { issued_at: formatRfc3339(now() + (skew + 60) * 1000), expires_at: formatRfc3339(now() + (skew + 120) * 1000) }) },
+    { name: '4/not-rfc3339', title: 'an issued_at that is not RFC 3339 (re-signed) is refused', rules: ['ns.verify.4', 'ns.request.timestamps'], expect: R(400, 'invalid_timestamp'), build: (m) => signedWith(m, { issued_at: (m.request.issued_at as string).replace('T', ' ') }) },
+    { name: '4/expires-before-issued', title: 'expires_at before issued_at (re-signed) is refused', rules: ['ns.verify.4'], expect: R(400, 'window_invalid', 'invalid_timestamp'), build: (m) => signedWith(m, { issued_at: m.request.expires_at, expires_at: m.request.issued_at }) },
+
+    // ---- binding to the issued request (project) ----
+    { name: 'binding/window-not-copied', title: 'an approval whose window differs from the request (re-signed) is refused', rules: ['ns.response.window-copied', 'ns.delivery.request-binding'], expect: R(400, 'request_mismatch'), build: (m) => signedWith(m, { issued_at: isoShift(m.request.issued_at, 1) }) },
+    { name: 'binding/nonce-changed', title: 'an approval with another nonce (re-signed) is refused', rules: ['ns.delivery.request-binding', 'ns.request.nonce'], expect: R(400, 'request_mismatch'), build: (m) => signedWith(m, { nonce: encodeBase64url(randomBytes(24)) }) },
+    { name: 'binding/statement-edited', title: 'a statement edited after signing is refused', rules: ['ns.delivery.request-binding', 'ns.verify.7'], expect: R(400, 'request_mismatch', 'signature_invalid'), start: { statement: 'Sign in to the conformance test' }, build: (m) => ({ ...m.genuine, statement: 'Transfer everything' }) },
+    { name: 'binding/unknown-transaction', title: 'an approval for a request_id this RP never issued (re-signed) is refused', rules: ['ns.delivery.unknown-transaction'], expect: R(409, 'unknown_transaction'), build: (m) => signedWith(m, { request_id: `never-${encodeBase64url(randomBytes(12))}` }) },
+
+    // ---- rules 6 and 7 ----
+    {
+      name: '6/unknown-identity', title: 'an approval by an identity nobody publishes is refused', rules: ['ns.verify.6', 'ns.resolve.chain'], expect: R(401, 'resolution_failed'),
+      build: (m) => sign(profile, m.request, { identity: `nobody-${randomBytes(5).toString('hex')}.${m.who.identity.split('.').slice(1).join('.')}`, seed: new Uint8Array(randomBytes(32)) }),
+    },
+    {
+      name: '6/dns-https-disagree', title: 'when DNS and the identity document name different keys the approval is refused (fail closed)', rules: ['ns.verify.6', 'ns.resolve.chain'], expect: R(401, 'key_mismatch'),
+      build: async (m) => {
+        const other = await m.s.identity();
+        await m.s.target.authority.fault(other.identity, { dnsKey: true });
+        return sign(profile, m.request, other);
+      },
+    },
+    {
+      name: '6/records-dropped', title: 'an approval by an identity whose records were dropped is refused', rules: ['ns.verify.6', 'ns.resolve.chain'], expect: R(401, 'resolution_failed'),
+      build: async (m) => {
+        const other = await m.s.identity();
+        await m.s.target.authority.drop(other.identity, 'both');
+        return sign(profile, m.request, other);
+      },
+    },
+    {
+      name: '6/document-bad-signature', title: 'an identity document whose signature does not verify fails resolution', rules: ['ns.verify.6', 'ns.resolve.chain', 'ns.identity-document.format'], expect: R(401, 'resolution_failed', 'key_mismatch'),
+      build: async (m) => {
+        const other = await m.s.identity();
+        await m.s.target.authority.fault(other.identity, { badSignature: true });
+        return sign(profile, m.request, other);
+      },
+    },
+    {
+      name: '6/authority-timeout', title: 'an authority that never answers makes the approval refused, not completed', rules: ['ns.verify.6'], expect: R(401, 'resolution_failed'),
+      build: async (m) => {
+        const other = await m.s.identity();
+        await m.s.target.authority.fault(other.identity, { timeout: 'both' });
+        return sign(profile, m.request, other);
+      },
+    },
+    { name: '7/wrong-key', title: "an approval signed by another key than the identity's is refused", rules: ['ns.verify.7', 'ns.auth.2'], expect: R(401, 'signature_invalid'), build: (m) => resign(profile, m.genuine, new Uint8Array(randomBytes(32))) },
+    { name: '7/bit-flip', title: 'an approval with one signature bit changed is refused', rules: ['ns.verify.7', 'ns.response.signature'], expect: R(401, 'signature_invalid'), build: (m) => ({ ...m.genuine, signature: flipBit(m.genuine.signature as string, 77) }) },
+    { name: '7/non-canonical-s', title: 'a signature with S + L (non-canonical S) is refused', rules: ['ns.verify.7', 'ns.ed25519.strict'], expect: R(401, 'signature_invalid'), build: (m) => ({ ...m.genuine, signature: nonCanonicalS(m.genuine.signature as string) }) },
+    { name: '7/canonical-trailing-lf', title: 'a signature over the canonical string plus a trailing line feed is refused', rules: ['ns.verify.7', 'ns.canonical.format'], expect: R(401, 'signature_invalid'), build: (m) => signLines(profile, m.genuine, m.who.seed, (l) => `${l.join('\n')}\n`) },
+    { name: '7/canonical-crlf', title: 'a signature over the lines joined with CR LF is refused', rules: ['ns.verify.7', 'ns.canonical.format'], expect: R(401, 'signature_invalid'), build: (m) => signLines(profile, m.genuine, m.who.seed, (l) => l.join('\r\n')) },
+    { name: '7/canonical-lines-swapped', title: 'a signature over the lines with audience and nonce swapped is refused', rules: ['ns.verify.7', 'ns.canonical.lines'], expect: R(401, 'signature_invalid'), build: (m) => signLines(profile, m.genuine, m.who.seed, (l) => [...l.slice(0, 4), l[5]!, l[4]!, ...l.slice(6)].join('\n')) },
+    { name: '7/canonical-statement-omitted', title: 'a signature that drops the empty statement line is refused', rules: ['ns.verify.7', 'ns.canonical.statement-empty'], start: { statement: '' }, expect: R(401, 'signature_invalid'), build: (m) => signLines(profile, m.genuine, m.who.seed, (l) => [...l.slice(0, 9), ...l.slice(10)].join('\n')) },
+    { name: '7/canonical-scopes-unsorted', title: 'a signature over the scopes line in another order is refused', rules: ['ns.verify.7', 'ns.canonical.scopes-joined'], start: { scopes: [...vocabulary.scopes.values] }, expect: R(401, 'signature_invalid'), build: (m) => signLines(profile, m.genuine, m.who.seed, (l) => [...l.slice(0, 10), l[10]!.split(',').reverse().join(', '), ...l.slice(11)].join('\n')) },
+    {
+      name: '7/rotated-outside-grace', title: 'after a key rotation, an approval by the previous key past its grace window is refused', rules: ['ns.verify.7', 'ns.identity-document.previous-keys'], expect: R(401, 'signature_invalid'),
+      build: async (m) => {
+        const other = await m.s.identity();
+        await m.s.target.authority.publish({ identity: other.identity, seed: new Uint8Array(randomBytes(32)), previousKeys: [{ publicKey: formatKey(publicKeyFromSeed(other.seed)), validUntil: isoShift(m.request.issued_at, -60) }] });
+        return sign(profile, m.request, other);
+      },
+    },
+    { name: '7/session-without-proof', title: 'key_id naming a session without session_proof is refused', rules: ['ns.verify.7', 'ns.auth.2.session-proof', 'ns.response.session-proof-presence'], expect: R(401, 'session_proof_mismatch'), build: (m) => { const a = sessionApproval(m, session(m)); delete a.session_proof; return a; } },
+    { name: '7/proof-with-identity-key', title: 'a session_proof with key_id identity is refused', rules: ['ns.verify.7', 'ns.auth.2.session-proof', 'ns.response.session-proof-presence'], expect: R(401, 'session_proof_mismatch'), build: (m) => ({ ...m.genuine, session_proof: session(m).proof }) },
+    { name: '7/key-id-invalid', title: 'a key_id that is neither identity nor a session (re-signed) is refused', rules: ['ns.verify.7', 'ns.response.key-id'], expect: R(401, 'key_id_invalid', 'invalid_key_id'), build: (m) => resign(profile, { ...m.genuine, key_id: 'device' }, m.who.seed) },
+    { name: '7/proof-missing-field', title: 'a session proof without its nonce is refused', rules: ['ns.verify.7', 'ns.session-proof.fields', 'ns.session-proof.validation'], expect: R(401, 'session_proof_invalid'), build: (m) => sessionApproval(m, session(m), (p) => { delete p.nonce; return p; }) },
+    { name: '7/proof-expired', title: 'an expired session proof is refused', rules: ['ns.verify.7', 'ns.session-proof.validation'], expect: R(401, 'session_proof_invalid'), build: (m) => sessionApproval(m, session(m, { issuedAt: now() - 7200_000, ttlSeconds: 3600 })) },
+    { name: '7/proof-ttl-over-cap', title: `a session proof whose TTL exceeds ${limits.session_ttl_max_seconds} s is refused`, rules: ['ns.verify.7', 'ns.session-proof.ttl', 'ns.limits.session-ttl'], expect: R(401, 'session_proof_invalid'), build: (m) => sessionApproval(m, session(m, { ttlSeconds: limits.session_ttl_max_seconds + 3600 })) },
+    { name: '7/proof-bad-key-encoding', title: 'a session proof whose session_public_key is not 32 bytes is refused', rules: ['ns.verify.7', 'ns.session-proof.key-encoding'], expect: R(401, 'session_proof_invalid'), build: (m) => sessionApproval(m, session(m), (p) => reproof(m, { ...p, session_public_key: encodeBase64url(randomBytes(31)) })) },
+    { name: '7/proof-wrong-signer', title: 'a session proof signed by another key than the identity key is refused', rules: ['ns.verify.7', 'ns.session-proof.signature'], expect: R(401, 'session_proof_invalid'), build: (m) => sessionApproval(m, session(m, { proofSeed: new Uint8Array(randomBytes(32)) })) },
+    { name: '7/proof-wrong-lines', title: 'a session proof whose signed lines name another identity is refused', rules: ['ns.verify.7', 'ns.session-proof.signed-lines'], expect: R(401, 'session_proof_invalid'), build: (m) => sessionApproval(m, session(m), (p) => ({ ...p, identity_signature: encodeBase64url(signEd25519(m.who.seed, canonicalString(profile, 'session-registration', { ...p, identity: `x${m.who.identity}` }))) })) },
+    { name: '7/session-key-not-proven', title: 'an approval signed by a key other than the proven session key is refused', rules: ['ns.verify.7', 'ns.auth.2'], expect: R(401, 'signature_invalid'), build: (m) => { const key = session(m); return resign(profile, sign(profile, m.request, m.who, key), new Uint8Array(randomBytes(32))); } },
+    { name: 'order/audience-before-resolution', title: 'a misaddressed approval by an identity whose authority hangs is refused at once by rule 2 (no lookup)', rules: ['ns.auth.3', 'ns.verify.order', 'ns.verify.2'], expect: R(400, 'audience_mismatch'),
+      build: async (m) => {
+        const other = await m.s.identity();
+        await m.s.target.authority.fault(other.identity, { timeout: 'both' });
+        return sign(profile, { ...m.request, audience: foreignOrigin }, other);
+      },
+    },
+    { name: 'order/version-before-signature', title: 'an approval failing rule 1 and rule 7 is refused by rule 1', rules: ['ns.auth.3', 'ns.verify.order', 'ns.verify.1'], expect: R(400, 'unsupported_version'), build: (m) => ({ ...m.genuine, [profile.ids.auth_field]: '2', signature: flipBit(m.genuine.signature as string, 3) }) },
+  ];
+}
+
+/** Runs one scenario on its own transaction; never throws for RP behaviour (it is recorded). */
+export async function runScenario(target: RpTarget, sc: Scenario, signal?: AbortSignal): Promise<ScenarioResult> {
+  const s = new Session(target, signal);
+  try {
+    let started: Started;
+    try {
+      started = await s.start(sc.start);
+    } catch (error) {
+      if (sc.start && error instanceof CheckFailure && /answered 400/.test(error.message)) throw new CheckSkip(`the RP cannot honour the start options ${JSON.stringify(sc.start)} (ns.start.options)`);
+      throw error;
+    }
+    if (sc.start?.scopes && JSON.stringify(started.request.scopes ?? []) !== JSON.stringify([...sc.start.scopes].sort())) {
+      throw new CheckSkip(`the RP did not honour the start option scopes ${JSON.stringify(sc.start.scopes)}`);
+    }
+    const who = await s.identity();
+    const genuine = sign(target.profile, started.request, who);
+    const m: MutationContext = { s, profile: target.profile, started, request: started.request, who, genuine };
+    const approval = await sc.build(m);
+    if (sc.accept) {
+      const done = await s.completeSameDevice(started, approval);
+      const result: ScenarioResult = { status: done.ok ? 200 : 0, envelope: '', after: done.ok ? 'completed' : '', exchanges: s.exchanges, notes: s.notes };
+      if (!done.ok) result.genuineProblem = done.problem ?? 'did not complete';
+      else if (done.identity !== undefined && done.identity !== who.identity) result.genuineProblem = `the poll names ${done.identity}, expected ${who.identity}`;
+      return result;
+    }
+    const refused = await s.deliver(started.request, approval);
+    const envelope = envelopeOf(refused);
+    const after = (await s.pollStatus(started.pollSecret)).status;
+    const result: ScenarioResult = { status: refused.status, envelope, after, refusedInMs: refused.exchange.durationMs, exchanges: s.exchanges, notes: s.notes };
+    if (refused.status === 200) {
+      result.genuineProblem = 'the mutated approval was accepted';
+      return result;
+    }
+    const done = await s.completeSameDevice(started, genuine);
+    if (!done.ok) result.genuineProblem = `after the refusal the genuine approval did not complete the login: ${done.problem}`;
+    return result;
+  } finally {
+    await s.close();
+  }
+}
+
+/** The two checks of every scenario, sharing one run. */
+export function verificationChecks(target: RpTarget, list: Scenario[], results: Map<string, () => Promise<ScenarioResult>>): Check[] {
+  const checks: Check[] = [];
+  for (const sc of list) {
+    const run = once(() => runScenario(target, sc));
+    results.set(sc.name, run);
+    const id = sc.name.replace(/^(\d)\//, 'rule-$1/');
+    if (sc.accept) {
+      checks.push(rpCheck(target, {
+        id: `rp/verify/${id}`,
+        title: sc.title,
+        rules: sc.rules,
+        run: async (s, e) => {
+          const r = await run();
+          s.exchanges.push(...r.exchanges);
+          e.that(r.genuineProblem === undefined, r.genuineProblem ?? '');
+        },
+      }));
+      continue;
+    }
+    checks.push(rpCheck(target, {
+      id: `rp/verify/${id}`,
+      title: sc.title,
+      rules: [...sc.rules, 'ns.nonce.spend-on-success'],
+      run: async (s, e) => {
+        const r = await run();
+        s.exchanges.push(...r.exchanges);
+        e.that(r.status >= 400 && r.status < 500, `expected a 4xx refusal, got ${r.status}${typeof r.envelope === 'object' ? `: ${r.envelope.error}` : ''}`);
+        e.that(r.after !== 'completed', 'the login completed after the mutated approval');
+        if (r.status !== 200) e.that(r.genuineProblem === undefined, r.genuineProblem ?? '');
+        // Ordering (cheapest first): the identity's authority hangs, so a refusal that waited for
+        // it looked the identity up before the cheap rule refused.
+        if (sc.name.startsWith('order/') && r.refusedInMs !== undefined) e.that(r.refusedInMs < ORDER_MAX_MS, `the refusal took ${r.refusedInMs} ms: the RP resolved the identity (its authority hangs) before the cheaper rule refused`);
+      },
+    }));
+    checks.push(rpCheck(target, {
+      id: `rp/codes/${id}`,
+      title: `${sc.title}: status ${sc.expect!.status} and error ${sc.expect!.codes.join(' or ')}`,
+      rules: ['ns.errors.codes', 'ns.delivery.reject-status'],
+      run: async (s, e) => {
+        const r = await run();
+        s.exchanges.push(...r.exchanges);
+        e.that(r.status === sc.expect!.status, `expected status ${sc.expect!.status}, got ${r.status}`);
+        if (typeof r.envelope === 'string') e.fail(r.envelope);
+        else e.that(sc.expect!.codes.includes(r.envelope.error), `expected error ${sc.expect!.codes.join(' or ')}, got ${r.envelope.error}`);
+      },
+    }));
+  }
+  return checks;
+}
+
+export { errorText, parseRfc3339, S_PREFIX };

@@ -1,0 +1,289 @@
+// The rp suite's driver: how the harness talks to an RP under test, over HTTP only. It starts
+// transactions through the start contract (ns.start.contract), delivers approvals, polls, resumes
+// and reads the metadata, and records every exchange of a check as its evidence. Nothing here
+// knows the reference RP: only the spec (rp.openapi.yaml) and the profile's identifiers.
+import { randomBytes } from 'node:crypto';
+import { HttpClient, HttpError, type Exchange, type HttpResponse } from '../../actors/http.ts';
+import type { AuthorityControl } from '../../actors/authority/types.ts';
+import type { Profile } from '../../../protocol/profile.ts';
+import { decodeObject, encodeObject } from '../../../protocol/codec.ts';
+import { encodeBase64url } from '../../../protocol/base64.ts';
+import { makeSessionProof, signApproval, type SessionKey } from '../../../protocol/signer.ts';
+import { formatRfc3339, parseRfc3339 } from '../../../protocol/time.ts';
+import { normalizeOrigin, urlOrigin } from '../../../protocol/url.ts';
+import { limits } from '../../../schemas/ts/limits.ts';
+
+/** Where the RP under test lives and what the harness may use to test it. */
+export interface RpTarget {
+  profile: Profile;
+  /** The RP's origin (the `audience` of its requests), normalized. */
+  origin: string;
+  /** The start contract URL (POST with Accept: application/json). */
+  startUrl: string;
+  /** Base URLs of the processes of this RP (same origin, shared stores); at least the origin. */
+  processes: string[];
+  /** The test identity authority the RP resolves identities through. */
+  authority: AuthorityControl;
+  /** An instance of the same RP whose nonce store is unreachable (enables the fail-closed check). */
+  brokenStore?: { origin: string; startUrl: string };
+}
+
+export class CheckFailure extends Error {
+  override name = 'CheckFailure';
+}
+export class CheckSkip extends Error {
+  override name = 'CheckSkip';
+}
+
+export interface Started {
+  response: HttpResponse;
+  /** The encoded request as the RP handed it out. */
+  encoded: string;
+  request: Record<string, unknown>;
+  requestUri?: string;
+  pollSecret: string;
+  matchCode: string;
+  /** The browser that started it (holds the binding cookie). */
+  browser: HttpClient;
+}
+
+export interface TestIdentity {
+  identity: string;
+  seed: Uint8Array;
+}
+
+export type DeliveryForm = 'bare' | 'object' | 'raw-json' | 'padded';
+
+/** One check's conversation with the RP: its clients, and every exchange as evidence. */
+export class Session {
+  readonly exchanges: Exchange[] = [];
+  readonly notes: string[] = [];
+  readonly #clients: HttpClient[] = [];
+  readonly signer: HttpClient;
+
+  constructor(readonly target: RpTarget, readonly signal?: AbortSignal) {
+    this.signer = this.client(false);
+  }
+
+  get profile(): Profile {
+    return this.target.profile;
+  }
+
+  /** A new HTTP client; with cookies it plays a browser with its own jar. */
+  client(cookies = true): HttpClient {
+    const c = new HttpClient({ cookies, timeoutMs: 20_000, evidenceBytes: 2048, keepExchanges: 0, onExchange: (e) => void this.exchanges.push(e) });
+    this.#clients.push(c);
+    return c;
+  }
+
+  note(text: string): void {
+    this.notes.push(text);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#clients.map((c) => c.close().catch(() => undefined)));
+  }
+
+  evidence(): unknown {
+    return { ...(this.notes.length > 0 ? { notes: this.notes } : {}), exchanges: this.exchanges.slice(-40) };
+  }
+
+  // ---- start contract ----
+
+  /** POST the start URL as a fresh browser (ns.start.contract); throws CheckFailure when it is not met. */
+  async start(options?: { action?: string; scopes?: string[]; statement?: string }, startUrl = this.target.startUrl): Promise<Started> {
+    const browser = this.client(true);
+    const response = await browser.post(startUrl, options ?? {}, { headers: { accept: 'application/json' }, ...this.#sig() });
+    if (response.status !== 201) throw new CheckFailure(`the start contract answered ${response.status}, expected 201 (POST ${startUrl} with Accept: application/json)${errorText(response)}`);
+    const body = safeJson(response);
+    if (!isObject(body)) throw new CheckFailure('the start result is not a JSON object');
+    const { request: encoded, poll_secret: pollSecret, match_code: matchCode, request_uri: requestUri } = body;
+    if (typeof encoded !== 'string' || typeof pollSecret !== 'string' || typeof matchCode !== 'string') {
+      throw new CheckFailure('the start result lacks request, poll_secret or match_code (strings)');
+    }
+    const decoded = decodeObject(encoded);
+    if (!decoded.ok) throw new CheckFailure(`the start result's request does not decode: ${decoded.reason}`);
+    const started: Started = { response, encoded, request: decoded.value, pollSecret, matchCode, browser };
+    if (typeof requestUri === 'string') started.requestUri = requestUri;
+    return started;
+  }
+
+  /** A fresh identity published by the authority (DNS and HTTPS). */
+  async identity(): Promise<TestIdentity> {
+    const { identity, seed } = await this.target.authority.newIdentity();
+    return { identity, seed };
+  }
+
+  // ---- the RP's endpoints ----
+
+  responseUri(request: Record<string, unknown>): string {
+    const uri = request.response_uri;
+    if (typeof uri === 'string') return uri;
+    return `${this.target.origin}${this.profile.ids.rp_response_path}`;
+  }
+
+  /** Delivers `approval` (an object, or text sent as is) to the request's response_uri. */
+  async deliver(request: Record<string, unknown>, approval: Record<string, unknown> | string, opts: { match?: string; form?: DeliveryForm; url?: string; client?: HttpClient } = {}): Promise<HttpResponse> {
+    const url = opts.url ?? this.responseUri(request);
+    const client = opts.client ?? this.signer;
+    const text = typeof approval === 'string' ? approval : encodeApproval(approval, opts.form ?? 'bare');
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (opts.match !== undefined || opts.form === 'object') {
+      const body: Record<string, string> = { response: text };
+      if (opts.match !== undefined) body.match = opts.match;
+      return client.post(url, body, { headers, ...this.#sig() });
+    }
+    return client.post(url, text, { headers: { ...headers, 'content-type': 'text/plain' }, ...this.#sig() });
+  }
+
+  pollUrl(): string {
+    return `${this.target.origin}${this.profile.ids.rp_poll_path}`;
+  }
+
+  async poll(secret: string, client: HttpClient = this.client(false), url = this.pollUrl()): Promise<HttpResponse> {
+    return client.post(url, { poll_secret: secret }, { headers: { accept: 'application/json' }, ...this.#sig() });
+  }
+
+  /** The poll status for `secret` ('' when the poll does not answer 200 with a status). */
+  async pollStatus(secret: string, client?: HttpClient): Promise<{ status: string; identity?: string; response: HttpResponse }> {
+    const response = await this.poll(secret, client);
+    const body = response.status === 200 ? safeJson(response) : undefined;
+    const status = isObject(body) && typeof body.status === 'string' ? body.status : '';
+    const identity = isObject(body) && typeof body.identity === 'string' ? body.identity : undefined;
+    return { status, ...(identity !== undefined ? { identity } : {}), response };
+  }
+
+  async resume(resumeUri: string, browser: HttpClient): Promise<HttpResponse> {
+    return browser.get(resumeUri, { headers: { accept: 'application/json' }, ...this.#sig() });
+  }
+
+  async metadata(): Promise<HttpResponse> {
+    return this.signer.get(`${this.target.origin}${this.profile.ids.metadata_path}`, { headers: { accept: 'application/json' }, maxBodyBytes: limits.metadata_body_max_bytes * 4, ...this.#sig() });
+  }
+
+  #sig(): { signal?: AbortSignal } {
+    return this.signal ? { signal: this.signal } : {};
+  }
+
+  // ---- composite steps ----
+
+  /** Same-device completion: deliver bare, resume with the starting browser, then poll. */
+  async completeSameDevice(started: Started, approval: Record<string, unknown> | string, opts: { form?: DeliveryForm; url?: string } = {}): Promise<{ ok: boolean; problem?: string; identity?: string }> {
+    const delivered = await this.deliver(started.request, approval, opts);
+    if (delivered.status !== 200) return { ok: false, problem: `the delivery answered ${delivered.status}${errorText(delivered)}` };
+    const receipt = safeJson(delivered);
+    if (!isObject(receipt) || receipt.status !== 'ok' || typeof receipt.resume_uri !== 'string') return { ok: false, problem: `the receipt is not {status: "ok", resume_uri}: ${delivered.text().slice(0, 200)}` };
+    const resumed = await this.resume(receipt.resume_uri, started.browser);
+    if (resumed.status !== 303) return { ok: false, problem: `resume answered ${resumed.status}, expected 303${errorText(resumed)}` };
+    const polled = await this.pollStatus(started.pollSecret);
+    if (polled.status !== 'completed') return { ok: false, problem: `after resume the poll says ${JSON.stringify(polled.status)}, expected "completed"` };
+    return { ok: true, ...(polled.identity !== undefined ? { identity: polled.identity } : {}) };
+  }
+
+  /** Cross-device completion: deliver with the match code, then poll. */
+  async completeCrossDevice(started: Started, approval: Record<string, unknown> | string): Promise<{ ok: boolean; problem?: string; identity?: string }> {
+    const delivered = await this.deliver(started.request, approval, { match: started.matchCode });
+    if (delivered.status !== 200) return { ok: false, problem: `the delivery with the match code answered ${delivered.status}${errorText(delivered)}` };
+    const receipt = safeJson(delivered);
+    if (!isObject(receipt) || receipt.status !== 'ok') return { ok: false, problem: `the receipt is not {status: "ok"}: ${delivered.text().slice(0, 200)}` };
+    if (receipt.resume_uri !== undefined) return { ok: false, problem: 'a cross-device receipt carries resume_uri' };
+    const polled = await this.pollStatus(started.pollSecret);
+    if (polled.status !== 'completed') return { ok: false, problem: `the poll says ${JSON.stringify(polled.status)}, expected "completed"` };
+    return { ok: true, ...(polled.identity !== undefined ? { identity: polled.identity } : {}) };
+  }
+
+  /** True when the transaction reports completed to its poll secret. */
+  async completed(started: Started): Promise<boolean> {
+    return (await this.pollStatus(started.pollSecret)).status === 'completed';
+  }
+}
+
+// ---- signing helpers (protocol/signer.ts does the signing) ----
+
+export function sign(profile: Profile, request: Readonly<Record<string, unknown>>, who: TestIdentity, session?: SessionKey): Record<string, unknown> {
+  return signApproval(profile, request, { identity: who.identity, seed: who.seed, ...(session ? { session } : {}) });
+}
+
+/** A session key for `who`, its proof signed by the identity key (window: now - 1 min, + ttl). */
+export function sessionFor(profile: Profile, who: TestIdentity, opts: { ttlSeconds?: number; issuedAt?: number; sessionSeed?: Uint8Array; proofSeed?: Uint8Array } = {}): SessionKey {
+  const seed = opts.sessionSeed ?? new Uint8Array(randomBytes(32));
+  const issuedAt = opts.issuedAt ?? Date.now() - 60_000;
+  const ttl = opts.ttlSeconds ?? 3600;
+  const window = { issued_at: formatRfc3339(issuedAt), expires_at: formatRfc3339(issuedAt + ttl * 1000), nonce: encodeBase64url(randomBytes(16)) };
+  return { sessionId: encodeBase64url(randomBytes(9)), seed, proof: makeSessionProof(profile, who.identity, opts.proofSeed ?? who.seed, seed, window) };
+}
+
+export function encodeApproval(approval: Record<string, unknown>, form: DeliveryForm): string {
+  const encoded = encodeObject(approval);
+  if (form === 'raw-json') return JSON.stringify(approval);
+  if (form === 'padded') return encoded + '='.repeat((4 - (encoded.length % 4)) % 4);
+  return encoded;
+}
+
+// ---- small helpers ----
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+export function safeJson(r: HttpResponse): unknown {
+  try {
+    return JSON.parse(r.text());
+  } catch {
+    return undefined;
+  }
+}
+
+/** `: <error> (<detail>)` of an error envelope, for failure texts. */
+export function errorText(r: HttpResponse): string {
+  const b = safeJson(r);
+  if (isObject(b) && typeof b.error === 'string') return `: ${b.error}${typeof b.detail === 'string' ? ` (${b.detail.slice(0, 160)})` : ''}`;
+  return '';
+}
+
+/** The error envelope {error, detail} of a rejection, or a problem text. */
+export function envelopeOf(r: HttpResponse): { error: string; detail: string; rule?: string } | string {
+  const b = safeJson(r);
+  if (!isObject(b)) return `the ${r.status} answer is not a JSON object: ${r.text().slice(0, 120)}`;
+  if (typeof b.error !== 'string' || !/^[a-z][a-z0-9_]*$/.test(b.error)) return `the ${r.status} answer has no snake_case "error" code`;
+  if (typeof b.detail !== 'string') return `the ${r.status} answer has no "detail" string`;
+  return { error: b.error, detail: b.detail, ...(typeof b.rule === 'string' ? { rule: b.rule } : {}) };
+}
+
+export function originOfUrl(url: string): string | undefined {
+  return urlOrigin(url);
+}
+
+export function isoShift(rfc3339: unknown, seconds: number): string {
+  const t = parseRfc3339(rfc3339);
+  if (t === undefined) throw new CheckFailure(`not an RFC 3339 time: ${String(rfc3339)}`);
+  return formatRfc3339(t + seconds * 1000);
+}
+
+/** Entropy in bits a secret's text can carry, judged by its alphabet and length. */
+export function secretBits(text: string): number {
+  if (/^[0-9]+$/.test(text)) return text.length * Math.log2(10);
+  if (/^[0-9a-f]+$/i.test(text)) return text.length * 4;
+  if (/^[0-9A-HJKMNP-TV-Z]+$/i.test(text)) return text.length * 5;
+  if (/^[A-Za-z0-9_-]+=*$/.test(text) || /^[A-Za-z0-9+/]+=*$/.test(text)) return text.replace(/=+$/, '').length * 6;
+  return text.length * 6;
+}
+
+export function normalizedOrigin(url: string): string {
+  const o = normalizeOrigin(url);
+  if (o === undefined) throw new CheckFailure(`${url} is not an origin`);
+  return o;
+}
+
+export function describeHttpError(error: unknown): string | undefined {
+  return error instanceof HttpError ? error.message : undefined;
+}
+
+/** A URL with its origin replaced by `base` (for spreading deliveries across processes). */
+export function onProcess(url: string, base: string): string {
+  const u = new URL(url);
+  const b = new URL(base);
+  u.protocol = b.protocol;
+  u.host = b.host;
+  return u.toString();
+}

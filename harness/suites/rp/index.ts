@@ -1,0 +1,89 @@
+// The `rp` suite: checks any relying party over the network (HTTP to the RP, the test identity
+// authority for DNS and HTTPS resolution), driven through the start contract (ns.start.contract).
+// Every check starts its own transaction, cites the rules of document 1 it exercises, and keeps
+// the HTTP exchanges as evidence.
+import type { Check, SuiteLoad } from '../../run/model.ts';
+import { ConfigError } from '../../run/exit.ts';
+import { HttpClient, HttpError } from '../../actors/http.ts';
+import { normalizeOrigin } from '../../../protocol/url.ts';
+import { rpCheck } from './check.ts';
+import type { RpTarget } from './driver.ts';
+import { scenarios, verificationChecks, type ScenarioResult } from './checks/verification.ts';
+import { transactionChecks } from './checks/transactions.ts';
+import { surfaceChecks } from './checks/surface.ts';
+import { concurrencyChecks } from './checks/concurrency.ts';
+import { robustnessChecks } from './checks/robustness.ts';
+import { propertyChecks } from './checks/properties.ts';
+
+export type { RpTarget } from './driver.ts';
+
+/** The conformance cases the shared vectors pin (ns.version.vectors), as live scenarios. */
+const PINNED: Array<[string, string]> = [
+  ['valid identity-key signature', 'accept/identity-key'],
+  ['valid session-delegated signature with proof chain', 'accept/session-key'],
+  ['valid login-only approval with empty scope line', 'accept/login-only'],
+  ['expired', '4/expired'],
+  ['window over 5 minutes', '4/window-too-long'],
+  ['wrong audience with valid signature', '2/audience-other-origin'],
+  ['scope outside the RP namespace', '3/scope-foreign'],
+  ['unsorted scopes', '3/scopes-unsorted'],
+  ['statement edited after signing', 'binding/statement-edited'],
+];
+
+export async function rpSuite(target: RpTarget): Promise<SuiteLoad> {
+  const origin = normalizeOrigin(target.origin);
+  if (origin === undefined) throw new ConfigError(`--rp ${target.origin} is not an origin (scheme://host[:port])`);
+  const t: RpTarget = { ...target, origin, processes: target.processes.length > 0 ? target.processes : [origin] };
+  await reachable(t);
+
+  const results = new Map<string, () => Promise<ScenarioResult>>();
+  const checks: Check[] = [
+    ...surfaceChecks(t),
+    ...transactionChecks(t),
+    ...verificationChecks(t, scenarios(t.profile), results),
+    ...concurrencyChecks(t),
+    ...robustnessChecks(t),
+    ...propertyChecks(t),
+  ];
+  checks.push(
+    rpCheck(t, {
+      id: 'rp/vectors/pinned-cases',
+      title: 'the conformance cases the shared vectors pin, reproduced live against this RP (the replay case is rp/nonce/replay)',
+      rules: ['ns.version.vectors'],
+      run: async (s, e) => {
+        for (const [label, name] of PINNED) {
+          const run = results.get(name);
+          if (!run) throw new Error(`no scenario ${name}`);
+          const r = await run();
+          s.exchanges.push(...r.exchanges.slice(-6));
+          const accepting = name.startsWith('accept/');
+          if (accepting) e.that(r.genuineProblem === undefined, `${label}: ${r.genuineProblem}`);
+          else e.that(r.status >= 400 && r.status < 500 && r.after !== 'completed', `${label}: answered ${r.status}, poll ${r.after}`);
+        }
+      },
+    }),
+  );
+  return { checks, skipped: [], coverageDocs: [1] };
+}
+
+/** The RP must answer at all: otherwise the run tests nothing (exit 2), not 90 failures. */
+async function reachable(t: RpTarget): Promise<void> {
+  const client = new HttpClient({ timeoutMs: 10_000 });
+  try {
+    for (const base of new Set([t.origin, ...t.processes])) {
+      try {
+        await client.get(`${base}${t.profile.ids.metadata_path}`, { headers: { accept: 'application/json' } });
+      } catch (error) {
+        if (error instanceof HttpError) throw new ConfigError(`the RP at ${base} cannot be reached: ${error.message}`);
+        throw error;
+      }
+    }
+    try {
+      await t.authority.info();
+    } catch (error) {
+      throw new ConfigError(`the test authority cannot be reached: ${(error as Error).message}`);
+    }
+  } finally {
+    await client.close();
+  }
+}
