@@ -41,6 +41,12 @@ describe('run --reference --suite rp', () => {
     expect(run.report.results.find((r) => r.id === 'rp/process/shared-transactions')?.status).toBe('passed');
   }, 120_000);
 
+  it('passes under the interop service name poweur (every path, field and cookie renamed)', async () => {
+    const run = await runCli(['run', '--reference', '--service-name', 'poweur', '--runs', '10', '--seed', '7']);
+    expectPassing(run);
+    expect(run.report.config).toMatchObject({ service_name: 'poweur' });
+  }, 120_000);
+
   describe.skipIf(!existsSync(REDIS_SERVER))('with a real redis-server', () => {
     let redis: RedisServer | undefined;
     afterAll(async () => {

@@ -6,7 +6,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Check } from '../../../run/model.ts';
 import { Browser, Signer, SignerError, fetchMetadata, loadRequest, metadataProblems, validateRequest, checkAudience } from '../../../actors/signer/index.ts';
 import { decodeObject, encodeObject } from '../../../../protocol/codec.ts';
-import { makeAjv } from '../../../../protocol/schema.ts';
+import { inSchemaNames, makeAjv } from '../../../../protocol/schema.ts';
 import { normalizeShortCode, referenceFromInput } from '../../../../protocol/reference.ts';
 import { normalizeOrigin, sameOrigin, splitUrl } from '../../../../protocol/url.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
@@ -48,7 +48,7 @@ export function surfaceChecks(target: RpTarget): Check[] {
         e.that(raw.body.length <= limits.metadata_body_max_bytes, `the metadata is ${raw.body.length} bytes, over ${limits.metadata_body_max_bytes}`);
         const doc = safeJson(raw);
         const validate = validator('rp-metadata');
-        if (!validate(doc)) e.fail(`the metadata does not match spec/objects/rp-metadata.schema.json: ${JSON.stringify(validate.errors?.slice(0, 3))}`);
+        if (!validate(inSchemaNames(profile, doc))) e.fail(`the metadata does not match spec/objects/rp-metadata.schema.json: ${JSON.stringify(validate.errors?.slice(0, 3))}`);
         try {
           const { metadata } = await fetchMetadata(profile, s.signer, target.origin, s.signal);
           e.that(typeof metadata.name === 'string' && metadata.name.trim() !== '', 'the metadata has no trusted name');
@@ -96,7 +96,7 @@ export function surfaceChecks(target: RpTarget): Check[] {
         if (r.domain !== undefined) e.that(typeof r.domain === 'string' && /^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/i.test(r.domain), `domain ${JSON.stringify(r.domain)} is not a host`);
         e.that(r.request_id !== b.request.request_id && r.nonce !== b.request.nonce, 'two transactions share a request_id or nonce');
         const validate = validator('request');
-        if (!validate(r)) e.fail(`the request does not match spec/objects/request.schema.json: ${JSON.stringify(validate.errors?.slice(0, 3))}`);
+        if (!validate(inSchemaNames(profile, r))) e.fail(`the request does not match spec/objects/request.schema.json: ${JSON.stringify(validate.errors?.slice(0, 3))}`);
         try {
           const { metadata } = await fetchMetadata(profile, s.signer, checkAudience(r.audience), s.signal);
           for (const p of validateRequest(profile, r, metadata)) e.fail(`a conforming signer refuses the request: ${p.detail} (${p.ruleId})`);
