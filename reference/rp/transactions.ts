@@ -25,18 +25,8 @@ export interface Transaction {
   resumeExpiresAt: number | null;
 }
 
-export interface NewTransaction {
-  requestId: string;
-  request: Record<string, unknown>;
-  encoded: string;
-  refCode: string;
-  bindingHash: string;
-  pollHash: string;
-  matchCode: string;
-  startedAt: number;
-  expiresAt: number;
-  browser: string;
-}
+/** What starting a login records; the rest of a Transaction is filled in as it moves. */
+export type NewTransaction = Omit<Transaction, 'state' | 'identity' | 'resumeHash' | 'resumeExpiresAt'>;
 
 interface Row {
   request_id: string;

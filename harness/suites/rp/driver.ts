@@ -167,6 +167,15 @@ export class Session {
 
   // ---- composite steps ----
 
+  /** A fresh transaction approved by a fresh identity on the same device: what the RP answered and its resume_uri, if any. */
+  async approveSameDevice(): Promise<{ started: Started; delivered: HttpResponse; resumeUri?: string }> {
+    const started = await this.start();
+    const delivered = await this.deliver(started.request, sign(this.profile, started.request, await this.identity()));
+    const receipt = delivered.status === 200 ? safeJson(delivered) : undefined;
+    const resumeUri = isObject(receipt) && typeof receipt.resume_uri === 'string' ? receipt.resume_uri : undefined;
+    return { started, delivered, ...(resumeUri !== undefined ? { resumeUri } : {}) };
+  }
+
   /** Same-device completion: deliver bare, resume with the starting browser, then poll. */
   async completeSameDevice(started: Started, approval: Record<string, unknown> | string, opts: { form?: DeliveryForm; url?: string } = {}): Promise<{ ok: boolean; problem?: string; identity?: string }> {
     const delivered = await this.deliver(started.request, approval, opts);

@@ -76,11 +76,8 @@ export function transactionChecks(target: RpTarget): Check[] {
       title: 'resume without the binding cookie does not complete, and the code cannot be used afterwards by the right browser either',
       rules: ['ns.transaction.resume-refused', 'ns.auth.6', 'ns.transport.resume'],
       run: async (s, e) => {
-        const t = await s.start();
-        const who = await s.identity();
-        const d = await s.deliver(t.request, sign(s.profile, t.request, who));
-        const uri = (safeJson(d) as Record<string, unknown> | undefined)?.resume_uri;
-        if (!e.that(d.status === 200 && typeof uri === 'string', `the delivery answered ${d.status} without resume_uri`)) return;
+        const { started: t, delivered: d, resumeUri: uri } = await s.approveSameDevice();
+        if (!e.that(uri !== undefined, `the delivery answered ${d.status} without resume_uri${errorText(d)}`)) return;
         const stranger = s.client(true);
         const r = await s.resume(uri as string, stranger);
         e.that(r.status >= 400 && r.status < 500, `resume without the cookie answered ${r.status}, expected a 4xx refusal`);
@@ -96,11 +93,8 @@ export function transactionChecks(target: RpTarget): Check[] {
       title: 'resume with the binding cookie but a wrong code does not complete',
       rules: ['ns.transaction.resume-refused', 'ns.auth.6', 'ns.limits.resume-code'],
       run: async (s, e) => {
-        const t = await s.start();
-        const who = await s.identity();
-        const d = await s.deliver(t.request, sign(s.profile, t.request, who));
-        const uri = (safeJson(d) as Record<string, unknown> | undefined)?.resume_uri;
-        if (!e.that(d.status === 200 && typeof uri === 'string', `the delivery answered ${d.status} without resume_uri`)) return;
+        const { started: t, delivered: d, resumeUri: uri } = await s.approveSameDevice();
+        if (!e.that(uri !== undefined, `the delivery answered ${d.status} without resume_uri${errorText(d)}`)) return;
         const wrong = new URL(uri as string);
         wrong.searchParams.set('code', encodeBase64url(randomBytes(32)));
         const r = await s.resume(wrong.toString(), t.browser);
@@ -117,11 +111,8 @@ export function transactionChecks(target: RpTarget): Check[] {
       title: 'a resume code completes once; used again (same browser or another) it does not sign anyone in',
       rules: ['ns.transaction.resume-refused', 'ns.limits.resume-code', 'ns.transaction.resume'],
       run: async (s, e) => {
-        const t = await s.start();
-        const who = await s.identity();
-        const d = await s.deliver(t.request, sign(s.profile, t.request, who));
-        const uri = (safeJson(d) as Record<string, unknown> | undefined)?.resume_uri;
-        if (!e.that(d.status === 200 && typeof uri === 'string', `the delivery answered ${d.status} without resume_uri`)) return;
+        const { started: t, delivered: d, resumeUri: uri } = await s.approveSameDevice();
+        if (!e.that(uri !== undefined, `the delivery answered ${d.status} without resume_uri${errorText(d)}`)) return;
         const first = await s.resume(uri as string, t.browser);
         e.that(first.status === 303, `the first resume answered ${first.status}, expected 303`);
         const again = await s.resume(uri as string, t.browser);
@@ -175,11 +166,8 @@ export function transactionChecks(target: RpTarget): Check[] {
       title: 'a poll after a same-device approval but before resume answers approved and hands out nothing',
       rules: ['ns.transaction.poll-before-resume', 'ns.transport.poll-shape', 'ns.transaction.states'],
       run: async (s, e) => {
-        const t = await s.start();
-        const who = await s.identity();
-        const d = await s.deliver(t.request, sign(s.profile, t.request, who));
-        const uri = (safeJson(d) as Record<string, unknown> | undefined)?.resume_uri;
-        if (!e.that(d.status === 200 && typeof uri === 'string', `the delivery answered ${d.status}`)) return;
+        const { started: t, delivered: d, resumeUri: uri } = await s.approveSameDevice();
+        if (!e.that(uri !== undefined, `the delivery answered ${d.status} without resume_uri${errorText(d)}`)) return;
         const p = await s.pollStatus(t.pollSecret, t.browser);
         e.that(p.status === 'approved', `the poll says ${JSON.stringify(p.status)}, expected "approved"`);
         e.that(p.identity === undefined, 'the poll before resume hands out the identity');
