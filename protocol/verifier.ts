@@ -135,7 +135,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
     const keyId = r.key_id;
     const hasProof = r.session_proof !== undefined && r.session_proof !== null;
     const delegated = typeof keyId === 'string' && keyId.startsWith(SESSION) && keyId.length > SESSION.length;
-    if (keyId !== vocabulary.key_ids.identity && !delegated) return reject(7, 'key_id_invalid', `key_id must be "identity" or "${SESSION}<id>"`);
+    if (keyId !== vocabulary.key_ids.identity && !delegated) return reject(7, 'invalid_key_id', `key_id must be "identity" or "${SESSION}<id>"`);
     if (delegated !== hasProof) {
       return reject(7, 'session_proof_mismatch', delegated ? 'key_id names a session but no session_proof is attached' : 'a session_proof is attached but key_id is identity');
     }

@@ -246,7 +246,7 @@ const CODE_REASON: Readonly<Record<string, string>> = {
   issued_in_future: 'future',
   nonce_replayed: 'replay',
   resolution_failed: 'resolution',
-  key_id_invalid: 'proof',
+  invalid_key_id: 'proof',
   session_proof_mismatch: 'proof',
   session_proof_invalid: 'proof',
   signature_invalid: 'signature',
