@@ -8,14 +8,13 @@
 // as a production identity host would, so the RP may reuse a resolution between deliveries; a
 // transaction is started per approval before the clock starts (that is the login page's cost,
 // not delivery's).
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createPublicKey, verify } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
 import { startAuthority } from '../harness/actors/authority/index.ts';
+import { spawnReferenceRp, type RpChild } from '../harness/suites/rp/launch.ts';
 import { decodeObject, encodeObject } from '../protocol/codec.ts';
 import { canonicalString } from '../protocol/canonical.ts';
 import { decodeBase64Any } from '../protocol/base64.ts';
@@ -26,18 +25,16 @@ import type { BenchRow } from './verifier.ts';
 
 const N = 3000;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
-const ROOT = new URL('..', import.meta.url).pathname;
 
 export async function benchRpDelivery(): Promise<BenchRow[]> {
   const authority = await startAuthority({ profile, ttl: 300 });
   const dataDir = await mkdtemp(join(tmpdir(), 'svc-bench-rp-'));
-  let rp: ChildProcess | undefined;
+  let rp: RpChild | undefined;
   try {
     const { identity, seed } = await authority.newIdentity();
     await authority.publish({ identity, seed, cacheControl: 'max-age=300' });
-    const started = await startReferenceRp(['--data-dir', dataDir, '--dns-server', authority.dnsServer, '--ca', authority.caFile, '--quiet']);
-    rp = started.child;
-    const origin = started.origin;
+    rp = await spawnReferenceRp(['--port', '0', '--data-dir', dataDir, '--dns-server', authority.dnsServer, '--ca', authority.caFile, '--quiet']);
+    const origin = rp.origin;
     const pool = new Pool(origin, { connections: CONCURRENCY, pipelining: 1 });
     try {
       // Transactions and approvals first: neither is delivery's cost.
@@ -88,7 +85,7 @@ export async function benchRpDelivery(): Promise<BenchRow[]> {
       await pool.close();
     }
   } finally {
-    rp?.kill('SIGTERM');
+    await rp?.stop();
     await authority.close();
     await rm(dataDir, { recursive: true, force: true });
   }
@@ -105,17 +102,4 @@ function rawVerifiesPerSecond(approvals: readonly Record<string, unknown>[], pub
     best = Math.max(best, pairs.length / (Number(process.hrtime.bigint() - t) / 1e9));
   }
   return best;
-}
-
-/** Spawns `svc-reference rp --port 0` and waits for its listening line. */
-async function startReferenceRp(args: string[]): Promise<{ child: ChildProcess; origin: string }> {
-  const child = spawn(process.execPath, [...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), join(ROOT, 'bin/svc-reference.js'), 'rp', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout! });
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`svc-reference rp exited with ${code} before listening`)));
-    lines.on('line', (line) => {
-      const m = /listening on (\S+)/.exec(line);
-      if (m) resolve({ child, origin: m[1]! });
-    });
-  });
 }

@@ -12,6 +12,7 @@ import type { CliDeps, CliIO, RunCommandInput, RunFlags } from '../cli.ts';
 import { ConfigError } from '../run/exit.ts';
 import { profileFor, ProfileError, type Profile } from '../../protocol/profile.ts';
 import { normalizeOrigin, urlOrigin } from '../../protocol/url.ts';
+import type { RpTarget } from '../suites/rp/driver.ts';
 
 export interface RunCommandContext {
   argv: string[];
@@ -98,8 +99,7 @@ async function runExternal(flags: RpFlags, ctx: RunCommandContext, profile: Prof
   for (const p of flags.rpProcess) if (urlOrigin(p) === undefined) throw new ConfigError(`--rp-process ${p} is not an http(s) URL`);
   const { AuthorityClient } = await import('../actors/authority/index.ts');
   const authority = new AuthorityClient(flags.authority);
-  const { rpSuite } = await import('../suites/rp/index.ts');
-  const target = {
+  const target: RpTarget = {
     profile,
     origin,
     startUrl,
@@ -107,6 +107,12 @@ async function runExternal(flags: RpFlags, ctx: RunCommandContext, profile: Prof
     authority,
     ...(flags.rpBrokenStore ? { brokenStore: { origin: brokenOrigin(flags.rpBrokenStore), startUrl: `${brokenOrigin(flags.rpBrokenStore)}/login` } } : {}),
   };
+  return runRpSuite(flags, ctx, target, { rp: origin, rp_start: startUrl, authority: flags.authority, reference: false });
+}
+
+/** Runs the rp suite against `target` through the shared run machinery; `config` goes into the report. */
+async function runRpSuite(flags: RpFlags, ctx: RunCommandContext, target: RpTarget, config: Record<string, unknown>): Promise<number> {
+  const { rpSuite } = await import('../suites/rp/index.ts');
   return ctx.runCommand({
     command: 'run',
     flags,
@@ -114,7 +120,7 @@ async function runExternal(flags: RpFlags, ctx: RunCommandContext, profile: Prof
     io: ctx.io,
     deps: ctx.deps,
     tool: ctx.tool,
-    config: { suite: 'rp', rp: origin, rp_start: startUrl, rp_processes: target.processes, authority: flags.authority, service_name: profile.name, reference: false },
+    config: { suite: 'rp', ...config, rp_processes: target.processes, service_name: target.profile.name },
     load: () => rpSuite(target),
   });
 }
@@ -134,7 +140,6 @@ async function runReference(flags: RpFlags, ctx: RunCommandContext, profile: Pro
   if (!/^(sqlite|memory|redis:\/\/[^\s/]+:\d+\/?)$/.test(store)) throw new ConfigError(`--nonce-store ${store}: use sqlite, memory or redis://HOST:PORT`);
   if (store === 'memory' && processes > 1) throw new ConfigError('--nonce-store memory cannot be shared between processes: use sqlite or redis with --rp-processes');
   const { startReference } = await import('../suites/rp/launch.ts');
-  const { rpSuite } = await import('../suites/rp/index.ts');
   // Stop the children on SIGINT/SIGTERM even while they are still starting.
   let interrupted = false;
   const early = (): void => {
@@ -153,16 +158,7 @@ async function runReference(flags: RpFlags, ctx: RunCommandContext, profile: Pro
   try {
     if (interrupted || ctx.io.signal?.aborted) throw new ConfigError('interrupted while starting the reference RP');
     ctx.io.stderr.write(`reference RP at ${run.target.origin} (${run.rp.map((p) => p.url).join(', ')}), authority ${run.authority.adminUrl} (DNS ${run.authority.dnsServer})\n`);
-    return await ctx.runCommand({
-      command: 'run',
-      flags,
-      argv: ctx.argv,
-      io: ctx.io,
-      deps: ctx.deps,
-      tool: ctx.tool,
-      config: { suite: 'rp', reference: true, rp: run.target.origin, rp_processes: run.target.processes, nonce_store: store, authority: run.authority.adminUrl, service_name: profile.name },
-      load: () => rpSuite(run.target),
-    });
+    return await runRpSuite(flags, ctx, run.target, { reference: true, rp: run.target.origin, nonce_store: store, authority: run.authority.adminUrl });
   } finally {
     await run.stop();
   }

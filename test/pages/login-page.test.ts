@@ -1,23 +1,21 @@
 // The login page as a user meets it: headless Chromium (Debian's, through playwright-core) on the
 // reference RP started as `svc-reference rp`, resolving through the test authority over real DNS
 // and HTTPS, approved by the harness signer.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { chromium, type Browser as Chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
 import { Signer } from '../../harness/actors/signer/index.ts';
+import { spawnReferenceRp, type RpChild } from '../../harness/suites/rp/launch.ts';
 import { decodeObject } from '../../protocol/codec.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ROOT = new URL('../..', import.meta.url).pathname;
 
 let authority: Authority;
-let rp: ChildProcess;
+let rp: RpChild;
 let origin: string;
 let dataDir: string;
 let browser: Chromium;
@@ -27,21 +25,15 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does)`);
   authority = await startAuthority();
   dataDir = await mkdtemp(join(tmpdir(), 'svc-page-'));
-  rp = spawn(process.execPath, [join(ROOT, 'bin/svc-reference.js'), 'rp', '--port', '0', '--data-dir', dataDir, '--dns-server', authority.dnsServer, '--ca', authority.caFile, '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  origin = await new Promise<string>((resolve, reject) => {
-    rp.once('exit', (code) => reject(new Error(`svc-reference rp exited with ${code}`)));
-    createInterface({ input: rp.stdout! }).on('line', (line) => {
-      const m = /listening on (\S+)/.exec(line);
-      if (m) resolve(m[1]!);
-    });
-  });
+  rp = await spawnReferenceRp(['--port', '0', '--data-dir', dataDir, '--dns-server', authority.dnsServer, '--ca', authority.caFile, '--quiet']);
+  origin = rp.origin;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
   signer = new Signer();
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
-  rp?.kill('SIGTERM');
+  await rp?.stop();
   signer?.close();
   await authority?.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });

@@ -38,16 +38,22 @@ export interface ReferenceRun {
   stop(): Promise<void>;
 }
 
-interface Child {
+/** A running `svc-reference rp` child process. */
+export interface RpChild {
   proc: ChildProcess;
   origin: string;
+  /** The bound URL, no trailing slash. */
   url: string;
+  /** Its stdout and stderr lines so far. */
   output: string[];
+  /** SIGTERM, then SIGKILL after 5 s. */
+  stop(): Promise<void>;
 }
+
 
 export async function startReference(options: ReferenceOptions): Promise<ReferenceRun> {
   const n = options.processes ?? 1;
-  const children: Child[] = [];
+  const children: RpChild[] = [];
   const dirs: string[] = [];
   let authority: Authority | undefined;
   const killAll = (): void => {
@@ -69,6 +75,11 @@ export async function startReference(options: ReferenceOptions): Promise<Referen
     dirs.push(dataDir);
     const common = ['--dns-server', authority.dnsServer, '--ca', authority.caFile, '--service-name', options.profile.name, '--resolver-timeout', String(REFERENCE_RESOLVER_TIMEOUT_MS)];
     const store = options.nonceStore ? ['--nonce-store', options.nonceStore] : [];
+    const spawnRp = (args: string[], log?: (line: string) => void) => spawnReferenceRp(args, { ...(log ? { log } : {}), onSpawn: (c) => children.push(c) }).then((c) => {
+      // Keep it in `children` once (onSpawn pushed it at spawn).
+      children.splice(children.indexOf(c), 1);
+      return c;
+    });
     const first = await spawnRp(['--port', '0', '--data-dir', dataDir, ...store, ...common], options.log);
     children.push(first);
     const rest = await Promise.all(Array.from({ length: n - 1 }, () => spawnRp(['--port', '0', '--data-dir', dataDir, '--origin', first.origin, ...store, ...common], options.log)));
@@ -91,40 +102,42 @@ export async function startReference(options: ReferenceOptions): Promise<Referen
     await stop();
     throw error;
   }
+}
 
-  function spawnRp(args: string[], log?: (line: string) => void): Promise<Child> {
-    return new Promise((resolve, reject) => {
-      const proc = spawn(process.execPath, [BIN, 'rp', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } });
-      const child: Child = { proc, origin: '', url: '', output: [] };
-      children.push(child);
-      let settled = false;
-      const timer = setTimeout(() => fail(`did not print its listening line within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
-      const fail = (why: string) => {
-        if (settled) return;
+/**
+ * Spawns `svc-reference rp ARGS` from its bin, as a user starts it, and resolves once it prints
+ * its listening line. `onSpawn` sees the child at once, so a caller can stop it if startup fails.
+ */
+export function spawnReferenceRp(args: string[], options: { log?: (line: string) => void; onSpawn?: (child: RpChild) => void } = {}): Promise<RpChild> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [BIN, 'rp', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } });
+    const child: RpChild = { proc, origin: '', url: '', output: [], stop: () => stopChild(child) };
+    options.onSpawn?.(child);
+    let settled = false;
+    const timer = setTimeout(() => fail(`did not print its listening line within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
+    const fail = (why: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reject(new ConfigError(`the reference RP (svc-reference rp ${args.join(' ')}) ${why}\n${child.output.slice(-20).join('\n')}`));
+    };
+    const onLine = (line: string) => {
+      child.output.push(line);
+      options.log?.(`[rp ${proc.pid}] ${line}`);
+      const m = LISTENING.exec(line);
+      if (m && !settled) {
         settled = true;
         clearTimeout(timer);
-        reject(new ConfigError(`the reference RP (svc-reference rp ${args.join(' ')}) ${why}\n${child.output.slice(-20).join('\n')}`));
-      };
-      const onLine = (line: string) => {
-        child.output.push(line);
-        log?.(`[rp ${proc.pid}] ${line}`);
-        const m = LISTENING.exec(line);
-        if (m && !settled) {
-          settled = true;
-          clearTimeout(timer);
-          child.origin = m[1]!;
-          child.url = m[2]!.replace(/\/$/, '');
-          // Keep it in `children` once (it was pushed at spawn).
-          children.splice(children.indexOf(child), 1);
-          resolve(child);
-        }
-      };
-      lines(proc.stdout!, onLine);
-      lines(proc.stderr!, onLine);
-      proc.once('error', (e) => fail(`could not start: ${e.message}`));
-      proc.once('exit', (code, signal) => fail(`exited (${signal ?? code}) before listening`));
-    });
-  }
+        child.origin = m[1]!;
+        child.url = m[2]!.replace(/\/$/, '');
+        resolve(child);
+      }
+    };
+    lines(proc.stdout!, onLine);
+    lines(proc.stderr!, onLine);
+    proc.once('error', (e) => fail(`could not start: ${e.message}`));
+    proc.once('exit', (code, signal) => fail(`exited (${signal ?? code}) before listening`));
+  });
 }
 
 function lines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
@@ -140,7 +153,7 @@ function lines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): v
   });
 }
 
-async function stopChild(c: Child): Promise<void> {
+async function stopChild(c: Pick<RpChild, 'proc'>): Promise<void> {
   const p = c.proc;
   if (p.exitCode !== null || p.signalCode !== null) return;
   await new Promise<void>((resolve) => {
