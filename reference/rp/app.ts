@@ -14,7 +14,7 @@ import { openNonceStore } from '../stores/index.ts';
 import { NetworkResolver } from '../resolve/network.ts';
 import { DEFAULT_NAME, DEFAULT_SIGNER_URL, pathsFor, type RpConfig, type RpContext } from './config.ts';
 import { RpError } from './errors.ts';
-import { cookieName, errorFor, errorJson, html, json, readCookies, serializeCookie } from './http.ts';
+import { cookieName, errorFor, errorJson, html, readCookies, serializeCookie } from './http.ts';
 import { TransactionStore } from './transactions.ts';
 import { SessionStore } from './sessions.ts';
 import { metadataHandler } from './metadata.ts';
@@ -103,7 +103,7 @@ export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
       const method = req.method === 'HEAD' ? 'GET' : req.method;
       const handler = methods[method];
       try {
-        if (!handler) throw new RpError(405, 'method_not_allowed', `${req.method} is not allowed here`, undefined, { allow: allow.join(', ') });
+        if (!handler) throw new RpError(405, 'method_not_allowed', `${req.method} is not allowed here`, 'ns.delivery.never-500', { allow: allow.join(', ') });
         return await handler(req, event);
       } catch (error) {
         if (error instanceof RpError) return pages.includes(method) ? errorFor(req, error, config.name) : errorJson(error);
@@ -134,7 +134,7 @@ export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
   }, ['POST']);
   route('/assets/rp.js', { GET: () => new Response(SCRIPT, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300', 'x-content-type-options': 'nosniff' } }) });
   route('/assets/rp.css', { GET: () => new Response(STYLE, { headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=300', 'x-content-type-options': 'nosniff' } }) });
-  app.all('/**', () => json({ error: 'not_found', detail: 'no such endpoint' }, 404));
+  app.all('/**', () => errorJson(new RpError(404, 'not_found', 'no such endpoint', 'ns.delivery.never-500')));
 
   const fetch = async (request: Request): Promise<Response> => app.fetch(request);
   return {

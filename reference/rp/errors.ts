@@ -8,18 +8,18 @@ const known: ReadonlySet<string> = new Set(rules.map((r) => r.id));
 export interface ErrorEnvelope {
   error: string;
   detail: string;
-  rule?: string;
+  rule: string;
 }
 
 export class RpError extends Error {
   readonly status: number;
   readonly code: string;
-  readonly rule: string | undefined;
+  readonly rule: string;
   readonly headers: Record<string, string>;
 
-  constructor(status: number, code: string, detail: string, rule?: string, headers: Record<string, string> = {}) {
+  constructor(status: number, code: string, detail: string, rule: string, headers: Record<string, string> = {}) {
     super(detail);
-    if (rule !== undefined && !known.has(rule)) throw new TypeError(`RpError cites unknown rule ${rule}`);
+    if (!known.has(rule)) throw new TypeError(`RpError cites unknown rule ${rule}`);
     this.status = status;
     this.code = code;
     this.rule = rule;
@@ -31,7 +31,7 @@ export class RpError extends Error {
   }
 
   envelope(): ErrorEnvelope {
-    return this.rule === undefined ? { error: this.code, detail: this.message } : { error: this.code, detail: this.message, rule: this.rule };
+    return { error: this.code, detail: this.message, rule: this.rule };
   }
 }
 

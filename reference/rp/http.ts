@@ -150,7 +150,7 @@ export async function readCappedBody(req: Request, max: number): Promise<Uint8Ar
     if (error instanceof RpError) throw error;
     // srvx aborts an over-large stream with status 413; anything else is a broken upload.
     if ((error as { status?: number })?.status === 413) throw tooLarge();
-    throw new RpError(400, 'malformed_body', 'the request body could not be read');
+    throw new RpError(400, 'malformed_body', 'the request body could not be read', 'ns.delivery.never-500');
   }
   const out = new Uint8Array(total);
   let at = 0;
