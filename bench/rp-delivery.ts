@@ -15,12 +15,12 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 import { startAuthority } from '../harness/actors/authority/index.ts';
 import { spawnReferenceRp, type RpChild } from '../harness/suites/rp/launch.ts';
-import { decodeObject, encodeObject } from '../protocol/codec.ts';
-import { canonicalString } from '../protocol/canonical.ts';
-import { decodeBase64Any } from '../protocol/base64.ts';
-import { publicKeyFromSeed } from '../protocol/ed25519.ts';
-import { defaultProfile as profile } from '../protocol/profile.ts';
-import { signApproval } from '../protocol/signer.ts';
+import { decodeObject, encodeObject } from '../protocol/common/codec.ts';
+import { canonicalString } from '../protocol/common/canonical.ts';
+import { decodeBase64Any } from '../protocol/common/base64.ts';
+import { publicKeyFromSeed } from '../protocol/common/ed25519.ts';
+import { defaultProfile as profile } from '../protocol/common/profile.ts';
+import { signApproval } from '../protocol/signin/signer.ts';
 import type { BenchRow } from './verifier.ts';
 
 const N = 3000;

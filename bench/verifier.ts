@@ -2,14 +2,14 @@
 // against raw node:crypto Ed25519 verifications per second of the same messages, same run.
 // Target (foundation issue, item 9): ratio 0.85 or better.
 import { createPublicKey, verify } from 'node:crypto';
-import { createVerifier } from '../protocol/verifier.ts';
-import { MemoryNonceStore } from '../protocol/nonce.ts';
-import { StaticResolver } from '../protocol/resolver.ts';
-import { signApproval } from '../protocol/signer.ts';
-import { publicKeyFromSeed } from '../protocol/ed25519.ts';
-import { canonicalString } from '../protocol/canonical.ts';
-import { decodeBase64Any } from '../protocol/base64.ts';
-import { defaultProfile as profile } from '../protocol/profile.ts';
+import { createVerifier } from '../protocol/signin/verifier.ts';
+import { MemoryNonceStore } from '../protocol/signin/nonce.ts';
+import { StaticResolver } from '../protocol/signin/resolver.ts';
+import { signApproval } from '../protocol/signin/signer.ts';
+import { publicKeyFromSeed } from '../protocol/common/ed25519.ts';
+import { canonicalString } from '../protocol/common/canonical.ts';
+import { decodeBase64Any } from '../protocol/common/base64.ts';
+import { defaultProfile as profile } from '../protocol/common/profile.ts';
 
 /** A throughput row (opsPerSecond, optional ratio against a peer and its target) or a plain value row (latency). */
 export interface BenchRow { name: string; opsPerSecond: number; ratio?: number; target?: number; value?: number }

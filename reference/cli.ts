@@ -3,8 +3,8 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { profileFor, ProfileError } from '../protocol/profile.ts';
-import { normalizeOrigin } from '../protocol/url.ts';
+import { profileFor, ProfileError } from '../protocol/common/profile.ts';
+import { normalizeOrigin } from '../protocol/common/url.ts';
 import { startRp, type RunningRp, type StartRpOptions } from './rp/app.ts';
 import { DEFAULT_NAME, DEFAULT_SIGNER_URL } from './rp/config.ts';
 import { parseNonceStoreSpec, NonceStoreSpecError } from './stores/index.ts';

@@ -5,7 +5,7 @@ import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join, basename } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { makeAjv } from '../protocol/schema.ts';
+import { makeAjv } from '../protocol/common/schema.ts';
 import { root, writeOrCheck, type Output } from './lib/outputs.ts';
 
 const spec = (p: string) => join(root, 'spec', p);

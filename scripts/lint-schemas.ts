@@ -3,7 +3,7 @@
 // schema cites exists.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeAjv } from '../protocol/schema.ts';
+import { makeAjv } from '../protocol/common/schema.ts';
 import { rules } from '../schemas/ts/rules.ts';
 import { root } from './lib/outputs.ts';
 

@@ -19,26 +19,26 @@ import { rules as ruleCatalogue } from '../schemas/ts/rules.ts';
 import { vocabulary } from '../schemas/ts/vocabulary.ts';
 import { signingSpec, type SignedStringName } from '../schemas/ts/signing.ts';
 import { limits } from '../schemas/ts/limits.ts';
-import { profileFor } from '../protocol/profile.ts';
-import { canonicalString, CanonicalError, pairingCommitment, pairingSas, keyFingerprint, pairwiseSubject } from '../protocol/canonical.ts';
-import { signEd25519, publicKeyFromSeed, verifyEd25519 } from '../protocol/ed25519.ts';
-import { encodeBase64url, decodeBase64Any, byteLength } from '../protocol/base64.ts';
-import { encodeObject, decodeObject } from '../protocol/codec.ts';
-import { compactJson } from '../protocol/json.ts';
-import { documentCanonical, verifyDocument, keyValidAt, previousKeys } from '../protocol/document.ts';
-import { validServiceName, claimable, hostedReason, dirName, type HostedReason } from '../protocol/names.ts';
-import { normalizeIdInput } from '../protocol/id-input.ts';
-import { referenceFromInput, normalizeShortCode } from '../protocol/reference.ts';
-import { normalizeOrigin, sameOrigin } from '../protocol/url.ts';
-import { sealMessage, openMessage, x25519PublicKey } from '../protocol/seal.ts';
-import { checkProfileDocument } from '../protocol/profile-document.ts';
-import { checkSessionProof } from '../protocol/session-proof.ts';
-import { createVerifier } from '../protocol/verifier.ts';
-import { MemoryNonceStore } from '../protocol/nonce.ts';
-import { StaticResolver } from '../protocol/resolver.ts';
-import { parseKey } from '../protocol/keys.ts';
-import { parseRfc3339, formatRfc3339 } from '../protocol/time.ts';
-import { makeAjv } from '../protocol/schema.ts';
+import { profileFor } from '../protocol/common/profile.ts';
+import { canonicalString, CanonicalError, pairingCommitment, pairingSas, keyFingerprint, pairwiseSubject } from '../protocol/common/canonical.ts';
+import { signEd25519, publicKeyFromSeed, verifyEd25519 } from '../protocol/common/ed25519.ts';
+import { encodeBase64url, decodeBase64Any, byteLength } from '../protocol/common/base64.ts';
+import { encodeObject, decodeObject } from '../protocol/common/codec.ts';
+import { compactJson } from '../protocol/common/json.ts';
+import { documentCanonical, verifyDocument, keyValidAt, previousKeys } from '../protocol/common/document.ts';
+import { validServiceName, claimable, hostedReason, dirName, type HostedReason } from '../protocol/common/names.ts';
+import { normalizeIdInput } from '../protocol/bridge/id-input.ts';
+import { referenceFromInput, normalizeShortCode } from '../protocol/signin/reference.ts';
+import { normalizeOrigin, sameOrigin } from '../protocol/common/url.ts';
+import { sealMessage, openMessage, x25519PublicKey } from '../protocol/relay/seal.ts';
+import { checkProfileDocument } from '../protocol/bridge/profile-document.ts';
+import { checkSessionProof } from '../protocol/signin/session-proof.ts';
+import { createVerifier } from '../protocol/signin/verifier.ts';
+import { MemoryNonceStore } from '../protocol/signin/nonce.ts';
+import { StaticResolver } from '../protocol/signin/resolver.ts';
+import { parseKey } from '../protocol/common/keys.ts';
+import { parseRfc3339, formatRfc3339 } from '../protocol/common/time.ts';
+import { makeAjv } from '../protocol/common/schema.ts';
 import { root, writeOrCheck, type Output } from './lib/outputs.ts';
 
 ed.hashes.sha512 = sha512;
@@ -229,7 +229,7 @@ const SESSION_REGISTRATION = registrationString(ALICE, b64u(sessionKey.pub), ses
 const REASON_RULE = vocabulary.signin_vector_reasons.map as Readonly<Record<string, number>>;
 // The brief of this file, held against spec/vocabulary.yaml signin_vector_reasons.
 same('signin_vector_reasons (spec/vocabulary.yaml)', REASON_RULE, { version: 1, shape: 1, audience: 2, action: 3, statement: 3, scope: 3, expired: 4, ttl: 4, future: 4, replay: 5, resolution: 6, signature: 7, proof: 7 });
-// The verifier's rejection codes (protocol/verifier.ts) and the vector reason each one means.
+// The verifier's rejection codes (protocol/signin/verifier.ts) and the vector reason each one means.
 const CODE_REASON: Readonly<Record<string, string>> = {
   unsupported_version: 'version',
   malformed_response: 'shape',
@@ -784,7 +784,7 @@ emit(
 // Identity documents (project-defined, spec/signing.yaml identity-document): documents.json
 
 const ESC: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
-/** Canonical JSON written independently of protocol/json.ts: known fields, empty optionals dropped, keys sorted, escapes. */
+/** Canonical JSON written independently of protocol/common/json.ts: known fields, empty optionals dropped, keys sorted, escapes. */
 function independentCanonical(doc: Json): string {
   const spec = signingSpec.strings['identity-document'];
   const empty = (v: unknown) => v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);

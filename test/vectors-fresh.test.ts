@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ValidateFunction } from 'ajv';
-import { makeAjv } from '../protocol/schema.ts';
+import { makeAjv } from '../protocol/common/schema.ts';
 import { rules } from '../schemas/ts/rules.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

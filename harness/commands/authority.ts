@@ -60,7 +60,7 @@ export function registerAuthorityCommand(program: Command, ctx: CommandContext):
     .addHelpText('after', EXAMPLES)
     .action(async (flags: AuthorityFlags) => {
       const { io } = ctx;
-      const { profileFor } = await import('../../protocol/profile.ts');
+      const { profileFor } = await import('../../protocol/common/profile.ts');
       const { startAuthority } = await import('../actors/authority/index.ts');
       const { untilInterrupted } = await import('../actors/command-context.ts');
       const profile = profileFor(flags.serviceName);

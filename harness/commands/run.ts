@@ -10,8 +10,8 @@
 import { Command, InvalidArgumentError } from 'commander';
 import type { CliDeps, CliIO, RunCommandInput, RunFlags } from '../cli.ts';
 import { ConfigError } from '../run/exit.ts';
-import { profileFor, ProfileError, type Profile } from '../../protocol/profile.ts';
-import { normalizeOrigin, urlOrigin } from '../../protocol/url.ts';
+import { profileFor, ProfileError, type Profile } from '../../protocol/common/profile.ts';
+import { normalizeOrigin, urlOrigin } from '../../protocol/common/url.ts';
 import type { RpTarget } from '../suites/rp/driver.ts';
 
 export interface RunCommandContext {

@@ -66,7 +66,7 @@ export function registerSignerCommands(program: Command, ctx: CommandContext): v
 
   const makeSigner = async (flags: TlsFlags) => {
     const { Signer } = await import('../actors/signer/index.ts');
-    const { profileFor } = await import('../../protocol/profile.ts');
+    const { profileFor } = await import('../../protocol/common/profile.ts');
     let ca: string | undefined;
     if (flags.ca) {
       try {
@@ -97,7 +97,7 @@ export function registerSignerCommands(program: Command, ctx: CommandContext): v
     .action((flags: { identity: string; out?: string; force?: boolean; serviceName: string }) =>
       run('keygen', async () => {
         const { newKey, keyFileOf, writeKeyFile } = await import('../actors/signer/index.ts');
-        const { profileFor } = await import('../../protocol/profile.ts');
+        const { profileFor } = await import('../../protocol/common/profile.ts');
         let key;
         try {
           key = newKey(flags.identity);

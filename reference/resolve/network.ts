@@ -12,11 +12,11 @@ import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import { limits } from '../../schemas/ts/limits.ts';
-import type { Profile } from '../../protocol/profile.ts';
-import { ResolutionError, type ResolvedIdentity, type Resolver } from '../../protocol/resolver.ts';
-import { previousKeys, verifyDocument } from '../../protocol/document.ts';
-import { parseKey } from '../../protocol/keys.ts';
-import { validServiceName } from '../../protocol/names.ts';
+import type { Profile } from '../../protocol/common/profile.ts';
+import { ResolutionError, type ResolvedIdentity, type Resolver } from '../../protocol/signin/resolver.ts';
+import { previousKeys, verifyDocument } from '../../protocol/common/document.ts';
+import { parseKey } from '../../protocol/common/keys.ts';
+import { validServiceName } from '../../protocol/common/names.ts';
 import { Dns, dnsErrorCode } from './dns.ts';
 
 export interface NetworkResolverOptions {

@@ -3,11 +3,11 @@
 // origin then defaults to the bound address) and returns `{origin, url, close()}`.
 import { H3, type H3Event } from 'h3';
 import { serve } from 'h3';
-import { profileFor, type Profile } from '../../protocol/profile.ts';
-import { normalizeOrigin } from '../../protocol/url.ts';
-import { createVerifier } from '../../protocol/verifier.ts';
-import type { NonceStore } from '../../protocol/nonce.ts';
-import type { Resolver } from '../../protocol/resolver.ts';
+import { profileFor, type Profile } from '../../protocol/common/profile.ts';
+import { normalizeOrigin } from '../../protocol/common/url.ts';
+import { createVerifier } from '../../protocol/signin/verifier.ts';
+import type { NonceStore } from '../../protocol/signin/nonce.ts';
+import type { Resolver } from '../../protocol/signin/resolver.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { IN_MEMORY, openDatabase, type Db } from '../stores/sqlite.ts';
 import { openNonceStore } from '../stores/index.ts';

@@ -1,6 +1,6 @@
 // The RP's configuration (what `svc-reference rp` flags set) and the context every handler gets.
-import type { Profile } from '../../protocol/profile.ts';
-import type { Verifier } from '../../protocol/verifier.ts';
+import type { Profile } from '../../protocol/common/profile.ts';
+import type { Verifier } from '../../protocol/signin/verifier.ts';
 import type { TransactionStore } from './transactions.ts';
 import type { SessionStore } from './sessions.ts';
 

@@ -1,6 +1,6 @@
 // GET <context_uri>?request_id=...: the context record while the request can still be approved
 // (ns.transport.context). Five fields and nothing else: never a location (ns.context.no-location).
-import { formatRfc3339 } from '../../protocol/time.ts';
+import { formatRfc3339 } from '../../protocol/common/time.ts';
 import { RpError, ruleError } from './errors.ts';
 import { CORS_ANY, json } from './http.ts';
 import type { RpContext } from './config.ts';

@@ -3,8 +3,8 @@
 // transaction bound in `beforeNonce` (unknown transaction, one approval, request binding, match
 // code), and the transaction moves to approved by compare-and-set.
 import { limits } from '../../schemas/ts/limits.ts';
-import { decodeObject } from '../../protocol/codec.ts';
-import type { Rejection } from '../../protocol/verifier.ts';
+import { decodeObject } from '../../protocol/common/codec.ts';
+import type { Rejection } from '../../protocol/signin/verifier.ts';
 import { RpError, ruleError } from './errors.ts';
 import { CORS_ANY, json, readCappedBody, utf8Text } from './http.ts';
 import { url, type RpContext } from './config.ts';

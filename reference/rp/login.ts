@@ -6,7 +6,7 @@ import { cookieName, html, json, readCappedBody, serializeCookie, utf8Text } fro
 import { url, type RpContext } from './config.ts';
 import { defaultStartOptions, parseStartOptions, startTransaction, type Started } from './start.ts';
 import { loginPage } from './pages/login-page.ts';
-import { formatRfc3339 } from '../../protocol/time.ts';
+import { formatRfc3339 } from '../../protocol/common/time.ts';
 
 /** The binding cookie outlives the request window by the resume code's lifetime. */
 const BINDING_MAX_AGE = limits.window_max_seconds + limits.resume_code_ttl_seconds;

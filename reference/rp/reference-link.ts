@@ -1,7 +1,7 @@
 // GET /r/{code}: a request by reference (ns.reference.*). JSON for signers ({request}, CORS *,
 // never a redirect, never the match code); a page offering signers for browsers. 404 for a code
 // never issued (or forgotten), 410 for one still known but expired or used.
-import { normalizeShortCode } from '../../protocol/reference.ts';
+import { normalizeShortCode } from '../../protocol/signin/reference.ts';
 import { RpError, ruleError } from './errors.ts';
 import { CORS_ANY, errorFor, html, json, prefersJson } from './http.ts';
 import { url, type RpContext } from './config.ts';

@@ -4,8 +4,8 @@
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { limits } from '../../schemas/ts/limits.ts';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
-import { shortCodeFrom } from '../../protocol/reference.ts';
-import { encodeBase64url } from '../../protocol/base64.ts';
+import { shortCodeFrom } from '../../protocol/signin/reference.ts';
+import { encodeBase64url } from '../../protocol/common/base64.ts';
 
 /** Bits of every secret the RP issues; above every minimum in limits.yaml. */
 export const SECRET_BITS = 256;

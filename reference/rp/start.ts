@@ -4,10 +4,10 @@
 // the test start contract (POST /login, ns.start.contract).
 import { limits } from '../../schemas/ts/limits.ts';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
-import { encodeObject } from '../../protocol/codec.ts';
-import { byteLength } from '../../protocol/base64.ts';
-import { normalizeScopes, supportedScopes } from '../../protocol/scopes.ts';
-import { formatRfc3339 } from '../../protocol/time.ts';
+import { encodeObject } from '../../protocol/common/codec.ts';
+import { byteLength } from '../../protocol/common/base64.ts';
+import { normalizeScopes, supportedScopes } from '../../protocol/signin/scopes.ts';
+import { formatRfc3339 } from '../../protocol/common/time.ts';
 import { RpError, ruleError } from './errors.ts';
 import { browserLabel } from './browser.ts';
 import { url, type RpContext } from './config.ts';

@@ -1,6 +1,6 @@
 // Chooses the nonce store from `--nonce-store`: sqlite (default, shared through the data dir),
 // memory (one process), or redis://HOST:PORT (shared through Redis).
-import type { NonceStore } from '../../protocol/nonce.ts';
+import type { NonceStore } from '../../protocol/signin/nonce.ts';
 import { MemoryNonceStore } from './memory.ts';
 import { RedisNonceStore } from './redis.ts';
 import { SqliteNonceStore, type Db } from './sqlite.ts';

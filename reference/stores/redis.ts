@@ -3,7 +3,7 @@
 // timeout: when Redis is unreachable `claim` throws at once and the verifier fails closed
 // (ns.nonce.fail-closed, 503 nonce_cache_unavailable).
 import { Redis } from 'ioredis';
-import type { NonceStore } from '../../protocol/nonce.ts';
+import type { NonceStore } from '../../protocol/signin/nonce.ts';
 
 export interface RedisNonceStoreOptions {
   /** `redis://HOST:PORT[/DB]`. */

@@ -4,7 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { NonceStore } from '../../protocol/nonce.ts';
+import type { NonceStore } from '../../protocol/signin/nonce.ts';
 
 export type Db = Database.Database;
 

@@ -9,9 +9,9 @@ import * as dnsPacket from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthority, AuthorityClient, type Authority } from '../../harness/actors/authority/index.ts';
 import { BodyTooLargeError, HttpClient, HttpError } from '../../harness/actors/http.ts';
-import { verifyDocument } from '../../protocol/document.ts';
-import { formatKey } from '../../protocol/keys.ts';
-import { publicKeyFromSeed } from '../../protocol/ed25519.ts';
+import { verifyDocument } from '../../protocol/common/document.ts';
+import { formatKey } from '../../protocol/common/keys.ts';
+import { publicKeyFromSeed } from '../../protocol/common/ed25519.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 
 let authority: Authority;

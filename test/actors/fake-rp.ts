@@ -3,11 +3,11 @@
 // what it serves so the signer's refusals can be seen.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { createVerifier } from '../../protocol/verifier.ts';
-import { MemoryNonceStore } from '../../protocol/nonce.ts';
-import { StaticResolver } from '../../protocol/resolver.ts';
-import { decodeObject, encodeObject } from '../../protocol/codec.ts';
-import { formatRfc3339 } from '../../protocol/time.ts';
+import { createVerifier } from '../../protocol/signin/verifier.ts';
+import { MemoryNonceStore } from '../../protocol/signin/nonce.ts';
+import { StaticResolver } from '../../protocol/signin/resolver.ts';
+import { decodeObject, encodeObject } from '../../protocol/common/codec.ts';
+import { formatRfc3339 } from '../../protocol/common/time.ts';
 
 export interface Tamper {
   metadata?: (m: Record<string, unknown>) => Record<string, unknown>;
@@ -94,7 +94,7 @@ export async function startFakeRp(): Promise<FakeRp> {
           tx.state = 'ended';
           return json(res, 403, { error: 'match_mismatch', detail: 'wrong match code', rule: 'ns.transaction.match-wrong' });
         }
-        const verify = createVerifier({ profile: (await import('../../protocol/profile.ts')).defaultProfile, origin, resolver, nonces: new MemoryNonceStore() });
+        const verify = createVerifier({ profile: (await import('../../protocol/common/profile.ts')).defaultProfile, origin, resolver, nonces: new MemoryNonceStore() });
         const verdict = await verify(decoded.value);
         if (!verdict.ok) return json(res, verdict.rule <= 4 ? 400 : 401, { error: verdict.code, detail: verdict.detail, rule: verdict.ruleId });
         tx.identity = verdict.identity;

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeRp, type FakeRp } from './fake-rp.ts';
 import { Signer, SignerError, newKey, readKeyFile, type SignerKey } from '../../harness/actors/signer/index.ts';
 import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
-import { encodeObject } from '../../protocol/codec.ts';
-import { publicKeyFromSeed } from '../../protocol/ed25519.ts';
-import { formatRfc3339 } from '../../protocol/time.ts';
+import { encodeObject } from '../../protocol/common/codec.ts';
+import { publicKeyFromSeed } from '../../protocol/common/ed25519.ts';
+import { formatRfc3339 } from '../../protocol/common/time.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { main } from '../../harness/cli.ts';
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
 import { Signer } from '../../harness/actors/signer/index.ts';
 import { spawnReferenceRp, type RpChild } from '../../harness/suites/rp/launch.ts';
-import { decodeObject } from '../../protocol/codec.ts';
+import { decodeObject } from '../../protocol/common/codec.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 

@@ -1,11 +1,11 @@
 // Edge cases of the codecs that the vectors pin less directly.
 import { describe, expect, it } from 'vitest';
-import { normalizeOrigin, sameOrigin } from '../../protocol/url.ts';
-import { decodeObject } from '../../protocol/codec.ts';
-import { decodeBase64Any } from '../../protocol/base64.ts';
-import { parseRfc3339 } from '../../protocol/time.ts';
-import { checkProfileDocument } from '../../protocol/profile-document.ts';
-import { profileFor, ProfileError } from '../../protocol/profile.ts';
+import { normalizeOrigin, sameOrigin } from '../../protocol/common/url.ts';
+import { decodeObject } from '../../protocol/common/codec.ts';
+import { decodeBase64Any } from '../../protocol/common/base64.ts';
+import { parseRfc3339 } from '../../protocol/common/time.ts';
+import { checkProfileDocument } from '../../protocol/bridge/profile-document.ts';
+import { profileFor, ProfileError } from '../../protocol/common/profile.ts';
 
 describe('origins (ns.request.audience)', () => {
   it.each([

@@ -1,17 +1,17 @@
 // Item 8 of the foundation issue, as fast-check properties of the protocol core.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { createVerifier } from '../../protocol/verifier.ts';
-import { MemoryNonceStore } from '../../protocol/nonce.ts';
-import { StaticResolver } from '../../protocol/resolver.ts';
-import { signApproval } from '../../protocol/signer.ts';
-import { publicKeyFromSeed, signEd25519, verifyEd25519 } from '../../protocol/ed25519.ts';
-import { encodeObject, decodeObject } from '../../protocol/codec.ts';
-import { normalizeIdInput } from '../../protocol/id-input.ts';
-import { normalizeScopes } from '../../protocol/scopes.ts';
-import { normalizeOrigin } from '../../protocol/url.ts';
-import { normalizeShortCode } from '../../protocol/reference.ts';
-import { defaultProfile as profile } from '../../protocol/profile.ts';
+import { createVerifier } from '../../protocol/signin/verifier.ts';
+import { MemoryNonceStore } from '../../protocol/signin/nonce.ts';
+import { StaticResolver } from '../../protocol/signin/resolver.ts';
+import { signApproval } from '../../protocol/signin/signer.ts';
+import { publicKeyFromSeed, signEd25519, verifyEd25519 } from '../../protocol/common/ed25519.ts';
+import { encodeObject, decodeObject } from '../../protocol/common/codec.ts';
+import { normalizeIdInput } from '../../protocol/bridge/id-input.ts';
+import { normalizeScopes } from '../../protocol/signin/scopes.ts';
+import { normalizeOrigin } from '../../protocol/common/url.ts';
+import { normalizeShortCode } from '../../protocol/signin/reference.ts';
+import { defaultProfile as profile } from '../../protocol/common/profile.ts';
 import * as noble from '../../harness/impl/noble.ts';
 
 const NOW = Date.parse('2026-01-15T09:30:00Z');

@@ -1,12 +1,12 @@
 // The native verifier, rule by rule: each rejection names its rule, the order is cheapest first,
 // and the nonce cache is atomic and fails closed.
 import { describe, expect, it, vi } from 'vitest';
-import { createVerifier } from '../../protocol/verifier.ts';
-import { MemoryNonceStore, type NonceStore } from '../../protocol/nonce.ts';
-import { StaticResolver, ResolutionError, type Resolver } from '../../protocol/resolver.ts';
-import { signApproval, makeSessionProof } from '../../protocol/signer.ts';
-import { publicKeyFromSeed } from '../../protocol/ed25519.ts';
-import { defaultProfile as profile } from '../../protocol/profile.ts';
+import { createVerifier } from '../../protocol/signin/verifier.ts';
+import { MemoryNonceStore, type NonceStore } from '../../protocol/signin/nonce.ts';
+import { StaticResolver, ResolutionError, type Resolver } from '../../protocol/signin/resolver.ts';
+import { signApproval, makeSessionProof } from '../../protocol/signin/signer.ts';
+import { publicKeyFromSeed } from '../../protocol/common/ed25519.ts';
+import { defaultProfile as profile } from '../../protocol/common/profile.ts';
 
 const NOW = Date.parse('2026-01-15T09:30:00Z');
 const ORIGIN = 'https://rp.example.com';

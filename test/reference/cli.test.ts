@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
-import { defaultProfile } from '../../protocol/profile.ts';
+import { defaultProfile } from '../../protocol/common/profile.ts';
 import { approve, Browser, deliver, poll, start } from './helpers.ts';
 import { bin, spawnRp, type RpProcess } from './processes.ts';
 

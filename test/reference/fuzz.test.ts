@@ -5,10 +5,10 @@ import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRp, type RunningRp } from '../../reference/rp/app.ts';
-import { MemoryNonceStore } from '../../protocol/nonce.ts';
-import { encodeObject } from '../../protocol/codec.ts';
-import { signApproval } from '../../protocol/signer.ts';
-import { defaultProfile } from '../../protocol/profile.ts';
+import { MemoryNonceStore } from '../../protocol/signin/nonce.ts';
+import { encodeObject } from '../../protocol/common/codec.ts';
+import { signApproval } from '../../protocol/signin/signer.ts';
+import { defaultProfile } from '../../protocol/common/profile.ts';
 import { Browser, identity, seed, start, staticResolver } from './helpers.ts';
 
 let rp: RunningRp;

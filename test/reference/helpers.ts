@@ -1,11 +1,11 @@
 // Shared by the reference RP tests: a real HTTP client with a tiny per-browser cookie jar, a test
 // identity with a StaticResolver, and the start contract.
 import { fetch, type RequestInit } from 'undici';
-import { StaticResolver } from '../../protocol/resolver.ts';
-import { publicKeyFromSeed } from '../../protocol/ed25519.ts';
-import { signApproval } from '../../protocol/signer.ts';
-import { decodeObject, encodeObject } from '../../protocol/codec.ts';
-import { defaultProfile, type Profile } from '../../protocol/profile.ts';
+import { StaticResolver } from '../../protocol/signin/resolver.ts';
+import { publicKeyFromSeed } from '../../protocol/common/ed25519.ts';
+import { signApproval } from '../../protocol/signin/signer.ts';
+import { decodeObject, encodeObject } from '../../protocol/common/codec.ts';
+import { defaultProfile, type Profile } from '../../protocol/common/profile.ts';
 
 export const identity = 'alice.example.com';
 export const seed = new Uint8Array(32).fill(7);

@@ -3,10 +3,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
 import { NetworkResolver } from '../../reference/resolve/network.ts';
-import { ResolutionError } from '../../protocol/resolver.ts';
-import { defaultProfile } from '../../protocol/profile.ts';
-import { formatKey } from '../../protocol/keys.ts';
-import { publicKeyFromSeed } from '../../protocol/ed25519.ts';
+import { ResolutionError } from '../../protocol/signin/resolver.ts';
+import { defaultProfile } from '../../protocol/common/profile.ts';
+import { formatKey } from '../../protocol/common/keys.ts';
+import { publicKeyFromSeed } from '../../protocol/common/ed25519.ts';
 import { randomBytes } from 'node:crypto';
 
 let authority: Authority;

@@ -2,10 +2,10 @@
 // the delivery statuses of rp.openapi.yaml, and the rule id every rejection names.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRp, type RunningRp } from '../../reference/rp/app.ts';
-import { MemoryNonceStore } from '../../protocol/nonce.ts';
-import { encodeObject } from '../../protocol/codec.ts';
-import { signApproval } from '../../protocol/signer.ts';
-import { profileFor, defaultProfile } from '../../protocol/profile.ts';
+import { MemoryNonceStore } from '../../protocol/signin/nonce.ts';
+import { encodeObject } from '../../protocol/common/codec.ts';
+import { signApproval } from '../../protocol/signin/signer.ts';
+import { profileFor, defaultProfile } from '../../protocol/common/profile.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { approve, Browser, deliver, identity, otherCode, poll, seed, start, staticResolver } from './helpers.ts';
 

@@ -10,7 +10,7 @@ import { prefersJson } from '../../reference/rp/http.ts';
 import { browserLabel } from '../../reference/rp/browser.ts';
 import { parseDelivery } from '../../reference/rp/delivery.ts';
 import { RpError } from '../../reference/rp/errors.ts';
-import { encodeObject } from '../../protocol/codec.ts';
+import { encodeObject } from '../../protocol/common/codec.ts';
 
 describe('SqliteNonceStore', () => {
   it('is atomic across two connections to one file, and an expired claim can be taken again', async () => {

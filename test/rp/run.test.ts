@@ -3,7 +3,7 @@
 // redis-server; JSON and JUnit reports; and a run with Redis stopped showing fail-closed.
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { profileFor } from '../../protocol/profile.ts';
+import { profileFor } from '../../protocol/common/profile.ts';
 import { startReference } from '../../harness/suites/rp/launch.ts';
 import { Session, sign } from '../../harness/suites/rp/driver.ts';
 import { REDIS_SERVER, runCli, startRedis, type RedisServer } from './helpers.ts';

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { main } from '../../harness/cli.ts';
 import { vectorSuite } from '../../harness/suites/vectors/index.ts';
 import { protocolCore } from '../../harness/suites/vectors/core.ts';
-import { createVerifier } from '../../protocol/verifier.ts';
+import { createVerifier } from '../../protocol/signin/verifier.ts';
 
 const INTEROP = join(import.meta.dirname, '../../../shared/interop/poweur');
 

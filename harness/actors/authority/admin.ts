@@ -13,7 +13,7 @@
 //   DELETE /identities/<id>/fault         -> IdentityInfo (faults cleared)
 // Errors: {error, detail} with 400 (bad input), 404 (unknown identity or route), 405, 413.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { encodeBase64url } from '../../../protocol/base64.ts';
+import { encodeBase64url } from '../../../protocol/common/base64.ts';
 import { AuthorityError, type AuthorityControl, type FaultSpec, type NewIdentityOptions, type PublishSpec } from './types.ts';
 
 export interface AdminServer {

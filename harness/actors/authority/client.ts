@@ -1,7 +1,7 @@
 // AuthorityClient: the authority's operations over its admin API (admin.ts lists the routes), so
 // a suite or the CLI drives a running `svc-conformance authority` like an in-process one.
-import { decodeBase64Any, encodeBase64url } from '../../../protocol/base64.ts';
-import { formatKey } from '../../../protocol/keys.ts';
+import { decodeBase64Any, encodeBase64url } from '../../../protocol/common/base64.ts';
+import { formatKey } from '../../../protocol/common/keys.ts';
 import { HttpClient } from '../http.ts';
 import { AuthorityError, type AuthorityControl, type AuthorityInfo, type FaultSpec, type IdentityInfo, type KeyInput, type NewIdentityOptions, type PublishSpec } from './types.ts';
 

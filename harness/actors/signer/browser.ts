@@ -1,9 +1,9 @@
 // A "browser" for the harness: an HTTP client with its own cookie jar that starts a login through
 // the start contract (ns.start.contract), polls with its poll secret and follows a resume link.
 import { limits } from '../../../schemas/ts/limits.ts';
-import { defaultProfile, type Profile } from '../../../protocol/profile.ts';
-import { decodeObject } from '../../../protocol/codec.ts';
-import { splitUrl } from '../../../protocol/url.ts';
+import { defaultProfile, type Profile } from '../../../protocol/common/profile.ts';
+import { decodeObject } from '../../../protocol/common/codec.ts';
+import { splitUrl } from '../../../protocol/common/url.ts';
 import { HttpClient, HttpError, type Exchange, type HttpClientOptions } from '../http.ts';
 import { problem, refuse, SignerError, type Problem } from './errors.ts';
 

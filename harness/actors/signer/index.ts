@@ -5,15 +5,15 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { limits } from '../../../schemas/ts/limits.ts';
-import { defaultProfile, type Profile } from '../../../protocol/profile.ts';
-import { encodeObject } from '../../../protocol/codec.ts';
-import { decodeBase64Any, encodeBase64url } from '../../../protocol/base64.ts';
-import { publicKeyFromSeed } from '../../../protocol/ed25519.ts';
-import { formatKey } from '../../../protocol/keys.ts';
-import { validServiceName } from '../../../protocol/names.ts';
-import { makeSessionProof, signApproval, type SessionKey } from '../../../protocol/signer.ts';
-import { formatRfc3339 } from '../../../protocol/time.ts';
-import { sameOrigin } from '../../../protocol/url.ts';
+import { defaultProfile, type Profile } from '../../../protocol/common/profile.ts';
+import { encodeObject } from '../../../protocol/common/codec.ts';
+import { decodeBase64Any, encodeBase64url } from '../../../protocol/common/base64.ts';
+import { publicKeyFromSeed } from '../../../protocol/common/ed25519.ts';
+import { formatKey } from '../../../protocol/common/keys.ts';
+import { validServiceName } from '../../../protocol/common/names.ts';
+import { makeSessionProof, signApproval, type SessionKey } from '../../../protocol/signin/signer.ts';
+import { formatRfc3339 } from '../../../protocol/common/time.ts';
+import { sameOrigin } from '../../../protocol/common/url.ts';
 import { HttpClient, HttpError, type Exchange, type HttpClientOptions } from '../http.ts';
 import { problem, refuse, SignerError, type Problem } from './errors.ts';
 import { fetchMetadata, type MetadataResult, type RpMetadata } from './metadata.ts';
@@ -24,7 +24,7 @@ export * from './errors.ts';
 export * from './metadata.ts';
 export * from './request.ts';
 export * from './browser.ts';
-export type { SessionKey } from '../../../protocol/signer.ts';
+export type { SessionKey } from '../../../protocol/signin/signer.ts';
 
 export interface SignerKey {
   identity: string;

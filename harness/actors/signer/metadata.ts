@@ -2,9 +2,9 @@
 // `<audience><metadata_path>` before it uses any RP-supplied string: no redirects, a 16 KiB cap,
 // JSON, version 1, `origin` equal to the origin fetched, every URI same-origin.
 import { limits } from '../../../schemas/ts/limits.ts';
-import type { Profile } from '../../../protocol/profile.ts';
-import { normalizeOrigin, sameOrigin, splitUrl } from '../../../protocol/url.ts';
-import { supportedScopes } from '../../../protocol/scopes.ts';
+import type { Profile } from '../../../protocol/common/profile.ts';
+import { normalizeOrigin, sameOrigin, splitUrl } from '../../../protocol/common/url.ts';
+import { supportedScopes } from '../../../protocol/signin/scopes.ts';
 import { BodyTooLargeError, HttpError, type Exchange, type HttpClient } from '../http.ts';
 import { problem, refuse, SignerError, type Problem } from './errors.ts';
 

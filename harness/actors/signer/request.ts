@@ -2,13 +2,13 @@
 // request by reference) and validating it against the RP metadata before anything is signed.
 import { limits } from '../../../schemas/ts/limits.ts';
 import { vocabulary } from '../../../schemas/ts/vocabulary.ts';
-import type { Profile } from '../../../protocol/profile.ts';
-import { decodeObject } from '../../../protocol/codec.ts';
-import { referenceFromInput } from '../../../protocol/reference.ts';
-import { byteLength } from '../../../protocol/base64.ts';
-import { normalizeOrigin, queryParams, sameOrigin, splitUrl } from '../../../protocol/url.ts';
-import { scopeProblem } from '../../../protocol/scopes.ts';
-import { parseRfc3339 } from '../../../protocol/time.ts';
+import type { Profile } from '../../../protocol/common/profile.ts';
+import { decodeObject } from '../../../protocol/common/codec.ts';
+import { referenceFromInput } from '../../../protocol/signin/reference.ts';
+import { byteLength } from '../../../protocol/common/base64.ts';
+import { normalizeOrigin, queryParams, sameOrigin, splitUrl } from '../../../protocol/common/url.ts';
+import { scopeProblem } from '../../../protocol/signin/scopes.ts';
+import { parseRfc3339 } from '../../../protocol/common/time.ts';
 import { BodyTooLargeError, HttpError, type Exchange, type HttpClient } from '../http.ts';
 import { problem, refuse, type Problem } from './errors.ts';
 import type { RpMetadata } from './metadata.ts';

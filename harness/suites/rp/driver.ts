@@ -5,12 +5,12 @@
 import { randomBytes } from 'node:crypto';
 import { HttpClient, HttpError, type Exchange, type HttpResponse } from '../../actors/http.ts';
 import type { AuthorityControl } from '../../actors/authority/types.ts';
-import type { Profile } from '../../../protocol/profile.ts';
-import { decodeObject, encodeObject } from '../../../protocol/codec.ts';
-import { encodeBase64url } from '../../../protocol/base64.ts';
-import { makeSessionProof, signApproval, type SessionKey } from '../../../protocol/signer.ts';
-import { formatRfc3339, parseRfc3339 } from '../../../protocol/time.ts';
-import { normalizeOrigin, urlOrigin } from '../../../protocol/url.ts';
+import type { Profile } from '../../../protocol/common/profile.ts';
+import { decodeObject, encodeObject } from '../../../protocol/common/codec.ts';
+import { encodeBase64url } from '../../../protocol/common/base64.ts';
+import { makeSessionProof, signApproval, type SessionKey } from '../../../protocol/signin/signer.ts';
+import { formatRfc3339, parseRfc3339 } from '../../../protocol/common/time.ts';
+import { normalizeOrigin, urlOrigin } from '../../../protocol/common/url.ts';
 import { limits } from '../../../schemas/ts/limits.ts';
 
 /** Where the RP under test lives and what the harness may use to test it. */
@@ -207,7 +207,7 @@ export class Session {
   }
 }
 
-// ---- signing helpers (protocol/signer.ts does the signing) ----
+// ---- signing helpers (protocol/signin/signer.ts does the signing) ----
 
 export function sign(profile: Profile, request: Readonly<Record<string, unknown>>, who: TestIdentity, session?: SessionKey): Record<string, unknown> {
   return signApproval(profile, request, { identity: who.identity, seed: who.seed, ...(session ? { session } : {}) });

@@ -5,7 +5,7 @@
 import type { Check, SuiteLoad } from '../../run/model.ts';
 import { ConfigError } from '../../run/exit.ts';
 import { HttpClient, HttpError } from '../../actors/http.ts';
-import { normalizeOrigin } from '../../../protocol/url.ts';
+import { normalizeOrigin } from '../../../protocol/common/url.ts';
 import { rpCheck } from './check.ts';
 import type { RpTarget } from './driver.ts';
 import { scenarios, verificationChecks, type ScenarioResult } from './checks/verification.ts';

@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Profile } from '../../../protocol/profile.ts';
+import type { Profile } from '../../../protocol/common/profile.ts';
 import { ConfigError } from '../../run/exit.ts';
 import { startAuthority, type Authority } from '../../actors/authority/index.ts';
 import type { RpTarget } from './driver.ts';

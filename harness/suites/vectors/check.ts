@@ -3,7 +3,7 @@
 import { rules as catalogue } from '../../../schemas/ts/rules.ts';
 import type { Check, Level, Outcome } from '../../run/model.ts';
 import { strongest as strongestLevel } from '../../run/select.ts';
-import type { Profile } from '../../../protocol/profile.ts';
+import type { Profile } from '../../../protocol/common/profile.ts';
 import type { Core } from './core.ts';
 
 const levels = new Map(catalogue.map((r) => [r.id, r.level as Level]));

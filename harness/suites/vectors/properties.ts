@@ -5,12 +5,12 @@
 import fc from 'fast-check';
 import type { Check } from '../../run/model.ts';
 import { propertyCheck } from '../../run/property.ts';
-import type { Profile } from '../../../protocol/profile.ts';
-import { MemoryNonceStore } from '../../../protocol/nonce.ts';
-import { StaticResolver } from '../../../protocol/resolver.ts';
-import { signApproval } from '../../../protocol/signer.ts';
-import { formatRfc3339 } from '../../../protocol/time.ts';
-import { encodeBase64url } from '../../../protocol/base64.ts';
+import type { Profile } from '../../../protocol/common/profile.ts';
+import { MemoryNonceStore } from '../../../protocol/signin/nonce.ts';
+import { StaticResolver } from '../../../protocol/signin/resolver.ts';
+import { signApproval } from '../../../protocol/signin/signer.ts';
+import { formatRfc3339 } from '../../../protocol/common/time.ts';
+import { encodeBase64url } from '../../../protocol/common/base64.ts';
 import * as noble from '../../impl/noble.ts';
 import { strongest } from './check.ts';
 import type { Core } from './core.ts';

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import type { Check } from '../../../run/model.ts';
 import { propertyCheck, type PropertyVerdict } from '../../../run/property.ts';
-import { encodeBase64url } from '../../../../protocol/base64.ts';
+import { encodeBase64url } from '../../../../protocol/common/base64.ts';
 import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { levelOf } from '../check.ts';

@@ -5,10 +5,10 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Check } from '../../../run/model.ts';
 import { Browser, Signer, SignerError, fetchMetadata, loadRequest, metadataProblems, validateRequest, checkAudience } from '../../../actors/signer/index.ts';
-import { decodeObject, encodeObject } from '../../../../protocol/codec.ts';
-import { inSchemaNames, makeAjv } from '../../../../protocol/schema.ts';
-import { normalizeShortCode, referenceFromInput } from '../../../../protocol/reference.ts';
-import { normalizeOrigin, sameOrigin, splitUrl } from '../../../../protocol/url.ts';
+import { decodeObject, encodeObject } from '../../../../protocol/common/codec.ts';
+import { inSchemaNames, makeAjv } from '../../../../protocol/common/schema.ts';
+import { normalizeShortCode, referenceFromInput } from '../../../../protocol/signin/reference.ts';
+import { normalizeOrigin, sameOrigin, splitUrl } from '../../../../protocol/common/url.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import { readFileSync } from 'node:fs';

@@ -2,8 +2,8 @@
 // approval-in-URL ban and the replay of a spent approval. Every check starts its own transaction.
 import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
-import { encodeBase64url } from '../../../../protocol/base64.ts';
-import { sameOrigin } from '../../../../protocol/url.ts';
+import { encodeBase64url } from '../../../../protocol/common/base64.ts';
+import { sameOrigin } from '../../../../protocol/common/url.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { rpCheck } from '../check.ts';
 import { envelopeOf, errorText, isObject, safeJson, secretBits, sign, type RpTarget } from '../driver.ts';
@@ -227,7 +227,7 @@ export function transactionChecks(target: RpTarget): Check[] {
         const t = await s.start();
         const who = await s.identity();
         const approval = sign(s.profile, t.request, who);
-        const { encodeObject } = await import('../../../../protocol/codec.ts');
+        const { encodeObject } = await import('../../../../protocol/common/codec.ts');
         const url = new URL(s.responseUri(t.request));
         url.searchParams.set('response', encodeObject(approval));
         const post = await s.signer.post(url.toString(), '', { headers: { accept: 'application/json', 'content-type': 'text/plain' } });

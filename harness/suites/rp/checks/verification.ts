@@ -9,13 +9,13 @@
 // kind as expected failures without hiding the first.
 import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
-import type { Profile } from '../../../../protocol/profile.ts';
-import { canonicalString } from '../../../../protocol/canonical.ts';
-import { signEd25519, publicKeyFromSeed } from '../../../../protocol/ed25519.ts';
-import { decodeBase64Any, encodeBase64url } from '../../../../protocol/base64.ts';
-import { formatKey } from '../../../../protocol/keys.ts';
-import { formatRfc3339, parseRfc3339 } from '../../../../protocol/time.ts';
-import type { SessionKey } from '../../../../protocol/signer.ts';
+import type { Profile } from '../../../../protocol/common/profile.ts';
+import { canonicalString } from '../../../../protocol/common/canonical.ts';
+import { signEd25519, publicKeyFromSeed } from '../../../../protocol/common/ed25519.ts';
+import { decodeBase64Any, encodeBase64url } from '../../../../protocol/common/base64.ts';
+import { formatKey } from '../../../../protocol/common/keys.ts';
+import { formatRfc3339, parseRfc3339 } from '../../../../protocol/common/time.ts';
+import type { SessionKey } from '../../../../protocol/signin/signer.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import type { Exchange } from '../../../actors/http.ts';

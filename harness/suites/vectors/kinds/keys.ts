@@ -1,9 +1,9 @@
 // Keys and documents: fingerprints.json, ed25519.json (the strictness decision), documents.json
 // (identity documents: canonical form, signature, key validity) and session-proofs.json.
 import type { Check } from '../../../run/model.ts';
-import { decodeBase64Any } from '../../../../protocol/base64.ts';
-import { parseKey, formatKey } from '../../../../protocol/keys.ts';
-import { parseRfc3339 } from '../../../../protocol/time.ts';
+import { decodeBase64Any } from '../../../../protocol/common/base64.ts';
+import { parseKey, formatKey } from '../../../../protocol/common/keys.ts';
+import { parseRfc3339 } from '../../../../protocol/common/time.ts';
 import * as noble from '../../../impl/noble.ts';
 import { vectorCheck, listOf, nameOf, type KindContext } from '../check.ts';
 

@@ -1,8 +1,8 @@
 // Payload vectors: pairing.json (commitments, comparison codes, short codes), encryption.json and
 // message-seal-v1.json (message sealing), profiles.json and requests.json (the encoded form).
 import type { Check } from '../../../run/model.ts';
-import { decodeBase64Any, encodeBase64url } from '../../../../protocol/base64.ts';
-import { compactJson } from '../../../../protocol/json.ts';
+import { decodeBase64Any, encodeBase64url } from '../../../../protocol/common/base64.ts';
+import { compactJson } from '../../../../protocol/common/json.ts';
 import * as noble from '../../../impl/noble.ts';
 import { vectorCheck, listOf, nameOf, type KindContext } from '../check.ts';
 

@@ -4,13 +4,13 @@
 // core and by noble, which must agree.
 import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import type { Check } from '../../../run/model.ts';
-import { parseKey } from '../../../../protocol/keys.ts';
-import { parseRfc3339 } from '../../../../protocol/time.ts';
-import { decodeBase64Any } from '../../../../protocol/base64.ts';
-import { MemoryNonceStore } from '../../../../protocol/nonce.ts';
-import { ResolutionError, type Resolver } from '../../../../protocol/resolver.ts';
-import type { PreviousKey } from '../../../../protocol/document.ts';
-import type { Verdict } from '../../../../protocol/verifier.ts';
+import { parseKey } from '../../../../protocol/common/keys.ts';
+import { parseRfc3339 } from '../../../../protocol/common/time.ts';
+import { decodeBase64Any } from '../../../../protocol/common/base64.ts';
+import { MemoryNonceStore } from '../../../../protocol/signin/nonce.ts';
+import { ResolutionError, type Resolver } from '../../../../protocol/signin/resolver.ts';
+import type { PreviousKey } from '../../../../protocol/common/document.ts';
+import type { Verdict } from '../../../../protocol/signin/verifier.ts';
 import * as noble from '../../../impl/noble.ts';
 import { vectorCheck, once, type KindContext } from '../check.ts';
 

@@ -2,7 +2,7 @@
 // inputs by the core; signatures are re-made from the seed and verified by both implementations.
 import { signingSpec, type SignedStringName } from '../../../../schemas/ts/signing.ts';
 import type { Check } from '../../../run/model.ts';
-import { decodeBase64Any, encodeBase64url } from '../../../../protocol/base64.ts';
+import { decodeBase64Any, encodeBase64url } from '../../../../protocol/common/base64.ts';
 import * as noble from '../../../impl/noble.ts';
 import { vectorCheck, listOf, type KindContext } from '../check.ts';
 

@@ -1,6 +1,6 @@
 // Scopes (ns.request.scopes): normalized, de-duplicated, sorted; at most 16; vocabulary only.
-import { vocabulary } from '../schemas/ts/vocabulary.ts';
-import { limits } from '../schemas/ts/limits.ts';
+import { vocabulary } from '../../schemas/ts/vocabulary.ts';
+import { limits } from '../../schemas/ts/limits.ts';
 
 export const supportedScopes: ReadonlySet<string> = new Set(vocabulary.scopes.values);
 

@@ -1,6 +1,6 @@
 // Every identifier derived from the service name (spec/profile.yaml). `svc` is a placeholder: a
 // deployment such as `poweur` gets `poweur_auth`, `X-Poweur-Identity`, `_poweur.<id>` and so on.
-import { profileSpec, type IdentifierName } from '../schemas/ts/profile.ts';
+import { profileSpec, type IdentifierName } from '../../schemas/ts/profile.ts';
 
 export interface Profile {
   readonly name: string;

@@ -3,7 +3,7 @@
 // compares R byte for byte; it accepts small-order and non-canonical public keys, so those are
 // refused here before it is asked. KeyObjects are cached: building one costs more than a verify.
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
-import { vocabulary } from '../schemas/ts/vocabulary.ts';
+import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');

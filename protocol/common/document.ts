@@ -1,6 +1,6 @@
 // The signed identity document (ns.identity-document.format, ns.identity-document.previous-keys):
 // canonical form, signature check and which key is valid at a given time.
-import { signingSpec } from '../schemas/ts/signing.ts';
+import { signingSpec } from '../../schemas/ts/signing.ts';
 import { canonicalJson } from './json.ts';
 import { decodeBase64Any, encodeBase64url } from './base64.ts';
 import { parseKey } from './keys.ts';

@@ -1,6 +1,6 @@
 // The public profile document (ob.profile.document; document 2 says "not shown", the interop set
 // decides): validated by spec/objects/profile-document.schema.json plus the byte limits below.
-import { byteLength } from './base64.ts';
+import { byteLength } from '../common/base64.ts';
 
 export type ProfileCheck = { ok: true } | { ok: false; reason: string };
 

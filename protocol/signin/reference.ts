@@ -1,7 +1,7 @@
 // Requests by reference (ns.reference.*): which inputs carry a reference link, and the codes.
-import { vocabulary } from '../schemas/ts/vocabulary.ts';
-import type { Profile } from './profile.ts';
-import { splitUrl, queryParams } from './url.ts';
+import { vocabulary } from '../../schemas/ts/vocabulary.ts';
+import type { Profile } from '../common/profile.ts';
+import { splitUrl, queryParams } from '../common/url.ts';
 
 function httpLink(value: string): string | undefined {
   const v = value.trim();

@@ -1,12 +1,12 @@
 // The signer's side of the protocol, pure: turn a request into a signed approval with the
 // identity key or a session key and its proof. Scopes are normalized before signing, so the
 // order a signer is handed them in never changes the signature (ns.canonical.scopes-joined).
-import type { Profile } from './profile.ts';
-import { canonicalString } from './canonical.ts';
-import { encodeBase64url } from './base64.ts';
-import { signEd25519, publicKeyFromSeed } from './ed25519.ts';
+import type { Profile } from '../common/profile.ts';
+import { canonicalString } from '../common/canonical.ts';
+import { encodeBase64url } from '../common/base64.ts';
+import { signEd25519, publicKeyFromSeed } from '../common/ed25519.ts';
 import { normalizeScopes } from './scopes.ts';
-import { vocabulary } from '../schemas/ts/vocabulary.ts';
+import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 
 export interface SessionKey {
   sessionId: string;

@@ -1,7 +1,7 @@
 // What the verifier needs from resolution (rule 6): the identity's current key and its previous
 // keys. Resolving over HTTPS and DNS is I/O and lives with the servers and the harness; this is
 // the injected interface and an in-memory implementation.
-import type { PreviousKey } from './document.ts';
+import type { PreviousKey } from '../common/document.ts';
 
 export interface ResolvedIdentity {
   identity: string;

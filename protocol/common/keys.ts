@@ -1,5 +1,5 @@
 // Key text forms: `ed25519:<b64>` / `x25519:<b64>` or bare base64 of any variant, 32 bytes.
-import { vocabulary } from '../schemas/ts/vocabulary.ts';
+import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import { decodeBase64Any, encodeBase64url } from './base64.ts';
 
 export type KeyKind = 'signing' | 'encryption';

@@ -1,6 +1,6 @@
 // Service names (document 3 Identity; document 2 Identifier forms): validity, the reserved list,
 // the hosted-handle policy and the storage directory name.
-import { vocabulary } from '../schemas/ts/vocabulary.ts';
+import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import { fillTemplate, type Profile } from './profile.ts';
 
 const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;

@@ -2,7 +2,7 @@
 // construction): HKDF-SHA256 over the X25519 secret, salt = ephemeral key || recipient key, info =
 // the domain; AAD = domain LF || ephemeral key || recipient key; 12-byte nonce; tag appended.
 import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
-import type { Profile } from './profile.ts';
+import type { Profile } from '../common/profile.ts';
 
 const X25519_SPKI = Buffer.from('302a300506032b656e032100', 'hex');
 const X25519_PKCS8 = Buffer.from('302e020100300506032b656e04220420', 'hex');

@@ -1,7 +1,7 @@
 // Every canonical string, built from the table in spec/signing.yaml (compiled once per profile
 // and string, so the hot path is a handful of closures).
 import { createHash, createHmac } from 'node:crypto';
-import { signingSpec, type SignedStringName } from '../schemas/ts/signing.ts';
+import { signingSpec, type SignedStringName } from '../../schemas/ts/signing.ts';
 import { fillTemplate, type Profile } from './profile.ts';
 import { parseKey, formatKey, type KeyKind } from './keys.ts';
 

@@ -1,20 +1,20 @@
 // The native verifier: document 1, Authentication 3, rules 1 to 7 in that order, cheapest first,
 // so a replayed or misaddressed approval costs no DNS or HTTPS lookup. Every rejection names its
 // rule number, its rule id and a stable code.
-import { limits } from '../schemas/ts/limits.ts';
-import { vocabulary } from '../schemas/ts/vocabulary.ts';
-import type { Profile } from './profile.ts';
-import { canonicalString, CanonicalError } from './canonical.ts';
-import { decodeBase64Any, byteLength } from './base64.ts';
-import { normalizeOrigin } from './url.ts';
-import { validServiceName } from './names.ts';
+import { limits } from '../../schemas/ts/limits.ts';
+import { vocabulary } from '../../schemas/ts/vocabulary.ts';
+import type { Profile } from '../common/profile.ts';
+import { canonicalString, CanonicalError } from '../common/canonical.ts';
+import { decodeBase64Any, byteLength } from '../common/base64.ts';
+import { normalizeOrigin } from '../common/url.ts';
+import { validServiceName } from '../common/names.ts';
 import { scopeProblem } from './scopes.ts';
-import { parseRfc3339 } from './time.ts';
+import { parseRfc3339 } from '../common/time.ts';
 import { nonceKey, type NonceStore } from './nonce.ts';
 import { ResolutionError, type Resolver, type ResolvedIdentity } from './resolver.ts';
-import { keyValidAt } from './document.ts';
+import { keyValidAt } from '../common/document.ts';
 import { checkSessionProof } from './session-proof.ts';
-import { verifyEd25519 } from './ed25519.ts';
+import { verifyEd25519 } from '../common/ed25519.ts';
 
 export type RuleNumber = 1 | 2 | 3 | 4 | 5 | 6 | 7;
 

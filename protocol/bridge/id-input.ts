@@ -1,6 +1,6 @@
 // ID input normalization (document 2, Identifier forms, steps 1-5) and the two projections.
-import { splitUrl } from './url.ts';
-import { validServiceName } from './names.ts';
+import { splitUrl } from '../common/url.ts';
+import { validServiceName } from '../common/names.ts';
 
 export type IdInputResult =
   | { ok: true; id: string; profileUrl: string; did: string }

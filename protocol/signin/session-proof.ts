@@ -1,12 +1,12 @@
 // The session proof (ns.session-proof.*): completeness, RFC 3339, expiry, the 24-hour TTL cap,
 // key encoding and the identity signature over the session-registration lines.
-import { limits } from '../schemas/ts/limits.ts';
-import type { Profile } from './profile.ts';
-import { canonicalString } from './canonical.ts';
-import { decodeBase64Any, encodeBase64url } from './base64.ts';
-import { parseKey } from './keys.ts';
-import { parseRfc3339 } from './time.ts';
-import { verifyEd25519 } from './ed25519.ts';
+import { limits } from '../../schemas/ts/limits.ts';
+import type { Profile } from '../common/profile.ts';
+import { canonicalString } from '../common/canonical.ts';
+import { decodeBase64Any, encodeBase64url } from '../common/base64.ts';
+import { parseKey } from '../common/keys.ts';
+import { parseRfc3339 } from '../common/time.ts';
+import { verifyEd25519 } from '../common/ed25519.ts';
 
 export const proofFields = ['session_public_key', 'issued_at', 'expires_at', 'nonce', 'identity_signature'] as const;
 
