@@ -5,5 +5,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     pool: 'forks',
+    // Installs redis-server and chromium from Debian when missing (root only): see the file.
+    globalSetup: ['test/setup/provision.ts'],
   },
 });

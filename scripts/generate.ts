@@ -105,7 +105,10 @@ export interface Rule {
   section: string;
   title: string;
   text: string;
+  /** A project decision where the documents are silent: judged in the project profile. */
   origin?: 'project';
+  /** Why no check over the wire can decide it: listed apart from uncovered rules. */
+  unobservable?: string;
   code?: string;
 }
 
@@ -113,6 +116,10 @@ export const rules: readonly Rule[] = ${ts(rules.rules)};
 
 export type RuleId =
 ${rules.rules.map((r) => `  | ${JSON.stringify(r.id)}`).join('\n')};
+
+/** Every error code a rule names. */
+export type ErrorCode =
+${[...new Set(rules.rules.flatMap((r) => (r.code ? [r.code] : [])))].sort().map((c) => `  | ${JSON.stringify(c)}`).join('\n')};
 `,
     },
   ];
@@ -153,6 +160,35 @@ function bundle(dir: string, name: string): Record<string, unknown> {
   return result;
 }
 
+/** A group's schemas as one module of types: a file reference becomes a component reference. */
+async function componentsModule(group: string): Promise<string | undefined> {
+  const names = schemaNames(spec(group));
+  if (names.length === 0) return undefined;
+  // Each object becomes a component; a file reference becomes a component reference and a
+  // file's local $defs become components of their own, so shared types are declared once.
+  const pascal = (n: string) => n.replace(/(^|[-_])([a-z0-9])/g, (_m, _d, c: string) => c.toUpperCase());
+  const schemas: Record<string, unknown> = {};
+  for (const name of names) {
+    const raw = JSON.parse(readFileSync(join(spec(group), `${name}.schema.json`), 'utf8')) as Record<string, unknown>;
+    const rewrite = (node: unknown): unknown => {
+      if (Array.isArray(node)) return node.map(rewrite);
+      if (node === null || typeof node !== 'object') return node;
+      const o: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(node)) {
+        if (k === '$ref' && typeof v === 'string' && v.endsWith('.schema.json')) o[k] = `#/components/schemas/${pascal(basename(v, '.schema.json'))}`;
+        else if (k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/')) o[k] = `#/components/schemas/${pascal(name)}${pascal(v.slice(8))}`;
+        else o[k] = rewrite(v);
+      }
+      return o;
+    };
+    const { $defs, $schema: _s, $id: _i, ...body } = rewrite(raw) as Record<string, unknown>;
+    schemas[pascal(name)] = body;
+    for (const [def, schema] of Object.entries(($defs as Record<string, unknown>) ?? {})) schemas[`${pascal(name)}${pascal(def)}`] = schema;
+  }
+  const doc = { openapi: '3.1.0', info: { title: `svc ${group}`, version: '1' }, paths: {}, components: { schemas } };
+  return astToString(await openapiTS(doc as never));
+}
+
 function schemaNames(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir).filter((f) => f.endsWith('.schema.json')).map((f) => basename(f, '.schema.json')).sort();
@@ -160,7 +196,7 @@ function schemaNames(dir: string): string[] {
 
 function bundledSchemas(): Output[] {
   const out: Output[] = [];
-  for (const group of ['objects', 'vectors']) {
+  for (const group of ['objects', 'vectors', 'harness']) {
     const dir = spec(group);
     for (const name of schemaNames(dir)) {
       out.push({ path: `schemas/json/${group}/${name}.schema.json`, content: `${JSON.stringify(bundle(dir, name), null, 2)}\n` });
@@ -169,36 +205,14 @@ function bundledSchemas(): Output[] {
   return out;
 }
 
-// TypeScript models through openapi-typescript: the objects as components of a synthetic OpenAPI
-// document, and each HTTP surface from its own OpenAPI file.
+// TypeScript models through openapi-typescript: each group of schemas (the protocol objects; the
+// harness's own files) as components of a synthetic OpenAPI document, and each HTTP surface from
+// its own OpenAPI file.
 async function models(): Promise<Output[]> {
-  const names = schemaNames(spec('objects'));
   const out: Output[] = [];
-  if (names.length > 0) {
-    // Each object becomes a component; a file reference becomes a component reference and a
-    // file's local $defs become components of their own, so shared types are declared once.
-    const pascal = (n: string) => n.replace(/(^|[-_])([a-z0-9])/g, (_m, _d, c: string) => c.toUpperCase());
-    const schemas: Record<string, unknown> = {};
-    for (const name of names) {
-      const raw = JSON.parse(readFileSync(join(spec('objects'), `${name}.schema.json`), 'utf8')) as Record<string, unknown>;
-      const rewrite = (node: unknown): unknown => {
-        if (Array.isArray(node)) return node.map(rewrite);
-        if (node === null || typeof node !== 'object') return node;
-        const o: Record<string, unknown> = {};
-        for (const [k, v] of Object.entries(node)) {
-          if (k === '$ref' && typeof v === 'string' && v.endsWith('.schema.json')) o[k] = `#/components/schemas/${pascal(basename(v, '.schema.json'))}`;
-          else if (k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/')) o[k] = `#/components/schemas/${pascal(name)}${pascal(v.slice(8))}`;
-          else o[k] = rewrite(v);
-        }
-        return o;
-      };
-      const { $defs, $schema: _s, $id: _i, ...body } = rewrite(raw) as Record<string, unknown>;
-      schemas[pascal(name)] = body;
-      for (const [def, schema] of Object.entries(($defs as Record<string, unknown>) ?? {})) schemas[`${pascal(name)}${pascal(def)}`] = schema;
-    }
-    const doc = { openapi: '3.1.0', info: { title: 'svc objects', version: '1' }, paths: {}, components: { schemas } };
-    const ast = await openapiTS(doc as never);
-    out.push({ path: 'schemas/ts/objects.ts', content: `${HEADER('spec/objects/*.schema.json')}\n${astToString(ast)}` });
+  for (const [group, file] of [['objects', 'objects.ts'], ['harness', 'harness.ts']] as const) {
+    const module = await componentsModule(group);
+    if (module !== undefined) out.push({ path: `schemas/ts/${file}`, content: `${HEADER(`spec/${group}/*.schema.json`)}\n${module}` });
   }
   const httpDir = spec('http');
   if (existsSync(httpDir)) {

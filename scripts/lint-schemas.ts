@@ -25,7 +25,7 @@ function citedRules(node: unknown, out: string[] = []): string[] {
   return out;
 }
 
-for (const group of ['spec/objects', 'spec/vectors', 'spec/meta']) {
+for (const group of ['spec/objects', 'spec/vectors', 'spec/harness', 'spec/meta']) {
   const ajv = makeAjv();
   const sources = files(group);
   for (const f of sources) ajv.addSchema(load(f));
@@ -39,7 +39,7 @@ for (const group of ['spec/objects', 'spec/vectors', 'spec/meta']) {
     for (const id of citedRules(load(f))) if (!known.has(id)) problems.push(`${f}: x-rules cites unknown rule ${id}`);
   }
 }
-for (const group of ['schemas/json/objects', 'schemas/json/vectors']) {
+for (const group of ['schemas/json/objects', 'schemas/json/vectors', 'schemas/json/harness']) {
   for (const f of files(group)) {
     count++;
     try {

@@ -1,174 +1,200 @@
-// `svc-conformance run --suite rp`: checks a live relying party over the network.
+// `svc-conformance run`: the suites of the registry against live implementations.
 //
-//   run --suite rp --rp ORIGIN [--rp-start URL] [--rp-process URL ...] --authority ADMIN_URL
-//   run --reference [--suite rp] [--nonce-store sqlite|memory|redis://H:P] [--rp-processes N]
+//   run --targets FILE [--suite NAME ...]          every role the file describes (flags override it)
+//   run --suite rp --rp ORIGIN --authority URL     a role given by flags alone
+//   run --reference [--suite NAME ...]             the reference implementations, started on loopback
 //
-// Without --reference, the RP under test must resolve identities through a running test
-// authority (`svc-conformance authority`), whose admin URL is --authority. With --reference, the
-// harness starts an in-process authority and the reference RP (child processes of
-// bin/svc-reference.js) itself, runs the suite and stops them.
-import { Command, InvalidArgumentError } from 'commander';
-import type { CliDeps, CliIO, RunCommandInput, RunFlags } from '../cli.ts';
-import { ConfigError } from '../run/exit.ts';
+// An outside implementation resolves test identities through a running test authority
+// (`svc-conformance authority`); the run first checks that it serves the service name under
+// test. Project-profile checks gate the run only with --profile (or `profile: true` in the
+// file); the reference always runs with them on.
+import { InvalidArgumentError, type Command } from 'commander';
 import { profileFor, ProfileError, type Profile } from '../../protocol/common/profile.ts';
-import { normalizeOrigin, urlOrigin } from '../../protocol/common/url.ts';
-import type { RpTarget } from '../suites/rp/driver.ts';
+import { urlOrigin } from '../../protocol/common/url.ts';
+import type { AuthorityControl } from '../actors/authority/types.ts';
+import { runCommand, type CliDeps, type CliIO, type RunFlags } from '../run/command.ts';
+import { ConfigError } from '../run/exit.ts';
+import type { SuiteLoad } from '../run/model.ts';
+import { SUITES, suiteNamed, type PreparedSuite } from '../suites/registry.ts';
+import { readTargets, type Targets } from '../targets/file.ts';
 
 export interface RunCommandContext {
   argv: string[];
   io: CliIO;
   deps: CliDeps;
   tool: { name: string; version: string };
-  /** cli.ts's runCommand (passed in: a static import back into cli.ts would be a cycle). */
-  runCommand(input: RunCommandInput): Promise<number>;
   setCode(code: number): void;
 }
 
-interface RpFlags extends RunFlags {
-  rp?: string;
-  rpStart?: string;
-  rpProcess: string[];
-  rpBrokenStore?: string;
-  authority?: string;
-  serviceName: string;
+interface Flags extends RunFlags {
+  targets?: string;
   reference?: boolean;
-  nonceStore?: string;
-  rpProcesses?: number;
+  authority?: string;
+  serviceName?: string;
+  requestTimeout?: number;
+  [flag: string]: unknown;
 }
 
-const SUITES = ['rp'];
-
-const HOW_TO_AUTHORITY = `start a test authority and point the RP at it:
+const HOW_TO_AUTHORITY = `start a test authority and point the implementation at it:
   sudo svc-conformance authority                 # DNS on 127.0.88.1:53, HTTPS on :443, admin on :8055
-  start your RP with its resolver's DNS server at 127.0.88.1:53 and the authority's CA
+  start your implementation with its resolver's DNS server at 127.0.88.1:53 and the authority's CA
   (printed by the authority; GET <admin>/ca.pem) trusted, e.g. for the reference RP:
   svc-reference rp --dns-server 127.0.88.1:53 --ca <ca.pem>
-then: svc-conformance run --suite rp --rp <origin> --authority http://127.0.88.1:8055
-or let the harness start the reference RP and an authority itself: svc-conformance run --reference --suite rp`;
+then: svc-conformance run --rp <origin> --authority http://127.0.88.1:8055
+or let the harness start the reference and an authority itself: svc-conformance run --reference`;
 
 const EXAMPLES = `
+Suites: ${SUITES.map((s) => `${s.name} (${s.title})`).join('; ')}.
+
 Examples:
   $ svc-conformance run --reference --report json=reports/rp.json --report junit=reports/rp.xml --report md=reports/rp.md
+  $ svc-conformance init targets.json && svc-conformance run --targets targets.json
+  $ svc-conformance run --targets targets.json --profile --expected-failures known.json
+  $ svc-conformance run --rp https://rp.example.test --rp-start https://rp.example.test/test/start --authority http://127.0.88.1:8055
   $ svc-conformance run --reference --suite rp --rp-processes 2 --nonce-store redis://127.0.0.1:6379
-  $ svc-conformance run --suite rp --rp https://rp.example.test --authority http://127.0.88.1:8055
-  $ svc-conformance run --suite rp --rp http://127.0.0.1:8080 --rp-process http://127.0.0.1:8081 --authority http://127.0.88.1:8055
 `;
 
 export function registerRunCommand(cmd: Command, ctx: RunCommandContext): void {
   cmd
-    .description('run a conformance suite against a live implementation (rp: a relying party of document 1)')
-    .option('--rp <origin>', 'origin of the RP under test (the audience of its requests)')
-    .option('--rp-start <url>', 'its start contract URL (POST, Accept: application/json; default ORIGIN/login)')
-    .option('--rp-process <url>', 'base URL of another process of the same RP (same origin, shared stores; repeatable): the replay race spreads over them', collect, [])
-    .option('--rp-broken-store <origin>', 'origin of an instance of the same RP whose nonce store is unreachable (enables the fail-closed check)')
-    .option('--authority <admin-url>', 'admin URL of a running test authority (svc-conformance authority) the RP resolves identities through')
-    .option('--service-name <name>', 'the profile name the RP was built for', 'svc')
-    .option('--reference', 'start the reference RP and a test authority on loopback and run against them')
-    .option('--nonce-store <store>', 'with --reference: sqlite (default), memory or redis://HOST:PORT')
-    .option('--rp-processes <n>', 'with --reference: RP processes sharing one data directory (default 2, so sharing is checked)', positive)
-    .addHelpText('after', EXAMPLES)
-    .action(async (flags: RpFlags) => {
-      ctx.setCode(await runRun(flags, ctx));
-    });
-}
-
-async function runRun(flags: RpFlags, ctx: RunCommandContext): Promise<number> {
-  // No --suite: every live suite there is (today: rp).
-  if (flags.suite.length === 0) flags.suite = [...SUITES];
-  const unknown = flags.suite.filter((s) => !SUITES.includes(s));
-  if (unknown.length > 0) throw new ConfigError(`run knows the suites ${SUITES.join(', ')}; not ${unknown.join(', ')}`);
-  let profile: Profile;
-  try {
-    profile = profileFor(flags.serviceName);
-  } catch (error) {
-    if (error instanceof ProfileError) throw new ConfigError(error.message);
-    throw error;
-  }
-  if (flags.reference) return runReference(flags, ctx, profile);
-  return runExternal(flags, ctx, profile);
-}
-
-async function runExternal(flags: RpFlags, ctx: RunCommandContext, profile: Profile): Promise<number> {
-  if (flags.nonceStore !== undefined || flags.rpProcesses !== undefined) throw new ConfigError('--nonce-store and --rp-processes configure the reference RP: use them with --reference');
-  if (!flags.rp) throw new ConfigError('run --suite rp needs --rp ORIGIN (the RP under test), or --reference to test the reference RP');
-  const origin = normalizeOrigin(flags.rp);
-  if (origin === undefined) throw new ConfigError(`--rp ${flags.rp} is not an origin (scheme://host[:port], no path)`);
-  if (!flags.authority) throw new ConfigError(`--authority ADMIN_URL is required: the suite publishes, rotates and breaks test identities the RP must resolve.\n${HOW_TO_AUTHORITY}`);
-  if (urlOrigin(flags.authority) === undefined) throw new ConfigError(`--authority ${flags.authority} is not an http(s) URL`);
-  const startUrl = flags.rpStart ?? `${origin}/login`;
-  for (const p of flags.rpProcess) if (urlOrigin(p) === undefined) throw new ConfigError(`--rp-process ${p} is not an http(s) URL`);
-  const { AuthorityClient } = await import('../actors/authority/index.ts');
-  const authority = new AuthorityClient(flags.authority);
-  const target: RpTarget = {
-    profile,
-    origin,
-    startUrl,
-    processes: flags.rpProcess.length > 0 ? [origin, ...flags.rpProcess] : [origin],
-    authority,
-    ...(flags.rpBrokenStore ? { brokenStore: { origin: brokenOrigin(flags.rpBrokenStore), startUrl: `${brokenOrigin(flags.rpBrokenStore)}/login` } } : {}),
-  };
-  return runRpSuite(flags, ctx, target, { rp: origin, rp_start: startUrl, authority: flags.authority, reference: false });
-}
-
-/** Runs the rp suite against `target` through the shared run machinery; `config` goes into the report. */
-async function runRpSuite(flags: RpFlags, ctx: RunCommandContext, target: RpTarget, config: Record<string, unknown>): Promise<number> {
-  const { rpSuite } = await import('../suites/rp/index.ts');
-  return ctx.runCommand({
-    command: 'run',
-    flags,
-    argv: ctx.argv,
-    io: ctx.io,
-    deps: ctx.deps,
-    tool: ctx.tool,
-    config: { suite: 'rp', ...config, rp_processes: target.processes, service_name: target.profile.name },
-    load: () => rpSuite(target),
+    .description('run conformance suites against live implementations described by a targets file or flags, or against the reference')
+    .option('--targets <file>', 'the implementation under test: a JSON targets file (spec/harness/targets.schema.json; `svc-conformance init` writes an example)')
+    .option('--reference', 'start the reference implementations and a test authority on loopback and run against them (the profile gates)')
+    .option('--authority <admin-url>', 'admin URL of the running test authority the implementation resolves identities through')
+    .option('--service-name <name>', 'the profile name the implementation was built for (default svc, or the targets file\'s)')
+    .option('--profile', 'project-profile checks (statuses, codes and fields the documents leave open) gate the run')
+    .option('--request-timeout <seconds>', 'time limit of one HTTP request to the implementation (default 20)', positive);
+  for (const suite of SUITES) suite.options(cmd);
+  cmd.addHelpText('after', EXAMPLES).action(async (flags: Flags) => {
+    ctx.setCode(await run(flags, ctx));
   });
 }
 
-function brokenOrigin(v: string): string {
-  const o = normalizeOrigin(v);
-  if (o === undefined) throw new ConfigError(`--rp-broken-store ${v} is not an origin`);
-  return o;
+async function run(flags: Flags, ctx: RunCommandContext): Promise<number> {
+  const unknown = flags.suite.filter((s) => suiteNamed(s) === undefined);
+  if (unknown.length > 0) throw new ConfigError(`run knows the suites ${SUITES.map((s) => s.name).join(', ')}; not ${unknown.join(', ')}`);
+  const file: Targets = flags.targets !== undefined ? await readTargets(flags.targets) : {};
+  const profile = profileNamed(flags.serviceName ?? file.service_name ?? 'svc');
+  const prepared = flags.reference ? await prepareReference(flags, file, profile, ctx) : await prepareExternal(flags, file, profile);
+  try {
+    if (ctx.io.signal?.aborted) throw new ConfigError('interrupted while starting');
+    for (const p of prepared) if (p.banner) ctx.io.stderr.write(`${p.banner}\n`);
+    const gates = new Set(prepared.filter((p) => p.profileGates).map((p) => p.suite));
+    const expected = new Map(prepared.flatMap((p) => [...(p.expectedFailures ?? [])]));
+    const timeouts = prepared.flatMap((p) => (p.checkTimeoutMs !== undefined ? [p.checkTimeoutMs] : []));
+    return await runCommand({
+      command: 'run',
+      flags,
+      argv: ctx.argv,
+      io: ctx.io,
+      deps: ctx.deps,
+      tool: ctx.tool,
+      config: { suites: prepared.map((p) => p.config), service_name: profile.name, targets: flags.targets ?? null },
+      load: () => loadAll(prepared),
+      profileGates: gates,
+      ...(expected.size > 0 ? { expectedFailures: expected } : {}),
+      ...(timeouts.length > 0 ? { checkTimeoutMs: Math.max(...timeouts) } : {}),
+    });
+  } finally {
+    await Promise.all(prepared.map((p) => p.stop().catch(() => undefined)));
+  }
 }
 
-async function runReference(flags: RpFlags, ctx: RunCommandContext, profile: Profile): Promise<number> {
-  if (flags.rp || flags.authority || flags.rpProcess.length > 0 || flags.rpStart || flags.rpBrokenStore) {
-    throw new ConfigError('--reference starts its own RP and authority: drop --rp, --rp-start, --rp-process, --rp-broken-store and --authority');
+async function loadAll(prepared: PreparedSuite[]): Promise<SuiteLoad> {
+  const loads = await Promise.all(prepared.map((p) => p.load()));
+  return { checks: loads.flatMap((l) => l.checks), skipped: loads.flatMap((l) => l.skipped), coverageDocs: [...new Set(loads.flatMap((l) => l.coverageDocs))] };
+}
+
+/** Every suite whose role the flags or the file describe (or those --suite names, which must be described). */
+async function prepareExternal(flags: Flags, file: Targets, profile: Profile): Promise<PreparedSuite[]> {
+  for (const suite of SUITES) {
+    const stray = suite.referenceFlags.filter((k) => flags[k] !== undefined);
+    if (stray.length > 0) throw new ConfigError(`${stray.map(flagName).join(', ')} configure the reference: use them with --reference`);
   }
-  const store = flags.nonceStore ?? 'sqlite';
-  const processes = flags.rpProcesses ?? (store === 'memory' ? 1 : 2);
-  if (!/^(sqlite|memory|redis:\/\/[^\s/]+:\d+\/?)$/.test(store)) throw new ConfigError(`--nonce-store ${store}: use sqlite, memory or redis://HOST:PORT`);
-  if (store === 'memory' && processes > 1) throw new ConfigError('--nonce-store memory cannot be shared between processes: use sqlite or redis with --rp-processes');
-  const { startReference } = await import('../suites/rp/launch.ts');
-  // Stop the children on SIGINT/SIGTERM even while they are still starting.
+  const authority = memo(() => connectAuthority(flags.authority ?? file.authority, profile));
+  const prepared: PreparedSuite[] = [];
+  const wanted = flags.suite.length > 0 ? flags.suite : SUITES.map((s) => s.name);
+  for (const name of wanted) {
+    const suite = suiteNamed(name)!;
+    const p = await suite.external({ flags, file, profile, authority });
+    if (p === undefined) {
+      if (flags.suite.includes(name)) throw new ConfigError(`run --suite ${name} needs its target: the --${name} option or a "${name}" entry in a targets file (svc-conformance init writes one)`);
+      continue;
+    }
+    prepared.push(p);
+  }
+  if (prepared.length === 0) {
+    throw new ConfigError('nothing to test: describe the implementation with --targets FILE (`svc-conformance init` writes an example) or flags such as --rp ORIGIN, or use --reference');
+  }
+  return prepared;
+}
+
+async function prepareReference(flags: Flags, file: Targets, profile: Profile, ctx: RunCommandContext): Promise<PreparedSuite[]> {
+  if (flags.targets !== undefined || flags.authority !== undefined) throw new ConfigError('--reference starts its own implementations and authority: drop --targets and --authority');
+  const stray = Object.keys(flags).filter((k) => flags[k] !== undefined && SUITES.some((s) => k.startsWith(s.name) && k.length > s.name.length && !s.referenceFlags.includes(k)) && !(Array.isArray(flags[k]) && (flags[k] as unknown[]).length === 0));
+  if (stray.length > 0) throw new ConfigError(`--reference starts its own implementations: drop ${stray.map(flagName).join(', ')}`);
+  void file;
+  const wanted = flags.suite.length > 0 ? flags.suite : SUITES.map((s) => s.name);
+  // Stop what started when interrupted during startup, before the run's own handler is in place.
+  const prepared: PreparedSuite[] = [];
   let interrupted = false;
-  const early = (): void => {
-    interrupted = true;
-  };
+  const early = (): void => void (interrupted = true);
   process.once('SIGINT', early);
   process.once('SIGTERM', early);
-  ctx.io.stderr.write(`starting the reference RP (${processes} process${processes > 1 ? 'es' : ''}, nonce store ${store}) and a test authority...\n`);
-  let run;
   try {
-    run = await startReference({ profile, nonceStore: store, processes, ...(flags.verbose ? { log: (l: string) => void ctx.io.stderr.write(`${l}\n`) } : {}) });
+    for (const name of wanted) {
+      ctx.io.stderr.write(`starting the reference for the ${name} suite...\n`);
+      prepared.push(await suiteNamed(name)!.reference({ flags, profile, ...(flags.verbose ? { log: (l: string) => void ctx.io.stderr.write(`${l}\n`) } : {}) }));
+      if (interrupted) throw new ConfigError('interrupted while starting the reference');
+    }
+    return prepared;
+  } catch (error) {
+    await Promise.all(prepared.map((p) => p.stop().catch(() => undefined)));
+    throw error;
   } finally {
     process.off('SIGINT', early);
     process.off('SIGTERM', early);
   }
+}
+
+/** The authority must answer and serve the service name under test, or nothing the run reports would mean anything. */
+async function connectAuthority(url: string | undefined, profile: Profile): Promise<AuthorityControl> {
+  if (url === undefined) throw new ConfigError(`the admin URL of a test authority is required (--authority or "authority" in the targets file): the suites publish, rotate and break test identities the implementation must resolve.\n${HOW_TO_AUTHORITY}`);
+  if (urlOrigin(url) === undefined) throw new ConfigError(`--authority ${url} is not an http(s) URL`);
+  const { AuthorityClient } = await import('../actors/authority/client.ts');
+  const client = new AuthorityClient(url);
+  let served: string;
   try {
-    if (interrupted || ctx.io.signal?.aborted) throw new ConfigError('interrupted while starting the reference RP');
-    ctx.io.stderr.write(`reference RP at ${run.target.origin} (${run.rp.map((p) => p.url).join(', ')}), authority ${run.authority.adminUrl} (DNS ${run.authority.dnsServer})\n`);
-    return await runRpSuite(flags, ctx, run.target, { reference: true, rp: run.target.origin, nonce_store: store, authority: run.authority.adminUrl });
-  } finally {
-    await run.stop();
+    served = (await client.info()).name;
+  } catch (error) {
+    throw new ConfigError(`the test authority at ${url} cannot be reached: ${(error as Error).message}\n${HOW_TO_AUTHORITY}`);
+  }
+  if (served !== profile.name) {
+    throw new ConfigError(
+      `the test authority at ${url} serves the service name "${served}", but the run tests "${profile.name}": its DNS labels (_${served}.) and documents would not be the ones the implementation looks up. Start the authority with --service-name ${profile.name}, or run with --service-name ${served}.`,
+    );
+  }
+  return client;
+}
+
+function profileNamed(name: string): Profile {
+  try {
+    return profileFor(name);
+  } catch (error) {
+    if (error instanceof ProfileError) throw new ConfigError(error.message);
+    throw error;
   }
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+function memo<T>(fn: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= fn());
+}
+
+function flagName(key: string): string {
+  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
 function positive(value: string): number {
-  if (!/^\d+$/.test(value.trim()) || Number(value) < 1) throw new InvalidArgumentError('must be a positive integer');
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || Number(value) <= 0) throw new InvalidArgumentError('must be a positive number');
   return Number(value);
 }

@@ -93,7 +93,7 @@ export function renderSummary(report: RunReport, opts: RenderOptions): string {
   const { summary, results } = report;
   if (!opts.quiet) out.push(...renderTable(results, paint), '');
 
-  const bad = results.filter((r) => r.status === 'error' || (r.status === 'failed' && r.expected !== 'failure'));
+  const bad = results.filter((r) => r.gating !== false && (r.status === 'error' || (r.status === 'failed' && r.expected !== 'failure')));
   if (bad.length > 0) {
     out.push(paint.bold(`Failures and errors (${bad.length}):`));
     const levels = new Map<string, Level>(opts.rules.map((r) => [r.id, r.level]));
@@ -106,6 +106,8 @@ export function renderSummary(report: RunReport, opts: RenderOptions): string {
     }
     out.push('');
   }
+
+  out.push(...renderProfile(report, paint, opts.verbose));
 
   const expected = results.filter((r) => r.expected === 'failure');
   if (expected.length > 0) {
@@ -128,23 +130,27 @@ export function renderSummary(report: RunReport, opts: RenderOptions): string {
 }
 
 function renderTable(results: readonly CheckResult[], paint: Painter): string[] {
-  const rows: Array<[string, Counts]> = [];
+  const profileOf = (members: readonly CheckResult[]): string => {
+    const p = members.filter((r) => r.profile);
+    return p.length === 0 ? '-' : `${p.filter((r) => r.status === 'passed').length}/${p.length}`;
+  };
+  const rows: Array<[string, Counts, string]> = [];
   for (const [suite, inSuite] of groupBy(results, (r) => r.suite)) {
-    rows.push([suite, countResults(inSuite)]);
+    rows.push([suite, countResults(inSuite), profileOf(inSuite)]);
     // Suites built from sources (vector files: ids "file#case") get one row per source.
     if (!inSuite.every((r) => r.id.includes('#'))) continue;
     const groups = groupBy(inSuite, groupKey);
-    if (groups.size > 1) for (const [group, members] of groups) rows.push([`  ${group}`, countResults(members)]);
+    if (groups.size > 1) for (const [group, members] of groups) rows.push([`  ${group}`, countResults(members), profileOf(members)]);
   }
   if (rows.length === 0) return [];
-  const heads = ['passed', 'failed', 'skipped', 'errors', 'expected'] as const;
+  const heads = ['passed', 'failed', 'skipped', 'errors', 'expected', 'profile'] as const;
   const nameWidth = Math.min(70, Math.max(5, ...rows.map(([n]) => n.length)));
   const cell = (n: number, width: number, tint: (s: string) => string): string => {
     const text = String(n).padStart(width);
     return n > 0 ? tint(text) : text;
   };
   const lines = [paint.bold(['suite'.padEnd(nameWidth), ...heads.map((h) => h.padStart(8))].join(' '))];
-  for (const [name, c] of rows) {
+  for (const [name, c, profile] of rows) {
     lines.push(
       [
         truncate(name, nameWidth).padEnd(nameWidth),
@@ -153,6 +159,7 @@ function renderTable(results: readonly CheckResult[], paint: Painter): string[] 
         cell(c.skipped, 8, paint.yellow),
         cell(c.errors, 8, paint.red),
         cell(c.expected, 8, paint.yellow),
+        profile.padStart(8),
       ].join(' '),
     );
   }
@@ -181,13 +188,52 @@ function renderSkipped(report: RunReport, verbose: boolean, paint: Painter): str
   return lines;
 }
 
+/**
+ * The project profile: checks of decisions the documents leave open (statuses, codes, envelope
+ * fields). Differences are listed apart, and fail the run only when the profile gates.
+ */
+function renderProfile(report: RunReport, paint: Painter, verbose: boolean): string[] {
+  const { profile } = report.summary;
+  const differ = report.results.filter((r) => r.profile && (r.status === 'failed' || r.status === 'error') && r.expected !== 'failure');
+  if (profile.passed + profile.failed + profile.skipped === 0) return [];
+  const head = `Project profile: ${profile.passed} passed, ${profile.failed} differ, ${profile.skipped} skipped`;
+  const how = profile.gating ? 'the profile gates this run (--profile)' : 'differences do not fail this run; --profile makes them gate';
+  if (differ.length === 0) return [paint.bold(`${head} (${how})`), ''];
+  // Gating differences were already listed with the failures; show the table only once.
+  if (profile.gating) return [paint.bold(`${head} (${how}): listed with the failures above`), ''];
+  const lines = [paint.bold(`${head} (${how}):`)];
+  const width = Math.min(60, Math.max(...differ.map((r) => r.id.length)));
+  for (const r of differ) {
+    lines.push(`  ${paint.yellow('DIFFERS')} ${r.id.padEnd(width)}  ${r.rules.join(', ')}`);
+    lines.push(indent(verbose ? r.detail : firstLines(r.detail, 3), '    '));
+  }
+  lines.push('');
+  return lines;
+}
+
+function firstLines(text: string, n: number): string {
+  const lines = (text || '(no detail)').split('\n');
+  return lines.length <= n ? lines.join('\n') : `${lines.slice(0, n).join('\n')}\n… (${lines.length - n} more lines; --verbose shows all)`;
+}
+
+/** Per document: rules decided by a check, unobservable over the wire, uncovered; and the profile's. */
 function renderCoverage(report: RunReport, verbose: boolean): string[] {
   const { coverage } = report;
   const lines: string[] = [];
-  if (coverage.rules.length > 0) {
-    const docs = coverage.docs.length === 1 ? `doc ${coverage.docs[0]}` : `docs ${coverage.docs.join(', ')}`;
-    lines.push(`rules covered: ${coverage.covered.length}/${coverage.rules.length} (${docs})`);
-    if (verbose && coverage.uncovered.length > 0) lines.push('  uncovered:', ...coverage.uncovered.map((id) => `    ${id}`));
+  const docs = Object.entries(coverage.documents ?? {});
+  if (docs.length > 0) {
+    lines.push(['coverage', 'covered', 'unobservable', 'uncovered', 'profile'].map((h, i) => (i === 0 ? h.padEnd(10) : h.padStart(13))).join(''));
+    for (const [doc, c] of docs) {
+      const total = c.covered.length + c.unobservable.length + c.uncovered.length;
+      const profileTotal = c.profile.covered.length + c.profile.uncovered.length;
+      lines.push(
+        [`doc ${doc}`.padEnd(10), `${c.covered.length}/${total}`.padStart(13), String(c.unobservable.length).padStart(13), String(c.uncovered.length).padStart(13), `${c.profile.covered.length}/${profileTotal}`.padStart(13)].join(''),
+      );
+      if (verbose) {
+        if (c.uncovered.length > 0) lines.push('  uncovered:', ...c.uncovered.map((id) => `    ${id}`));
+        if (c.unobservable.length > 0) lines.push('  unobservable over the wire:', ...c.unobservable.map((u) => `    ${u.id}: ${u.reason}`));
+      }
+    }
   }
   if (coverage.unknown.length > 0) lines.push(`rules cited by checks but missing from the catalogue: ${coverage.unknown.join(', ')}`);
   return lines;

@@ -56,11 +56,14 @@ function testcase(r: CheckResult): string[] {
   lines.push(`        <property${attrs({ name: 'title', value: r.title })}/>`);
   lines.push(`        <property${attrs({ name: 'level', value: r.level })}/>`);
   for (const rule of r.rules) lines.push(`        <property${attrs({ name: 'rule', value: rule })}/>`);
+  if (r.profile) lines.push(`        <property${attrs({ name: 'profile', value: r.gating ? 'gating' : 'not gating' })}/>`);
   lines.push('      </properties>');
   const body = (tag: string, message: string, type: string): void => {
     lines.push(`      <${tag}${attrs({ message, type })}>${escapeXml(r.detail)}</${tag}>`);
   };
-  if (r.status === 'failed' && r.expected === 'failure') body('skipped', `expected failure: ${r.expectedReason ?? ''}`, 'expected-failure');
+  const differs = r.gating === false && (r.status === 'failed' || r.status === 'error');
+  if (differs) body('skipped', `project profile differs (not gating): ${firstLine(r.detail)}`, 'profile-difference');
+  else if (r.status === 'failed' && r.expected === 'failure') body('skipped', `expected failure: ${r.expectedReason ?? ''}`, 'expected-failure');
   else if (r.status === 'failed') body('failure', firstLine(r.detail), 'failed');
   else if (r.status === 'error') body('error', firstLine(r.detail), 'error');
   else if (r.status === 'skipped') body('skipped', firstLine(r.detail), 'skipped');
@@ -69,10 +72,10 @@ function testcase(r: CheckResult): string[] {
   return lines;
 }
 
-/** JUnit "skipped" merges our skipped results and expected failures. */
+/** JUnit "skipped" merges our skipped results, expected failures and non-gating profile differences. */
 function junitCounts(results: readonly CheckResult[]): Record<string, number> {
   const c = countResults(results);
-  return { tests: c.total, failures: c.failed, errors: c.errors, skipped: c.skipped + c.expected };
+  return { tests: results.length, failures: c.failed, errors: c.errors, skipped: results.length - c.passed - c.failed - c.errors - (results.filter((r) => r.gating === false && r.status === 'passed').length) };
 }
 
 export function renderJUnit(report: RunReport): string {

@@ -1,6 +1,10 @@
-// Rule coverage: which rules of the documents in scope at least one executed check cites.
-// Skipped and errored checks cover nothing: a rule counts only once a verdict was reached on it.
-import type { CheckResult, Coverage, RuleEntry } from './model.ts';
+// Rule coverage: which rules of the documents in scope at least one executed check decides.
+// Only a check's `rules` count (its `context` is what it merely touches), and skipped or errored
+// checks cover nothing: a rule counts only once a verdict was reached on it. Per document the
+// rules fall in three sets: covered, unobservable over the wire (the reason lives in
+// spec/rules.yaml), and uncovered; the project's own decisions about the document are counted
+// apart, as the profile's coverage.
+import type { CheckResult, Coverage, DocumentCoverage, RuleEntry } from './model.ts';
 
 export function computeCoverage(
   catalogue: readonly RuleEntry[],
@@ -12,9 +16,9 @@ export function computeCoverage(
   const coveredBy = new Map<string, string[]>();
   const unknown = new Set<string>();
   for (const result of results) {
+    for (const rule of [...result.rules, ...(result.context ?? [])]) if (!known.has(rule)) unknown.add(rule);
+    if (result.status !== 'passed' && result.status !== 'failed') continue;
     for (const rule of result.rules) {
-      if (!known.has(rule)) unknown.add(rule);
-      if (result.status !== 'passed' && result.status !== 'failed') continue;
       const list = coveredBy.get(rule) ?? [];
       list.push(result.id);
       coveredBy.set(rule, list);
@@ -22,12 +26,36 @@ export function computeCoverage(
   }
   const rules = catalogue
     .filter((r) => scope.includes(r.doc))
-    .map((r) => ({ id: r.id, level: r.level, doc: r.doc, covered_by: coveredBy.get(r.id) ?? [] }));
+    .map((r) => ({
+      id: r.id,
+      level: r.level,
+      doc: r.doc,
+      ...(r.origin ? { origin: r.origin } : {}),
+      covered_by: coveredBy.get(r.id) ?? [],
+      ...(r.unobservable ? { unobservable: r.unobservable } : {}),
+    }));
+  const documents: Record<string, DocumentCoverage> = {};
+  for (const doc of scope) {
+    const mine = rules.filter((r) => r.doc === doc);
+    const decided = mine.filter((r) => r.origin !== 'project');
+    const project = mine.filter((r) => r.origin === 'project');
+    documents[String(doc)] = {
+      covered: decided.filter((r) => r.covered_by.length > 0).map((r) => r.id),
+      unobservable: decided.filter((r) => r.covered_by.length === 0 && r.unobservable).map((r) => ({ id: r.id, reason: r.unobservable! })),
+      uncovered: decided.filter((r) => r.covered_by.length === 0 && !r.unobservable).map((r) => r.id),
+      profile: {
+        covered: project.filter((r) => r.covered_by.length > 0).map((r) => r.id),
+        uncovered: project.filter((r) => r.covered_by.length === 0).map((r) => r.id),
+      },
+    };
+  }
+  const all = Object.values(documents);
   return {
     docs: scope,
     rules,
-    covered: rules.filter((r) => r.covered_by.length > 0).map((r) => r.id),
-    uncovered: rules.filter((r) => r.covered_by.length === 0).map((r) => r.id),
+    documents,
+    covered: all.flatMap((d) => d.covered),
+    uncovered: all.flatMap((d) => d.uncovered),
     unknown: [...unknown].sort(),
   };
 }

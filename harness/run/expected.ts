@@ -64,6 +64,7 @@ export function applyExpectedFailures(
       suite: STALE_SUITE,
       rules: result?.rules ?? [],
       level: result?.level ?? 'MUST',
+      gating: true,
       status: 'failed',
       detail: `stale expected-failure entry: ${problem}; remove it from ${source} (reason given: ${reason})`,
       durationMs: 0,

@@ -31,10 +31,20 @@ export interface Check {
   title: string;
   /** e.g. "vectors". */
   suite: string;
-  /** Rule ids from spec/rules.yaml this check covers. */
+  /** Rule ids from spec/rules.yaml whose assertions this check decides: only these count as coverage. */
   rules: string[];
+  /** Rules the check touches without deciding them (setup, the way there): shown, never coverage. */
+  context?: string[];
   /** The strongest level among its rules. */
   level: Level;
+  /**
+   * A check of the project profile: every rule it decides is a project decision (`origin:
+   * project`), such as a status, error code or envelope field the documents leave open. Its
+   * failures are reported apart and fail a run only when the profile gates (`--profile`).
+   */
+  profile?: boolean;
+  /** Its own time limit, when it must wait longer than the run's per-check limit (e.g. past an expiry). */
+  timeoutMs?: number;
   run(ctx: CheckContext): Promise<Outcome> | Outcome;
 }
 
@@ -43,7 +53,12 @@ export interface CheckResult {
   title: string;
   suite: string;
   rules: string[];
+  context?: string[];
   level: Level;
+  /** Set on checks of the project profile. */
+  profile?: boolean;
+  /** False for a profile check while the profile does not gate: its failure does not fail the run. */
+  gating: boolean;
   status: Status;
   detail: string;
   durationMs: number;
@@ -58,12 +73,14 @@ export interface CheckResult {
 
 export interface RunSummary {
   passed: number;
-  /** Failed results, not counting expected failures. */
+  /** Failed gating results, not counting expected failures. */
   failed: number;
   skipped: number;
   errors: number;
   expectedFailures: number;
   total: number;
+  /** Checks of the project profile, counted apart (also included in the counts above when gating). */
+  profile: { gating: boolean; passed: number; failed: number; skipped: number };
   durationMs: number;
   seed: number;
   startedAt: string;
@@ -79,6 +96,7 @@ export interface RuleEntry {
   title: string;
   text?: string;
   origin?: 'project';
+  unobservable?: string;
   code?: string;
 }
 
@@ -86,13 +104,28 @@ export interface RuleCoverage {
   id: string;
   level: Level;
   doc: number;
+  origin?: 'project';
   covered_by: string[];
+  /** Why no check over the wire can decide it (spec/rules.yaml). */
+  unobservable?: string;
+}
+
+/** One document's rules (project decisions apart): decided by a check, unobservable, or neither. */
+export interface DocumentCoverage {
+  covered: string[];
+  unobservable: Array<{ id: string; reason: string }>;
+  uncovered: string[];
+  /** The project's decisions about this document, judged by profile checks. */
+  profile: { covered: string[]; uncovered: string[] };
 }
 
 export interface Coverage {
   /** Documents whose rules count. */
   docs: number[];
   rules: RuleCoverage[];
+  /** Per document ("1", "2", "3"). */
+  documents: Record<string, DocumentCoverage>;
+  /** Document rules (not project decisions, not unobservable) of every document in scope. */
   covered: string[];
   uncovered: string[];
   /** Rule ids cited by checks that the catalogue does not know: a bug in the check or the spec. */

@@ -6,7 +6,7 @@ import { computeCoverage } from './coverage.ts';
 import { ConfigError } from './exit.ts';
 import { applyExpectedFailures, type ExpectedFailures } from './expected.ts';
 import { selectChecks, type Selection } from './select.ts';
-import { countResults } from './summary.ts';
+import { countProfile, countResults } from './summary.ts';
 
 export interface RunOptions {
   seed: number;
@@ -28,6 +28,8 @@ export interface RunOptions {
   expectedFailuresSource?: string;
   /** The rule catalogue (schemas/ts/rules.ts) for coverage. */
   rules?: readonly RuleEntry[];
+  /** Profile checks (project decisions) gate the run like document checks (`--profile`): all, or those of the named suites. */
+  profileGates?: boolean | ReadonlySet<string>;
   /** Documents whose rules count for coverage (default: all in the catalogue). */
   coverageDocs?: number[];
   /** Inputs the suite could not turn into checks, with why. */
@@ -86,6 +88,7 @@ export async function runChecks(checks: readonly Check[], options: RunOptions): 
       errors: counts.errors,
       expectedFailures: counts.expected,
       total: counts.total,
+      profile: countProfile(results, profileGated(results, options.profileGates)),
       durationMs: Math.round(performance.now() - t0),
       seed: options.seed,
       startedAt: startedAt.toISOString(),
@@ -112,7 +115,7 @@ function validate(all: readonly Check[], selected: readonly Check[], options: Ru
 }
 
 async function runOne(check: Check, options: RunOptions, runSignal: AbortSignal): Promise<CheckResult> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = Math.max(check.timeoutMs ?? 0, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const timeout = new AbortController();
   const signal = AbortSignal.any([runSignal, timeout.signal]);
   const log: string[] = [];
@@ -127,7 +130,16 @@ async function runOne(check: Check, options: RunOptions, runSignal: AbortSignal)
     ...(options.replay !== undefined ? { replayPath: options.replay } : {}),
     ...(options.commandLine !== undefined ? { commandLine: options.commandLine } : {}),
   };
-  const base = { id: check.id, title: check.title, suite: check.suite, rules: [...check.rules], level: check.level };
+  const base: ResultBase = {
+    id: check.id,
+    title: check.title,
+    suite: check.suite,
+    rules: [...check.rules],
+    ...(check.context && check.context.length > 0 ? { context: [...check.context] } : {}),
+    level: check.level,
+    ...(check.profile ? { profile: true } : {}),
+    gating: !check.profile || gatesProfile(options.profileGates, check.suite),
+  };
   const start = performance.now();
   const elapsed = (): number => Math.round((performance.now() - start) * 1000) / 1000;
 
@@ -157,7 +169,17 @@ async function runOne(check: Check, options: RunOptions, runSignal: AbortSignal)
   }
 }
 
-type ResultBase = Pick<CheckResult, 'id' | 'title' | 'suite' | 'rules' | 'level'>;
+/** The summary's word: did the profile gate this run (every profile check that ran gated)? */
+function profileGated(results: readonly CheckResult[], gates: RunOptions['profileGates']): boolean {
+  const profile = results.filter((r) => r.profile);
+  return profile.length > 0 ? profile.every((r) => r.gating) : gates === true;
+}
+
+function gatesProfile(gates: RunOptions['profileGates'], suite: string): boolean {
+  return typeof gates === 'boolean' ? gates : gates !== undefined && gates.has(suite);
+}
+
+type ResultBase = Pick<CheckResult, 'id' | 'title' | 'suite' | 'rules' | 'context' | 'level' | 'profile' | 'gating'>;
 
 function fromOutcome(base: ResultBase, outcome: Outcome, durationMs: number, log: string[]): CheckResult {
   const status = (outcome as Partial<Outcome> | null | undefined)?.status;

@@ -7,7 +7,10 @@ export interface Rule {
   section: string;
   title: string;
   text: string;
+  /** A project decision where the documents are silent: judged in the project profile. */
   origin?: 'project';
+  /** Why no check over the wire can decide it: listed apart from uncovered rules. */
+  unobservable?: string;
   code?: string;
 }
 
@@ -564,6 +567,7 @@ export const rules: readonly Rule[] = [
     "section": "Response object (the validity window is copied verbatim)",
     "title": "The approval answers the request the RP issued",
     "text": "An RP accepts an approval only when the fields the response copies from the request (`request_id`, `audience`, `nonce`, `issued_at`, `expires_at`, `action`, `statement`, `scopes`) equal the request it issued for that `request_id`; otherwise it refuses with `400` and the code `request_mismatch` (project-defined code), checked after verification rules 1 to 4 and before the nonce is spent.",
+    "origin": "project",
     "code": "request_mismatch"
   },
   {
@@ -1867,3 +1871,53 @@ export type RuleId =
   | "ra.names.dir-name"
   | "ra.seal.message"
   | "ob.profile.document";
+
+/** Every error code a rule names. */
+export type ErrorCode =
+  | "already_approved"
+  | "approval_in_url"
+  | "audience_mismatch"
+  | "body_too_large"
+  | "expired"
+  | "insecure_audience"
+  | "invalid_audience"
+  | "invalid_fields"
+  | "invalid_id"
+  | "invalid_identity"
+  | "invalid_key"
+  | "invalid_key_id"
+  | "invalid_profile"
+  | "invalid_reference"
+  | "invalid_statement"
+  | "invalid_timestamp"
+  | "issued_in_future"
+  | "key_mismatch"
+  | "malformed_delivery"
+  | "malformed_response"
+  | "match_mismatch"
+  | "metadata_invalid"
+  | "metadata_origin_mismatch"
+  | "metadata_too_large"
+  | "missing_field"
+  | "nonce_cache_unavailable"
+  | "nonce_replayed"
+  | "redirect_refused"
+  | "reference_gone"
+  | "reference_off_origin"
+  | "request_mismatch"
+  | "reserved"
+  | "resolution_failed"
+  | "response_uri_not_allowed"
+  | "resume_refused"
+  | "resume_uri_off_origin"
+  | "scope_not_allowed"
+  | "scopes_not_canonical"
+  | "session_proof_invalid"
+  | "session_proof_mismatch"
+  | "signature_invalid"
+  | "start_option_unsupported"
+  | "unknown_action"
+  | "unknown_transaction"
+  | "unsupported_version"
+  | "window_invalid"
+  | "window_too_long";

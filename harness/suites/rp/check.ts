@@ -1,23 +1,11 @@
 // Building blocks for rp checks: a check from a body that drives a Session, its level from the
 // rules it cites (an unknown rule id is a bug in the suite and throws at load time), and the
 // collected problems as its verdict with the HTTP exchanges as evidence.
-import { rules as catalogue } from '../../../schemas/ts/rules.ts';
-import type { Check, CheckContext, Level, Outcome } from '../../run/model.ts';
-import { strongest } from '../../run/select.ts';
+import type { RuleId } from '../../../schemas/ts/rules.ts';
+import type { Check, CheckContext, Outcome } from '../../run/model.ts';
+import { cite } from '../../run/cite.ts';
 import { HttpError } from '../../actors/http.ts';
 import { CheckFailure, CheckSkip, Session, type RpTarget } from './driver.ts';
-
-const levels = new Map(catalogue.map((r) => [r.id, r.level as Level]));
-
-export function levelOf(rules: readonly string[]): Level {
-  return strongest(
-    rules.map((id) => {
-      const level = levels.get(id);
-      if (level === undefined) throw new Error(`rp check cites unknown rule ${id}`);
-      return level;
-    }),
-  );
-}
 
 /** Problems collected by a check; none means passed. */
 export class Expect {
@@ -42,18 +30,22 @@ export interface RpCheckSpec {
   /** `rp/<area>/<name>` */
   id: string;
   title: string;
-  rules: string[];
+  /** The rules its assertions decide (its coverage); all document rules, or all project decisions. */
+  rules: RuleId[];
+  /** Rules it touches on the way without deciding them. */
+  context?: RuleId[];
+  /** Its own time limit, for a check that must wait past an expiry. */
+  timeoutMs?: number;
   run: (s: Session, e: Expect, ctx: CheckContext) => Promise<void | string>;
 }
 
 export function rpCheck(target: RpTarget, spec: RpCheckSpec): Check {
-  const rules = [...new Set(spec.rules)];
   return {
     id: spec.id,
     title: spec.title,
     suite: 'rp',
-    rules,
-    level: levelOf(rules),
+    ...cite(spec.id, spec.rules, spec.context),
+    ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
     async run(ctx): Promise<Outcome> {
       const s = new Session(target, ctx.signal);
       const e = new Expect();

@@ -20,12 +20,26 @@ export interface RpTarget {
   origin: string;
   /** The start contract URL (POST with Accept: application/json). */
   startUrl: string;
+  /**
+   * The login page a browser opens. `explicit` is false when it defaulted to the start URL: a
+   * check that needs the page then skips with a reason when that URL serves no page.
+   */
+  loginPage: { url: string; explicit: boolean };
   /** Base URLs of the processes of this RP (same origin, shared stores); at least the origin. */
   processes: string[];
   /** The test identity authority the RP resolves identities through. */
   authority: AuthorityControl;
   /** An instance of the same RP whose nonce store is unreachable (enables the fail-closed check). */
   brokenStore?: { origin: string; startUrl: string };
+  /** Time limit of one HTTP request to the target (ms). */
+  requestTimeoutMs: number;
+  /** What the target declares about itself, for checks that probe limits the documents leave open. */
+  declared: {
+    /** How long its resume code lives (document 1 Limits: "short-lived"; the reference: 60 s). */
+    resumeCodeLifetimeS: number;
+    /** Its delivery body cap in bytes (a project decision; default the project's). */
+    deliveryBodyMaxBytes: number;
+  };
 }
 
 export class CheckFailure extends Error {

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Profile } from '../../../protocol/common/profile.ts';
+import { limits } from '../../../schemas/ts/limits.ts';
 import { ConfigError } from '../../run/exit.ts';
 import { startAuthority, type Authority } from '../../actors/authority/index.ts';
 import type { RpTarget } from './driver.ts';
@@ -93,9 +94,12 @@ export async function startReference(options: ReferenceOptions): Promise<Referen
       profile: options.profile,
       origin: first.origin,
       startUrl: `${first.origin}/login`,
+      loginPage: { url: `${first.origin}/login`, explicit: true },
       processes: [first.url, ...rest.map((c) => c.url)],
       authority,
       brokenStore: { origin: broken.origin, startUrl: `${broken.origin}/login` },
+      requestTimeoutMs: 20_000,
+      declared: { resumeCodeLifetimeS: limits.resume_code_ttl_seconds, deliveryBodyMaxBytes: limits.rp_delivery_body_max_bytes },
     };
     return { target, authority, rp: children.map((c) => ({ origin: c.origin, url: c.url, pid: c.proc.pid ?? 0 })), stop };
   } catch (error) {

@@ -1,0 +1,40 @@
+// The commented example targets file that `svc-conformance init` writes. It is parsed in the
+// tests against the schema, so it cannot drift from it.
+export function exampleTargets(): string {
+  return `// svc-conformance targets file: the implementation under test.
+// Run it with:  svc-conformance run --targets ${'targets.json'}
+// Schema: spec/harness/targets.schema.json (bundled: schemas/json/harness/targets.schema.json).
+// Flags given on the command line override what this file says.
+{
+  // The profile name your implementation was built for (svc, poweur, ...).
+  "service_name": "svc",
+
+  // Admin URL of the test identity authority your implementation resolves identities through.
+  // Start one as root with \`svc-conformance authority --dir .authority\`, send your resolver's DNS
+  // queries to 127.0.88.1:53 and trust .authority/ca.pem for HTTPS.
+  "authority": "http://127.0.88.1:8055",
+
+  // A relying party of document 1 (the rp suite).
+  "rp": {
+    // Its origin: the audience of its requests; the metadata is read from here.
+    "origin": "https://rp.example.test",
+    // The start contract (spec/http/rp.openapi.yaml, ns.start.contract): POST with
+    // Accept: application/json starts a login as your login page does.
+    "start_url": "https://rp.example.test/test/start",
+    // The page a browser opens to sign in (default: start_url; page checks skip without one).
+    "login_page_url": "https://rp.example.test/login",
+    // Further processes of the same RP (same origin, shared stores): the replay race crosses them.
+    "processes": [],
+    // An instance whose nonce store is down, at the same start path: enables the fail-closed check.
+    // "broken_store_origin": "https://rp-broken.example.test",
+    // Limits the documents leave open, as your RP sets them.
+    "declared": { "resume_code_lifetime_s": 60 },
+    // Project decisions (statuses, codes, envelope fields) are reported apart; true makes them gate.
+    "profile": false,
+    "request_timeout_s": 20,
+    // Known failures: check id -> reason. A listed check that passes fails the run (stale).
+    "expected_failures": {}
+  }
+}
+`;
+}
