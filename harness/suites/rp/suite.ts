@@ -6,7 +6,7 @@ import { limits } from '../../../schemas/ts/limits.ts';
 import { normalizeOrigin, urlOrigin } from '../../../protocol/common/url.ts';
 import { ConfigError } from '../../run/exit.ts';
 import type { RpRole } from '../../targets/file.ts';
-import type { ExternalInput, PreparedSuite, ReferenceInput, SuiteDefinition } from '../registry.ts';
+import type { ExternalInput, PreparedSuite, ReferenceInput, SuiteDefinition } from '../suite.ts';
 import type { RpTarget } from './driver.ts';
 
 interface RpFlags {
