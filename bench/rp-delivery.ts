@@ -9,18 +9,18 @@
 // transaction is started per approval before the clock starts (that is the login page's cost,
 // not delivery's).
 import { createPublicKey, verify } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { startAuthority } from '../harness/actors/authority/index.ts';
-import { spawnReferenceRp, type RpChild } from '../harness/suites/rp/launch.ts';
 import { decodeObject, encodeObject } from '../protocol/common/codec.ts';
 import { canonicalString } from '../protocol/common/canonical.ts';
 import { decodeBase64Any } from '../protocol/common/base64.ts';
 import { publicKeyFromSeed } from '../protocol/common/ed25519.ts';
 import { defaultProfile as profile } from '../protocol/common/profile.ts';
 import { signApproval } from '../protocol/signin/signer.ts';
+import { spawnReferenceRp, type RpChild } from '../harness/suites/rp/launch.ts';
 import type { BenchRow } from './verifier.ts';
 
 const N = 3000;
@@ -58,6 +58,8 @@ export async function benchRpDelivery(): Promise<BenchRow[]> {
 
       const latencies: number[] = [];
       let next = 0;
+      const cpu0 = process.cpuUsage();
+      const rpCpu0 = await cpuSeconds(rp.proc.pid);
       const t0 = process.hrtime.bigint();
       await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
         while (next < approvals.length) {
@@ -71,6 +73,9 @@ export async function benchRpDelivery(): Promise<BenchRow[]> {
       }));
       const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
       const deliveries = approvals.length / seconds;
+      const cpu = process.cpuUsage(cpu0);
+      const loadCpu = (cpu.user + cpu.system) / 1e6;
+      const rpCpu = (await cpuSeconds(rp.proc.pid)) - rpCpu0;
 
       const raw = rawVerifiesPerSecond(signed, publicKeyFromSeed(seed));
       latencies.sort((a, b) => a - b);
@@ -80,6 +85,9 @@ export async function benchRpDelivery(): Promise<BenchRow[]> {
         { name: `RP deliveries over HTTP (${CONCURRENCY} concurrent, sqlite)`, opsPerSecond: deliveries, ratio: deliveries / raw, target: 0.5 },
         { name: 'RP delivery latency p50 (ms)', opsPerSecond: Number.NaN, value: pct(50) },
         { name: 'RP delivery latency p99 (ms)', opsPerSecond: Number.NaN, value: pct(99) },
+        // Where the CPU went: two cores are shared by the load generator (this process) and the RP.
+        { name: 'RP CPU per delivery (us)', opsPerSecond: Number.NaN, value: (rpCpu / approvals.length) * 1e6 },
+        { name: 'load generator CPU per delivery (us)', opsPerSecond: Number.NaN, value: (loadCpu / approvals.length) * 1e6 },
       ];
     } finally {
       await pool.close();
@@ -103,3 +111,16 @@ function rawVerifiesPerSecond(approvals: readonly Record<string, unknown>[], pub
   }
   return best;
 }
+
+/** User plus system CPU seconds of a process so far (Linux /proc; NaN elsewhere). */
+async function cpuSeconds(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+

@@ -1,5 +1,6 @@
 // The public profile document (ob.profile.document; document 2 says "not shown", the interop set
 // decides): validated by spec/objects/profile-document.schema.json plus the byte limits below.
+import { limits } from '../../schemas/ts/limits.ts';
 import { byteLength } from '../common/base64.ts';
 
 export type ProfileCheck = { ok: true } | { ok: false; reason: string };
@@ -11,16 +12,16 @@ export function checkProfileDocument(doc: unknown): ProfileCheck {
   if (!isObject(doc)) return { ok: false, reason: 'the profile must be an object' };
   const { version, display_name, bio, avatar, links, identity_page } = doc;
   if (version !== undefined && version !== 1) return { ok: false, reason: 'version must be 1 (or absent)' };
-  for (const [field, value, max] of [['display_name', display_name, 256], ['bio', bio, 4096]] as const) {
+  for (const [field, value, max] of [['display_name', display_name, limits.profile_display_name_max_bytes], ['bio', bio, limits.profile_bio_max_bytes]] as const) {
     if (value === undefined || value === null) continue;
     if (typeof value !== 'string') return { ok: false, reason: `${field} must be a string` };
     if (byteLength(value) > max) return { ok: false, reason: `${field} is longer than ${max} bytes` };
   }
   if (avatar !== undefined && avatar !== null && avatar !== '') {
-    if (typeof avatar !== 'string' || byteLength(avatar) > 64 || !AVATAR.test(avatar)) return { ok: false, reason: 'avatar must be a bare image file name' };
+    if (typeof avatar !== 'string' || byteLength(avatar) > limits.profile_avatar_max_bytes || !AVATAR.test(avatar)) return { ok: false, reason: 'avatar must be a bare image file name' };
   }
   if (links !== undefined && links !== null) {
-    if (!Array.isArray(links) || links.length > 32) return { ok: false, reason: 'links must be a list of at most 32' };
+    if (!Array.isArray(links) || links.length > limits.profile_links_max) return { ok: false, reason: `links must be a list of at most ${limits.profile_links_max}` };
     for (const link of links) {
       if (!isObject(link) || typeof link.url !== 'string' || link.url.trim() === '') return { ok: false, reason: 'every link needs a url' };
       if (link.label !== undefined && typeof link.label !== 'string') return { ok: false, reason: 'a link label must be a string' };

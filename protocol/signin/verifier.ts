@@ -3,6 +3,7 @@
 // rule number, its rule id and a stable code.
 import { limits } from '../../schemas/ts/limits.ts';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
+import type { ErrorCode, RuleId } from '../../schemas/ts/rules.ts';
 import type { Profile } from '../common/profile.ts';
 import { canonicalString, CanonicalError } from '../common/canonical.ts';
 import { decodeBase64Any, byteLength } from '../common/base64.ts';
@@ -18,7 +19,7 @@ import { verifyEd25519 } from '../common/ed25519.ts';
 
 export type RuleNumber = 1 | 2 | 3 | 4 | 5 | 6 | 7;
 
-export interface Rejection { ok: false; rule: RuleNumber; ruleId: string; code: string; detail: string }
+export interface Rejection { ok: false; rule: RuleNumber; ruleId: RuleId & `ns.verify.${RuleNumber}`; code: ErrorCode; detail: string }
 export interface Approval {
   ok: true;
   identity: string;
@@ -41,7 +42,7 @@ export interface VerifierOptions {
   now?: () => number;
 }
 
-const reject = (rule: RuleNumber, code: string, detail: string): Rejection => ({ ok: false, rule, ruleId: `ns.verify.${rule}`, code, detail });
+const reject = (rule: RuleNumber, code: ErrorCode, detail: string): Rejection => ({ ok: false, rule, ruleId: `ns.verify.${rule}`, code, detail });
 const ACTIONS: ReadonlySet<string> = new Set(vocabulary.actions.values);
 // "One line, no CR, LF or other control characters" (ns.request.statement): C0 and C1 controls
 // and the Unicode line and paragraph separators.

@@ -27,21 +27,18 @@ export interface NetworkResolverOptions {
   caFile?: string;
   /** PEM text of an extra CA (instead of caFile). */
   caPem?: string;
-  /** Timeout of each lookup (DNS query, HTTPS fetch), ms. Default 3000. */
+  /** Timeout of each lookup (DNS query, HTTPS fetch), ms. Default limits.resolution_timeout_seconds. */
   timeoutMs?: number;
   /** HTTPS port of well-known hosts (tests only; default 443). */
   httpsPort?: number;
 }
 
-/**
- * The document body cap. Documents set none for identity documents; the RP metadata cap (16 KiB,
- * limits: metadata_body_max_bytes) is reused as this RP's cap.
- */
-export const DOCUMENT_MAX_BYTES = limits.metadata_body_max_bytes;
-export const DEFAULT_RESOLVER_TIMEOUT_MS = 3000;
+/** The identity document body cap (project decision: the documents set none). */
+export const DOCUMENT_MAX_BYTES = limits.identity_document_body_max_bytes;
+export const DEFAULT_RESOLVER_TIMEOUT_MS = limits.resolution_timeout_seconds * 1000;
 
 /** Project decision: the longest an RP reuses a resolution, whatever the document allows. */
-export const RESOLUTION_CACHE_MAX_SECONDS = 300;
+export const RESOLUTION_CACHE_MAX_SECONDS = limits.resolution_cache_max_seconds;
 
 type Fetched = { kind: 'absent'; why: string } | { kind: 'document'; doc: Record<string, unknown>; maxAgeSeconds: number };
 

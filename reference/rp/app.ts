@@ -1,8 +1,11 @@
 // The reference RP as an h3 app: composition of the handlers, the stores and the verifier.
 // `createRpApp` builds it for a known origin; `startRp` listens (port 0 picks a free one, and the
-// origin then defaults to the bound address) and returns `{origin, url, close()}`.
+// origin then defaults to the bound address) and returns `{origin, url, close()}`. The listener
+// is node's HTTP server: the delivery route is served from node's request directly (no web
+// streams, the hot path), every other request goes through the h3 app.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { H3, type H3Event } from 'h3';
-import { serve } from 'h3';
+import { toNodeHandler } from 'srvx/node';
 import { profileFor, type Profile } from '../../protocol/common/profile.ts';
 import { normalizeOrigin } from '../../protocol/common/url.ts';
 import { createVerifier } from '../../protocol/signin/verifier.ts';
@@ -12,20 +15,22 @@ import { limits } from '../../schemas/ts/limits.ts';
 import { IN_MEMORY, openDatabase, type Db } from '../stores/sqlite.ts';
 import { openNonceStore } from '../stores/index.ts';
 import { NetworkResolver } from '../resolve/network.ts';
-import { DEFAULT_NAME, DEFAULT_SIGNER_URL, pathsFor, type RpConfig, type RpContext } from './config.ts';
-import { RpError } from './errors.ts';
-import { cookieName, errorFor, errorJson, html, readCookies, serializeCookie } from './http.ts';
+import { DEFAULT_NAME, DEFAULT_SIGNER_URL, pathsFor, siteOf, type RpConfig, type RpContext } from './config.ts';
+import { HttpError } from '../shared/errors.ts';
+import { asset, errorFor, errorJson, html } from '../shared/http.ts';
+import { cookieName, readCookies, serializeCookie } from '../shared/cookies.ts';
 import { TransactionStore } from './transactions.ts';
 import { SessionStore } from './sessions.ts';
 import { metadataHandler } from './metadata.ts';
 import { loginPageHandler, startHandler } from './login.ts';
-import { deliveryHandler, deliveryPreflight } from './delivery.ts';
+import { deliveryHandler, deliveryNode, deliveryPreflight } from './delivery.ts';
 import { resumeHandler } from './resume.ts';
 import { pollHandler } from './poll.ts';
 import { contextHandler } from './context.ts';
 import { referenceHandler } from './reference-link.ts';
 import { homePage } from './pages/home-page.ts';
 import { SCRIPT, STYLE } from './pages/assets.ts';
+import { RP_SCRIPT, RP_STYLESHEET } from './pages/layout.ts';
 
 export interface RpDeps {
   resolver?: Resolver;
@@ -39,14 +44,19 @@ export interface RpDeps {
 
 export interface RpApp {
   app: H3;
+  /** The web-standard handler; tests may replace it to wrap the RP (the listener then uses only it). */
   fetch: (request: Request) => Promise<Response>;
+  /** Serves a request from node's objects when it is the hot route; false to fall back to `fetch`. */
+  serveNode: (req: IncomingMessage, res: ServerResponse) => boolean;
   context: RpContext;
   close(): Promise<void>;
 }
 
 type Handler = (req: Request, event: H3Event) => Response | Promise<Response>;
 
-const INTERNAL = (detail: string) => new RpError(500, 'internal_error', detail, 'ns.delivery.never-500');
+const INTERNAL = (detail: string) => new HttpError(500, 'internal_error', detail, 'ns.delivery.never-500');
+const JS = 'text/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
 
 export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
   const origin = normalizeOrigin(input.origin);
@@ -68,10 +78,12 @@ export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
       ...(config.resolver?.caFile !== undefined ? { caFile: config.resolver.caFile } : {}),
       ...(config.resolver?.timeoutMs !== undefined ? { timeoutMs: config.resolver.timeoutMs } : {}),
     });
+  const paths = pathsFor(profile);
   const ctx: RpContext = {
     config,
     profile,
-    paths: pathsFor(profile),
+    paths,
+    site: siteOf(config, paths),
     secure: origin.startsWith('https:'),
     transactions: new TransactionStore(db, now),
     sessions: new SessionStore(db, now),
@@ -103,10 +115,10 @@ export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
       const method = req.method === 'HEAD' ? 'GET' : req.method;
       const handler = methods[method];
       try {
-        if (!handler) throw new RpError(405, 'method_not_allowed', `${req.method} is not allowed here`, 'ns.delivery.never-500', { allow: allow.join(', ') });
+        if (!handler) throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed here`, 'ns.delivery.never-500', { allow: allow.join(', ') });
         return await handler(req, event);
       } catch (error) {
-        if (error instanceof RpError) return pages.includes(method) ? errorFor(req, error, config.name) : errorJson(error);
+        if (error instanceof HttpError) return pages.includes(method) ? errorFor(req, error, ctx.site) : errorJson(error);
         log(`internal error on ${req.method} ${path}: ${(error as Error)?.stack ?? String(error)}`);
         return errorJson(INTERNAL('internal error'));
       }
@@ -132,14 +144,22 @@ export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
       return new Response(null, { status: 303, headers: { location: p.home, 'set-cookie': serializeCookie(name, '', { secure: ctx.secure, maxAge: 0 }) } });
     },
   }, ['POST']);
-  route('/assets/rp.js', { GET: () => new Response(SCRIPT, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300', 'x-content-type-options': 'nosniff' } }) });
-  route('/assets/rp.css', { GET: () => new Response(STYLE, { headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=300', 'x-content-type-options': 'nosniff' } }) });
-  app.all('/**', () => errorJson(new RpError(404, 'not_found', 'no such endpoint', 'ns.delivery.never-500')));
+  route(RP_SCRIPT, { GET: () => asset(SCRIPT, JS) });
+  route(RP_STYLESHEET, { GET: () => asset(STYLE, CSS) });
+  app.all('/**', () => errorJson(new HttpError(404, 'not_found', 'no such endpoint', 'ns.delivery.never-500')));
 
   const fetch = async (request: Request): Promise<Response> => app.fetch(request);
-  return {
+  const rpApp: RpApp = {
     app,
     fetch,
+    // Only while `fetch` is the RP's own: a wrapped RP (tests) sees every request.
+    serveNode: (req, res) => {
+      if (rpApp.fetch !== fetch || req.method !== 'POST') return false;
+      const u = req.url ?? '';
+      if (!u.startsWith(p.response) || (u.length !== p.response.length && u[p.response.length] !== '?')) return false;
+      deliveryNode(ctx, req, res);
+      return true;
+    },
     context: ctx,
     async close() {
       await opened.close();
@@ -147,6 +167,7 @@ export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
       if (ownsDb) db.close();
     },
   };
+  return rpApp;
 }
 
 export interface StartRpOptions extends Partial<RpConfig> {
@@ -172,6 +193,7 @@ export function rpConfig(options: StartRpOptions, boundOrigin: string): RpConfig
     signerUrl: options.signerUrl ?? DEFAULT_SIGNER_URL,
     dataDir: options.dataDir ?? IN_MEMORY,
     nonceStore: options.nonceStore ?? 'sqlite',
+    resumeTtlSeconds: options.resumeTtlSeconds ?? limits.resume_code_ttl_seconds,
   };
   if (options.contactUri !== undefined) config.contactUri = options.contactUri;
   if (options.resolver !== undefined) config.resolver = options.resolver;
@@ -184,17 +206,35 @@ export async function startRp(options: StartRpOptions = {}, deps: RpDeps = {}): 
   const host = options.host ?? '127.0.0.1';
   // The origin may depend on the bound port, so the listener comes first and hands every request
   // to the app once it exists.
-  const front = new H3({ allowMalformedURL: true, onError: (error) => errorJson(INTERNAL(error.message)) }).all('/**', (event) => (rp ? rp.fetch(event.req as Request) : new Response(null, { status: 503 })));
-  const server = serve(front, { port: options.port ?? 0, hostname: host, silent: true, gracefulShutdown: false, maxRequestBodySize: limits.rp_delivery_body_max_bytes * 4 });
-  await server.ready();
-  const address = server.node?.server?.address();
+  const web = toNodeHandler(
+    (request: Request) =>
+      rp ? rp.fetch(request).catch(() => errorJson(INTERNAL('internal error'))) : new Response(null, { status: 503 }),
+    { maxRequestBodySize: limits.rp_delivery_body_max_bytes * 4 },
+  );
+  const server = createServer((req, res) => {
+    if (rp?.serveNode(req, res)) return;
+    void web(req as never, res as never); // srvx types ask for http and http2 at once
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const closeServer = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  const address = server.address();
   if (!address || typeof address === 'string') throw new Error('the server has no TCP address');
   const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const bound = `http://${hostPart}:${address.port}`;
   try {
     rp = createRpApp(rpConfig(options, bound), deps);
   } catch (error) {
-    await server.close(true);
+    await closeServer();
     throw error;
   }
   const app = rp;
@@ -203,7 +243,7 @@ export async function startRp(options: StartRpOptions = {}, deps: RpDeps = {}): 
     url: bound,
     app,
     async close() {
-      await server.close(true);
+      await closeServer();
       await app.close();
     },
   };

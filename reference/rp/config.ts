@@ -1,5 +1,7 @@
 // The RP's configuration (what `svc-reference rp` flags set) and the context every handler gets.
 import type { Profile } from '../../protocol/common/profile.ts';
+import type { Site } from '../shared/pages.ts';
+import { RP_STYLESHEET } from './pages/layout.ts';
 import type { Verifier } from '../../protocol/signin/verifier.ts';
 import type { TransactionStore } from './transactions.ts';
 import type { SessionStore } from './sessions.ts';
@@ -19,6 +21,8 @@ export interface RpConfig {
   nonceStore: string;
   /** Abuse contact published in the metadata. */
   contactUri?: string;
+  /** Lifetime of a resume code, seconds (default limits.resume_code_ttl_seconds; tests shorten it). */
+  resumeTtlSeconds: number;
   /** The network resolver's options (ignored when a Resolver is injected). */
   resolver?: { dnsServer?: string; caFile?: string; timeoutMs?: number };
 }
@@ -41,12 +45,12 @@ export interface RpPaths {
 export function pathsFor(profile: Profile): RpPaths {
   return {
     metadata: profile.ids.metadata_path,
-    login: '/login',
+    login: profile.ids.rp_start_path,
     response: profile.ids.rp_response_path,
     poll: profile.ids.rp_poll_path,
     resume: profile.ids.resume_path,
     context: profile.ids.context_path,
-    reference: '/r/',
+    reference: profile.ids.rp_reference_path,
     home: '/',
   };
 }
@@ -55,6 +59,8 @@ export interface RpContext {
   config: RpConfig;
   profile: Profile;
   paths: RpPaths;
+  /** What its pages share (name, stylesheet, where a failed sign-in restarts). */
+  site: Site;
   /** True when the origin is https: cookies get `__Host-` and Secure. */
   secure: boolean;
   transactions: TransactionStore;
@@ -65,3 +71,7 @@ export interface RpContext {
 }
 
 export const url = (ctx: RpContext, path: string): string => ctx.config.origin + path;
+
+export function siteOf(config: RpConfig, paths: RpPaths): Site {
+  return { name: config.name, stylesheet: RP_STYLESHEET, retry: { href: paths.login, label: 'Start a new sign-in' } };
+}

@@ -1,14 +1,14 @@
 // GET <context_uri>?request_id=...: the context record while the request can still be approved
 // (ns.transport.context). Five fields and nothing else: never a location (ns.context.no-location).
 import { formatRfc3339 } from '../../protocol/common/time.ts';
-import { RpError, ruleError } from './errors.ts';
-import { CORS_ANY, json } from './http.ts';
+import { HttpError, ruleError } from '../shared/errors.ts';
+import { CORS_ANY, json } from '../shared/http.ts';
 import type { RpContext } from './config.ts';
 
 export function contextHandler(ctx: RpContext, req: Request): Response {
   const ids = new URL(req.url).searchParams.getAll('request_id');
   const requestId = ids[0];
-  if (ids.length !== 1 || !requestId) throw new RpError(400, 'missing_field', 'request_id is required (once)', 'ns.transport.context', CORS_ANY);
+  if (ids.length !== 1 || !requestId) throw new HttpError(400, 'missing_field', 'request_id is required (once)', 'ns.transport.context', CORS_ANY);
   const tx = ctx.transactions.byRequestId(requestId);
   if (!tx || tx.state !== 'pending') throw ruleError(404, 'ns.delivery.unknown-transaction', 'no transaction with this request_id can still be approved', CORS_ANY);
   return json(

@@ -5,10 +5,12 @@
 import { limits } from '../../schemas/ts/limits.ts';
 import { decodeObject } from '../../protocol/common/codec.ts';
 import type { Rejection } from '../../protocol/signin/verifier.ts';
-import { RpError, ruleError } from './errors.ts';
-import { CORS_ANY, json, readCappedBody, utf8Text } from './http.ts';
+import { HttpError, ruleError } from '../shared/errors.ts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { components } from '../../schemas/ts/http/rp.ts';
+import { CORS_ANY, errorReply, jsonReply, readCappedBody, readNodeBody, toResponse, utf8Text, writeReply, type Reply } from '../shared/http.ts';
 import { url, type RpContext } from './config.ts';
-import { hashSecret, newSecret } from './secrets.ts';
+import { hashSecret, newSecret } from '../shared/secrets.ts';
 import type { Transaction } from './transactions.ts';
 
 /** The fields a response copies from its request (ns.delivery.request-binding). */
@@ -49,10 +51,12 @@ export function parseDelivery(bytes: Uint8Array): DeliveryBody {
   return match === undefined ? { approval: decoded.value } : { approval: decoded.value, match };
 }
 
-/** An approval is never accepted in the URL (ns.auth.6.no-approval-in-url). */
-function refuseApprovalInUrl(ctx: RpContext, req: Request): void {
-  const query = new URL(req.url).searchParams;
-  for (const [key, value] of query) {
+type Receipt = components['schemas']['Receipt'];
+
+/** An approval is never accepted in the URL (ns.auth.6.no-approval-in-url). `search` is the query string. */
+function refuseApprovalInUrl(ctx: RpContext, search: string): void {
+  if (search === '' || search === '?') return;
+  for (const [key, value] of new URLSearchParams(search)) {
     const looksLikeApproval = key === 'response' || key === 'approval' || key === ctx.profile.ids.auth_field || key === 'signature' || decodeObject(value).ok || decodeObject(key).ok;
     if (looksLikeApproval) throw ruleError(400, 'ns.auth.6.no-approval-in-url', 'an approval is never accepted in the URL; send it in the body', CORS_ANY);
   }
@@ -65,7 +69,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 }
 
 /** The status of a verifier rejection (ns.delivery.reject-status). */
-function rejectionError(verdict: Rejection): RpError {
+function rejectionError(verdict: Rejection): HttpError {
   let status: number;
   if (verdict.rule <= 4) status = 400;
   else if (verdict.rule === 5) status = verdict.code === 'nonce_cache_unavailable' ? 503 : 409;
@@ -73,15 +77,49 @@ function rejectionError(verdict: Rejection): RpError {
   const rule = verdict.rule === 5 && verdict.code === 'nonce_cache_unavailable' ? 'ns.nonce.fail-closed' : verdict.ruleId;
   // ns.delivery.reject-status: `detail` never explains why a signature failed beyond the code.
   const detail = verdict.rule === 7 ? 'the approval does not verify' : verdict.detail;
-  return new RpError(status, verdict.code, detail, rule, CORS_ANY);
+  return new HttpError(status, verdict.code, detail, rule, CORS_ANY);
 }
 
+const withCors = (error: unknown): never => {
+  throw error instanceof HttpError ? error.withHeaders({ ...error.headers, ...CORS_ANY }) : error;
+};
+
+/** The web route: the same delivery as `deliveryNode`, from a web Request. */
 export async function deliveryHandler(ctx: RpContext, req: Request): Promise<Response> {
-  refuseApprovalInUrl(ctx, req);
-  const bytes = await readCappedBody(req, limits.rp_delivery_body_max_bytes).catch((error: unknown) => {
-    if (error instanceof RpError) throw new RpError(error.status, error.code, error.detail, error.rule, CORS_ANY);
-    throw error;
-  });
+  const url = req.url;
+  const q = url.indexOf('?');
+  refuseApprovalInUrl(ctx, q === -1 ? '' : url.slice(q));
+  const bytes = await readCappedBody(req, limits.rp_delivery_body_max_bytes).catch(withCors);
+  return toResponse(await deliver(ctx, bytes));
+}
+
+/**
+ * The hot route served from node's request without web streams (the RP's listener uses it for
+ * POST <response path>); it answers exactly what `deliveryHandler` answers.
+ */
+export function deliveryNode(ctx: RpContext, req: IncomingMessage, res: ServerResponse): void {
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  let reply: Promise<Reply>;
+  try {
+    refuseApprovalInUrl(ctx, q === -1 ? '' : url.slice(q));
+    reply = readNodeBody(req, limits.rp_delivery_body_max_bytes).catch(withCors).then((bytes) => deliver(ctx, bytes));
+  } catch (error) {
+    reply = Promise.reject(error);
+  }
+  reply.then(
+    (r) => writeReply(res, r),
+    (error: unknown) => {
+      if (!(error instanceof HttpError)) ctx.log(`internal error on POST ${ctx.paths.response}: ${(error as Error)?.stack ?? String(error)}`);
+      const e = error instanceof HttpError ? error : new HttpError(500, 'internal_error', 'internal error', 'ns.delivery.never-500');
+      if (e.status === 413) res.shouldKeepAlive = false; // the rest of the body is not read
+      writeReply(res, errorReply(e));
+    },
+  );
+}
+
+/** Parse, verify with the transaction bound, and move the transaction: the receipt or an HttpError. */
+async function deliver(ctx: RpContext, bytes: Uint8Array): Promise<Reply> {
   const { approval, match } = parseDelivery(bytes);
 
   let tx: Transaction | undefined;
@@ -103,19 +141,21 @@ export async function deliveryHandler(ctx: RpContext, req: Request): Promise<Res
   if (!tx) throw new Error('verifier accepted without binding the transaction');
 
   if (match !== undefined) {
-    if (!ctx.transactions.approve(tx.requestId, 'approved_cross_device', verdict.identity)) {
+    if (!(await ctx.transactions.approve(tx.requestId, 'approved_cross_device', verdict.identity))) {
       throw ruleError(409, 'ns.transaction.one-approval', 'this sign-in was already approved or has ended', CORS_ANY);
     }
     ctx.log(`approved ${tx.requestId} for ${verdict.identity} (cross device)`);
-    return json({ status: 'ok' }, 200, CORS_ANY);
+    const receipt: Receipt = { status: 'ok' };
+    return jsonReply(receipt, 200, CORS_ANY);
   }
   const code = newSecret();
-  const resume = { hash: hashSecret(code), expiresAt: ctx.now() + limits.resume_code_ttl_seconds * 1000 };
-  if (!ctx.transactions.approve(tx.requestId, 'approved_same_device', verdict.identity, resume)) {
+  const resume = { hash: hashSecret(code), expiresAt: ctx.now() + ctx.config.resumeTtlSeconds * 1000 };
+  if (!(await ctx.transactions.approve(tx.requestId, 'approved_same_device', verdict.identity, resume))) {
     throw ruleError(409, 'ns.transaction.one-approval', 'this sign-in was already approved or has ended', CORS_ANY);
   }
   ctx.log(`approved ${tx.requestId} for ${verdict.identity} (same device)`);
-  return json({ status: 'ok', resume_uri: `${url(ctx, ctx.paths.resume)}?code=${code}` }, 200, CORS_ANY);
+  const receipt: Receipt = { status: 'ok', resume_uri: `${url(ctx, ctx.paths.resume)}?code=${code}` };
+  return jsonReply(receipt, 200, CORS_ANY);
 }
 
 export function deliveryPreflight(): Response {

@@ -1,8 +1,9 @@
 // GET /login (the sign-in page) and POST /login (the test start contract, ns.start.contract).
 // Both start a transaction and set the binding cookie on the caller.
 import { limits } from '../../schemas/ts/limits.ts';
-import { RpError } from './errors.ts';
-import { cookieName, html, json, readCappedBody, serializeCookie, utf8Text } from './http.ts';
+import { HttpError } from '../shared/errors.ts';
+import { html, json, readCappedBody, utf8Text } from '../shared/http.ts';
+import { cookieName, serializeCookie } from '../shared/cookies.ts';
 import { url, type RpContext } from './config.ts';
 import { defaultStartOptions, parseStartOptions, startTransaction, type Started } from './start.ts';
 import { loginPage } from './pages/login-page.ts';
@@ -49,12 +50,12 @@ export async function startHandler(ctx: RpContext, req: Request): Promise<Respon
   let body: unknown;
   if (bytes.length > 0) {
     const text = utf8Text(bytes);
-    if (text === undefined) throw new RpError(400, 'missing_field', 'the start body is not UTF-8', 'ns.start.contract');
+    if (text === undefined) throw new HttpError(400, 'missing_field', 'the start body is not UTF-8', 'ns.start.contract');
     if (text.trim() !== '') {
       try {
         body = JSON.parse(text);
       } catch {
-        throw new RpError(400, 'missing_field', 'the start body is not JSON', 'ns.start.contract');
+        throw new HttpError(400, 'missing_field', 'the start body is not JSON', 'ns.start.contract');
       }
     }
   }

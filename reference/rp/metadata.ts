@@ -2,7 +2,7 @@
 // `response_uris`); every URI on this origin; never a redirect; far under the 16 KiB cap.
 import { limits } from '../../schemas/ts/limits.ts';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
-import { json } from './http.ts';
+import { json } from '../shared/http.ts';
 import { url, type RpContext } from './config.ts';
 
 export function metadataDocument(ctx: RpContext): Record<string, unknown> {

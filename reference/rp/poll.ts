@@ -4,14 +4,13 @@
 // session cookie; a same-device approval answers `approved` and hands out nothing
 // (ns.transaction.poll-before-resume).
 import { limits } from '../../schemas/ts/limits.ts';
-import { RpError, ruleError } from './errors.ts';
-import { json, readCappedBody, utf8Text } from './http.ts';
+import { HttpError, ruleError } from '../shared/errors.ts';
+import { json, readCappedBody, utf8Text } from '../shared/http.ts';
 import type { RpContext } from './config.ts';
-import { hashSecret, wellFormedSecret } from './secrets.ts';
+import { hashSecret, wellFormedSecret } from '../shared/secrets.ts';
 import type { TxState } from './transactions.ts';
 import { sessionCookie } from './resume.ts';
 
-const POLL_BODY_MAX = 4096;
 const STATUS: Record<TxState, string> = {
   pending: 'pending',
   approved_same_device: 'approved',
@@ -22,10 +21,10 @@ const STATUS: Record<TxState, string> = {
   expired: 'expired',
 };
 
-const missing = (detail: string) => new RpError(400, 'missing_field', detail, 'ns.transport.poll-shape');
+const missing = (detail: string) => new HttpError(400, 'missing_field', detail, 'ns.transport.poll-shape');
 
 async function pollSecretFrom(req: Request): Promise<string> {
-  const text = utf8Text(await readCappedBody(req, Math.min(POLL_BODY_MAX, limits.rp_delivery_body_max_bytes)));
+  const text = utf8Text(await readCappedBody(req, limits.rp_poll_body_max_bytes));
   if (text === undefined) throw missing('the poll body is not UTF-8');
   let body: unknown;
   try {

@@ -2,8 +2,8 @@
 // never a redirect, never the match code); a page offering signers for browsers. 404 for a code
 // never issued (or forgotten), 410 for one still known but expired or used.
 import { normalizeShortCode } from '../../protocol/signin/reference.ts';
-import { RpError, ruleError } from './errors.ts';
-import { CORS_ANY, errorFor, html, json, prefersJson } from './http.ts';
+import { HttpError, ruleError } from '../shared/errors.ts';
+import { CORS_ANY, errorFor, html, json, prefersJson } from '../shared/http.ts';
 import { url, type RpContext } from './config.ts';
 import { webSignerLink } from './login.ts';
 import { referencePage } from './pages/reference-page.ts';
@@ -14,7 +14,7 @@ export function referenceHandler(ctx: RpContext, req: Request, rawCode: string):
   try {
     return reference(ctx, req, rawCode);
   } catch (error) {
-    if (error instanceof RpError) return errorFor(req, error, ctx.config.name, { ...CORS_ANY, ...VARY });
+    if (error instanceof HttpError) return errorFor(req, error, ctx.site, { ...CORS_ANY, ...VARY });
     throw error;
   }
 }

@@ -2,10 +2,11 @@
 // binding cookie (ns.transaction.resume, ns.auth.6). A missing or wrong cookie leaves the login
 // unfinished and spends the code (ns.transaction.resume-refused); a used, unknown or expired code
 // answers 410 (ns.limits.resume-code).
-import { RpError, ruleError } from './errors.ts';
-import { cookieName, errorFor, readCookies, serializeCookie } from './http.ts';
+import { HttpError, ruleError } from '../shared/errors.ts';
+import { errorFor } from '../shared/http.ts';
+import { cookieName, readCookies, serializeCookie } from '../shared/cookies.ts';
 import type { RpContext } from './config.ts';
-import { hashSecret, sameHash, wellFormedSecret } from './secrets.ts';
+import { hashSecret, sameHash, wellFormedSecret } from '../shared/secrets.ts';
 import { SESSION_TTL_SECONDS } from './sessions.ts';
 
 export function sessionCookie(ctx: RpContext, value: string): string {
@@ -16,7 +17,7 @@ export function resumeHandler(ctx: RpContext, req: Request): Response {
   try {
     return resume(ctx, req);
   } catch (error) {
-    if (error instanceof RpError) return errorFor(req, error, ctx.config.name);
+    if (error instanceof HttpError) return errorFor(req, error, ctx.site);
     throw error;
   }
 }

@@ -1,34 +1,13 @@
-// Random secrets and their stored form. Every secret the RP hands out (binding cookie, poll
-// secret, resume code, session cookie) is 256 random bits, base64url; only its SHA-256 is stored
-// (ns.transaction.record), so a leaked database completes no login.
-import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+// The RP's own random values: match code, reference code, request nonce and request id. The
+// generic secrets (newSecret, hashSecret, ...) live in reference/shared/secrets.ts.
+import { randomBytes, randomInt } from 'node:crypto';
 import { limits } from '../../schemas/ts/limits.ts';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import { shortCodeFrom } from '../../protocol/signin/reference.ts';
 import { encodeBase64url } from '../../protocol/common/base64.ts';
 
-/** Bits of every secret the RP issues; above every minimum in limits.yaml. */
-export const SECRET_BITS = 256;
-
-export function newSecret(bits: number = SECRET_BITS): string {
-  return encodeBase64url(randomBytes(bits / 8));
-}
-
-/** The stored form of a secret: SHA-256, base64url. */
-export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('base64url');
-}
-
-export function sameHash(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
-/** A secret as this RP issues it: base64url of exactly SECRET_BITS bits. */
-export function wellFormedSecret(value: unknown): value is string {
-  return typeof value === 'string' && value.length === Math.ceil(SECRET_BITS / 6) && /^[A-Za-z0-9_-]+$/.test(value);
-}
+// Re-exported for tests that build broken RPs (test/rp/helpers.ts); new code imports shared/secrets.ts.
+export { hashSecret } from '../shared/secrets.ts';
 
 /** The two-digit match code (limits: match_code_digits). */
 export function newMatchCode(): string {

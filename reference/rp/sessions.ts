@@ -2,7 +2,7 @@
 // its SHA-256 next to the identity. This is what "the user is signed in" means for this RP.
 import { limits } from '../../schemas/ts/limits.ts';
 import type { Db } from '../stores/sqlite.ts';
-import { hashSecret, newSecret, wellFormedSecret } from './secrets.ts';
+import { hashSecret, newSecret, wellFormedSecret } from '../shared/secrets.ts';
 
 /** Session lifetime: the bridge's browser-session limit (document 2) is reused for the RP's own. */
 export const SESSION_TTL_SECONDS = limits.session_cookie_ttl_seconds;

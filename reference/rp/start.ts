@@ -8,10 +8,11 @@ import { encodeObject } from '../../protocol/common/codec.ts';
 import { byteLength } from '../../protocol/common/base64.ts';
 import { normalizeScopes, supportedScopes } from '../../protocol/signin/scopes.ts';
 import { formatRfc3339 } from '../../protocol/common/time.ts';
-import { RpError, ruleError } from './errors.ts';
+import { HttpError, ruleError } from '../shared/errors.ts';
 import { browserLabel } from './browser.ts';
 import { url, type RpContext } from './config.ts';
-import { hashSecret, newMatchCode, newNonce, newReferenceCode, newRequestId, newSecret } from './secrets.ts';
+import { hashSecret, newSecret } from '../shared/secrets.ts';
+import { newMatchCode, newNonce, newReferenceCode, newRequestId } from './secrets.ts';
 
 export interface StartOptions {
   action: string;
@@ -43,7 +44,7 @@ export function parseStartOptions(ctx: RpContext, body: unknown): StartOptions {
   const options = defaultStartOptions(ctx);
   if (body === undefined) return options;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new RpError(400, 'missing_field', 'the start body must be a JSON object', 'ns.start.contract');
+    throw new HttpError(400, 'missing_field', 'the start body must be a JSON object', 'ns.start.contract');
   }
   const b = body as Record<string, unknown>;
   for (const key of Object.keys(b)) if (!START_FIELDS.has(key)) throw unsupported(`start option ${JSON.stringify(key).slice(0, 80)} is not supported`);

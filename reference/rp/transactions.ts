@@ -2,7 +2,9 @@
 // state change is a compare-and-set (`UPDATE ... WHERE state = ?`): of two processes racing on
 // one transaction exactly one wins, which is what "one approval per transaction", "one match
 // attempt" and "single-use resume code" rest on.
+import { limits } from '../../schemas/ts/limits.ts';
 import type { Db } from '../stores/sqlite.ts';
+import { batchFor, type WriteBatch } from '../stores/batch.ts';
 
 /** ns.transaction.states; completed, unfinished, ended and expired are terminal. */
 export type TxState = 'pending' | 'approved_same_device' | 'approved_cross_device' | 'completed' | 'unfinished' | 'ended' | 'expired';
@@ -63,16 +65,18 @@ const fromRow = (r: Row): Transaction => ({
 });
 
 /** How long a finished or expired record is kept (so its links answer 410 rather than 404). */
-const RETAIN_MS = 60 * 60 * 1000;
+const RETAIN_MS = limits.rp_transaction_retention_seconds * 1000;
 
 export class TransactionStore {
   readonly #db: Db;
   readonly #now: () => number;
   readonly #stmts;
+  readonly #batch: WriteBatch;
   #lastSweep = 0;
 
   constructor(db: Db, now: () => number = Date.now) {
     this.#db = db;
+    this.#batch = batchFor(db);
     this.#now = now;
     db.exec(`CREATE TABLE IF NOT EXISTS rp_transactions (
       request_id TEXT PRIMARY KEY,
@@ -151,11 +155,13 @@ export class TransactionStore {
     return this.#stmts.move.run({ requestId, from, to, now: this.#now() }).changes === 1;
   }
 
-  /** pending -> approved (same or cross device), recording the identity and resume code hash. */
-  approve(requestId: string, to: 'approved_same_device' | 'approved_cross_device', identity: string, resume?: { hash: string; expiresAt: number }): boolean {
-    return (
-      this.#stmts.approve.run({ requestId, to, identity, resumeHash: resume?.hash ?? null, resumeExpiresAt: resume?.expiresAt ?? null, now: this.#now() }).changes === 1
-    );
+  /**
+   * pending -> approved (same or cross device), recording the identity and resume code hash;
+   * group-committed with the other writes of this turn (the delivery hot path).
+   */
+  approve(requestId: string, to: 'approved_same_device' | 'approved_cross_device', identity: string, resume?: { hash: string; expiresAt: number }): Promise<boolean> {
+    const row = { requestId, to, identity, resumeHash: resume?.hash ?? null, resumeExpiresAt: resume?.expiresAt ?? null, now: this.#now() };
+    return this.#batch.run(() => this.#stmts.approve.run(row).changes === 1);
   }
 
   #maybeSweep(): void {

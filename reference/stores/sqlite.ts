@@ -5,6 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { NonceStore } from '../../protocol/signin/nonce.ts';
+import { batchFor, type WriteBatch } from './batch.ts';
 
 export type Db = Database.Database;
 
@@ -28,16 +29,19 @@ export function openDatabase(dataDir: string): Db {
 /**
  * Spent nonces in SQLite (verification rule 5). A claim is one atomic statement: the row is
  * inserted unless an unexpired row with the key exists; an expired row is replaced. Entries are
- * swept once their `expires_at` has passed (ns.nonce.memory).
+ * swept once their `expires_at` has passed (ns.nonce.memory). Claims are group-committed with the
+ * other writes of the turn (./batch.ts).
  */
 export class SqliteNonceStore implements NonceStore {
   readonly #claim: Database.Statement;
   readonly #release: Database.Statement;
   readonly #sweep: Database.Statement;
   readonly #now: () => number;
+  readonly #batch: WriteBatch;
   #lastSweep = 0;
 
   constructor(db: Db, now: () => number = Date.now) {
+    this.#batch = batchFor(db);
     db.exec('CREATE TABLE IF NOT EXISTS rp_nonces (key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID');
     this.#claim = db.prepare(
       'INSERT INTO rp_nonces (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE rp_nonces.expires_at < ?',
@@ -47,13 +51,13 @@ export class SqliteNonceStore implements NonceStore {
     this.#now = now;
   }
 
-  async claim(key: string, expiresAt: number): Promise<boolean> {
+  claim(key: string, expiresAt: number): Promise<boolean> {
     const now = this.#now();
     if (now - this.#lastSweep > 60_000) {
       this.#lastSweep = now;
-      this.#sweep.run(now);
+      void this.#batch.run(() => this.#sweep.run(now)).catch(() => undefined);
     }
-    return this.#claim.run(key, expiresAt, now).changes === 1;
+    return this.#batch.run(() => this.#claim.run(key, expiresAt, now).changes === 1);
   }
 
   async release(key: string): Promise<void> {

@@ -20,6 +20,11 @@ export const limits = {
   "poll_secret_min_bits": 128,
   "binding_cookie_min_bits": 128,
   "rp_delivery_body_max_bytes": 65536,
+  "rp_poll_body_max_bytes": 4096,
+  "rp_transaction_retention_seconds": 3600,
+  "resolution_cache_max_seconds": 300,
+  "resolution_timeout_seconds": 3,
+  "identity_document_body_max_bytes": 16384,
   "approvals_per_transaction": 1,
   "bridge_transaction_ttl_seconds": 600,
   "bridge_transaction_creating_ttl_seconds": 1800,
@@ -49,6 +54,10 @@ export const limits = {
   "push_prompt_interval_seconds": 15,
   "audit_retention_seconds": 7776000,
   "consent_unused_seconds": 31536000,
+  "profile_display_name_max_bytes": 256,
+  "profile_bio_max_bytes": 4096,
+  "profile_avatar_max_bytes": 64,
+  "profile_links_max": 32,
   "message_body_max_bytes": 524288,
   "signed_request_body_max_bytes": 33554432,
   "signed_request_window_seconds": 60,
@@ -225,6 +234,56 @@ export const limitSources = [
     "section": "Delivery object and receipt",
     "clause": "the documents set no cap on a delivery body",
     "note": "project decision: the reference RP's cap (ns.delivery.body-cap)",
+    "origin": "project"
+  },
+  {
+    "id": "rp_poll_body_max_bytes",
+    "value": 4096,
+    "unit": "bytes",
+    "doc": 1,
+    "section": "Authentication 6",
+    "clause": "the documents set no cap on a poll body",
+    "note": "project decision: the reference RP's cap on POST <poll_uri> (one poll secret)",
+    "origin": "project"
+  },
+  {
+    "id": "rp_transaction_retention_seconds",
+    "value": 3600,
+    "unit": "seconds",
+    "doc": 1,
+    "section": "RP transaction record",
+    "clause": "the documents do not say how long a finished record is kept",
+    "note": "project decision: the reference RP keeps a record an hour past expires_at, so its links answer 410 rather than 404",
+    "origin": "project"
+  },
+  {
+    "id": "resolution_cache_max_seconds",
+    "value": 300,
+    "unit": "seconds",
+    "doc": 1,
+    "section": "Authentication 3.6",
+    "clause": "the documents set no lifetime for a resolution",
+    "note": "project decision: a resolution is reused as long as the document's Cache-Control max-age allows, never longer than this",
+    "origin": "project"
+  },
+  {
+    "id": "resolution_timeout_seconds",
+    "value": 3,
+    "unit": "seconds",
+    "doc": 1,
+    "section": "Authentication 3.6",
+    "clause": "the documents set no timeout for a lookup",
+    "note": "project decision: the reference RP's default per DNS query or HTTPS fetch (svc-reference rp --resolver-timeout)",
+    "origin": "project"
+  },
+  {
+    "id": "identity_document_body_max_bytes",
+    "value": 16384,
+    "unit": "bytes",
+    "doc": 1,
+    "section": "Authentication 3.6",
+    "clause": "the documents set no cap on an identity document body",
+    "note": "project decision: the RP metadata cap (16 KiB) reused for identity documents",
     "origin": "project"
   },
   {
@@ -461,6 +520,46 @@ export const limitSources = [
     "section": "Retention; Limits",
     "clause": "consents until revoked or one year unused",
     "note": "one year taken as 365 days"
+  },
+  {
+    "id": "profile_display_name_max_bytes",
+    "value": 256,
+    "unit": "bytes",
+    "doc": 2,
+    "section": "Public profile document",
+    "clause": "the document does not show the profile document (not shown)",
+    "note": "project decision following the interop set",
+    "origin": "project"
+  },
+  {
+    "id": "profile_bio_max_bytes",
+    "value": 4096,
+    "unit": "bytes",
+    "doc": 2,
+    "section": "Public profile document",
+    "clause": "the document does not show the profile document (not shown)",
+    "note": "project decision following the interop set",
+    "origin": "project"
+  },
+  {
+    "id": "profile_avatar_max_bytes",
+    "value": 64,
+    "unit": "bytes",
+    "doc": 2,
+    "section": "Public profile document",
+    "clause": "the document does not show the profile document (not shown)",
+    "note": "project decision: a bare image file name",
+    "origin": "project"
+  },
+  {
+    "id": "profile_links_max",
+    "value": 32,
+    "unit": "count",
+    "doc": 2,
+    "section": "Public profile document",
+    "clause": "the document does not show the profile document (not shown)",
+    "note": "project decision following the interop set",
+    "origin": "project"
   },
   {
     "id": "message_body_max_bytes",

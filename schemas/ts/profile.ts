@@ -58,6 +58,20 @@ export const profileSpec = {
       "section": "Endpoints (poll_uri)",
       "origin": "project"
     },
+    "rp_start_path": {
+      "template": "/login",
+      "doc": 1,
+      "section": "Endpoints (the login page; the test start contract)",
+      "origin": "project",
+      "fixed": true
+    },
+    "rp_reference_path": {
+      "template": "/r/",
+      "doc": 1,
+      "section": "Requests by reference (request_uri)",
+      "origin": "project",
+      "fixed": true
+    },
     "id_scope": {
       "template": "{name}_id",
       "doc": 2,

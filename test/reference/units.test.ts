@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, SqliteNonceStore } from '../../reference/stores/sqlite.ts';
 import { parseNonceStoreSpec } from '../../reference/stores/index.ts';
-import { prefersJson } from '../../reference/rp/http.ts';
+import { prefersJson } from '../../reference/shared/http.ts';
 import { browserLabel } from '../../reference/rp/browser.ts';
 import { parseDelivery } from '../../reference/rp/delivery.ts';
-import { RpError } from '../../reference/rp/errors.ts';
+import { HttpError } from '../../reference/shared/errors.ts';
 import { encodeObject } from '../../protocol/common/codec.ts';
 
 describe('SqliteNonceStore', () => {
@@ -66,11 +66,11 @@ describe('delivery body forms (ns.delivery.body)', () => {
   });
   it('refuses malformed bodies with 400 malformed_delivery', () => {
     for (const body of [new Uint8Array([0xff, 0xfe]), bytes(''), bytes('{"response":1}'), bytes('{"response":"eyJ9","match":"7"}'), bytes('%%%')]) {
-      expect(() => parseDelivery(body)).toThrow(RpError);
+      expect(() => parseDelivery(body)).toThrow(HttpError);
       try {
         parseDelivery(body);
       } catch (error) {
-        expect((error as RpError).envelope()).toMatchObject({ error: 'malformed_delivery', rule: 'ns.delivery.body' });
+        expect((error as HttpError).envelope()).toMatchObject({ error: 'malformed_delivery', rule: 'ns.delivery.body' });
       }
     }
   });

@@ -1,5 +1,5 @@
 // The signed-in page (`/`): who is signed in, or a link to sign in.
-import { esc } from './escape.ts';
+import { esc } from '../../shared/pages.ts';
 import { layout } from './layout.ts';
 
 export function homePage(rpName: string, identity: string | undefined): string {

@@ -1,25 +1,13 @@
-// The page shell: one stylesheet and one script from this origin (the CSP allows nothing inline).
-import { esc } from './escape.ts';
+// The RP's page shell: the shared shell with the RP's own stylesheet and script.
+import { shell } from '../../shared/pages.ts';
+
+export { esc } from '../../shared/pages.ts';
+
+export const RP_STYLESHEET = '/assets/rp.css';
+export const RP_SCRIPT = '/assets/rp.js';
 
 export interface LayoutOptions { title: string; rpName: string; script?: boolean }
 
 export function layout(options: LayoutOptions, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(options.title)} - ${esc(options.rpName)}</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="/assets/rp.css">
-${options.script ? '<script src="/assets/rp.js" defer></script>' : ''}
-</head>
-<body>
-<header><a href="/" class="brand">${esc(options.rpName)}</a></header>
-<main>
-${body}
-</main>
-</body>
-</html>
-`;
+  return shell({ title: options.title, siteName: options.rpName, stylesheet: RP_STYLESHEET, ...(options.script ? { script: RP_SCRIPT } : {}) }, body);
 }

@@ -2,7 +2,7 @@
 // link, the web-signer handoff, the encoded request to copy, and a paste box for an encoded
 // response. The script (assets/rp.js) polls the poll endpoint every second.
 import QRCode from 'qrcode';
-import { esc } from './escape.ts';
+import { esc } from '../../shared/pages.ts';
 import { layout } from './layout.ts';
 
 export interface LoginPageData {

@@ -1,6 +1,6 @@
 // A request by reference opened in a browser (ns.reference.browser): a page offering signers.
 // It never shows the match code (ns.reference.no-match-code).
-import { esc } from './escape.ts';
+import { esc } from '../../shared/pages.ts';
 import { layout } from './layout.ts';
 
 export function referencePage(d: { rpName: string; serviceName: string; deepLink: string; webSignerLink: string; requestUri: string }): string {

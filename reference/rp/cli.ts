@@ -1,0 +1,113 @@
+// `svc-reference rp`: the reference relying party of document 1. Its flags, help and start; it
+// prints one line, `svc-reference rp listening on <origin> (<bound url>)` (tests and the harness
+// parse it), then runs until SIGINT/SIGTERM.
+import type { Command } from 'commander';
+import { limits } from '../../schemas/ts/limits.ts';
+import { profileFor, ProfileError } from '../../protocol/common/profile.ts';
+import { NonceStoreSpecError } from '../stores/index.ts';
+import { DEFAULT_RESOLVER_TIMEOUT_MS } from '../resolve/network.ts';
+import { hostPort, httpUrl, nonceStore, origin, port, positive, serviceName, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
+import { startRp, type RunningRp, type StartRpOptions } from './app.ts';
+import { DEFAULT_NAME, DEFAULT_SIGNER_URL } from './config.ts';
+
+interface RpFlags {
+  port: number;
+  host: string;
+  origin?: string;
+  dataDir: string;
+  nonceStore: string;
+  dnsServer?: string;
+  ca?: string;
+  signerUrl: string;
+  name: string;
+  serviceName: string;
+  resolverTimeout: number;
+  resumeTtl: number;
+  contact?: string;
+  quiet?: boolean;
+}
+
+const RP_HELP = `
+Endpoints (paths follow the service name; shown for svc):
+  GET  /.well-known/svc.json    RP metadata (publishes response_uris)
+  GET  /login                   sign-in page: QR code, match code, deep link, web signer, paste box
+  POST /login                   test start contract (Accept: application/json) -> 201 {request, request_uri, poll_secret, match_code}
+  GET  /r/{code}                request by reference (JSON for signers, a page for browsers)
+  POST /svc/response            delivery of the approval (text/plain or application/json)
+  GET  /svc/resume?code=...     same-device return (needs the binding cookie)
+  POST /svc/poll                {poll_secret} -> {status, identity?}
+  GET  /svc/context?request_id= the initiator context
+  GET  /                        "Signed in as <identity>"
+
+Stores: transactions, sessions and (with --nonce-store sqlite) spent nonces live in
+<data-dir>/rp.sqlite (WAL). Processes started with the same --data-dir and --origin form one RP.
+--data-dir :memory: keeps everything in this process.
+
+Resolution: https://<id>/.well-known/svc/id.json, then DNS TXT _svc.<id>; with --dns-server both the
+TXT and the A lookups go to that server, and --ca adds a CA to trust for the HTTPS fetch (this is
+how the RP is pointed at a test authority: svc-conformance authority prints both).
+
+Examples:
+  svc-reference rp --port 8080
+  svc-reference rp --port 8443 --origin https://rp.example.net --data-dir /var/lib/svc-rp
+  svc-reference rp --nonce-store redis://127.0.0.1:6379 --data-dir ./data/rp
+  svc-reference rp --dns-server 127.0.88.1:53 --ca ./authority/ca.pem
+`;
+
+export const rpServer: ServerDefinition = {
+  name: 'rp',
+  summary: 'the relying party of document 1, native sign-in',
+  register(program: Command, io: ReferenceIO, setResult: (r: Started) => void): void {
+    program
+      .command('rp')
+      .description('Start the reference relying party (RP) of document 1, native sign-in.')
+      .option('--port <n>', 'TCP port to listen on; 0 picks a free one', port, 8080)
+      .option('--host <address>', 'address to bind', '127.0.0.1')
+      .option('--origin <url>', "the RP's public origin, the audience of its requests (default: http://<host>:<bound port>)", origin)
+      .option('--data-dir <dir>', 'directory of rp.sqlite (transactions, sessions, sqlite nonces); :memory: for one process', './data/rp')
+      .option('--nonce-store <store>', 'spent-nonce cache: sqlite (shared through --data-dir), memory, or redis://HOST:PORT', nonceStore, 'sqlite')
+      .option('--dns-server <host:port>', 'ask this DNS server for TXT and A records (e.g. a test authority)', hostPort)
+      .option('--ca <file>', 'PEM file of an extra CA to trust when fetching identity documents')
+      .option('--signer-url <url>', 'web signer for the handoff link <url>/app/?auth=...', httpUrl, DEFAULT_SIGNER_URL)
+      .option('--name <name>', 'display name published in the metadata', DEFAULT_NAME)
+      .option('--service-name <name>', 'service name every identifier derives from (paths, cookies, deep link)', serviceName, profileFor().name)
+      .option('--resolver-timeout <ms>', 'timeout of each DNS or HTTPS lookup', positive, DEFAULT_RESOLVER_TIMEOUT_MS)
+      .option('--resume-ttl <seconds>', 'lifetime of a resume code (shorter for tests)', positive, limits.resume_code_ttl_seconds)
+      .option('--contact <uri>', 'abuse contact_uri in the metadata (default mailto:abuse@<host>)')
+      .option('--quiet', 'log nothing but the listening line and errors')
+      .addHelpText('after', RP_HELP)
+      .action(async (flags: RpFlags) => {
+        setResult(await runRp(flags, io));
+      });
+  },
+};
+
+async function runRp(flags: RpFlags, io: ReferenceIO): Promise<Started> {
+  const options: StartRpOptions = {
+    port: flags.port,
+    host: flags.host,
+    dataDir: flags.dataDir,
+    nonceStore: flags.nonceStore,
+    signerUrl: flags.signerUrl,
+    name: flags.name,
+    serviceName: flags.serviceName,
+    resumeTtlSeconds: flags.resumeTtl,
+    resolver: {
+      timeoutMs: flags.resolverTimeout,
+      ...(flags.dnsServer !== undefined ? { dnsServer: flags.dnsServer } : {}),
+      ...(flags.ca !== undefined ? { caFile: flags.ca } : {}),
+    },
+  };
+  if (flags.origin !== undefined) options.origin = flags.origin;
+  if (flags.contact !== undefined) options.contactUri = flags.contact;
+  let running: RunningRp;
+  try {
+    running = await startRp(options, { log: flags.quiet ? () => undefined : (line) => void io.stderr.write(`${new Date().toISOString()} ${line}\n`) });
+  } catch (error) {
+    const known = error instanceof ProfileError || error instanceof NonceStoreSpecError || error instanceof TypeError;
+    io.stderr.write(`svc-reference rp: ${known ? '' : 'cannot start: '}${(error as Error).message}\n`);
+    return { code: 2 };
+  }
+  io.stdout.write(`svc-reference rp listening on ${running.origin} (${running.url})\n`);
+  return { code: 0, running };
+}
