@@ -1,5 +1,6 @@
 // svc-reference: the reference servers, one subcommand each from the table below (each server
 // defines its flags in its own folder), then runs until SIGINT/SIGTERM.
+import cluster from 'node:cluster';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
@@ -66,7 +67,8 @@ async function entry(): Promise<void> {
   const stop = (signal: string) => {
     if (closing) return;
     closing = true;
-    process.stderr.write(`${name}: ${signal}, closing\n`);
+    // Workers of `rp --workers N` close quietly: their primary speaks for them.
+    if (!cluster.isWorker) process.stderr.write(`${name}: ${signal}, closing\n`);
     const force = setTimeout(() => process.exit(1), 5000);
     force.unref();
     running.close().then(

@@ -278,6 +278,9 @@ function signinLines(r: Json): string {
   );
 }
 
+/** The nonce of a sign-in vector, derived from its name. */
+const signinNonce = (name: string): string => b64u(derived(`${NAME}-conformance/signin-nonce/${name}`, limits.nonce_entropy_min_bytes));
+
 interface SigninCase {
   name: string;
   /** Field overrides on the default approval; `undefined` removes the field. */
@@ -317,7 +320,7 @@ async function signinVectors(cases: SigninCase[], perVectorNow: boolean): Promis
         request_id: `req-${c.name}`,
         identity: ALICE,
         audience: ORIGIN,
-        nonce: b64u(derived(`${NAME}-conformance/signin-nonce/${c.name}`, limits.nonce_entropy_min_bytes)),
+        nonce: signinNonce(c.name),
         issued_at: at(-60),
         expires_at: at(60),
         action: 'signin',
@@ -415,6 +418,8 @@ const signinCases: SigninCase[] = [
   { name: 'issued-in-future', fields: { issued_at: at(limits.clock_skew_seconds + 1), expires_at: at(300) }, valid: false, reason: 'future', signatureValid: true, rules: ['ns.limits.clock-skew'] },
   { name: 'wrong-audience', fields: { audience: 'https://evil.example' }, valid: false, reason: 'audience', signatureValid: true, rules: ['ns.flow.audience-own-origin', 'ns.request.audience'] },
   { name: 'replayed-nonce', replayOf: 'valid-identity', valid: false, reason: 'replay', signatureValid: true, rules: ['ns.nonce.single-use', 'ns.nonce.cache-key'] },
+  // The cache key is audience|identity|request_id|nonce: the spent nonce of valid-identity under another request_id is a new key.
+  { name: 'same-nonce-other-request-id', fields: { nonce: signinNonce('valid-identity') }, valid: true, signatureValid: true, rules: ['ns.nonce.cache-key', 'ns.verify.5'] },
   { name: 'scope-outside-namespace', fields: { scopes: ['dav:rw:apps/com.example.mail'] }, valid: false, reason: 'scope', signatureValid: true, rules: ['ns.request.scope-namespace', 'ns.request.scope-vocabulary'] },
   { name: 'scopes-unsorted', fields: { scopes: ['profile:read', 'messages:send'] }, valid: false, reason: 'scope', signatureValid: true, rules: ['ns.request.scopes'] },
   { name: 'scopes-duplicated', fields: { scopes: ['messages:send', 'messages:send'] }, valid: false, reason: 'scope', signatureValid: true, rules: ['ns.request.scopes'] },

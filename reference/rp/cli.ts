@@ -1,6 +1,7 @@
 // `svc-reference rp`: the reference relying party of document 1. Its flags, help and start; it
 // prints one line, `svc-reference rp listening on <origin> (<bound url>)` (tests and the harness
-// parse it), then runs until SIGINT/SIGTERM.
+// parse it), then runs until SIGINT/SIGTERM. With --workers N it is the primary of N cluster
+// workers (./cluster.ts) and prints the same one line once all of them listen.
 import type { Command } from 'commander';
 import { limits } from '../../schemas/ts/limits.ts';
 import { profileFor, ProfileError } from '../../protocol/common/profile.ts';
@@ -9,6 +10,8 @@ import { DEFAULT_RESOLVER_TIMEOUT_MS } from '../resolve/network.ts';
 import { hostPort, httpUrl, nonceStore, origin, port, positive, serviceName, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
 import { startRp, type RunningRp, type StartRpOptions } from './app.ts';
 import { DEFAULT_NAME, DEFAULT_SIGNER_URL } from './config.ts';
+import { inWorker, reportListening, startWorkers } from './cluster.ts';
+import { IN_MEMORY } from '../stores/sqlite.ts';
 
 interface RpFlags {
   port: number;
@@ -25,6 +28,7 @@ interface RpFlags {
   resumeTtl: number;
   contact?: string;
   quiet?: boolean;
+  workers: number;
 }
 
 const RP_HELP = `
@@ -41,7 +45,8 @@ Endpoints (paths follow the service name; shown for svc):
 
 Stores: transactions, sessions and (with --nonce-store sqlite) spent nonces live in
 <data-dir>/rp.sqlite (WAL). Processes started with the same --data-dir and --origin form one RP.
---data-dir :memory: keeps everything in this process.
+--data-dir :memory: keeps everything in this process. --workers N runs N such processes on one
+port (node:cluster), one per core is the useful most; they need the shared sqlite or redis stores.
 
 Resolution: https://<id>/.well-known/svc/id.json, then DNS TXT _svc.<id>; with --dns-server both the
 TXT and the A lookups go to that server, and --ca adds a CA to trust for the HTTPS fetch (this is
@@ -75,14 +80,18 @@ export const rpServer: ServerDefinition = {
       .option('--resume-ttl <seconds>', 'lifetime of a resume code (shorter for tests)', positive, limits.resume_code_ttl_seconds)
       .option('--contact <uri>', 'abuse contact_uri in the metadata (default mailto:abuse@<host>)')
       .option('--quiet', 'log nothing but the listening line and errors')
+      .option('--workers <n>', 'worker processes sharing the port and --data-dir (node:cluster)', positive, 1)
       .addHelpText('after', RP_HELP)
-      .action(async (flags: RpFlags) => {
-        setResult(await runRp(flags, io));
+      .action(async (flags: RpFlags, command: Command) => {
+        // The arguments as given (commander keeps them, untyped): the workers run with the same.
+        const rawArgs = (command.parent as { rawArgs?: string[] } | null)?.rawArgs ?? [];
+        setResult(await runRp(flags, io, rawArgs));
       });
   },
 };
 
-async function runRp(flags: RpFlags, io: ReferenceIO): Promise<Started> {
+async function runRp(flags: RpFlags, io: ReferenceIO, args: readonly string[]): Promise<Started> {
+  if (flags.workers > 1 && !inWorker()) return runPrimary(flags, io, args);
   const options: StartRpOptions = {
     port: flags.port,
     host: flags.host,
@@ -108,6 +117,24 @@ async function runRp(flags: RpFlags, io: ReferenceIO): Promise<Started> {
     io.stderr.write(`svc-reference rp: ${known ? '' : 'cannot start: '}${(error as Error).message}\n`);
     return { code: 2 };
   }
-  io.stdout.write(`svc-reference rp listening on ${running.origin} (${running.url})\n`);
+  if (inWorker()) reportListening(running.origin, running.url);
+  else io.stdout.write(`svc-reference rp listening on ${running.origin} (${running.url})\n`);
   return { code: 0, running };
+}
+
+/** --workers N: forks N workers with these same arguments; they share the port and the stores. */
+async function runPrimary(flags: RpFlags, io: ReferenceIO, args: readonly string[]): Promise<Started> {
+  // Per-process stores would split the RP: a nonce spent in one worker unspent in another.
+  if (flags.dataDir === IN_MEMORY || flags.nonceStore === 'memory') {
+    io.stderr.write(`svc-reference rp: --workers ${flags.workers} needs stores the workers share: a --data-dir on disk and --nonce-store sqlite or redis\n`);
+    return { code: 2 };
+  }
+  try {
+    const running = await startWorkers(flags.workers, args, io);
+    io.stdout.write(`svc-reference rp listening on ${running.origin} (${running.url})\n`);
+    return { code: 0, running };
+  } catch (error) {
+    io.stderr.write(`svc-reference rp: cannot start: ${(error as Error).message}\n`);
+    return { code: 2 };
+  }
 }

@@ -27,6 +27,26 @@ export interface Transaction {
   resumeExpiresAt: number | null;
 }
 
+/**
+ * The fields a response copies from its request (ns.delivery.request-binding), and their stored
+ * form: each value as JSON, '' when absent, one per line (JSON text has no raw newline), so a
+ * delivery compares one string instead of parsing the request per row.
+ */
+export const COPIED = ['request_id', 'audience', 'nonce', 'issued_at', 'expires_at', 'action', 'statement', 'scopes'] as const;
+
+export function bindingOf(obj: Readonly<Record<string, unknown>>): string {
+  let out = '';
+  for (let i = 0; i < COPIED.length; i++) {
+    const v = obj[COPIED[i]!];
+    if (i > 0) out += '\n';
+    if (v !== undefined) out += JSON.stringify(v);
+  }
+  return out;
+}
+
+/** What a delivery reads: no request JSON. `binding` is null on rows from before the column. */
+export interface DeliveryView { requestId: string; binding: string | null; matchCode: string; state: TxState }
+
 /** What starting a login records; the rest of a Transaction is filled in as it moves. */
 export type NewTransaction = Omit<Transaction, 'state' | 'identity' | 'resumeHash' | 'resumeExpiresAt'>;
 
@@ -64,6 +84,17 @@ const fromRow = (r: Row): Transaction => ({
   resumeExpiresAt: r.resume_expires_at,
 });
 
+/** Adds a column to a table created by an earlier version; another process may win the race. */
+function addColumn(db: Db, table: string, column: string): void {
+  const name = column.split(' ')[0]!;
+  if ((db.pragma(`table_info(${table})`) as { name: string }[]).some((c) => c.name === name)) return;
+  try {
+    db.exec(`ALTER TABLE ${table} ADD COLUMN ${column}`);
+  } catch (error) {
+    if (!/duplicate column/i.test((error as Error).message)) throw error;
+  }
+}
+
 /** How long a finished or expired record is kept (so its links answer 410 rather than 404). */
 const RETAIN_MS = limits.rp_transaction_retention_seconds * 1000;
 
@@ -93,11 +124,15 @@ export class TransactionStore {
       identity TEXT,
       resume_hash TEXT UNIQUE,
       resume_expires_at INTEGER,
-      updated_at INTEGER NOT NULL
+      updated_at INTEGER NOT NULL,
+      binding TEXT
     )`);
+    addColumn(db, 'rp_transactions', 'binding TEXT');
     this.#stmts = {
-      insert: db.prepare(`INSERT INTO rp_transactions (request_id, request, encoded, ref_code, binding_hash, poll_hash, match_code, state, started_at, expires_at, browser, updated_at)
-        VALUES (@requestId, @request, @encoded, @refCode, @bindingHash, @pollHash, @matchCode, 'pending', @startedAt, @expiresAt, @browser, @startedAt)`),
+      insert: db.prepare(`INSERT INTO rp_transactions (request_id, request, encoded, ref_code, binding_hash, poll_hash, match_code, state, started_at, expires_at, browser, updated_at, binding)
+        VALUES (@requestId, @request, @encoded, @refCode, @bindingHash, @pollHash, @matchCode, 'pending', @startedAt, @expiresAt, @browser, @startedAt, @binding)`),
+      // The delivery hot path: a handful of short columns, not the row's request and encoded JSON.
+      forDelivery: db.prepare('SELECT request_id, binding, match_code, state, expires_at FROM rp_transactions WHERE request_id = ?'),
       byId: db.prepare('SELECT * FROM rp_transactions WHERE request_id = ?'),
       byRef: db.prepare('SELECT * FROM rp_transactions WHERE ref_code = ?'),
       byPoll: db.prepare('SELECT * FROM rp_transactions WHERE poll_hash = ?'),
@@ -114,7 +149,7 @@ export class TransactionStore {
   insert(tx: NewTransaction): boolean {
     this.#maybeSweep();
     try {
-      this.#stmts.insert.run({ ...tx, request: JSON.stringify(tx.request) });
+      this.#stmts.insert.run({ ...tx, request: JSON.stringify(tx.request), binding: bindingOf(tx.request) });
       return true;
     } catch (error) {
       if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' || (error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return false;
@@ -136,6 +171,18 @@ export class TransactionStore {
 
   byRequestId(requestId: string): Transaction | undefined {
     return this.#get(this.#stmts.byId, requestId);
+  }
+
+  /** The transaction a delivery binds to, without its request (expired as `byRequestId` does). */
+  forDelivery(requestId: string): DeliveryView | undefined {
+    const row = this.#stmts.forDelivery.get(requestId) as Pick<Row, 'request_id' | 'match_code' | 'state' | 'expires_at'> & { binding: string | null } | undefined;
+    if (!row) return undefined;
+    let state = row.state;
+    if (state === 'pending' && this.#now() > row.expires_at) {
+      this.#stmts.expire.run({ requestId: row.request_id, now: this.#now() });
+      state = 'expired';
+    }
+    return { requestId: row.request_id, binding: row.binding, matchCode: row.match_code, state };
   }
 
   byReference(code: string): Transaction | undefined {

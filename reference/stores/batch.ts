@@ -4,26 +4,37 @@
 // atomic on its own, and BEGIN IMMEDIATE takes the database's write lock, so processes sharing
 // the data dir still serialize: of racing claims exactly one changes a row. Results are handed
 // out only after COMMIT; if the transaction fails, every write of the batch fails.
+//
+// While another process holds the write lock, BEGIN does not wait in SQLite's busy handler (it
+// sleeps, blocking this process's event loop): it gives up at once and the batch is retried on
+// a later turn, so requests keep being read and verified meanwhile. After the connection's busy
+// timeout has passed without the lock, the batch fails as a busy statement would.
 import type { Db } from './sqlite.ts';
 
 interface Pending { op: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }
+interface Statement { run(): unknown; get(): unknown }
+
+/** Retries on the next turns first (the lock is usually held for well under a millisecond). */
+const IMMEDIATE_RETRIES = 4;
 
 export class WriteBatch {
   #queue: Pending[] = [];
   #scheduled = false;
-  readonly #commit: (ops: Pending[]) => { ok: boolean; value: unknown }[];
+  /** When the first failed BEGIN of the current wait happened (0: not waiting). */
+  #busySince = 0;
+  #retries = 0;
+  readonly #db: Db;
+  readonly #timeoutMs: number;
+  readonly #stmts: { begin: Statement; commit: Statement; rollback: Statement };
 
   constructor(db: Db) {
-    const all = db.transaction((ops: Pending[]) =>
-      ops.map((p) => {
-        try {
-          return { ok: true, value: p.op() };
-        } catch (error) {
-          return { ok: false, value: error };
-        }
-      }),
-    );
-    this.#commit = (ops) => all.immediate(ops);
+    this.#db = db;
+    this.#timeoutMs = Number(db.pragma('busy_timeout', { simple: true })) || 0;
+    this.#stmts = {
+      begin: db.prepare('BEGIN IMMEDIATE'),
+      commit: db.prepare('COMMIT'),
+      rollback: db.prepare('ROLLBACK'),
+    };
   }
 
   /** Runs `op` (one statement) in this turn's transaction; resolves after the commit. */
@@ -32,19 +43,35 @@ export class WriteBatch {
       this.#queue.push({ op, resolve: resolve as (v: unknown) => void, reject });
       if (!this.#scheduled) {
         this.#scheduled = true;
-        setImmediate(() => this.#flush());
+        setImmediate(this.#flush);
       }
     });
   }
 
-  #flush(): void {
+  #reschedule(): void {
+    this.#scheduled = true;
+    if (this.#retries++ < IMMEDIATE_RETRIES) setImmediate(this.#flush);
+    else setTimeout(this.#flush, 1);
+  }
+
+  readonly #flush = (): void => {
     this.#scheduled = false;
+    if (this.#queue.length === 0) return;
+    if (!this.#begin()) return;
     const ops = this.#queue;
     this.#queue = [];
-    let results: { ok: boolean; value: unknown }[];
+    const results = new Array<{ ok: boolean; value: unknown }>(ops.length);
     try {
-      results = this.#commit(ops);
+      for (let i = 0; i < ops.length; i++) {
+        try {
+          results[i] = { ok: true, value: ops[i]!.op() };
+        } catch (error) {
+          results[i] = { ok: false, value: error };
+        }
+      }
+      this.#stmts.commit.run();
     } catch (error) {
+      if (this.#db.inTransaction) this.#stmts.rollback.run();
       for (const p of ops) p.reject(error);
       return;
     }
@@ -53,6 +80,45 @@ export class WriteBatch {
       if (r.ok) ops[i]!.resolve(r.value);
       else ops[i]!.reject(r.value);
     }
+  };
+
+  /** BEGIN IMMEDIATE without waiting; false when the batch was rescheduled or failed. */
+  #begin(): boolean {
+    let busy: unknown;
+    // Not a prepared statement: SQLite applies this pragma when compiling it, not when run.
+    this.#db.pragma('busy_timeout = 0');
+    try {
+      this.#stmts.begin.run();
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY') {
+        this.#failAll(error);
+        return false;
+      }
+      busy = error;
+    } finally {
+      this.#db.pragma(`busy_timeout = ${this.#timeoutMs}`);
+    }
+    if (busy === undefined) {
+      this.#busySince = 0;
+      this.#retries = 0;
+      return true;
+    }
+    const now = Date.now();
+    if (this.#busySince === 0) this.#busySince = now;
+    if (now - this.#busySince >= this.#timeoutMs) {
+      this.#busySince = 0;
+      this.#retries = 0;
+      this.#failAll(busy);
+      return false;
+    }
+    this.#reschedule();
+    return false;
+  }
+
+  #failAll(error: unknown): void {
+    const ops = this.#queue;
+    this.#queue = [];
+    for (const p of ops) p.reject(error);
   }
 }
 

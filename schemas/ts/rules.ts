@@ -256,7 +256,8 @@ export const rules: readonly Rule[] = [
     "doc": 1,
     "section": "Response object",
     "title": "Window copied verbatim",
-    "text": "`issued_at` and `expires_at` are copied verbatim from the request, so an approval is valid exactly as long as the challenge was."
+    "text": "`issued_at` and `expires_at` are copied verbatim from the request, so an approval is valid exactly as long as the challenge was.",
+    "unobservable": "what a signer copies into its response; an RP refusing a changed window does so by the project's request binding (ns.delivery.request-binding)"
   },
   {
     "id": "ns.canonical.format",
@@ -614,7 +615,8 @@ export const rules: readonly Rule[] = [
     "doc": 1,
     "section": "RP transaction record",
     "title": "Transaction record",
-    "text": "Per login the RP keeps a hash of a binding cookie set on the starting browser, a hash of a poll secret given to the starting page, a two-digit match code shown on the starting page, and the initiator context."
+    "text": "Per login the RP keeps a hash of a binding cookie set on the starting browser, a hash of a poll secret given to the starting page, a two-digit match code shown on the starting page, and the initiator context.",
+    "unobservable": "internal storage (hashes kept per login); the secrets the RP hands out are checked under ns.transaction.create and ns.auth.6.poll-secret"
   },
   {
     "id": "ns.transaction.states",
@@ -757,7 +759,8 @@ export const rules: readonly Rule[] = [
     "doc": 1,
     "section": "States and transitions; Limits",
     "title": "Nonce memory",
-    "text": "A spent nonce is remembered until its `expires_at` has passed; entries may be dropped after that."
+    "text": "A spent nonce is remembered until its `expires_at` has passed; entries may be dropped after that.",
+    "unobservable": "internal storage: whether a spent nonce is dropped after expires_at shows nothing, since rule 4 refuses the approval by then"
   },
   {
     "id": "ns.transport.delivery",
@@ -896,7 +899,8 @@ export const rules: readonly Rule[] = [
     "section": "Requests by reference",
     "title": "Reference forms",
     "text": "A signer accepts a reference as the link itself, as `svc://auth?request_uri=<link>`, or as `?auth=<link>`; the link must be an `http(s)` URL (vectors: surrounding whitespace trimmed; `javascript:`, `ftp:` and inline requests are not references).",
-    "code": "invalid_reference"
+    "code": "invalid_reference",
+    "unobservable": "which reference forms a signer accepts; the vectors suite checks it, an RP never sees the form"
   },
   {
     "id": "ns.reference.no-redirects",
@@ -922,7 +926,8 @@ export const rules: readonly Rule[] = [
     "doc": 1,
     "section": "Requests by reference",
     "title": "Match code for references",
-    "text": "A request by reference always comes from another screen, so signers require the match code for it."
+    "text": "A request by reference always comes from another screen, so signers require the match code for it.",
+    "unobservable": "a signer's requirement; an RP cannot show whether the signer asked for the match code"
   },
   {
     "id": "ns.reference.no-match-code",
@@ -938,7 +943,8 @@ export const rules: readonly Rule[] = [
     "doc": 1,
     "section": "Authentication 1",
     "title": "Signer authenticates the RP first",
-    "text": "The signer authenticates the RP by fetching its metadata at `audience` over TLS, and must do so before rendering any RP-supplied string."
+    "text": "The signer authenticates the RP by fetching its metadata at `audience` over TLS, and must do so before rendering any RP-supplied string.",
+    "unobservable": "what a signer does before rendering: an RP cannot show over the wire when its signer fetched the metadata (the metadata itself is checked under ns.metadata.*)"
   },
   {
     "id": "ns.auth.1.trusted-labels",
@@ -946,7 +952,8 @@ export const rules: readonly Rule[] = [
     "doc": 1,
     "section": "Authentication 1",
     "title": "Trusted labels",
-    "text": "`domain` and `statement` from the request alone are never trusted; the metadata `name` and the audience host are the trusted labels."
+    "text": "`domain` and `statement` from the request alone are never trusted; the metadata `name` and the audience host are the trusted labels.",
+    "unobservable": "which labels a signer trusts is the signer's display; nothing an RP answers decides it"
   },
   {
     "id": "ns.auth.2",
@@ -989,7 +996,8 @@ export const rules: readonly Rule[] = [
     "section": "Authentication 4",
     "title": "No off-origin response_uri",
     "text": "A signer never accepts a `response_uri` off-origin; this is enforced at request validation and against the RP's published list.",
-    "code": "response_uri_not_allowed"
+    "code": "response_uri_not_allowed",
+    "unobservable": "what a signer accepts; the RP's side (its response_uri on its origin and among its published list) is checked under ns.request.response-uri"
   },
   {
     "id": "ns.auth.5",
@@ -1040,7 +1048,8 @@ export const rules: readonly Rule[] = [
     "doc": 1,
     "section": "Authentication 6",
     "title": "Cross-device warnings",
-    "text": "For a cross-device approval the signer shows number matching and the initiator context, states that the user approves a sign-in started elsewhere, and tells the user to cancel unless the code is on a screen in front of them."
+    "text": "For a cross-device approval the signer shows number matching and the initiator context, states that the user approves a sign-in started elsewhere, and tells the user to cancel unless the code is on a screen in front of them.",
+    "unobservable": "what a signer shows and tells the user for a cross-device approval; the RP's part (match code, context record) is checked under ns.transaction.* and ns.transport.context"
   },
   {
     "id": "ns.verify.order",
@@ -1151,6 +1160,24 @@ export const rules: readonly Rule[] = [
     "origin": "project"
   },
   {
+    "id": "ns.errors.envelope",
+    "level": "MUST",
+    "doc": 1,
+    "section": "Errors (codes and bodies: not shown)",
+    "title": "Error envelope",
+    "text": "Project decision (DESIGN principle 5): every rejection by an RP endpoint is a JSON object `{error, detail, rule?}`: `error` a snake_case code, `detail` a human-readable string, `rule` the id of the rule that refused.",
+    "origin": "project"
+  },
+  {
+    "id": "ns.context.all-fields",
+    "level": "MUST",
+    "doc": 1,
+    "section": "Context record (which fields are required: not shown)",
+    "title": "Every context field",
+    "text": "Project decision: the context record carries all five fields `request_id`, `started_at` (RFC 3339), `browser`, `client` and `client_host` (spec/objects/context-record.schema.json), and the context endpoint answers `404` once the request can no longer be approved.",
+    "origin": "project"
+  },
+  {
     "id": "ns.limits.window",
     "level": "MUST",
     "doc": 1,
@@ -1174,7 +1201,8 @@ export const rules: readonly Rule[] = [
     "doc": 1,
     "section": "Limits",
     "title": "Nonce memory",
-    "text": "Spent nonces are remembered until `expires_at`."
+    "text": "Spent nonces are remembered until `expires_at`.",
+    "unobservable": "internal storage: an approval replayed after expires_at is refused by rule 4 whether or not the nonce is remembered; before, replay is checked under ns.nonce.single-use"
   },
   {
     "id": "ns.limits.statement",
@@ -1810,6 +1838,8 @@ export type RuleId =
   | "ns.identity-document.format"
   | "ns.identity-document.previous-keys"
   | "ns.errors.codes"
+  | "ns.errors.envelope"
+  | "ns.context.all-fields"
   | "ns.limits.window"
   | "ns.limits.clock-skew"
   | "ns.limits.nonce-memory"

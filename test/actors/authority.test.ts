@@ -13,6 +13,8 @@ import { verifyDocument } from '../../protocol/common/document.ts';
 import { formatKey } from '../../protocol/common/keys.ts';
 import { publicKeyFromSeed } from '../../protocol/common/ed25519.ts';
 import { limits } from '../../schemas/ts/limits.ts';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { NON_CANONICAL_KEYS, SMALL_ORDER_KEY } from '../../harness/suites/rp/checks/subtle.ts';
 
 let authority: Authority;
 let trusted: HttpClient;
@@ -99,6 +101,41 @@ describe('authority HTTPS', () => {
     expect(doc.previous_keys[0]!.public_key).toBe(formatKey(publicKeyFromSeed(seed)));
     const until = Date.parse(doc.previous_keys[0]!.valid_until);
     expect(until).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 599_000);
+  });
+
+  it('rotates with the old key valid until a precise instant (validUntil), also over the admin API', async () => {
+    const { identity } = await authority.newIdentity();
+    const validUntil = '2026-01-15T09:30:01Z';
+    const info = await authority.rotate(identity, new Uint8Array(32).fill(5), { validUntil, graceSeconds: 600 });
+    expect(info.previous_keys[0]!.valid_until).toBe(validUntil);
+    const doc = (await trusted.get(docUrl(identity))).json() as { previous_keys: { valid_until: string }[] };
+    expect(doc.previous_keys[0]!.valid_until).toBe(validUntil);
+    const client = new AuthorityClient(authority.adminUrl);
+    try {
+      const again = await client.rotate(identity, new Uint8Array(32).fill(6), { validUntil: '2026-01-15T09:31:00Z' });
+      expect(again.previous_keys.map((k) => k.valid_until)).toEqual(['2026-01-15T09:31:00Z', validUntil]);
+      await expect(client.rotate(identity, new Uint8Array(32).fill(7), { validUntil: 'soon' })).rejects.toThrow(/400 validUntil must be RFC 3339/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('publishes any 32-byte key verbatim over DNS: small-order and non-canonical encodings (no document)', async () => {
+    const { identity } = await authority.newIdentity();
+    const client = new AuthorityClient(authority.adminUrl);
+    try {
+      for (const key of [SMALL_ORDER_KEY, ...NON_CANONICAL_KEYS.map(([, k]) => k)]) {
+        // Noble's strict decoding refuses the non-canonical ones: the authority does not judge keys.
+        const info = await client.publish({ identity, publicKey: key, https: false });
+        expect(info.public_key).toBe(formatKey(key));
+        expect(await resolver().resolveTxt(`_svc.${identity}`)).toEqual([[`svc-pubkey=${formatKey(key)}`]]);
+        expect((await trusted.get(docUrl(identity))).status).toBe(404);
+      }
+      for (const [, key] of NON_CANONICAL_KEYS) expect(() => ed25519.Point.fromBytes(key)).toThrow();
+      expect(ed25519.Point.fromBytes(SMALL_ORDER_KEY).isSmallOrder()).toBe(true);
+    } finally {
+      await client.close();
+    }
   });
 
   it('drops DNS or HTTPS', async () => {

@@ -1,18 +1,17 @@
 // The login page as a user meets it: headless Chromium (Debian's, through playwright-core) on the
 // reference RP started as `svc-reference rp`, resolving through the test authority over real DNS
 // and HTTPS, approved by the harness signer.
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser as Chromium } from 'playwright-core';
+import { CHROMIUM, need } from '../setup/needs.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
 import { Signer } from '../../harness/actors/signer/index.ts';
 import { spawnReferenceRp, type RpChild } from '../../harness/suites/rp/launch.ts';
 import { decodeObject } from '../../protocol/common/codec.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 
 let authority: Authority;
 let rp: RpChild;
@@ -22,12 +21,11 @@ let browser: Chromium;
 let signer: Signer;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does)`);
   authority = await startAuthority();
   dataDir = await mkdtemp(join(tmpdir(), 'svc-page-'));
   rp = await spawnReferenceRp(['--port', '0', '--data-dir', dataDir, '--dns-server', authority.dnsServer, '--ca', authority.caFile, '--quiet']);
   origin = rp.origin;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  browser = await chromium.launch({ executablePath: need(CHROMIUM), args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
   signer = new Signer();
 }, 60_000);
 

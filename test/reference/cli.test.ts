@@ -4,6 +4,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
 import { defaultProfile } from '../../protocol/common/profile.ts';
@@ -67,6 +68,31 @@ describe('svc-reference rp (child processes)', () => {
     expect((await browser.send(`${b.url}/`)).text).toContain(identity);
   });
 
+  it('--workers 2: one listening line, one port, one RP (a replay on any worker is refused), SIGTERM stops every worker', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-rp-'));
+    const p = await rp(['--data-dir', dir, '--workers', '2', '--quiet']);
+    const { identity, seed } = await authority.newIdentity();
+    const browser = new Browser();
+    const { result, request } = await start(browser, p.url);
+    const approval = approve(request, defaultProfile, { identity, seed });
+    // Separate connections, so the primary hands them to both workers.
+    const replies = await Promise.all(Array.from({ length: 6 }, () => deliver(p.url, '/svc/response', approval, result.match_code)));
+    expect(replies.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
+    expect((await poll(browser, p.url, result.poll_secret)).json).toEqual({ status: 'completed', identity });
+    const workers = childPids(p.child.pid!);
+    expect(workers.length).toBeGreaterThanOrEqual(2);
+    expect(await p.stop('SIGTERM')).toBe(0);
+    expect(workers.filter(alive)).toEqual([]);
+  });
+
+  it('--workers N refuses stores the workers cannot share (exit 2)', () => {
+    for (const extra of [['--data-dir', ':memory:'], ['--nonce-store', 'memory']]) {
+      const r = spawnSync(process.execPath, [bin, 'rp', '--port', '0', '--workers', '2', ...extra], { encoding: 'utf8' });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain('--workers 2 needs stores the workers share');
+    }
+  });
+
   it('a key mismatch at the authority fails closed (401, rule 6)', async () => {
     const p = await rp(['--data-dir', ':memory:']);
     const { identity, seed } = await authority.newIdentity();
@@ -77,3 +103,24 @@ describe('svc-reference rp (child processes)', () => {
     expect(r.json).toMatchObject({ error: 'key_mismatch', rule: 'ns.verify.6' });
   });
 });
+
+/** Node processes whose parent is `pid` (Linux /proc): the cluster workers. */
+function childPids(pid: number): number[] {
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((c) => {
+    try {
+      const stat = readFileSync(`/proc/${c}/stat`, 'utf8');
+      return stat.includes('(node)') && Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+    } catch {
+      return false;
+    }
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

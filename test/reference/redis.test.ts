@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisNonceStore } from '../../reference/stores/redis.ts';
 import { startRp, type RunningRp } from '../../reference/rp/app.ts';
 import { approve, Browser, deliver, start, staticResolver } from './helpers.ts';
+import { need, REDIS_SERVER } from '../setup/needs.ts';
 
-const REDIS = '/usr/bin/redis-server';
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -21,7 +21,7 @@ async function freePort(): Promise<number> {
 }
 
 async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(REDIS, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(need(REDIS_SERVER), ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10_000);

@@ -11,6 +11,8 @@ import { browserLabel } from '../../reference/rp/browser.ts';
 import { parseDelivery } from '../../reference/rp/delivery.ts';
 import { HttpError } from '../../reference/shared/errors.ts';
 import { encodeObject } from '../../protocol/common/codec.ts';
+import { batchFor } from '../../reference/stores/batch.ts';
+import { bindingOf } from '../../reference/rp/transactions.ts';
 
 describe('SqliteNonceStore', () => {
   it('is atomic across two connections to one file, and an expired claim can be taken again', async () => {
@@ -32,6 +34,42 @@ describe('SqliteNonceStore', () => {
     expect(parseNonceStoreSpec('memory')).toBe('memory');
     expect(String(parseNonceStoreSpec('redis://127.0.0.1:6379'))).toBe('redis://127.0.0.1:6379');
     expect(() => parseNonceStoreSpec('postgres://x')).toThrow(/--nonce-store/);
+  });
+});
+
+describe('group commit across connections', () => {
+  it('waits for a write lock held elsewhere without blocking, then commits; fails once the busy timeout passes', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-batch-'));
+    const a = openDatabase(dir);
+    const b = openDatabase(dir);
+    a.exec('CREATE TABLE t (k TEXT PRIMARY KEY)');
+    const insert = a.prepare('INSERT INTO t (k) VALUES (?)');
+    b.exec('BEGIN IMMEDIATE'); // another process holds the write lock
+    let settled = false;
+    const first = batchFor(a).run(() => insert.run('x').changes).finally(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(settled).toBe(false); // still queued, and this event loop kept turning meanwhile
+    b.exec('COMMIT');
+    expect(await first).toBe(1);
+
+    const short = openDatabase(dir);
+    short.pragma('busy_timeout = 50');
+    const insertShort = short.prepare('INSERT INTO t (k) VALUES (?)');
+    b.exec('BEGIN IMMEDIATE');
+    await expect(batchFor(short).run(() => insertShort.run('y'))).rejects.toMatchObject({ code: 'SQLITE_BUSY' });
+    b.exec('ROLLBACK');
+    expect(await batchFor(short).run(() => insertShort.run('y').changes)).toBe(1);
+  });
+});
+
+describe('request binding string', () => {
+  it('tells absent from null, and differs whenever a copied field differs', () => {
+    const base = { request_id: 'r', audience: 'https://a', nonce: 'n', issued_at: 'i', expires_at: 'e', action: 'signin', scopes: ['a:b'] };
+    expect(bindingOf(base)).toBe(bindingOf({ ...base, extra: 1 }));
+    expect(bindingOf(base)).not.toBe(bindingOf({ ...base, statement: null }));
+    expect(bindingOf({ ...base, statement: '' })).not.toBe(bindingOf(base));
+    expect(bindingOf(base)).not.toBe(bindingOf({ ...base, scopes: ['a:b', 'c:d'] }));
+    expect(bindingOf(base)).not.toBe(bindingOf({ ...base, nonce: 'n\naudience' }));
   });
 });
 

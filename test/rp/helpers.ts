@@ -15,6 +15,7 @@ import { startRp, type RunningRp } from '../../reference/rp/app.ts';
 import { hashSecret } from '../../reference/rp/secrets.ts';
 import { NetworkResolver } from '../../reference/resolve/network.ts';
 import { MemoryOutput } from '../harness/fakes.ts';
+import { need, REDIS_SERVER } from '../setup/needs.ts';
 import { closedPort } from '../../harness/suites/rp/launch.ts';
 
 export interface CliRun {
@@ -23,7 +24,10 @@ export interface CliRun {
   err: string;
   report: RunReport;
   junit: string;
+  /** Failed or errored checks that gate the run (profile checks only with --profile). */
   failed: string[];
+  /** Profile checks that failed without gating (differences from the project's decisions). */
+  differ: string[];
 }
 
 export async function runCli(args: string[]): Promise<CliRun> {
@@ -39,27 +43,39 @@ export async function runCli(args: string[]): Promise<CliRun> {
     throw new Error(`no report (exit ${code}):\n${io.stderr.text}\n${io.stdout.text}`);
   }
   const junit = await readFile(xml, 'utf8');
-  const failed = report.results.filter((r) => r.status === 'failed' || r.status === 'error').map((r) => r.id).sort();
-  return { code, out: io.stdout.text, err: io.stderr.text, report, junit, failed };
+  const bad = report.results.filter((r) => r.status === 'failed' || r.status === 'error');
+  const failed = bad.filter((r) => r.gating !== false).map((r) => r.id).sort();
+  const differ = bad.filter((r) => r.gating === false).map((r) => r.id).sort();
+  return { code, out: io.stdout.text, err: io.stderr.text, report, junit, failed, differ };
 }
+
+/** The resume-code lifetime the test RPs use and declare (--rp-resume-lifetime), so the expiry check waits seconds, not a minute. */
+export const TEST_RESUME_TTL_S = 3;
 
 /** What the reference RP needs to resolve through the test authority. */
 function resolverOf(authority: Authority) {
   return { dnsServer: authority.dnsServer, caFile: authority.caFile, timeoutMs: 1500 };
 }
 
-export type Breakage = 'resume-without-cookie' | 'no-nonce-no-guard' | 'no-audience-rule';
+export type Breakage = 'resume-without-cookie' | 'no-nonce-no-guard' | 'no-audience-rule' | 'refusal-ends-transaction' | 'nonce-before-signature';
 
 /**
  * The reference RP, broken one way:
  * - resume-without-cookie: resume requests get the starting browser's binding cookie injected,
  *   so a resume code works in any browser;
  * - no-nonce-no-guard: nonces are never spent, and an approved transaction is approved again;
- * - no-audience-rule: approvals for any origin verify (the audience is neither checked nor bound).
+ * - no-audience-rule: approvals for any origin verify (the audience is neither checked nor bound);
+ * - refusal-ends-transaction: any refused delivery ends its transaction (seen in an outside RP);
+ * - nonce-before-signature: the nonce is spent before resolution and signature, and never given
+ *   back, so a delivery with a bad signature burns the genuine approval (seen in an outside RP).
  */
 export async function brokenRp(kind: Breakage, authority: Authority): Promise<RunningRp> {
-  const nonces = kind === 'no-nonce-no-guard' ? { claim: async () => true, release: async () => undefined } : undefined;
-  const rp = await startRp({ resolver: resolverOf(authority) }, nonces ? { nonces } : {});
+  const memory = new MemoryNonceStore();
+  const nonces =
+    kind === 'no-nonce-no-guard' ? { claim: async () => true, release: async () => undefined }
+    : kind === 'nonce-before-signature' ? { claim: (key: string, until: number) => memory.claim(key, until), release: async () => undefined }
+    : undefined;
+  const rp = await startRp({ resolver: resolverOf(authority), resumeTtlSeconds: TEST_RESUME_TTL_S }, nonces ? { nonces } : {});
   const ctx = rp.app.context;
   if (kind === 'resume-without-cookie') {
     const cookies = new Map<string, string>();
@@ -90,9 +106,10 @@ export async function brokenRp(kind: Breakage, authority: Authority): Promise<Ru
   if (kind === 'no-nonce-no-guard') {
     const store = ctx.transactions;
     const byRequestId = store.byRequestId.bind(store);
+    const forDelivery = store.forDelivery.bind(store);
     const approve = store.approve.bind(store);
-    store.byRequestId = (id: string) => {
-      const tx = byRequestId(id);
+    store.forDelivery = (id: string) => {
+      const tx = forDelivery(id);
       if (tx && tx.state.startsWith('approved')) tx.state = 'pending';
       return tx;
     };
@@ -100,6 +117,23 @@ export async function brokenRp(kind: Breakage, authority: Authority): Promise<Ru
       const tx = byRequestId(id);
       if (tx && tx.state !== 'pending') store.move(id, tx.state, 'pending');
       return approve(id, to, identity, resume);
+    };
+  }
+  if (kind === 'refusal-ends-transaction') {
+    const original = ctx.verify;
+    const end = (response: unknown) => {
+      const id = (response as { request_id?: unknown } | null)?.request_id;
+      if (typeof id === 'string') ctx.transactions.move(id, 'pending', 'ended');
+    };
+    ctx.verify = async (response, beforeNonce) => {
+      try {
+        const verdict = await original(response, beforeNonce);
+        if (!verdict.ok) end(response);
+        return verdict;
+      } catch (error) {
+        end(response);
+        throw error;
+      }
     };
   }
   if (kind === 'no-audience-rule') {
@@ -126,7 +160,6 @@ export async function brokenRp(kind: Breakage, authority: Authority): Promise<Ru
 
 // ---- redis-server for the Redis store tests ----
 
-export const REDIS_SERVER = '/usr/bin/redis-server';
 
 export interface RedisServer {
   port: number;
@@ -137,7 +170,7 @@ export interface RedisServer {
 
 export async function startRedis(): Promise<RedisServer> {
   const port = await closedPort();
-  const proc = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const proc = spawn(need(REDIS_SERVER), ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (await canConnect(port)) break;
@@ -166,4 +199,79 @@ function canConnect(port: number): Promise<boolean> {
     });
     s.once('error', () => resolve(false));
   });
+}
+
+// ---- an RP that follows document 1 only ----
+
+/** Where the document-only RP serves everything (none of the project's paths). */
+export const DOC_ONLY_PATHS = { login: '/auth/begin', response: '/auth/deliver', poll: '/auth/status', resume: '/auth/continue', context: '/auth/whoami', reference: '/q/' };
+
+/** The fields a response copies from its request. */
+const COPIED = ['request_id', 'audience', 'nonce', 'issued_at', 'expires_at', 'action', 'statement', 'scopes'] as const;
+
+/**
+ * The reference RP reshaped to follow only document 1 and none of the project's decisions: its
+ * own paths (published in its metadata, the project's paths answer 404), every rejection a 400
+ * (`{"error":"nope"}` from the delivery endpoint, plain text elsewhere; no `detail`, no 413), no
+ * request binding, and a context record with three of the five fields.
+ */
+export async function documentOnlyRp(authority: Authority): Promise<RunningRp> {
+  const rp = await startRp({ resolver: resolverOf(authority), resumeTtlSeconds: TEST_RESUME_TTL_S });
+  const ctx = rp.app.context;
+  const own = { ...ctx.paths };
+  const V = DOC_ONLY_PATHS;
+  ctx.paths = { ...ctx.paths, ...V };
+  // No request binding: the transaction check sees the fields of the request it issued.
+  const verify = ctx.verify;
+  ctx.verify = (response, beforeNonce) =>
+    verify(response, beforeNonce && ((r) => {
+      const tx = ctx.transactions.byRequestId(r.request_id as string);
+      if (!tx) return beforeNonce(r);
+      const bound: Record<string, unknown> = { ...r };
+      for (const f of COPIED) {
+        if (f in tx.request) bound[f] = tx.request[f];
+        else delete bound[f];
+      }
+      return beforeNonce(bound);
+    }));
+  const origin = ctx.config.origin;
+  const metadata = {
+    [ctx.profile.ids.auth_field]: '1',
+    origin,
+    name: 'document-only RP',
+    response_uris: [`${origin}${V.response}`],
+    poll_uri: `${origin}${V.poll}`,
+    context_uri: `${origin}${V.context}`,
+  };
+  const inbound = (path: string): string | undefined => {
+    if (path.startsWith(V.reference)) return own.reference + path.slice(V.reference.length);
+    for (const k of ['login', 'response', 'poll', 'resume', 'context'] as const) if (path === V[k]) return own[k];
+    for (const k of ['login', 'response', 'poll', 'resume', 'context'] as const) if (path === own[k]) return undefined;
+    return path.startsWith(own.reference) ? undefined : path;
+  };
+  const fetch = rp.app.fetch;
+  rp.app.fetch = async (req: Request) => {
+    const url = new URL(req.url);
+    if (url.pathname === ctx.profile.ids.metadata_path && req.method === 'GET') return Response.json(metadata);
+    const path = inbound(url.pathname);
+    if (path === undefined) return new Response('not here', { status: 404, headers: { 'content-type': 'text/plain' } });
+    url.pathname = path;
+    const init: RequestInit & { duplex?: string } = { method: req.method, headers: req.headers };
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      init.body = req.body;
+      init.duplex = 'half';
+    }
+    const res = await fetch(new Request(url, init));
+    if (path === own.context && res.status === 200) {
+      const record = (await res.json()) as Record<string, unknown>;
+      return Response.json({ request_id: record.request_id, started_at: record.started_at, browser: record.browser });
+    }
+    // The document names statuses only for the reference link (404 or 410).
+    if (res.status >= 400 && res.status < 500 && !path.startsWith(own.reference)) {
+      if (path === own.response) return Response.json({ error: 'nope' }, { status: 400 });
+      return new Response('no', { status: 400, headers: { 'content-type': 'text/plain' } });
+    }
+    return res;
+  };
+  return rp;
 }

@@ -4,10 +4,10 @@
 //
 //   GET    /info                          -> AuthorityInfo {name, address, dnsServer, httpsPort, adminUrl, caFile, caPem, ttl, zone, identities}
 //   GET    /ca.pem                        -> the CA certificate (application/x-pem-file)
-//   POST   /identities                    PublishSpec {identity, seed? | publicKey?, encryptionPublicKey?, previousKeys?: [{publicKey, validUntil}], dns?, https?, relay?, cacheControl?} -> IdentityInfo
+//   POST   /identities                    PublishSpec {identity, seed? | publicKey? (any 32 bytes: small-order and non-canonical keys are served verbatim, over DNS), encryptionPublicKey?, previousKeys?: [{publicKey, validUntil}], dns?, https?, relay?, cacheControl?} -> IdentityInfo
 //   POST   /identities/new                NewIdentityOptions {zone?, label?, encryption?, dns?, https?} -> {identity, seed, publicKey}
 //   GET    /identities/<id>               -> IdentityInfo (404 when unknown)
-//   POST   /identities/<id>/rotate        {key: seed | 'ed25519:<pub>', graceSeconds?} -> IdentityInfo
+//   POST   /identities/<id>/rotate        {key: seed | 'ed25519:<pub>', graceSeconds?, validUntil?} -> IdentityInfo (the old key's valid_until: validUntil, else now + graceSeconds)
 //   POST   /identities/<id>/drop          {what: 'dns' | 'https' | 'both'} -> IdentityInfo
 //   POST   /identities/<id>/fault         FaultSpec {dnsKey?, delayMs?: {dns?, https?}, timeout?, httpsStatus?, redirect?, oversize?, badSignature?} -> IdentityInfo
 //   DELETE /identities/<id>/fault         -> IdentityInfo (faults cleared)
@@ -74,9 +74,10 @@ export async function startAdminServer(address: string, port: number, control: A
     if (action === 'rotate' && method === 'POST') {
       const body = await readJson(req);
       if (typeof body.key !== 'string') throw new AuthorityError('rotate needs key (a seed, or ed25519:<public key>)');
-      const grace = body.graceSeconds;
+      const { graceSeconds: grace, validUntil } = body;
       if (grace !== undefined && typeof grace !== 'number') throw new AuthorityError('graceSeconds must be a number');
-      return send(res, 200, await control.rotate(identity, body.key, grace === undefined ? {} : { graceSeconds: grace }));
+      if (validUntil !== undefined && typeof validUntil !== 'string') throw new AuthorityError('validUntil must be an RFC 3339 string');
+      return send(res, 200, await control.rotate(identity, body.key, { ...(grace !== undefined ? { graceSeconds: grace } : {}), ...(validUntil !== undefined ? { validUntil } : {}) }));
     }
     if (action === 'drop' && method === 'POST') {
       const what = (await readJson(req)).what;

@@ -3,7 +3,7 @@
 import { decodeBase64Any, encodeBase64url } from '../../../protocol/common/base64.ts';
 import { formatKey } from '../../../protocol/common/keys.ts';
 import { HttpClient } from '../http.ts';
-import { AuthorityError, type AuthorityControl, type AuthorityInfo, type FaultSpec, type IdentityInfo, type KeyInput, type NewIdentityOptions, type PublishSpec } from './types.ts';
+import { AuthorityError, type AuthorityControl, type AuthorityInfo, type FaultSpec, type IdentityInfo, type KeyInput, type NewIdentityOptions, type PublishSpec, type RotateOptions } from './types.ts';
 
 const seedText = (k: KeyInput) => (typeof k === 'string' ? k : encodeBase64url(k));
 const keyText = (k: KeyInput, kind: 'signing' | 'encryption' = 'signing') => (typeof k === 'string' ? k : formatKey(k, kind));
@@ -37,7 +37,7 @@ export class AuthorityClient implements AuthorityControl {
     return this.#call('POST', '/identities', body);
   }
 
-  rotate(identity: string, newSeedOrKey: KeyInput, options: { graceSeconds?: number } = {}): Promise<IdentityInfo> {
+  rotate(identity: string, newSeedOrKey: KeyInput, options: RotateOptions = {}): Promise<IdentityInfo> {
     return this.#call('POST', `/identities/${encodeURIComponent(identity)}/rotate`, { key: seedText(newSeedOrKey), ...options });
   }
 

@@ -302,8 +302,8 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
       const p = need(identity);
       const next = seedOrKey(newSeedOrKey);
       if (p.https && !next.seed) throw new AuthorityError('rotating a key served over HTTPS needs the new seed (the document is signed by the current key)');
-      const grace = opts.graceSeconds ?? 0;
-      const validUntil = formatRfc3339(Date.now() + grace * 1000);
+      if (opts.validUntil !== undefined && parseRfc3339(opts.validUntil) === undefined) throw new AuthorityError('validUntil must be RFC 3339');
+      const validUntil = opts.validUntil ?? formatRfc3339(Date.now() + (opts.graceSeconds ?? 0) * 1000);
       p.previousKeys = [{ publicKey: p.publicKey, validUntil }, ...p.previousKeys.filter((k) => !Buffer.from(k.publicKey).equals(next.publicKey))];
       p.publicKey = next.publicKey;
       if (next.seed) p.seed = next.seed;

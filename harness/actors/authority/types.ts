@@ -78,12 +78,21 @@ export interface NewIdentityOptions {
   https?: boolean;
 }
 
+export interface RotateOptions {
+  graceSeconds?: number;
+  /** The old key's `valid_until` exactly (RFC 3339); wins over graceSeconds. */
+  validUntil?: string;
+}
+
 /** The operations both the in-process authority and AuthorityClient offer. */
 export interface AuthorityControl {
   info(): Promise<AuthorityInfo>;
   publish(spec: PublishSpec): Promise<IdentityInfo>;
-  /** New current key; the old one goes to previous_keys valid until now + graceSeconds (default 0). */
-  rotate(identity: string, newSeedOrKey: KeyInput, options?: { graceSeconds?: number }): Promise<IdentityInfo>;
+  /**
+   * New current key; the old one goes to previous_keys valid until `validUntil` (RFC 3339, for a
+   * grace window ending at a precise instant) or else now + graceSeconds (default 0).
+   */
+  rotate(identity: string, newSeedOrKey: KeyInput, options?: RotateOptions): Promise<IdentityInfo>;
   drop(identity: string, what: 'dns' | 'https' | 'both'): Promise<IdentityInfo>;
   fault(identity: string, fault: FaultSpec): Promise<IdentityInfo>;
   clearFaults(identity: string): Promise<IdentityInfo>;

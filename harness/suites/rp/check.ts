@@ -4,6 +4,7 @@
 import type { RuleId } from '../../../schemas/ts/rules.ts';
 import type { Check, CheckContext, Outcome } from '../../run/model.ts';
 import { cite } from '../../run/cite.ts';
+import { propertyCheck, type PropertyCheckSpec } from '../../run/property.ts';
 import { HttpError } from '../../actors/http.ts';
 import { CheckFailure, CheckSkip, Session, type RpTarget } from './driver.ts';
 
@@ -70,4 +71,10 @@ export function rpCheck(target: RpTarget, spec: RpCheckSpec): Check {
 export function once<T>(fn: () => Promise<T>): () => Promise<T> {
   let p: Promise<T> | undefined;
   return () => (p ??= fn());
+}
+
+/** A property check of the suite, cited like rpCheck (decided rules, context, profile). */
+export function rpProperty<T>(spec: Omit<PropertyCheckSpec<T>, 'suite' | 'rules' | 'level'> & { rules: RuleId[]; context?: RuleId[] }): Check {
+  const citation = cite(spec.id, spec.rules, spec.context);
+  return { ...propertyCheck({ ...spec, suite: 'rp', rules: citation.rules, level: citation.level }), ...citation };
 }

@@ -40,6 +40,41 @@ export interface RpTarget {
     /** Its delivery body cap in bytes (a project decision; default the project's). */
     deliveryBodyMaxBytes: number;
   };
+  /** What the RP publishes, fetched once per run and shared by every check (set by the suite). */
+  published?: () => Promise<Published>;
+}
+
+/** The URLs the RP publishes in its metadata, with the profile's paths where it publishes none. */
+export interface Published {
+  /** The metadata document as fetched (undefined when it is not a JSON object). */
+  metadata?: Record<string, unknown>;
+  responseUris: string[];
+  pollUri: string;
+  contextUri?: string;
+  /** Why a URL fell back to the profile's path (shown as a note in the checks that use it). */
+  notes: string[];
+}
+
+/** Reads the metadata once and the URLs it publishes; the profile's paths only where it is silent. */
+export async function fetchPublished(target: RpTarget): Promise<Published> {
+  const client = new HttpClient({ timeoutMs: target.requestTimeoutMs });
+  try {
+    const r = await client.get(`${target.origin}${target.profile.ids.metadata_path}`, { headers: { accept: 'application/json' }, maxBodyBytes: limits.metadata_body_max_bytes * 4 });
+    const doc = safeJson(r);
+    const metadata = isObject(doc) ? doc : undefined;
+    const notes: string[] = [];
+    const uri = (v: unknown): string | undefined => (typeof v === 'string' && urlOrigin(v) !== undefined ? v : undefined);
+    const responseUris = Array.isArray(metadata?.response_uris) ? (metadata.response_uris as unknown[]).map(uri).filter((u): u is string => u !== undefined) : [];
+    let pollUri = uri(metadata?.poll_uri);
+    if (pollUri === undefined) {
+      pollUri = `${target.origin}${target.profile.ids.rp_poll_path}`;
+      notes.push(`the metadata publishes no poll_uri: polling the profile's path ${pollUri}`);
+    }
+    const contextUri = uri(metadata?.context_uri);
+    return { ...(metadata ? { metadata } : {}), responseUris, pollUri, ...(contextUri ? { contextUri } : {}), notes };
+  } finally {
+    await client.close();
+  }
 }
 
 export class CheckFailure extends Error {
@@ -85,7 +120,7 @@ export class Session {
 
   /** A new HTTP client; with cookies it plays a browser with its own jar. */
   client(cookies = true): HttpClient {
-    const c = new HttpClient({ cookies, timeoutMs: 20_000, evidenceBytes: 2048, keepExchanges: 0, onExchange: (e) => void this.exchanges.push(e) });
+    const c = new HttpClient({ cookies, timeoutMs: this.target.requestTimeoutMs, evidenceBytes: 2048, keepExchanges: 0, onExchange: (e) => void this.exchanges.push(e) });
     this.#clients.push(c);
     return c;
   }
@@ -108,7 +143,7 @@ export class Session {
   async start(options?: { action?: string; scopes?: string[]; statement?: string }, startUrl = this.target.startUrl): Promise<Started> {
     const browser = this.client(true);
     const response = await browser.post(startUrl, options ?? {}, { headers: { accept: 'application/json' }, ...this.#sig() });
-    if (response.status !== 201) throw new CheckFailure(`the start contract answered ${response.status}, expected 201 (POST ${startUrl} with Accept: application/json)${errorText(response)}`);
+    if (response.status !== 201) throw new CheckFailure(`the start contract answered ${said(response)}, expected 201 (POST ${startUrl} with Accept: application/json)`);
     const body = safeJson(response);
     if (!isObject(body)) throw new CheckFailure('the start result is not a JSON object');
     const { request: encoded, poll_secret: pollSecret, match_code: matchCode, request_uri: requestUri } = body;
@@ -130,15 +165,27 @@ export class Session {
 
   // ---- the RP's endpoints ----
 
-  responseUri(request: Record<string, unknown>): string {
+  /** What the RP publishes (fetched once per run); its fallback notes join this check's notes. */
+  async published(): Promise<Published> {
+    const p = await (this.target.published ??= onceShared(() => fetchPublished(this.target)))();
+    for (const n of p.notes) if (!this.notes.includes(n)) this.note(n);
+    return p;
+  }
+
+  /** Where an approval of `request` goes: its response_uri, else the first published one, else the profile's path. */
+  async responseUri(request: Record<string, unknown>): Promise<string> {
     const uri = request.response_uri;
     if (typeof uri === 'string') return uri;
-    return `${this.target.origin}${this.profile.ids.rp_response_path}`;
+    const p = await this.published();
+    if (p.responseUris[0] !== undefined) return p.responseUris[0];
+    const fallback = `${this.target.origin}${this.profile.ids.rp_response_path}`;
+    this.note(`the request has no response_uri and the metadata publishes none: delivering to the profile's path ${fallback}`);
+    return fallback;
   }
 
   /** Delivers `approval` (an object, or text sent as is) to the request's response_uri. */
   async deliver(request: Record<string, unknown>, approval: Record<string, unknown> | string, opts: { match?: string; form?: DeliveryForm; url?: string; client?: HttpClient } = {}): Promise<HttpResponse> {
-    const url = opts.url ?? this.responseUri(request);
+    const url = opts.url ?? (await this.responseUri(request));
     const client = opts.client ?? this.signer;
     const text = typeof approval === 'string' ? approval : encodeApproval(approval, opts.form ?? 'bare');
     const headers: Record<string, string> = { accept: 'application/json' };
@@ -150,18 +197,20 @@ export class Session {
     return client.post(url, text, { headers: { ...headers, 'content-type': 'text/plain' }, ...this.#sig() });
   }
 
-  pollUrl(): string {
-    return `${this.target.origin}${this.profile.ids.rp_poll_path}`;
+  /** The published poll_uri (ns.metadata.poll-uri), or the profile's path with a note. */
+  async pollUrl(): Promise<string> {
+    return (await this.published()).pollUri;
   }
 
-  async poll(secret: string, client: HttpClient = this.client(false), url = this.pollUrl()): Promise<HttpResponse> {
-    return client.post(url, { poll_secret: secret }, { headers: { accept: 'application/json' }, ...this.#sig() });
+  /** The poll exchange of the project's test contract (ns.transport.poll-shape): POST {poll_secret}. */
+  async poll(secret: string, client: HttpClient = this.client(false), url?: string): Promise<HttpResponse> {
+    return client.post(url ?? (await this.pollUrl()), { poll_secret: secret }, { headers: { accept: 'application/json' }, ...this.#sig() });
   }
 
   /** The poll status for `secret` ('' when the poll does not answer 200 with a status). */
   async pollStatus(secret: string, client?: HttpClient): Promise<{ status: string; identity?: string; response: HttpResponse }> {
     const response = await this.poll(secret, client);
-    const body = response.status === 200 ? safeJson(response) : undefined;
+    const body = accepted(response) ? safeJson(response) : undefined;
     const status = isObject(body) && typeof body.status === 'string' ? body.status : '';
     const identity = isObject(body) && typeof body.identity === 'string' ? body.identity : undefined;
     return { status, ...(identity !== undefined ? { identity } : {}), response };
@@ -171,6 +220,7 @@ export class Session {
     return browser.get(resumeUri, { headers: { accept: 'application/json' }, ...this.#sig() });
   }
 
+  /** GET the metadata afresh, as a signer does (checks of the document itself; others use published()). */
   async metadata(): Promise<HttpResponse> {
     return this.signer.get(`${this.target.origin}${this.profile.ids.metadata_path}`, { headers: { accept: 'application/json' }, maxBodyBytes: limits.metadata_body_max_bytes * 4, ...this.#sig() });
   }
@@ -185,7 +235,7 @@ export class Session {
   async approveSameDevice(): Promise<{ started: Started; delivered: HttpResponse; resumeUri?: string }> {
     const started = await this.start();
     const delivered = await this.deliver(started.request, sign(this.profile, started.request, await this.identity()));
-    const receipt = delivered.status === 200 ? safeJson(delivered) : undefined;
+    const receipt = accepted(delivered) ? safeJson(delivered) : undefined;
     const resumeUri = isObject(receipt) && typeof receipt.resume_uri === 'string' ? receipt.resume_uri : undefined;
     return { started, delivered, ...(resumeUri !== undefined ? { resumeUri } : {}) };
   }
@@ -193,11 +243,12 @@ export class Session {
   /** Same-device completion: deliver bare, resume with the starting browser, then poll. */
   async completeSameDevice(started: Started, approval: Record<string, unknown> | string, opts: { form?: DeliveryForm; url?: string } = {}): Promise<{ ok: boolean; problem?: string; identity?: string }> {
     const delivered = await this.deliver(started.request, approval, opts);
-    if (delivered.status !== 200) return { ok: false, problem: `the delivery answered ${delivered.status}${errorText(delivered)}` };
+    if (!accepted(delivered)) return { ok: false, problem: `the delivery answered ${said(delivered)}` };
     const receipt = safeJson(delivered);
-    if (!isObject(receipt) || receipt.status !== 'ok' || typeof receipt.resume_uri !== 'string') return { ok: false, problem: `the receipt is not {status: "ok", resume_uri}: ${delivered.text().slice(0, 200)}` };
+    if (!isObject(receipt) || receipt.status !== 'ok' || typeof receipt.resume_uri !== 'string') return { ok: false, problem: `the receipt is not {status: "ok", resume_uri}: ${said(delivered)}` };
     const resumed = await this.resume(receipt.resume_uri, started.browser);
-    if (resumed.status !== 303) return { ok: false, problem: `resume answered ${resumed.status}, expected 303${errorText(resumed)}` };
+    // The document names no status for a resume: any answer that is not a refusal continues the login.
+    if (resumed.status >= 400) return { ok: false, problem: `resume answered ${said(resumed)}` };
     const polled = await this.pollStatus(started.pollSecret);
     if (polled.status !== 'completed') return { ok: false, problem: `after resume the poll says ${JSON.stringify(polled.status)}, expected "completed"` };
     return { ok: true, ...(polled.identity !== undefined ? { identity: polled.identity } : {}) };
@@ -206,9 +257,9 @@ export class Session {
   /** Cross-device completion: deliver with the match code, then poll. */
   async completeCrossDevice(started: Started, approval: Record<string, unknown> | string): Promise<{ ok: boolean; problem?: string; identity?: string }> {
     const delivered = await this.deliver(started.request, approval, { match: started.matchCode });
-    if (delivered.status !== 200) return { ok: false, problem: `the delivery with the match code answered ${delivered.status}${errorText(delivered)}` };
+    if (!accepted(delivered)) return { ok: false, problem: `the delivery with the match code answered ${said(delivered)}` };
     const receipt = safeJson(delivered);
-    if (!isObject(receipt) || receipt.status !== 'ok') return { ok: false, problem: `the receipt is not {status: "ok"}: ${delivered.text().slice(0, 200)}` };
+    if (!isObject(receipt) || receipt.status !== 'ok') return { ok: false, problem: `the receipt is not {status: "ok"}: ${said(delivered)}` };
     if (receipt.resume_uri !== undefined) return { ok: false, problem: 'a cross-device receipt carries resume_uri' };
     const polled = await this.pollStatus(started.pollSecret);
     if (polled.status !== 'completed') return { ok: false, problem: `the poll says ${JSON.stringify(polled.status)}, expected "completed"` };
@@ -257,20 +308,46 @@ export function safeJson(r: HttpResponse): unknown {
   }
 }
 
-/** `: <error> (<detail>)` of an error envelope, for failure texts. */
-export function errorText(r: HttpResponse): string {
+/** The `error` string of a JSON answer, whatever else it carries. */
+export function errorCode(r: HttpResponse): string | undefined {
   const b = safeJson(r);
-  if (isObject(b) && typeof b.error === 'string') return `: ${b.error}${typeof b.detail === 'string' ? ` (${b.detail.slice(0, 160)})` : ''}`;
-  return '';
+  return isObject(b) && typeof b.error === 'string' ? b.error : undefined;
 }
 
-/** The error envelope {error, detail} of a rejection, or a problem text. */
+/**
+ * What the implementation answered, for failure texts: its status, its error code if any, and the
+ * start of its body (so an RP with its own error shape, or none, still shows its reason).
+ */
+export function said(r: HttpResponse): string {
+  const code = errorCode(r);
+  const text = r.text().replace(/\s+/g, ' ').trim();
+  const body = text === '' ? 'an empty body' : JSON.stringify(text.length > 160 ? `${text.slice(0, 160)}…` : text);
+  return `${r.status}${code !== undefined ? ` ${code}` : ''}${r.location ? ` to ${r.location}` : ''} (${body})`;
+}
+
+/** A 2xx: the document names no success status for its endpoints. */
+export function accepted(r: HttpResponse): boolean {
+  return r.status >= 200 && r.status < 300;
+}
+
+/** A refusal as the document allows it where it names no status: any 4xx. */
+export function refused(r: HttpResponse): boolean {
+  return r.status >= 400 && r.status < 500;
+}
+
+/** The project's error envelope {error, detail} of a rejection (ns.errors.envelope), or a problem text. */
 export function envelopeOf(r: HttpResponse): { error: string; detail: string; rule?: string } | string {
   const b = safeJson(r);
-  if (!isObject(b)) return `the ${r.status} answer is not a JSON object: ${r.text().slice(0, 120)}`;
-  if (typeof b.error !== 'string' || !/^[a-z][a-z0-9_]*$/.test(b.error)) return `the ${r.status} answer has no snake_case "error" code`;
-  if (typeof b.detail !== 'string') return `the ${r.status} answer has no "detail" string`;
+  if (!isObject(b)) return `the answer is not a JSON object: ${said(r)}`;
+  if (typeof b.error !== 'string' || !/^[a-z][a-z0-9_]*$/.test(b.error)) return `the answer has no snake_case "error" code: ${said(r)}`;
+  if (typeof b.detail !== 'string') return `the answer has no "detail" string: ${said(r)}`;
   return { error: b.error, detail: b.detail, ...(typeof b.rule === 'string' ? { rule: b.rule } : {}) };
+}
+
+/** A promise shared by every caller (the first call starts it). */
+export function onceShared<T>(fn: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= fn());
 }
 
 export function originOfUrl(url: string): string | undefined {

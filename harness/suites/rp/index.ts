@@ -1,19 +1,21 @@
 // The `rp` suite: checks any relying party over the network (HTTP to the RP, the test identity
-// authority for DNS and HTTPS resolution), driven through the start contract (ns.start.contract).
-// Every check starts its own transaction, cites the rules of document 1 it exercises, and keeps
-// the HTTP exchanges as evidence.
+// authority for DNS and HTTPS resolution), driven through the start contract (ns.start.contract)
+// and at the URLs the RP publishes. Every check starts its own transaction, cites the rules its
+// assertions decide (document rules, or only project decisions: a profile check), and keeps the
+// HTTP exchanges as evidence.
 import type { Check, SuiteLoad } from '../../run/model.ts';
 import { ConfigError } from '../../run/exit.ts';
 import { HttpClient, HttpError } from '../../actors/http.ts';
 import { normalizeOrigin } from '../../../protocol/common/url.ts';
 import { rpCheck } from './check.ts';
-import type { RpTarget } from './driver.ts';
+import { fetchPublished, onceShared, type RpTarget } from './driver.ts';
 import { scenarios, verificationChecks, type ScenarioResult } from './checks/verification.ts';
 import { transactionChecks } from './checks/transactions.ts';
 import { surfaceChecks } from './checks/surface.ts';
 import { concurrencyChecks } from './checks/concurrency.ts';
 import { robustnessChecks } from './checks/robustness.ts';
 import { propertyChecks } from './checks/properties.ts';
+import { modelChecks, subtleChecks } from './checks/subtle.ts';
 
 export type { RpTarget } from './driver.ts';
 
@@ -27,7 +29,7 @@ const PINNED: Array<[string, string]> = [
   ['wrong audience with valid signature', '2/audience-other-origin'],
   ['scope outside the RP namespace', '3/scope-foreign'],
   ['unsorted scopes', '3/scopes-unsorted'],
-  ['statement edited after signing', 'binding/statement-edited'],
+  ['statement edited after signing', '7/statement-edited'],
 ];
 
 export async function rpSuite(target: RpTarget): Promise<SuiteLoad> {
@@ -35,6 +37,8 @@ export async function rpSuite(target: RpTarget): Promise<SuiteLoad> {
   if (origin === undefined) throw new ConfigError(`--rp ${target.origin} is not an origin (scheme://host[:port])`);
   const t: RpTarget = { ...target, origin, processes: target.processes.length > 0 ? target.processes : [origin] };
   await reachable(t);
+  // What the RP publishes is read once and shared by every check (poll_uri, response_uris, context_uri).
+  t.published ??= onceShared(() => fetchPublished(t));
 
   const results = new Map<string, () => Promise<ScenarioResult>>();
   const checks: Check[] = [
@@ -44,12 +48,14 @@ export async function rpSuite(target: RpTarget): Promise<SuiteLoad> {
     ...concurrencyChecks(t),
     ...robustnessChecks(t),
     ...propertyChecks(t),
+    ...modelChecks(t), ...subtleChecks(t),
   ];
   checks.push(
     rpCheck(t, {
       id: 'rp/vectors/pinned-cases',
       title: 'the conformance cases the shared vectors pin, reproduced live against this RP (the replay case is rp/nonce/replay)',
       rules: ['ns.version.vectors'],
+      context: ['ns.start.contract', 'ns.transport.poll-shape'],
       run: async (s, e) => {
         for (const [label, name] of PINNED) {
           const run = results.get(name);
@@ -58,7 +64,7 @@ export async function rpSuite(target: RpTarget): Promise<SuiteLoad> {
           s.exchanges.push(...r.exchanges.slice(-6));
           const accepting = name.startsWith('accept/');
           if (accepting) e.that(r.genuineProblem === undefined, `${label}: ${r.genuineProblem}`);
-          else e.that(r.status >= 400 && r.status < 500 && r.after !== 'completed', `${label}: answered ${r.status}, poll ${r.after}`);
+          else e.that(r.status >= 400 && r.status < 500 && r.after !== 'completed', `${label}: answered ${r.answer}${r.after === 'completed' ? ', and the login completed' : ''}`);
         }
       },
     }),

@@ -21,6 +21,11 @@ const LISTENING = /svc-reference rp listening on (\S+) \((\S+)\)/;
 const START_TIMEOUT_MS = 30_000;
 /** The reference RP's per-lookup timeout here: short, so the authority-timeout check is quick. */
 export const REFERENCE_RESOLVER_TIMEOUT_MS = 1500;
+/**
+ * The reference's resume-code lifetime here (its default is 60 s): the expiry check waits past
+ * the declared lifetime, so a short one keeps the whole run short. The check is the same.
+ */
+export const REFERENCE_RESUME_TTL_S = 5;
 
 export interface ReferenceOptions {
   profile: Profile;
@@ -74,7 +79,7 @@ export async function startReference(options: ReferenceOptions): Promise<Referen
     authority = await startAuthority({ profile: options.profile });
     const dataDir = await mkdtemp(join(tmpdir(), 'svc-rp-'));
     dirs.push(dataDir);
-    const common = ['--dns-server', authority.dnsServer, '--ca', authority.caFile, '--service-name', options.profile.name, '--resolver-timeout', String(REFERENCE_RESOLVER_TIMEOUT_MS)];
+    const common = ['--dns-server', authority.dnsServer, '--ca', authority.caFile, '--service-name', options.profile.name, '--resolver-timeout', String(REFERENCE_RESOLVER_TIMEOUT_MS), '--resume-ttl', String(REFERENCE_RESUME_TTL_S)];
     const store = options.nonceStore ? ['--nonce-store', options.nonceStore] : [];
     const spawnRp = (args: string[], log?: (line: string) => void) => spawnReferenceRp(args, { ...(log ? { log } : {}), onSpawn: (c) => children.push(c) }).then((c) => {
       // Keep it in `children` once (onSpawn pushed it at spawn).
@@ -99,7 +104,7 @@ export async function startReference(options: ReferenceOptions): Promise<Referen
       authority,
       brokenStore: { origin: broken.origin, startUrl: `${broken.origin}/login` },
       requestTimeoutMs: 20_000,
-      declared: { resumeCodeLifetimeS: limits.resume_code_ttl_seconds, deliveryBodyMaxBytes: limits.rp_delivery_body_max_bytes },
+      declared: { resumeCodeLifetimeS: REFERENCE_RESUME_TTL_S, deliveryBodyMaxBytes: limits.rp_delivery_body_max_bytes },
     };
     return { target, authority, rp: children.map((c) => ({ origin: c.origin, url: c.url, pid: c.proc.pid ?? 0 })), stop };
   } catch (error) {

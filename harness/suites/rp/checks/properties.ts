@@ -6,12 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import type { Check } from '../../../run/model.ts';
-import { propertyCheck, type PropertyVerdict } from '../../../run/property.ts';
+import type { PropertyVerdict } from '../../../run/property.ts';
 import { encodeBase64url } from '../../../../protocol/common/base64.ts';
 import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
-import { levelOf } from '../check.ts';
-import { CheckFailure, Session, sessionFor, sign, type RpTarget, type Started } from '../driver.ts';
+import { rpProperty } from '../check.ts';
+import { CheckFailure, Session, said, sessionFor, sign, type RpTarget, type Started } from '../driver.ts';
 import { nonCanonicalS } from './verification.ts';
 
 
@@ -69,13 +69,11 @@ const MUTATORS: Record<string, Mutator[]> = {
 
 export function propertyChecks(target: RpTarget): Check[] {
   const profile = target.profile;
-  const validRules = ['ns.auth.2', 'ns.auth.2.same-scope-window', 'ns.start.options', 'ns.transaction.same-device', 'ns.transaction.cross-device', 'ns.delivery.body', 'ns.canonical.lines', 'ns.canonical.scopes-joined', 'ns.canonical.statement-empty', 'ns.flow.stateless'];
-  const valid = propertyCheck<ValidLogin>({
+  const valid = rpProperty<ValidLogin>({
     id: 'rp/property/valid-logins',
     title: 'valid requests (random action, scopes, statement) signed by random fresh identities, by identity or session key, bare or object, same or cross device, complete',
-    suite: 'rp',
-    rules: validRules,
-    level: levelOf(validRules),
+    rules: ['ns.auth.2', 'ns.transaction.same-device', 'ns.transaction.cross-device', 'ns.delivery.body', 'ns.canonical.lines', 'ns.canonical.scopes-joined', 'ns.canonical.statement-empty'],
+    context: ['ns.start.contract', 'ns.start.options', 'ns.transport.poll-shape', 'ns.auth.2.same-scope-window'],
     arbitrary: validLogin,
     predicate: async (v, ctx): Promise<PropertyVerdict> => {
       const s = new Session(target, ctx.signal);
@@ -95,14 +93,13 @@ export function propertyChecks(target: RpTarget): Check[] {
     },
   });
 
-  const mutationRules = ['ns.verify.1', 'ns.verify.2', 'ns.verify.3', 'ns.verify.4', 'ns.verify.7', 'ns.delivery.request-binding', 'ns.nonce.spend-on-success', 'ns.auth.3'];
   const fields = Object.keys(MUTATORS);
-  const mutation = propertyCheck<[string, number, 'identity' | 'session', boolean]>({
+  const mutation = rpProperty<[string, number, 'identity' | 'session', boolean]>({
     id: 'rp/property/single-mutation',
     title: 'any single change to a valid approval is refused without completing the login, and the genuine approval completes afterwards',
-    suite: 'rp',
-    rules: mutationRules,
-    level: levelOf(mutationRules),
+    // Every change breaks the signature (rule 7) if no earlier rule refuses it; refused, it spends no nonce.
+    rules: ['ns.verify.1', 'ns.verify.2', 'ns.verify.3', 'ns.verify.4', 'ns.verify.7', 'ns.nonce.spend-on-success'],
+    context: ['ns.start.contract', 'ns.transport.poll-shape', 'ns.auth.3', 'ns.delivery.request-binding'],
     arbitrary: fc.tuple(fc.constantFrom(...fields), fc.nat(), fc.constantFrom('identity' as const, 'session' as const), fc.boolean()),
     predicate: async ([field, pick, key, cross], ctx): Promise<PropertyVerdict> => {
       const s = new Session(target, ctx.signal);
@@ -114,7 +111,7 @@ export function propertyChecks(target: RpTarget): Check[] {
         const mutated = list[pick % list.length]!(genuine, profile.ids.auth_field);
         if (JSON.stringify(mutated) === JSON.stringify(genuine)) return true;
         const refused = await s.deliver(t.request, mutated, cross ? { match: t.matchCode } : {});
-        if (refused.status < 400 || refused.status >= 500) return { ok: false, detail: `changing ${field} answered ${refused.status}, expected a 4xx refusal`, evidence: s.evidence() };
+        if (refused.status < 400 || refused.status >= 500) return { ok: false, detail: `changing ${field} answered ${said(refused)}, expected a 4xx refusal`, evidence: s.evidence() };
         if (await s.completed(t)) return { ok: false, detail: `the login completed after changing ${field}`, evidence: s.evidence() };
         // A refused cross-device delivery may only be refused after the match code was checked, and
         // the match code has one attempt: the genuine one then goes same device (a fresh start if ended).
