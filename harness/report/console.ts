@@ -197,7 +197,7 @@ function renderProfile(report: RunReport, paint: Painter, verbose: boolean): str
   const differ = report.results.filter((r) => r.profile && (r.status === 'failed' || r.status === 'error') && r.expected !== 'failure');
   if (profile.passed + profile.failed + profile.skipped === 0) return [];
   const head = `Project profile: ${profile.passed} passed, ${profile.failed} differ, ${profile.skipped} skipped`;
-  const how = profile.gating ? 'the profile gates this run (--profile)' : 'differences do not fail this run; --profile makes them gate';
+  const how = profile.gating ? 'the profile gates this run' : 'differences do not fail this run; --profile makes them gate';
   if (differ.length === 0) return [paint.bold(`${head} (${how})`), ''];
   // Gating differences were already listed with the failures; show the table only once.
   if (profile.gating) return [paint.bold(`${head} (${how}): listed with the failures above`), ''];

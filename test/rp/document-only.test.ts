@@ -1,6 +1,9 @@
 // The rp suite against an RP that follows document 1 and none of the project's decisions (its own
 // paths, statuses, error bodies, no request binding, a shorter context record): every document
 // check passes; the project's decisions show as profile differences that gate only with --profile.
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
 import { DOC_ONLY_PATHS, documentOnlyRp, runCli, TEST_RESUME_TTL_S } from './helpers.ts';
@@ -47,8 +50,13 @@ describe('the rp suite against an RP that follows document 1 only', () => {
     expect(differ.find((r) => r.id === 'rp/codes/rule-7/bit-flip')!.detail).toMatch(/got 400 nope \("\{\\"error\\":\\"nope\\"\}"\)/);
   }, 240_000);
 
-  it('with --profile fails (exit 1), and only on profile checks', async () => {
-    const run = await runCli([...args(), '--profile']);
+  it('with the profile gating (a targets file saying "profile": true) fails (exit 1), and only on profile checks', async () => {
+    // The same target described by a targets file, as an outside implementer would.
+    const file = join(await mkdtemp(join(tmpdir(), 'svc-doc-only-')), 'targets.json');
+    const targets = { authority: authority.adminUrl, rp: { origin: rp.origin, start_url: `${rp.origin}${DOC_ONLY_PATHS.login}`, declared: { resume_code_lifetime_s: TEST_RESUME_TTL_S }, profile: true } };
+    await writeFile(file, `// the document-only RP\n${JSON.stringify(targets, null, 2)}\n`);
+    const run = await runCli(['run', '--targets', file, '--runs', '15', '--seed', '7']);
+    expect(run.report.config.suites).toEqual([expect.objectContaining({ suite: 'rp', rp: rp.origin })]);
     expect(run.code).toBe(1);
     const byId = new Map(run.report.results.map((r) => [r.id, r]));
     expect(run.failed.length).toBeGreaterThan(0);
