@@ -39,13 +39,12 @@ export async function main(argv: string[], io: Partial<CliIO> = {}, deps: CliDep
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', EXAMPLES);
   // Commander must report, not exit: main decides the exit code.
-  const configure = (cmd: Command): Command =>
-    cmd.exitOverride().configureOutput({ writeOut: (s) => void out.stdout.write(s), writeErr: (s) => void out.stderr.write(s) });
+  const configure = (cmd: Command): Command => cmd.exitOverride().configureOutput({ writeOut: (s) => void out.stdout.write(s), writeErr: (s) => void out.stderr.write(s) });
   configure(program);
 
   const vectors = addRunOptions(configure(program.command('vectors')))
     .description('run the vector files (valid and invalid protocol objects) through the verifier rules')
-    .option('--dir <dir>', 'a directory of vector files (repeatable; default: the project\'s vectors/)', collect, [])
+    .option('--dir <dir>', "a directory of vector files (repeatable; default: the project's vectors/)", collect, [])
     .option('--service-name <name>', 'the profile name the vectors were made for (e.g. poweur)', 'svc')
     .addHelpText('after', EXAMPLES);
   vectors.action(async (flags: RunFlags & { dir: string[]; serviceName: string }) => {

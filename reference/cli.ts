@@ -26,11 +26,7 @@ const notYet = (name: string, summary: string): ServerDefinition => ({
   },
 });
 
-export const SERVERS: readonly ServerDefinition[] = [
-  rpServer,
-  notYet('bridge', 'OpenID Connect bridge of document 2'),
-  notYet('relay', 'relay HTTP API of document 3'),
-];
+export const SERVERS: readonly ServerDefinition[] = [rpServer, notYet('bridge', 'OpenID Connect bridge of document 2'), notYet('relay', 'relay HTTP API of document 3')];
 
 export async function main(argv: string[], io: ReferenceIO = { stdout: process.stdout, stderr: process.stderr }): Promise<Started> {
   let result: Started = { code: 0 };

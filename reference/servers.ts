@@ -13,9 +13,14 @@ export interface ReferenceIO {
 }
 
 /** A running server: what the entry point closes on SIGINT/SIGTERM. */
-export interface RunningServer { close(): Promise<void> }
+export interface RunningServer {
+  close(): Promise<void>;
+}
 
-export interface Started { code: number; running?: RunningServer }
+export interface Started {
+  code: number;
+  running?: RunningServer;
+}
 
 export interface ServerDefinition {
   name: string;
@@ -32,31 +37,36 @@ const arg = <T>(fn: () => T): T => {
     throw new InvalidArgumentError((error as Error).message);
   }
 };
-export const port = (v: string) => arg(() => {
-  if (!/^\d+$/.test(v) || Number(v) > 65535) throw new Error('a port is 0 to 65535');
-  return Number(v);
-});
-export const positive = (v: string) => arg(() => {
-  if (!/^\d+$/.test(v) || Number(v) === 0) throw new Error('expected a positive integer');
-  return Number(v);
-});
-export const origin = (v: string) => arg(() => {
-  const o = normalizeOrigin(v);
-  if (!o) throw new Error('expected an origin: scheme://host[:port], no path');
-  return o;
-});
-export const hostPort = (v: string) => arg(() => {
-  if (!/^(\[[0-9a-fA-F:.]+\]|[^:\s]+)(:\d{1,5})?$/.test(v)) throw new Error('expected HOST:PORT');
-  return v;
-});
-export const nonceStore = (v: string) => arg(() => {
-  parseNonceStoreSpec(v);
-  return v;
-});
+export const port = (v: string) =>
+  arg(() => {
+    if (!/^\d+$/.test(v) || Number(v) > 65535) throw new Error('a port is 0 to 65535');
+    return Number(v);
+  });
+export const positive = (v: string) =>
+  arg(() => {
+    if (!/^\d+$/.test(v) || Number(v) === 0) throw new Error('expected a positive integer');
+    return Number(v);
+  });
+export const origin = (v: string) =>
+  arg(() => {
+    const o = normalizeOrigin(v);
+    if (!o) throw new Error('expected an origin: scheme://host[:port], no path');
+    return o;
+  });
+export const hostPort = (v: string) =>
+  arg(() => {
+    if (!/^(\[[0-9a-fA-F:.]+\]|[^:\s]+)(:\d{1,5})?$/.test(v)) throw new Error('expected HOST:PORT');
+    return v;
+  });
+export const nonceStore = (v: string) =>
+  arg(() => {
+    parseNonceStoreSpec(v);
+    return v;
+  });
 export const serviceName = (v: string) => arg(() => profileFor(v).name);
-export const httpUrl = (v: string) => arg(() => {
-  const u = new URL(v);
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new Error('expected an http(s) URL');
-  return v.replace(/\/+$/, '');
-});
-
+export const httpUrl = (v: string) =>
+  arg(() => {
+    const u = new URL(v);
+    if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new Error('expected an http(s) URL');
+    return v.replace(/\/+$/, '');
+  });

@@ -11,12 +11,16 @@ const known = new Set(rules.map((r) => r.id));
 const problems: string[] = [];
 let count = 0;
 
-const files = (dir: string) => readdirSync(join(root, dir)).filter((f) => f.endsWith('.schema.json')).map((f) => join(dir, f));
+const files = (dir: string) =>
+  readdirSync(join(root, dir))
+    .filter((f) => f.endsWith('.schema.json'))
+    .map((f) => join(dir, f));
 const load = (file: string) => JSON.parse(readFileSync(join(root, file), 'utf8')) as Record<string, unknown>;
 
 function citedRules(node: unknown, out: string[] = []): string[] {
-  if (Array.isArray(node)) node.forEach((n) => citedRules(n, out));
-  else if (node && typeof node === 'object') {
+  if (Array.isArray(node)) {
+    for (const n of node) citedRules(n, out);
+  } else if (node && typeof node === 'object') {
     for (const [k, v] of Object.entries(node)) {
       if (k === 'x-rules' && Array.isArray(v)) out.push(...(v as string[]));
       else citedRules(v, out);

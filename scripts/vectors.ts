@@ -71,7 +71,6 @@ const b64u = (bytes: Uint8Array): string => encodeBase64url(bytes);
 const fromB64u = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'base64url'));
 const digest = (data: string | Uint8Array): Buffer => createHash('sha256').update(data).digest();
 const utf8 = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'utf8'));
-const text = (bytes: Uint8Array): string => Buffer.from(bytes).toString('utf8');
 const readJson = (path: string): Json => JSON.parse(readFileSync(join(root, path), 'utf8')) as Json;
 /** Test material derived like the fixtures: SHA-256 of a label. */
 const derived = (label: string, length = 32): Uint8Array => new Uint8Array(digest(label).subarray(0, length));
@@ -84,8 +83,18 @@ const profile = profileFor('svc');
 const NAME = profile.name;
 const AUTH = profile.ids.auth_field;
 
-interface EdKey { name: string; seed: Uint8Array; pub: Uint8Array; text: string }
-interface XKey { name: string; priv: Uint8Array; pub: Uint8Array; text: string }
+interface EdKey {
+  name: string;
+  seed: Uint8Array;
+  pub: Uint8Array;
+  text: string;
+}
+interface XKey {
+  name: string;
+  priv: Uint8Array;
+  pub: Uint8Array;
+  text: string;
+}
 
 const keyFixtures = readJson('fixtures/keys.json');
 const edKeys = new Map<string, EdKey>();
@@ -125,7 +134,13 @@ function fail(message: string): never {
   throw new VectorError(message);
 }
 
-interface SessionFixture { key: string; public_key: string; issued_at: string; expires_at: string; nonce: string }
+interface SessionFixture {
+  key: string;
+  public_key: string;
+  issued_at: string;
+  expires_at: string;
+  nonce: string;
+}
 interface IdentityFixture {
   resolvable: boolean;
   key: string;
@@ -203,11 +218,21 @@ function emit(file: string, kind: string, description: string, body: Json, count
 /** session-registration, hand-assembled from document 1 and compared with the core's builder. */
 function registrationString(id: string, sessionPublicKey: string, issuedAt: string, expiresAt: string, nonce: string): string {
   const s = lines('session-registration', id, sessionPublicKey, issuedAt, expiresAt, nonce);
-  same('session-registration string (core)', canonicalString(profile, 'session-registration', { identity: id, session_public_key: sessionPublicKey, issued_at: issuedAt, expires_at: expiresAt, nonce }), s);
+  same(
+    'session-registration string (core)',
+    canonicalString(profile, 'session-registration', { identity: id, session_public_key: sessionPublicKey, issued_at: issuedAt, expires_at: expiresAt, nonce }),
+    s,
+  );
   return s;
 }
 
-interface ProofSpec { issuedAt: string; expiresAt: string; nonce: string; key?: EdKey; signer?: EdKey }
+interface ProofSpec {
+  issuedAt: string;
+  expiresAt: string;
+  nonce: string;
+  key?: EdKey;
+  signer?: EdKey;
+}
 function makeProof(spec: ProofSpec): Json {
   const key = spec.key ?? sessionKey;
   const signer = spec.signer ?? aliceKey;
@@ -228,7 +253,21 @@ const SESSION_REGISTRATION = registrationString(ALICE, b64u(sessionKey.pub), ses
 
 const REASON_RULE = vocabulary.signin_vector_reasons.map as Readonly<Record<string, number>>;
 // The brief of this file, held against spec/vocabulary.yaml signin_vector_reasons.
-same('signin_vector_reasons (spec/vocabulary.yaml)', REASON_RULE, { version: 1, shape: 1, audience: 2, action: 3, statement: 3, scope: 3, expired: 4, ttl: 4, future: 4, replay: 5, resolution: 6, signature: 7, proof: 7 });
+same('signin_vector_reasons (spec/vocabulary.yaml)', REASON_RULE, {
+  version: 1,
+  shape: 1,
+  audience: 2,
+  action: 3,
+  statement: 3,
+  scope: 3,
+  expired: 4,
+  ttl: 4,
+  future: 4,
+  replay: 5,
+  resolution: 6,
+  signature: 7,
+  proof: 7,
+});
 // The verifier's rejection codes (protocol/signin/verifier.ts) and the vector reason each one means.
 const CODE_REASON: Readonly<Record<string, string>> = {
   unsupported_version: 'version',
@@ -252,7 +291,10 @@ const CODE_REASON: Readonly<Record<string, string>> = {
   signature_invalid: 'signature',
 };
 const reasonText = Object.entries(
-  Object.entries(REASON_RULE).reduce<Record<string, string[]>>((acc, [reason, rule]) => ((acc[`ns.verify.${rule}`] ??= []).push(reason), acc), {}),
+  Object.entries(REASON_RULE).reduce<Record<string, string[]>>((acc, [reason, rule]) => {
+    (acc[`ns.verify.${rule}`] ??= []).push(reason);
+    return acc;
+  }, {}),
 )
   .map(([rule, reasons]) => `${reasons.join('/')} -> ${rule}`)
   .join(', ');
@@ -360,7 +402,11 @@ async function signinVectors(cases: SigninCase[], perVectorNow: boolean): Promis
   const resolver = new StaticResolver();
   for (const [id, entry] of identities) {
     if (!entry.resolvable) continue;
-    resolver.set(id, edKey(entry.key).pub, (entry.previous_keys ?? []).map((p) => ({ publicKey: edKey(p.key).pub, validUntil: parseRfc3339(p.valid_until)! })));
+    resolver.set(
+      id,
+      edKey(entry.key).pub,
+      (entry.previous_keys ?? []).map((p) => ({ publicKey: edKey(p.key).pub, validUntil: parseRfc3339(p.valid_until)! })),
+    );
   }
   for (const v of built) {
     now = parseRfc3339(v.now ?? NOW_TEXT) ?? fail(`${v.name}: now is not RFC 3339`);
@@ -405,12 +451,31 @@ const stdBase64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('ba
 
 const signinCases: SigninCase[] = [
   { name: 'valid-identity', valid: true, signatureValid: true, rules: ['ns.verify.7', 'ns.canonical.lines', 'ns.response.key-id'] },
-  { name: 'valid-session-delegated', fields: { key_id: SESSION_KEY_ID, session_proof: fixtureProof }, signer: sessionKey, valid: true, signatureValid: true, rules: ['ns.verify.7', 'ns.auth.2', 'ns.auth.2.session-proof', 'ns.session-proof.signed-lines', 'ns.session-proof.signature', 'ns.response.session-proof-presence'] },
-  { name: 'valid-login-only', fields: { statement: undefined, scopes: undefined }, valid: true, signatureValid: true, rules: ['ns.request.scopes-login-only', 'ns.canonical.statement-empty', 'ns.canonical.scopes-joined'] },
+  {
+    name: 'valid-session-delegated',
+    fields: { key_id: SESSION_KEY_ID, session_proof: fixtureProof },
+    signer: sessionKey,
+    valid: true,
+    signatureValid: true,
+    rules: ['ns.verify.7', 'ns.auth.2', 'ns.auth.2.session-proof', 'ns.session-proof.signed-lines', 'ns.session-proof.signature', 'ns.response.session-proof-presence'],
+  },
+  {
+    name: 'valid-login-only',
+    fields: { statement: undefined, scopes: undefined },
+    valid: true,
+    signatureValid: true,
+    rules: ['ns.request.scopes-login-only', 'ns.canonical.statement-empty', 'ns.canonical.scopes-joined'],
+  },
   { name: 'valid-login-only-empty-scope-list', fields: { scopes: [] }, valid: true, signatureValid: true, rules: ['ns.request.scopes-login-only', 'ns.canonical.scopes-joined'] },
   { name: 'valid-two-scopes', fields: { scopes: ['messages:send', 'profile:read'] }, valid: true, signatureValid: true, rules: ['ns.request.scopes', 'ns.canonical.scopes-joined', 'ns.verify.3'] },
   { name: 'valid-identity-upper-case', fields: { identity: 'Alice.Example.COM' }, valid: true, signatureValid: true, rules: ['ns.response.identity', 'ns.canonical.lines'] },
-  { name: 'valid-statement-300-bytes', fields: { statement: statementOfBytes(limits.statement_max_bytes) }, valid: true, signatureValid: true, rules: ['ns.verify.3', 'ns.request.statement', 'ns.limits.statement'] },
+  {
+    name: 'valid-statement-300-bytes',
+    fields: { statement: statementOfBytes(limits.statement_max_bytes) },
+    valid: true,
+    signatureValid: true,
+    rules: ['ns.verify.3', 'ns.request.statement', 'ns.limits.statement'],
+  },
   { name: 'valid-action-signup', fields: { action: 'signup' }, valid: true, signatureValid: true, rules: ['ns.verify.3', 'ns.request.action'] },
   { name: 'valid-signature-standard-base64', encode: stdBase64, valid: true, signatureValid: true, rules: ['ns.response.signature', 'ns.verify.7'] },
   { name: 'expired', fields: { issued_at: at(-600), expires_at: at(-480) }, valid: false, reason: 'expired', signatureValid: true, rules: ['ns.transaction.expiry'] },
@@ -420,7 +485,14 @@ const signinCases: SigninCase[] = [
   { name: 'replayed-nonce', replayOf: 'valid-identity', valid: false, reason: 'replay', signatureValid: true, rules: ['ns.nonce.single-use', 'ns.nonce.cache-key'] },
   // The cache key is audience|identity|request_id|nonce: the spent nonce of valid-identity under another request_id is a new key.
   { name: 'same-nonce-other-request-id', fields: { nonce: signinNonce('valid-identity') }, valid: true, signatureValid: true, rules: ['ns.nonce.cache-key', 'ns.verify.5'] },
-  { name: 'scope-outside-namespace', fields: { scopes: ['dav:rw:apps/com.example.mail'] }, valid: false, reason: 'scope', signatureValid: true, rules: ['ns.request.scope-namespace', 'ns.request.scope-vocabulary'] },
+  {
+    name: 'scope-outside-namespace',
+    fields: { scopes: ['dav:rw:apps/com.example.mail'] },
+    valid: false,
+    reason: 'scope',
+    signatureValid: true,
+    rules: ['ns.request.scope-namespace', 'ns.request.scope-vocabulary'],
+  },
   { name: 'scopes-unsorted', fields: { scopes: ['profile:read', 'messages:send'] }, valid: false, reason: 'scope', signatureValid: true, rules: ['ns.request.scopes'] },
   { name: 'scopes-duplicated', fields: { scopes: ['messages:send', 'messages:send'] }, valid: false, reason: 'scope', signatureValid: true, rules: ['ns.request.scopes'] },
   { name: 'tampered-statement', tamper: (r) => void (r.statement = 'Sign in and transfer everything'), valid: false, reason: 'signature', signatureValid: false, rules: ['ns.canonical.lines'] },
@@ -429,17 +501,78 @@ const signinCases: SigninCase[] = [
   { name: 'empty-nonce', fields: { nonce: '' }, valid: false, reason: 'shape', signatureValid: true, rules: ['ns.response.fields', 'ns.request.nonce'] },
   { name: 'invalid-identity-name', fields: { identity: 'alice' }, valid: false, reason: 'shape', signatureValid: true, rules: ['ns.response.identity', 'ra.names.valid'] },
   { name: 'unknown-action', fields: { action: 'delete-account' }, valid: false, reason: 'action', signatureValid: true, rules: ['ns.request.action'] },
-  { name: 'statement-301-bytes', fields: { statement: statementOfBytes(limits.statement_max_bytes + 1) }, valid: false, reason: 'statement', signatureValid: true, rules: ['ns.request.statement', 'ns.limits.statement'] },
+  {
+    name: 'statement-301-bytes',
+    fields: { statement: statementOfBytes(limits.statement_max_bytes + 1) },
+    valid: false,
+    reason: 'statement',
+    signatureValid: true,
+    rules: ['ns.request.statement', 'ns.limits.statement'],
+  },
   { name: 'statement-with-line-feed', fields: { statement: `${STATEMENT}\nand approve a transfer` }, valid: false, reason: 'statement', signatureValid: true, rules: ['ns.request.statement'] },
   { name: 'statement-with-tab', fields: { statement: `${STATEMENT}\tnow` }, valid: false, reason: 'statement', signatureValid: true, rules: ['ns.request.statement'] },
-  { name: 'session-key-id-without-proof', fields: { key_id: SESSION_KEY_ID }, signer: sessionKey, valid: false, reason: 'proof', signatureValid: false, rules: ['ns.response.session-proof-presence', 'ns.auth.2'] },
-  { name: 'session-key-id-without-proof-identity-signed', fields: { key_id: SESSION_KEY_ID }, valid: false, reason: 'proof', signatureValid: true, rules: ['ns.response.session-proof-presence', 'ns.auth.2'] },
+  {
+    name: 'session-key-id-without-proof',
+    fields: { key_id: SESSION_KEY_ID },
+    signer: sessionKey,
+    valid: false,
+    reason: 'proof',
+    signatureValid: false,
+    rules: ['ns.response.session-proof-presence', 'ns.auth.2'],
+  },
+  {
+    name: 'session-key-id-without-proof-identity-signed',
+    fields: { key_id: SESSION_KEY_ID },
+    valid: false,
+    reason: 'proof',
+    signatureValid: true,
+    rules: ['ns.response.session-proof-presence', 'ns.auth.2'],
+  },
   { name: 'proof-with-identity-key-id', fields: { session_proof: fixtureProof }, valid: false, reason: 'proof', signatureValid: false, rules: ['ns.response.session-proof-presence', 'ns.auth.2'] },
-  { name: 'proof-with-identity-key-id-session-signed', fields: { session_proof: fixtureProof }, signer: sessionKey, valid: false, reason: 'proof', signatureValid: true, rules: ['ns.response.session-proof-presence', 'ns.auth.2'] },
-  { name: 'session-proof-ttl-over-24h', fields: { key_id: SESSION_KEY_ID, session_proof: longProof }, signer: sessionKey, valid: false, reason: 'proof', signatureValid: true, rules: ['ns.session-proof.ttl', 'ns.limits.session-ttl', 'ns.auth.2.session-proof'] },
-  { name: 'session-proof-expired', fields: { key_id: SESSION_KEY_ID, session_proof: expiredProof }, signer: sessionKey, valid: false, reason: 'proof', signatureValid: true, rules: ['ns.session-proof.validation', 'ns.auth.2.session-proof'] },
-  { name: 'previous-key-in-grace', fields: { issued_at: formatRfc3339(GRACE_END - 30_000), expires_at: at(60) }, signer: previousKey, valid: true, signatureValid: true, rules: ['ns.verify.7', 'ns.identity-document.previous-keys'] },
-  { name: 'previous-key-after-grace', fields: { issued_at: formatRfc3339(GRACE_END + 15_000), expires_at: at(60) }, signer: previousKey, valid: false, reason: 'signature', signatureValid: true, rules: ['ns.identity-document.previous-keys'] },
+  {
+    name: 'proof-with-identity-key-id-session-signed',
+    fields: { session_proof: fixtureProof },
+    signer: sessionKey,
+    valid: false,
+    reason: 'proof',
+    signatureValid: true,
+    rules: ['ns.response.session-proof-presence', 'ns.auth.2'],
+  },
+  {
+    name: 'session-proof-ttl-over-24h',
+    fields: { key_id: SESSION_KEY_ID, session_proof: longProof },
+    signer: sessionKey,
+    valid: false,
+    reason: 'proof',
+    signatureValid: true,
+    rules: ['ns.session-proof.ttl', 'ns.limits.session-ttl', 'ns.auth.2.session-proof'],
+  },
+  {
+    name: 'session-proof-expired',
+    fields: { key_id: SESSION_KEY_ID, session_proof: expiredProof },
+    signer: sessionKey,
+    valid: false,
+    reason: 'proof',
+    signatureValid: true,
+    rules: ['ns.session-proof.validation', 'ns.auth.2.session-proof'],
+  },
+  {
+    name: 'previous-key-in-grace',
+    fields: { issued_at: formatRfc3339(GRACE_END - 30_000), expires_at: at(60) },
+    signer: previousKey,
+    valid: true,
+    signatureValid: true,
+    rules: ['ns.verify.7', 'ns.identity-document.previous-keys'],
+  },
+  {
+    name: 'previous-key-after-grace',
+    fields: { issued_at: formatRfc3339(GRACE_END + 15_000), expires_at: at(60) },
+    signer: previousKey,
+    valid: false,
+    reason: 'signature',
+    signatureValid: true,
+    rules: ['ns.identity-document.previous-keys'],
+  },
   { name: 'signed-by-another-key', signer: bobKey, valid: false, reason: 'signature', signatureValid: false, rules: ['ns.ed25519.strict'] },
   { name: 'unresolvable-identity', fields: { identity: CAROL }, signer: carolKey, valid: false, reason: 'resolution', signatureValid: false, rules: ['ns.resolve.chain'] },
 ];
@@ -464,14 +597,54 @@ emit(
 );
 
 const boundaryCases: SigninCase[] = [
-  { name: 'span-exactly-5-minutes', fields: { issued_at: at(-150), expires_at: at(limits.window_max_seconds - 150) }, valid: true, signatureValid: true, rules: ['ns.verify.4', 'ns.request.window', 'ns.limits.window'] },
-  { name: 'span-5-minutes-plus-1-second', fields: { issued_at: at(-150), expires_at: at(limits.window_max_seconds - 149) }, valid: false, reason: 'ttl', signatureValid: true, rules: ['ns.request.window', 'ns.limits.window'] },
+  {
+    name: 'span-exactly-5-minutes',
+    fields: { issued_at: at(-150), expires_at: at(limits.window_max_seconds - 150) },
+    valid: true,
+    signatureValid: true,
+    rules: ['ns.verify.4', 'ns.request.window', 'ns.limits.window'],
+  },
+  {
+    name: 'span-5-minutes-plus-1-second',
+    fields: { issued_at: at(-150), expires_at: at(limits.window_max_seconds - 149) },
+    valid: false,
+    reason: 'ttl',
+    signatureValid: true,
+    rules: ['ns.request.window', 'ns.limits.window'],
+  },
   { name: 'now-equals-expires-at', fields: { issued_at: at(-120), expires_at: at(0) }, valid: true, signatureValid: true, rules: ['ns.verify.4'] },
   { name: 'now-1-second-after-expires-at', fields: { issued_at: at(-120), expires_at: at(0) }, now: at(1), valid: false, reason: 'expired', signatureValid: true, rules: ['ns.transaction.expiry'] },
-  { name: 'now-half-a-second-after-expires-at', fields: { issued_at: at(-120), expires_at: at(0) }, now: `${NOW_TEXT.slice(0, -1)}.5Z`, valid: false, reason: 'expired', signatureValid: true, rules: ['ns.transaction.expiry'] },
-  { name: 'issued-exactly-2-minutes-ahead', fields: { issued_at: at(limits.clock_skew_seconds), expires_at: at(limits.clock_skew_seconds + 120) }, valid: true, signatureValid: true, rules: ['ns.verify.4', 'ns.limits.clock-skew'] },
-  { name: 'issued-2-minutes-1-second-ahead', fields: { issued_at: at(limits.clock_skew_seconds + 1), expires_at: at(limits.clock_skew_seconds + 121) }, valid: false, reason: 'future', signatureValid: true, rules: ['ns.limits.clock-skew'] },
-  { name: 'timestamps-with-offset', fields: { issued_at: '2026-01-15T10:29:00+01:00', expires_at: '2026-01-15T10:31:00+01:00' }, valid: true, signatureValid: true, rules: ['ns.verify.4', 'ns.request.timestamps'] },
+  {
+    name: 'now-half-a-second-after-expires-at',
+    fields: { issued_at: at(-120), expires_at: at(0) },
+    now: `${NOW_TEXT.slice(0, -1)}.5Z`,
+    valid: false,
+    reason: 'expired',
+    signatureValid: true,
+    rules: ['ns.transaction.expiry'],
+  },
+  {
+    name: 'issued-exactly-2-minutes-ahead',
+    fields: { issued_at: at(limits.clock_skew_seconds), expires_at: at(limits.clock_skew_seconds + 120) },
+    valid: true,
+    signatureValid: true,
+    rules: ['ns.verify.4', 'ns.limits.clock-skew'],
+  },
+  {
+    name: 'issued-2-minutes-1-second-ahead',
+    fields: { issued_at: at(limits.clock_skew_seconds + 1), expires_at: at(limits.clock_skew_seconds + 121) },
+    valid: false,
+    reason: 'future',
+    signatureValid: true,
+    rules: ['ns.limits.clock-skew'],
+  },
+  {
+    name: 'timestamps-with-offset',
+    fields: { issued_at: '2026-01-15T10:29:00+01:00', expires_at: '2026-01-15T10:31:00+01:00' },
+    valid: true,
+    signatureValid: true,
+    rules: ['ns.verify.4', 'ns.request.timestamps'],
+  },
 ];
 same('timestamps-with-offset is the default window', parseRfc3339('2026-01-15T10:29:00+01:00'), NOW - 60_000);
 const boundaries = await signinVectors(boundaryCases, true);
@@ -658,7 +831,13 @@ emit(
 // ---------------------------------------------------------------------------------------------
 // Signed strings (spec/signing.yaml): canonical.json
 
-interface CanonicalCase { name: string; string: SignedStringName; inputs: Json; lines: string[]; extra?: Json }
+interface CanonicalCase {
+  name: string;
+  string: SignedStringName;
+  inputs: Json;
+  lines: string[];
+  extra?: Json;
+}
 const ISSUED = NOW_TEXT;
 const NONCE = b64u(utf8('vector-nonce-001'));
 const MSG_ID = `msg_${NOW}_abcdefghi`;
@@ -674,36 +853,156 @@ const signinInputs = (() => {
   return rest;
 })();
 const canonicalCases: CanonicalCase[] = [
-  { name: 'signin', string: 'signin', inputs: signinInputs, lines: [`${NAME}-signin`, '1', 'req-valid-identity', ALICE, ORIGIN, String(signinInputs.nonce), at(-60), at(60), 'signin', STATEMENT, 'messages:send', 'identity'] },
-  { name: 'session-registration', string: 'session-registration', inputs: { identity: ALICE, session_public_key: b64u(sessionKey.pub), issued_at: session.issued_at, expires_at: session.expires_at, nonce: session.nonce }, lines: ['session-registration', ALICE, b64u(sessionKey.pub), session.issued_at, session.expires_at, session.nonce] },
-  { name: 'session-revocation', string: 'session-revocation', inputs: { identity: ALICE, session_id: SESSION_ID, issued_at: ISSUED, nonce: NONCE }, lines: ['session-revocation', ALICE, SESSION_ID, ISSUED, NONCE] },
-  { name: 'identity-registration', string: 'identity-registration', inputs: { identity: ALICE, public_key: b64u(aliceKey.pub), encryption_public_key: b64u(recipient.pub), relay_address: 'relay.example.com', issued_at: ISSUED, nonce: NONCE }, lines: ['identity-registration', ALICE, b64u(aliceKey.pub), b64u(recipient.pub), 'relay.example.com', ISSUED, NONCE] },
-  { name: 'identity-registration-no-encryption-key', string: 'identity-registration', inputs: { identity: ALICE, public_key: b64u(aliceKey.pub), relay_address: 'relay.example.com:8443', issued_at: ISSUED, nonce: NONCE }, lines: ['identity-registration', ALICE, b64u(aliceKey.pub), '', 'relay.example.com:8443', ISSUED, NONCE] },
+  {
+    name: 'signin',
+    string: 'signin',
+    inputs: signinInputs,
+    lines: [`${NAME}-signin`, '1', 'req-valid-identity', ALICE, ORIGIN, String(signinInputs.nonce), at(-60), at(60), 'signin', STATEMENT, 'messages:send', 'identity'],
+  },
+  {
+    name: 'session-registration',
+    string: 'session-registration',
+    inputs: { identity: ALICE, session_public_key: b64u(sessionKey.pub), issued_at: session.issued_at, expires_at: session.expires_at, nonce: session.nonce },
+    lines: ['session-registration', ALICE, b64u(sessionKey.pub), session.issued_at, session.expires_at, session.nonce],
+  },
+  {
+    name: 'session-revocation',
+    string: 'session-revocation',
+    inputs: { identity: ALICE, session_id: SESSION_ID, issued_at: ISSUED, nonce: NONCE },
+    lines: ['session-revocation', ALICE, SESSION_ID, ISSUED, NONCE],
+  },
+  {
+    name: 'identity-registration',
+    string: 'identity-registration',
+    inputs: { identity: ALICE, public_key: b64u(aliceKey.pub), encryption_public_key: b64u(recipient.pub), relay_address: 'relay.example.com', issued_at: ISSUED, nonce: NONCE },
+    lines: ['identity-registration', ALICE, b64u(aliceKey.pub), b64u(recipient.pub), 'relay.example.com', ISSUED, NONCE],
+  },
+  {
+    name: 'identity-registration-no-encryption-key',
+    string: 'identity-registration',
+    inputs: { identity: ALICE, public_key: b64u(aliceKey.pub), relay_address: 'relay.example.com:8443', issued_at: ISSUED, nonce: NONCE },
+    lines: ['identity-registration', ALICE, b64u(aliceKey.pub), '', 'relay.example.com:8443', ISSUED, NONCE],
+  },
   { name: 'identity-export', string: 'identity-export', inputs: { ...enrollment }, lines: ['identity-export', ALICE, ISSUED, NONCE] },
-  { name: 'identity-rotation', string: 'identity-rotation', inputs: { identity: ALICE, old_public_key: b64u(aliceKey.pub), new_public_key: b64u(aliceNext.pub), issued_at: ISSUED, nonce: NONCE }, lines: ['identity-rotation', ALICE, b64u(aliceKey.pub), b64u(aliceNext.pub), ISSUED, NONCE] },
-  { name: 'identity-encryption-key', string: 'identity-encryption-key', inputs: { identity: ALICE, encryption_public_key: b64u(recipient.pub), issued_at: ISSUED, nonce: NONCE }, lines: ['identity-encryption-key', ALICE, b64u(recipient.pub), ISSUED, NONCE] },
-  { name: 'keystore-enroll', string: 'keystore-enroll', inputs: { identity: ALICE, enrollment_id: 'enr-001', kind: 'passkey', credential_id: b64u(utf8('cred-001')), wrapped_digest: b64u(digest(WRAPPED)), issued_at: ISSUED, nonce: NONCE }, lines: ['keystore-enroll', ALICE, 'enr-001', 'passkey', b64u(utf8('cred-001')), b64u(digest(WRAPPED)), ISSUED, NONCE], extra: { wrapped: WRAPPED } },
-  { name: 'keystore-enroll-no-credential', string: 'keystore-enroll', inputs: { identity: ALICE, enrollment_id: 'enr-002', kind: 'recovery-kit', credential_id: '', wrapped_digest: b64u(digest(WRAPPED)), issued_at: ISSUED, nonce: NONCE }, lines: ['keystore-enroll', ALICE, 'enr-002', 'recovery-kit', '', b64u(digest(WRAPPED)), ISSUED, NONCE], extra: { wrapped: WRAPPED } },
+  {
+    name: 'identity-rotation',
+    string: 'identity-rotation',
+    inputs: { identity: ALICE, old_public_key: b64u(aliceKey.pub), new_public_key: b64u(aliceNext.pub), issued_at: ISSUED, nonce: NONCE },
+    lines: ['identity-rotation', ALICE, b64u(aliceKey.pub), b64u(aliceNext.pub), ISSUED, NONCE],
+  },
+  {
+    name: 'identity-encryption-key',
+    string: 'identity-encryption-key',
+    inputs: { identity: ALICE, encryption_public_key: b64u(recipient.pub), issued_at: ISSUED, nonce: NONCE },
+    lines: ['identity-encryption-key', ALICE, b64u(recipient.pub), ISSUED, NONCE],
+  },
+  {
+    name: 'keystore-enroll',
+    string: 'keystore-enroll',
+    inputs: { identity: ALICE, enrollment_id: 'enr-001', kind: 'passkey', credential_id: b64u(utf8('cred-001')), wrapped_digest: b64u(digest(WRAPPED)), issued_at: ISSUED, nonce: NONCE },
+    lines: ['keystore-enroll', ALICE, 'enr-001', 'passkey', b64u(utf8('cred-001')), b64u(digest(WRAPPED)), ISSUED, NONCE],
+    extra: { wrapped: WRAPPED },
+  },
+  {
+    name: 'keystore-enroll-no-credential',
+    string: 'keystore-enroll',
+    inputs: { identity: ALICE, enrollment_id: 'enr-002', kind: 'recovery-kit', credential_id: '', wrapped_digest: b64u(digest(WRAPPED)), issued_at: ISSUED, nonce: NONCE },
+    lines: ['keystore-enroll', ALICE, 'enr-002', 'recovery-kit', '', b64u(digest(WRAPPED)), ISSUED, NONCE],
+    extra: { wrapped: WRAPPED },
+  },
   { name: 'keystore-list', string: 'keystore-list', inputs: { ...enrollment }, lines: ['keystore-list', ALICE, ISSUED, NONCE] },
-  { name: 'keystore-remove', string: 'keystore-remove', inputs: { identity: ALICE, enrollment_id: 'enr-001', issued_at: ISSUED, nonce: NONCE }, lines: ['keystore-remove', ALICE, 'enr-001', ISSUED, NONCE] },
+  {
+    name: 'keystore-remove',
+    string: 'keystore-remove',
+    inputs: { identity: ALICE, enrollment_id: 'enr-001', issued_at: ISSUED, nonce: NONCE },
+    lines: ['keystore-remove', ALICE, 'enr-001', ISSUED, NONCE],
+  },
   { name: 'enroll-fetch', string: 'enroll-fetch', inputs: { identity: ALICE, rendezvous_id: 'K7QM4XP2', issued_at: ISSUED, nonce: NONCE }, lines: ['enroll-fetch', ALICE, 'K7QM4XP2', ISSUED, NONCE] },
-  { name: 'enroll-deliver', string: 'enroll-deliver', inputs: { identity: ALICE, rendezvous_id: 'K7QM4XP2', issued_at: ISSUED, nonce: NONCE }, lines: ['enroll-deliver', ALICE, 'K7QM4XP2', ISSUED, NONCE] },
-  { name: 'signed-request', string: 'signed-request', inputs: { identity: ALICE, method: 'POST', path: '/messages', timestamp: String(NOW / 1000), nonce: 'c2lnbmVkLXJlcXVlc3Qtbm9uY2U', body_sha256: hex(REQUEST_BODY) }, lines: [`${NAME}-request/v1`, ALICE, 'POST', '/messages', String(NOW / 1000), 'c2lnbmVkLXJlcXVlc3Qtbm9uY2U', hex(REQUEST_BODY)], extra: { body: REQUEST_BODY } },
-  { name: 'signed-request-no-body', string: 'signed-request', inputs: { identity: ALICE, method: 'GET', path: `/messages?since=${NOW / 1000 - 3600}`, timestamp: String(NOW / 1000), nonce: 'c2lnbmVkLXJlcXVlc3Qtbm9uY2UtZ2V0', body_sha256: hex('') }, lines: [`${NAME}-request/v1`, ALICE, 'GET', `/messages?since=${NOW / 1000 - 3600}`, String(NOW / 1000), 'c2lnbmVkLXJlcXVlc3Qtbm9uY2UtZ2V0', hex('')], extra: { body: '' } },
+  {
+    name: 'enroll-deliver',
+    string: 'enroll-deliver',
+    inputs: { identity: ALICE, rendezvous_id: 'K7QM4XP2', issued_at: ISSUED, nonce: NONCE },
+    lines: ['enroll-deliver', ALICE, 'K7QM4XP2', ISSUED, NONCE],
+  },
+  {
+    name: 'signed-request',
+    string: 'signed-request',
+    inputs: { identity: ALICE, method: 'POST', path: '/messages', timestamp: String(NOW / 1000), nonce: 'c2lnbmVkLXJlcXVlc3Qtbm9uY2U', body_sha256: hex(REQUEST_BODY) },
+    lines: [`${NAME}-request/v1`, ALICE, 'POST', '/messages', String(NOW / 1000), 'c2lnbmVkLXJlcXVlc3Qtbm9uY2U', hex(REQUEST_BODY)],
+    extra: { body: REQUEST_BODY },
+  },
+  {
+    name: 'signed-request-no-body',
+    string: 'signed-request',
+    inputs: { identity: ALICE, method: 'GET', path: `/messages?since=${NOW / 1000 - 3600}`, timestamp: String(NOW / 1000), nonce: 'c2lnbmVkLXJlcXVlc3Qtbm9uY2UtZ2V0', body_sha256: hex('') },
+    lines: [`${NAME}-request/v1`, ALICE, 'GET', `/messages?since=${NOW / 1000 - 3600}`, String(NOW / 1000), 'c2lnbmVkLXJlcXVlc3Qtbm9uY2UtZ2V0', hex('')],
+    extra: { body: '' },
+  },
   { name: 'challenge', string: 'challenge', inputs: { challenge: 'Y2hhbGxlbmdlLWZvci1hbGljZS0wMDE' }, lines: ['Y2hhbGxlbmdlLWZvci1hbGljZS0wMDE'] },
   { name: 'message-minimal', string: 'message', inputs: { sender: ALICE, recipient: BOB, timestamp: ISSUED, payload: PAYLOAD }, lines: [ALICE, BOB, ISSUED, PAYLOAD] },
-  { name: 'message-session-encrypted', string: 'message', inputs: { sender: ALICE, recipient: BOB, timestamp: ISSUED, payload: PAYLOAD, id: MSG_ID, session_id: SESSION_ID, encryption: ENC }, lines: [ALICE, BOB, ISSUED, PAYLOAD, `id:${MSG_ID}`, `session:${SESSION_ID}`, `enc:${ENC.alg}:${ENC.ephemeral_public_key}:${ENC.nonce}`] },
-  { name: 'message-typed', string: 'message', inputs: { sender: ALICE, recipient: BOB, timestamp: ISSUED, payload: PAYLOAD, id: MSG_ID, session_id: '', encryption: ENC, type: 'sys.contact.request' }, lines: [ALICE, BOB, ISSUED, PAYLOAD, `id:${MSG_ID}`, `enc:${ENC.alg}:${ENC.ephemeral_public_key}:${ENC.nonce}`, 'type:sys.contact.request'] },
-  { name: 'message-threaded', string: 'message', inputs: { sender: ALICE, recipient: BOB, timestamp: ISSUED, payload: PAYLOAD, id: MSG_ID, session_id: SESSION_ID, encryption: ENC, thread_id: `thr_${NOW}_project` }, lines: [ALICE, BOB, ISSUED, PAYLOAD, `id:${MSG_ID}`, `session:${SESSION_ID}`, `enc:${ENC.alg}:${ENC.ephemeral_public_key}:${ENC.nonce}`, `thread:thr_${NOW}_project`] },
+  {
+    name: 'message-session-encrypted',
+    string: 'message',
+    inputs: { sender: ALICE, recipient: BOB, timestamp: ISSUED, payload: PAYLOAD, id: MSG_ID, session_id: SESSION_ID, encryption: ENC },
+    lines: [ALICE, BOB, ISSUED, PAYLOAD, `id:${MSG_ID}`, `session:${SESSION_ID}`, `enc:${ENC.alg}:${ENC.ephemeral_public_key}:${ENC.nonce}`],
+  },
+  {
+    name: 'message-typed',
+    string: 'message',
+    inputs: { sender: ALICE, recipient: BOB, timestamp: ISSUED, payload: PAYLOAD, id: MSG_ID, session_id: '', encryption: ENC, type: 'sys.contact.request' },
+    lines: [ALICE, BOB, ISSUED, PAYLOAD, `id:${MSG_ID}`, `enc:${ENC.alg}:${ENC.ephemeral_public_key}:${ENC.nonce}`, 'type:sys.contact.request'],
+  },
+  {
+    name: 'message-threaded',
+    string: 'message',
+    inputs: { sender: ALICE, recipient: BOB, timestamp: ISSUED, payload: PAYLOAD, id: MSG_ID, session_id: SESSION_ID, encryption: ENC, thread_id: `thr_${NOW}_project` },
+    lines: [ALICE, BOB, ISSUED, PAYLOAD, `id:${MSG_ID}`, `session:${SESSION_ID}`, `enc:${ENC.alg}:${ENC.ephemeral_public_key}:${ENC.nonce}`, `thread:thr_${NOW}_project`],
+  },
   {
     name: 'message-full-envelope',
     string: 'message',
     // Metadata deliberately out of key order: the string sorts it.
-    inputs: { sender: ALICE, recipient: BOB, timestamp: ISSUED, payload: PAYLOAD, id: MSG_ID, session_id: SESSION_ID, encryption: ENC, type: 'chat.attachment', thread_id: `thr_${NOW}_project`, expires_at: at(86400), metadata: { mime: 'image/png', 'share.path': 'shared/.attachments/a1', bytes: '20480' } },
-    lines: [ALICE, BOB, ISSUED, PAYLOAD, `id:${MSG_ID}`, `session:${SESSION_ID}`, `enc:${ENC.alg}:${ENC.ephemeral_public_key}:${ENC.nonce}`, 'type:chat.attachment', `thread:thr_${NOW}_project`, `expires:${at(86400)}`, 'meta:bytes:20480', 'meta:mime:image/png', 'meta:share.path:shared/.attachments/a1'],
+    inputs: {
+      sender: ALICE,
+      recipient: BOB,
+      timestamp: ISSUED,
+      payload: PAYLOAD,
+      id: MSG_ID,
+      session_id: SESSION_ID,
+      encryption: ENC,
+      type: 'chat.attachment',
+      thread_id: `thr_${NOW}_project`,
+      expires_at: at(86400),
+      metadata: { mime: 'image/png', 'share.path': 'shared/.attachments/a1', bytes: '20480' },
+    },
+    lines: [
+      ALICE,
+      BOB,
+      ISSUED,
+      PAYLOAD,
+      `id:${MSG_ID}`,
+      `session:${SESSION_ID}`,
+      `enc:${ENC.alg}:${ENC.ephemeral_public_key}:${ENC.nonce}`,
+      'type:chat.attachment',
+      `thread:thr_${NOW}_project`,
+      `expires:${at(86400)}`,
+      'meta:bytes:20480',
+      'meta:mime:image/png',
+      'meta:share.path:shared/.attachments/a1',
+    ],
   },
-  { name: 'ack', string: 'ack', inputs: { id: `ack_${NOW}_jklmnopqr`, message_id: MSG_ID, state: 'delivered_client', sender: BOB, recipient: ALICE, timestamp: ISSUED, session_id: '' }, lines: ['ack', `ack_${NOW}_jklmnopqr`, MSG_ID, 'delivered_client', BOB, ALICE, ISSUED] },
-  { name: 'ack-session', string: 'ack', inputs: { id: `ack_${NOW}_jklmnopqr`, message_id: MSG_ID, state: 'delivered_client', sender: BOB, recipient: ALICE, timestamp: ISSUED, session_id: 'sess_bob_1' }, lines: ['ack', `ack_${NOW}_jklmnopqr`, MSG_ID, 'delivered_client', BOB, ALICE, ISSUED, 'session:sess_bob_1'] },
+  {
+    name: 'ack',
+    string: 'ack',
+    inputs: { id: `ack_${NOW}_jklmnopqr`, message_id: MSG_ID, state: 'delivered_client', sender: BOB, recipient: ALICE, timestamp: ISSUED, session_id: '' },
+    lines: ['ack', `ack_${NOW}_jklmnopqr`, MSG_ID, 'delivered_client', BOB, ALICE, ISSUED],
+  },
+  {
+    name: 'ack-session',
+    string: 'ack',
+    inputs: { id: `ack_${NOW}_jklmnopqr`, message_id: MSG_ID, state: 'delivered_client', sender: BOB, recipient: ALICE, timestamp: ISSUED, session_id: 'sess_bob_1' },
+    lines: ['ack', `ack_${NOW}_jklmnopqr`, MSG_ID, 'delivered_client', BOB, ALICE, ISSUED, 'session:sess_bob_1'],
+  },
 ];
 const canonicalVectors = canonicalCases.map((c) => {
   const expected = lines(...c.lines);
@@ -716,7 +1015,10 @@ const canonicalVectors = canonicalCases.map((c) => {
 });
 for (const [name, entry] of Object.entries(signingSpec.strings) as Array<[SignedStringName, { output: string; lines?: unknown }]>) {
   if (entry.output !== 'ed25519' || !entry.lines) continue;
-  check(canonicalCases.some((c) => c.string === name), `canonical.json has no vector for the ed25519 string ${name} of spec/signing.yaml`);
+  check(
+    canonicalCases.some((c) => c.string === name),
+    `canonical.json has no vector for the ed25519 string ${name} of spec/signing.yaml`,
+  );
 }
 emit(
   'canonical',
@@ -749,7 +1051,14 @@ for (const n of [1, 2]) {
   same(`digest pairing-commitment-${n} string (core)`, canonicalString(profile, 'pairing-commitment', p), commitCanonical);
   const commitment = digest(commitCanonical).toString('base64url');
   same(`digest pairing-commitment-${n} (core)`, pairingCommitment(profile, p), commitment);
-  digestVectors.push({ name: `pairing-commitment-${n}`, string: 'pairing-commitment', inputs: { ephemeral_public_key: p.ephemeral_public_key, commit_nonce: p.commit_nonce }, canonical: commitCanonical, output: commitment, rules: ruleIds('ra.pairing.commitment') });
+  digestVectors.push({
+    name: `pairing-commitment-${n}`,
+    string: 'pairing-commitment',
+    inputs: { ephemeral_public_key: p.ephemeral_public_key, commit_nonce: p.commit_nonce },
+    canonical: commitCanonical,
+    output: commitment,
+    rules: ruleIds('ra.pairing.commitment'),
+  });
   const sasInputs = { commitment, ephemeral_public_key: p.ephemeral_public_key, commit_nonce: p.commit_nonce, approver_nonce: p.approver_nonce };
   const sasCanonical = lines(`${NAME}/v2/enroll-sas`, commitment, p.ephemeral_public_key, p.commit_nonce, p.approver_nonce);
   same(`digest pairing-sas-${n} string (core)`, canonicalString(profile, 'pairing-sas', sasInputs), sasCanonical);
@@ -757,7 +1066,11 @@ for (const n of [1, 2]) {
   same(`digest pairing-sas-${n} (core)`, pairingSas(profile, sasInputs), sas);
   digestVectors.push({ name: `pairing-sas-${n}`, string: 'pairing-sas', inputs: sasInputs, canonical: sasCanonical, output: sas, rules: ruleIds('ra.pairing.sas') });
 }
-for (const [name, sector, id] of [['pairwise-subject', 'rp.example.com', ALICE], ['pairwise-subject-other-sector', 'app.example.net', ALICE], ['pairwise-subject-other-identity', 'rp.example.com', BOB]] as const) {
+for (const [name, sector, id] of [
+  ['pairwise-subject', 'rp.example.com', ALICE],
+  ['pairwise-subject-other-sector', 'app.example.net', ALICE],
+  ['pairwise-subject-other-identity', 'rp.example.com', BOB],
+] as const) {
   const s = lines(`${NAME}-oidc-sub-v1`, sector, id);
   same(`digest ${name} string (core)`, canonicalString(profile, 'pairwise-subject', { sector, identity: id }), s);
   const sub = createHmac('sha256', pairwiseSecret).update(s).digest('base64url');
@@ -794,7 +1107,15 @@ function independentCanonical(doc: Json): string {
   const spec = signingSpec.strings['identity-document'];
   const empty = (v: unknown) => v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);
   const sortDeep = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(sortDeep) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortDeep((v as Json)[k])])) : v;
+    Array.isArray(v)
+      ? v.map(sortDeep)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sortDeep((v as Json)[k])]),
+          )
+        : v;
   const known: Json = {};
   for (const f of spec.fields) if ((spec.required_fields as readonly string[]).includes(f) || !empty(doc[f])) known[f] = doc[f];
   return JSON.stringify(sortDeep(known)).replace(/[<>&\u2028\u2029]/g, (c) => ESC[c]!);
@@ -815,7 +1136,12 @@ const bobFixture = identity(BOB);
 const previousEntries = (alice.previous_keys ?? []).map((p) => ({ public_key: p.public_key, valid_until: p.valid_until }));
 const documentCases: Array<{ name: string; document: Json; at: string; valid: boolean; rules?: string[] }> = [
   { name: 'full', document: signDocument(aliceDoc, aliceKey), at: NOW_TEXT, valid: true },
-  { name: 'minimal', document: signDocument({ version: 1, identity: BOB, public_key: bobFixture.public_key, relay: bobFixture.relay, updated_at: bobFixture.updated_at }, bobKey), at: NOW_TEXT, valid: true },
+  {
+    name: 'minimal',
+    document: signDocument({ version: 1, identity: BOB, public_key: bobFixture.public_key, relay: bobFixture.relay, updated_at: bobFixture.updated_at }, bobKey),
+    at: NOW_TEXT,
+    valid: true,
+  },
   { name: 'rotated-previous-key-in-grace', document: signDocument({ ...aliceDoc, previous_keys: previousEntries }, aliceKey), at: formatRfc3339(GRACE_END - 30_000), valid: true },
   { name: 'rotated-previous-key-at-valid-until', document: signDocument({ ...aliceDoc, previous_keys: previousEntries }, aliceKey), at: alicePrevious.valid_until, valid: true },
   { name: 'rotated-previous-key-past-valid-until', document: signDocument({ ...aliceDoc, previous_keys: previousEntries }, aliceKey), at: NOW_TEXT, valid: true },
@@ -841,7 +1167,16 @@ const documentVectors = documentCases.map((c) => {
   for (const p of (doc.previous_keys as Array<{ public_key: string; valid_until: string }> | undefined) ?? []) keyValid[p.public_key] = atMs <= parseRfc3339(p.valid_until)!;
   keyValid[carolKey.text] = false;
   for (const [k, expected] of Object.entries(keyValid)) same(`documents ${c.name} key ${k} valid at ${c.at} (core)`, keyValidAt(key, previousKeys(doc), parseKey(k)!, atMs), expected);
-  return { name: c.name, document: doc, canonical, signature: doc.signature, key_valid: keyValid, at: c.at, valid: c.valid, rules: ruleIds('ns.identity-document.format', ...('previous_keys' in doc ? ['ns.identity-document.previous-keys'] : [])) };
+  return {
+    name: c.name,
+    document: doc,
+    canonical,
+    signature: doc.signature,
+    key_valid: keyValid,
+    at: c.at,
+    valid: c.valid,
+    rules: ruleIds('ns.identity-document.format', ...('previous_keys' in doc ? ['ns.identity-document.previous-keys'] : [])),
+  };
 });
 emit(
   'documents',
@@ -896,7 +1231,15 @@ const pairings = [1, 2, 3].map((n) => {
   same(`pairing ${n} commitment (core)`, pairingCommitment(profile, p), commitment);
   const sas = sasOf(digest(lines(`${NAME}/v2/enroll-sas`, commitment, p.ephemeral_public_key, p.commit_nonce, p.approver_nonce)));
   same(`pairing ${n} sas (core)`, pairingSas(profile, { ...p, commitment }), sas);
-  return { name: `pairing-${n}`, ephemeral_public_key: p.ephemeral_public_key, commit_nonce: p.commit_nonce, approver_nonce: p.approver_nonce, commitment, sas, rules: ruleIds('ra.pairing.commitment', 'ra.pairing.sas') };
+  return {
+    name: `pairing-${n}`,
+    ephemeral_public_key: p.ephemeral_public_key,
+    commit_nonce: p.commit_nonce,
+    approver_nonce: p.approver_nonce,
+    commitment,
+    sas,
+    rules: ruleIds('ra.pairing.commitment', 'ra.pairing.sas'),
+  };
 });
 const shortCodeCases: Array<[string, string | null]> = [
   ['K7QM4XP2', 'K7QM4XP2'],
@@ -1058,8 +1401,14 @@ const requestVectors = requestCases.map((c) => {
   }
   return { name: c.name, request: c.request, encoded, forms, rules: ruleIds('ns.encoding.compact', 'ns.encoding.decode') };
 });
-check(requestVectors.some((v) => /[+/]/.test(v.forms.standard_base64)), 'requests: no vector where standard base64 differs from base64url');
-check(requestVectors.some((v) => v.forms.padded_base64url !== v.encoded), 'requests: no vector that needs padding');
+check(
+  requestVectors.some((v) => /[+/]/.test(v.forms.standard_base64)),
+  'requests: no vector where standard base64 differs from base64url',
+);
+check(
+  requestVectors.some((v) => v.forms.padded_base64url !== v.encoded),
+  'requests: no vector that needs padding',
+);
 const DECODE_REASON: Record<string, string> = { 'neither JSON nor base64': 'not-base64', 'decoded bytes are not UTF-8': 'not-utf8', 'not valid JSON': 'not-json', 'not a JSON object': 'not-object' };
 const invalidRequests: Array<{ name: string; input: string; reason: string }> = [
   { name: 'not-base64', input: '%%% not base64 %%%', reason: 'not-base64' },
@@ -1107,9 +1456,18 @@ const proofCases: Array<{ name: string; proof: Json; now?: string; rule: string 
   { name: 'valid', proof: fixtureProof, rule: null },
   { name: 'valid-at-expires-at', proof: fixtureProof, now: session.expires_at, rule: null },
   { name: 'expired', proof: fixtureProof, now: formatRfc3339(parseRfc3339(session.expires_at)! + 1000), rule: 'ns.session-proof.validation' },
-  { name: 'ttl-exactly-24-hours', proof: makeProof({ issuedAt: session.issued_at, expiresAt: formatRfc3339(parseRfc3339(session.issued_at)! + limits.session_ttl_max_seconds * 1000), nonce: b64u(utf8('session-nonce-24h')) }), rule: null, rules: ['ns.session-proof.ttl', 'ns.limits.session-ttl'] },
+  {
+    name: 'ttl-exactly-24-hours',
+    proof: makeProof({ issuedAt: session.issued_at, expiresAt: formatRfc3339(parseRfc3339(session.issued_at)! + limits.session_ttl_max_seconds * 1000), nonce: b64u(utf8('session-nonce-24h')) }),
+    rule: null,
+    rules: ['ns.session-proof.ttl', 'ns.limits.session-ttl'],
+  },
   { name: 'ttl-24-hours-plus-1-second', proof: longProof, rule: 'ns.session-proof.ttl', rules: ['ns.limits.session-ttl'] },
-  { name: 'expires-before-issued', proof: makeProof({ issuedAt: session.expires_at, expiresAt: session.issued_at, nonce: b64u(utf8('session-nonce-backwards')) }), rule: 'ns.session-proof.validation' },
+  {
+    name: 'expires-before-issued',
+    proof: makeProof({ issuedAt: session.expires_at, expiresAt: session.issued_at, nonce: b64u(utf8('session-nonce-backwards')) }),
+    rule: 'ns.session-proof.validation',
+  },
   { name: 'missing-nonce', proof: withoutField(fixtureProof, 'nonce'), rule: 'ns.session-proof.fields' },
   { name: 'missing-identity-signature', proof: withoutField(fixtureProof, 'identity_signature'), rule: 'ns.session-proof.fields' },
   { name: 'empty-session-public-key', proof: { ...fixtureProof, session_public_key: '' }, rule: 'ns.session-proof.fields' },
@@ -1122,7 +1480,12 @@ const proofCases: Array<{ name: string; proof: Json; now?: string; rule: string 
   { name: 'signed-by-another-identity', proof: makeProof({ issuedAt: session.issued_at, expiresAt: session.expires_at, nonce: session.nonce, signer: bobKey }), rule: 'ns.session-proof.signature' },
   { name: 'session-key-padded-base64url', proof: { ...fixtureProof, session_public_key: `${sessionPub}=` }, rule: null, rules: ['ns.session-proof.key-encoding'] },
   { name: 'session-key-standard-base64', proof: { ...fixtureProof, session_public_key: stdBase64(sessionKey.pub) }, rule: null, rules: ['ns.session-proof.key-encoding'] },
-  { name: 'identity-signature-standard-base64', proof: { ...fixtureProof, identity_signature: stdBase64(fromB64u(fixtureProof.identity_signature as string)) }, rule: null, rules: ['ns.session-proof.signature'] },
+  {
+    name: 'identity-signature-standard-base64',
+    proof: { ...fixtureProof, identity_signature: stdBase64(fromB64u(fixtureProof.identity_signature as string)) },
+    rule: null,
+    rules: ['ns.session-proof.signature'],
+  },
 ];
 const proofVectors = proofCases.map((c) => {
   const nowText = c.now ?? NOW_TEXT;
@@ -1174,7 +1537,7 @@ const audienceVectors = audienceCases.map((c) => {
 emit(
   'audience',
   'audience',
-  'Audience normalization (document 1, Request object `audience`; verification rule 2 compares the normalized audience with the verifier\'s origin): lower-case scheme and host, default port dropped (443 for https, 80 for http), a lone trailing `/` dropped; anything with a path, query (even an empty `?`), fragment or userinfo, a scheme other than http(s), no host or a non-ASCII host has no origin (`origin` null). `http` normalizes here; that it is for development only is a separate policy (ns.request.audience-http-dev).',
+  "Audience normalization (document 1, Request object `audience`; verification rule 2 compares the normalized audience with the verifier's origin): lower-case scheme and host, default port dropped (443 for https, 80 for http), a lone trailing `/` dropped; anything with a path, query (even an empty `?`), fragment or userinfo, a scheme other than http(s), no host or a non-ASCII host has no origin (`origin` null). `http` normalizes here; that it is for development only is a separate policy (ns.request.audience-http-dev).",
   { vectors: audienceVectors },
   audienceVectors.length,
 );
@@ -1235,7 +1598,15 @@ function messageWithChallenge(base: string, r: Uint8Array, pub: Uint8Array, m: b
   return fail(`ed25519: no message found for ${base}`);
 }
 
-interface EdCase { name: string; pub: Uint8Array; message: string; sig: Uint8Array; valid: boolean; rule?: string; holds?: 'cofactorless' | 'cofactored-only' }
+interface EdCase {
+  name: string;
+  pub: Uint8Array;
+  message: string;
+  sig: Uint8Array;
+  valid: boolean;
+  rule?: string;
+  holds?: 'cofactorless' | 'cofactored-only';
+}
 const edCases: EdCase[] = [];
 {
   const message = MSG('valid');
@@ -1255,9 +1626,25 @@ const edCases: EdCase[] = [];
   const zeroSig = concat(IDENTITY, new Uint8Array(32));
   edCases.push({ name: 'small-order-key-identity', pub: IDENTITY, message: MSG('small-order-key-identity'), sig: zeroSig, valid: false, rule: 'a-not-small-order', holds: 'cofactorless' });
   const zeroKey = new Uint8Array(32); // y = 0: a point of order 4
-  edCases.push({ name: 'small-order-key-all-zero', pub: zeroKey, message: messageWithChallenge(MSG('small-order-key-all-zero'), IDENTITY, zeroKey, 4n), sig: zeroSig, valid: false, rule: 'a-not-small-order', holds: 'cofactorless' });
+  edCases.push({
+    name: 'small-order-key-all-zero',
+    pub: zeroKey,
+    message: messageWithChallenge(MSG('small-order-key-all-zero'), IDENTITY, zeroKey, 4n),
+    sig: zeroSig,
+    valid: false,
+    rule: 'a-not-small-order',
+    holds: 'cofactorless',
+  });
   const t8 = T8.toBytes();
-  edCases.push({ name: 'small-order-key-order-8', pub: t8, message: messageWithChallenge(MSG('small-order-key-order-8'), IDENTITY, t8, 8n), sig: zeroSig, valid: false, rule: 'a-not-small-order', holds: 'cofactorless' });
+  edCases.push({
+    name: 'small-order-key-order-8',
+    pub: t8,
+    message: messageWithChallenge(MSG('small-order-key-order-8'), IDENTITY, t8, 8n),
+    sig: zeroSig,
+    valid: false,
+    rule: 'a-not-small-order',
+    holds: 'cofactorless',
+  });
   const nonCanonical = le(P + 1n); // y = p + 1, the identity encoded non-canonically
   edCases.push({ name: 'non-canonical-key-y-p-plus-1', pub: nonCanonical, message: MSG('non-canonical-key-y-p-plus-1'), sig: zeroSig, valid: false, rule: 'a-canonical', holds: 'cofactorless' });
 }
@@ -1310,7 +1697,7 @@ const edVectors = edCases.map((c) => {
 emit(
   'ed25519',
   'ed25519',
-  "Ed25519 verification edge cases pinning spec/signing.yaml `ed25519` (strict RFC 8032, cofactorless; rule ns.ed25519.strict). `public_key` and `signature` are base64url of the raw bytes, `message` the UTF-8 text signed. `rule` names the entry of spec/signing.yaml ed25519.rules the vector pins: s-canonical (S >= L rejected), a-canonical (public key y >= p rejected), a-not-small-order (keys of order dividing 8 rejected), r-canonical (R compared byte for byte, a non-canonical R rejected), cofactorless (a signature valid only under the cofactored equation rejected), mixed-order-accepted (a key with a torsion component, or R = identity, accepted when [S]B = R + [k]A holds). Where a vector is rejected by one rule only, every other check passes: the equation holds when the encodings are decoded leniently. Vectors without `rule` are plain RFC 8032 behaviour.",
+  'Ed25519 verification edge cases pinning spec/signing.yaml `ed25519` (strict RFC 8032, cofactorless; rule ns.ed25519.strict). `public_key` and `signature` are base64url of the raw bytes, `message` the UTF-8 text signed. `rule` names the entry of spec/signing.yaml ed25519.rules the vector pins: s-canonical (S >= L rejected), a-canonical (public key y >= p rejected), a-not-small-order (keys of order dividing 8 rejected), r-canonical (R compared byte for byte, a non-canonical R rejected), cofactorless (a signature valid only under the cofactored equation rejected), mixed-order-accepted (a key with a torsion component, or R = identity, accepted when [S]B = R + [k]A holds). Where a vector is rejected by one rule only, every other check passes: the equation holds when the encodings are decoded leniently. Vectors without `rule` are plain RFC 8032 behaviour.',
   { vectors: edVectors },
   edVectors.length,
 );

@@ -12,7 +12,11 @@ import { rules } from '../schemas/ts/rules.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const vectorDir = join(root, 'vectors');
-const files = existsSync(vectorDir) ? readdirSync(vectorDir).filter((f) => f.endsWith('.json')).sort() : [];
+const files = existsSync(vectorDir)
+  ? readdirSync(vectorDir)
+      .filter((f) => f.endsWith('.json'))
+      .sort()
+  : [];
 const ajv = makeAjv();
 const ruleIds = new Set(rules.map((r) => r.id));
 const validators = new Map<string, ValidateFunction>();

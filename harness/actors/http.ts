@@ -41,14 +41,23 @@ export interface HttpResponse {
 }
 
 export class HttpError extends Error {
-  constructor(message: string, readonly url: string, readonly exchange?: Exchange) {
+  constructor(
+    message: string,
+    readonly url: string,
+    readonly exchange?: Exchange,
+  ) {
     super(message);
     this.name = 'HttpError';
   }
 }
 
 export class BodyTooLargeError extends HttpError {
-  constructor(url: string, readonly limit: number, readonly seen: number, exchange?: Exchange) {
+  constructor(
+    url: string,
+    readonly limit: number,
+    readonly seen: number,
+    exchange?: Exchange,
+  ) {
     super(`the response body of ${url} is larger than ${limit} bytes (at least ${seen} bytes)`, url, exchange);
     this.name = 'BodyTooLargeError';
   }

@@ -66,7 +66,16 @@ export function registerAuthorityCommand(program: Command, ctx: CommandContext):
       const profile = profileFor(flags.serviceName);
       let authority;
       try {
-        authority = await startAuthority({ profile, address: flags.address, dnsPort: flags.dnsPort, httpsPort: flags.httpsPort, adminPort: flags.adminPort, ttl: flags.ttl, zone: flags.zone, ...(flags.dir ? { dir: flags.dir } : {}) });
+        authority = await startAuthority({
+          profile,
+          address: flags.address,
+          dnsPort: flags.dnsPort,
+          httpsPort: flags.httpsPort,
+          adminPort: flags.adminPort,
+          ttl: flags.ttl,
+          zone: flags.zone,
+          ...(flags.dir ? { dir: flags.dir } : {}),
+        });
       } catch (error) {
         io.stderr.write(`svc-conformance authority: cannot start on ${flags.address}: ${(error as Error).message}\n`);
         ctx.setCode(2);

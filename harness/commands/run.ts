@@ -60,7 +60,7 @@ export function registerRunCommand(cmd: Command, ctx: RunCommandContext): void {
     .option('--targets <file>', 'the implementation under test: a JSON targets file (spec/harness/targets.schema.json; `svc-conformance init` writes an example)')
     .option('--reference', 'start the reference implementations and a test authority on loopback and run against them (the profile gates)')
     .option('--authority <admin-url>', 'admin URL of the running test authority the implementation resolves identities through')
-    .option('--service-name <name>', 'the profile name the implementation was built for (default svc, or the targets file\'s)')
+    .option('--service-name <name>', "the profile name the implementation was built for (default svc, or the targets file's)")
     .option('--profile', 'project-profile checks (statuses, codes and fields the documents leave open) gate the run')
     .option('--request-timeout <seconds>', 'time limit of one HTTP request to the implementation (default 20)', positive);
   for (const suite of SUITES) suite.options(cmd);
@@ -130,7 +130,12 @@ async function prepareExternal(flags: Flags, file: Targets, profile: Profile): P
 
 async function prepareReference(flags: Flags, file: Targets, profile: Profile, ctx: RunCommandContext): Promise<PreparedSuite[]> {
   if (flags.targets !== undefined || flags.authority !== undefined) throw new ConfigError('--reference starts its own implementations and authority: drop --targets and --authority');
-  const stray = Object.keys(flags).filter((k) => flags[k] !== undefined && SUITES.some((s) => k.startsWith(s.name) && k.length > s.name.length && !s.referenceFlags.includes(k)) && !(Array.isArray(flags[k]) && (flags[k] as unknown[]).length === 0));
+  const stray = Object.keys(flags).filter(
+    (k) =>
+      flags[k] !== undefined &&
+      SUITES.some((s) => k.startsWith(s.name) && k.length > s.name.length && !s.referenceFlags.includes(k)) &&
+      !(Array.isArray(flags[k]) && (flags[k] as unknown[]).length === 0),
+  );
   if (stray.length > 0) throw new ConfigError(`--reference starts its own implementations: drop ${stray.map(flagName).join(', ')}`);
   void file;
   const wanted = flags.suite.length > 0 ? flags.suite : SUITES.map((s) => s.name);
@@ -158,7 +163,10 @@ async function prepareReference(flags: Flags, file: Targets, profile: Profile, c
 
 /** The authority must answer and serve the service name under test, or nothing the run reports would mean anything. */
 async function connectAuthority(url: string | undefined, profile: Profile): Promise<AuthorityControl> {
-  if (url === undefined) throw new ConfigError(`the admin URL of a test authority is required (--authority or "authority" in the targets file): the suites publish, rotate and break test identities the implementation must resolve.\n${HOW_TO_AUTHORITY}`);
+  if (url === undefined)
+    throw new ConfigError(
+      `the admin URL of a test authority is required (--authority or "authority" in the targets file): the suites publish, rotate and break test identities the implementation must resolve.\n${HOW_TO_AUTHORITY}`,
+    );
   if (urlOrigin(url) === undefined) throw new ConfigError(`--authority ${url} is not an http(s) URL`);
   const { AuthorityClient } = await import('../actors/authority/client.ts');
   const client = new AuthorityClient(url);

@@ -27,7 +27,7 @@ interface TlsFlags {
 
 function withTls(cmd: Command): Command {
   return cmd
-    .option('--ca <file>', 'also trust this CA certificate (PEM) for HTTPS, e.g. the test authority\'s ca.pem')
+    .option('--ca <file>', "also trust this CA certificate (PEM) for HTTPS, e.g. the test authority's ca.pem")
     .option('--dns-server <ip:port>', 'resolve RP host names with this DNS server (e.g. the test authority)')
     .option('--service-name <name>', 'the profile name (svc, poweur, ...)', 'svc');
 }
@@ -39,10 +39,7 @@ function matchCode(value: string): string {
 
 export function registerSignerCommands(program: Command, ctx: CommandContext): void {
   const { io } = ctx;
-  const signer = ctx
-    .configure(program.command('signer'))
-    .description('a signer for testing an RP by hand: keygen, publish, approve, login')
-    .addHelpText('after', EXAMPLES);
+  const signer = ctx.configure(program.command('signer')).description('a signer for testing an RP by hand: keygen, publish, approve, login').addHelpText('after', EXAMPLES);
 
   /** Runs an action; SignerError and RP refusals exit 1, usage problems 2. */
   const run = (label: string, body: () => Promise<void>) => async () => {
@@ -107,7 +104,14 @@ export function registerSignerCommands(program: Command, ctx: CommandContext): v
         const file = keyFileOf(key);
         const ids = profileFor(flags.serviceName).ids;
         if (flags.out) {
-          if (!flags.force && (await access(flags.out).then(() => true, () => false))) throw new UsageError(`${flags.out} exists (use --force to overwrite)`);
+          if (
+            !flags.force &&
+            (await access(flags.out).then(
+              () => true,
+              () => false,
+            ))
+          )
+            throw new UsageError(`${flags.out} exists (use --force to overwrite)`);
           await writeKeyFile(flags.out, key);
           io.stdout.write(`wrote ${flags.out} for ${key.identity}\n`);
         } else io.stdout.write(`${JSON.stringify(file, null, 2)}\n`);
@@ -117,9 +121,9 @@ export function registerSignerCommands(program: Command, ctx: CommandContext): v
 
   ctx
     .configure(signer.command('publish'))
-    .description('publish a key file\'s identity to a running test authority (DNS TXT and the signed HTTPS document)')
+    .description("publish a key file's identity to a running test authority (DNS TXT and the signed HTTPS document)")
     .requiredOption('--key <file>', 'the key file (from signer keygen)')
-    .requiredOption('--authority <admin-url>', 'the authority\'s admin API, e.g. http://127.0.88.1:8055')
+    .requiredOption('--authority <admin-url>', "the authority's admin API, e.g. http://127.0.88.1:8055")
     .option('--no-dns', 'do not serve the TXT record')
     .option('--no-https', 'do not serve the identity document')
     .action((flags: { key: string; authority: string; dns: boolean; https: boolean }) =>
@@ -140,7 +144,7 @@ export function registerSignerCommands(program: Command, ctx: CommandContext): v
   withTls(
     ctx
       .configure(signer.command('approve'))
-      .description('approve a sign-in request: shows the RP\'s trusted name, signs, delivers to response_uri and prints the receipt')
+      .description("approve a sign-in request: shows the RP's trusted name, signs, delivers to response_uri and prints the receipt")
       .argument('<input>', 'the request: encoded text, a deep link (svc://auth?request=... or ?request_uri=...), a web-signer link (?auth=...) or a reference link')
       .requiredOption('--key <file>', 'the key file (from signer keygen)')
       .option('--match <nn>', 'the match code shown on the screen where the sign-in started (cross device)', matchCode)
@@ -175,14 +179,19 @@ export function registerSignerCommands(program: Command, ctx: CommandContext): v
   withTls(
     ctx
       .configure(signer.command('login'))
-      .description('a whole cross-device login: start it at the RP\'s start URL as the browser, approve with the match code, poll until completed')
+      .description("a whole cross-device login: start it at the RP's start URL as the browser, approve with the match code, poll until completed")
       .requiredOption('--key <file>', 'the key file (from signer keygen)')
-      .requiredOption('--rp-start <url>', 'the RP\'s start URL (test start contract: POST, Accept: application/json), e.g. http://127.0.0.1:8080/login')
+      .requiredOption('--rp-start <url>', "the RP's start URL (test start contract: POST, Accept: application/json), e.g. http://127.0.0.1:8080/login")
       .option('--session', 'sign with a fresh session key and its proof instead of the identity key')
-      .option('--timeout <seconds>', 'give up polling after this long', (v: string) => {
-        if (!/^\d+$/.test(v) || Number(v) < 1) throw new InvalidArgumentError('must be a positive integer');
-        return Number(v);
-      }, 30),
+      .option(
+        '--timeout <seconds>',
+        'give up polling after this long',
+        (v: string) => {
+          if (!/^\d+$/.test(v) || Number(v) < 1) throw new InvalidArgumentError('must be a positive integer');
+          return Number(v);
+        },
+        30,
+      ),
   ).action((flags: TlsFlags & { key: string; rpStart: string; session?: boolean; timeout: number }) =>
     run('login', async () => {
       const key = await loadKey(flags.key);
@@ -192,7 +201,12 @@ export function registerSignerCommands(program: Command, ctx: CommandContext): v
         const started = await browser.start(flags.rpStart);
         io.stdout.write(`started a login at ${flags.rpStart}: match code ${started.matchCode}\n`);
         const input = started.requestUri ?? started.request;
-        const result = await s.approve(input, { key, match: started.matchCode, ...(flags.session ? { session: true } : {}), onConsent: (view) => io.stdout.write(describeConsent(view, key.identity)) });
+        const result = await s.approve(input, {
+          key,
+          match: started.matchCode,
+          ...(flags.session ? { session: true } : {}),
+          onConsent: (view) => io.stdout.write(describeConsent(view, key.identity)),
+        });
         io.stdout.write(`approved: receipt ${JSON.stringify(result.receipt)}\n`);
         const pollUri = result.metadata.poll_uri;
         if (typeof pollUri !== 'string') throw new Error('the RP publishes no poll_uri: the starting page cannot learn the outcome');

@@ -121,7 +121,9 @@ export function renderSummary(report: RunReport, opts: RenderOptions): string {
 
   if (!opts.quiet) out.push(...renderSkipped(report, opts.verbose, paint));
   out.push(...renderCoverage(report, opts.verbose));
-  out.push(`seed ${summary.seed}, ${(summary.durationMs / 1000).toFixed(1)} s${summary.expectedFailures ? `, ${summary.expectedFailures} expected failure(s)` : ''}${summary.errors ? `, ${summary.errors} error(s) counted as failed` : ''}`);
+  out.push(
+    `seed ${summary.seed}, ${(summary.durationMs / 1000).toFixed(1)} s${summary.expectedFailures ? `, ${summary.expectedFailures} expected failure(s)` : ''}${summary.errors ? `, ${summary.errors} error(s) counted as failed` : ''}`,
+  );
   if (summary.interrupted) out.push(paint.yellow('run interrupted: results are incomplete and the run does not pass'));
   if (summary.total === 0) out.push(paint.yellow('nothing tested: no check ran'));
   // Plain on purpose, whatever the colour setting: machines read this line.
@@ -227,7 +229,13 @@ function renderCoverage(report: RunReport, verbose: boolean): string[] {
       const total = c.covered.length + c.unobservable.length + c.uncovered.length;
       const profileTotal = c.profile.covered.length + c.profile.uncovered.length;
       lines.push(
-        [`doc ${doc}`.padEnd(10), `${c.covered.length}/${total}`.padStart(13), String(c.unobservable.length).padStart(13), String(c.uncovered.length).padStart(13), `${c.profile.covered.length}/${profileTotal}`.padStart(13)].join(''),
+        [
+          `doc ${doc}`.padEnd(10),
+          `${c.covered.length}/${total}`.padStart(13),
+          String(c.unobservable.length).padStart(13),
+          String(c.uncovered.length).padStart(13),
+          `${c.profile.covered.length}/${profileTotal}`.padStart(13),
+        ].join(''),
       );
       if (verbose) {
         if (c.uncovered.length > 0) lines.push('  uncovered:', ...c.uncovered.map((id) => `    ${id}`));

@@ -75,7 +75,12 @@ function testcase(r: CheckResult): string[] {
 /** JUnit "skipped" merges our skipped results, expected failures and non-gating profile differences. */
 function junitCounts(results: readonly CheckResult[]): Record<string, number> {
   const c = countResults(results);
-  return { tests: results.length, failures: c.failed, errors: c.errors, skipped: results.length - c.passed - c.failed - c.errors - (results.filter((r) => r.gating === false && r.status === 'passed').length) };
+  return {
+    tests: results.length,
+    failures: c.failed,
+    errors: c.errors,
+    skipped: results.length - c.passed - c.failed - c.errors - results.filter((r) => r.gating === false && r.status === 'passed').length,
+  };
 }
 
 export function renderJUnit(report: RunReport): string {

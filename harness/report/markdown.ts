@@ -33,7 +33,14 @@ export function renderMarkdown(report: RunReport): string {
   }
   const differ = report.results.filter((r) => r.gating === false && (r.status === 'failed' || r.status === 'error'));
   if (differ.length > 0) {
-    lines.push('## Project profile differences (not gating)', '', 'Decisions the documents leave open, where this implementation chose otherwise than the project. `--profile` makes them gate.', '', '| check | level | rules | detail |', '|---|---|---|---|');
+    lines.push(
+      '## Project profile differences (not gating)',
+      '',
+      'Decisions the documents leave open, where this implementation chose otherwise than the project. `--profile` makes them gate.',
+      '',
+      '| check | level | rules | detail |',
+      '|---|---|---|---|',
+    );
     for (const r of differ) lines.push(row(r));
     lines.push('');
   }

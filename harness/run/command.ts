@@ -194,4 +194,3 @@ function parseSeed(value: string): number {
   if (n < -(2 ** 31) || n >= 2 ** 32) throw new InvalidArgumentError('must be a 32-bit integer');
   return n;
 }
-

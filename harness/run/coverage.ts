@@ -6,11 +6,7 @@
 // apart, as the profile's coverage.
 import type { CheckResult, Coverage, DocumentCoverage, RuleEntry } from './model.ts';
 
-export function computeCoverage(
-  catalogue: readonly RuleEntry[],
-  results: readonly CheckResult[],
-  docs?: readonly number[],
-): Coverage {
+export function computeCoverage(catalogue: readonly RuleEntry[], results: readonly CheckResult[], docs?: readonly number[]): Coverage {
   const scope = docs && docs.length > 0 ? [...new Set(docs)].sort((a, b) => a - b) : [...new Set(catalogue.map((r) => r.doc))].sort((a, b) => a - b);
   const known = new Set(catalogue.map((r) => r.id));
   const coveredBy = new Map<string, string[]>();

@@ -42,12 +42,7 @@ export const STALE_SUITE = 'expected-failures';
  * `knownIds` are all checks the suites offered: an entry filtered out by the selection is not
  * stale, and one whose check was not reached (interrupted run) is not judged.
  */
-export function applyExpectedFailures(
-  results: readonly CheckResult[],
-  expected: ExpectedFailures,
-  knownIds: ReadonlySet<string>,
-  source = 'expected-failures file',
-): CheckResult[] {
+export function applyExpectedFailures(results: readonly CheckResult[], expected: ExpectedFailures, knownIds: ReadonlySet<string>, source = 'expected-failures file'): CheckResult[] {
   const out = results.map((r) => {
     const reason = expected.get(r.id);
     return reason !== undefined && r.status === 'failed' ? { ...r, expected: 'failure' as const, expectedReason: reason } : r;

@@ -31,7 +31,10 @@ export interface PropertyEvidence {
 
 /** Thrown inside the property so fast-check shrinks `{ok: false}` answers like any failure. */
 class VerdictFailure extends Error {
-  constructor(message: string, readonly evidence: unknown) {
+  constructor(
+    message: string,
+    readonly evidence: unknown,
+  ) {
     super(message);
     this.name = 'PropertyFailure';
   }

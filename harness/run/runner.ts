@@ -176,7 +176,7 @@ function profileGated(results: readonly CheckResult[], gates: RunOptions['profil
 }
 
 function gatesProfile(gates: RunOptions['profileGates'], suite: string): boolean {
-  return typeof gates === 'boolean' ? gates : gates !== undefined && gates.has(suite);
+  return typeof gates === 'boolean' ? gates : (gates?.has(suite) ?? false);
 }
 
 type ResultBase = Pick<CheckResult, 'id' | 'title' | 'suite' | 'rules' | 'context' | 'level' | 'profile' | 'gating'>;
@@ -198,7 +198,10 @@ function logOf(log: string[]): { log?: string[] } {
 /** The message and the head of the stack: enough to find the throw without flooding the report. */
 export function describeError(e: unknown): string {
   if (!(e instanceof Error)) return `thrown: ${inspect(e, { depth: 3 })}`;
-  const frames = (e.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l)).slice(0, STACK_LINES);
+  const frames = (e.stack ?? '')
+    .split('\n')
+    .filter((l) => /^\s+at /.test(l))
+    .slice(0, STACK_LINES);
   const cause = e.cause !== undefined ? `\ncaused by: ${e.cause instanceof Error ? e.cause.message : inspect(e.cause)}` : '';
   return [`${e.name}: ${e.message}${cause}`, ...frames.map((f) => f.trim())].join('\n  ');
 }

@@ -40,7 +40,10 @@ export function parseTargets(text: string, source = 'targets file'): Targets {
     throw new ConfigError(`${source}:${line}: not valid JSON: ${printParseErrorCode(e.error)}`);
   }
   if (!validate(data)) {
-    const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '(top)'} ${e.message}${e.params && 'unevaluatedProperty' in e.params ? ` (${String(e.params.unevaluatedProperty)})` : e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`);
+    const problems = (validate.errors ?? []).map(
+      (e) =>
+        `${e.instancePath || '(top)'} ${e.message}${e.params && 'unevaluatedProperty' in e.params ? ` (${String(e.params.unevaluatedProperty)})` : e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`,
+    );
     throw new ConfigError(`${source} does not follow spec/harness/targets.schema.json:\n  ${problems.join('\n  ')}`);
   }
   return data as Targets;

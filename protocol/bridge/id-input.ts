@@ -2,9 +2,7 @@
 import { splitUrl } from '../common/url.ts';
 import { validServiceName } from '../common/names.ts';
 
-export type IdInputResult =
-  | { ok: true; id: string; profileUrl: string; did: string }
-  | { ok: false; rule: string; reason: string };
+export type IdInputResult = { ok: true; id: string; profileUrl: string; did: string } | { ok: false; rule: string; reason: string };
 
 const fail = (rule: string, reason: string): IdInputResult => ({ ok: false, rule, reason });
 

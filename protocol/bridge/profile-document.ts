@@ -12,7 +12,10 @@ export function checkProfileDocument(doc: unknown): ProfileCheck {
   if (!isObject(doc)) return { ok: false, reason: 'the profile must be an object' };
   const { version, display_name, bio, avatar, links, identity_page } = doc;
   if (version !== undefined && version !== 1) return { ok: false, reason: 'version must be 1 (or absent)' };
-  for (const [field, value, max] of [['display_name', display_name, limits.profile_display_name_max_bytes], ['bio', bio, limits.profile_bio_max_bytes]] as const) {
+  for (const [field, value, max] of [
+    ['display_name', display_name, limits.profile_display_name_max_bytes],
+    ['bio', bio, limits.profile_bio_max_bytes],
+  ] as const) {
     if (value === undefined || value === null) continue;
     if (typeof value !== 'string') return { ok: false, reason: `${field} must be a string` };
     if (byteLength(value) > max) return { ok: false, reason: `${field} is longer than ${max} bytes` };

@@ -6,7 +6,10 @@ import { fillTemplate, type Profile } from './profile.ts';
 import { parseKey, formatKey, type KeyKind } from './keys.ts';
 
 export class CanonicalError extends Error {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -14,7 +17,14 @@ export class CanonicalError extends Error {
 type Input = Readonly<Record<string, unknown>>;
 type LineFn = (input: Input, out: string[]) => void;
 
-interface LineSpec { literal?: string; field?: string; transform?: string; absent?: string; format?: string; each?: string }
+interface LineSpec {
+  literal?: string;
+  field?: string;
+  transform?: string;
+  absent?: string;
+  format?: string;
+  each?: string;
+}
 
 function get(input: Input, path: string): unknown {
   let value: unknown = input;
@@ -123,5 +133,7 @@ export function keyFingerprint(profile: Profile, key: string, kind: KeyKind): st
 
 /** ob.subject.pairwise: the OIDC `sub` for a sector. */
 export function pairwiseSubject(profile: Profile, secret: Uint8Array, sector: string, identity: string): string {
-  return createHmac('sha256', secret).update(canonicalString(profile, 'pairwise-subject', { sector, identity })).digest('base64url');
+  return createHmac('sha256', secret)
+    .update(canonicalString(profile, 'pairwise-subject', { sector, identity }))
+    .digest('base64url');
 }

@@ -48,7 +48,10 @@ export function verifyDocument(doc: Readonly<Record<string, unknown>>): Document
   return verifyEd25519(key, documentCanonical(doc), signature) ? { ok: true } : { ok: false, reason: 'signature does not verify' };
 }
 
-export interface PreviousKey { publicKey: Uint8Array; validUntil?: number }
+export interface PreviousKey {
+  publicKey: Uint8Array;
+  validUntil?: number;
+}
 
 /** The current key, or a previous key whose valid_until is not before `at` (inclusive). */
 export function keyValidAt(current: Uint8Array, previous: readonly PreviousKey[], key: Uint8Array, at: number): boolean {

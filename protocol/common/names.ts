@@ -37,7 +37,11 @@ export function claimable(raw: unknown, profile: Profile): boolean {
 
 export type HostedReason = 'available' | 'invalid' | 'too_short' | 'too_long' | 'charset' | 'punycode' | 'hyphen' | 'reserved' | 'blocked';
 
-export interface HostedPolicy { minLen: number; maxLen: number; blocked: readonly string[] }
+export interface HostedPolicy {
+  minLen: number;
+  maxLen: number;
+  blocked: readonly string[];
+}
 
 export const defaultHostedPolicy: HostedPolicy = {
   minLen: vocabulary.hosted_policy.min_len,

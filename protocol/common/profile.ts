@@ -24,9 +24,7 @@ export function profileFor(name: string = profileSpec.default_name): Profile {
   if (!namePattern.test(name)) {
     throw new ProfileError(`service name ${JSON.stringify(name)} must match ${profileSpec.name_pattern}`);
   }
-  const ids = Object.fromEntries(
-    Object.entries(profileSpec.identifiers).map(([key, def]) => [key, fillTemplate(def.template, name)]),
-  ) as Record<IdentifierName, string>;
+  const ids = Object.fromEntries(Object.entries(profileSpec.identifiers).map(([key, def]) => [key, fillTemplate(def.template, name)])) as Record<IdentifierName, string>;
   const profile: Profile = Object.freeze({ name, ids: Object.freeze(ids) });
   cache.set(name, profile);
   return profile;

@@ -12,7 +12,11 @@ const publicKey = (raw: Uint8Array): KeyObject => createPublicKey({ key: Buffer.
 const privateKey = (raw: Uint8Array): KeyObject => createPrivateKey({ key: Buffer.concat([X25519_PKCS8, raw]), format: 'der', type: 'pkcs8' });
 const rawPublic = (key: KeyObject): Buffer => key.export({ format: 'der', type: 'spki' }).subarray(X25519_SPKI.length);
 
-export interface Sealed { ciphertext: Uint8Array; ephemeralPublicKey: Uint8Array; nonce: Uint8Array }
+export interface Sealed {
+  ciphertext: Uint8Array;
+  ephemeralPublicKey: Uint8Array;
+  nonce: Uint8Array;
+}
 
 function keyAndAad(domain: string, shared: Buffer, ephemeral: Uint8Array, recipient: Uint8Array) {
   const salt = Buffer.concat([ephemeral, recipient]);

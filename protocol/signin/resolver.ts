@@ -11,7 +11,10 @@ export interface ResolvedIdentity {
 }
 
 export class ResolutionError extends Error {
-  constructor(readonly code: 'not_found' | 'key_mismatch' | 'invalid_document' | 'unreachable', message: string) {
+  constructor(
+    readonly code: 'not_found' | 'key_mismatch' | 'invalid_document' | 'unreachable',
+    message: string,
+  ) {
     super(message);
   }
 }

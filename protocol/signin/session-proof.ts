@@ -10,21 +10,13 @@ import { verifyEd25519 } from '../common/ed25519.ts';
 
 export const proofFields = ['session_public_key', 'issued_at', 'expires_at', 'nonce', 'identity_signature'] as const;
 
-export type ProofCheck =
-  | { ok: true; sessionKey: Uint8Array; issuedAt: number; expiresAt: number }
-  | { ok: false; rule: string; detail: string };
+export type ProofCheck = { ok: true; sessionKey: Uint8Array; issuedAt: number; expiresAt: number } | { ok: false; rule: string; detail: string };
 
 /**
  * Checks `proof` for `identity` at `now`. `identityKeysAt(t)` gives the identity keys valid at
  * time t (the current key and previous keys still in their grace window).
  */
-export function checkSessionProof(
-  profile: Profile,
-  identity: string,
-  proof: unknown,
-  now: number,
-  identityKeysAt: (t: number) => readonly Uint8Array[],
-): ProofCheck {
+export function checkSessionProof(profile: Profile, identity: string, proof: unknown, now: number, identityKeysAt: (t: number) => readonly Uint8Array[]): ProofCheck {
   if (proof === null || typeof proof !== 'object' || Array.isArray(proof)) return { ok: false, rule: 'ns.session-proof.fields', detail: 'session_proof must be an object' };
   const p = proof as Record<string, unknown>;
   const missing = proofFields.find((f) => typeof p[f] !== 'string' || p[f] === '');

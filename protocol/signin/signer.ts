@@ -15,7 +15,13 @@ export interface SessionKey {
 }
 
 /** ns.session-proof.*: the identity key signs the session-registration lines. */
-export function makeSessionProof(profile: Profile, identity: string, identitySeed: Uint8Array, sessionSeed: Uint8Array, window: { issued_at: string; expires_at: string; nonce: string }): Record<string, string> {
+export function makeSessionProof(
+  profile: Profile,
+  identity: string,
+  identitySeed: Uint8Array,
+  sessionSeed: Uint8Array,
+  window: { issued_at: string; expires_at: string; nonce: string },
+): Record<string, string> {
   const proof = { session_public_key: encodeBase64url(publicKeyFromSeed(sessionSeed)), ...window };
   const signature = signEd25519(identitySeed, canonicalString(profile, 'session-registration', { identity, ...proof }));
   return { ...proof, identity_signature: encodeBase64url(signature) };

@@ -19,7 +19,13 @@ import { verifyEd25519 } from '../common/ed25519.ts';
 
 export type RuleNumber = 1 | 2 | 3 | 4 | 5 | 6 | 7;
 
-export interface Rejection { ok: false; rule: RuleNumber; ruleId: RuleId & `ns.verify.${RuleNumber}`; code: ErrorCode; detail: string }
+export interface Rejection {
+  ok: false;
+  rule: RuleNumber;
+  ruleId: RuleId & `ns.verify.${RuleNumber}`;
+  code: ErrorCode;
+  detail: string;
+}
 export interface Approval {
   ok: true;
   identity: string;
@@ -141,7 +147,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
       return reject(7, 'session_proof_mismatch', delegated ? 'key_id names a session but no session_proof is attached' : 'a session_proof is attached but key_id is identity');
     }
     const signature = decodeBase64Any(r.signature as string);
-    if (!signature || signature.length !== 64) return reject(7, 'signature_invalid', 'signature is not a 64-byte base64 value');
+    if (signature?.length !== 64) return reject(7, 'signature_invalid', 'signature is not a 64-byte base64 value');
     const keysAt = (at: number) => [resolved.publicKey, ...resolved.previousKeys.map((p) => p.publicKey)].filter((k) => keyValidAt(resolved.publicKey, resolved.previousKeys, k, at));
     let signingKeys: readonly Uint8Array[];
     if (delegated) {

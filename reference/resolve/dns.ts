@@ -40,7 +40,10 @@ export class Dns {
   /** Addresses of `host` (A, then AAAA); [] when it has none. */
   async addresses(host: string): Promise<LookupAddress[]> {
     const out: LookupAddress[] = [];
-    for (const [family, query] of [[4, () => this.#resolver.resolve4(host)], [6, () => this.#resolver.resolve6(host)]] as const) {
+    for (const [family, query] of [
+      [4, () => this.#resolver.resolve4(host)],
+      [6, () => this.#resolver.resolve6(host)],
+    ] as const) {
       try {
         for (const address of await query()) out.push({ address, family });
       } catch (error) {

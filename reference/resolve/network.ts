@@ -44,8 +44,11 @@ type Fetched = { kind: 'absent'; why: string } | { kind: 'document'; doc: Record
 
 /** Seconds a response may be reused under its Cache-Control (0: not at all). */
 export function cacheSeconds(header: string | string[] | undefined): number {
-  const value = Array.isArray(header) ? header.join(',') : header ?? '';
-  const directives = value.toLowerCase().split(',').map((d) => d.trim());
+  const value = Array.isArray(header) ? header.join(',') : (header ?? '');
+  const directives = value
+    .toLowerCase()
+    .split(',')
+    .map((d) => d.trim());
   if (directives.some((d) => d === 'no-store' || d === 'no-cache')) return 0;
   const maxAge = directives.map((d) => /^max-age=(\d+)$/.exec(d)).find((m) => m !== null);
   return maxAge ? Math.min(Number(maxAge[1]), RESOLUTION_CACHE_MAX_SECONDS) : 0;

@@ -67,9 +67,7 @@ export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
   const log = deps.log ?? (() => undefined);
   const db = deps.db ?? openDatabase(config.dataDir);
   const ownsDb = deps.db === undefined;
-  const opened = deps.nonces
-    ? { store: deps.nonces, close: async () => undefined }
-    : openNonceStore(config.nonceStore, { db, prefix: `${profile.name}:${origin}`, now, onError: () => undefined });
+  const opened = deps.nonces ? { store: deps.nonces, close: async () => undefined } : openNonceStore(config.nonceStore, { db, prefix: `${profile.name}:${origin}`, now, onError: () => undefined });
   const resolver =
     deps.resolver ??
     new NetworkResolver({
@@ -134,16 +132,24 @@ export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
   route(p.resume, { GET: (req) => resumeHandler(ctx, req) }, ['GET']);
   route(p.context, { GET: (req) => contextHandler(ctx, req) });
   route(`${p.reference}**`, { GET: (req, event) => referenceHandler(ctx, req, event.url.pathname.slice(p.reference.length)) }, ['GET']);
-  route(p.home, {
-    GET: (req) => html(homePage(config.name, ctx.sessions.identity(readCookies(req).get(cookieName(profile.ids.rp_session_cookie, ctx.secure))))),
-  }, ['GET']);
-  route('/logout', {
-    POST: (req) => {
-      const name = cookieName(profile.ids.rp_session_cookie, ctx.secure);
-      ctx.sessions.end(readCookies(req).get(name));
-      return new Response(null, { status: 303, headers: { location: p.home, 'set-cookie': serializeCookie(name, '', { secure: ctx.secure, maxAge: 0 }) } });
+  route(
+    p.home,
+    {
+      GET: (req) => html(homePage(config.name, ctx.sessions.identity(readCookies(req).get(cookieName(profile.ids.rp_session_cookie, ctx.secure))))),
     },
-  }, ['POST']);
+    ['GET'],
+  );
+  route(
+    '/logout',
+    {
+      POST: (req) => {
+        const name = cookieName(profile.ids.rp_session_cookie, ctx.secure);
+        ctx.sessions.end(readCookies(req).get(name));
+        return new Response(null, { status: 303, headers: { location: p.home, 'set-cookie': serializeCookie(name, '', { secure: ctx.secure, maxAge: 0 }) } });
+      },
+    },
+    ['POST'],
+  );
   route(RP_SCRIPT, { GET: () => asset(SCRIPT, JS) });
   route(RP_STYLESHEET, { GET: () => asset(STYLE, CSS) });
   app.all('/**', () => errorJson(new HttpError(404, 'not_found', 'no such endpoint', 'ns.delivery.never-500')));
@@ -206,11 +212,9 @@ export async function startRp(options: StartRpOptions = {}, deps: RpDeps = {}): 
   const host = options.host ?? '127.0.0.1';
   // The origin may depend on the bound port, so the listener comes first and hands every request
   // to the app once it exists.
-  const web = toNodeHandler(
-    (request: Request) =>
-      rp ? rp.fetch(request).catch(() => errorJson(INTERNAL('internal error'))) : new Response(null, { status: 503 }),
-    { maxRequestBodySize: limits.rp_delivery_body_max_bytes * 4 },
-  );
+  const web = toNodeHandler((request: Request) => (rp ? rp.fetch(request).catch(() => errorJson(INTERNAL('internal error'))) : new Response(null, { status: 503 })), {
+    maxRequestBodySize: limits.rp_delivery_body_max_bytes * 4,
+  });
   const server = createServer((req, res) => {
     if (rp?.serveNode(req, res)) return;
     void web(req as never, res as never); // srvx types ask for http and http2 at once

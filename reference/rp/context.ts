@@ -10,7 +10,7 @@ export function contextHandler(ctx: RpContext, req: Request): Response {
   const requestId = ids[0];
   if (ids.length !== 1 || !requestId) throw new HttpError(400, 'missing_field', 'request_id is required (once)', 'ns.transport.context', CORS_ANY);
   const tx = ctx.transactions.byRequestId(requestId);
-  if (!tx || tx.state !== 'pending') throw ruleError(404, 'ns.delivery.unknown-transaction', 'no transaction with this request_id can still be approved', CORS_ANY);
+  if (tx?.state !== 'pending') throw ruleError(404, 'ns.delivery.unknown-transaction', 'no transaction with this request_id can still be approved', CORS_ANY);
   return json(
     {
       request_id: tx.requestId,

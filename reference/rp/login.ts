@@ -61,9 +61,5 @@ export async function startHandler(ctx: RpContext, req: Request): Promise<Respon
   }
   const options = parseStartOptions(ctx, body);
   const started = startTransaction(ctx, options, req.headers.get('user-agent'));
-  return json(
-    { request: started.encoded, request_uri: started.requestUri, poll_secret: started.pollSecret, match_code: started.matchCode },
-    201,
-    { 'set-cookie': bindingCookie(ctx, started) },
-  );
+  return json({ request: started.encoded, request_uri: started.requestUri, poll_secret: started.pollSecret, match_code: started.matchCode }, 201, { 'set-cookie': bindingCookie(ctx, started) });
 }

@@ -34,9 +34,14 @@ function reference(ctx: RpContext, req: Request, rawCode: string): Response {
   if (prefersJson(req)) return json({ request: tx.encoded }, 200, { ...CORS_ANY, ...VARY });
   const link = url(ctx, ctx.paths.reference + tx.refCode);
   return html(
-    referencePage({ rpName: ctx.config.name, serviceName: ctx.profile.name, deepLink: `${ctx.profile.ids.deep_link}?request_uri=${encodeURIComponent(link)}`, webSignerLink: webSignerLink(ctx, link), requestUri: link }),
+    referencePage({
+      rpName: ctx.config.name,
+      serviceName: ctx.profile.name,
+      deepLink: `${ctx.profile.ids.deep_link}?request_uri=${encodeURIComponent(link)}`,
+      webSignerLink: webSignerLink(ctx, link),
+      requestUri: link,
+    }),
     200,
     { ...CORS_ANY, ...VARY },
   );
 }
-

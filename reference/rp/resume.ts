@@ -28,7 +28,7 @@ function resume(ctx: RpContext, req: Request): Response {
   if (codes.length !== 1 || !wellFormedSecret(code)) throw ruleError(400, 'ns.transaction.resume-refused', 'the resume link has no valid code');
   const gone = () => ruleError(410, 'ns.limits.resume-code', 'this sign-in link was already used or has expired');
   const tx = ctx.transactions.byResumeHash(hashSecret(code));
-  if (!tx || tx.state !== 'approved_same_device' || tx.resumeExpiresAt === null || ctx.now() > tx.resumeExpiresAt || tx.identity === null) throw gone();
+  if (tx?.state !== 'approved_same_device' || tx.resumeExpiresAt === null || ctx.now() > tx.resumeExpiresAt || tx.identity === null) throw gone();
 
   const cookie = readCookies(req).get(cookieName(ctx.profile.ids.binding_cookie, ctx.secure));
   if (!wellFormedSecret(cookie) || !sameHash(hashSecret(cookie), tx.bindingHash)) {

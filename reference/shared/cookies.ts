@@ -15,7 +15,11 @@ export function readCookies(req: Request): Map<string, string> {
   return out;
 }
 
-export interface CookieOptions { secure: boolean; maxAge?: number; httpOnly?: boolean }
+export interface CookieOptions {
+  secure: boolean;
+  maxAge?: number;
+  httpOnly?: boolean;
+}
 
 /**
  * The cookie name for this origin: over https the profile's `__Host-` name; over plain http

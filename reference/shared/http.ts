@@ -11,7 +11,6 @@ export const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img
 
 export const CORS_ANY: Readonly<Record<string, string>> = Object.freeze({ 'access-control-allow-origin': '*' });
 
-
 /**
  * An answer before it becomes a web Response or is written to a node ServerResponse: both
  * paths send the same status, headers and bytes.
@@ -81,20 +80,27 @@ export function errorFor(req: Request, error: HttpError, site: Site, extra: Read
 
 // ---- content negotiation ----
 
-interface MediaRange { type: string; q: number; index: number }
+interface MediaRange {
+  type: string;
+  q: number;
+  index: number;
+}
 
 function parseAccept(header: string | null): MediaRange[] {
   if (!header) return [];
-  return header.split(',').slice(0, 64).flatMap((part, index) => {
-    const [type, ...params] = part.split(';').map((s) => s.trim().toLowerCase());
-    if (!type) return [];
-    let q = 1;
-    for (const p of params) {
-      const m = /^q=([01](?:\.\d{0,3})?)$/.exec(p);
-      if (m) q = Math.min(1, Number(m[1]));
-    }
-    return [{ type, q, index }];
-  });
+  return header
+    .split(',')
+    .slice(0, 64)
+    .flatMap((part, index) => {
+      const [type, ...params] = part.split(';').map((s) => s.trim().toLowerCase());
+      if (!type) return [];
+      let q = 1;
+      for (const p of params) {
+        const m = /^q=([01](?:\.\d{0,3})?)$/.exec(p);
+        if (m) q = Math.min(1, Number(m[1]));
+      }
+      return [{ type, q, index }];
+    });
 }
 
 function quality(ranges: MediaRange[], type: string): { q: number; index: number } {
@@ -117,7 +123,6 @@ export function prefersJson(req: Request): boolean {
   if (j.q !== h.q) return j.q > h.q;
   return j.index < h.index;
 }
-
 
 /**
  * Reads the body as bytes, refusing more than `max` bytes with 413 before anything is parsed

@@ -48,8 +48,11 @@ export interface Site {
 
 /** A plain error page for browsers: the same code and rule as the JSON envelope. */
 export function errorPage(error: HttpError, site: Site): string {
-  return shell({ title: 'Sign-in problem', siteName: site.name, stylesheet: site.stylesheet }, `<h1>This did not work</h1>
+  return shell(
+    { title: 'Sign-in problem', siteName: site.name, stylesheet: site.stylesheet },
+    `<h1>This did not work</h1>
 <p id="error-detail" data-testid="error-detail">${esc(error.detail)}</p>
 <p class="muted">Code <code data-testid="error-code">${esc(error.code)}</code>${error.rule ? ` (rule <code>${esc(error.rule)}</code>)` : ''}</p>
-<p><a href="${esc(site.retry.href)}">${esc(site.retry.label)}</a></p>`);
+<p><a href="${esc(site.retry.href)}">${esc(site.retry.label)}</a></p>`,
+  );
 }

@@ -61,7 +61,9 @@ describe('authority DNS', () => {
   it('answers over TCP with the 2-byte length prefix', async () => {
     const { identity } = await authority.newIdentity();
     const answer = await new Promise<dnsPacket.Packet>((resolve, reject) => {
-      const socket = connect(53, authority.address, () => socket.write(dnsPacket.streamEncode({ type: 'query', id: 7, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: 'TXT', name: `_svc.${identity}` }] })));
+      const socket = connect(53, authority.address, () =>
+        socket.write(dnsPacket.streamEncode({ type: 'query', id: 7, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: 'TXT', name: `_svc.${identity}` }] })),
+      );
       let buf = Buffer.alloc(0);
       socket.on('data', (d) => {
         buf = Buffer.concat([buf, d]);

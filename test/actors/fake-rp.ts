@@ -67,12 +67,33 @@ export async function startFakeRp(): Promise<FakeRp> {
       }
       if (url.pathname === '/login' && req.method === 'POST') {
         const now = Date.now();
-        let request: Record<string, unknown> = { svc_auth: '1', request_id: randomBytes(8).toString('hex'), audience: origin, nonce: randomBytes(16).toString('base64url'), issued_at: formatRfc3339(now), expires_at: formatRfc3339(now + 300_000), action: 'signin', response_uri: `${origin}/svc/response` };
+        let request: Record<string, unknown> = {
+          svc_auth: '1',
+          request_id: randomBytes(8).toString('hex'),
+          audience: origin,
+          nonce: randomBytes(16).toString('base64url'),
+          issued_at: formatRfc3339(now),
+          expires_at: formatRfc3339(now + 300_000),
+          action: 'signin',
+          response_uri: `${origin}/svc/response`,
+        };
         if (tamper.request) request = tamper.request(request);
-        const tx: Tx = { request, binding: randomBytes(16).toString('hex'), pollSecret: randomBytes(16).toString('hex'), match: String(10 + (randomBytes(1)[0]! % 90)), code: 'ABCD1234', state: 'pending' };
+        const tx: Tx = {
+          request,
+          binding: randomBytes(16).toString('hex'),
+          pollSecret: randomBytes(16).toString('hex'),
+          match: String(10 + (randomBytes(1)[0]! % 90)),
+          code: 'ABCD1234',
+          state: 'pending',
+        };
         tx.code = randomBytes(4).toString('hex').toUpperCase();
         txs.set(request.request_id as string, tx);
-        return json(res, 201, { request: encodeObject(request), request_uri: `${origin}/r/${tx.code}`, poll_secret: tx.pollSecret, match_code: tx.match }, { 'set-cookie': `svc_binding=${tx.binding}; Path=/; HttpOnly; SameSite=Lax` });
+        return json(
+          res,
+          201,
+          { request: encodeObject(request), request_uri: `${origin}/r/${tx.code}`, poll_secret: tx.pollSecret, match_code: tx.match },
+          { 'set-cookie': `svc_binding=${tx.binding}; Path=/; HttpOnly; SameSite=Lax` },
+        );
       }
       if (url.pathname.startsWith('/r/')) {
         const tx = [...txs.values()].find((t) => t.code === url.pathname.slice(3));
@@ -89,7 +110,7 @@ export async function startFakeRp(): Promise<FakeRp> {
         const decoded = decodeObject(delivery.response);
         if (!decoded.ok) return json(res, 400, { error: 'malformed_response', detail: decoded.reason });
         const tx = txs.get(decoded.value.request_id as string);
-        if (!tx || tx.state !== 'pending') return json(res, 409, { error: 'unknown_transaction', detail: 'no such transaction' });
+        if (tx?.state !== 'pending') return json(res, 409, { error: 'unknown_transaction', detail: 'no such transaction' });
         if (delivery.match !== undefined && delivery.match !== tx.match) {
           tx.state = 'ended';
           return json(res, 403, { error: 'match_mismatch', detail: 'wrong match code', rule: 'ns.transaction.match-wrong' });

@@ -37,14 +37,22 @@ function reset(): void {
 }
 
 async function refusal(p: Promise<unknown>): Promise<SignerError> {
-  const e = await p.then(() => undefined, (err: unknown) => err);
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(e).toBeInstanceOf(SignerError);
   return e as SignerError;
 }
 
 function out() {
   let text = '';
-  return { write: (s: string) => void (text += s), get text() { return text; } };
+  return {
+    write: (s: string) => void (text += s),
+    get text() {
+      return text;
+    },
+  };
 }
 
 describe('metadata', () => {
@@ -86,7 +94,16 @@ describe('metadata', () => {
 describe('requests', () => {
   const base = () => {
     const now = Date.now();
-    return { svc_auth: '1', request_id: 'r1', audience: rp.origin, nonce: 'n'.repeat(22), issued_at: formatRfc3339(now), expires_at: formatRfc3339(now + 120_000), action: 'signin', response_uri: `${rp.origin}/svc/response` };
+    return {
+      svc_auth: '1',
+      request_id: 'r1',
+      audience: rp.origin,
+      nonce: 'n'.repeat(22),
+      issued_at: formatRfc3339(now),
+      expires_at: formatRfc3339(now + 120_000),
+      action: 'signin',
+      response_uri: `${rp.origin}/svc/response`,
+    };
   };
 
   it('loads encoded text, raw JSON, padded base64url, deep links and handoff links', async () => {
@@ -228,7 +245,11 @@ describe('CLI', () => {
     }
     const stop = new AbortController();
     const o = out();
-    const running = main(['node', 'svc-conformance', 'authority', '--address', '127.0.88.77', '--dns-port', '0', '--https-port', '0', '--admin-port', '0'], { stdout: o, stderr: out(), signal: stop.signal });
+    const running = main(['node', 'svc-conformance', 'authority', '--address', '127.0.88.77', '--dns-port', '0', '--https-port', '0', '--admin-port', '0'], {
+      stdout: o,
+      stderr: out(),
+      signal: stop.signal,
+    });
     for (let i = 0; i < 50 && !o.text.includes('Press Ctrl-C'); i++) await new Promise((r) => setTimeout(r, 50));
     expect(o.text).toMatch(/svc-reference rp --dns-server 127\.0\.88\.77:\d+ --ca \S+ca\.pem/);
     stop.abort();

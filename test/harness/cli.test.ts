@@ -130,11 +130,7 @@ describe('svc-conformance vectors: exit codes', () => {
 describe('svc-conformance vectors: selection and reports', () => {
   it('selects by rule prefix and by level', async () => {
     const byRule = await jsonReport(['vectors', '--rule', 'ns.verify']);
-    expect(byRule.json.results.map((r: { id: string }) => r.id)).toEqual([
-      'vectors/poweur/signin.json#valid-identity',
-      'vectors/poweur/signin.json#bad-signature',
-      'vectors/poweur/names.json#ten',
-    ]);
+    expect(byRule.json.results.map((r: { id: string }) => r.id)).toEqual(['vectors/poweur/signin.json#valid-identity', 'vectors/poweur/signin.json#bad-signature', 'vectors/poweur/names.json#ten']);
     const byLevel = await jsonReport(['vectors', '--level', 'should']);
     expect(byLevel.json.results.map((r: { level: string }) => r.level)).toEqual(['MUST', 'MUST', 'SHOULD', 'MUST']);
     const both = await jsonReport(['vectors', '--rule', 'ns.request', '--rule', 'ns.limits', '--level', 'MAY', '--check', 'names']);
@@ -164,7 +160,15 @@ describe('svc-conformance vectors: selection and reports', () => {
 
   it('prints a property failure with seed, path and counterexample, and replays it from the printed command', async () => {
     const prop = () => [
-      propertyCheck({ id: 'vectors/props.json#small', title: 'small', suite: 'vectors', rules: ['ns.verify.1'], level: 'MUST', arbitrary: fc.integer({ min: 0, max: 10_000 }), predicate: (n) => n < 100 }),
+      propertyCheck({
+        id: 'vectors/props.json#small',
+        title: 'small',
+        suite: 'vectors',
+        rules: ['ns.verify.1'],
+        level: 'MUST',
+        arbitrary: fc.integer({ min: 0, max: 10_000 }),
+        predicate: (n) => n < 100,
+      }),
       check('vectors/props.json#other', pass()),
     ];
     const file = join(dir, 'prop.json');

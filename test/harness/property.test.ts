@@ -48,9 +48,16 @@ describe('property checks', () => {
     const { seed, path, counterexample } = first.evidence as PropertyEvidence;
     const tried: number[] = [];
     const counted = propertyCheck({
-      id: 'props/int#below-1000', title: 't', suite: 'props', rules: [], level: 'MUST',
+      id: 'props/int#below-1000',
+      title: 't',
+      suite: 'props',
+      rules: [],
+      level: 'MUST',
       arbitrary: fc.integer({ min: 0, max: 1_000_000 }),
-      predicate: (n) => (tried.push(n), n < 1000),
+      predicate: (n) => {
+        tried.push(n);
+        return n < 1000;
+      },
     });
     const replayed = (await runChecks([counted], { seed, runs: 100, replay: path })).results[0]!;
     expect(replayed.status).toBe('failed');
@@ -61,14 +68,24 @@ describe('property checks', () => {
   });
 
   it('treats a thrown predicate and `false` as failures, and `void` as success', async () => {
-    const throwing = propertyCheck({ id: 'th', title: 't', suite: 's', rules: [], level: 'MUST', arbitrary: fc.string(), predicate: (s) => { if (s.length > 2) throw new Error('too long'); } });
+    const throwing = propertyCheck({
+      id: 'th',
+      title: 't',
+      suite: 's',
+      rules: [],
+      level: 'MUST',
+      arbitrary: fc.string(),
+      predicate: (s) => {
+        if (s.length > 2) throw new Error('too long');
+      },
+    });
     const falsy = propertyCheck({ id: 'f', title: 't', suite: 's', rules: [], level: 'MUST', arbitrary: fc.boolean(), predicate: (b) => b });
     const report = await runChecks([throwing, falsy], { seed: 3, runs: 100 });
     expect(report.results.map((r) => r.status)).toEqual(['failed', 'failed']);
-    expect((report.results[0]?.evidence as PropertyEvidence).counterexample).toBe('"   "');
+    expect((report.results[0]!.evidence as PropertyEvidence).counterexample).toBe('"   "');
     expect(report.results[0]?.detail).toContain('error: too long');
     expect(report.results[1]?.detail).toContain('property returned false');
-    expect((report.results[1]?.evidence as PropertyEvidence).counterexample).toBe('false');
+    expect((report.results[1]!.evidence as PropertyEvidence).counterexample).toBe('false');
   });
 
   it('tries the given examples first', async () => {

@@ -21,7 +21,13 @@ function mixed(): Check[] {
     check('vectors/poweur/pairing.json#skip-a', skip('needs DNS')),
     check('vectors/poweur/pairing.json#skip-b', skip('needs DNS')),
     check('vectors/poweur/pairing.json#known', fail('known bug')),
-    check('relay/hosted#boom', () => { throw new Error('socket hang up'); }, { suite: 'relay', rules: ['ob.subject'] }),
+    check(
+      'relay/hosted#boom',
+      () => {
+        throw new Error('socket hang up');
+      },
+      { suite: 'relay', rules: ['ob.subject'] },
+    ),
   ];
 }
 
@@ -30,7 +36,10 @@ async function mixedReport(extra: { reporters?: ReturnType<typeof consoleReporte
     seed: 77,
     rules: catalogue,
     coverageDocs: [1],
-    skippedInputs: [{ source: 'vectors/poweur/pairing.json', reason: 'needs DNS' }, { source: 'vectors/x.json', reason: 'unknown vector type "foo"' }],
+    skippedInputs: [
+      { source: 'vectors/poweur/pairing.json', reason: 'needs DNS' },
+      { source: 'vectors/x.json', reason: 'unknown vector type "foo"' },
+    ],
     expectedFailures: parseExpectedFailures('{"vectors/poweur/pairing.json#known": "tracked upstream"}'),
     ...extra,
   });
@@ -89,7 +98,11 @@ describe('JUnit report', () => {
     const failure = findAll(bad, 'failure')[0]!;
     expect(failure.attrs.message).toBe('status 200');
     expect(failure.text).toBe('status 200\nexpected 400\n<body> & "quotes" \\u0001 done');
-    expect(findAll(bad, 'property').filter((p) => p.attrs.name === 'rule').map((p) => p.attrs.value)).toEqual(['ns.verify.2']);
+    expect(
+      findAll(bad, 'property')
+        .filter((p) => p.attrs.name === 'rule')
+        .map((p) => p.attrs.value),
+    ).toEqual(['ns.verify.2']);
     const boom = cases.find((c) => c.attrs.name === 'relay/hosted#boom')!;
     expect(findAll(boom, 'error')[0]!.attrs.message).toBe('Error: socket hang up');
     const known = cases.find((c) => c.attrs.name === 'vectors/poweur/pairing.json#known')!;
@@ -163,10 +176,7 @@ describe('console report', () => {
   });
 
   it('never prints one line per check in CI: a line per finished suite or every 50 checks', async () => {
-    const checks = [
-      ...Array.from({ length: 120 }, (_, i) => check(`vectors/f.json#c${i}`, pass())),
-      ...Array.from({ length: 3 }, (_, i) => check(`relay/r#c${i}`, pass(), { suite: 'relay' })),
-    ];
+    const checks = [...Array.from({ length: 120 }, (_, i) => check(`vectors/f.json#c${i}`, pass())), ...Array.from({ length: 3 }, (_, i) => check(`relay/r#c${i}`, pass(), { suite: 'relay' }))];
     const stderr = new MemoryOutput(false);
     await runChecks(checks, { seed: 1, reporters: [consoleReporter({ stdout: new MemoryOutput(), stderr, env: {} })] });
     expect(stderr.text.trimEnd().split('\n')).toEqual([

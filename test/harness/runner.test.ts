@@ -18,7 +18,15 @@ describe('exit codes', () => {
   it('is 1 when a check fails or errors', async () => {
     const failed = await runChecks([check('a', pass()), check('b', fail())], base);
     expect(exitCodeFor(failed.summary)).toBe(1);
-    const errored = await runChecks([check('a', pass()), check('b', () => { throw new Error('boom'); })], base);
+    const errored = await runChecks(
+      [
+        check('a', pass()),
+        check('b', () => {
+          throw new Error('boom');
+        }),
+      ],
+      base,
+    );
     expect(exitCodeFor(errored.summary)).toBe(1);
   });
 
@@ -57,7 +65,14 @@ describe('exit codes', () => {
 
 describe('runner', () => {
   it('turns a throw into an error with the message and the stack head', async () => {
-    const report = await runChecks([check('t', () => { throw new TypeError('bad shape'); })], base);
+    const report = await runChecks(
+      [
+        check('t', () => {
+          throw new TypeError('bad shape');
+        }),
+      ],
+      base,
+    );
     const [r] = report.results;
     expect(r?.status).toBe('error');
     expect(r?.detail).toMatch(/^TypeError: bad shape\n {2}at /);
@@ -66,7 +81,16 @@ describe('runner', () => {
 
   it('turns a hung check into an error after the timeout and aborts its signal', async () => {
     let aborted = false;
-    const slow = check('slow', ({ signal }) => new Promise<Outcome>((resolve) => signal.addEventListener('abort', () => { aborted = true; resolve(pass()); })));
+    const slow = check(
+      'slow',
+      ({ signal }) =>
+        new Promise<Outcome>((resolve) =>
+          signal.addEventListener('abort', () => {
+            aborted = true;
+            resolve(pass());
+          }),
+        ),
+    );
     const report = await runChecks([slow], { ...base, timeoutMs: 20 });
     expect(report.results[0]).toMatchObject({ status: 'error', detail: 'timed out after 20 ms' });
     expect(aborted).toBe(true);
@@ -151,7 +175,13 @@ describe('coverage', () => {
       check('a', pass(), { rules: ['ns.verify.1'] }),
       check('b', fail(), { rules: ['ns.verify.2'] }),
       check('c', skip(), { rules: ['ns.verify.10'] }),
-      check('d', () => { throw new Error('x'); }, { rules: ['ns.request.nonce'] }),
+      check(
+        'd',
+        () => {
+          throw new Error('x');
+        },
+        { rules: ['ns.request.nonce'] },
+      ),
       check('e', pass(), { rules: ['ns.not-in-catalogue'] }),
     ];
     const report = await runChecks(checks, { ...base, coverageDocs: [1] });

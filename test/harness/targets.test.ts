@@ -24,7 +24,9 @@ describe('the targets file', () => {
   });
 
   it('refuses what the schema does not allow, naming the place', () => {
-    expect(() => parseTargets('{"rp": {"origin": "https://rp.example.test/path"}}', 't.json')).toThrow(/t\.json does not follow spec\/harness\/targets\.schema\.json:\n {2}\/rp\/origin must match pattern/);
+    expect(() => parseTargets('{"rp": {"origin": "https://rp.example.test/path"}}', 't.json')).toThrow(
+      /t\.json does not follow spec\/harness\/targets\.schema\.json:\n {2}\/rp\/origin must match pattern/,
+    );
     expect(() => parseTargets('{"rp": {"origin": "https://rp.test", "start": "x"}}', 't.json')).toThrow(/must NOT have unevaluated properties \(start\)/);
     expect(() => parseTargets('{"bridge": {}}', 't.json')).toThrow(/must NOT have additional properties \(bridge\)/);
     expect(() => parseTargets('{\n "rp": {\n', 't.json')).toThrow(/^t\.json:3: not valid JSON/);

@@ -12,7 +12,6 @@ import { Signer } from '../../harness/actors/signer/index.ts';
 import { spawnReferenceRp, type RpChild } from '../../harness/suites/rp/launch.ts';
 import { decodeObject } from '../../protocol/common/codec.ts';
 
-
 let authority: Authority;
 let rp: RpChild;
 let origin: string;

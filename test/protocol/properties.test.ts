@@ -19,17 +19,32 @@ const ORIGIN = 'https://rp.example.com';
 const runs = { numRuns: 200 };
 
 const base = {
-  svc_auth: '1', request_id: 'req', audience: ORIGIN, nonce: 'bm9uY2Utbm9uY2Utbm9uY2U',
-  issued_at: '2026-01-15T09:29:00Z', expires_at: '2026-01-15T09:31:00Z', action: 'signin',
-  statement: 'Sign in', scopes: ['messages:send', 'profile:read'],
+  svc_auth: '1',
+  request_id: 'req',
+  audience: ORIGIN,
+  nonce: 'bm9uY2Utbm9uY2Utbm9uY2U',
+  issued_at: '2026-01-15T09:29:00Z',
+  expires_at: '2026-01-15T09:31:00Z',
+  action: 'signin',
+  statement: 'Sign in',
+  scopes: ['messages:send', 'profile:read'],
 };
 
 // The rule that must refuse a change to each signed field (a well-formed change breaks the
 // signature, rule 7; a change that breaks the field's own check is refused earlier).
 const fieldRules: Record<string, number[]> = {
-  svc_auth: [1], request_id: [1, 7], identity: [1, 6, 7], audience: [1, 2], nonce: [1, 7],
-  issued_at: [1, 4, 7], expires_at: [1, 4, 7], action: [1, 3, 7], statement: [3, 7], scopes: [3, 7],
-  key_id: [1, 7], signature: [1, 7],
+  svc_auth: [1],
+  request_id: [1, 7],
+  identity: [1, 6, 7],
+  audience: [1, 2],
+  nonce: [1, 7],
+  issued_at: [1, 4, 7],
+  expires_at: [1, 4, 7],
+  action: [1, 3, 7],
+  statement: [3, 7],
+  scopes: [3, 7],
+  key_id: [1, 7],
+  signature: [1, 7],
 };
 
 describe('properties of the protocol core', () => {
@@ -38,7 +53,13 @@ describe('properties of the protocol core', () => {
     const identity = 'alice.example.com';
     const response = signApproval(profile, base, { identity, seed });
     const field = fc.constantFrom(...Object.keys(fieldRules));
-    const value = fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('2026-01-15T09:29:30Z', 'link', 'https://evil.example', 'bob.example.org', '2'), fc.array(fc.constantFrom('messages:send', 'profile:read', 'x'), { maxLength: 3 }), fc.integer(), fc.constant(null));
+    const value = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.constantFrom('2026-01-15T09:29:30Z', 'link', 'https://evil.example', 'bob.example.org', '2'),
+      fc.array(fc.constantFrom('messages:send', 'profile:read', 'x'), { maxLength: 3 }),
+      fc.integer(),
+      fc.constant(null),
+    );
     await fc.assert(
       fc.asyncProperty(field, value, async (f, v) => {
         fc.pre(JSON.stringify(response[f]) !== JSON.stringify(v));
@@ -80,9 +101,12 @@ describe('properties of the protocol core', () => {
       }),
       runs,
     );
-    fc.assert(fc.property(fc.array(fc.string()), (scopes) => {
-      expect(normalizeScopes(normalizeScopes(scopes))).toEqual(normalizeScopes(scopes));
-    }), runs);
+    fc.assert(
+      fc.property(fc.array(fc.string()), (scopes) => {
+        expect(normalizeScopes(normalizeScopes(scopes))).toEqual(normalizeScopes(scopes));
+      }),
+      runs,
+    );
   });
 
   it("the signer's scope order does not change the signature", () => {
@@ -106,7 +130,11 @@ describe('properties of the protocol core', () => {
         expect(sig).toEqual(noble.sign(seed, msg));
         expect(verifyEd25519(pub, msg, sig)).toBe(true);
         expect(noble.verify(pub, msg, sig)).toBe(true);
-        for (const [k, s] of [[randomKey, sig], [pub, randomSig], [randomKey, randomSig]] as const) {
+        for (const [k, s] of [
+          [randomKey, sig],
+          [pub, randomSig],
+          [randomKey, randomSig],
+        ] as const) {
           expect(verifyEd25519(k, msg, s)).toBe(noble.verify(k, msg, s));
         }
       }),

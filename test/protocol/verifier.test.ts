@@ -79,19 +79,30 @@ describe('native verifier (document 1, Authentication 3)', () => {
   });
 
   it('fails closed when the nonce cache cannot be reached', async () => {
-    const down: NonceStore = { claim: async () => { throw new Error('connection refused'); }, release: async () => undefined };
+    const down: NonceStore = {
+      claim: async () => {
+        throw new Error('connection refused');
+      },
+      release: async () => undefined,
+    };
     expect(await setup({ nonces: down })(approval())).toMatchObject({ ok: false, rule: 5, code: 'nonce_cache_unavailable' });
   });
 
   it('costs no resolution for a replayed or misaddressed approval (cheapest first)', async () => {
-    const resolve = vi.fn(async () => { throw new ResolutionError('unreachable', 'should not be asked'); });
+    const resolve = vi.fn(async () => {
+      throw new ResolutionError('unreachable', 'should not be asked');
+    });
     const verify = setup({ resolver: { resolve } });
     await verify(approval({ audience: 'https://evil.example' }));
     expect(resolve).not.toHaveBeenCalled();
   });
 
   it('reports a resolution failure and a DNS/HTTPS key mismatch as rule 6', async () => {
-    const mismatch: Resolver = { resolve: async () => { throw new ResolutionError('key_mismatch', 'DNS and HTTPS disagree'); } };
+    const mismatch: Resolver = {
+      resolve: async () => {
+        throw new ResolutionError('key_mismatch', 'DNS and HTTPS disagree');
+      },
+    };
     expect(await setup({ resolver: mismatch })(approval())).toMatchObject({ ok: false, rule: 6, code: 'key_mismatch' });
     expect(await setup({ resolver: new StaticResolver() })(approval())).toMatchObject({ ok: false, rule: 6, code: 'resolution_failed' });
   });
@@ -113,7 +124,16 @@ describe('native verifier (document 1, Authentication 3)', () => {
 
   it('never throws on hostile input', async () => {
     const verify = setup();
-    for (const input of [null, 1, 'x', [], {}, { svc_auth: '1', request_id: {}, nonce: [], signature: 1, identity: null }, { ...approval(), scopes: 'profile:read' }, { ...approval(), session_proof: 'x', key_id: 'session:1' }]) {
+    for (const input of [
+      null,
+      1,
+      'x',
+      [],
+      {},
+      { svc_auth: '1', request_id: {}, nonce: [], signature: 1, identity: null },
+      { ...approval(), scopes: 'profile:read' },
+      { ...approval(), session_proof: 'x', key_id: 'session:1' },
+    ]) {
       expect((await verify(input)).ok).toBe(false);
     }
   });

@@ -75,7 +75,25 @@ describe('the rp suite against broken RPs', () => {
   it('an RP that spends the nonce before the signature check fails the rule-7 checks on ns.nonce.spend-on-success', async () => {
     const run = await suiteAgainst('nonce-before-signature');
     expect(run.code).toBe(1);
-    const sameIdentity = ['bit-flip', 'canonical-crlf', 'canonical-lines-swapped', 'canonical-scopes-unsorted', 'canonical-statement-omitted', 'canonical-trailing-lf', 'key-id-invalid', 'proof-bad-key-encoding', 'proof-expired', 'proof-missing-field', 'proof-ttl-over-cap', 'proof-with-identity-key', 'proof-wrong-lines', 'proof-wrong-signer', 'session-key-not-proven', 'session-without-proof', 'wrong-key'];
+    const sameIdentity = [
+      'bit-flip',
+      'canonical-crlf',
+      'canonical-lines-swapped',
+      'canonical-scopes-unsorted',
+      'canonical-statement-omitted',
+      'canonical-trailing-lf',
+      'key-id-invalid',
+      'proof-bad-key-encoding',
+      'proof-expired',
+      'proof-missing-field',
+      'proof-ttl-over-cap',
+      'proof-with-identity-key',
+      'proof-wrong-lines',
+      'proof-wrong-signer',
+      'session-key-not-proven',
+      'session-without-proof',
+      'wrong-key',
+    ];
     expect(run.failed).toEqual(['rp/property/single-mutation', ...sameIdentity.map((n) => `rp/verify/rule-7/${n}`)].sort());
     const r = run.report.results.find((x) => x.id === 'rp/verify/rule-7/bit-flip')!;
     expect(r.rules).toContain('ns.nonce.spend-on-success');

@@ -32,7 +32,23 @@ afterAll(async () => {
   await authority?.close();
 });
 
-const args = () => ['run', '--suite', 'rp', '--rp', rp.origin, '--rp-start', `${rp.origin}${DOC_ONLY_PATHS.login}`, '--authority', authority.adminUrl, '--runs', '15', '--seed', '7', '--rp-resume-lifetime', String(TEST_RESUME_TTL_S)];
+const args = () => [
+  'run',
+  '--suite',
+  'rp',
+  '--rp',
+  rp.origin,
+  '--rp-start',
+  `${rp.origin}${DOC_ONLY_PATHS.login}`,
+  '--authority',
+  authority.adminUrl,
+  '--runs',
+  '15',
+  '--seed',
+  '7',
+  '--rp-resume-lifetime',
+  String(TEST_RESUME_TTL_S),
+];
 
 describe('the rp suite against an RP that follows document 1 only', () => {
   it('passes every document check (exit 0) and reports the project decisions it does not follow as profile differences', async () => {
@@ -53,7 +69,10 @@ describe('the rp suite against an RP that follows document 1 only', () => {
   it('with the profile gating (a targets file saying "profile": true) fails (exit 1), and only on profile checks', async () => {
     // The same target described by a targets file, as an outside implementer would.
     const file = join(await mkdtemp(join(tmpdir(), 'svc-doc-only-')), 'targets.json');
-    const targets = { authority: authority.adminUrl, rp: { origin: rp.origin, start_url: `${rp.origin}${DOC_ONLY_PATHS.login}`, declared: { resume_code_lifetime_s: TEST_RESUME_TTL_S }, profile: true } };
+    const targets = {
+      authority: authority.adminUrl,
+      rp: { origin: rp.origin, start_url: `${rp.origin}${DOC_ONLY_PATHS.login}`, declared: { resume_code_lifetime_s: TEST_RESUME_TTL_S }, profile: true },
+    };
     await writeFile(file, `// the document-only RP\n${JSON.stringify(targets, null, 2)}\n`);
     const run = await runCli(['run', '--targets', file, '--runs', '15', '--seed', '7']);
     expect(run.report.config.suites).toEqual([expect.objectContaining({ suite: 'rp', rp: rp.origin })]);

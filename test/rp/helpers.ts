@@ -44,8 +44,14 @@ export async function runCli(args: string[]): Promise<CliRun> {
   }
   const junit = await readFile(xml, 'utf8');
   const bad = report.results.filter((r) => r.status === 'failed' || r.status === 'error');
-  const failed = bad.filter((r) => r.gating !== false).map((r) => r.id).sort();
-  const differ = bad.filter((r) => r.gating === false).map((r) => r.id).sort();
+  const failed = bad
+    .filter((r) => r.gating !== false)
+    .map((r) => r.id)
+    .sort();
+  const differ = bad
+    .filter((r) => r.gating === false)
+    .map((r) => r.id)
+    .sort();
   return { code, out: io.stdout.text, err: io.stderr.text, report, junit, failed, differ };
 }
 
@@ -72,9 +78,11 @@ export type Breakage = 'resume-without-cookie' | 'no-nonce-no-guard' | 'no-audie
 export async function brokenRp(kind: Breakage, authority: Authority): Promise<RunningRp> {
   const memory = new MemoryNonceStore();
   const nonces =
-    kind === 'no-nonce-no-guard' ? { claim: async () => true, release: async () => undefined }
-    : kind === 'nonce-before-signature' ? { claim: (key: string, until: number) => memory.claim(key, until), release: async () => undefined }
-    : undefined;
+    kind === 'no-nonce-no-guard'
+      ? { claim: async () => true, release: async () => undefined }
+      : kind === 'nonce-before-signature'
+        ? { claim: (key: string, until: number) => memory.claim(key, until), release: async () => undefined }
+        : undefined;
   const rp = await startRp({ resolver: resolverOf(authority), resumeTtlSeconds: TEST_RESUME_TTL_S }, nonces ? { nonces } : {});
   const ctx = rp.app.context;
   if (kind === 'resume-without-cookie') {
@@ -110,7 +118,7 @@ export async function brokenRp(kind: Breakage, authority: Authority): Promise<Ru
     const approve = store.approve.bind(store);
     store.forDelivery = (id: string) => {
       const tx = forDelivery(id);
-      if (tx && tx.state.startsWith('approved')) tx.state = 'pending';
+      if (tx?.state.startsWith('approved')) tx.state = 'pending';
       return tx;
     };
     store.approve = (id, to, identity, resume) => {
@@ -159,7 +167,6 @@ export async function brokenRp(kind: Breakage, authority: Authority): Promise<Ru
 }
 
 // ---- redis-server for the Redis store tests ----
-
 
 export interface RedisServer {
   port: number;
@@ -224,16 +231,20 @@ export async function documentOnlyRp(authority: Authority): Promise<RunningRp> {
   // No request binding: the transaction check sees the fields of the request it issued.
   const verify = ctx.verify;
   ctx.verify = (response, beforeNonce) =>
-    verify(response, beforeNonce && ((r) => {
-      const tx = ctx.transactions.byRequestId(r.request_id as string);
-      if (!tx) return beforeNonce(r);
-      const bound: Record<string, unknown> = { ...r };
-      for (const f of COPIED) {
-        if (f in tx.request) bound[f] = tx.request[f];
-        else delete bound[f];
-      }
-      return beforeNonce(bound);
-    }));
+    verify(
+      response,
+      beforeNonce &&
+        ((r) => {
+          const tx = ctx.transactions.byRequestId(r.request_id as string);
+          if (!tx) return beforeNonce(r);
+          const bound: Record<string, unknown> = { ...r };
+          for (const f of COPIED) {
+            if (f in tx.request) bound[f] = tx.request[f];
+            else delete bound[f];
+          }
+          return beforeNonce(bound);
+        }),
+    );
   const origin = ctx.config.origin;
   const metadata = {
     [ctx.profile.ids.auth_field]: '1',

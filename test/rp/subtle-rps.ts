@@ -88,7 +88,17 @@ export async function subtleRp(kind: SubtleBreakage, authority: Authority): Prom
       if (!lax) return verdict;
       await beforeNonce?.(r);
       const identity = String(r.identity).trim().toLowerCase();
-      return { ok: true, identity, keyId: 'identity', delegated: false, requestId: r.request_id as string, action: r.action as string, scopes: Array.isArray(r.scopes) ? (r.scopes as string[]) : [], issuedAt, expiresAt: parseRfc3339(r.expires_at)! };
+      return {
+        ok: true,
+        identity,
+        keyId: 'identity',
+        delegated: false,
+        requestId: r.request_id as string,
+        action: r.action as string,
+        scopes: Array.isArray(r.scopes) ? (r.scopes as string[]) : [],
+        issuedAt,
+        expiresAt: parseRfc3339(r.expires_at)!,
+      };
     };
   }
 
@@ -147,4 +157,3 @@ export async function subtleRp(kind: SubtleBreakage, authority: Authority): Prom
   }
   return rp;
 }
-

@@ -32,7 +32,23 @@ afterAll(async () => {
 async function suite(rp: RunningRp, opts: { checks?: string[]; extra?: string[] } = {}) {
   try {
     const select = (opts.checks ?? []).flatMap((c) => ['--check', c]);
-    return await runCli(['run', '--suite', 'rp', '--rp', rp.origin, '--authority', authority.adminUrl, '--runs', '15', '--seed', '7', '--rp-resume-lifetime', String(RESUME_TTL_S), ...select, ...(opts.extra ?? [])]);
+    return await runCli([
+      'run',
+      '--suite',
+      'rp',
+      '--rp',
+      rp.origin,
+      '--authority',
+      authority.adminUrl,
+      '--runs',
+      '15',
+      '--seed',
+      '7',
+      '--rp-resume-lifetime',
+      String(RESUME_TTL_S),
+      ...select,
+      ...(opts.extra ?? []),
+    ]);
   } finally {
     await rp.close();
   }
@@ -99,7 +115,9 @@ describe('the subtle checks and the transaction model', () => {
     const run = await against('signature-before-match', { checks: MINE });
     expect(run.failed).toEqual(['rp/transaction/match-before-signature']);
     expect(run.differ).toEqual([]);
-    expect(run.report.results.find((x) => x.id === 'rp/transaction/match-before-signature')!.detail).toMatch(/the genuine approval with the right code after a wrong code \(and a bad signature\) answered 200/);
+    expect(run.report.results.find((x) => x.id === 'rp/transaction/match-before-signature')!.detail).toMatch(
+      /the genuine approval with the right code after a wrong code \(and a bad signature\) answered 200/,
+    );
   }, 120_000);
 
   it('an RP whose resume codes never expire fails the resume-code expiry check', async () => {
@@ -121,6 +139,8 @@ describe('the subtle checks and the transaction model', () => {
     expect(run.code).toBe(0);
     expect(run.failed).toEqual([]);
     expect(run.differ).toEqual(['rp/profile/delivery-body-cap-edge']);
-    expect(run.report.results.find((x) => x.id === 'rp/profile/delivery-body-cap-edge')!.detail).toMatch(new RegExp(`${SLOPPY_CAP + 1} bytes answered 400 malformed_delivery .* expected 413 body_too_large`));
+    expect(run.report.results.find((x) => x.id === 'rp/profile/delivery-body-cap-edge')!.detail).toMatch(
+      new RegExp(`${SLOPPY_CAP + 1} bytes answered 400 malformed_delivery .* expected 413 body_too_large`),
+    );
   }, 180_000);
 });

@@ -16,7 +16,10 @@ export default function provision(): void {
   }
   process.stderr.write(`test set-up: installing ${names.join(', ')} from Debian (apt-get; SVC_TEST_NO_INSTALL=1 skips this)...\n`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', '--no-install-recommends', ...names]]) {
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', '--no-install-recommends', ...names],
+  ]) {
     const r = spawnSync('apt-get', args, { env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
     if (r.status !== 0) {
       process.stderr.write(`test set-up: apt-get ${args[0]} failed (${r.status ?? r.signal}): ${(r.stderr ?? '').trim().split('\n').slice(-3).join(' | ')}\n`);

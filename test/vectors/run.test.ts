@@ -14,7 +14,12 @@ const INTEROP = join(import.meta.dirname, '../../../shared/interop/poweur');
 
 function capture() {
   let text = '';
-  const stream = new Writable({ write(chunk, _enc, done) { text += String(chunk); done(); } });
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      text += String(chunk);
+      done();
+    },
+  });
   return { stream, text: () => text };
 }
 

@@ -91,13 +91,13 @@ export function randomLoopback(): string {
 
 export function toSeed(input: KeyInput, what = 'seed'): Uint8Array {
   const bytes = typeof input === 'string' ? decodeBase64Any(input.trim()) : input;
-  if (!bytes || bytes.length !== 32) throw new AuthorityError(`${what} must be 32 bytes (base64url)`);
+  if (bytes?.length !== 32) throw new AuthorityError(`${what} must be 32 bytes (base64url)`);
   return bytes;
 }
 
 export function toPublicKey(input: KeyInput, kind: 'signing' | 'encryption' = 'signing'): Uint8Array {
   const bytes = typeof input === 'string' ? parseKey(input, kind) : input;
-  if (!bytes || bytes.length !== 32) throw new AuthorityError(`${kind === 'signing' ? 'public key' : 'encryption key'} must be 32 bytes (${kind === 'signing' ? 'ed25519' : 'x25519'}:<b64url>)`);
+  if (bytes?.length !== 32) throw new AuthorityError(`${kind === 'signing' ? 'public key' : 'encryption key'} must be 32 bytes (${kind === 'signing' ? 'ed25519' : 'x25519'}:<b64url>)`);
   return bytes;
 }
 
@@ -179,8 +179,14 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
     const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
     const path = (req.url ?? '/').split('?')[0];
     const p = identities.get(host);
-    if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method_not_allowed', detail: 'GET only' });
-    if (path !== ids.id_document_path || !p) return json(res, 404, { error: 'not_found', detail: `no identity document at https://${host}${path}` });
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      json(res, 405, { error: 'method_not_allowed', detail: 'GET only' });
+      return;
+    }
+    if (path !== ids.id_document_path || !p) {
+      json(res, 404, { error: 'not_found', detail: `no identity document at https://${host}${path}` });
+      return;
+    }
     const f = p.faults;
     if (f.timeout === 'https' || f.timeout === 'both') {
       held.add(res);
@@ -221,7 +227,10 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
     {
       ...defaultLeaf,
       SNICallback: (servername, cb) => {
-        ca.contextFor(servername).then((ctx) => cb(null, ctx), (error: Error) => cb(error));
+        ca.contextFor(servername).then(
+          (ctx) => cb(null, ctx),
+          (error: Error) => cb(error),
+        );
       },
     },
     serveDocument,
@@ -327,7 +336,8 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
         delete next.dnsKey;
       }
       if (fault.timeout !== undefined && !['dns', 'https', 'both'].includes(fault.timeout)) throw new AuthorityError('timeout takes dns, https or both');
-      if (fault.httpsStatus !== undefined && (!Number.isInteger(fault.httpsStatus) || fault.httpsStatus < 100 || fault.httpsStatus > 599)) throw new AuthorityError('httpsStatus must be an HTTP status');
+      if (fault.httpsStatus !== undefined && (!Number.isInteger(fault.httpsStatus) || fault.httpsStatus < 100 || fault.httpsStatus > 599))
+        throw new AuthorityError('httpsStatus must be an HTTP status');
       p.faults = next;
       return infoOf(p);
     },
@@ -385,7 +395,11 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
   };
 }
 
-function listen(server: { listen: (port: number, host: string, cb: () => void) => unknown; once: (e: 'error', cb: (err: Error) => void) => unknown; off: (e: 'error', cb: (err: Error) => void) => unknown }, port: number, host: string): Promise<void> {
+function listen(
+  server: { listen: (port: number, host: string, cb: () => void) => unknown; once: (e: 'error', cb: (err: Error) => void) => unknown; off: (e: 'error', cb: (err: Error) => void) => unknown },
+  port: number,
+  host: string,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -102,7 +102,10 @@ export interface AuthorityControl {
 }
 
 export class AuthorityError extends Error {
-  constructor(message: string, readonly status = 400) {
+  constructor(
+    message: string,
+    readonly status = 400,
+  ) {
     super(message);
     this.name = 'AuthorityError';
   }

@@ -190,7 +190,11 @@ export class Signer {
     const res =
       form === 'bare'
         ? await this.http.post(responseUri, encodedApproval, { headers: { 'content-type': 'text/plain', accept: 'application/json' }, noCookies: true, ...signal })
-        : await this.http.post(responseUri, { response: encodedApproval, ...(options.match !== undefined ? { match: options.match } : {}) }, { headers: { accept: 'application/json' }, noCookies: true, ...signal });
+        : await this.http.post(
+            responseUri,
+            { response: encodedApproval, ...(options.match !== undefined ? { match: options.match } : {}) },
+            { headers: { accept: 'application/json' }, noCookies: true, ...signal },
+          );
     let body: unknown;
     try {
       body = res.json();
@@ -231,7 +235,12 @@ export class Signer {
     if (typeof metadata.context_uri !== 'string') return undefined;
     const sep = metadata.context_uri.includes('?') ? '&' : '?';
     try {
-      const res = await this.http.get(`${metadata.context_uri}${sep}request_id=${encodeURIComponent(requestId)}`, { headers: { accept: 'application/json' }, noCookies: true, maxBodyBytes: limits.metadata_body_max_bytes, ...(signal ? { signal } : {}) });
+      const res = await this.http.get(`${metadata.context_uri}${sep}request_id=${encodeURIComponent(requestId)}`, {
+        headers: { accept: 'application/json' },
+        noCookies: true,
+        maxBodyBytes: limits.metadata_body_max_bytes,
+        ...(signal ? { signal } : {}),
+      });
       const body = res.status === 200 ? res.json() : undefined;
       return body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
     } catch (error) {

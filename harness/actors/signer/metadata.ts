@@ -35,7 +35,7 @@ export function isDevelopmentHost(host: string): boolean {
   if (h === 'localhost' || h.endsWith('.localhost')) return true;
   if (h === '[::1]' || h === '::1') return true;
   const m = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
-  return m !== null && m.slice(1).every((o) => Number(o) <= 255);
+  return m?.slice(1).every((o) => Number(o) <= 255) ?? false;
 }
 
 /** The normalized https origin, or a development http origin; refuses anything else. */
@@ -84,7 +84,8 @@ export function metadataProblems(profile: Profile, doc: unknown, origin: string)
     if (!Array.isArray(d.scopes) || !d.scopes.every((s) => typeof s === 'string')) out.push(problem('ns.metadata.scopes', 'scopes is not an array of strings'));
     else for (const s of d.scopes as string[]) if (!supportedScopes.has(s)) out.push(problem('ns.metadata.scopes', `advertised scope ${JSON.stringify(s)} is outside the RP's namespace`));
   }
-  if (d.transports !== undefined && (!Array.isArray(d.transports) || !d.transports.every((t) => typeof t === 'string'))) out.push(problem('ns.metadata.required', 'transports is not an array of strings'));
+  if (d.transports !== undefined && (!Array.isArray(d.transports) || !d.transports.every((t) => typeof t === 'string')))
+    out.push(problem('ns.metadata.required', 'transports is not an array of strings'));
   if (d.contact_uri !== undefined && typeof d.contact_uri !== 'string') out.push(problem('ns.metadata.required', 'contact_uri is not a string'));
   return out;
 }
@@ -100,7 +101,8 @@ export async function fetchMetadata(profile: Profile, http: HttpClient, audience
     if (error instanceof HttpError) refuse('ns.auth.1', `the metadata at ${url} cannot be fetched: ${error.message}`, error.exchange);
     throw error;
   }
-  if (res.status >= 300 && res.status < 400) refuse('ns.metadata.no-redirects', `the metadata fetch of ${url} answered ${res.status}${res.location ? ` to ${res.location}` : ''}; signers do not follow redirects`, res.exchange);
+  if (res.status >= 300 && res.status < 400)
+    refuse('ns.metadata.no-redirects', `the metadata fetch of ${url} answered ${res.status}${res.location ? ` to ${res.location}` : ''}; signers do not follow redirects`, res.exchange);
   if (res.status !== 200) refuse('ns.metadata.path', `the metadata fetch of ${url} answered ${res.status}, not 200`, res.exchange);
   let doc: unknown;
   try {

@@ -56,7 +56,8 @@ export async function loadRequest(profile: Profile, http: HttpClient, input: str
     if (error instanceof HttpError) refuse('ns.reference.json', `the reference ${link} cannot be fetched: ${error.message}`, error.exchange);
     throw error;
   }
-  if (res.status >= 300 && res.status < 400) refuse('ns.reference.no-redirects', `the reference ${link} answered ${res.status}${res.location ? ` to ${res.location}` : ''}; signers do not follow redirects`, res.exchange);
+  if (res.status >= 300 && res.status < 400)
+    refuse('ns.reference.no-redirects', `the reference ${link} answered ${res.status}${res.location ? ` to ${res.location}` : ''}; signers do not follow redirects`, res.exchange);
   if (res.status === 404 || res.status === 410) refuse('ns.reference.gone', `the reference ${link} is expired or used (${res.status})`, res.exchange);
   if (res.status !== 200) refuse('ns.reference.json', `the reference ${link} answered ${res.status}, not 200`, res.exchange);
   let body: unknown;

@@ -110,7 +110,10 @@ export class Session {
   readonly #clients: HttpClient[] = [];
   readonly signer: HttpClient;
 
-  constructor(readonly target: RpTarget, readonly signal?: AbortSignal) {
+  constructor(
+    readonly target: RpTarget,
+    readonly signal?: AbortSignal,
+  ) {
     this.signer = this.client(false);
   }
 
@@ -184,7 +187,11 @@ export class Session {
   }
 
   /** Delivers `approval` (an object, or text sent as is) to the request's response_uri. */
-  async deliver(request: Record<string, unknown>, approval: Record<string, unknown> | string, opts: { match?: string; form?: DeliveryForm; url?: string; client?: HttpClient } = {}): Promise<HttpResponse> {
+  async deliver(
+    request: Record<string, unknown>,
+    approval: Record<string, unknown> | string,
+    opts: { match?: string; form?: DeliveryForm; url?: string; client?: HttpClient } = {},
+  ): Promise<HttpResponse> {
     const url = opts.url ?? (await this.responseUri(request));
     const client = opts.client ?? this.signer;
     const text = typeof approval === 'string' ? approval : encodeApproval(approval, opts.form ?? 'bare');
@@ -241,7 +248,11 @@ export class Session {
   }
 
   /** Same-device completion: deliver bare, resume with the starting browser, then poll. */
-  async completeSameDevice(started: Started, approval: Record<string, unknown> | string, opts: { form?: DeliveryForm; url?: string } = {}): Promise<{ ok: boolean; problem?: string; identity?: string }> {
+  async completeSameDevice(
+    started: Started,
+    approval: Record<string, unknown> | string,
+    opts: { form?: DeliveryForm; url?: string } = {},
+  ): Promise<{ ok: boolean; problem?: string; identity?: string }> {
     const delivered = await this.deliver(started.request, approval, opts);
     if (!accepted(delivered)) return { ok: false, problem: `the delivery answered ${said(delivered)}` };
     const receipt = safeJson(delivered);

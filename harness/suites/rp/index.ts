@@ -48,7 +48,8 @@ export async function rpSuite(target: RpTarget): Promise<SuiteLoad> {
     ...concurrencyChecks(t),
     ...robustnessChecks(t),
     ...propertyChecks(t),
-    ...modelChecks(t), ...subtleChecks(t),
+    ...modelChecks(t),
+    ...subtleChecks(t),
   ];
   checks.push(
     rpCheck(t, {

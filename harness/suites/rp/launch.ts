@@ -56,7 +56,6 @@ export interface RpChild {
   stop(): Promise<void>;
 }
 
-
 export async function startReference(options: ReferenceOptions): Promise<ReferenceRun> {
   const n = options.processes ?? 1;
   const children: RpChild[] = [];
@@ -79,13 +78,25 @@ export async function startReference(options: ReferenceOptions): Promise<Referen
     authority = await startAuthority({ profile: options.profile });
     const dataDir = await mkdtemp(join(tmpdir(), 'svc-rp-'));
     dirs.push(dataDir);
-    const common = ['--dns-server', authority.dnsServer, '--ca', authority.caFile, '--service-name', options.profile.name, '--resolver-timeout', String(REFERENCE_RESOLVER_TIMEOUT_MS), '--resume-ttl', String(REFERENCE_RESUME_TTL_S)];
+    const common = [
+      '--dns-server',
+      authority.dnsServer,
+      '--ca',
+      authority.caFile,
+      '--service-name',
+      options.profile.name,
+      '--resolver-timeout',
+      String(REFERENCE_RESOLVER_TIMEOUT_MS),
+      '--resume-ttl',
+      String(REFERENCE_RESUME_TTL_S),
+    ];
     const store = options.nonceStore ? ['--nonce-store', options.nonceStore] : [];
-    const spawnRp = (args: string[], log?: (line: string) => void) => spawnReferenceRp(args, { ...(log ? { log } : {}), onSpawn: (c) => children.push(c) }).then((c) => {
-      // Keep it in `children` once (onSpawn pushed it at spawn).
-      children.splice(children.indexOf(c), 1);
-      return c;
-    });
+    const spawnRp = (args: string[], log?: (line: string) => void) =>
+      spawnReferenceRp(args, { ...(log ? { log } : {}), onSpawn: (c) => children.push(c) }).then((c) => {
+        // Keep it in `children` once (onSpawn pushed it at spawn).
+        children.splice(children.indexOf(c), 1);
+        return c;
+      });
     const first = await spawnRp(['--port', '0', '--data-dir', dataDir, ...store, ...common], options.log);
     children.push(first);
     const rest = await Promise.all(Array.from({ length: n - 1 }, () => spawnRp(['--port', '0', '--data-dir', dataDir, '--origin', first.origin, ...store, ...common], options.log)));

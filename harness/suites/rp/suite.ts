@@ -123,7 +123,11 @@ function roleOf(f: RpFlags, fromFile: RpRole | undefined): RpRole | undefined {
   if ((f.rpProcess ?? []).length > 0) base.processes = f.rpProcess!;
   if (f.rpBrokenStore !== undefined) base.broken_store_origin = f.rpBrokenStore;
   if (f.rpResumeLifetime !== undefined || f.rpBodyCap !== undefined) {
-    base.declared = { ...base.declared, ...(f.rpResumeLifetime !== undefined ? { resume_code_lifetime_s: f.rpResumeLifetime } : {}), ...(f.rpBodyCap !== undefined ? { delivery_body_max_bytes: f.rpBodyCap } : {}) };
+    base.declared = {
+      ...base.declared,
+      ...(f.rpResumeLifetime !== undefined ? { resume_code_lifetime_s: f.rpResumeLifetime } : {}),
+      ...(f.rpBodyCap !== undefined ? { delivery_body_max_bytes: f.rpBodyCap } : {}),
+    };
   }
   return base;
 }

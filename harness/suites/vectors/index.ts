@@ -75,7 +75,9 @@ export async function vectorSuite(options: VectorSuiteOptions): Promise<SuiteLoa
     const abs = resolve(dir);
     if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new ConfigError(`vector directory ${dir} does not exist`);
     const label = basename(abs);
-    const files = readdirSync(abs).filter((f) => f.endsWith('.json')).sort();
+    const files = readdirSync(abs)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     if (files.length === 0) throw new ConfigError(`vector directory ${dir} has no .json files`);
     for (const name of files) {
       const source = `${label}/${name}`;
@@ -100,9 +102,11 @@ export async function vectorSuite(options: VectorSuiteOptions): Promise<SuiteLoa
       const kc: KindContext = { profile, source, core, file: kind.single ? [file] : file };
       const validate = validatorFor(kind.schema);
       if (validate) {
-        checks.push(vectorCheck(kc, 'schema', ['ns.version.vectors'], (e) => {
-          if (!validate(file)) e.that(false, `does not match spec/vectors/${kind.schema}.schema.json: ${ajv.errorsText(validate.errors)}`);
-        }));
+        checks.push(
+          vectorCheck(kc, 'schema', ['ns.version.vectors'], (e) => {
+            if (!validate(file)) e.that(false, `does not match spec/vectors/${kind.schema}.schema.json: ${ajv.errorsText(validate.errors)}`);
+          }),
+        );
       }
       checks.push(...kind.checks(kc));
     }

@@ -26,7 +26,10 @@ const approvalInput = fc.record({
   issuedOffset: fc.integer({ min: -120, max: 60 }),
   span: fc.integer({ min: 1, max: 300 }),
   action: fc.constantFrom('signin', 'signup', 'link'),
-  statement: fc.option(fc.string({ maxLength: 80 }).filter((s) => !/[\u0000-\u001f\u007f-\u009f]/.test(s)), { nil: undefined }),
+  statement: fc.option(
+    fc.string({ maxLength: 80 }).filter((s) => !/[\u0000-\u001f\u007f-\u009f]/.test(s)),
+    { nil: undefined },
+  ),
   scopes: fc.subarray(['messages:send', 'profile:read']),
 });
 
@@ -77,7 +80,8 @@ export function propertyChecks(profile: Profile, core: Core, source: string): Ch
     arbitrary: fc.tuple(approvalInput, fc.constantFrom(...Object.keys(MUTATIONS)), fc.nat()),
     predicate: async ([input, field, pick]) => {
       const { identity, response } = build(profile, input);
-      const fresh = () => core.createVerifier({ profile, origin: ORIGIN, resolver: new StaticResolver().set(identity, core.publicKeyFromSeed(input.seed)), nonces: new MemoryNonceStore(() => NOW), now: () => NOW });
+      const fresh = () =>
+        core.createVerifier({ profile, origin: ORIGIN, resolver: new StaticResolver().set(identity, core.publicKeyFromSeed(input.seed)), nonces: new MemoryNonceStore(() => NOW), now: () => NOW });
       const accepted = await fresh()(response);
       if (!accepted.ok) return { ok: false, detail: `the unmutated approval was refused: rule ${accepted.rule} ${accepted.code}`, evidence: { response } };
       const m = MUTATIONS[field]!;
@@ -108,7 +112,10 @@ export function propertyChecks(profile: Profile, core: Core, source: string): Ch
       flipped[bit >> 3]! ^= 1 << (bit & 7);
       const otherKey = Uint8Array.from(pub);
       otherKey[keyByte % 32]! ^= 1;
-      for (const [k, s] of [[pub, flipped], [otherKey, sig]] as const) {
+      for (const [k, s] of [
+        [pub, flipped],
+        [otherKey, sig],
+      ] as const) {
         const a = core.verifyEd25519(k, message, s);
         const b = noble.verify(k, message, s);
         if (a !== b) return { ok: false, detail: `core says ${a}, noble says ${b}`, evidence: { key: encodeBase64url(k), signature: encodeBase64url(s) } };

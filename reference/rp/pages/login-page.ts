@@ -27,7 +27,9 @@ export async function qrSvg(text: string): Promise<string> {
 
 export async function loginPage(d: LoginPageData): Promise<string> {
   const qr = await qrSvg(d.requestUri);
-  return layout({ title: 'Sign in', rpName: d.rpName, script: true }, `<h1>Sign in to ${esc(d.rpName)}</h1>
+  return layout(
+    { title: 'Sign in', rpName: d.rpName, script: true },
+    `<h1>Sign in to ${esc(d.rpName)}</h1>
 <div id="login" data-poll-uri="${esc(d.pollUri)}" data-poll-secret="${esc(d.pollSecret)}" data-response-uri="${esc(d.responseUri)}" data-home="${esc(d.home)}">
 <p id="status" data-testid="status" data-status="pending" aria-live="polite">Waiting for your approval&hellip;</p>
 <section class="cross">
@@ -53,5 +55,6 @@ export async function loginPage(d: LoginPageData): Promise<string> {
     <p id="paste-error" data-testid="paste-error" role="alert"></p>
   </form>
 </section>
-</div>`);
+</div>`,
+  );
 }

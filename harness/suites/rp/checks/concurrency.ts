@@ -24,7 +24,11 @@ export function concurrencyChecks(target: RpTarget): Check[] {
         const base = await s.responseUri(t.request);
         const clients = processes.map(() => s.client(false));
         const answers = await Promise.all(
-          Array.from({ length: RACE_DELIVERIES }, (_, i) => s.deliver(t.request, approval, { url: onProcess(base, processes[i % processes.length]!), client: clients[i % clients.length]!, ...(i % 2 ? { match: t.matchCode } : {}) }).catch((error: Error) => error)),
+          Array.from({ length: RACE_DELIVERIES }, (_, i) =>
+            s
+              .deliver(t.request, approval, { url: onProcess(base, processes[i % processes.length]!), client: clients[i % clients.length]!, ...(i % 2 ? { match: t.matchCode } : {}) })
+              .catch((error: Error) => error),
+          ),
         );
         const ok = answers.filter((a): a is HttpResponse => !(a instanceof Error) && accepted(a));
         const errors = answers.filter((a) => a instanceof Error);

@@ -70,7 +70,10 @@ class Run {
   readonly spent: Array<{ tx: Tx; approval: Record<string, unknown> }> = [];
   tx!: Tx;
 
-  constructor(readonly s: Session, readonly who: [TestIdentity, TestIdentity]) {}
+  constructor(
+    readonly s: Session,
+    readonly who: [TestIdentity, TestIdentity],
+  ) {}
 
   expect(condition: boolean, problem: string): void {
     if (!condition) throw new ModelMismatch(problem);
@@ -113,7 +116,10 @@ class Run {
         return `refused ${r.status} -> ended`;
       }
       const receipt = receiptOf(r);
-      this.expect(receipt !== undefined && receipt.status === 'ok', `a valid ${b === 'bare' ? 'same-device' : 'cross-device'} approval of a pending transaction answered ${said(r)}, expected the receipt {status: "ok"}`);
+      this.expect(
+        receipt !== undefined && receipt.status === 'ok',
+        `a valid ${b === 'bare' ? 'same-device' : 'cross-device'} approval of a pending transaction answered ${said(r)}, expected the receipt {status: "ok"}`,
+      );
       this.spent.push({ tx, approval });
       tx.identity = this.who[index].identity;
       if (b === 'bare') {
@@ -156,9 +162,13 @@ class Run {
         tx.state = 'completed';
         return `answered ${r.status} -> completed`;
       }
-      this.expect(!completed, `a resume ${a === 'cookie' ? 'with' : 'without'} the binding cookie and ${b === 'right-code' ? 'the right' : 'a wrong'} code in state ${tx.state} completed the login (resume answered ${said(r)})`);
+      this.expect(
+        !completed,
+        `a resume ${a === 'cookie' ? 'with' : 'without'} the binding cookie and ${b === 'right-code' ? 'the right' : 'a wrong'} code in state ${tx.state} completed the login (resume answered ${said(r)})`,
+      );
       if (tx.state === 'approved-same') {
-        if (b === 'right-code') tx.state = 'unfinished'; // the code met no cookie: the login stays unfinished
+        if (b === 'right-code')
+          tx.state = 'unfinished'; // the code met no cookie: the login stays unfinished
         else tx.doubt = true;
       }
       return `answered ${r.status}, not completed -> ${tx.state}${tx.doubt ? ' (doubt)' : ''}`;
@@ -167,7 +177,10 @@ class Run {
     // poll
     if (a === 'wrong-secret') {
       const p = await s.pollStatus(encodeBase64url(randomBytes(32)));
-      this.expect(p.identity === undefined && p.status !== 'completed' && p.status !== 'approved' && p.response.setCookies.length === 0, `a poll with a wrong secret revealed something: ${said(p.response)}`);
+      this.expect(
+        p.identity === undefined && p.status !== 'completed' && p.status !== 'approved' && p.response.setCookies.length === 0,
+        `a poll with a wrong secret revealed something: ${said(p.response)}`,
+      );
       return `answered ${p.response.status}`;
     }
     const p = await s.pollStatus(tx.started.pollSecret);
@@ -186,7 +199,10 @@ class Run {
           return `${shown} -> unfinished`;
         }
         // Before resume the poll reports approved and hands out nothing.
-        this.expect(p.status === 'approved' && p.identity === undefined && p.response.setCookies.length === 0, `the poll before resume answered ${said(p.response)}, expected "approved" and nothing handed out`);
+        this.expect(
+          p.status === 'approved' && p.identity === undefined && p.response.setCookies.length === 0,
+          `the poll before resume answered ${said(p.response)}, expected "approved" and nothing handed out`,
+        );
         tx.doubt = false;
         return shown;
       default:
@@ -205,7 +221,16 @@ export function modelChecks(target: RpTarget): Check[] {
   const check = rpProperty<Command[]>({
     id: 'rp/property/transaction-model',
     title: `random sequences of up to ${MAX_COMMANDS} commands (start, deliver bare or with the right or wrong match code, resume with or without cookie and code, poll with the right or a wrong secret, replay) answer as document 1's transaction table allows`,
-    rules: ['ns.transaction.same-device', 'ns.transaction.resume', 'ns.transaction.resume-refused', 'ns.transaction.cross-device', 'ns.transaction.poll', 'ns.transaction.match-wrong', 'ns.transaction.poll-before-resume', 'ns.transaction.one-approval'],
+    rules: [
+      'ns.transaction.same-device',
+      'ns.transaction.resume',
+      'ns.transaction.resume-refused',
+      'ns.transaction.cross-device',
+      'ns.transaction.poll',
+      'ns.transaction.match-wrong',
+      'ns.transaction.poll-before-resume',
+      'ns.transaction.one-approval',
+    ],
     context: ['ns.start.contract', 'ns.transport.poll-shape', 'ns.auth.6.poll-secret', 'ns.nonce.single-use'],
     arbitrary: fc.array(fc.constantFrom(...COMMANDS), { minLength: 1, maxLength: MAX_COMMANDS }),
     predicate: async (commands, ctx): Promise<PropertyVerdict> => {

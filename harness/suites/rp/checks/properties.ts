@@ -14,7 +14,6 @@ import { rpProperty } from '../check.ts';
 import { CheckFailure, Session, said, sessionFor, sign, type RpTarget, type Started } from '../driver.ts';
 import { nonCanonicalS } from './verification.ts';
 
-
 const statement = fc.oneof(
   fc.constant(undefined),
   fc.stringMatching(/^[A-Za-z0-9 .,!?'-]{1,80}$/),
@@ -42,15 +41,18 @@ async function startWith(s: Session, options: { action?: string; scopes?: string
   }
 }
 
-
 // Single changes to an approval: field -> candidate values (functions of the approval).
 type Mutator = (a: Record<string, unknown>, auth: string) => Record<string, unknown>;
-const set = (field: string, value: unknown): Mutator => (a) => ({ ...a, [field]: value });
-const drop = (field: string): Mutator => (a) => {
-  const out = { ...a };
-  delete out[field];
-  return out;
-};
+const set =
+  (field: string, value: unknown): Mutator =>
+  (a) => ({ ...a, [field]: value });
+const drop =
+  (field: string): Mutator =>
+  (a) => {
+    const out = { ...a };
+    delete out[field];
+    return out;
+  };
 const MUTATORS: Record<string, Mutator[]> = {
   auth: [(a, auth) => ({ ...a, [auth]: '2' }), (a, auth) => ({ ...a, [auth]: 1 }), (a, auth) => ({ ...a, [auth]: null })],
   request_id: [set('request_id', 'x'), set('request_id', ''), set('request_id', 7), drop('request_id')],
@@ -61,7 +63,12 @@ const MUTATORS: Record<string, Mutator[]> = {
   expires_at: [set('expires_at', '2099-01-16T09:31:00Z'), set('expires_at', '2026-01-15 09:31:00'), set('expires_at', '2000-01-01T00:00:00Z')],
   action: [(a) => ({ ...a, action: a.action === 'link' ? 'signin' : 'link' }), set('action', 'delete'), set('action', null)],
   statement: [set('statement', 'edited'), set('statement', 'line\nbreak'), set('statement', 'x'.repeat(limits.statement_max_bytes + 1))],
-  scopes: [(a) => ({ ...a, scopes: Array.isArray(a.scopes) && a.scopes.length > 0 ? [] : [vocabulary.scopes.values[0]] }), set('scopes', [...vocabulary.scopes.values].sort().reverse()), set('scopes', ['dav:rw:apps']), set('scopes', 'profile:read')],
+  scopes: [
+    (a) => ({ ...a, scopes: Array.isArray(a.scopes) && a.scopes.length > 0 ? [] : [vocabulary.scopes.values[0]] }),
+    set('scopes', [...vocabulary.scopes.values].sort().reverse()),
+    set('scopes', ['dav:rw:apps']),
+    set('scopes', 'profile:read'),
+  ],
   key_id: [set('key_id', 'session:abc'), set('key_id', 'other'), set('key_id', '')],
   signature: [set('signature', 'AAAA'), set('signature', 'not base64!'), (a) => ({ ...a, signature: nonCanonicalS(a.signature as string) }), drop('signature')],
   session_proof: [(a) => ({ ...a, session_proof: { session_public_key: 'x', issued_at: 'y', expires_at: 'z', nonce: 'n', identity_signature: 's' } })],

@@ -33,10 +33,14 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     if (ms <= 0) return resolve();
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-    }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      },
+      { once: true },
+    );
   });
 
 /** A delivery that must not sign anybody in: refused (4xx), and if a resume_uri came back anyway, resuming it completes nothing. */
@@ -128,7 +132,7 @@ export function subtleChecks(target: RpTarget): Check[] {
     }),
     c({
       id: 'rp/profile/previous-key-boundary',
-      title: 'a previous key whose valid_until equals the request\'s issued_at still verifies its approval (valid_until is inclusive)',
+      title: "a previous key whose valid_until equals the request's issued_at still verifies its approval (valid_until is inclusive)",
       rules: ['ns.identity-document.previous-keys'],
       context: [...DRIVE, 'ns.verify.7'],
       run: async (s, e) => {
@@ -166,7 +170,8 @@ export function subtleChecks(target: RpTarget): Check[] {
     }),
     c({
       id: 'rp/transaction/match-before-signature',
-      title: 'a wrong match code ends the transaction even when the approval\'s signature is also bad (the match code is checked first): the genuine approval with the right code afterwards does not complete',
+      title:
+        "a wrong match code ends the transaction even when the approval's signature is also bad (the match code is checked first): the genuine approval with the right code afterwards does not complete",
       rules: ['ns.transaction.cross-device', 'ns.transaction.match-wrong'],
       context: [...DRIVE, 'ns.verify.7'],
       run: async (s, e) => {

@@ -2,7 +2,7 @@
 // harness signer, harness/actors/signer, does the signer's side): the metadata document, the
 // request it builds, requests by reference, the context record, the login page's transports, and
 // the encodings a receiver must accept.
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Check } from '../../../run/model.ts';
 import { Browser, Signer, SignerError, fetchMetadata, loadRequest, metadataProblems, validateRequest, checkAudience } from '../../../actors/signer/index.ts';
 import { decodeObject, encodeObject } from '../../../../protocol/common/codec.ts';
@@ -55,7 +55,7 @@ export function surfaceChecks(target: RpTarget): Check[] {
     }),
     c({
       id: 'rp/profile/metadata-schema',
-      title: 'the metadata matches the project\'s schema (spec/objects/rp-metadata.schema.json: which fields are required)',
+      title: "the metadata matches the project's schema (spec/objects/rp-metadata.schema.json: which fields are required)",
       rules: ['ns.metadata.required'],
       run: async (s, e) => {
         const doc = safeJson(await s.metadata());
@@ -83,7 +83,10 @@ export function surfaceChecks(target: RpTarget): Check[] {
         const doc = safeJson(await s.metadata());
         if (!isObject(doc)) return e.fail('the metadata is not JSON');
         if (doc.transports !== undefined) {
-          e.that(Array.isArray(doc.transports) && doc.transports.every((t) => (vocabulary.transports.values as readonly string[]).includes(t as string)), `transports ${JSON.stringify(doc.transports)} are not among ${vocabulary.transports.values.join(', ')}`);
+          e.that(
+            Array.isArray(doc.transports) && doc.transports.every((t) => (vocabulary.transports.values as readonly string[]).includes(t as string)),
+            `transports ${JSON.stringify(doc.transports)} are not among ${vocabulary.transports.values.join(', ')}`,
+          );
         }
         if (doc.contact_uri !== undefined) e.that(typeof doc.contact_uri === 'string' && splitUrl(doc.contact_uri) !== undefined, `contact_uri ${JSON.stringify(doc.contact_uri)} is not a URI`);
         return `transports ${JSON.stringify(doc.transports ?? null)}, contact ${JSON.stringify(doc.contact_uri ?? null)}`;
@@ -91,8 +94,23 @@ export function surfaceChecks(target: RpTarget): Check[] {
     }),
     c({
       id: 'rp/request/shape',
-      title: 'the request the RP builds is what a conforming signer accepts: its own normalized origin as audience, version, ids, window, action, statement, canonical scopes, compact encoding, no RP signature',
-      rules: ['ns.flow.audience-own-origin', 'ns.request.version', 'ns.request.request-id', 'ns.request.domain', 'ns.request.audience', 'ns.request.nonce', 'ns.request.timestamps', 'ns.request.window', 'ns.request.action', 'ns.request.statement', 'ns.request.scopes', 'ns.request.unsigned', 'ns.encoding.compact'],
+      title:
+        'the request the RP builds is what a conforming signer accepts: its own normalized origin as audience, version, ids, window, action, statement, canonical scopes, compact encoding, no RP signature',
+      rules: [
+        'ns.flow.audience-own-origin',
+        'ns.request.version',
+        'ns.request.request-id',
+        'ns.request.domain',
+        'ns.request.audience',
+        'ns.request.nonce',
+        'ns.request.timestamps',
+        'ns.request.window',
+        'ns.request.action',
+        'ns.request.statement',
+        'ns.request.scopes',
+        'ns.request.unsigned',
+        'ns.encoding.compact',
+      ],
       context: ['ns.start.contract', 'ns.limits.window', 'ns.limits.statement', 'ns.limits.scopes'],
       run: async (s, e) => {
         const [a, b] = [await s.start(), await s.start()];
@@ -211,7 +229,10 @@ export function surfaceChecks(target: RpTarget): Check[] {
         e.that(res.status === 200, `the reference answered ${said(res)}, expected 200`);
         e.that(res.headers['access-control-allow-origin'] === '*', `Access-Control-Allow-Origin is ${JSON.stringify(res.headers['access-control-allow-origin'])}, expected *`);
         const b = safeJson(res);
-        e.that(isObject(b) && typeof b.request === 'string' && JSON.stringify(decodeObject(b.request as string)) === JSON.stringify(decodeObject(t.encoded)), 'the reference serves another request than the start result');
+        e.that(
+          isObject(b) && typeof b.request === 'string' && JSON.stringify(decodeObject(b.request as string)) === JSON.stringify(decodeObject(t.encoded)),
+          'the reference serves another request than the start result',
+        );
         if (isObject(b)) e.that(!Object.keys(b).some((k) => /match/i.test(k)) && !Object.values(b).includes(t.matchCode), 'the reference answer carries the match code');
         try {
           await loadRequest(profile, s.signer, t.requestUri, s.signal);
@@ -229,7 +250,10 @@ export function surfaceChecks(target: RpTarget): Check[] {
         const t = await s.start();
         if (!t.requestUri) return e.fail('the start result has no request_uri');
         const code = decodeURIComponent(new URL(t.requestUri).pathname.split('/').filter(Boolean).at(-1) ?? '');
-        e.that(code.length === limits.reference_code_length && normalizeShortCode(code) === code.toUpperCase(), `the reference code ${JSON.stringify(code)} is not ${limits.reference_code_length} Crockford base32 characters`);
+        e.that(
+          code.length === limits.reference_code_length && normalizeShortCode(code) === code.toUpperCase(),
+          `the reference code ${JSON.stringify(code)} is not ${limits.reference_code_length} Crockford base32 characters`,
+        );
       },
     }),
     c({
@@ -241,7 +265,8 @@ export function surfaceChecks(target: RpTarget): Check[] {
         const t = await s.start();
         if (!t.requestUri) return e.fail('the start result has no request_uri');
         const res = await s.client(true).get(t.requestUri, { headers: { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.8' } });
-        if (res.status >= 300 && res.status < 400) e.that(typeof res.location === 'string' && /[?&](auth|request_uri)=/.test(res.location), `the browser redirect ${res.location} does not hand the reference to a signer`);
+        if (res.status >= 300 && res.status < 400)
+          e.that(typeof res.location === 'string' && /[?&](auth|request_uri)=/.test(res.location), `the browser redirect ${res.location} does not hand the reference to a signer`);
         else {
           e.that(res.status === 200 && /text\/html/.test(res.headers['content-type'] ?? ''), `the browser answer is ${res.headers['content-type'] ?? 'no content type'}: ${said(res)}`);
           const html = res.text();

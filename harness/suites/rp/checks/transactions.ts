@@ -74,7 +74,10 @@ export function transactionChecks(target: RpTarget): Check[] {
           e.that(secretBits(t.pollSecret) >= limits.poll_secret_min_bits, `poll secret ${t.pollSecret.length} chars carries < ${limits.poll_secret_min_bits} bits`);
           e.that(t.pollSecret !== t.request.request_id, 'the poll secret is the request_id');
           const cookies = t.response.setCookies.map((x) => x.split(';')[0]!.split('=').slice(1).join('='));
-          e.that(cookies.some((v) => secretBits(v) >= limits.binding_cookie_min_bits), `no cookie value carries >= ${limits.binding_cookie_min_bits} bits`);
+          e.that(
+            cookies.some((v) => secretBits(v) >= limits.binding_cookie_min_bits),
+            `no cookie value carries >= ${limits.binding_cookie_min_bits} bits`,
+          );
         }
         e.that(a.pollSecret !== b.pollSecret, 'two transactions got the same poll secret');
         const byRequestId = await s.pollStatus(String(a.request.request_id));
@@ -86,7 +89,16 @@ export function transactionChecks(target: RpTarget): Check[] {
     c({
       id: 'rp/transaction/same-device',
       title: 'same device: a delivery without match is approved, the receipt carries a same-origin resume_uri with a strong code, and resuming with the binding cookie completes',
-      rules: ['ns.transaction.same-device', 'ns.transaction.resume', 'ns.transport.same-device-return', 'ns.transport.resume', 'ns.transport.delivery', 'ns.delivery.receipt', 'ns.auth.6.resume-same-origin', 'ns.limits.resume-code'],
+      rules: [
+        'ns.transaction.same-device',
+        'ns.transaction.resume',
+        'ns.transport.same-device-return',
+        'ns.transport.resume',
+        'ns.transport.delivery',
+        'ns.delivery.receipt',
+        'ns.auth.6.resume-same-origin',
+        'ns.limits.resume-code',
+      ],
       context: [...DRIVE, 'ns.delivery.body'],
       run: async (s, e) => {
         const t = await s.start();
@@ -297,7 +309,10 @@ export function transactionChecks(target: RpTarget): Check[] {
         if (!e.that(uri !== undefined, `the delivery answered ${said(d)}, without resume_uri`)) return;
         const wrong = new URL(uri as string);
         wrong.searchParams.set('code', encodeBase64url(randomBytes(32)));
-        for (const [what, r] of [['a wrong code', await s.resume(wrong.toString(), t.browser)], ['no cookie', await s.resume(uri as string, s.client(true))]] as const) {
+        for (const [what, r] of [
+          ['a wrong code', await s.resume(wrong.toString(), t.browser)],
+          ['no cookie', await s.resume(uri as string, s.client(true))],
+        ] as const) {
           e.that(refused(r), `resume with ${what} answered ${said(r)}, expected a 4xx`);
           const env = envelopeOf(r);
           if (typeof env === 'string') e.fail(`resume with ${what}: ${env}`);
@@ -307,7 +322,7 @@ export function transactionChecks(target: RpTarget): Check[] {
     }),
     c({
       id: 'rp/profile/poll-reply',
-      title: 'the poll exchange: 200 {status} with the project\'s state names (pending, approved, completed with identity, ended), a 4xx to an unknown secret, no other fields',
+      title: "the poll exchange: 200 {status} with the project's state names (pending, approved, completed with identity, ended), a 4xx to an unknown secret, no other fields",
       rules: ['ns.transport.poll-shape', 'ns.transaction.states'],
       context: ['ns.start.contract', 'ns.transport.poll'],
       run: async (s, e) => {
@@ -356,7 +371,10 @@ export function transactionChecks(target: RpTarget): Check[] {
         const t = await s.start({ scopes: [] }).catch(() => s.start());
         const d = await s.deliver(t.request, sign(s.profile, t.request, await s.identity()), { match: t.matchCode });
         const p = await s.poll(t.pollSecret);
-        for (const [label, r] of [['receipt', d], ['poll reply', p]] as const) {
+        for (const [label, r] of [
+          ['receipt', d],
+          ['poll reply', p],
+        ] as const) {
           const body = safeJson(r);
           if (isObject(body)) e.that(!Object.keys(body).some((k) => TOKEN_FIELDS.test(k)), `the ${label} carries a token-like field: ${Object.keys(body).join(', ')}`);
         }

@@ -5,13 +5,27 @@ import { vectorCheck, listOf, nameOf, type KindContext } from '../check.ts';
 
 export function idInputChecks(kc: KindContext): Check[] {
   return listOf(kc.file).map((v, i) =>
-    vectorCheck(kc, nameOf(v, i), ['ob.id-input.order', 'ob.id-input.trim', 'ob.id-input.url', 'ob.id-input.lowercase', 'ob.id-input.valid-name', 'ob.id-input.no-alias', 'ob.id-input.projections', ...((v.rules as string[]) ?? [])], (expect) => {
-      const r = kc.core.normalizeIdInput(String(v.input), { allowHttp: v.allow_http === true });
-      expect.equal('valid', r.ok, v.valid);
-      if (r.ok && v.valid) {
-        expect.equal('id', r.id, v.id).equal('profile_url', r.profileUrl, v.profile_url).equal('did', r.did, v.did);
-      }
-    }),
+    vectorCheck(
+      kc,
+      nameOf(v, i),
+      [
+        'ob.id-input.order',
+        'ob.id-input.trim',
+        'ob.id-input.url',
+        'ob.id-input.lowercase',
+        'ob.id-input.valid-name',
+        'ob.id-input.no-alias',
+        'ob.id-input.projections',
+        ...((v.rules as string[]) ?? []),
+      ],
+      (expect) => {
+        const r = kc.core.normalizeIdInput(String(v.input), { allowHttp: v.allow_http === true });
+        expect.equal('valid', r.ok, v.valid);
+        if (r.ok && v.valid) {
+          expect.equal('id', r.id, v.id).equal('profile_url', r.profileUrl, v.profile_url).equal('did', r.did, v.did);
+        }
+      },
+    ),
   );
 }
 

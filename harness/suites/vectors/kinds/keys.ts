@@ -73,11 +73,16 @@ export function sessionProofChecks(kc: KindContext): Check[] {
   const file = kc.file as { identity: string; identity_key: string };
   const identityKey = parseKey(file.identity_key);
   return listOf(kc.file).map((v, i) =>
-    vectorCheck(kc, nameOf(v, i), ['ns.session-proof.fields', 'ns.session-proof.validation', 'ns.session-proof.signature', 'ns.session-proof.signed-lines', ...(v.rule ? [String(v.rule)] : []), ...((v.rules as string[]) ?? [])], (expect) => {
-      const now = parseRfc3339(v.now) ?? Number.NaN;
-      const result = kc.core.checkSessionProof(kc.profile, file.identity, v.proof, now, () => (identityKey ? [identityKey] : []));
-      expect.equal('valid', result.ok, v.valid);
-      if (!result.ok && v.rule) expect.equal('failing rule', result.rule, v.rule);
-    }),
+    vectorCheck(
+      kc,
+      nameOf(v, i),
+      ['ns.session-proof.fields', 'ns.session-proof.validation', 'ns.session-proof.signature', 'ns.session-proof.signed-lines', ...(v.rule ? [String(v.rule)] : []), ...((v.rules as string[]) ?? [])],
+      (expect) => {
+        const now = parseRfc3339(v.now) ?? Number.NaN;
+        const result = kc.core.checkSessionProof(kc.profile, file.identity, v.proof, now, () => (identityKey ? [identityKey] : []));
+        expect.equal('valid', result.ok, v.valid);
+        if (!result.ok && v.rule) expect.equal('failing rule', result.rule, v.rule);
+      },
+    ),
   );
 }

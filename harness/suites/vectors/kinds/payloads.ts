@@ -14,7 +14,11 @@ export function pairingChecks(kc: KindContext): Check[] {
       const commitment = core.pairingCommitment(profile, { ephemeral_public_key: v.ephemeral_public_key!, commit_nonce: v.commit_nonce! });
       expect.equal('commitment (core)', commitment, v.commitment);
       expect.equal('commitment (noble)', encodeBase64url(noble.sha256(`${profile.ids.pairing_commit_literal}\n${v.ephemeral_public_key}\n${v.commit_nonce}`)), v.commitment);
-      expect.equal('six-digit code', core.pairingSas(profile, { commitment: v.commitment!, ephemeral_public_key: v.ephemeral_public_key!, commit_nonce: v.commit_nonce!, approver_nonce: v.approver_nonce! }), v.sas);
+      expect.equal(
+        'six-digit code',
+        core.pairingSas(profile, { commitment: v.commitment!, ephemeral_public_key: v.ephemeral_public_key!, commit_nonce: v.commit_nonce!, approver_nonce: v.approver_nonce! }),
+        v.sas,
+      );
     }),
   );
   const codes = (file.short_codes ?? []).map((v, i) =>

@@ -34,7 +34,21 @@ interface SigninFile {
 }
 
 const REASONS: Readonly<Record<string, number>> = vocabulary.signin_vector_reasons.map;
-const ACCEPTED = ['ns.verify.order', 'ns.verify.1', 'ns.verify.2', 'ns.verify.3', 'ns.verify.4', 'ns.verify.5', 'ns.verify.6', 'ns.verify.7', 'ns.canonical.format', 'ns.canonical.lines', 'ns.response.signature', 'ns.ed25519.strict', 'ns.nonce.cache-key'];
+const ACCEPTED = [
+  'ns.verify.order',
+  'ns.verify.1',
+  'ns.verify.2',
+  'ns.verify.3',
+  'ns.verify.4',
+  'ns.verify.5',
+  'ns.verify.6',
+  'ns.verify.7',
+  'ns.canonical.format',
+  'ns.canonical.lines',
+  'ns.response.signature',
+  'ns.ed25519.strict',
+  'ns.nonce.cache-key',
+];
 
 function rulesFor(v: SigninVector): string[] {
   const rules = ['ns.canonical.lines', ...(v.rules ?? [])];

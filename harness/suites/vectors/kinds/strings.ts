@@ -18,7 +18,7 @@ export function stringFor(v: Record<string, unknown>): SignedStringName | undefi
 export function canonicalChecks(kc: KindContext): Check[] {
   const file = kc.file as { seed_base64url: string; public_key_base64url: string };
   const seed = decodeBase64Any(file.seed_base64url);
-  if (!seed || seed.length !== 32) throw new Error(`${kc.source}: seed_base64url is not a 32-byte seed`);
+  if (seed?.length !== 32) throw new Error(`${kc.source}: seed_base64url is not a 32-byte seed`);
   const { core, profile } = kc;
   const keyCheck = vectorCheck(kc, 'public-key', ['ns.response.signature', 'ns.ed25519.strict'], (expect) => {
     expect.equal('public key from seed (core)', encodeBase64url(core.publicKeyFromSeed(seed)), file.public_key_base64url);
