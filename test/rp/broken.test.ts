@@ -2,7 +2,7 @@
 // the checks that observe its defect, and nothing else.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
-import { brokenRp, runCli, TEST_RESUME_TTL_S, type Breakage } from './helpers.ts';
+import { brokenRp, runCli, suiteArgs, type Breakage } from './helpers.ts';
 
 let authority: Authority;
 beforeAll(async () => {
@@ -15,7 +15,7 @@ afterAll(async () => {
 async function suiteAgainst(kind: Breakage) {
   const rp = await brokenRp(kind, authority);
   try {
-    return await runCli(['run', '--suite', 'rp', '--rp', rp.origin, '--authority', authority.adminUrl, '--runs', '15', '--seed', '7', '--rp-resume-lifetime', String(TEST_RESUME_TTL_S)]);
+    return await runCli(suiteArgs(rp.origin, authority));
   } finally {
     await rp.close();
   }

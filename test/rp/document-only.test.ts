@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
-import { DOC_ONLY_PATHS, documentOnlyRp, runCli, TEST_RESUME_TTL_S } from './helpers.ts';
+import { DOC_ONLY_PATHS, documentOnlyRp, runCli, suiteArgs, TEST_RESUME_TTL_S } from './helpers.ts';
 import type { RunningRp } from '../../reference/rp/app.ts';
 
 /** Document checks that may skip here, and why: nothing the variant chose. */
@@ -32,23 +32,7 @@ afterAll(async () => {
   await authority?.close();
 });
 
-const args = () => [
-  'run',
-  '--suite',
-  'rp',
-  '--rp',
-  rp.origin,
-  '--rp-start',
-  `${rp.origin}${DOC_ONLY_PATHS.login}`,
-  '--authority',
-  authority.adminUrl,
-  '--runs',
-  '15',
-  '--seed',
-  '7',
-  '--rp-resume-lifetime',
-  String(TEST_RESUME_TTL_S),
-];
+const args = () => suiteArgs(rp.origin, authority, ['--rp-start', `${rp.origin}${DOC_ONLY_PATHS.login}`]);
 
 describe('the rp suite against an RP that follows document 1 only', () => {
   it('passes every document check (exit 0) and reports the project decisions it does not follow as profile differences', async () => {

@@ -56,7 +56,12 @@ export async function runCli(args: string[]): Promise<CliRun> {
 }
 
 /** The resume-code lifetime the test RPs use and declare (--rp-resume-lifetime), so the expiry check waits seconds, not a minute. */
-export const TEST_RESUME_TTL_S = 3;
+export const TEST_RESUME_TTL_S = 2;
+
+/** `run` against a test RP: the rp suite with a fixed seed, few property runs and the test resume lifetime. */
+export function suiteArgs(origin: string, authority: Authority, extra: string[] = []): string[] {
+  return ['run', '--suite', 'rp', '--rp', origin, '--authority', authority.adminUrl, '--runs', '15', '--seed', '7', '--rp-resume-lifetime', String(TEST_RESUME_TTL_S), ...extra];
+}
 
 /** What the reference RP needs to resolve through the test authority. */
 function resolverOf(authority: Authority) {

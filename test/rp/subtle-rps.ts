@@ -15,11 +15,11 @@ import { startRp, type RunningRp, type StartRpOptions } from '../../reference/rp
 import { NetworkResolver } from '../../reference/resolve/network.ts';
 import { readCappedBody, errorJson } from '../../reference/shared/http.ts';
 import { HttpError } from '../../reference/shared/errors.ts';
+import { TEST_RESUME_TTL_S } from './helpers.ts';
 
 export type SubtleBreakage = 'previous-key-at-delivery' | 'lax-ed25519' | 'signature-before-match' | 'resume-never-expires' | 'long-statement' | 'sloppy-body-cap';
 
 /** The resume lifetime the tests declare (and give the healthy reference), so the expiry check waits little. */
-export const RESUME_TTL_S = 2;
 /** The body cap the sloppy RP declares; it only refuses bodies over twice that. */
 export const SLOPPY_CAP = 16_384;
 
@@ -27,7 +27,7 @@ const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
 /** The healthy reference RP as these tests run it (a short resume lifetime). */
 export function healthyRp(authority: Authority): Promise<RunningRp> {
-  return startRp(options(authority, RESUME_TTL_S));
+  return startRp(options(authority, TEST_RESUME_TTL_S));
 }
 
 function options(authority: Authority, resumeTtlSeconds: number): StartRpOptions {
@@ -41,7 +41,7 @@ function options(authority: Authority, resumeTtlSeconds: number): StartRpOptions
  *   verify (no canonical or small-order precheck of the key);
  * - signature-before-match: the signature is checked before the match code, so a bad signature
  *   with a wrong match code is refused without ending the transaction;
- * - resume-never-expires: resume codes live an hour while the RP declares RESUME_TTL_S;
+ * - resume-never-expires: resume codes live an hour while the RP declares TEST_RESUME_TTL_S;
  * - long-statement: the start contract issues any statement it is asked for, over 300 bytes too;
  * - sloppy-body-cap: declares SLOPPY_CAP but refuses with 413 only bodies over twice that.
  */
@@ -63,7 +63,7 @@ export async function subtleRp(kind: SubtleBreakage, authority: Authority): Prom
       },
     };
   }
-  const rp = await startRp(options(authority, kind === 'resume-never-expires' ? 3600 : RESUME_TTL_S), deps);
+  const rp = await startRp(options(authority, kind === 'resume-never-expires' ? 3600 : TEST_RESUME_TTL_S), deps);
   const ctx = rp.app.context;
   const inner = resolver();
   const close = rp.close;

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
 import type { RunningRp } from '../../reference/rp/app.ts';
 import type { PropertyEvidence } from '../../harness/run/property.ts';
-import { brokenRp, runCli } from './helpers.ts';
-import { healthyRp, RESUME_TTL_S, SLOPPY_CAP, subtleRp, type SubtleBreakage } from './subtle-rps.ts';
+import { brokenRp, runCli, suiteArgs } from './helpers.ts';
+import { healthyRp, SLOPPY_CAP, subtleRp, type SubtleBreakage } from './subtle-rps.ts';
 
 const MINE = [
   'rp/property/transaction-model',
@@ -32,23 +32,7 @@ afterAll(async () => {
 async function suite(rp: RunningRp, opts: { checks?: string[]; extra?: string[] } = {}) {
   try {
     const select = (opts.checks ?? []).flatMap((c) => ['--check', c]);
-    return await runCli([
-      'run',
-      '--suite',
-      'rp',
-      '--rp',
-      rp.origin,
-      '--authority',
-      authority.adminUrl,
-      '--runs',
-      '15',
-      '--seed',
-      '7',
-      '--rp-resume-lifetime',
-      String(RESUME_TTL_S),
-      ...select,
-      ...(opts.extra ?? []),
-    ]);
+    return await runCli(suiteArgs(rp.origin, authority, [...select, ...(opts.extra ?? [])]));
   } finally {
     await rp.close();
   }
@@ -75,7 +59,7 @@ describe('the subtle checks and the transaction model', () => {
   it('the model finds an RP that completes a resume without the cookie: shrunk sequence, answers and exchanges, replayable', async () => {
     const rp = await brokenRp('resume-without-cookie', authority);
     try {
-      const args = ['run', '--suite', 'rp', '--rp', rp.origin, '--authority', authority.adminUrl, '--runs', '15', '--seed', '7', '--check', 'rp/property/transaction-model'];
+      const args = suiteArgs(rp.origin, authority, ['--check', 'rp/property/transaction-model']);
       const run = await runCli(args);
       expect(run.failed).toEqual(['rp/property/transaction-model']);
       const r = run.report.results[0]!;
