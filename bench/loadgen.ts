@@ -6,7 +6,12 @@
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 
-export interface RawRequest { method: string; path: string; headers: Readonly<Record<string, string>>; body: string }
+export interface RawRequest {
+  method: string;
+  path: string;
+  headers: Readonly<Record<string, string>>;
+  body: string;
+}
 
 export interface LoadResult {
   /** Answers per status code. */

@@ -36,8 +36,19 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const WORKERS = 2;
 const BIN = fileURLToPath(new URL('../bin/svc-reference.js', import.meta.url));
 
-interface Identity { identity: string; seed: Uint8Array }
-interface Run { deliveries: number; rpCpuUs: number; loadCpuUs: number; otherCpu: number; p50: number; p99: number; signed: Record<string, unknown>[] }
+interface Identity {
+  identity: string;
+  seed: Uint8Array;
+}
+interface Run {
+  deliveries: number;
+  rpCpuUs: number;
+  loadCpuUs: number;
+  otherCpu: number;
+  p50: number;
+  p99: number;
+  signed: Record<string, unknown>[];
+}
 
 export async function benchRpDelivery(): Promise<BenchRow[]> {
   const authority = await startAuthority({ profile, ttl: 300 });
@@ -56,11 +67,7 @@ export async function benchRpDelivery(): Promise<BenchRow[]> {
       { name: `  load generator CPU per delivery (us), ${label}`, opsPerSecond: Number.NaN, value: r.loadCpuUs },
       { name: `  other CPU on the machine meanwhile (cores), ${label}`, opsPerSecond: Number.NaN, value: r.otherCpu },
     ];
-    return [
-      { name: 'raw node:crypto Ed25519 verify (same run)', opsPerSecond: raw },
-      ...rows('1 process', single),
-      ...rows(`--workers ${WORKERS}`, multi, 0.5),
-    ];
+    return [{ name: 'raw node:crypto Ed25519 verify (same run)', opsPerSecond: raw }, ...rows('1 process', single), ...rows(`--workers ${WORKERS}`, multi, 0.5)];
   } finally {
     await authority.close();
   }
@@ -79,13 +86,15 @@ async function runOnce(authority: Authority, { identity, seed }: Identity, worke
     const signed: Record<string, unknown>[] = [];
     const pool = new Pool(rp.url, { connections: 8 });
     try {
-      const starts = await Promise.all(Array.from({ length: N + 1 }, async () => {
-        const res = await pool.request({ method: 'POST', path: '/login', headers: { accept: 'application/json', 'content-type': 'application/json' }, body: '{}' });
-        const start = (await res.body.json()) as { request: string };
-        const decoded = decodeObject(start.request);
-        if (res.statusCode !== 201 || !decoded.ok) throw new Error(`the start contract answered ${res.statusCode} ${JSON.stringify(start)}`);
-        return decoded.value;
-      }));
+      const starts = await Promise.all(
+        Array.from({ length: N + 1 }, async () => {
+          const res = await pool.request({ method: 'POST', path: '/login', headers: { accept: 'application/json', 'content-type': 'application/json' }, body: '{}' });
+          const start = (await res.body.json()) as { request: string };
+          const decoded = decodeObject(start.request);
+          if (res.statusCode !== 201 || !decoded.ok) throw new Error(`the start contract answered ${res.statusCode} ${JSON.stringify(start)}`);
+          return decoded.value;
+        }),
+      );
       for (const request of starts) {
         const approval = signApproval(profile, request, { identity, seed });
         signed.push(approval);
@@ -115,7 +124,7 @@ async function runOnce(authority: Authority, { identity, seed }: Identity, worke
     return {
       deliveries: ok / load.seconds,
       rpCpuUs: (rpCpu / ok) * 1e6,
-      loadCpuUs: ((cpu.user + cpu.system) / ok),
+      loadCpuUs: (cpu.user + cpu.system) / ok,
       // Anything else running on the machine meanwhile (other jobs skew every figure).
       otherCpu: (machine - rpCpu - (cpu.user + cpu.system) / 1e6) / load.seconds,
       p50: pct(50),
@@ -152,11 +161,12 @@ function spawnProfiled(args: string[], dir: string): Promise<RpChild> {
     origin: '',
     url: '',
     output: [],
-    stop: () => new Promise<void>((resolve) => {
-      if (proc.exitCode !== null) return resolve();
-      proc.once('exit', () => resolve());
-      proc.kill('SIGTERM');
-    }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+      }),
   };
   return new Promise((resolve, reject) => {
     let out = '';
@@ -214,4 +224,3 @@ async function cpuSeconds(pids: readonly number[]): Promise<number> {
   }
   return total;
 }
-

@@ -12,7 +12,13 @@ import { decodeBase64Any } from '../protocol/common/base64.ts';
 import { defaultProfile as profile } from '../protocol/common/profile.ts';
 
 /** A throughput row (opsPerSecond, optional ratio against a peer and its target) or a plain value row (latency). */
-export interface BenchRow { name: string; opsPerSecond: number; ratio?: number; target?: number; value?: number }
+export interface BenchRow {
+  name: string;
+  opsPerSecond: number;
+  ratio?: number;
+  target?: number;
+  value?: number;
+}
 
 const N = 4000;
 const ROUNDS = 5;
@@ -24,11 +30,21 @@ export async function benchVerifier(): Promise<BenchRow[]> {
   const identity = 'alice.example.com';
   const pub = publicKeyFromSeed(seed);
   const approvals = Array.from({ length: N }, (_, i) =>
-    signApproval(profile, {
-      svc_auth: '1', request_id: `req_${i}`, audience: ORIGIN, nonce: `bm9uY2UtYmVuY2gt${i.toString().padStart(8, '0')}`,
-      issued_at: '2026-01-15T09:29:00Z', expires_at: '2026-01-15T09:31:00Z', action: 'signin',
-      statement: 'Sign in to the benchmark', scopes: ['messages:send'],
-    }, { identity, seed }),
+    signApproval(
+      profile,
+      {
+        svc_auth: '1',
+        request_id: `req_${i}`,
+        audience: ORIGIN,
+        nonce: `bm9uY2UtYmVuY2gt${i.toString().padStart(8, '0')}`,
+        issued_at: '2026-01-15T09:29:00Z',
+        expires_at: '2026-01-15T09:31:00Z',
+        action: 'signin',
+        statement: 'Sign in to the benchmark',
+        scopes: ['messages:send'],
+      },
+      { identity, seed },
+    ),
   );
   // The raw peer: the same messages and signatures, one prepared KeyObject, nothing else.
   const key = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), pub]), format: 'der', type: 'spki' });

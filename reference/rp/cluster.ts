@@ -13,7 +13,9 @@ import type { ReferenceIO, RunningServer } from '../servers.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/svc-reference.js', import.meta.url));
 
-interface Listening { svcRpListening: { origin: string; url: string } }
+interface Listening {
+  svcRpListening: { origin: string; url: string };
+}
 
 const isListening = (m: unknown): m is Listening => typeof m === 'object' && m !== null && 'svcRpListening' in m;
 
@@ -26,7 +28,10 @@ export function reportListening(origin: string, url: string): void {
   process.send?.(message);
 }
 
-export interface RunningCluster extends RunningServer { origin: string; url: string }
+export interface RunningCluster extends RunningServer {
+  origin: string;
+  url: string;
+}
 
 /**
  * Forks `n` workers running `svc-reference <args>` and resolves once all listen on one address,

@@ -15,7 +15,10 @@ import { bindingOf, COPIED, type DeliveryView } from './transactions.ts';
 
 const MATCH = new RegExp(`^[0-9]{${limits.match_code_digits}}$`);
 
-export interface DeliveryBody { approval: Record<string, unknown>; match?: string }
+export interface DeliveryBody {
+  approval: Record<string, unknown>;
+  match?: string;
+}
 
 const malformed = (detail: string) => ruleError(400, 'ns.delivery.body', detail, CORS_ANY);
 
@@ -101,7 +104,9 @@ export function deliveryNode(ctx: RpContext, req: IncomingMessage, res: ServerRe
   let reply: Promise<Reply>;
   try {
     refuseApprovalInUrl(ctx, q === -1 ? '' : url.slice(q));
-    reply = readNodeBody(req, limits.rp_delivery_body_max_bytes).catch(withCors).then((bytes) => deliver(ctx, bytes));
+    reply = readNodeBody(req, limits.rp_delivery_body_max_bytes)
+      .catch(withCors)
+      .then((bytes) => deliver(ctx, bytes));
   } catch (error) {
     reply = Promise.reject(error);
   }

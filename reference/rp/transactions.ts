@@ -45,7 +45,12 @@ export function bindingOf(obj: Readonly<Record<string, unknown>>): string {
 }
 
 /** What a delivery reads: no request JSON. `binding` is null on rows from before the column. */
-export interface DeliveryView { requestId: string; binding: string | null; matchCode: string; state: TxState }
+export interface DeliveryView {
+  requestId: string;
+  binding: string | null;
+  matchCode: string;
+  state: TxState;
+}
 
 /** What starting a login records; the rest of a Transaction is filled in as it moves. */
 export type NewTransaction = Omit<Transaction, 'state' | 'identity' | 'resumeHash' | 'resumeExpiresAt'>;
@@ -99,14 +104,12 @@ function addColumn(db: Db, table: string, column: string): void {
 const RETAIN_MS = limits.rp_transaction_retention_seconds * 1000;
 
 export class TransactionStore {
-  readonly #db: Db;
   readonly #now: () => number;
   readonly #stmts;
   readonly #batch: WriteBatch;
   #lastSweep = 0;
 
   constructor(db: Db, now: () => number = Date.now) {
-    this.#db = db;
     this.#batch = batchFor(db);
     this.#now = now;
     db.exec(`CREATE TABLE IF NOT EXISTS rp_transactions (
@@ -175,7 +178,7 @@ export class TransactionStore {
 
   /** The transaction a delivery binds to, without its request (expired as `byRequestId` does). */
   forDelivery(requestId: string): DeliveryView | undefined {
-    const row = this.#stmts.forDelivery.get(requestId) as Pick<Row, 'request_id' | 'match_code' | 'state' | 'expires_at'> & { binding: string | null } | undefined;
+    const row = this.#stmts.forDelivery.get(requestId) as (Pick<Row, 'request_id' | 'match_code' | 'state' | 'expires_at'> & { binding: string | null }) | undefined;
     if (!row) return undefined;
     let state = row.state;
     if (state === 'pending' && this.#now() > row.expires_at) {

@@ -11,8 +11,15 @@
 // timeout has passed without the lock, the batch fails as a busy statement would.
 import type { Db } from './sqlite.ts';
 
-interface Pending { op: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }
-interface Statement { run(): unknown; get(): unknown }
+interface Pending {
+  op: () => unknown;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+interface Statement {
+  run(): unknown;
+  get(): unknown;
+}
 
 /** Retries on the next turns first (the lock is usually held for well under a millisecond). */
 const IMMEDIATE_RETRIES = 4;

@@ -46,9 +46,7 @@ export class SqliteNonceStore implements NonceStore {
   constructor(db: Db, now: () => number = Date.now) {
     this.#batch = batchFor(db);
     db.exec('CREATE TABLE IF NOT EXISTS rp_nonces (key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID');
-    this.#claim = db.prepare(
-      'INSERT INTO rp_nonces (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE rp_nonces.expires_at < ?',
-    );
+    this.#claim = db.prepare('INSERT INTO rp_nonces (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE rp_nonces.expires_at < ?');
     this.#release = db.prepare('DELETE FROM rp_nonces WHERE key = ?');
     this.#sweep = db.prepare('DELETE FROM rp_nonces WHERE expires_at < ?');
     this.#now = now;

@@ -61,7 +61,11 @@ describe('svc-reference rp (child processes)', () => {
     const { result, request } = await start(browser, a.url);
     expect(request.audience).toBe(origin);
     const approval = approve(request, defaultProfile, { identity, seed });
-    const replies = await Promise.all([deliver(b.url, '/svc/response', approval, result.match_code), deliver(a.url, '/svc/response', approval, result.match_code), deliver(b.url, '/svc/response', approval, result.match_code)]);
+    const replies = await Promise.all([
+      deliver(b.url, '/svc/response', approval, result.match_code),
+      deliver(a.url, '/svc/response', approval, result.match_code),
+      deliver(b.url, '/svc/response', approval, result.match_code),
+    ]);
     expect(replies.map((r) => r.status).sort()).toEqual([200, 409, 409]);
     expect((await poll(browser, a.url, result.poll_secret)).json).toEqual({ status: 'completed', identity });
     // The session is shared as well: process B knows the browser is signed in.
@@ -86,7 +90,10 @@ describe('svc-reference rp (child processes)', () => {
   });
 
   it('--workers N refuses stores the workers cannot share (exit 2)', () => {
-    for (const extra of [['--data-dir', ':memory:'], ['--nonce-store', 'memory']]) {
+    for (const extra of [
+      ['--data-dir', ':memory:'],
+      ['--nonce-store', 'memory'],
+    ]) {
       const r = spawnSync(process.execPath, [bin, 'rp', '--port', '0', '--workers', '2', ...extra], { encoding: 'utf8' });
       expect(r.status).toBe(2);
       expect(r.stderr).toContain('--workers 2 needs stores the workers share');
@@ -106,14 +113,17 @@ describe('svc-reference rp (child processes)', () => {
 
 /** Node processes whose parent is `pid` (Linux /proc): the cluster workers. */
 function childPids(pid: number): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((c) => {
-    try {
-      const stat = readFileSync(`/proc/${c}/stat`, 'utf8');
-      return stat.includes('(node)') && Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
-    } catch {
-      return false;
-    }
-  });
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+    .filter((c) => {
+      try {
+        const stat = readFileSync(`/proc/${c}/stat`, 'utf8');
+        return stat.includes('(node)') && Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    });
 }
 
 function alive(pid: number): boolean {

@@ -33,7 +33,11 @@ const headerArb = fc.record(
   {
     'content-type': fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', '', 'garbage'),
     accept: fc.constantFrom('application/json', 'text/html', '*/*', 'application/json;q=0', 'text/html;q=0.1, application/json;q=0.9', ';;;,', 'application/*'),
-    cookie: fc.oneof(printable.filter((s) => !s.includes(';') || true), fc.constant('svc_binding=' + 'A'.repeat(43)), fc.constant('svc_rp_session=x; svc_binding=')),
+    cookie: fc.oneof(
+      printable.filter((s) => !s.includes(';') || true),
+      fc.constant('svc_binding=' + 'A'.repeat(43)),
+      fc.constant('svc_rp_session=x; svc_binding='),
+    ),
     'user-agent': printable,
     origin: fc.constantFrom('https://evil.example', 'null'),
   },
@@ -43,7 +47,15 @@ const bodyArb = fc.oneof(
   fc.constant(undefined),
   printable,
   fc.jsonValue().map((v) => JSON.stringify(v)),
-  fc.record({ response: fc.oneof(printable, fc.jsonValue().map((v) => JSON.stringify(v))), match: fc.oneof(fc.constant('42'), printable, fc.constant(7) as fc.Arbitrary<unknown>) }).map((v) => JSON.stringify(v)),
+  fc
+    .record({
+      response: fc.oneof(
+        printable,
+        fc.jsonValue().map((v) => JSON.stringify(v)),
+      ),
+      match: fc.oneof(fc.constant('42'), printable, fc.constant(7) as fc.Arbitrary<unknown>),
+    })
+    .map((v) => JSON.stringify(v)),
   fc.record({ poll_secret: fc.oneof(printable, fc.jsonValue()) }).map((v) => JSON.stringify(v)),
   fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b)),
   fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b).toString('base64url')),

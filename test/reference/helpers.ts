@@ -11,7 +11,13 @@ export const identity = 'alice.example.com';
 export const seed = new Uint8Array(32).fill(7);
 export const staticResolver = () => new StaticResolver().set(identity, publicKeyFromSeed(seed));
 
-export interface Reply { status: number; headers: Headers; text: string; json: any }
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
+  json: any;
+}
 
 /** One "browser": keeps the cookies the RP sets (name=value only; enough for these tests). */
 export class Browser {
@@ -40,7 +46,12 @@ export class Browser {
   }
 }
 
-export interface StartResult { request: string; request_uri: string; poll_secret: string; match_code: string }
+export interface StartResult {
+  request: string;
+  request_uri: string;
+  poll_secret: string;
+  match_code: string;
+}
 
 export async function start(browser: Browser, base: string, options?: Record<string, unknown>): Promise<{ result: StartResult; request: Record<string, unknown> }> {
   const reply = await browser.send(`${base}/login`, {

@@ -6,7 +6,13 @@ import { join } from 'node:path';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 export const bin = join(root, 'bin/svc-reference.js');
 
-export interface RpProcess { child: ChildProcess; origin: string; url: string; stderr: () => string; stop(signal?: NodeJS.Signals): Promise<number | null> }
+export interface RpProcess {
+  child: ChildProcess;
+  origin: string;
+  url: string;
+  stderr: () => string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
 
 export const LISTENING = /^svc-reference rp listening on (\S+) \((\S+)\)$/;
 

@@ -8,7 +8,6 @@ import { startRp, type RunningRp } from '../../reference/rp/app.ts';
 import { approve, Browser, deliver, start, staticResolver } from './helpers.ts';
 import { need, REDIS_SERVER } from '../setup/needs.ts';
 
-
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();

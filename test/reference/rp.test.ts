@@ -216,8 +216,7 @@ describe('delivery rejections', () => {
       const { request } = await start(new Browser(), base);
       const approval = signApproval(defaultProfile, request, { identity, seed });
       const encoded = encodeObject(approval);
-      const body =
-        form === 'object' ? JSON.stringify({ response: encoded }) : form === 'raw' ? JSON.stringify(approval) : encoded + '='.repeat((4 - (encoded.length % 4)) % 4);
+      const body = form === 'object' ? JSON.stringify({ response: encoded }) : form === 'raw' ? JSON.stringify(approval) : encoded + '='.repeat((4 - (encoded.length % 4)) % 4);
       const r = await new Browser().send(`${base}/svc/response`, { method: 'POST', headers: { 'content-type': form === 'padded' ? 'text/plain' : 'application/json' }, body });
       expect(r.status, form).toBe(200);
       expect(r.json.resume_uri).toBeDefined();
@@ -278,7 +277,10 @@ describe('request by reference and context', () => {
     expect(page.headers.get('content-type')).toContain('text/html');
     expect(page.text).not.toContain('match-code');
     // Loose typing of the code is accepted (Crockford base32).
-    const lower = await b.send(result.request_uri.replace(/\/r\/(.*)$/, (_m, c: string) => `/r/${c.toLowerCase()}`), { headers: { accept: 'application/json' } });
+    const lower = await b.send(
+      result.request_uri.replace(/\/r\/(.*)$/, (_m, c: string) => `/r/${c.toLowerCase()}`),
+      { headers: { accept: 'application/json' } },
+    );
     expect(lower.status).toBe(200);
     const context = await b.send(`${base}/svc/context?request_id=${request.request_id}`);
     expect(context.status).toBe(200);

@@ -46,7 +46,9 @@ describe('group commit across connections', () => {
     const insert = a.prepare('INSERT INTO t (k) VALUES (?)');
     b.exec('BEGIN IMMEDIATE'); // another process holds the write lock
     let settled = false;
-    const first = batchFor(a).run(() => insert.run('x').changes).finally(() => (settled = true));
+    const first = batchFor(a)
+      .run(() => insert.run('x').changes)
+      .finally(() => (settled = true));
     await new Promise((r) => setTimeout(r, 20));
     expect(settled).toBe(false); // still queued, and this event loop kept turning meanwhile
     b.exec('COMMIT');

@@ -1,0 +1,39 @@
+// ESLint (flat config) with typescript-eslint's recommended rules; Prettier owns formatting.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config({ ignores: ['node_modules/', 'schemas/', 'vectors/', 'reports/'] }, js.configs.recommended, ...tseslint.configs.recommended, {
+  languageOptions: {
+    globals: {
+      process: 'readonly',
+      console: 'readonly',
+      Buffer: 'readonly',
+      URL: 'readonly',
+      setTimeout: 'readonly',
+      clearTimeout: 'readonly',
+      setInterval: 'readonly',
+      clearInterval: 'readonly',
+      performance: 'readonly',
+      AbortController: 'readonly',
+      AbortSignal: 'readonly',
+      TextEncoder: 'readonly',
+      TextDecoder: 'readonly',
+      fetch: 'readonly',
+      Request: 'readonly',
+      Response: 'readonly',
+      Headers: 'readonly',
+      NodeJS: 'readonly',
+      structuredClone: 'readonly',
+      queueMicrotask: 'readonly',
+      setImmediate: 'readonly',
+      document: 'readonly',
+      window: 'readonly',
+    },
+  },
+  rules: {
+    // Unused names are allowed when marked with a leading underscore.
+    '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrors: 'none' }],
+    // Control characters in regexes are how the spec's "no control characters" is checked.
+    'no-control-regex': 'off',
+  },
+});
