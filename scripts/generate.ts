@@ -15,13 +15,27 @@ function loadYaml(file: string): unknown {
   return parseYaml(readFileSync(spec(file), 'utf8'));
 }
 
-function validateMeta(name: string, data: unknown): void {
+/** A catalogue kept as one file per document (spec/rules/, spec/limits/): each file is checked against the meta schema, then joined in file order. */
+function loadCatalogue<K extends string>(dir: K): Record<K, unknown[]> {
+  const files = readdirSync(spec(dir))
+    .filter((f) => f.endsWith('.yaml'))
+    .sort();
+  const entries: unknown[] = [];
+  for (const f of files) {
+    const part = loadYaml(`${dir}/${f}`) as Record<K, unknown[]>;
+    validateMeta(dir, part, `spec/${dir}/${f}`);
+    entries.push(...part[dir]);
+  }
+  return { [dir]: entries } as Record<K, unknown[]>;
+}
+
+function validateMeta(name: string, data: unknown, file = `spec/${name}.yaml`): void {
   const ajv = makeAjv();
   const schema = JSON.parse(readFileSync(spec(`meta/${name}.schema.json`), 'utf8'));
   const validate = ajv.compile(schema);
   if (!validate(data)) {
     const errors = (validate.errors ?? []).map((e) => `  ${e.instancePath} ${e.message}`).join('\n');
-    throw new Error(`spec/${name}.yaml does not match spec/meta/${name}.schema.json:\n${errors}`);
+    throw new Error(`${file} does not match spec/meta/${name}.schema.json:\n${errors}`);
   }
 }
 
@@ -35,7 +49,7 @@ interface RuleEntry {
 function crossCheck(rules: RuleEntry[], signing: { strings: Record<string, { rule: string }> }, limits: { id: string }[]): void {
   const ids = new Set<string>();
   for (const r of rules) {
-    if (ids.has(r.id)) throw new Error(`spec/rules.yaml: duplicate rule id ${r.id}`);
+    if (ids.has(r.id)) throw new Error(`spec/rules/: duplicate rule id ${r.id}`);
     ids.add(r.id);
   }
   for (const [name, s] of Object.entries(signing.strings)) {
@@ -43,7 +57,7 @@ function crossCheck(rules: RuleEntry[], signing: { strings: Record<string, { rul
   }
   const limitIds = new Set<string>();
   for (const l of limits) {
-    if (limitIds.has(l.id)) throw new Error(`spec/limits.yaml: duplicate limit id ${l.id}`);
+    if (limitIds.has(l.id)) throw new Error(`spec/limits/: duplicate limit id ${l.id}`);
     limitIds.add(l.id);
   }
 }
@@ -52,15 +66,13 @@ const ts = (value: unknown) => JSON.stringify(value, null, 2);
 
 function constantsModules(): Output[] {
   const profile = loadYaml('profile.yaml') as Record<string, unknown>;
-  const limits = loadYaml('limits.yaml') as { limits: Array<{ id: string; value: number }> };
+  const limits = loadCatalogue('limits') as { limits: Array<{ id: string; value: number }> };
   const signing = loadYaml('signing.yaml') as { strings: Record<string, { rule: string }> };
-  const rules = loadYaml('rules.yaml') as { rules: RuleEntry[] };
+  const rules = loadCatalogue('rules') as { rules: RuleEntry[] };
   const vocabulary = loadYaml('vocabulary.yaml') as Record<string, { rule: string }>;
   validateMeta('vocabulary', vocabulary);
   validateMeta('profile', profile);
-  validateMeta('limits', limits);
   validateMeta('signing', signing);
-  validateMeta('rules', rules);
   crossCheck(rules.rules, { strings: { ...signing.strings, ...vocabulary } }, limits.limits);
 
   const limitValues = Object.fromEntries(limits.limits.map((l) => [l.id, l.value]));
@@ -75,7 +87,7 @@ export type IdentifierName = keyof typeof profileSpec.identifiers;
     },
     {
       path: 'schemas/ts/limits.ts',
-      content: `${HEADER('spec/limits.yaml')}
+      content: `${HEADER('spec/limits/')}
 /** Every numeric limit, by id, in base units (seconds, bytes, count). */
 export const limits = ${ts(limitValues)} as const;
 
@@ -101,7 +113,7 @@ export const vocabulary = ${ts(vocabulary)} as const;
     },
     {
       path: 'schemas/ts/rules.ts',
-      content: `${HEADER('spec/rules.yaml')}
+      content: `${HEADER('spec/rules/')}
 export interface Rule {
   id: string;
   level: 'MUST' | 'SHOULD' | 'MAY';

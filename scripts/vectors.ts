@@ -61,9 +61,9 @@ function same(label: string, actual: unknown, expected: unknown): void {
 type Json = Record<string, unknown>;
 
 const RULE_IDS = new Set(ruleCatalogue.map((r) => r.id));
-/** Rule ids from spec/rules.yaml, de-duplicated; an unknown id stops the generator. */
+/** Rule ids from spec/rules/, de-duplicated; an unknown id stops the generator. */
 function ruleIds(...ids: string[]): string[] {
-  for (const id of ids) check(RULE_IDS.has(id), `unknown rule id ${id} (not in spec/rules.yaml)`);
+  for (const id of ids) check(RULE_IDS.has(id), `unknown rule id ${id} (not in spec/rules/)`);
   return [...new Set(ids)];
 }
 

@@ -62,7 +62,7 @@ describe('vectors/', () => {
       expect(ok, errors.join('\n')).toBe(true);
     });
 
-    it('cites only rule ids of spec/rules.yaml', () => {
+    it('cites only rule ids of spec/rules/', () => {
       const unknown = citedRules(data, '', []).filter(([, id]) => !ruleIds.has(id));
       expect(unknown).toEqual([]);
     });

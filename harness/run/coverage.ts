@@ -2,7 +2,7 @@
 // Only a check's `rules` count (its `context` is what it merely touches), and skipped or errored
 // checks cover nothing: a rule counts only once a verdict was reached on it. Per document the
 // rules fall in three sets: covered, unobservable over the wire (the reason lives in
-// spec/rules.yaml), and uncovered; the project's own decisions about the document are counted
+// spec/rules/), and uncovered; the project's own decisions about the document are counted
 // apart, as the profile's coverage.
 import type { CheckResult, Coverage, DocumentCoverage, RuleEntry } from './model.ts';
 

@@ -31,7 +31,7 @@ export interface Check {
   title: string;
   /** e.g. "vectors". */
   suite: string;
-  /** Rule ids from spec/rules.yaml whose assertions this check decides: only these count as coverage. */
+  /** Rule ids from spec/rules/ whose assertions this check decides: only these count as coverage. */
   rules: string[];
   /** Rules the check touches without deciding them (setup, the way there): shown, never coverage. */
   context?: string[];
@@ -106,7 +106,7 @@ export interface RuleCoverage {
   doc: number;
   origin?: 'project';
   covered_by: string[];
-  /** Why no check over the wire can decide it (spec/rules.yaml). */
+  /** Why no check over the wire can decide it (spec/rules/). */
   unobservable?: string;
 }
 

@@ -5,7 +5,7 @@ import { rules, type ErrorCode, type RuleId } from '../../schemas/ts/rules.ts';
 import type { components } from '../../schemas/ts/http/rp.ts';
 
 /**
- * Codes the reference servers answer that spec/rules.yaml does not list yet (every rule's `code`
+ * Codes the reference servers answer that spec/rules/ does not list yet (every rule's `code`
  * feeds ErrorCode). Kept apart so they stay visible until the spec names them.
  */
 export type UnlistedCode = 'not_found' | 'method_not_allowed' | 'malformed_body' | 'internal_error';
@@ -44,7 +44,7 @@ export class HttpError extends Error {
 
 const codes = new Map(rules.filter((r) => r.code !== undefined).map((r) => [r.id, r.code as ErrorCode]));
 
-/** The rule's own code from spec/rules.yaml (so a code is never restated where its rule is named). */
+/** The rule's own code from spec/rules/ (so a code is never restated where its rule is named). */
 export function codeOf(ruleId: RuleId): ErrorCode {
   const code = codes.get(ruleId);
   if (code === undefined) throw new TypeError(`rule ${ruleId} has no code`);

@@ -4,7 +4,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { encodeBase64url } from '../../protocol/common/base64.ts';
 
-/** Bits of every secret issued; above every minimum in limits.yaml. */
+/** Bits of every secret issued; above every minimum in limits/. */
 export const SECRET_BITS = 256;
 const SECRET_CHARS = Math.ceil(SECRET_BITS / 6);
 const BASE64URL = /^[A-Za-z0-9_-]+$/;

@@ -4,7 +4,7 @@ import type { Exchange } from '../http.ts';
 
 export interface Problem {
   ruleId: RuleId;
-  /** The rule's code in spec/rules.yaml, when it has one. */
+  /** The rule's code in spec/rules/, when it has one. */
   code?: string;
   detail: string;
 }

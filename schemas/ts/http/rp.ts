@@ -325,14 +325,14 @@ export interface components {
         };
         /**
          * Error envelope
-         * @description Project-defined (ns.errors.codes; document 1 says error codes and bodies are not shown). `error` is the `code` of the most specific failing rule in spec/rules.yaml (for example `expired` or `window_too_long` under verification rule 4), falling back to the ns.verify.N code; `detail` is informational only and never explains why a signature failed beyond the code. The optional `rule` field is also project-defined: it names the id of the failing rule in spec/rules.yaml (DESIGN principle 2, every rejection names its rule). Unknown fields are allowed (additionalProperties true) for forward compatibility.
+         * @description Project-defined (ns.errors.codes; document 1 says error codes and bodies are not shown). `error` is the `code` of the most specific failing rule in spec/rules/ (for example `expired` or `window_too_long` under verification rule 4), falling back to the ns.verify.N code; `detail` is informational only and never explains why a signature failed beyond the code. The optional `rule` field is also project-defined: it names the id of the failing rule in spec/rules/ (DESIGN principle 2, every rejection names its rule). Unknown fields are allowed (additionalProperties true) for forward compatibility.
          */
         "error.schema": {
             /** @description Machine-readable code (snake_case). */
             error: string;
             /** @description Human-readable text; informational only, clients must not parse it. */
             detail: string;
-            /** @description Project-defined: the id of the failing rule in spec/rules.yaml (for example `ns.verify.4`). */
+            /** @description Project-defined: the id of the failing rule in spec/rules/ (for example `ns.verify.4`). */
             rule?: string;
         } & {
             [key: string]: unknown;
