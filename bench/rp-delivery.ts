@@ -157,6 +157,7 @@ function rawVerifiesPerSecond(approvals: readonly Record<string, unknown>[], pub
 function spawnProfiled(args: string[], dir: string): Promise<RpChild> {
   const proc = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, BIN, 'rp', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const child: RpChild = {
+    server: 'rp',
     proc,
     origin: '',
     url: '',

@@ -4,21 +4,15 @@
 // the authority's DNS server and CA. One more RP instance with an unreachable Redis nonce store
 // serves the fail-closed check. Everything is stopped (also on SIGINT and at exit) and the
 // temporary directory removed.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Profile } from '../../../protocol/common/profile.ts';
 import { limits } from '../../../schemas/ts/limits.ts';
-import { ConfigError } from '../../run/exit.ts';
+import { closedPort, spawnReference, stopChild, type ReferenceChild, type SpawnOptions } from '../../run/spawn.ts';
 import { startAuthority, type Authority } from '../../actors/authority/index.ts';
 import type { RpTarget } from './driver.ts';
 
-const BIN = fileURLToPath(new URL('../../../bin/svc-reference.js', import.meta.url));
-const LISTENING = /svc-reference rp listening on (\S+) \((\S+)\)/;
-const START_TIMEOUT_MS = 30_000;
 /** The reference RP's per-lookup timeout here: short, so the authority-timeout check is quick. */
 export const REFERENCE_RESOLVER_TIMEOUT_MS = 1500;
 /**
@@ -45,16 +39,9 @@ export interface ReferenceRun {
 }
 
 /** A running `svc-reference rp` child process. */
-export interface RpChild {
-  proc: ChildProcess;
-  origin: string;
-  /** The bound URL, no trailing slash. */
-  url: string;
-  /** Its stdout and stderr lines so far. */
-  output: string[];
-  /** SIGTERM, then SIGKILL after 5 s. */
-  stop(): Promise<void>;
-}
+export type RpChild = ReferenceChild;
+
+export { closedPort };
 
 export async function startReference(options: ReferenceOptions): Promise<ReferenceRun> {
   const n = options.processes ?? 1;
@@ -124,79 +111,5 @@ export async function startReference(options: ReferenceOptions): Promise<Referen
   }
 }
 
-/**
- * Spawns `svc-reference rp ARGS` from its bin, as a user starts it, and resolves once it prints
- * its listening line. `onSpawn` sees the child at once, so a caller can stop it if startup fails.
- */
-export function spawnReferenceRp(args: string[], options: { log?: (line: string) => void; onSpawn?: (child: RpChild) => void } = {}): Promise<RpChild> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [BIN, 'rp', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } });
-    const child: RpChild = { proc, origin: '', url: '', output: [], stop: () => stopChild(child) };
-    options.onSpawn?.(child);
-    let settled = false;
-    const timer = setTimeout(() => fail(`did not print its listening line within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
-    const fail = (why: string) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      reject(new ConfigError(`the reference RP (svc-reference rp ${args.join(' ')}) ${why}\n${child.output.slice(-20).join('\n')}`));
-    };
-    const onLine = (line: string) => {
-      child.output.push(line);
-      options.log?.(`[rp ${proc.pid}] ${line}`);
-      const m = LISTENING.exec(line);
-      if (m && !settled) {
-        settled = true;
-        clearTimeout(timer);
-        child.origin = m[1]!;
-        child.url = m[2]!.replace(/\/$/, '');
-        resolve(child);
-      }
-    };
-    lines(proc.stdout!, onLine);
-    lines(proc.stderr!, onLine);
-    proc.once('error', (e) => fail(`could not start: ${e.message}`));
-    proc.once('exit', (code, signal) => fail(`exited (${signal ?? code}) before listening`));
-  });
-}
-
-function lines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
-  let buffer = '';
-  stream.setEncoding('utf8');
-  stream.on('data', (chunk: string) => {
-    buffer += chunk;
-    let i;
-    while ((i = buffer.indexOf('\n')) !== -1) {
-      onLine(buffer.slice(0, i));
-      buffer = buffer.slice(i + 1);
-    }
-  });
-}
-
-async function stopChild(c: Pick<RpChild, 'proc'>): Promise<void> {
-  const p = c.proc;
-  if (p.exitCode !== null || p.signalCode !== null) return;
-  await new Promise<void>((resolve) => {
-    const t = setTimeout(() => {
-      p.kill('SIGKILL');
-      resolve();
-    }, 5000);
-    p.once('exit', () => {
-      clearTimeout(t);
-      resolve();
-    });
-    p.kill('SIGTERM');
-  });
-}
-
-/** A loopback port nothing listens on (bound, then released). */
-export function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** Spawns `svc-reference rp ARGS` (harness/run/spawn.ts). */
+export const spawnReferenceRp = (args: string[], options: SpawnOptions = {}): Promise<RpChild> => spawnReference('rp', args, options);
