@@ -53,6 +53,18 @@ export function verifyEd25519(pub: Uint8Array, message: Uint8Array | string, sig
   return verify(null, data, key, signature);
 }
 
+/**
+ * The same check on libuv's thread pool (node:crypto's callback form): the caller's thread only
+ * hands the work over, so a server verifies on other cores while its event loop goes on.
+ */
+export function verifyEd25519Async(pub: Uint8Array, message: Uint8Array | string, signature: Uint8Array): Promise<boolean> {
+  if (signature.length !== 64) return Promise.resolve(false);
+  const key = keyObject(pub);
+  if (!key) return Promise.resolve(false);
+  const data = typeof message === 'string' ? Buffer.from(message, 'utf8') : message;
+  return new Promise((resolve) => verify(null, data, key, signature, (error, ok) => resolve(error === null && ok)));
+}
+
 function privateKey(seed: Uint8Array): KeyObject {
   if (seed.length !== 32) throw new TypeError('an Ed25519 seed is 32 bytes');
   return createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });

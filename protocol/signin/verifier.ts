@@ -46,6 +46,12 @@ export interface VerifierOptions {
   resolver: Resolver;
   nonces: NonceStore;
   now?: () => number;
+  /**
+   * Checks one signature (rule 7); default `verifyEd25519`, synchronous on the calling thread. A
+   * server passes `verifyEd25519Async` so the signature is checked on libuv's thread pool while
+   * its event loop serves other requests.
+   */
+  verifySignature?: (publicKey: Uint8Array, message: string, signature: Uint8Array) => boolean | Promise<boolean>;
 }
 
 const reject = (rule: RuleNumber, code: ErrorCode, detail: string): Rejection => ({ ok: false, rule, ruleId: `ns.verify.${rule}`, code, detail });
@@ -68,6 +74,7 @@ export type Verifier = (response: unknown, beforeNonce?: BeforeNonce) => Promise
 export function createVerifier(options: VerifierOptions): Verifier {
   const { profile, resolver, nonces } = options;
   const now = options.now ?? Date.now;
+  const verifySignature = options.verifySignature ?? verifyEd25519;
   const origin = normalizeOrigin(options.origin);
   if (origin === undefined) throw new TypeError(`verifier origin ${options.origin} is not an origin`);
   const authField = profile.ids.auth_field;
@@ -164,7 +171,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
       const field = error instanceof CanonicalError ? error.field : '?';
       return reject(7, 'signature_invalid', `the signing string cannot be built: ${field} (${(error as Error).message})`);
     }
-    if (!signingKeys.some((k) => verifyEd25519(k, message, signature))) return reject(7, 'signature_invalid', 'the signature does not verify');
+    if (!(await anyVerifies(signingKeys, message, signature, verifySignature))) return reject(7, 'signature_invalid', 'the signature does not verify');
     return {
       ok: true,
       identity,
@@ -177,4 +184,9 @@ export function createVerifier(options: VerifierOptions): Verifier {
       expiresAt,
     };
   }
+}
+
+async function anyVerifies(keys: readonly Uint8Array[], message: string, signature: Uint8Array, verify: NonNullable<VerifierOptions['verifySignature']>): Promise<boolean> {
+  for (const key of keys) if (await verify(key, message, signature)) return true;
+  return false;
 }

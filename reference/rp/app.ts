@@ -9,6 +9,7 @@ import { toNodeHandler } from 'srvx/node';
 import { profileFor, type Profile } from '../../protocol/common/profile.ts';
 import { normalizeOrigin } from '../../protocol/common/url.ts';
 import { createVerifier } from '../../protocol/signin/verifier.ts';
+import { verifyEd25519Async } from '../../protocol/common/ed25519.ts';
 import type { NonceStore } from '../../protocol/signin/nonce.ts';
 import type { Resolver } from '../../protocol/signin/resolver.ts';
 import { limits } from '../../schemas/ts/limits.ts';
@@ -85,7 +86,7 @@ export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
     secure: origin.startsWith('https:'),
     transactions: new TransactionStore(db, now),
     sessions: new SessionStore(db, now),
-    verify: createVerifier({ profile, origin, resolver, nonces: opened.store, now }),
+    verify: createVerifier({ profile, origin, resolver, nonces: opened.store, now, verifySignature: verifyEd25519Async }),
     now,
     log,
   };

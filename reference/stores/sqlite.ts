@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { NonceStore } from '../../protocol/signin/nonce.ts';
 import { batchFor, type WriteBatch } from './batch.ts';
+import { BACKSTOP_FRAMES, startCheckpointer } from './checkpointer.ts';
 
 export type Db = Database.Database;
 
@@ -23,6 +24,14 @@ export function openDatabase(dataDir: string): Db {
     // Reads through a shared mapping: no read() per page, and after another process's commit
     // (workers sharing the file) the pages come back from the OS cache instead of being re-read.
     db.pragma('mmap_size = 268435456');
+    db.pragma(`wal_autocheckpoint = ${BACKSTOP_FRAMES}`);
+    const checkpointer = startCheckpointer(join(dataDir, 'rp.sqlite'));
+    const close = db.close.bind(db);
+    // The checkpointer lives as long as this handle (db.close() is what every owner calls).
+    db.close = () => {
+      checkpointer.stop();
+      return close();
+    };
   }
   db.pragma('busy_timeout = 5000');
   db.pragma('synchronous = NORMAL');
