@@ -2,8 +2,10 @@
 // `npm run bench -- verifier` or `-- rp` runs one; `--strict` exits 1 when a ratio is below target.
 import { benchVerifier, type BenchRow } from './verifier.ts';
 import { benchRpDelivery } from './rp-delivery.ts';
+import { benchBridgeToken } from './bridge.ts';
+import { benchRelay } from './relay.ts';
 
-const benches: Record<string, () => Promise<BenchRow[]>> = { verifier: benchVerifier, rp: benchRpDelivery };
+const benches: Record<string, () => Promise<BenchRow[]>> = { verifier: benchVerifier, rp: benchRpDelivery, bridge: benchBridgeToken, relay: benchRelay };
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 for (const name of chosen) if (!(name in benches)) throw new Error(`unknown benchmark ${name}; known: ${Object.keys(benches).join(', ')}`);
 

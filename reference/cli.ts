@@ -5,28 +5,13 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { rpServer } from './rp/cli.ts';
+import { bridgeServer } from './bridge/cli.ts';
+import { relayServer } from './relay/cli.ts';
 import type { ReferenceIO, ServerDefinition, Started } from './servers.ts';
 
 export type { ReferenceIO } from './servers.ts';
 
-/** A server whose document has no reference yet: listed, answers exit 2. */
-const notYet = (name: string, summary: string): ServerDefinition => ({
-  name,
-  summary: `${summary} (not yet implemented)`,
-  register(program, io, setResult) {
-    program
-      .command(name)
-      .description(`The ${summary}: not yet implemented.`)
-      .allowUnknownOption()
-      .allowExcessArguments()
-      .action(() => {
-        io.stderr.write(`svc-reference ${name}: not yet implemented\n`);
-        setResult({ code: 2 });
-      });
-  },
-});
-
-export const SERVERS: readonly ServerDefinition[] = [rpServer, notYet('bridge', 'OpenID Connect bridge of document 2'), notYet('relay', 'relay HTTP API of document 3')];
+export const SERVERS: readonly ServerDefinition[] = [rpServer, bridgeServer, relayServer];
 
 export async function main(argv: string[], io: ReferenceIO = { stdout: process.stdout, stderr: process.stderr }): Promise<Started> {
   let result: Started = { code: 0 };

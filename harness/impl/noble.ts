@@ -71,3 +71,29 @@ export function openMessage(domain: string, recipientPrivate: Uint8Array, epheme
     return undefined;
   }
 }
+
+/**
+ * Seals for `recipient` as x25519-chacha20-poly1305 (ra.seal.message) with noble primitives: a
+ * fresh ephemeral key and nonce unless `fixed` pins them (vectors). The mirror of openMessage.
+ */
+export function sealMessage(
+  domain: string,
+  recipient: Uint8Array,
+  plaintext: Uint8Array,
+  fixed?: { ephemeralPrivate: Uint8Array; nonce: Uint8Array },
+): { ephemeral: Uint8Array; nonce: Uint8Array; ciphertext: Uint8Array } {
+  const ephemeralPrivate = fixed?.ephemeralPrivate ?? x25519.utils.randomSecretKey();
+  const ephemeral = x25519.getPublicKey(ephemeralPrivate);
+  const shared = x25519.getSharedSecret(ephemeralPrivate, recipient);
+  const salt = new Uint8Array([...ephemeral, ...recipient]);
+  const key = hkdf(nobleSha256, shared, salt, enc.encode(domain), 32);
+  const aad = new Uint8Array([...enc.encode(`${domain}\n`), ...ephemeral, ...recipient]);
+  const nonce = fixed?.nonce ?? crypto.getRandomValues(new Uint8Array(12));
+  return { ephemeral, nonce, ciphertext: chacha20poly1305(key, nonce, aad).encrypt(plaintext) };
+}
+
+/** An X25519 key pair (private, public), raw 32 bytes each. */
+export function x25519KeyPair(): { privateKey: Uint8Array; publicKey: Uint8Array } {
+  const privateKey = x25519.utils.randomSecretKey();
+  return { privateKey, publicKey: x25519.getPublicKey(privateKey) };
+}

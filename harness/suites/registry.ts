@@ -1,10 +1,12 @@
 // The suites `run` knows; `run` itself knows no suite.
 import type { SuiteDefinition } from './suite.ts';
 import { rpSuiteDefinition } from './rp/suite.ts';
+import { bridgeSuiteDefinition } from './bridge/suite.ts';
+import { relaySuiteDefinition } from './relay/suite.ts';
 
 export type { ExternalInput, PreparedSuite, ReferenceInput, SuiteDefinition } from './suite.ts';
 
-export const SUITES: readonly SuiteDefinition[] = [rpSuiteDefinition];
+export const SUITES: readonly SuiteDefinition[] = [rpSuiteDefinition, bridgeSuiteDefinition, relaySuiteDefinition];
 
 export function suiteNamed(name: string): SuiteDefinition | undefined {
   return SUITES.find((s) => s.name === name);

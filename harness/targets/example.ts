@@ -35,6 +35,31 @@ export function exampleTargets(): string {
     // Known failures: check id -> reason. A listed check that passes fails the run (stale).
     "expected_failures": {}
   }
+  // An OpenID Connect bridge of document 2 (the bridge suite): add a comma above and uncomment.
+  // Register the harness's clients at your bridge first (ob.contract.clients, README).
+  // "bridge": {
+  //   "issuer": "https://sso.example.test",
+  //   "clients": {
+  //     "basic": { "client_id": "harness-basic", "client_secret": "...", "redirect_uri": "https://app.example.test/cb" },
+  //     "public": { "client_id": "harness-public", "redirect_uri": "http://127.0.0.1/cb" },
+  //     "other_sector": { "client_id": "harness-other", "client_secret": "...", "redirect_uri": "https://other.example.test/cb" }
+  //   },
+  //   // Operator hook that rotates the signing key when POSTed (enables the rotation check).
+  //   "rotate_url": "https://sso.example.test/operator/keys/rotate",
+  //   "rotate_token": "...",
+  //   "profile": false
+  // }
+  // A relay of document 3 (the relay suite): add a comma above and uncomment. Test identities are
+  // published in the authority with documents naming your relay, and registered at it when its
+  // banner lists hosted_domains.
+  // "relay": {
+  //   "url": "https://relay.example.test",
+  //   // A second relay resolving through the same authority: enables the federation checks.
+  //   "peer_url": "https://relay-2.example.test",
+  //   // Its configuration, where the suite must know it (the spool expiry check needs a TTL <= 30 s).
+  //   "declared": { "spool_ttl_s": 10, "max_streams": 8, "sender_limit": 120, "invite_code": "..." },
+  //   "profile": false
+  // }
 }
 `;
 }

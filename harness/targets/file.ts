@@ -17,7 +17,12 @@ export interface Targets {
   service_name?: string;
   authority?: string;
   rp?: RpRole;
+  bridge?: BridgeRole;
+  relay?: RelayRole;
 }
+
+export type RelayRole = Partial<Omit<Schemas['TargetsRelay'], 'url'>> & { url: string };
+export type BridgeRole = Partial<Omit<Schemas['TargetsBridge'], 'issuer' | 'clients'>> & Pick<Schemas['TargetsBridge'], 'issuer' | 'clients'>;
 
 const validate = makeAjv().compile(targetsSchema);
 

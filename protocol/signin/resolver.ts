@@ -8,6 +8,8 @@ export interface ResolvedIdentity {
   publicKey: Uint8Array;
   previousKeys: readonly PreviousKey[];
   source: string;
+  /** The verified identity document, when it was fetched (a relay reads its `relay` and encryption key). */
+  document?: Readonly<Record<string, unknown>>;
 }
 
 export class ResolutionError extends Error {

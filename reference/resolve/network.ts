@@ -106,7 +106,7 @@ export class NetworkResolver implements Resolver {
       throw new ResolutionError('key_mismatch', 'the identity document and the DNS TXT record publish different keys');
     }
     if (docKey && fetched.kind === 'document') {
-      const value: ResolvedIdentity = { identity, publicKey: docKey, previousKeys: previousKeys(fetched.doc), source: 'https' };
+      const value: ResolvedIdentity = { identity, publicKey: docKey, previousKeys: previousKeys(fetched.doc), source: 'https', document: fetched.doc };
       if (fetched.maxAgeSeconds > 0) {
         if (this.#cache.size >= 10_000) this.#cache.clear();
         this.#cache.set(identity, { value, until: Date.now() + fetched.maxAgeSeconds * 1000 });

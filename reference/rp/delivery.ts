@@ -1,84 +1,26 @@
 // POST <response_uri>: the signer delivers the approval (ns.transport.delivery). The body is
 // capped before parsing, decoded in either form, verified by the protocol verifier with the
 // transaction bound in `beforeNonce` (unknown transaction, one approval, request binding, match
-// code), and the transaction moves to approved by compare-and-set.
+// code), and the transaction moves to approved by compare-and-set. Reading the body, refusing
+// approvals in URLs and the rejection statuses are shared with the bridge (reference/signin/).
 import { limits } from '../../schemas/ts/limits.ts';
-import { decodeObject } from '../../protocol/common/codec.ts';
-import type { Rejection } from '../../protocol/signin/verifier.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { components } from '../../schemas/ts/http/rp.ts';
-import { CORS_ANY, errorReply, jsonReply, readCappedBody, readNodeBody, toResponse, utf8Text, writeReply, type Reply } from '../shared/http.ts';
+import { CORS_ANY, errorReply, jsonReply, readCappedBody, readNodeBody, toResponse, writeReply, type Reply } from '../shared/http.ts';
 import { url, type RpContext } from './config.ts';
 import { hashSecret, newSecret } from '../shared/secrets.ts';
 import { bindingOf, COPIED, type DeliveryView } from './transactions.ts';
+import { parseDelivery, refuseApprovalInUrl, rejectionError } from '../signin/delivery.ts';
 
-const MATCH = new RegExp(`^[0-9]{${limits.match_code_digits}}$`);
-
-export interface DeliveryBody {
-  approval: Record<string, unknown>;
-  match?: string;
-}
-
-const malformed = (detail: string) => ruleError(400, 'ns.delivery.body', detail, CORS_ANY);
-
-/** Reads the delivery body in either form (ns.delivery.body, ns.delivery.content-type). */
-export function parseDelivery(bytes: Uint8Array): DeliveryBody {
-  const text = utf8Text(bytes);
-  if (text === undefined) throw malformed('the body is not UTF-8');
-  const trimmed = text.trim();
-  if (trimmed === '') throw malformed('the body is empty');
-  let response: string = trimmed;
-  let match: string | undefined;
-  if (trimmed.startsWith('{')) {
-    let value: unknown;
-    try {
-      value = JSON.parse(trimmed);
-    } catch {
-      throw malformed('the body is not valid JSON');
-    }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw malformed('the body must be a JSON object');
-    const obj = value as Record<string, unknown>;
-    if (!('response' in obj)) return { approval: obj }; // a raw JSON approval as the whole body
-    if (typeof obj.response !== 'string' || obj.response.trim() === '') throw malformed('response must be the encoded approval (a string)');
-    if (obj.match !== undefined && obj.match !== null) {
-      if (typeof obj.match !== 'string' || !MATCH.test(obj.match)) throw malformed(`match must be the ${limits.match_code_digits}-digit match code`);
-      match = obj.match;
-    }
-    response = obj.response;
-  }
-  const decoded = decodeObject(response);
-  if (!decoded.ok) throw malformed(`the approval cannot be decoded: ${decoded.reason}`);
-  return match === undefined ? { approval: decoded.value } : { approval: decoded.value, match };
-}
+export { parseDelivery, refuseApprovalInUrl, rejectionError, type DeliveryBody } from '../signin/delivery.ts';
 
 type Receipt = components['schemas']['Receipt'];
-
-/** An approval is never accepted in the URL (ns.auth.6.no-approval-in-url). `search` is the query string. */
-function refuseApprovalInUrl(ctx: RpContext, search: string): void {
-  if (search === '' || search === '?') return;
-  for (const [key, value] of new URLSearchParams(search)) {
-    const looksLikeApproval = key === 'response' || key === 'approval' || key === ctx.profile.ids.auth_field || key === 'signature' || decodeObject(value).ok || decodeObject(key).ok;
-    if (looksLikeApproval) throw ruleError(400, 'ns.auth.6.no-approval-in-url', 'an approval is never accepted in the URL; send it in the body', CORS_ANY);
-  }
-}
 
 /** Verbatim equality of a copied field: absent equals only absent (a signer copies, never invents). */
 function sameValue(a: unknown, b: unknown): boolean {
   if (a === undefined || b === undefined) return a === b;
   return JSON.stringify(a) === JSON.stringify(b);
-}
-
-/** The status of a verifier rejection (ns.delivery.reject-status). */
-function rejectionError(verdict: Rejection): HttpError {
-  let status: number;
-  if (verdict.rule <= 4) status = 400;
-  else if (verdict.rule === 5) status = verdict.code === 'nonce_cache_unavailable' ? 503 : 409;
-  else status = 401;
-  const rule = verdict.rule === 5 && verdict.code === 'nonce_cache_unavailable' ? 'ns.nonce.fail-closed' : verdict.ruleId;
-  // ns.delivery.reject-status: `detail` never explains why a signature failed beyond the code.
-  const detail = verdict.rule === 7 ? 'the approval does not verify' : verdict.detail;
-  return new HttpError(status, verdict.code, detail, rule, CORS_ANY);
 }
 
 const withCors = (error: unknown): never => {

@@ -1,30 +1,4 @@
-// The RP's own random values: match code, reference code, request nonce and request id. The
-// generic secrets (newSecret, hashSecret, ...) live in reference/shared/secrets.ts.
-import { randomBytes, randomInt } from 'node:crypto';
-import { limits } from '../../schemas/ts/limits.ts';
-import { vocabulary } from '../../schemas/ts/vocabulary.ts';
-import { shortCodeFrom } from '../../protocol/signin/reference.ts';
-import { encodeBase64url } from '../../protocol/common/base64.ts';
-
+// The RP's random values now live in reference/signin/codes.ts (shared with the bridge).
+export { newMatchCode, newNonce, newReferenceCode, newRequestId } from '../signin/codes.ts';
 // Re-exported for tests that build broken RPs (test/rp/helpers.ts); new code imports shared/secrets.ts.
 export { hashSecret } from '../shared/secrets.ts';
-
-/** The two-digit match code (limits: match_code_digits). */
-export function newMatchCode(): string {
-  const digits = limits.match_code_digits;
-  return String(randomInt(0, 10 ** digits)).padStart(digits, '0');
-}
-
-/** An 8-character Crockford base32 reference code (ns.reference.code). */
-export function newReferenceCode(): string {
-  return shortCodeFrom(randomBytes(vocabulary.short_code.length));
-}
-
-/** The request nonce: 32 random bytes (at least limits.nonce_entropy_min_bytes). */
-export function newNonce(): string {
-  return encodeBase64url(randomBytes(Math.max(32, limits.nonce_entropy_min_bytes)));
-}
-
-export function newRequestId(): string {
-  return `req_${encodeBase64url(randomBytes(16))}`;
-}

@@ -5,6 +5,7 @@
 import { limits } from '../../schemas/ts/limits.ts';
 import type { Db } from '../stores/sqlite.ts';
 import { batchFor, type WriteBatch } from '../stores/batch.ts';
+import { bindingOf } from '../signin/binding.ts';
 
 /** ns.transaction.states; completed, unfinished, ended and expired are terminal. */
 export type TxState = 'pending' | 'approved_same_device' | 'approved_cross_device' | 'completed' | 'unfinished' | 'ended' | 'expired';
@@ -27,22 +28,7 @@ export interface Transaction {
   resumeExpiresAt: number | null;
 }
 
-/**
- * The fields a response copies from its request (ns.delivery.request-binding), and their stored
- * form: each value as JSON, '' when absent, one per line (JSON text has no raw newline), so a
- * delivery compares one string instead of parsing the request per row.
- */
-export const COPIED = ['request_id', 'audience', 'nonce', 'issued_at', 'expires_at', 'action', 'statement', 'scopes'] as const;
-
-export function bindingOf(obj: Readonly<Record<string, unknown>>): string {
-  let out = '';
-  for (let i = 0; i < COPIED.length; i++) {
-    const v = obj[COPIED[i]!];
-    if (i > 0) out += '\n';
-    if (v !== undefined) out += JSON.stringify(v);
-  }
-  return out;
-}
+export { bindingOf, COPIED } from '../signin/binding.ts';
 
 /** What a delivery reads: no request JSON. `binding` is null on rows from before the column. */
 export interface DeliveryView {

@@ -19,13 +19,16 @@ export class HttpError extends Error {
   readonly code: Code;
   readonly rule: RuleId;
   readonly headers: Readonly<Record<string, string>>;
+  /** More fields of the envelope, where a rule asks for them (e.g. a 429's bucket). */
+  readonly fields: Readonly<Record<string, unknown>>;
 
-  constructor(status: number, code: Code, detail: string, rule: RuleId, headers: Readonly<Record<string, string>> = {}) {
+  constructor(status: number, code: Code, detail: string, rule: RuleId, headers: Readonly<Record<string, string>> = {}, fields: Readonly<Record<string, unknown>> = {}) {
     super(detail);
     this.status = status;
     this.code = code;
     this.rule = rule;
     this.headers = headers;
+    this.fields = fields;
   }
 
   get detail(): string {
@@ -33,12 +36,17 @@ export class HttpError extends Error {
   }
 
   envelope(): ErrorEnvelope {
-    return { error: this.code, detail: this.message, rule: this.rule };
+    return { error: this.code, detail: this.message, rule: this.rule, ...this.fields };
   }
 
   /** The same error with other headers (e.g. CORS on a route that allows any origin). */
   withHeaders(headers: Readonly<Record<string, string>>): HttpError {
-    return new HttpError(this.status, this.code, this.message, this.rule, headers);
+    return new HttpError(this.status, this.code, this.message, this.rule, headers, this.fields);
+  }
+
+  /** The same error with more envelope fields. */
+  withBody(fields: Readonly<Record<string, unknown>>): HttpError {
+    return new HttpError(this.status, this.code, this.message, this.rule, this.headers, { ...this.fields, ...fields });
   }
 }
 

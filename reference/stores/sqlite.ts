@@ -13,13 +13,14 @@ export type Db = Database.Database;
 /** The data-dir value that keeps everything in memory (tests, one process only). */
 export const IN_MEMORY = ':memory:';
 
-export function openDatabase(dataDir: string): Db {
+/** Opens `<dataDir>/<file>` (default rp.sqlite; the bridge keeps bridge.sqlite). */
+export function openDatabase(dataDir: string, file = 'rp.sqlite'): Db {
   let db: Db;
   if (dataDir === IN_MEMORY) {
     db = new Database(':memory:');
   } else {
     mkdirSync(dataDir, { recursive: true });
-    db = new Database(join(dataDir, 'rp.sqlite'));
+    db = new Database(join(dataDir, file));
     db.pragma('journal_mode = WAL');
     // Reads through a shared mapping: no read() per page, and after another process's commit
     // (workers sharing the file) the pages come back from the OS cache instead of being re-read.

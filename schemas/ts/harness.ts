@@ -19,7 +19,66 @@ export interface components {
             /** @description Admin URL of the running test identity authority (`svc-conformance authority`) the implementation resolves identities through. It must serve the same service name. */
             authority?: string;
             rp?: components["schemas"]["TargetsRp"];
+            bridge?: components["schemas"]["TargetsBridge"];
+            relay?: components["schemas"]["TargetsRelay"];
         };
+        /**
+         * A client the harness uses at a bridge
+         * @description Registered at the bridge by its operator before the run (ob.contract.clients): the harness never registers clients itself.
+         */
+        TargetsBridgeClient: {
+            client_id: string;
+            /** @description For client_secret_basic and client_secret_post clients. */
+            client_secret?: string;
+            /** @description For private_key_jwt clients: the private JWK (RS256 or ES256) whose public half the bridge holds. */
+            private_jwk?: Record<string, never>;
+            /** @description A registered redirect URI; the harness only reads it back from Location headers, nothing needs to listen there. */
+            redirect_uri: string;
+        };
+        /**
+         * Bridge target
+         * @description An OpenID Connect bridge of document 2.
+         */
+        TargetsBridge: {
+            /** @description The issuer; discovery is read from here. */
+            issuer: string;
+            /** @description The harness's clients, by authentication method. `basic`: client_secret_basic with a https redirect; `post`: client_secret_post; `jwt`: private_key_jwt; `public`: none, with a registered loopback redirect `http://127.0.0.1/cb`; `first_party`: a first-party static client (client_secret_basic); `other_sector`: client_secret_basic in another sector than `basic`; `same_sector`: client_secret_basic sharing the sector of `basic`. */
+            clients: {
+                basic: components["schemas"]["TargetsBridgeClient"];
+                post?: components["schemas"]["TargetsBridgeClient"];
+                jwt?: components["schemas"]["TargetsBridgeClient"];
+                public: components["schemas"]["TargetsBridgeClient"];
+                first_party?: components["schemas"]["TargetsBridgeClient"];
+                other_sector?: components["schemas"]["TargetsBridgeClient"];
+                same_sector?: components["schemas"]["TargetsBridgeClient"];
+            };
+            /** @description Operator hook (ob.contract.rotate): POST here (with `rotate_token` as bearer) rotates the signing key. Without it the rotation check is skipped. */
+            rotate_url?: string;
+            rotate_token?: string;
+        } & components["schemas"]["TargetsRun"];
+        /**
+         * Relay target
+         * @description A relay of document 3. Test identities are published in the test authority with documents naming the relay (ra.relay.dns-locality) and, where the relay hosts a domain, registered there (POST /identities).
+         */
+        TargetsRelay: {
+            /** @description The relay's base address. */
+            url: string;
+            /** @description A second relay resolving through the same authority: the federation checks (forwarding) need it. */
+            peer_url?: string;
+            /** @description What the relay is configured with, where the suite must know it. */
+            declared?: {
+                /** @description Its SPOOL_TTL; the expiry check runs when it is at most 30 s. */
+                spool_ttl_s?: number;
+                /** @description Its MAX_STREAMS_PER_IDENTITY (default the project's). */
+                max_streams?: number;
+                /** @description Its per-sender bucket (default the project's). */
+                sender_limit?: number;
+                /** @description An invite code it accepts, when it runs with REGISTRATION_GATE=invite. */
+                invite_code?: string;
+                /** @description Its OAUTH_BRIDGE_URL, when set. */
+                oauth_bridge_url?: string;
+            };
+        } & components["schemas"]["TargetsRun"];
         /** @description How a role's suite runs and judges (shared by every role). */
         TargetsRun: {
             /**

@@ -77,7 +77,15 @@ export const limits = {
   "device_name_max_bytes": 64,
   "device_platform_max_bytes": 32,
   "device_browser_max_bytes": 32,
-  "dns_records_max": 3
+  "dns_records_max": 3,
+  "relay_rate_window_seconds": 60,
+  "relay_rate_sender_max": 120,
+  "relay_rate_global_max": 12000,
+  "relay_rate_ip_max": 600,
+  "availability_charge_units": 5,
+  "admin_recency_seconds": 300,
+  "max_streams_per_identity_default": 8,
+  "challenges_per_identity_max": 16
 } as const;
 
 export type LimitId = keyof typeof limits;
@@ -724,5 +732,77 @@ export const limitSources = [
     "doc": 3,
     "section": "POST /identities",
     "clause": "DNS records written (up to three)"
+  },
+  {
+    "id": "relay_rate_window_seconds",
+    "value": 60,
+    "unit": "seconds",
+    "doc": 3,
+    "section": "Limits (default thresholds: not shown)",
+    "clause": "rate-limit buckets on messages and acks: per-sender and global per-relay",
+    "origin": "project"
+  },
+  {
+    "id": "relay_rate_sender_max",
+    "value": 120,
+    "unit": "count",
+    "doc": 3,
+    "section": "Limits (default thresholds: not shown)",
+    "clause": "per-sender bucket: envelopes per window",
+    "origin": "project"
+  },
+  {
+    "id": "relay_rate_global_max",
+    "value": 12000,
+    "unit": "count",
+    "doc": 3,
+    "section": "Limits (default thresholds: not shown)",
+    "clause": "global per-relay bucket: envelopes per window",
+    "origin": "project"
+  },
+  {
+    "id": "relay_rate_ip_max",
+    "value": 600,
+    "unit": "count",
+    "doc": 3,
+    "section": "GET /hosted/availability; Limits",
+    "clause": "per-IP bucket (the one availability lookups are charged against)",
+    "origin": "project"
+  },
+  {
+    "id": "availability_charge_units",
+    "value": 5,
+    "unit": "count",
+    "doc": 3,
+    "section": "GET /hosted/availability",
+    "clause": "charged several units per call against the same per-IP bucket messages use",
+    "origin": "project"
+  },
+  {
+    "id": "admin_recency_seconds",
+    "value": 300,
+    "unit": "seconds",
+    "doc": 3,
+    "section": "POST /identities (recency window: not shown)",
+    "clause": "issued_at (RFC 3339 UTC; recency window enforced)",
+    "origin": "project"
+  },
+  {
+    "id": "max_streams_per_identity_default",
+    "value": 8,
+    "unit": "count",
+    "doc": 3,
+    "section": "GET /events/:identity",
+    "clause": "429 when MAX_STREAMS_PER_IDENTITY is reached (default not shown)",
+    "origin": "project"
+  },
+  {
+    "id": "challenges_per_identity_max",
+    "value": 16,
+    "unit": "count",
+    "doc": 3,
+    "section": "GET /auth/challenge (outstanding challenges: not shown)",
+    "clause": "challenges kept per identity; the oldest is dropped beyond",
+    "origin": "project"
   }
 ] as const;

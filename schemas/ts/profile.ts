@@ -107,6 +107,12 @@ export const profileSpec = {
       "doc": 2,
       "section": "Browser session"
     },
+    "bridge_tx_cookie": {
+      "template": "__Host-{name}_tx",
+      "doc": 2,
+      "section": "Browser session (the transaction cookie)",
+      "origin": "project"
+    },
     "callback_path": {
       "template": "/{name}/callback",
       "doc": 2,

@@ -1476,7 +1476,8 @@ export const rules: readonly Rule[] = [
     "doc": 2,
     "section": "Pairwise subject",
     "title": "Pairwise sub derivation",
-    "text": "`sub` is the base64url of HMAC-SHA256, keyed by the issuer's 32-byte random pairwise secret, over the line-feed-joined lines `svc-oidc-sub-v1`, the sector, the service ID. The sector is fixed at client creation (host of a URL client_id; otherwise host of the first redirect URI or an explicit sector host) and the service ID is never derivable from `sub`."
+    "text": "`sub` is the base64url of HMAC-SHA256, keyed by the issuer's 32-byte random pairwise secret, over the line-feed-joined lines `svc-oidc-sub-v1`, the sector, the service ID. The sector is fixed at client creation (host of a URL client_id; otherwise host of the first redirect URI or an explicit sector host) and the service ID is never derivable from `sub`.",
+    "unobservable": "the exact derivation needs the issuer's secret pairwise key, which never leaves the bridge; the vectors suite checks the derivation (vectors/digests.json) and the bridge suite checks its observable effects (ob.subject.sector)"
   },
   {
     "id": "ra.key-fingerprint",
@@ -1497,6 +1498,644 @@ export const rules: readonly Rule[] = [
     "text": "The public profile document has version 1 (or none), display_name up to 256 bytes, bio up to 4096 bytes, at most 32 links each with a url, an avatar that is a bare image file name, and an identity_page object of booleans.",
     "origin": "project",
     "code": "invalid_profile"
+  },
+  {
+    "id": "ob.issuer.exact-url",
+    "level": "MUST",
+    "doc": 2,
+    "section": "What the service does (origin rule 2)",
+    "title": "Issuer is an exact URL",
+    "text": "The issuer is scheme and host, no path and no trailing slash; it is the `issuer` of discovery and the `iss` of every ID token and authorization response, and the audience of the bridge's native requests."
+  },
+  {
+    "id": "ob.issuer.dotted-host",
+    "level": "MUST",
+    "doc": 2,
+    "section": "What the service does (origin rule 2)",
+    "title": "Dotted issuer host",
+    "text": "The issuer host must be dotted; local development uses a dotted local host with `http`, never a bare `localhost`."
+  },
+  {
+    "id": "ob.issuer.not-identity-domain",
+    "level": "MUST",
+    "doc": 2,
+    "section": "What the service does (origin rule 1)",
+    "title": "Issuer not under an identity domain",
+    "text": "The issuer is never under a domain that hosts identities; the hosted-handle reserved list contains `oauth`, `sso`, `idp`, `openid`, `indieauth`.",
+    "unobservable": "a deployment decision about domains and the relay's reserved handles, not an answer of the bridge"
+  },
+  {
+    "id": "ob.cookies.host-prefix",
+    "level": "MUST",
+    "doc": 2,
+    "section": "What the service does (origin rule 1); Browser session; Authentication 8",
+    "title": "Cookies use __Host-",
+    "text": "Every bridge cookie uses the `__Host-` prefix (the session cookie `__Host-svc_session` and the transaction cookie), Secure, HttpOnly, SameSite=Lax; the session lives 12 hours."
+  },
+  {
+    "id": "ob.native.rp-metadata",
+    "level": "MUST",
+    "doc": 2,
+    "section": "The bridge as a native RP",
+    "title": "The bridge publishes RP metadata",
+    "text": "The bridge publishes RP metadata: `svc_auth` `1`, `origin` the issuer, a name, `response_uris` with one entry `{issuer}/svc/callback`, `transports` `redirect`, `qr`, `deeplink`, `context_uri` `{issuer}/svc/context`, `contact_uri` `{issuer}/abuse`."
+  },
+  {
+    "id": "ob.native.login-only",
+    "level": "MUST",
+    "doc": 2,
+    "section": "The bridge as a native RP",
+    "title": "Login-only native request",
+    "text": "The native request has action `signin`, no scopes and a fixed statement naming the bridge; client names and OIDC claims are never placed in the statement."
+  },
+  {
+    "id": "ob.native.verifier",
+    "level": "MUST",
+    "doc": 2,
+    "section": "The bridge as a native RP",
+    "title": "Native verification with the issuer as origin",
+    "text": "The bridge verifies sign-ins with the native verifier whose origin is the issuer, using an atomic nonce cache shared across instances."
+  },
+  {
+    "id": "ob.native.find-signer",
+    "level": "SHOULD",
+    "doc": 2,
+    "section": "Finding a signer",
+    "title": "Signer order",
+    "text": "The bridge offers, in order, the identity's `endpoints.web_signer`, `https://<id>/app/` when the identity resolved over HTTPS, then the operator's default signer, the deep link and a QR code of `/r/<code>` with the match code.",
+    "unobservable": "which signer links a page offers is presentation; the harness reads the request, not the links"
+  },
+  {
+    "id": "ob.native.never-frame",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Finding a signer",
+    "title": "Never frames a signer",
+    "text": "The bridge never embeds or frames a signer and never receives key material.",
+    "unobservable": "an absence of behaviour inside the bridge's pages and storage"
+  },
+  {
+    "id": "ob.visitor.offer",
+    "level": "SHOULD",
+    "doc": 2,
+    "section": "Visitors without an ID",
+    "title": "Offer to create an ID",
+    "text": "The sign-in page offers to create an ID against the launcher's availability API called from the browser, re-checking every 20 seconds and on focus; it works without scripting; `OAUTH_LAUNCHER_URL=none` hides it.",
+    "unobservable": "a browser-side behaviour of the page against a third-party launcher"
+  },
+  {
+    "id": "ob.transaction.creating",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Session and SSO rules 4",
+    "title": "POST /t/{id}/creating extends the transaction",
+    "text": "`POST /t/{id}/creating` extends the transaction to 30 minutes, capped at one hour from its start.",
+    "unobservable": "observing it needs waiting past the 10-minute life of a transaction"
+  },
+  {
+    "id": "ob.transaction.create",
+    "level": "MUST",
+    "doc": 2,
+    "section": "States and transitions",
+    "title": "A valid /authorize creates a transaction",
+    "text": "A valid `/authorize` call (client_id and redirect_uri valid) creates a transaction in `identify` holding client, redirect URI, PKCE challenge, state, nonce and scopes, bound to the browser by a `__Host-` cookie."
+  },
+  {
+    "id": "ob.transaction.identify",
+    "level": "MUST",
+    "doc": 2,
+    "section": "States and transitions",
+    "title": "An ID that resolves issues a native request",
+    "text": "From `identify`, an ID that normalizes and resolves moves the transaction to `awaiting_signature` and issues a native request valid at most 5 minutes; an ID that does not is refused."
+  },
+  {
+    "id": "ob.transaction.callback",
+    "level": "MUST",
+    "doc": 2,
+    "section": "States and transitions; Endpoints",
+    "title": "Callback moves to authenticated",
+    "text": "A signed response posted to `/svc/callback` that verifies moves `awaiting_signature` to `authenticated` and answers `200` with `status` `ok` and `resume_uri` (same device) or `status` `ok` alone (cross device, with `match`)."
+  },
+  {
+    "id": "ob.transaction.resume-binding",
+    "level": "MUST",
+    "doc": 2,
+    "section": "States and transitions; Authentication 2",
+    "title": "Resume needs code and browser cookie",
+    "text": "The bridge continues only if the resume code (256-bit, single-use, 60 seconds, bound to the transaction) AND the transaction's `__Host-` cookie both match; a forwarded resume link in another browser does not continue."
+  },
+  {
+    "id": "ob.transaction.no-response-in-url",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Authentication 2",
+    "title": "Responses in URLs refused",
+    "text": "The signer POSTs the encoded response to `/svc/callback`; responses in URLs are refused."
+  },
+  {
+    "id": "ob.transaction.failed",
+    "level": "MUST",
+    "doc": 2,
+    "section": "States and transitions; Errors",
+    "title": "Verification error fails the transaction",
+    "text": "A verification error during native sign-in moves the transaction to `failed`; it is shown to the user and the browser is not redirected to the client."
+  },
+  {
+    "id": "ob.transaction.expiry",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Transaction; States and transitions",
+    "title": "Transactions expire",
+    "text": "A transaction lives at most 10 minutes; after that it is `expired` and cannot continue.",
+    "unobservable": "observing it needs waiting out the 10-minute life"
+  },
+  {
+    "id": "ob.transaction.retry",
+    "level": "MAY",
+    "doc": 2,
+    "section": "States and transitions",
+    "title": "Retry issues a new native request",
+    "text": "From `awaiting_signature` the user may retry, back to `identify`; a new native request may be issued.",
+    "unobservable": "optional behaviour: a bridge may or may not offer it"
+  },
+  {
+    "id": "ob.transaction.deny",
+    "level": "MUST",
+    "doc": 2,
+    "section": "States and transitions; Errors",
+    "title": "Denial redirects with access_denied",
+    "text": "When the user denies on the consent screen the browser is redirected to the redirect URI with `error` `access_denied`, `state` and `iss`."
+  },
+  {
+    "id": "ob.authorize.bad-client-no-redirect",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Errors; States and transitions",
+    "title": "Invalid client or redirect: error page, never a redirect",
+    "text": "An invalid `client_id` or `redirect_uri` renders an error page; the browser is never redirected (open-redirect guard)."
+  },
+  {
+    "id": "ob.authorize.error-redirect",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Errors",
+    "title": "Errors after the client is known redirect",
+    "text": "Any error after the client and redirect URI are validated redirects to the redirect URI with `error`, `state` and `iss`, never with details of why verification failed."
+  },
+  {
+    "id": "ob.authorize.response-type",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Endpoints (/authorize)",
+    "title": "Only response_type code",
+    "text": "`response_type` is only `code`."
+  },
+  {
+    "id": "ob.authorize.pkce-required",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Rules for the OIDC profile 1",
+    "title": "PKCE S256 required",
+    "text": "PKCE with `code_challenge_method` `S256` is required for every client; a request without a challenge is refused."
+  },
+  {
+    "id": "ob.authorize.pkce-plain-refused",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Rules for the OIDC profile 1; Errors",
+    "title": "plain PKCE refused",
+    "text": "`code_challenge_method` `plain` is refused."
+  },
+  {
+    "id": "ob.authorize.state-required",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Rules for the OIDC profile 2; Errors",
+    "title": "state required",
+    "text": "`state` is required; a request without it is refused."
+  },
+  {
+    "id": "ob.authorize.iss",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Rules for the OIDC profile 3",
+    "title": "iss on the authorization response",
+    "text": "`iss` (the issuer) is returned on every authorization response, success or error (RFC 9207)."
+  },
+  {
+    "id": "ob.authorize.redirect-exact",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Rules for the OIDC profile 4",
+    "title": "Exact redirect_uri match",
+    "text": "`redirect_uri` is an exact string match against a registered URI (no prefix, case, path or query variation)."
+  },
+  {
+    "id": "ob.authorize.loopback",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Rules for the OIDC profile 4",
+    "title": "Loopback exception for public clients",
+    "text": "For public clients a loopback redirect (`http://127.0.0.1:<any port>/...`, `http://[::1]:<any port>/...`) matches a registered loopback redirect with any port (RFC 8252)."
+  },
+  {
+    "id": "ob.authorize.no-custom-scheme",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Rules for the OIDC profile 5",
+    "title": "No custom-scheme redirects",
+    "text": "Custom-scheme redirects for native apps are not supported in this version.",
+    "unobservable": "needs a client registered with a custom-scheme redirect, which no registry of this version accepts"
+  },
+  {
+    "id": "ob.authorize.unknown-scope",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Scopes and claims; Errors",
+    "title": "Unknown scopes ignored",
+    "text": "Unknown scope values are ignored, not refused; the token response reports the scopes actually granted."
+  },
+  {
+    "id": "ob.authorize.prompt-none",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Session and SSO rules 3; Errors",
+    "title": "prompt=none errors",
+    "text": "`prompt=none` without a session returns `login_required`; with a session but no consent covering the claims it returns `consent_required`."
+  },
+  {
+    "id": "ob.authorize.prompt-login",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Session and SSO rules 2",
+    "title": "prompt=login and max_age force a new proof",
+    "text": "`prompt=login`, or a `max_age` exceeded by the session's `auth_time`, forces a new native proof."
+  },
+  {
+    "id": "ob.authorize.login-hint",
+    "level": "MAY",
+    "doc": 2,
+    "section": "Finding a signer",
+    "title": "login_hint supplies the ID",
+    "text": "`login_hint` supplies the ID the user would otherwise enter."
+  },
+  {
+    "id": "ob.sso.reuse",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Session and SSO rules 1; States and transitions",
+    "title": "Session plus consent: code without a signature",
+    "text": "With a live session and a stored consent covering the requested claims, a later `/authorize` issues a code without another signature."
+  },
+  {
+    "id": "ob.consent.screen",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Authentication 6; Clients",
+    "title": "Consent names the client",
+    "text": "Consent is a separate screen from authentication and names the client (name; owner ID or host; verified or unverified host; for registered clients that nobody reviewed the application)."
+  },
+  {
+    "id": "ob.consent.release",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Scopes and claims",
+    "title": "svc_id and profile released only if left ticked",
+    "text": "`svc_id` and `profile` claims are shown ticked on consent and released only if left ticked; `openid` claims are always released."
+  },
+  {
+    "id": "ob.consent.first-party",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 2; Authentication 6",
+    "title": "First-party skip for openid alone",
+    "text": "A static client with `first_party` true skips consent for `openid` alone, never for `svc_id` or `profile`."
+  },
+  {
+    "id": "ob.consent.record",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Consent and account records",
+    "title": "Consent record and revocation",
+    "text": "A consent records the client, released claims, first and last use; revoking an app at `/account` deletes the consent, revokes live access tokens and forces new consent.",
+    "unobservable": "the account page is driven by the user's browser session; the suite has no contract to revoke an app"
+  },
+  {
+    "id": "ob.code.format",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Authorization code; Limits",
+    "title": "Authorization code",
+    "text": "An authorization code is 256-bit random, stored hashed, single-use, valid 60 seconds, bound to client, redirect URI, PKCE challenge, nonce and identity."
+  },
+  {
+    "id": "ob.code.same-db-transaction",
+    "level": "MUST",
+    "doc": 2,
+    "section": "States and transitions",
+    "title": "Code issued atomically",
+    "text": "The code is issued in the same database transaction that marks the sign-in finished.",
+    "unobservable": "a storage property inside the bridge"
+  },
+  {
+    "id": "ob.code.replay-revokes",
+    "level": "MUST",
+    "doc": 2,
+    "section": "States and transitions; Errors",
+    "title": "Second redemption revokes",
+    "text": "A second redemption of a code is refused and the tokens issued by the first redemption are revoked."
+  },
+  {
+    "id": "ob.code.wrong-verifier",
+    "level": "MUST",
+    "doc": 2,
+    "section": "States and transitions; Errors",
+    "title": "Wrong verifier leaves the code unspent",
+    "text": "A redemption with a wrong PKCE verifier is refused and the code stays unspent for the client holding the right verifier."
+  },
+  {
+    "id": "ob.code.binding",
+    "level": "MUST",
+    "doc": 2,
+    "section": "States and transitions",
+    "title": "Redemption checks client and redirect_uri",
+    "text": "Redemption needs the client, the `redirect_uri` and the PKCE verifier all to match the code."
+  },
+  {
+    "id": "ob.token.grant-type",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Endpoints (/token)",
+    "title": "Only authorization_code",
+    "text": "`/token` accepts only `grant_type` `authorization_code` and returns `id_token`, `access_token` and `scope` (the granted scopes); no refresh token in this version."
+  },
+  {
+    "id": "ob.token.client-auth",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Authentication 3",
+    "title": "Client authentication methods",
+    "text": "Clients authenticate at `/token` by `client_secret_basic`, `client_secret_post` or `private_key_jwt`; public clients and URL clients use `none` with PKCE; a wrong credential is refused."
+  },
+  {
+    "id": "ob.token.id-token",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Tokens; Scopes and claims",
+    "title": "ID token",
+    "text": "The ID token is signed RS256 with a key of `/jwks.json`, lives 5 minutes, and carries `iss`, `sub`, `aud`, `exp`, `iat`, `auth_time` (time of the native proof), `nonce` when sent, and `amr` containing `svc` (plus `session` when a delegated session key signed)."
+  },
+  {
+    "id": "ob.token.access-token",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Tokens; Authentication 4",
+    "title": "Access token",
+    "text": "The access token is opaque, lives 10 minutes, and is accepted only at `/userinfo` as a bearer credential."
+  },
+  {
+    "id": "ob.token.claims",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Scopes and claims",
+    "title": "Claims by scope",
+    "text": "`svc_id` releases `svc_id`, `svc_key_fingerprint`, `svc_id_url`; `profile` releases `name`, `picture`, `profile`; no `email` claim is offered; `svc_proof` is reserved."
+  },
+  {
+    "id": "ob.subject.public",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Pairwise subject",
+    "title": "Public subjects",
+    "text": "With `OAUTH_SUBJECT_TYPE` `public`, `sub` is the canonical service ID.",
+    "unobservable": "a configuration of the bridge; the suite sees only the configured type"
+  },
+  {
+    "id": "ob.subject.sector",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Pairwise subject",
+    "title": "Pairwise stability per sector",
+    "text": "Pairwise `sub` is stable for one identity and sector, differs across sectors, and does not reveal the service ID."
+  },
+  {
+    "id": "ob.userinfo",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Endpoints (/userinfo); Authentication 4",
+    "title": "userinfo",
+    "text": "`/userinfo` takes a bearer access token and returns the released claims; a revoked or unknown token is refused."
+  },
+  {
+    "id": "ob.revoke",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Endpoints (/revoke); Authentication 4",
+    "title": "revoke",
+    "text": "`/revoke` revokes access tokens (RFC 7009); a revoked token no longer reads `/userinfo`."
+  },
+  {
+    "id": "ob.introspect.owner",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Endpoints (/introspect); Authentication 4",
+    "title": "introspect serves only the owning client",
+    "text": "`/introspect` (RFC 7662) serves only the client that owns the token: another client learns nothing of it."
+  },
+  {
+    "id": "ob.keys.jwks",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Tokens; Endpoints (/jwks.json)",
+    "title": "JWKS with current and previous keys",
+    "text": "`/jwks.json` serves the current and previous public signing keys; RS256 is the only published algorithm."
+  },
+  {
+    "id": "ob.keys.rotation",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Tokens",
+    "title": "Retired keys stay published",
+    "text": "After a rotation a retired key stays in the key set at least twice the ID-token lifetime plus 24 hours, so tokens signed before the rotation still validate."
+  },
+  {
+    "id": "ob.discovery.paths",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Endpoints (discovery)",
+    "title": "Both discovery paths",
+    "text": "The discovery document is served at `/.well-known/openid-configuration` and the same document at `/.well-known/oauth-authorization-server`."
+  },
+  {
+    "id": "ob.discovery.rs256",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Rules for the OIDC profile 7",
+    "title": "RS256 the only published algorithm",
+    "text": "`RS256` is the only published ID-token signing algorithm."
+  },
+  {
+    "id": "ob.clients.url-client-secret-refused",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 3; Errors",
+    "title": "client_secret_* refused for URL clients",
+    "text": "A URL client using `client_secret_*` is refused.",
+    "unobservable": "needs a URL client ID served over HTTPS from a public address; the reference run uses loopback hosts only"
+  },
+  {
+    "id": "ob.clients.url-fetch",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 3",
+    "title": "URL client document fetch rules",
+    "text": "The client ID metadata document is fetched over HTTPS only, without redirects, never from private addresses, capped at 16 KiB, 5 second timeout, cached per HTTP cache headers clamped to 5 minutes through 24 hours; its `client_id` must equal the URL.",
+    "unobservable": "the test authority serves on loopback, which the rule forbids the bridge to fetch from"
+  },
+  {
+    "id": "ob.clients.registered",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 1",
+    "title": "Developer console",
+    "text": "Registered clients are created in `/developers` by an owner signed in natively; secrets are 256-bit, stored as SHA-256, shown once; rotation keeps two secrets for 7 days; every change is an audit event.",
+    "unobservable": "the console is a browser surface whose request shapes the document does not show"
+  },
+  {
+    "id": "ob.clients.static",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 2",
+    "title": "Static clients file",
+    "text": "Static clients are read at start from `OAUTH_STATIC_CLIENTS` in the registered-client schema and shown read-only.",
+    "unobservable": "a start-up configuration of the bridge"
+  },
+  {
+    "id": "ob.indieauth",
+    "level": "SHOULD",
+    "doc": 2,
+    "section": "Rules for the OIDC profile 6",
+    "title": "IndieAuth redemption",
+    "text": "A login-only code redeems at the token endpoint to `me`; a hosted identity's `GET /` carries a `Link` `rel=\"indieauth-metadata\"`.",
+    "unobservable": "needs URL client IDs, which the reference run cannot serve from a public address"
+  },
+  {
+    "id": "ob.health",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Endpoints (/health)",
+    "title": "health",
+    "text": "`/health` answers `503` unless the database reads and a signing key is loaded."
+  },
+  {
+    "id": "ob.metrics",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Endpoints (/metrics); Events",
+    "title": "metrics on a private listener",
+    "text": "`/metrics` is served on a private listener with per-route counters and one counter per audit event.",
+    "unobservable": "the private listener is not part of the public surface"
+  },
+  {
+    "id": "ob.pages.security-headers",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Authentication 8",
+    "title": "Auth pages: no-referrer and strict CSP",
+    "text": "Auth pages send `Referrer-Policy: no-referrer`, carry no third-party content and a strict content policy."
+  },
+  {
+    "id": "ob.retention",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Retention",
+    "title": "Retention",
+    "text": "Transactions, codes and nonces are deleted after expiry; audit events 90 days; consents until revoked or one year unused; running values published at `/privacy`.",
+    "unobservable": "deletion inside storage over days"
+  },
+  {
+    "id": "ob.push",
+    "level": "MAY",
+    "doc": 2,
+    "section": "Authentication 7",
+    "title": "Push to the app",
+    "text": "Push to the app: at most three prompts 15 seconds apart through the bridge's own relay, never with the match code.",
+    "unobservable": "left to the relay issue; needs the bridge to hold its own service ID"
+  },
+  {
+    "id": "ob.contract.transaction",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Endpoints (/t/{id}: not shown)",
+    "title": "Transaction pages and status poll",
+    "text": "Project decision: `/authorize` answers `303` to `/t/{id}` on the issuer; `GET /t/{id}` (and `/t/{id}/status`) with `Accept: application/json` and the transaction cookie answers `{state, request?, request_uri?, match_code?, consent?, redirect?}`; `POST /t/{id}/identify` takes `id`; `POST /t/{id}/consent` takes `decision` (`approve`|`deny`) and the ticked `claims`. A bridge the harness drives must offer this contract (a test contract, as the RP start contract).",
+    "origin": "project"
+  },
+  {
+    "id": "ob.contract.clients",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients (static file properties: not shown)",
+    "title": "Harness clients contract",
+    "text": "Project decision: the harness's clients are declared by the target (targets file `bridge.clients`) and, for the reference, written to a static clients file `{clients: [{client_id, client_name, redirect_uris, token_endpoint_auth_method, client_secret_sha256?, jwks?, first_party?, sector_host?}]}`.",
+    "origin": "project"
+  },
+  {
+    "id": "ob.contract.rotate",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Operator commands",
+    "title": "Key rotation hook",
+    "text": "Project decision: a target declares how the harness rotates its signing key (`bridge.rotate_url`, POSTed with a bearer token); the reference offers it only with `--test-operator-token`.",
+    "origin": "project"
+  },
+  {
+    "id": "ob.errors.oauth-body",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Errors (error bodies: not shown)",
+    "title": "OAuth error bodies",
+    "text": "Project decision: `/token`, `/revoke`, `/introspect` answer errors as RFC 6749 section 5.2 `{error, error_description}` plus `rule`; `/token` uses `invalid_request`, `invalid_client` (401), `invalid_grant`, `unsupported_grant_type`; `/userinfo` answers 401 with `WWW-Authenticate: Bearer error=\"invalid_token\"`.",
+    "origin": "project",
+    "code": "invalid_grant"
+  },
+  {
+    "id": "ob.errors.authorize-codes",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Errors (error codes: not shown)",
+    "title": "Authorization error codes",
+    "text": "Project decision: a refused authorization request redirects with `invalid_request` (missing `state`, missing or `plain` PKCE) and `unsupported_response_type`; an invalid client or redirect page answers `400`.",
+    "origin": "project",
+    "code": "invalid_request"
+  },
+  {
+    "id": "ob.discovery.fields",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Endpoints (discovery fields: not shown)",
+    "title": "Discovery fields",
+    "text": "Project decision: discovery publishes `issuer`, `authorization_endpoint`, `token_endpoint`, `userinfo_endpoint`, `jwks_uri`, `revocation_endpoint`, `introspection_endpoint`, `response_types_supported` [`code`], `grant_types_supported` [`authorization_code`], `subject_types_supported`, `id_token_signing_alg_values_supported` [`RS256`], `code_challenge_methods_supported` [`S256`], `token_endpoint_auth_methods_supported`, `scopes_supported`, `claims_supported`, `authorization_response_iss_parameter_supported` true.",
+    "origin": "project"
+  },
+  {
+    "id": "ob.audit.names",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Events (audit event names: not shown)",
+    "title": "Audit event names",
+    "text": "Project decision: audit events are named `client.created`, `client.updated`, `client.secret_rotated`, `client.deleted`, `client.suspended`, `signin.succeeded`, `signin.failed`, `consent.granted`, `consent.revoked`, `token.issued`, `token.revoked`, `keys.rotated`.",
+    "origin": "project",
+    "unobservable": "stored inside the bridge; no HTTP surface lists them"
+  },
+  {
+    "id": "ob.robustness.never-500",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Errors (project principle)",
+    "title": "No client input produces a 500",
+    "text": "Project decision: no request a client or browser can send (malformed forms, bodies, headers, identifiers, cookies) makes the bridge answer 5xx or lose state; bad input gets a 4xx.",
+    "origin": "project"
   },
   {
     "id": "ra.signed-request",
@@ -1637,7 +2276,8 @@ export const rules: readonly Rule[] = [
     "section": "Authentication 4 (not in document 3)",
     "title": "identity-encryption-key string",
     "text": "Project decision (canonical.json only; document 3 names no endpoint for it): lines `identity-encryption-key`, identity, encryption_public_key, issued_at, nonce.",
-    "origin": "project"
+    "origin": "project",
+    "unobservable": "document 3 names no endpoint that takes this string; the vectors pin it"
   },
   {
     "id": "ra.challenge",
@@ -1692,7 +2332,8 @@ export const rules: readonly Rule[] = [
     "section": "POST /identities (storage under SVC_DATA)",
     "title": "Storage directory name",
     "text": "An identity is stored under a directory named by its lower-case ID with every dot replaced by two underscores.",
-    "origin": "project"
+    "origin": "project",
+    "unobservable": "how the relay lays out its storage is internal; nothing over the wire shows it"
   },
   {
     "id": "ra.seal.message",
@@ -1702,6 +2343,652 @@ export const rules: readonly Rule[] = [
     "title": "Message sealing",
     "text": "x25519-chacha20-poly1305: key = HKDF-SHA256(X25519 shared secret, salt = ephemeral key || recipient key, info = svc/msg/v1); 12-byte nonce; AAD = 'svc/msg/v1' LF || ephemeral key || recipient key; tag appended; base64url without padding.",
     "origin": "project"
+  },
+  {
+    "id": "ra.relay.verify-before-store",
+    "level": "MUST",
+    "doc": 3,
+    "section": "What the service does",
+    "title": "Envelopes verified before storage",
+    "text": "Every envelope (message or ack) is signature-verified before it is stored or forwarded; an envelope whose signature fails is never delivered.",
+    "code": "signature_invalid"
+  },
+  {
+    "id": "ra.relay.rate-before-signature",
+    "level": "MUST",
+    "doc": 3,
+    "section": "What the service does; POST /messages",
+    "title": "Rate limits before signature",
+    "text": "Per-sender and global rate limits run before signature verification, so a flood of badly signed envelopes is throttled without a verify each.",
+    "code": "rate_limit_exceeded"
+  },
+  {
+    "id": "ra.relay.locality",
+    "level": "MUST",
+    "doc": 3,
+    "section": "What the service does (forwarding rule)",
+    "title": "At least one side local",
+    "text": "A sender or recipient is local if the identity store has it or its DNS points at this relay; the relay accepts an envelope iff the sender or the recipient is local, otherwise 403 `not_authorized` before signature verification.",
+    "code": "not_authorized"
+  },
+  {
+    "id": "ra.relay.local-delivery",
+    "level": "MUST",
+    "doc": 3,
+    "section": "What the service does (forwarding rule)",
+    "title": "Local recipient: local inbox",
+    "text": "When the recipient is local (whether or not the sender is), the message is stored in the recipient's local inbox."
+  },
+  {
+    "id": "ra.relay.forward",
+    "level": "MUST",
+    "doc": 3,
+    "section": "What the service does (forwarding rule)",
+    "title": "Local sender, remote recipient: forward",
+    "text": "When only the sender is local, the relay forwards the envelope as signed over HTTP to the recipient's relay."
+  },
+  {
+    "id": "ra.relay.forward-as-signed",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Message envelope",
+    "title": "Forwarded as signed",
+    "text": "The relay forwards envelopes exactly as signed: the recipient's relay verifies the sender's own signature."
+  },
+  {
+    "id": "ra.relay.dns-locality",
+    "level": "MUST",
+    "doc": 3,
+    "section": "What the service does (forwarding rule)",
+    "title": "How DNS points at a relay",
+    "text": "Project decision: an identity's DNS points at this relay when its resolved identity document (DNS TXT, then the HTTPS well-known document) names this relay's `relay_address` in `relay`; the same `relay` names where a forwarded envelope goes (`http://` for a loopback address, else `https://`).",
+    "origin": "project"
+  },
+  {
+    "id": "ra.messages.accepted",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /messages",
+    "title": "202 with the id",
+    "text": "An accepted message answers 202 with a body holding its `id` (tick 1)."
+  },
+  {
+    "id": "ra.messages.fields",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Message envelope",
+    "title": "Required envelope fields",
+    "text": "`id`, `sender`, `recipient`, `timestamp` (RFC 3339), `payload` (base64url) and `signature` are required; a missing field, invalid JSON or an invalid timestamp is 400."
+  },
+  {
+    "id": "ra.messages.encryption-required",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /messages",
+    "title": "encryption_required first",
+    "text": "An envelope without `encryption.alg`, `encryption.ephemeral_public_key` or `encryption.nonce` is refused 400 `encryption_required` before rate limiting and signature verification.",
+    "code": "encryption_required"
+  },
+  {
+    "id": "ra.messages.body-cap",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /messages; Limits",
+    "title": "512 KB body",
+    "text": "A message or ack body over 512 KB is refused 413 (before parsing)."
+  },
+  {
+    "id": "ra.messages.signature",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /messages",
+    "title": "Signature failure is 401",
+    "text": "A message whose signature does not verify with the sender's key (or the session key named) answers 401.",
+    "code": "signature_invalid"
+  },
+  {
+    "id": "ra.messages.session-expired",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /messages; Authentication 2",
+    "title": "Unknown session",
+    "text": "A `session_id` that is unknown, when no valid `session_proof` is attached, answers 401 `session_expired`.",
+    "code": "session_expired"
+  },
+  {
+    "id": "ra.messages.session-proof",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Message envelope; Authentication 1",
+    "title": "Session proof accepted",
+    "text": "A message signed by a session key with a valid `session_proof` attached is accepted without a registered session."
+  },
+  {
+    "id": "ra.messages.rate-limit-body",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /messages",
+    "title": "429 body",
+    "text": "A 429 body has `error` `rate_limit_exceeded`, `scope` (`sender` or `global`), `window`, `limit` and `reset_at`.",
+    "code": "rate_limit_exceeded"
+  },
+  {
+    "id": "ra.messages.rate-limit-defaults",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Limits (default thresholds: not shown)",
+    "title": "Default buckets",
+    "text": "Project decision: per sender 120 envelopes per 60 s, per relay 12000 per 60 s (both configurable); `window` is in seconds and `reset_at` RFC 3339.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.acks.accepted",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /acks",
+    "title": "Ack accepted",
+    "text": "A valid ack answers 202 and is drained on the next pickup of the original sender (the ack's recipient)."
+  },
+  {
+    "id": "ra.acks.state",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Ack envelope; POST /acks",
+    "title": "Only delivered_client",
+    "text": "An ack whose `state` is not `delivered_client` or that is malformed answers 400."
+  },
+  {
+    "id": "ra.acks.signature",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /acks",
+    "title": "Acks are signed",
+    "text": "An ack is signature-verified like a message (401 when it fails) and obeys the same rate limits and locality rule.",
+    "code": "signature_invalid"
+  },
+  {
+    "id": "ra.pickup.drain",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /messages/:identity",
+    "title": "Drain on read",
+    "text": "A pickup returns `messages` (envelopes as signed) and `acks`, both drained on read; empty arrays when nothing is pending."
+  },
+  {
+    "id": "ra.pickup.auth",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /messages/:identity",
+    "title": "Pickup is owner-only",
+    "text": "A pickup needs a valid challenge signature or signed request of the identity (or its session); otherwise 401 (invalid, expired or missing)."
+  },
+  {
+    "id": "ra.pickup.not-hosted",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /messages/:identity",
+    "title": "404 when not hosted",
+    "text": "A pickup for an identity not hosted here answers 404."
+  },
+  {
+    "id": "ra.pickup.cursor",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /messages/:identity (cursor variant)",
+    "title": "Read without forgetting",
+    "text": "With `since` the pickup returns what is pending after the cursor without forgetting it, and a cursor; POST /messages/:identity/consume with `through` and `ack_through` then drops them."
+  },
+  {
+    "id": "ra.pickup.cursor-names",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /messages/:identity (cursor variant: not shown)",
+    "title": "Cursor fields",
+    "text": "Project decision: cursors are decimal strings of the relay's spool sequence (`0` is the start); the read reply adds `cursor` (last message returned, or `since`) and `ack_cursor` (last ack returned, or `since`); consume answers 200 `{consumed, acks_consumed}`.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.auth.challenge",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /auth/challenge; Authentication 2",
+    "title": "Challenge issued",
+    "text": "GET /auth/challenge?identity= returns `challenge` and `expires_at` (RFC 3339); 400 when `identity` is missing or invalid."
+  },
+  {
+    "id": "ra.auth.challenge-single-use",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Authentication 2; States (challenge)",
+    "title": "Challenge single-use, 60 s",
+    "text": "A challenge is valid 60 seconds and single-use: a second use or a use after expiry answers 401."
+  },
+  {
+    "id": "ra.auth.challenge-header",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Authentication 2 (which challenge was signed: not shown)",
+    "title": "Naming the challenge",
+    "text": "Project decision: the client names the challenge it signed in `X-Svc-Challenge` (as the drive does); without it the relay tries the identity's outstanding challenges.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.auth.session-key",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /messages/:identity; Authentication 2",
+    "title": "Session-key pickup",
+    "text": "With `X-Svc-Session-Id` the challenge is signed by that session's key; an unknown or expired session answers 401 `session_expired`.",
+    "code": "session_expired"
+  },
+  {
+    "id": "ra.auth.signed-request-window",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Signed requests",
+    "title": "60-second window",
+    "text": "A signed request whose timestamp is more than 60 seconds from the relay's clock is refused 401."
+  },
+  {
+    "id": "ra.auth.signed-request-replay",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Signed requests",
+    "title": "Nonce replay refused",
+    "text": "A signed request repeating a nonce already seen in the window is refused 401."
+  },
+  {
+    "id": "ra.auth.signed-request-nonce",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Signed requests",
+    "title": "Nonce length",
+    "text": "`X-Svc-Nonce` is 16 to 64 characters; another length is refused (4xx)."
+  },
+  {
+    "id": "ra.auth.date-header",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Signed requests",
+    "title": "Date header",
+    "text": "The relay sends a `Date` header so clients learn its clock."
+  },
+  {
+    "id": "ra.auth.recency-window",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Authentication 4 (recency window: not shown)",
+    "title": "Admin envelope recency",
+    "text": "Project decision: an admin envelope's `issued_at` must be within 300 seconds of the relay's clock (past or future); its nonce is refused if seen in that window.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.sessions.register",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /sessions",
+    "title": "Session registration",
+    "text": "POST /sessions verifies the identity signature over the session-registration lines against the identity's published key and answers 201 with `session_id` (prefix `sess_`), `identity`, `session_public_key`, `issued_at`, `expires_at`; 401 when the signature fails."
+  },
+  {
+    "id": "ra.sessions.ttl",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /sessions; Limits",
+    "title": "24-hour cap",
+    "text": "A session whose `expires_at` is more than 24 hours after `issued_at`, an `issued_at` too far in the future, or malformed timestamps answer 400."
+  },
+  {
+    "id": "ra.sessions.memory",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Session",
+    "title": "Sessions in memory",
+    "text": "Sessions are kept in memory; a relay restart invalidates all of them (their use then answers `session_expired`)."
+  },
+  {
+    "id": "ra.sessions.revoke",
+    "level": "MUST",
+    "doc": 3,
+    "section": "DELETE /sessions/:id",
+    "title": "Revocation",
+    "text": "DELETE /sessions/:id with an identity-signed session-revocation envelope answers 204, also for an absent session; 400 without the envelope; 401 when the signature fails or the session belongs to another identity (`unauthorized`).",
+    "code": "unauthorized"
+  },
+  {
+    "id": "ra.devices.rows",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Device row",
+    "title": "Device rows from headers",
+    "text": "Requests that open a session fill a device row from the optional X-Svc-Device-* headers (only a hash of X-Svc-Device kept; name 64, platform and browser 32 bytes; client only app, web or cli); an omitted header leaves the stored value.",
+    "unobservable": "document 3 does not show the device list's reply, so a black-box check can read a row only through the project's shape (the profile check relay/profile/devices)"
+  },
+  {
+    "id": "ra.devices.list",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Devices",
+    "title": "Devices listed and revoked",
+    "text": "GET /devices/:identity lists the rows and POST /devices/:identity/revoke with `device_id` (prefix `dev_`) ends that device's sessions; both owner-authenticated.",
+    "unobservable": "document 3 does not show the device list's or the revocation's reply bodies; judged through the project's shape in relay/profile/devices"
+  },
+  {
+    "id": "ra.devices.bodies",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Devices (reply bodies: not shown)",
+    "title": "Device replies",
+    "text": "Project decision: GET answers `{devices: [row]}`, revoke answers `{device_id, sessions_revoked}`.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.identities.hosted",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /identities",
+    "title": "Hosted registration",
+    "text": "A hosted registration (no `dns_provider`) must be under a `HOSTED_DOMAINS` domain and carry a signed `identity_document`, which the relay stores and serves at /.well-known/svc/id.json on that host; 201 with `identity`, `public_key`, `encryption_public_key`, `relay`, `created_at`."
+  },
+  {
+    "id": "ra.identities.signature",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /identities; Authentication 6",
+    "title": "Registration envelope",
+    "text": "The registration carries `issued_at`, `nonce` and `identity_signature` over the identity-registration lines, verified against the body's `public_key`: 400 when the envelope is missing, 401 when it fails."
+  },
+  {
+    "id": "ra.identities.conflict",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /identities",
+    "title": "409 on a second registration",
+    "text": "Registering an identity already registered here answers 409."
+  },
+  {
+    "id": "ra.identities.invite",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /identities; Authentication 6",
+    "title": "Invite gate",
+    "text": "When `REGISTRATION_GATE` is `invite`, a hosted registration without a valid `invite_code` is refused."
+  },
+  {
+    "id": "ra.identities.dns-mode",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /identities",
+    "title": "DNS mode",
+    "text": "With `dns_provider` and `dns_token` the relay writes the TXT `_svc.<identity>` `svc-pubkey=ed25519:<key>`, the TXT `_svc-enc` when an encryption key is given, and an A or CNAME to itself through the provider; an unsupported provider is 400; a failed write 502 `dns_write_failed` with `detail`.",
+    "code": "dns_write_failed",
+    "unobservable": "the records go to a third-party DNS provider's API, which the harness cannot watch; the reference's own tests drive both providers' APIs mocked with msw"
+  },
+  {
+    "id": "ra.identities.get",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /identities/:identity",
+    "title": "Identity lookup",
+    "text": "GET /identities/:identity returns `identity` and `public_key`; 404 when not hosted here."
+  },
+  {
+    "id": "ra.identities.well-known",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /identities (related well-known documents)",
+    "title": "Host-routed documents",
+    "text": "GET /.well-known/svc/id.json serves the stored document of the identity named by Host; capabilities.json fills `endpoints.web_signer` (when WEB_STATIC_DIR is set) and `endpoints.oauth_bridge` (when OAUTH_BRIDGE_URL is set) where the file does not set them."
+  },
+  {
+    "id": "ra.identities.indieauth-link",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /identities (related well-known documents)",
+    "title": "indieauth-metadata Link",
+    "text": "With OAUTH_BRIDGE_URL set, GET / on a hosted identity's host carries a Link to the bridge's authorization-server metadata with rel `indieauth-metadata`."
+  },
+  {
+    "id": "ra.identities.rotate",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /identities/:identity/rotate",
+    "title": "Rotation",
+    "text": "Rotation needs the old key's signature over the identity-rotation lines and a new document signed by the new key listing the old key in `previous_keys`."
+  },
+  {
+    "id": "ra.identities.export",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /identities/:identity/export",
+    "title": "Export",
+    "text": "An export with a valid identity-export envelope returns application/gzip (tar.gz) with the identity document and its system files."
+  },
+  {
+    "id": "ra.availability",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /hosted/availability",
+    "title": "Availability",
+    "text": "Always 200 with `handle`, `identity`, `available`, `reason`, `message` and `policy` (`min_len`, `max_len`, `charset`); registration is checked first (`taken`); 400 without `handle`; CORS allows any origin."
+  },
+  {
+    "id": "ra.availability.reasons",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /hosted/availability",
+    "title": "Reasons",
+    "text": "`reason` is one of available, taken, reserved, blocked, too_short, too_long, charset, hyphen, punycode, domain_not_hosted."
+  },
+  {
+    "id": "ra.banner",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /",
+    "title": "Banner",
+    "text": "GET / with Accept: application/json answers the banner with `service`, `relay_address`, `launcher_host`, `launcher_hosts`, `hosted_domains`, `web_ui`, `version` (semver), `buildTime`, `versionHash`."
+  },
+  {
+    "id": "ra.health",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /health",
+    "title": "Health",
+    "text": "GET /health answers 200 with `status` (`ok`, or `degraded` when storage is not writable), `version`, `buildTime`, `versionHash`, and `storage` when SVC_DATA is set."
+  },
+  {
+    "id": "ra.events.stream",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /events/:identity; Events",
+    "title": "Event stream",
+    "text": "GET /events/:identity, authenticated like the pickup, opens a 200 text/event-stream that emits `ready` first and a `message` event (type, identity, message_id, timestamp; no payload) when mail arrives."
+  },
+  {
+    "id": "ra.events.no-replay",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Events",
+    "title": "Reconnect without replay",
+    "text": "Events carry no payload and reconnecting needs no replay: mail that arrived while disconnected is found by the next pickup."
+  },
+  {
+    "id": "ra.events.keepalive",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Events; Limits",
+    "title": "Keepalive",
+    "text": "A keepalive comment frame is sent every 25 seconds.",
+    "unobservable": "a 25-second wait per run for a comment frame; the reference's interval is a unit test"
+  },
+  {
+    "id": "ra.events.max-streams",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /events/:identity",
+    "title": "Stream cap",
+    "text": "Beyond MAX_STREAMS_PER_IDENTITY open streams for one identity the relay answers 429."
+  },
+  {
+    "id": "ra.spool.durable",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Spooled mail",
+    "title": "Spool survives restart",
+    "text": "Undelivered mail is kept durably under the data directory and survives a restart: a 202 means it is delivered after a crash."
+  },
+  {
+    "id": "ra.spool.expiry",
+    "level": "MUST",
+    "doc": 3,
+    "section": "States and transitions",
+    "title": "Spool expiry",
+    "text": "Mail still undelivered after SPOOL_TTL is dropped and the sender receives a relay-generated, unsigned `sys.delivery.failed` ack."
+  },
+  {
+    "id": "ra.spool.failed-ack",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Events (sys.delivery.failed fields: not shown)",
+    "title": "Failed ack fields",
+    "text": "Project decision: `{type: \"ack\", id: \"sys_<random>\", message_id, state: \"sys.delivery.failed\", sender: <original recipient>, recipient: <original sender>, timestamp}` with no signature.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.errors.envelope",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Errors",
+    "title": "Error envelope",
+    "text": "Every error is an object with `error` (code) and `detail`."
+  },
+  {
+    "id": "ra.errors.invalid-request",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Errors (remaining codes: not shown)",
+    "title": "Code invalid_request",
+    "text": "Project decision: A malformed request (invalid JSON, a missing or invalid field) answers 400 `invalid_request`.",
+    "origin": "project",
+    "code": "invalid_request"
+  },
+  {
+    "id": "ra.errors.challenge-invalid",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Errors (remaining codes: not shown)",
+    "title": "Code challenge_invalid",
+    "text": "Project decision: A pickup or stream whose challenge headers are missing, unknown, used, expired or badly signed answers 401 `challenge_invalid`.",
+    "origin": "project",
+    "code": "challenge_invalid"
+  },
+  {
+    "id": "ra.errors.request-expired",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Errors (remaining codes: not shown)",
+    "title": "Code request_expired",
+    "text": "Project decision: A signed request outside the 60-second window answers 401 `request_expired`.",
+    "origin": "project",
+    "code": "request_expired"
+  },
+  {
+    "id": "ra.errors.request-replayed",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Errors (remaining codes: not shown)",
+    "title": "Code request_replayed",
+    "text": "Project decision: A signed request or admin envelope repeating a nonce answers 401 `request_replayed`.",
+    "origin": "project",
+    "code": "request_replayed"
+  },
+  {
+    "id": "ra.errors.already-registered",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Errors (remaining codes: not shown)",
+    "title": "Code already_registered",
+    "text": "Project decision: A second registration of an identity answers 409 `already_registered`.",
+    "origin": "project",
+    "code": "already_registered"
+  },
+  {
+    "id": "ra.errors.payload-too-large",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Errors (remaining codes: not shown)",
+    "title": "Code payload_too_large",
+    "text": "Project decision: A body over its cap answers 413 `payload_too_large`.",
+    "origin": "project",
+    "code": "payload_too_large"
+  },
+  {
+    "id": "ra.errors.invite-required",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Errors (remaining codes: not shown)",
+    "title": "Code invite_required",
+    "text": "Project decision: A hosted registration without a valid invite under the invite gate answers 403 `invite_required`.",
+    "origin": "project",
+    "code": "invite_required"
+  },
+  {
+    "id": "ra.errors.not-found",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Errors (remaining codes: not shown)",
+    "title": "Code not_found",
+    "text": "Project decision: An identity not hosted here, or an unknown route, answers 404 `not_found`.",
+    "origin": "project",
+    "code": "not_found"
+  },
+  {
+    "id": "ra.messages.id-key",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Message envelope (id: inbox storage key on the recipient relay)",
+    "title": "Message id is the inbox key",
+    "text": "Project decision: a message whose `id` is already in the recipient's inbox (or was already delivered from it within the spool retention) is answered 202 again and stored once, so a client retrying after a lost answer never duplicates mail.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.pickup.local",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /messages/:identity",
+    "title": "Hosted here means local",
+    "text": "Project decision: an identity is hosted here for pickup, events and devices when it is local by the forwarding rule (in the identity store, or its DNS points at this relay).",
+    "origin": "project"
+  },
+  {
+    "id": "ra.errors.signature-invalid",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Errors (remaining codes: not shown)",
+    "title": "Code signature_invalid",
+    "text": "Project decision: an envelope, admin envelope or signed request whose signature does not verify answers 401 `signature_invalid`.",
+    "origin": "project",
+    "code": "signature_invalid"
+  },
+  {
+    "id": "ra.errors.relay-unreachable",
+    "level": "MUST",
+    "doc": 3,
+    "section": "What the service does (forwarding failures: not shown)",
+    "title": "Code relay_unreachable",
+    "text": "Project decision: when a forward cannot reach the recipient's relay, or it fails (5xx), the sender's relay answers 502 `relay_unreachable` and keeps nothing; a refusal by the recipient's relay (4xx) is passed on with its status and code.",
+    "origin": "project",
+    "code": "relay_unreachable"
+  },
+  {
+    "id": "ra.errors.too-many-streams",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /events/:identity (429 code: not shown)",
+    "title": "Code too_many_streams",
+    "text": "Project decision: the 429 beyond MAX_STREAMS_PER_IDENTITY carries the code `too_many_streams`.",
+    "origin": "project",
+    "code": "too_many_streams"
   }
 ];
 
@@ -1877,6 +3164,82 @@ export type RuleId =
   | "ob.subject.pairwise"
   | "ra.key-fingerprint"
   | "ob.profile.document"
+  | "ob.issuer.exact-url"
+  | "ob.issuer.dotted-host"
+  | "ob.issuer.not-identity-domain"
+  | "ob.cookies.host-prefix"
+  | "ob.native.rp-metadata"
+  | "ob.native.login-only"
+  | "ob.native.verifier"
+  | "ob.native.find-signer"
+  | "ob.native.never-frame"
+  | "ob.visitor.offer"
+  | "ob.transaction.creating"
+  | "ob.transaction.create"
+  | "ob.transaction.identify"
+  | "ob.transaction.callback"
+  | "ob.transaction.resume-binding"
+  | "ob.transaction.no-response-in-url"
+  | "ob.transaction.failed"
+  | "ob.transaction.expiry"
+  | "ob.transaction.retry"
+  | "ob.transaction.deny"
+  | "ob.authorize.bad-client-no-redirect"
+  | "ob.authorize.error-redirect"
+  | "ob.authorize.response-type"
+  | "ob.authorize.pkce-required"
+  | "ob.authorize.pkce-plain-refused"
+  | "ob.authorize.state-required"
+  | "ob.authorize.iss"
+  | "ob.authorize.redirect-exact"
+  | "ob.authorize.loopback"
+  | "ob.authorize.no-custom-scheme"
+  | "ob.authorize.unknown-scope"
+  | "ob.authorize.prompt-none"
+  | "ob.authorize.prompt-login"
+  | "ob.authorize.login-hint"
+  | "ob.sso.reuse"
+  | "ob.consent.screen"
+  | "ob.consent.release"
+  | "ob.consent.first-party"
+  | "ob.consent.record"
+  | "ob.code.format"
+  | "ob.code.same-db-transaction"
+  | "ob.code.replay-revokes"
+  | "ob.code.wrong-verifier"
+  | "ob.code.binding"
+  | "ob.token.grant-type"
+  | "ob.token.client-auth"
+  | "ob.token.id-token"
+  | "ob.token.access-token"
+  | "ob.token.claims"
+  | "ob.subject.public"
+  | "ob.subject.sector"
+  | "ob.userinfo"
+  | "ob.revoke"
+  | "ob.introspect.owner"
+  | "ob.keys.jwks"
+  | "ob.keys.rotation"
+  | "ob.discovery.paths"
+  | "ob.discovery.rs256"
+  | "ob.clients.url-client-secret-refused"
+  | "ob.clients.url-fetch"
+  | "ob.clients.registered"
+  | "ob.clients.static"
+  | "ob.indieauth"
+  | "ob.health"
+  | "ob.metrics"
+  | "ob.pages.security-headers"
+  | "ob.retention"
+  | "ob.push"
+  | "ob.contract.transaction"
+  | "ob.contract.clients"
+  | "ob.contract.rotate"
+  | "ob.errors.oauth-body"
+  | "ob.errors.authorize-codes"
+  | "ob.discovery.fields"
+  | "ob.audit.names"
+  | "ob.robustness.never-500"
   | "ra.signed-request"
   | "ra.pairing.commitment"
   | "ra.pairing.short-code"
@@ -1900,26 +3263,108 @@ export type RuleId =
   | "ra.names.reserved"
   | "ra.names.hosted"
   | "ra.names.dir-name"
-  | "ra.seal.message";
+  | "ra.seal.message"
+  | "ra.relay.verify-before-store"
+  | "ra.relay.rate-before-signature"
+  | "ra.relay.locality"
+  | "ra.relay.local-delivery"
+  | "ra.relay.forward"
+  | "ra.relay.forward-as-signed"
+  | "ra.relay.dns-locality"
+  | "ra.messages.accepted"
+  | "ra.messages.fields"
+  | "ra.messages.encryption-required"
+  | "ra.messages.body-cap"
+  | "ra.messages.signature"
+  | "ra.messages.session-expired"
+  | "ra.messages.session-proof"
+  | "ra.messages.rate-limit-body"
+  | "ra.messages.rate-limit-defaults"
+  | "ra.acks.accepted"
+  | "ra.acks.state"
+  | "ra.acks.signature"
+  | "ra.pickup.drain"
+  | "ra.pickup.auth"
+  | "ra.pickup.not-hosted"
+  | "ra.pickup.cursor"
+  | "ra.pickup.cursor-names"
+  | "ra.auth.challenge"
+  | "ra.auth.challenge-single-use"
+  | "ra.auth.challenge-header"
+  | "ra.auth.session-key"
+  | "ra.auth.signed-request-window"
+  | "ra.auth.signed-request-replay"
+  | "ra.auth.signed-request-nonce"
+  | "ra.auth.date-header"
+  | "ra.auth.recency-window"
+  | "ra.sessions.register"
+  | "ra.sessions.ttl"
+  | "ra.sessions.memory"
+  | "ra.sessions.revoke"
+  | "ra.devices.rows"
+  | "ra.devices.list"
+  | "ra.devices.bodies"
+  | "ra.identities.hosted"
+  | "ra.identities.signature"
+  | "ra.identities.conflict"
+  | "ra.identities.invite"
+  | "ra.identities.dns-mode"
+  | "ra.identities.get"
+  | "ra.identities.well-known"
+  | "ra.identities.indieauth-link"
+  | "ra.identities.rotate"
+  | "ra.identities.export"
+  | "ra.availability"
+  | "ra.availability.reasons"
+  | "ra.banner"
+  | "ra.health"
+  | "ra.events.stream"
+  | "ra.events.no-replay"
+  | "ra.events.keepalive"
+  | "ra.events.max-streams"
+  | "ra.spool.durable"
+  | "ra.spool.expiry"
+  | "ra.spool.failed-ack"
+  | "ra.errors.envelope"
+  | "ra.errors.invalid-request"
+  | "ra.errors.challenge-invalid"
+  | "ra.errors.request-expired"
+  | "ra.errors.request-replayed"
+  | "ra.errors.already-registered"
+  | "ra.errors.payload-too-large"
+  | "ra.errors.invite-required"
+  | "ra.errors.not-found"
+  | "ra.messages.id-key"
+  | "ra.pickup.local"
+  | "ra.errors.signature-invalid"
+  | "ra.errors.relay-unreachable"
+  | "ra.errors.too-many-streams";
 
 /** Every error code a rule names. */
 export type ErrorCode =
   | "already_approved"
+  | "already_registered"
   | "approval_in_url"
   | "audience_mismatch"
   | "body_too_large"
+  | "challenge_invalid"
+  | "dns_write_failed"
+  | "encryption_required"
   | "expired"
   | "insecure_audience"
   | "invalid_audience"
   | "invalid_fields"
+  | "invalid_grant"
   | "invalid_id"
   | "invalid_identity"
   | "invalid_key"
   | "invalid_key_id"
   | "invalid_profile"
   | "invalid_reference"
+  | "invalid_request"
   | "invalid_statement"
   | "invalid_timestamp"
+  | "invite_required"
   | "issued_in_future"
   | "key_mismatch"
   | "malformed_delivery"
@@ -1931,10 +3376,17 @@ export type ErrorCode =
   | "missing_field"
   | "nonce_cache_unavailable"
   | "nonce_replayed"
+  | "not_authorized"
+  | "not_found"
+  | "payload_too_large"
+  | "rate_limit_exceeded"
   | "redirect_refused"
   | "reference_gone"
   | "reference_off_origin"
+  | "relay_unreachable"
+  | "request_expired"
   | "request_mismatch"
+  | "request_replayed"
   | "reserved"
   | "resolution_failed"
   | "response_uri_not_allowed"
@@ -1942,10 +3394,13 @@ export type ErrorCode =
   | "resume_uri_off_origin"
   | "scope_not_allowed"
   | "scopes_not_canonical"
+  | "session_expired"
   | "session_proof_invalid"
   | "session_proof_mismatch"
   | "signature_invalid"
   | "start_option_unsupported"
+  | "too_many_streams"
+  | "unauthorized"
   | "unknown_action"
   | "unknown_transaction"
   | "unsupported_version"

@@ -28,7 +28,8 @@ describe('the targets file', () => {
       /t\.json does not follow spec\/harness\/targets\.schema\.json:\n {2}\/rp\/origin must match pattern/,
     );
     expect(() => parseTargets('{"rp": {"origin": "https://rp.test", "start": "x"}}', 't.json')).toThrow(/must NOT have unevaluated properties \(start\)/);
-    expect(() => parseTargets('{"bridge": {}}', 't.json')).toThrow(/must NOT have additional properties \(bridge\)/);
+    expect(() => parseTargets('{"mystery": {}}', 't.json')).toThrow(/must NOT have additional properties \(mystery\)/);
+    expect(() => parseTargets('{"bridge": {}}', 't.json')).toThrow(/\/bridge must have required property 'issuer'/);
     expect(() => parseTargets('{\n "rp": {\n', 't.json')).toThrow(/^t\.json:3: not valid JSON/);
   });
 });

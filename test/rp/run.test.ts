@@ -37,7 +37,7 @@ describe('run --reference --suite rp', () => {
   }, 120_000);
 
   it('passes with two RP processes (the default) sharing one SQLite store; the race spreads across them', async () => {
-    const run = await runCli(['run', '--reference', ...RUNS]);
+    const run = await runCli(['run', '--reference', '--suite', 'rp', ...RUNS]);
     expectPassing(run);
     const race = run.report.results.find((r) => r.id === 'rp/race/replay');
     expect(race?.detail).toMatch(/over 2 process/);
@@ -45,7 +45,7 @@ describe('run --reference --suite rp', () => {
   }, 120_000);
 
   it('passes under the interop service name poweur (every path, field and cookie renamed)', async () => {
-    const run = await runCli(['run', '--reference', '--service-name', 'poweur', '--runs', '10', '--seed', '7']);
+    const run = await runCli(['run', '--reference', '--suite', 'rp', '--service-name', 'poweur', '--runs', '10', '--seed', '7']);
     expectPassing(run);
     expect(run.report.config).toMatchObject({ service_name: 'poweur' });
   }, 120_000);

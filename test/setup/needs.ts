@@ -10,8 +10,10 @@ export interface Needed {
 
 export const REDIS_SERVER: Needed = { binary: '/usr/bin/redis-server', package: 'redis-server' };
 export const CHROMIUM: Needed = { binary: '/usr/bin/chromium', package: 'chromium' };
+/** PostgreSQL (the bridge's shared database); its clusters are managed with postgresql-common. */
+export const POSTGRESQL: Needed = { binary: '/usr/bin/pg_ctlcluster', package: 'postgresql' };
 
-export const PACKAGES: readonly Needed[] = [REDIS_SERVER, CHROMIUM];
+export const PACKAGES: readonly Needed[] = [REDIS_SERVER, CHROMIUM, POSTGRESQL];
 
 export const missing = (p: Needed): boolean => !existsSync(p.binary);
 

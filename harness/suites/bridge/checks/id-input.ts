@@ -1,0 +1,93 @@
+// The ID the user types (document 2, Identifier forms), observed where the bridge takes it: the
+// transaction's ID entry (ob.contract.transaction). An accepted form must resolve to the test
+// identity, so acceptance proves the normalization; a refused form leaves the transaction in
+// `identify`. And login_hint: it may supply the ID, and never breaks the flow.
+import type { Check } from '../../../run/model.ts';
+import type { RuleId } from '../../../../schemas/ts/rules.ts';
+import { newPkce } from '../../../actors/oidc/client.ts';
+import { bridgeCheck } from '../check.ts';
+import { CheckFailure, said, type BridgeSession, type BridgeTarget } from '../driver.ts';
+
+interface Case {
+  rule: RuleId;
+  input: (id: string) => string;
+  accept: boolean;
+  what: string;
+}
+
+const CASES: Case[] = [
+  { rule: 'ob.id-input.case.uppercase', input: (id) => id.toUpperCase(), accept: true, what: 'uppercase' },
+  { rule: 'ob.id-input.case.trailing-dot', input: (id) => `${id}.`, accept: true, what: 'a trailing dot' },
+  { rule: 'ob.id-input.case.leading-at', input: (id) => `@${id}`, accept: true, what: 'a leading @' },
+  { rule: 'ob.id-input.trim', input: (id) => `  ${id}\t`, accept: true, what: 'surrounding white space' },
+  { rule: 'ob.id-input.case.https-url', input: (id) => `https://${id}/`, accept: true, what: 'an https URL with a slash' },
+  { rule: 'ob.id-input.case.https-url', input: (id) => `https://${id}`, accept: true, what: 'an https URL without a slash' },
+  { rule: 'ob.id-input.lowercase', input: (id) => `HTTPS://${id.toUpperCase()}.`, accept: true, what: 'an uppercase URL with a trailing dot' },
+  { rule: 'ob.id-input.order', input: (id) => ` @https://${id.toUpperCase()}/ `, accept: true, what: 'white space, @ and an uppercase URL together' },
+  { rule: 'ob.id-input.case.url-path', input: (id) => `https://${id}/profile`, accept: false, what: 'a URL with a path' },
+  { rule: 'ob.id-input.case.url-port', input: (id) => `https://${id}:8443/`, accept: false, what: 'a URL with a port' },
+  { rule: 'ob.id-input.url', input: (id) => `https://user@${id}/`, accept: false, what: 'a URL with userinfo' },
+  { rule: 'ob.id-input.url', input: (id) => `https://${id}/?x=1`, accept: false, what: 'a URL with a query' },
+  { rule: 'ob.id-input.case.single-label', input: (id) => id.split('.')[0]!, accept: false, what: 'a single label' },
+  { rule: 'ob.id-input.case.non-ascii', input: (id) => `ü${id}`, accept: false, what: 'a non-ASCII letter' },
+  { rule: 'ob.id-input.valid-name', input: (id) => `-${id}`, accept: false, what: 'a label starting with a hyphen' },
+  { rule: 'ob.id-input.no-alias', input: (id) => `www.${id}`, accept: false, what: 'a www. name' },
+];
+
+async function enter(s: BridgeSession, input: string): Promise<{ accepted: boolean; detail: string }> {
+  const user = await s.newUser();
+  const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
+  if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+  const txUrl = new URL(res.location, s.target.issuer).href.split('?')[0]!;
+  const out = await s.post(user.browser, `${txUrl}/identify`, { id: input });
+  const after = (await s.view(user.browser, txUrl)).view;
+  return { accepted: after.state === 'awaiting_signature', detail: `${said(out.res)}; the transaction is ${String(after.state)}` };
+}
+
+export function idInputChecks(t: BridgeTarget): Check[] {
+  const rules = [...new Set(CASES.map((c) => c.rule))];
+  return [
+    bridgeCheck(t, {
+      id: 'bridge/id-input/normalization',
+      title: 'typed IDs are normalized (trim, @, URL host, lowercase, trailing dot) and refused when not a valid service name',
+      rules: [...rules, 'ob.id-input.case.http-url'],
+      context: ['ob.contract.transaction', 'ob.transaction.identify'],
+      run: async (s, e) => {
+        const { identity } = await t.authority.newIdentity();
+        for (const c of CASES) {
+          const got = await enter(s, c.input(identity));
+          e.that(got.accepted === c.accept, `${c.what} (${JSON.stringify(c.input(identity))}) was ${got.accepted ? 'accepted' : 'refused'}: ${got.detail}`);
+        }
+        // http: refused, except with the development flag (an http issuer is local development).
+        const http = await enter(s, `http://${identity}/`);
+        if (t.issuer.startsWith('https:')) e.that(!http.accepted, `an http URL was accepted by an https issuer: ${http.detail}`);
+        else e.that(http.accepted, `an http URL was refused in development (http issuer): ${http.detail}`);
+      },
+    }),
+    bridgeCheck(t, {
+      id: 'bridge/id-input/xn-label',
+      title: 'an ID with an xn-- label is accepted as typed',
+      rules: ['ob.id-input.case.xn-label', 'ob.id-input.projections'],
+      context: ['ob.contract.transaction'],
+      run: async (s, e) => {
+        const { identity } = await t.authority.newIdentity({ label: 'xn--bcher-kva', zone: `z${Math.random().toString(36).slice(2, 10)}.id.test` });
+        const got = await enter(s, identity);
+        e.that(got.accepted, `${identity} was refused: ${got.detail}`);
+        const { body } = await s.tokens({ scope: 'openid' });
+        e.that(body.me === undefined || /^https:\/\/[^/]+\/$/.test(String(body.me)), `the profile URL projection is ${JSON.stringify(body.me)}`);
+      },
+    }),
+    bridgeCheck(t, {
+      id: 'bridge/authorize/login-hint',
+      title: 'login_hint may supply the ID; a hint never stops the sign-in',
+      rules: ['ob.authorize.login-hint'],
+      run: async (s, e) => {
+        const user = await s.newUser();
+        const r = await s.signIn({ user, extra: { login_hint: user.key.identity } });
+        e.that(r.response.code !== undefined, `a sign-in with login_hint did not end in a code: ${r.response.location}`);
+        const bad = await s.signIn({ extra: { login_hint: 'not a valid id!' } });
+        e.that(bad.response.code !== undefined, `an unusable login_hint stopped the sign-in: ${bad.response.location}`);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,242 @@
+// The bridge suite's driver: how the harness drives a bridge under test, over HTTP only. It is
+// the OIDC client (harness/actors/oidc/) and the user: a browser with a cookie jar that follows
+// /authorize to the transaction pages (ob.contract.transaction), enters an ID, approves with the
+// harness signer (same device, resume link in the same browser), and consents. Every exchange
+// of a check is kept as its evidence.
+import type { Profile } from '../../../protocol/common/profile.ts';
+import { HttpClient, type Exchange, type HttpResponse } from '../../actors/http.ts';
+import type { AuthorityControl } from '../../actors/authority/types.ts';
+import { Browser, Signer, type SignerKey } from '../../actors/signer/index.ts';
+import { newPkce, OidcClient, styleOf, type AuthStyle, type ClientCredentials, type Pkce } from '../../actors/oidc/client.ts';
+import { CheckFailure, CheckSkip, said } from '../rp/driver.ts';
+
+export { CheckFailure, CheckSkip, said };
+
+export type ClientRole = 'basic' | 'post' | 'jwt' | 'public' | 'first_party' | 'other_sector' | 'same_sector';
+
+export interface BridgeTarget {
+  profile: Profile;
+  issuer: string;
+  clients: Partial<Record<ClientRole, ClientCredentials>> & { basic: ClientCredentials; public: ClientCredentials };
+  authority: AuthorityControl;
+  rotate?: { url: string; token?: string };
+  requestTimeoutMs: number;
+}
+
+/** Where an authorization ended: the client's redirect URI with its parameters. */
+export interface AuthorizationResponse {
+  location: string;
+  params: URLSearchParams;
+  code?: string;
+  error?: string;
+  state?: string;
+  iss?: string;
+}
+
+export interface SignInOptions {
+  client?: ClientRole;
+  scope?: string;
+  extra?: Record<string, string | undefined>;
+  /** Claims left ticked on consent (default: every one offered). */
+  tick?: string[];
+  deny?: boolean;
+  /** Reuse this user (browser and key) instead of a fresh one. */
+  user?: User;
+  redirectUri?: string;
+}
+
+export interface User {
+  key: SignerKey;
+  browser: Browser;
+}
+
+export interface SignInResult {
+  response: AuthorizationResponse;
+  pkce: Pkce;
+  user: User;
+  state: string;
+  nonce: string;
+  /** Whether the harness had to sign (false when the bridge issued a code from the session). */
+  signed: boolean;
+  /** The consent view, when a consent screen was shown. */
+  consent?: Record<string, unknown>;
+}
+
+export class BridgeSession {
+  readonly exchanges: Exchange[] = [];
+  readonly #clients: HttpClient[] = [];
+  readonly http: HttpClient;
+  readonly signer: Signer;
+  #oidc: OidcClient | undefined;
+
+  constructor(
+    readonly target: BridgeTarget,
+    readonly signal?: AbortSignal,
+  ) {
+    this.http = this.client(false);
+    this.signer = new Signer({ profile: target.profile, http: this.http });
+  }
+
+  client(cookies = true): HttpClient {
+    const c = new HttpClient({ cookies, timeoutMs: this.target.requestTimeoutMs, evidenceBytes: 2048, keepExchanges: 0, onExchange: (e) => void this.exchanges.push(e) });
+    this.#clients.push(c);
+    return c;
+  }
+
+  credentials(role: ClientRole): ClientCredentials {
+    const c = this.target.clients[role];
+    if (!c) throw new CheckSkip(`the target declares no ${role} client (bridge.clients.${role})`);
+    return c;
+  }
+
+  style(role: ClientRole): AuthStyle {
+    return styleOf(this.credentials(role), role === 'post');
+  }
+
+  async oidc(): Promise<OidcClient> {
+    if (this.#oidc) return this.#oidc;
+    const { res, discovery } = await OidcClient.discover(this.http, this.target.issuer);
+    if (!discovery) throw new CheckFailure(`no usable discovery document at ${this.target.issuer}/.well-known/openid-configuration: ${said(res)}`);
+    this.#oidc = new OidcClient(this.http, discovery);
+    return this.#oidc;
+  }
+
+  /** A fresh user: a new identity at the authority and a browser with an empty cookie jar. */
+  async newUser(): Promise<User> {
+    const { identity, seed } = await this.target.authority.newIdentity();
+    return { key: { identity, seed }, browser: new Browser({ http: this.client(true), profile: this.target.profile }) };
+  }
+
+  /** Parses a Location on the client's redirect URI; undefined when it points elsewhere. */
+  authorizationResponse(location: string | undefined, redirectUri: string): AuthorizationResponse | undefined {
+    if (location === undefined) return undefined;
+    const base = redirectUri.split('?')[0]!;
+    if (!location.startsWith(base)) return undefined;
+    const params = new URL(location).searchParams;
+    const get = (k: string) => params.get(k) ?? undefined;
+    const out: AuthorizationResponse = { location, params };
+    for (const k of ['code', 'error', 'state', 'iss'] as const) {
+      const v = get(k);
+      if (v !== undefined) out[k] = v;
+    }
+    return out;
+  }
+
+  /** GET an authorization URL in `browser`: the raw answer (never followed). */
+  async openAuthorize(browser: Browser, params: Record<string, string | undefined>): Promise<HttpResponse> {
+    const oidc = await this.oidc();
+    return browser.http.get(oidc.authorizeUrl(params), { headers: { accept: 'text/html' }, ...(this.signal ? { signal: this.signal } : {}) });
+  }
+
+  /** Follows a Location on the issuer's own origin (a transaction page) and reads its status view. */
+  async view(browser: Browser, txUrl: string): Promise<{ res: HttpResponse; view: Record<string, unknown> }> {
+    const res = await browser.http.get(txUrl, { headers: { accept: 'application/json' } });
+    let view: Record<string, unknown> = {};
+    try {
+      view = res.json() as Record<string, unknown>;
+    } catch {
+      throw new CheckFailure(`the transaction page ${txUrl} gave no JSON status view (ob.contract.transaction): ${said(res)}`);
+    }
+    return { res, view };
+  }
+
+  async post(browser: Browser, url: string, body: Record<string, unknown>): Promise<{ res: HttpResponse; view: Record<string, unknown> }> {
+    const res = await browser.http.post(url, body, { headers: { accept: 'application/json' } });
+    let view: Record<string, unknown> = {};
+    try {
+      view = res.json() as Record<string, unknown>;
+    } catch {
+      view = {};
+    }
+    return { res, view };
+  }
+
+  /** The standard parameters of a valid request for `role`. */
+  params(role: ClientRole, pkce: Pkce, state: string, nonce: string, scope = 'openid', redirectUri?: string): Record<string, string> {
+    const c = this.credentials(role);
+    return { response_type: 'code', client_id: c.client_id, redirect_uri: redirectUri ?? c.redirect_uri, state, nonce, scope, code_challenge: pkce.challenge, code_challenge_method: 'S256' };
+  }
+
+  /**
+   * A whole authorization: /authorize, then (unless the bridge answers from its session) the ID,
+   * the signer's same-device approval and resume, and consent. Ends at the client's redirect.
+   */
+  async signIn(options: SignInOptions = {}): Promise<SignInResult> {
+    const role = options.client ?? 'basic';
+    const user = options.user ?? (await this.newUser());
+    const pkce = newPkce();
+    const state = `st-${Math.random().toString(36).slice(2)}`;
+    const nonce = `n-${Math.random().toString(36).slice(2)}`;
+    const redirectUri = options.redirectUri ?? this.credentials(role).redirect_uri;
+    const url = (await this.oidc()).authorizeUrl({ ...this.params(role, pkce, state, nonce, options.scope ?? 'openid', redirectUri), ...options.extra });
+    const done = await this.completeAuthorization(user, url, redirectUri, options);
+    return { ...done, pkce, user, state, nonce };
+  }
+
+  /**
+   * The browser side of an authorization URL built by anyone (the harness, or an RP library in
+   * the tests): open it, enter the ID, approve with the signer on the same device, resume, and
+   * consent, until the bridge sends the browser to `redirectUri`.
+   */
+  async completeAuthorization(
+    user: User,
+    url: string,
+    redirectUri: string,
+    options: Pick<SignInOptions, 'tick' | 'deny'> = {},
+  ): Promise<{ response: AuthorizationResponse; signed: boolean; consent?: Record<string, unknown> }> {
+    const res = await user.browser.http.get(url, { headers: { accept: 'text/html' }, ...(this.signal ? { signal: this.signal } : {}) });
+    const result = (response: AuthorizationResponse, signed: boolean, consent?: Record<string, unknown>) => ({ response, signed, ...(consent ? { consent } : {}) });
+    const direct = this.authorizationResponse(res.location, redirectUri);
+    if (direct) return result(direct, false);
+    if (res.status < 300 || res.status >= 400 || res.location === undefined) throw new CheckFailure(`/authorize did not send the browser on: ${said(res)}`);
+    const txUrl = new URL(res.location, this.target.issuer).href.split('?')[0]!;
+    let { view } = await this.view(user.browser, txUrl);
+    let signed = false;
+    if (view.state === 'identify') {
+      const identified = await this.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+      if (identified.view.state !== 'awaiting_signature') throw new CheckFailure(`entering the ID did not issue a native request: ${said(identified.res)}`);
+      view = identified.view;
+    }
+    if (view.state === 'awaiting_signature') {
+      if (typeof view.request !== 'string') throw new CheckFailure('the waiting view carries no native request (ob.contract.transaction)');
+      const approved = await this.signer.approve(view.request, { key: user.key, sameDevice: true, browser: user.browser, ...(this.signal ? { signal: this.signal } : {}) });
+      signed = true;
+      const resumed = approved.resumed;
+      if (!resumed) throw new CheckFailure('the signer could not resume in the browser');
+      const after = this.authorizationResponse(resumed.location, redirectUri);
+      if (after) return result(after, signed);
+      if (resumed.status >= 400) throw new CheckFailure(`the resume link was refused: ${resumed.status} ${JSON.stringify(resumed.body).slice(0, 160)}`);
+      view = (await this.view(user.browser, txUrl)).view;
+    }
+    if (view.state !== 'consent') {
+      const done = typeof view.redirect === 'string' ? this.authorizationResponse(view.redirect, redirectUri) : undefined;
+      if (done) return result(done, signed);
+      throw new CheckFailure(`expected the consent step, the transaction is ${JSON.stringify(view.state)}`);
+    }
+    const consent = (view.consent ?? {}) as Record<string, unknown>;
+    const offered = Array.isArray(consent.claims) ? (consent.claims as string[]) : [];
+    const decided = await this.post(user.browser, `${txUrl}/consent`, { decision: options.deny ? 'deny' : 'approve', claims: options.tick ?? offered });
+    const end = typeof decided.view.redirect === 'string' ? this.authorizationResponse(decided.view.redirect, redirectUri) : this.authorizationResponse(decided.res.location, redirectUri);
+    if (!end) throw new CheckFailure(`consent did not end in a redirect to the client: ${said(decided.res)}`);
+    return result(end, signed, consent);
+  }
+
+  /** A sign-in and the code's redemption; fails the check when either does not work. */
+  async tokens(options: SignInOptions = {}): Promise<{ signIn: SignInResult; body: Record<string, unknown>; res: HttpResponse }> {
+    const role = options.client ?? 'basic';
+    const signIn = await this.signIn(options);
+    if (!signIn.response.code) throw new CheckFailure(`no code: the bridge answered ${signIn.response.location}`);
+    const oidc = await this.oidc();
+    const res = await oidc.token(this.credentials(role), this.style(role), signIn.response.code, signIn.pkce.verifier, options.redirectUri ?? this.credentials(role).redirect_uri);
+    if (res.status !== 200) throw new CheckFailure(`the code did not redeem: ${said(res)}`);
+    return { signIn, body: res.json() as Record<string, unknown>, res };
+  }
+
+  evidence(): unknown {
+    return { exchanges: this.exchanges.slice(-12) };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#clients.map((c) => c.close().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,30 @@
+// The `bridge` suite: checks any OpenID Connect bridge of document 2 over the network. The
+// harness is the OIDC client (harness/actors/oidc/) and the user's signer (harness/actors/signer/),
+// drives the transaction through the project's test contract (ob.contract.transaction) with the
+// clients the target declares (ob.contract.clients), and learns every URL from discovery.
+import type { Check, SuiteLoad } from '../../run/model.ts';
+import { ConfigError } from '../../run/exit.ts';
+import { HttpClient, HttpError } from '../../actors/http.ts';
+import type { BridgeTarget } from './driver.ts';
+import { surfaceChecks } from './checks/surface.ts';
+import { authorizeChecks } from './checks/authorize.ts';
+import { tokenChecks } from './checks/tokens.ts';
+import { propertyChecks } from './checks/properties.ts';
+import { idInputChecks } from './checks/id-input.ts';
+import { robustnessChecks } from './checks/robustness.ts';
+
+export type { BridgeTarget } from './driver.ts';
+
+export async function bridgeSuite(target: BridgeTarget): Promise<SuiteLoad> {
+  const http = new HttpClient({ timeoutMs: target.requestTimeoutMs });
+  try {
+    await http.get(`${target.issuer}/.well-known/openid-configuration`, { noCookies: true });
+  } catch (error) {
+    if (error instanceof HttpError) throw new ConfigError(`the bridge at ${target.issuer} does not answer: ${error.message}`);
+    throw error;
+  } finally {
+    await http.close();
+  }
+  const checks: Check[] = [...surfaceChecks(target), ...authorizeChecks(target), ...tokenChecks(target), ...idInputChecks(target), ...robustnessChecks(target), ...propertyChecks(target)];
+  return { checks, skipped: [], coverageDocs: [2] };
+}

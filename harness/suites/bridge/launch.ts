@@ -1,0 +1,131 @@
+// `run --reference --suite bridge`: an in-process test authority, the harness's clients written
+// as a static clients file (ob.contract.clients: secrets stored as SHA-256 only), and the
+// reference bridge as a child process spawned from its bin (the harness never imports
+// reference/), with the test-only rotation hook on. Everything stops on `stop()` and the
+// temporary directory is removed.
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { exportJWK, generateKeyPair } from 'jose';
+import type { Profile } from '../../../protocol/common/profile.ts';
+import { spawnReference, stopChild, type ReferenceChild } from '../../run/spawn.ts';
+import { startAuthority, type Authority } from '../../actors/authority/index.ts';
+import type { ClientCredentials } from '../../actors/oidc/client.ts';
+import type { BridgeTarget } from './driver.ts';
+
+export interface BridgeReferenceOptions {
+  profile: Profile;
+  log?: (line: string) => void;
+  /** Extra arguments for the bridge (tests: hidden --break flags). */
+  extraArgs?: string[];
+  env?: NodeJS.ProcessEnv;
+  /** `postgres://...`: every process on this database (default: SQLite in one temporary data dir). */
+  database?: string;
+  /** Bridge processes sharing the database (default 1); the rotation hook goes to the last one. */
+  processes?: number;
+}
+
+export interface BridgeReferenceRun {
+  target: BridgeTarget;
+  authority: Authority;
+  bridge: ReferenceChild;
+  /** Every process, the first one the issuer. */
+  processes: ReferenceChild[];
+  /** The SQLite data directory (unused with a database URL) and the static clients file. */
+  dataDir: string;
+  clientsFile: string;
+  /** The arguments every process got (the test authority, the clients, the operator token). */
+  args: string[];
+  stop(): Promise<void>;
+}
+
+const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('base64url');
+
+/** The harness's clients and the static clients file that registers them. */
+export async function harnessClients(): Promise<{ clients: BridgeTarget['clients']; file: Record<string, unknown> }> {
+  const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+  const kid = randomBytes(8).toString('base64url');
+  const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: 'RS256' };
+  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' };
+  const secret = () => randomBytes(32).toString('base64url');
+  const entries: Array<[keyof BridgeTarget['clients'], ClientCredentials, Record<string, unknown>]> = [];
+  const add = (role: keyof BridgeTarget['clients'], redirect: string, extra: Record<string, unknown>, cred: Partial<ClientCredentials> = {}) =>
+    entries.push([role, { client_id: `harness-${role.replace('_', '-')}`, redirect_uri: redirect, ...cred }, extra]);
+  for (const [role, host, extra] of [
+    ['basic', 'app.bridge-test.example', {}],
+    ['first_party', 'first.bridge-test.example', { first_party: true }],
+    ['other_sector', 'other.bridge-test.example', {}],
+    ['same_sector', 'app2.bridge-test.example', { sector_host: 'app.bridge-test.example' }],
+  ] as const) {
+    const s = secret();
+    add(role, `https://${host}/cb`, { token_endpoint_auth_method: 'client_secret_basic', client_secret_sha256: sha256(s), ...extra }, { client_secret: s });
+  }
+  const post = secret();
+  add('post', 'https://post.bridge-test.example/cb', { token_endpoint_auth_method: 'client_secret_post', client_secret_sha256: sha256(post) }, { client_secret: post });
+  add('jwt', 'https://jwt.bridge-test.example/cb', { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [publicJwk] } }, { private_jwk: privateJwk });
+  add('public', 'http://127.0.0.1/cb', { token_endpoint_auth_method: 'none' });
+  const clients = Object.fromEntries(entries.map(([role, cred]) => [role, cred])) as BridgeTarget['clients'];
+  const file = {
+    clients: entries.map(([role, cred, extra]) => ({ client_id: cred.client_id, client_name: `Harness ${role.replace('_', ' ')} app`, redirect_uris: [cred.redirect_uri], ...extra })),
+  };
+  return { clients, file };
+}
+
+export async function startBridgeReference(options: BridgeReferenceOptions): Promise<BridgeReferenceRun> {
+  let authority: Authority | undefined;
+  const children: ReferenceChild[] = [];
+  const dir = await mkdtemp(join(tmpdir(), 'svc-bridge-'));
+  const stop = async () => {
+    await Promise.all(children.map((c) => stopChild(c)));
+    await authority?.close().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    authority = await startAuthority({ profile: options.profile });
+    const { clients, file } = await harnessClients();
+    const clientsFile = join(dir, 'clients.json');
+    await writeFile(clientsFile, JSON.stringify(file, null, 2));
+    const token = randomBytes(24).toString('base64url');
+    const args = [
+      '--port',
+      '0',
+      '--data-dir',
+      join(dir, 'data'),
+      ...(options.database ? ['--database', options.database] : []),
+      '--static-clients',
+      clientsFile,
+      '--dns-server',
+      authority.dnsServer,
+      '--ca',
+      authority.caFile,
+      '--service-name',
+      options.profile.name,
+      '--resolver-timeout',
+      '1500',
+      '--test-operator-token',
+      token,
+      '--quiet',
+      ...(options.extraArgs ?? []),
+    ];
+    const spawnOne = (more: string[]) =>
+      spawnReference('bridge', [...args, ...more], { ...(options.log ? { log: options.log } : {}), ...(options.env ? { env: options.env } : {}), onSpawn: (c) => void children.push(c) });
+    const bridge = await spawnOne([]);
+    // The others share the database and the issuer; the rotation hook on the last one shows the
+    // key set is shared (the harness reads it through the first).
+    for (let i = 1; i < (options.processes ?? 1); i++) await spawnOne(['--issuer', bridge.origin]);
+    const last = children[children.length - 1]!;
+    const target: BridgeTarget = {
+      profile: options.profile,
+      issuer: bridge.origin,
+      clients,
+      authority,
+      rotate: { url: `${last.url}/operator/keys/rotate`, token },
+      requestTimeoutMs: 20_000,
+    };
+    return { target, authority, bridge, processes: [...children], dataDir: join(dir, 'data'), clientsFile, args, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

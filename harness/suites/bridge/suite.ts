@@ -1,0 +1,114 @@
+// The bridge suite in the registry: its `run` flags (shortcuts for the targets file's `bridge`
+// role), the BridgeTarget built from them, and `--reference` (the reference bridge as a child
+// process, with an in-process test authority and the harness's clients in a static file).
+import { readFile } from 'node:fs/promises';
+import { InvalidArgumentError, type Command } from 'commander';
+import { ConfigError } from '../../run/exit.ts';
+import type { BridgeRole } from '../../targets/file.ts';
+import type { ExternalInput, PreparedSuite, ReferenceInput, SuiteDefinition } from '../suite.ts';
+import type { BridgeTarget } from './driver.ts';
+
+interface BridgeFlags {
+  bridge?: string;
+  bridgeClients?: string;
+  bridgeRotateUrl?: string;
+  bridgeRotateToken?: string;
+  bridgeDatabase?: string;
+  bridgeProcesses?: number;
+  requestTimeout?: number;
+  profile?: boolean;
+}
+
+const DEFAULT_REQUEST_TIMEOUT_S = 20;
+
+export const bridgeSuiteDefinition: SuiteDefinition = {
+  name: 'bridge',
+  title: 'an OpenID Connect bridge of document 2',
+  referenceFlags: ['bridgeDatabase', 'bridgeProcesses'],
+  options(cmd: Command): void {
+    cmd
+      .option('--bridge <issuer>', 'bridge: the issuer of the bridge under test (discovery is read from here)')
+      .option('--bridge-clients <file>', 'bridge: JSON file of the clients registered for the harness, as "bridge.clients" in the targets file')
+      .option('--bridge-rotate-url <url>', 'bridge: operator hook that rotates the signing key when POSTed (enables the rotation check)')
+      .option('--bridge-rotate-token <token>', 'bridge: bearer token for --bridge-rotate-url')
+      .option('--bridge-database <url>', 'bridge with --reference: postgres://USER:PASS@HOST:PORT/DB instead of SQLite')
+      .option('--bridge-processes <n>', 'bridge with --reference: bridge processes sharing the database (default 2)', (v: string) => {
+        if (!/^[1-9]\d*$/.test(v)) throw new InvalidArgumentError('must be a positive integer');
+        return Number(v);
+      });
+  },
+
+  async external({ flags, file, profile, authority }: ExternalInput): Promise<PreparedSuite | undefined> {
+    const f = flags as BridgeFlags;
+    const role = await roleOf(f, file.bridge);
+    if (role === undefined) return undefined;
+    if (!/^https?:\/\/[^/]+$/.test(role.issuer)) throw new ConfigError(`bridge issuer ${role.issuer} is not scheme://host`);
+    const target: BridgeTarget = {
+      profile,
+      issuer: role.issuer,
+      clients: role.clients as BridgeTarget['clients'],
+      authority: await authority(),
+      requestTimeoutMs: (f.requestTimeout ?? role.request_timeout_s ?? DEFAULT_REQUEST_TIMEOUT_S) * 1000,
+      ...(role.rotate_url ? { rotate: { url: role.rotate_url, ...(role.rotate_token ? { token: role.rotate_token } : {}) } } : {}),
+    };
+    return {
+      suite: 'bridge',
+      load: () => loadBridge(target),
+      profileGates: f.profile ?? role.profile ?? false,
+      ...(role.expected_failures ? { expectedFailures: new Map(Object.entries(role.expected_failures)) } : {}),
+      ...(role.check_timeout_s !== undefined ? { checkTimeoutMs: role.check_timeout_s * 1000 } : {}),
+      config: { suite: 'bridge', reference: false, bridge: role.issuer, clients: Object.keys(role.clients) },
+      stop: async () => undefined,
+    };
+  },
+
+  async reference({ flags, profile, log }: ReferenceInput): Promise<PreparedSuite> {
+    const f = flags as BridgeFlags;
+    const { startBridgeReference } = await import('./launch.ts');
+    if (f.bridgeDatabase !== undefined && !/^postgres(ql)?:\/\/\S+$/.test(f.bridgeDatabase)) throw new ConfigError(`--bridge-database ${f.bridgeDatabase}: expected postgres://USER:PASS@HOST:PORT/DB`);
+    const run = await startBridgeReference({ profile, processes: f.bridgeProcesses ?? 2, ...(f.bridgeDatabase ? { database: f.bridgeDatabase } : {}), ...(log ? { log } : {}) });
+    const target: BridgeTarget = { ...run.target, ...(f.requestTimeout !== undefined ? { requestTimeoutMs: f.requestTimeout * 1000 } : {}) };
+    return {
+      suite: 'bridge',
+      load: () => loadBridge(target),
+      profileGates: true,
+      config: {
+        suite: 'bridge',
+        reference: true,
+        bridge: target.issuer,
+        processes: run.processes.map((p) => p.url),
+        database: f.bridgeDatabase ? 'postgres' : 'sqlite',
+        authority: run.authority.adminUrl,
+      },
+      banner: `reference bridge at ${target.issuer} (${run.processes.length} processes on ${f.bridgeDatabase ? 'PostgreSQL' : 'one SQLite data dir'}), authority ${run.authority.adminUrl} (DNS ${run.authority.dnsServer})`,
+      stop: () => run.stop(),
+    };
+  },
+};
+
+async function loadBridge(target: BridgeTarget) {
+  const { bridgeSuite } = await import('./index.ts');
+  return bridgeSuite(target);
+}
+
+async function roleOf(f: BridgeFlags, fromFile: BridgeRole | undefined): Promise<BridgeRole | undefined> {
+  const issuer = f.bridge ?? fromFile?.issuer;
+  if (issuer === undefined) {
+    if (f.bridgeClients !== undefined || f.bridgeRotateUrl !== undefined)
+      throw new ConfigError('the --bridge-* options describe a bridge: give its issuer with --bridge ISSUER (or "bridge.issuer" in the targets file)');
+    return undefined;
+  }
+  const role: BridgeRole = fromFile ? { ...fromFile, issuer } : ({ issuer } as BridgeRole);
+  if (f.bridgeClients !== undefined) {
+    try {
+      role.clients = JSON.parse(await readFile(f.bridgeClients, 'utf8')) as BridgeRole['clients'];
+    } catch (error) {
+      throw new ConfigError(`--bridge-clients ${f.bridgeClients}: ${(error as Error).message}`);
+    }
+  }
+  if (!role.clients?.basic || !role.clients.public)
+    throw new ConfigError('the bridge suite needs the harness clients registered at the bridge: at least "basic" and "public" (bridge.clients, or --bridge-clients FILE)');
+  if (f.bridgeRotateUrl !== undefined) role.rotate_url = f.bridgeRotateUrl;
+  if (f.bridgeRotateToken !== undefined) role.rotate_token = f.bridgeRotateToken;
+  return role;
+}

@@ -1,0 +1,63 @@
+// The spool: mail survives a restart of the relay (with a restart hook), sessions do not; and
+// mail never picked up expires after SPOOL_TTL into an unsigned sys.delivery.failed ack.
+import type { Check } from '../../../run/model.ts';
+import { relayCheck } from '../check.ts';
+import { CheckSkip, isObject, pickupOf, safeJson, said, sleep, type RelayTarget } from '../driver.ts';
+import { expectInbox, mail } from './messaging.ts';
+
+/** The longest SPOOL_TTL the expiry check waits for. */
+const MAX_WAIT_TTL_S = 30;
+
+export function spoolChecks(t: RelayTarget): Check[] {
+  const ttl = t.declared.spoolTtlS;
+  return [
+    relayCheck(t, {
+      id: 'relay/spool/durable',
+      title: 'mail accepted before a restart is delivered after it; sessions registered before it are gone (session_expired)',
+      rules: ['ra.spool.durable', 'ra.sessions.memory'],
+      timeoutMs: 60_000,
+      run: async (s, e) => {
+        if (!t.restart) throw new CheckSkip('the target declares no way to restart the relay: durability is checked with --reference');
+        const [a, b] = [await s.identity(), await s.identity()];
+        const seed = new Uint8Array(32).map(() => Math.floor(Math.random() * 256));
+        const reg = safeJson(await s.relay.registerSession(a, seed));
+        const sessionId = isObject(reg) && typeof reg.session_id === 'string' ? reg.session_id : undefined;
+        const m = mail(s, a, b, 'before the restart');
+        e.that((await s.relay.send(m)).status === 202, 'the message was not accepted');
+        await t.restart();
+        await expectInbox(s, e, b, [m]);
+        if (sessionId) {
+          const r = await s.relay.send(mail(s, a, b, 'old session', { session: { seed, sessionId } }));
+          e.that(r.status === 401 && r.text().includes('session_expired'), `a session from before the restart: ${said(r)}, not 401 session_expired`);
+        }
+      },
+    }),
+    relayCheck(t, {
+      id: 'relay/spool/expiry',
+      title: 'mail still undelivered after SPOOL_TTL is dropped, and the sender receives an unsigned sys.delivery.failed ack for it',
+      rules: ['ra.spool.expiry'],
+      timeoutMs: ((ttl ?? 0) + 60) * 1000,
+      run: async (s, e, ctx) => {
+        if (ttl === undefined || ttl > MAX_WAIT_TTL_S)
+          throw new CheckSkip(`the target declares ${ttl === undefined ? 'no' : `a ${ttl}-second`} SPOOL_TTL (--relay-spool-ttl; the check waits for one of at most ${MAX_WAIT_TTL_S} s)`);
+        const [a, b] = [await s.identity(), await s.identity()];
+        const m = mail(s, a, b, 'never picked up');
+        e.that((await s.relay.send(m)).status === 202, 'the message was not accepted');
+        const deadline = Date.now() + (ttl + 45) * 1000;
+        let failed: Record<string, unknown> | undefined;
+        while (!failed && Date.now() < deadline && !ctx.signal.aborted) {
+          await sleep(1000, ctx.signal);
+          const p = pickupOf(await s.relay.pickup(a, { mode: 'signed-request' }));
+          if (typeof p === 'string') return e.fail(p);
+          failed = p.acks.find((k) => k.message_id === m.id);
+        }
+        if (!failed) return e.fail(`no ack for ${String(m.id)} reached the sender within SPOOL_TTL + 45 s`);
+        e.that(failed.state === 'sys.delivery.failed', `the ack's state is ${String(failed.state)}`);
+        e.that(!('signature' in failed) || failed.signature === '' || failed.signature === null, 'the relay-generated ack carries a signature');
+        const p = pickupOf(await s.relay.pickup(b, { mode: 'signed-request' }));
+        e.that(typeof p !== 'string' && !p.messages.some((x) => x.id === m.id), 'the expired message is still delivered to the recipient');
+        s.note(`the ack: ${JSON.stringify(failed)}`);
+      },
+    }),
+  ];
+}

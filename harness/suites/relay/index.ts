@@ -1,0 +1,50 @@
+// The `relay` suite: checks any relay of document 3 over the network (HTTP to the relay and its
+// peer, the test authority for DNS and documents). Every check makes its own identities, cites the
+// rules its assertions decide (document rules, or only project decisions: a profile check), and
+// keeps the HTTP exchanges as evidence.
+import type { Check, SuiteLoad } from '../../run/model.ts';
+import { ConfigError } from '../../run/exit.ts';
+import { HttpClient } from '../../actors/http.ts';
+import type { RelayTarget } from './driver.ts';
+import { messagingChecks } from './checks/messaging.ts';
+import { authChecks, challengeExpiryCheck } from './checks/auth.ts';
+import { identityChecks } from './checks/identities.ts';
+import { eventChecks } from './checks/events.ts';
+import { spoolChecks } from './checks/spool.ts';
+import { limitChecks } from './checks/limits.ts';
+import { propertyChecks } from './checks/properties.ts';
+import { profileChecks } from './checks/profile.ts';
+
+export type { RelayTarget } from './driver.ts';
+
+export async function relaySuite(target: RelayTarget): Promise<SuiteLoad> {
+  await reachable(target);
+  const checks: Check[] = [
+    ...identityChecks(target),
+    ...authChecks(target),
+    ...messagingChecks(target),
+    ...eventChecks(target),
+    ...limitChecks(target),
+    ...spoolChecks(target),
+    ...propertyChecks(target),
+    ...profileChecks(target),
+    challengeExpiryCheck(target),
+  ];
+  return { checks, skipped: [], coverageDocs: [3] };
+}
+
+/** The relay must answer at all: otherwise the run tests nothing (exit 2), not 40 failures. */
+async function reachable(t: RelayTarget): Promise<void> {
+  const client = new HttpClient({ timeoutMs: 10_000 });
+  try {
+    for (const url of [t.url, ...(t.peerUrl ? [t.peerUrl] : [])]) {
+      try {
+        await client.get(`${url}/health`);
+      } catch (error) {
+        throw new ConfigError(`the relay at ${url} cannot be reached: ${(error as Error).message}`);
+      }
+    }
+  } finally {
+    await client.close();
+  }
+}

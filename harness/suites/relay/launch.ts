@@ -1,0 +1,96 @@
+// `run --reference --suite relay`: two reference relays on loopback, spawned from the bin as a user
+// starts them (the harness never imports reference/), resolving through an in-process test
+// authority. Relay A hosts `a.relay.test` behind the invite gate with a short spool lifetime, a
+// small stream cap and a bridge URL, all declared to the suite; relay B hosts `b.relay.test`
+// openly. A can be restarted on the same port and data directory (the durability checks).
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Profile } from '../../../protocol/common/profile.ts';
+import { startAuthority, type Authority } from '../../actors/authority/index.ts';
+import { spawnReference, type ReferenceChild } from '../../run/spawn.ts';
+import type { RelayDeclared, RelayTarget } from './driver.ts';
+
+/** What relay A runs with, declared to the suite. */
+export const REFERENCE_DECLARED: Required<RelayDeclared> = {
+  spoolTtlS: 8,
+  maxStreams: 4,
+  senderLimit: 120,
+  inviteCode: 'harness-invite',
+  oauthBridgeUrl: 'https://bridge.relay.test',
+};
+
+export interface RelayReferenceRun {
+  target: RelayTarget;
+  authority: Authority;
+  stop(): Promise<void>;
+}
+
+export interface RelayReferenceOptions {
+  profile: Profile;
+  log?: (line: string) => void;
+  /** More flags for both relays (tests: a variant or a breakage). */
+  extraArgs?: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+export async function startRelayReference(options: RelayReferenceOptions): Promise<RelayReferenceRun> {
+  const dirs: string[] = [];
+  const children: ReferenceChild[] = [];
+  let authority: Authority | undefined;
+  const killAll = () => {
+    for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+  };
+  process.once('exit', killAll);
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await Promise.all(children.map((c) => c.stop()));
+    process.off('exit', killAll);
+    await authority?.close().catch(() => undefined);
+    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+  };
+  try {
+    authority = await startAuthority({ profile: options.profile });
+    const common = ['--dns-server', authority.dnsServer, '--ca', authority.caFile, '--service-name', options.profile.name, '--resolver-timeout', '1500', ...(options.extraArgs ?? [])];
+    const spawnRelay = async (args: string[]) => {
+      const child = await spawnReference('relay', args, { ...(options.log ? { log: options.log } : {}), ...(options.env ? { env: options.env } : {}), onSpawn: (c) => children.push(c) });
+      return child;
+    };
+    const dirA = await mkdtemp(join(tmpdir(), 'svc-relay-a-'));
+    const dirB = await mkdtemp(join(tmpdir(), 'svc-relay-b-'));
+    dirs.push(dirA, dirB);
+    const d = REFERENCE_DECLARED;
+    const argsA = [
+      '--data-dir',
+      dirA,
+      '--hosted-domains',
+      'a.relay.test',
+      '--registration-gate',
+      'invite',
+      '--invite-code',
+      d.inviteCode,
+      '--spool-ttl',
+      String(d.spoolTtlS),
+      '--max-streams',
+      String(d.maxStreams),
+      '--oauth-bridge-url',
+      d.oauthBridgeUrl,
+      ...common,
+    ];
+    let a = await spawnRelay(['--port', '0', ...argsA]);
+    const port = new URL(a.url).port;
+    const b = await spawnRelay(['--port', '0', '--data-dir', dirB, '--hosted-domains', 'b.relay.test', ...common]);
+    const restart = async () => {
+      await a.stop();
+      children.splice(children.indexOf(a), 1);
+      a = await spawnRelay(['--port', port, ...argsA]);
+    };
+    const target: RelayTarget = { profile: options.profile, url: a.url, peerUrl: b.url, authority, requestTimeoutMs: 20_000, declared: { ...d }, restart };
+    return { target, authority, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

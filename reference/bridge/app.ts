@@ -1,0 +1,352 @@
+// The reference bridge as an h3 app: the stores, keys, client registry and native verifier, and
+// one route per endpoint of document 2. `startBridge` listens (port 0 picks a free one; the
+// issuer then defaults to the bound address) and returns `{issuer, url, close()}`.
+import { createServer, type Server } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { H3, type H3Event } from 'h3';
+import { toNodeHandler } from 'srvx/node';
+import { profileFor } from '../../protocol/common/profile.ts';
+import { createVerifier } from '../../protocol/signin/verifier.ts';
+import type { Resolver } from '../../protocol/signin/resolver.ts';
+import { limits } from '../../schemas/ts/limits.ts';
+import { openDatabase, type Db } from '../stores/sqlite.ts';
+import { openNonceStore } from '../stores/index.ts';
+import { SqliteSql, type Sql } from '../stores/sql.ts';
+import { PostgresNonceStore, PostgresSql } from '../stores/postgres.ts';
+import { NetworkResolver } from '../resolve/network.ts';
+import { asset, html, json, readCappedBody, utf8Text } from '../shared/http.ts';
+import { serializeCookie } from '../shared/cookies.ts';
+import { hashSecret, sameHash } from '../shared/secrets.ts';
+import { BridgeStore } from './store.ts';
+import { SigningKeys, ALG } from './keys.ts';
+import { ClientRegistry, loadStaticClients } from './clients.ts';
+import { BRIDGE_STYLESHEET, PATHS, type BridgeConfig, type BridgeContext } from './context.ts';
+import { authorizeHandler, consentHandler, creatingHandler, currentSession, grantableScopes, identifyHandler, resumeHandler, retryHandler, sessionCookieName, transactionHandler } from './flow.ts';
+import { callbackHandler, callbackPreflight, contextHandler, metadataHandler, referenceHandler } from './native.ts';
+import { introspectHandler, revokeHandler, tokenHandler, tokenNode, userinfoHandler } from './token.ts';
+import { accountPage, messagePage, STYLE } from './pages.ts';
+import { Metrics } from './metrics.ts';
+import { Console, consoleClient, registryClient } from './console.ts';
+import { OAuthError, pageError, redirect } from './responses.ts';
+import type { components } from '../../schemas/ts/http/bridge.ts';
+
+export interface BridgeDeps {
+  resolver?: Resolver;
+  now?: () => number;
+  db?: Db;
+  log?: (line: string) => void;
+}
+
+type Handler = (req: Request, event: H3Event) => Response | Promise<Response>;
+
+/** ob.discovery.fields (project decision) with the document's rules in it. */
+function discovery(ctx: BridgeContext): components['schemas']['Discovery'] {
+  const i = ctx.config.issuer;
+  if (ctx.config.documentOnly) {
+    // Only what the document implies: the endpoints it names, code, RS256.
+    return {
+      issuer: i,
+      authorization_endpoint: `${i}${PATHS.authorize}`,
+      token_endpoint: `${i}${PATHS.token}`,
+      jwks_uri: `${i}${PATHS.jwks}`,
+      response_types_supported: ['code'],
+      id_token_signing_alg_values_supported: [ALG],
+    };
+  }
+  return {
+    issuer: i,
+    authorization_endpoint: `${i}${PATHS.authorize}`,
+    token_endpoint: `${i}${PATHS.token}`,
+    userinfo_endpoint: `${i}${PATHS.userinfo}`,
+    jwks_uri: `${i}${PATHS.jwks}`,
+    revocation_endpoint: `${i}${PATHS.revoke}`,
+    introspection_endpoint: `${i}${PATHS.introspect}`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code'],
+    subject_types_supported: [ctx.config.subjectType],
+    id_token_signing_alg_values_supported: [ALG],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    token_endpoint_auth_signing_alg_values_supported: ['RS256', 'ES256', 'EdDSA'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    scopes_supported: grantableScopes(ctx),
+    claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'amr', ctx.profile.ids.id_claim, ctx.profile.ids.key_fingerprint_claim, ctx.profile.ids.id_url_claim, 'profile'],
+    prompt_values_supported: ['none', 'login', 'consent'],
+    authorization_response_iss_parameter_supported: true,
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+  };
+}
+
+export interface BridgeApp {
+  fetch: (request: Request) => Promise<Response>;
+  context: BridgeContext;
+  close(): Promise<void>;
+}
+
+export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {}): Promise<BridgeApp> {
+  const profile = profileFor(config.serviceName);
+  const now = deps.now ?? Date.now;
+  const log = deps.log ?? (() => undefined);
+  // The database: SQLite under --data-dir, or PostgreSQL (--database postgres://...) shared by
+  // several instances, whose nonces then live there too unless another store is named.
+  const postgres = config.database !== undefined && /^postgres(ql)?:\/\//.test(config.database);
+  if (postgres && config.nonceStore === 'memory')
+    throw new TypeError('with --database postgres://, use the PostgreSQL nonce store (the default, sqlite) or --nonce-store redis://: instances must share their nonces');
+  const db = postgres ? undefined : (deps.db ?? openDatabase(config.dataDir, 'bridge.sqlite'));
+  const sql: Sql = postgres ? new PostgresSql(config.database!) : new SqliteSql(db!, deps.db === undefined);
+  const store = await BridgeStore.open(sql, now);
+  const opened =
+    postgres && config.nonceStore === 'sqlite'
+      ? { store: new PostgresNonceStore(sql, now), close: async () => undefined }
+      : openNonceStore(config.nonceStore, { db: db!, prefix: `${profile.name}:${config.issuer}`, now, onError: () => undefined });
+  const resolver =
+    deps.resolver ??
+    new NetworkResolver({
+      profile,
+      ...(config.resolver?.dnsServer !== undefined ? { dnsServer: config.resolver.dnsServer } : {}),
+      ...(config.resolver?.caFile !== undefined ? { caFile: config.resolver.caFile } : {}),
+      ...(config.resolver?.timeoutMs !== undefined ? { timeoutMs: config.resolver.timeoutMs } : {}),
+    });
+  const metrics = new Metrics();
+  store.onAudit = (name) => metrics.audit(name);
+  const keys = new SigningKeys(store, now);
+  await keys.ensure();
+  const clients = new ClientRegistry([consoleClient({ config }), ...(config.staticClientsFile ? loadStaticClients(config.staticClientsFile) : [])]);
+  // Console clients and operator suspensions reach every instance within a second.
+  const refreshClients = async () => {
+    try {
+      clients.setSuspended(await store.suspendedClients());
+      clients.setRegistered((await store.registeredClients()).map((c) => registryClient(c, now())));
+    } catch {
+      // The database is unreachable: keep the last view; /health reports it.
+    }
+  };
+  await refreshClients();
+  const suspensions = setInterval(() => void refreshClients(), 1000);
+  suspensions.unref();
+  const ctx: BridgeContext = {
+    config,
+    profile,
+    site: { name: config.name, stylesheet: BRIDGE_STYLESHEET, retry: { href: PATHS.account, label: 'Your account' } },
+    secure: config.issuer.startsWith('https:'),
+    store,
+    keys,
+    clients,
+    verify: createVerifier({ profile, origin: config.issuer, resolver, nonces: opened.store, now }),
+    resolver,
+    nonces: opened.store,
+    pairwiseSecret: await store.pairwiseSecret(),
+    metrics,
+    now,
+    log,
+  };
+
+  const app = new H3({
+    allowMalformedURL: true,
+    onError: (error, event) => {
+      log(`internal error on ${event.req.method} ${event.url.pathname}: ${(error.cause as Error)?.stack ?? error.stack ?? error.message}`);
+      return json({ error: 'server_error', error_description: 'internal error' }, 500);
+    },
+  });
+  function route(path: string, methods: Record<string, Handler>) {
+    const allow = Object.keys(methods);
+    if (allow.includes('GET')) allow.push('HEAD');
+    const answer = async (req: Request, event: H3Event): Promise<Response> => {
+      const handler = methods[req.method === 'HEAD' ? 'GET' : req.method];
+      if (!handler) return json({ error: 'invalid_request', error_description: `${req.method} is not allowed here` }, 405, { allow: allow.join(', ') });
+      try {
+        return await handler(req, event);
+      } catch (error) {
+        if (error instanceof OAuthError) return error.response(config.documentOnly);
+        log(`internal error on ${req.method} ${path}: ${(error as Error)?.stack ?? String(error)}`);
+        return json({ error: 'server_error', error_description: 'internal error' }, 500);
+      }
+    };
+    app.all(path, async (event) => {
+      const started = performance.now();
+      const res = await answer(event.req as Request, event);
+      metrics.request(path, res.status, (performance.now() - started) / 1000);
+      return res;
+    });
+  }
+  const tail = (event: H3Event, prefix: string) => event.url.pathname.slice(prefix.length);
+
+  const disco = () => json(discovery(ctx), 200, { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' });
+  route(PATHS.discovery, { GET: disco });
+  route(PATHS.asMetadata, { GET: disco });
+  route(PATHS.jwks, { GET: async () => json(await keys.jwks(), 200, { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' }) });
+  route(PATHS.authorize, { GET: (req) => authorizeHandler(ctx, req) });
+  route(PATHS.token, { POST: (req) => tokenHandler(ctx, req) });
+  route(PATHS.userinfo, { GET: (req) => userinfoHandler(ctx, req), POST: (req) => userinfoHandler(ctx, req) });
+  route(PATHS.revoke, { POST: (req) => revokeHandler(ctx, req) });
+  route(PATHS.introspect, { POST: (req) => introspectHandler(ctx, req) });
+  route(profile.ids.metadata_path, { GET: () => metadataHandler(ctx) });
+  route(profile.ids.callback_path, { POST: (req) => callbackHandler(ctx, req), OPTIONS: () => callbackPreflight() });
+  route(profile.ids.resume_path, { GET: (req) => resumeHandler(ctx, req) });
+  route(profile.ids.context_path, { GET: (req) => contextHandler(ctx, req) });
+  route(`${PATHS.reference}**`, { GET: (req, e) => referenceHandler(ctx, req, tail(e, PATHS.reference)) });
+  route(`${PATHS.transaction}:id`, { GET: (req, e) => transactionHandler(ctx, req, tail(e, PATHS.transaction)) });
+  route(`${PATHS.transaction}:id/status`, { GET: (req, e) => transactionHandler(ctx, req, tail(e, PATHS.transaction).split('/')[0]!) });
+  route(`${PATHS.transaction}:id/identify`, { POST: (req, e) => identifyHandler(ctx, req, tail(e, PATHS.transaction).split('/')[0]!) });
+  route(`${PATHS.transaction}:id/retry`, { POST: (req, e) => retryHandler(ctx, req, tail(e, PATHS.transaction).split('/')[0]!) });
+  route(`${PATHS.transaction}:id/creating`, { POST: (req, e) => creatingHandler(ctx, req, tail(e, PATHS.transaction).split('/')[0]!) });
+  route(`${PATHS.transaction}:id/consent`, { POST: (req, e) => consentHandler(ctx, req, tail(e, PATHS.transaction).split('/')[0]!) });
+  route(PATHS.login, { GET: () => html(messagePage(ctx, 'Sign in', `${config.name} signs you in to applications: start from the application you want to use.`)) });
+  route(PATHS.account, {
+    GET: async (req) => {
+      const s = await currentSession(ctx, req);
+      const apps = s ? (await store.consents(s.identity)).map((c) => ({ client: c.clientId, name: clients.get(c.clientId)?.name ?? c.clientId, claims: c.claims, lastUse: c.lastUse })) : [];
+      const signins = s ? (await store.recentSignins(s.identity)).map((r) => ({ at: r.at, client: clients.get(r.clientId)?.name ?? r.clientId, delegated: r.delegated })) : [];
+      return html(accountPage(ctx, s?.identity, apps, signins));
+    },
+  });
+  route(`${PATHS.account}/revoke`, {
+    POST: async (req) => {
+      const s = await currentSession(ctx, req);
+      if (!s) return pageError(ctx, 401, 'you are not signed in', 'ob.consent.record');
+      const clientId = new URLSearchParams(utf8Text(await readCappedBody(req, 4096)) ?? '').get('client_id');
+      if (clientId) {
+        await store.revokeConsent(s.identity, clientId);
+        await store.audit('consent.revoked', s.identity, { client_id: clientId });
+      }
+      return redirect(PATHS.account);
+    },
+  });
+  route(`${PATHS.account}/logout`, {
+    POST: async (req) => {
+      const s = await currentSession(ctx, req);
+      if (s) await store.endSession(s.hash);
+      return redirect(PATHS.account, { 'set-cookie': serializeCookie(sessionCookieName(ctx), '', { secure: ctx.secure, maxAge: 0 }) });
+    },
+  });
+  const console_ = new Console(ctx, refreshClients);
+  route(PATHS.developers, { GET: (req) => console_.page(req) });
+  route(`${PATHS.developers}/clients`, { POST: (req) => console_.create(req) });
+  route(`${PATHS.developers}/clients/:id/:op`, {
+    POST: (req, e) => {
+      const [id, op] = tail(e, `${PATHS.developers}/clients/`).split('/');
+      let clientId = '';
+      try {
+        clientId = decodeURIComponent(id ?? '');
+      } catch {
+        clientId = '';
+      }
+      return console_.change(req, clientId, op ?? '');
+    },
+  });
+  route(PATHS.health, {
+    GET: async () => {
+      const ok = (await store.healthy()) && (await keys.loaded());
+      return json({ status: ok ? 'ok' : 'unavailable' }, ok ? 200 : 503);
+    },
+  });
+  for (const [path, title, text] of [
+    [
+      '/privacy',
+      'Privacy',
+      `Transactions, codes and nonces are deleted after expiry; audit events are kept ${limits.audit_retention_seconds / 86400} days; consents until revoked or ${limits.consent_unused_seconds / 86400} days unused. Applications learn an account number per sector and only the claims you leave ticked.`,
+    ],
+    ['/security', 'Security', 'Report vulnerabilities to the operator of this bridge; incidents are answered by rotating the signing keys and suspending affected applications.'],
+    ['/abuse', 'Report an application', 'Tell the operator of this bridge which application and what happened; it can suspend the application at once.'],
+  ] as const) {
+    route(path, { GET: () => html(messagePage(ctx, title, text)) });
+  }
+  route(BRIDGE_STYLESHEET, { GET: () => asset(STYLE, 'text/css; charset=utf-8') });
+  if (config.operatorToken !== undefined) {
+    // Test-only operator hook (ob.contract.rotate): off unless --test-operator-token is given.
+    const expected = hashSecret(config.operatorToken);
+    route(PATHS.rotate, {
+      POST: async (req) => {
+        const presented = /^Bearer (.+)$/.exec(req.headers.get('authorization') ?? '')?.[1];
+        if (presented === undefined || !sameHash(hashSecret(presented), expected)) return json({ error: 'invalid_token', error_description: 'operator token required' }, 401);
+        return json({ kid: await keys.rotate() });
+      },
+    });
+  }
+  app.all('/**', () => json({ error: 'not_found', error_description: 'no such endpoint' }, 404));
+
+  return {
+    fetch: async (request: Request) => app.fetch(request),
+    context: ctx,
+    async close() {
+      clearInterval(suspensions);
+      await opened.close();
+      if (resolver instanceof NetworkResolver) await resolver.close();
+      await sql.close();
+    },
+  };
+}
+
+export interface RunningBridge {
+  issuer: string;
+  url: string;
+  app: BridgeApp;
+  close(): Promise<void>;
+}
+
+/** Starts the bridge on `host:port`; `config.issuer` empty means the bound address. */
+export async function startBridge(config: BridgeConfig, options: { port?: number; host?: string } = {}, deps: BridgeDeps = {}): Promise<RunningBridge> {
+  let bridge: BridgeApp | undefined;
+  const web = toNodeHandler(async (request: Request) => {
+    if (!bridge) return new Response(null, { status: 503 });
+    const res = await bridge.fetch(request).catch(() => json({ error: 'server_error' }, 500));
+    // Every answer is small and whole: sent with Content-Length rather than chunked.
+    if (res.body === null || res.headers.has('content-length')) return res;
+    const body = new Uint8Array(await res.arrayBuffer());
+    const headers = new Headers(res.headers);
+    headers.set('content-length', String(body.byteLength));
+    return new Response(body, { status: res.status, headers });
+  });
+  const server = createServer((req, res) => {
+    // The hot route, /token, is served from node's request directly (no web streams).
+    if (bridge && req.method === 'POST' && req.url === PATHS.token) return tokenNode(bridge.context, req, res);
+    void web(req as never, res as never);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const closeServer = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('the server has no TCP address');
+  const bound = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  try {
+    bridge = await createBridgeApp({ ...config, issuer: config.issuer === '' ? bound : config.issuer }, deps);
+  } catch (error) {
+    await closeServer();
+    throw error;
+  }
+  const app = bridge;
+  // The private listener (OAUTH_METRICS_ADDR): /metrics is never on the public one.
+  let metricsServer: Server | undefined;
+  if (config.metricsAddr !== undefined) {
+    try {
+      metricsServer = await app.context.metrics.listen(config.metricsAddr);
+    } catch (error) {
+      await closeServer();
+      await app.close();
+      throw error;
+    }
+  }
+  return {
+    issuer: app.context.config.issuer,
+    url: bound,
+    app,
+    async close() {
+      await closeServer();
+      if (metricsServer) await new Promise<void>((resolve) => metricsServer!.close(() => resolve()));
+      await app.close();
+    },
+  };
+}

@@ -1,0 +1,161 @@
+// `svc-reference bridge`: the reference OpenID Connect bridge of document 2. Flags, with the
+// document's configuration names (OAUTH_*) as environment defaults, then it prints one line,
+// `svc-reference bridge listening on <issuer> (<bound url>)`, and runs until SIGINT/SIGTERM.
+import { Option, type Command } from 'commander';
+import { profileFor, ProfileError } from '../../protocol/common/profile.ts';
+import { limits } from '../../schemas/ts/limits.ts';
+import { NonceStoreSpecError } from '../stores/index.ts';
+import { DEFAULT_RESOLVER_TIMEOUT_MS } from '../resolve/network.ts';
+import { hostPort, httpUrl, nonceStore, port, positive, serviceName, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
+import { startBridge } from './app.ts';
+import { ClientFileError } from './clients.ts';
+import { BREAKAGES, type Breakage, type BridgeConfig } from './context.ts';
+
+interface BridgeFlags {
+  issuer?: string;
+  port: number;
+  host: string;
+  dataDir: string;
+  database?: string;
+  nonceStore: string;
+  dnsServer?: string;
+  ca?: string;
+  serviceName: string;
+  resolverTimeout: number;
+  resumeTtl: number;
+  name: string;
+  clientRegistration: BridgeConfig['clientRegistration'];
+  urlClients: BridgeConfig['urlClients'];
+  subjectType: BridgeConfig['subjectType'];
+  staticClients?: string;
+  defaultSigner?: string;
+  launcherUrl: string;
+  metricsAddr?: string;
+  testOperatorToken?: string;
+  break: string[];
+  variant?: string;
+  quiet?: boolean;
+}
+
+export const DEFAULT_BRIDGE_NAME = 'svc reference bridge';
+const ALLOW_BREAKAGE = 'SVC_REFERENCE_ALLOW_BREAKAGE';
+
+/** ob.issuer.exact-url, ob.issuer.dotted-host: scheme and dotted host, no path or trailing slash. */
+export function parseIssuer(value: string): string {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    throw new TypeError(`--issuer ${value} is not a URL`);
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new TypeError('--issuer must be https (http only for local development)');
+  if (`${u.protocol}//${u.host}` !== value) throw new TypeError(`--issuer must be exactly scheme://host[:port], no path, query or trailing slash (got ${value})`);
+  if (!u.hostname.includes('.') || u.hostname === 'localhost') throw new TypeError('--issuer needs a dotted host (never a bare localhost)');
+  return value;
+}
+
+const HELP = `
+Endpoints: /.well-known/openid-configuration (and /.well-known/oauth-authorization-server),
+/authorize, /token, /userinfo, /revoke, /introspect, /jwks.json, /.well-known/svc.json, /svc/callback,
+/svc/resume, /svc/context, /r/{code}, /t/{id} (page and status poll; /identify, /consent, /retry,
+/creating), /login, /account, /developers, /health, /privacy, /security, /abuse.
+
+Every OAUTH_* configuration name of document 2 is read from the environment and may be given as
+the flag of the same name (flags win).
+
+Examples:
+  svc-reference bridge --issuer https://sso.example.net --port 8443 --static-clients clients.json
+  svc-reference bridge --port 9000 --dns-server 127.0.88.1:53 --ca .authority/ca.pem --static-clients clients.json
+`;
+
+const env = (name: string) => process.env[name];
+
+export const bridgeServer: ServerDefinition = {
+  name: 'bridge',
+  summary: 'the OpenID Connect bridge of document 2',
+  register(program: Command, io: ReferenceIO, setResult: (r: Started) => void): void {
+    program
+      .command('bridge')
+      .description('Start the reference OpenID Connect bridge of document 2.')
+      .option('--issuer <url>', 'the issuer: scheme and dotted host, no path (default http://<host>:<bound port>)')
+      .option('--port <n>', 'TCP port; 0 picks a free one', port, 9000)
+      .option('--host <address>', 'address to bind', '127.0.0.1')
+      .option('--data-dir <dir>', 'directory of bridge.sqlite (WAL); :memory: for one process', './data/bridge')
+      .option('--database <url>', 'sqlite (default, under --data-dir) or postgres://USER:PASS@HOST:PORT/DB (several instances on one database)')
+      .option('--nonce-store <store>', 'spent-nonce cache: sqlite, memory or redis://HOST:PORT', nonceStore, 'sqlite')
+      .option('--dns-server <host:port>', 'ask this DNS server for TXT and A records (e.g. a test authority)', hostPort)
+      .option('--ca <file>', 'PEM file of an extra CA to trust when fetching identity documents')
+      .option('--service-name <name>', 'service name every identifier derives from', serviceName, profileFor().name)
+      .option('--resolver-timeout <ms>', 'timeout of each DNS or HTTPS lookup', positive, DEFAULT_RESOLVER_TIMEOUT_MS)
+      .option('--resume-ttl <seconds>', 'lifetime of a resume code', positive, limits.bridge_resume_code_ttl_seconds)
+      .option('--name <name>', 'display name (metadata, pages, the fixed statement)', DEFAULT_BRIDGE_NAME)
+      .addOption(new Option('--client-registration <mode>', 'OAUTH_CLIENT_REGISTRATION').choices(['open', 'allowlist', 'closed']).default(env('OAUTH_CLIENT_REGISTRATION') ?? 'open'))
+      .addOption(new Option('--url-clients <mode>', 'OAUTH_URL_CLIENTS').choices(['indieauth', 'on', 'off']).default(env('OAUTH_URL_CLIENTS') ?? 'indieauth'))
+      .addOption(new Option('--subject-type <type>', 'OAUTH_SUBJECT_TYPE').choices(['pairwise', 'public']).default(env('OAUTH_SUBJECT_TYPE') ?? 'pairwise'))
+      .option('--static-clients <file>', 'OAUTH_STATIC_CLIENTS: the static clients file', env('OAUTH_STATIC_CLIENTS'))
+      .option('--default-signer <url>', 'OAUTH_DEFAULT_SIGNER: the operator web signer', env('OAUTH_DEFAULT_SIGNER'))
+      .option('--launcher-url <url>', 'OAUTH_LAUNCHER_URL: where visitors create an ID; none hides the offer', env('OAUTH_LAUNCHER_URL') ?? 'none')
+      .option('--metrics-addr <host:port>', 'OAUTH_METRICS_ADDR: HOST:PORT of the private listener serving /metrics (Prometheus text)', env('OAUTH_METRICS_ADDR'))
+      .option('--test-operator-token <token>', 'enables POST /operator/keys/rotate with this bearer token (tests only)')
+      .addOption(
+        new Option('--break <what>', 'deliberately break one rule (suite tests only)')
+          .argParser((v: string, p: string[]) => [...p, v])
+          .default([])
+          .hideHelp(),
+      )
+      .addOption(new Option('--variant <name>', 'document-only: other codes and statuses where the document names none (suite tests only)').choices(['document-only']).hideHelp())
+      .option('--quiet', 'log nothing but the listening line and errors')
+      .addHelpText('after', HELP)
+      .action(async (flags: BridgeFlags) => setResult(await runBridge(flags, io)));
+  },
+};
+
+async function runBridge(flags: BridgeFlags, io: ReferenceIO): Promise<Started> {
+  const fail = (why: string): Started => {
+    io.stderr.write(`svc-reference bridge: ${why}\n`);
+    return { code: 2 };
+  };
+  const breakage = new Set<Breakage>();
+  for (const b of flags.break) {
+    if (!(BREAKAGES as readonly string[]).includes(b)) return fail(`--break ${b}: one of ${BREAKAGES.join(', ')}`);
+    if (process.env[ALLOW_BREAKAGE] !== '1') return fail(`--break needs ${ALLOW_BREAKAGE}=1 (it exists only for the suite's own tests)`);
+    breakage.add(b as Breakage);
+  }
+  if (flags.variant !== undefined && process.env[ALLOW_BREAKAGE] !== '1') return fail(`--variant needs ${ALLOW_BREAKAGE}=1 (it exists only for the suite's own tests)`);
+  if (flags.database !== undefined && flags.database !== 'sqlite' && !/^postgres(ql)?:\/\/\S+$/.test(flags.database)) return fail('--database: sqlite or postgres://USER:PASS@HOST:PORT/DB');
+  let issuer = '';
+  try {
+    if (flags.issuer !== undefined) issuer = parseIssuer(flags.issuer);
+    if (flags.launcherUrl !== 'none') httpUrl(flags.launcherUrl);
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+  const config: BridgeConfig = {
+    issuer,
+    serviceName: flags.serviceName,
+    name: flags.name,
+    dataDir: flags.dataDir,
+    ...(flags.database !== undefined && flags.database !== 'sqlite' ? { database: flags.database } : {}),
+    nonceStore: flags.nonceStore,
+    subjectType: flags.subjectType,
+    clientRegistration: flags.clientRegistration,
+    urlClients: flags.urlClients,
+    launcherUrl: flags.launcherUrl.replace(/\/+$/, ''),
+    resumeTtlSeconds: flags.resumeTtl,
+    breakage,
+    documentOnly: flags.variant === 'document-only',
+    resolver: { timeoutMs: flags.resolverTimeout, ...(flags.dnsServer !== undefined ? { dnsServer: flags.dnsServer } : {}), ...(flags.ca !== undefined ? { caFile: flags.ca } : {}) },
+    ...(flags.staticClients !== undefined ? { staticClientsFile: flags.staticClients } : {}),
+    ...(flags.defaultSigner !== undefined ? { defaultSigner: flags.defaultSigner.replace(/\/+$/, '') } : {}),
+    ...(flags.metricsAddr !== undefined ? { metricsAddr: flags.metricsAddr } : {}),
+    ...(flags.testOperatorToken !== undefined ? { operatorToken: flags.testOperatorToken } : {}),
+  };
+  try {
+    const running = await startBridge(config, { port: flags.port, host: flags.host }, { log: flags.quiet ? () => undefined : (line) => void io.stderr.write(`${new Date().toISOString()} ${line}\n`) });
+    io.stdout.write(`svc-reference bridge listening on ${running.issuer} (${running.url})\n`);
+    return { code: 0, running };
+  } catch (error) {
+    const known = error instanceof ProfileError || error instanceof NonceStoreSpecError || error instanceof ClientFileError || error instanceof TypeError;
+    return fail(`${known ? '' : 'cannot start: '}${(error as Error).message}`);
+  }
+}

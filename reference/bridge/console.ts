@@ -1,0 +1,235 @@
+// The developer console `/developers` (document 2, Clients 1): the owner signs in with the native
+// protocol on the bridge's own origin (the console is a first-party client of the bridge, so the
+// bridge's own sign-in and session serve it), then creates, edits, rotates (7-day overlap),
+// retires, deletes and shares (co-owners) clients, at most `clients_per_owner_default` each.
+// Secrets are 256-bit, shown once, stored as SHA-256. Every change is an audit event attributed
+// to the owner ID. Static clients are shown read-only. The request shapes are project decisions
+// (forms; JSON with Accept: application/json).
+import { limits } from '../../schemas/ts/limits.ts';
+import { normalizeIdInput } from '../../protocol/bridge/id-input.ts';
+import { registrableRedirect, sectorOf, isLoopbackRedirect } from '../../protocol/bridge/redirect.ts';
+import { s256Challenge } from '../../protocol/bridge/pkce.ts';
+import { esc, shell } from '../shared/pages.ts';
+import { hashSecret, newSecret } from '../shared/secrets.ts';
+import { html, json, prefersJson, readCappedBody, utf8Text } from '../shared/http.ts';
+import { BRIDGE_STYLESHEET, PATHS, type BridgeContext } from './context.ts';
+import { currentSession } from './flow.ts';
+import { pageError, redirect } from './responses.ts';
+import type { Client, AuthMethod } from './clients.ts';
+import type { RegisteredClient } from './store.ts';
+
+/** The console's own client id: a first-party public client whose redirect is the console. */
+export const CONSOLE_CLIENT_ID = 'developer-console';
+
+export function consoleClient(ctx: Pick<BridgeContext, 'config'>): Client {
+  const redirect = `${ctx.config.issuer}${PATHS.developers}`;
+  return {
+    clientId: CONSOLE_CLIENT_ID,
+    name: `${ctx.config.name} developer console`,
+    redirectUris: [redirect],
+    authMethod: 'none',
+    secretHashes: [],
+    firstParty: true,
+    sector: new URL(redirect).hostname,
+    owner: 'operator',
+    suspended: false,
+  };
+}
+
+/** A stored client as the registry serves it: only secrets that have not expired. */
+export function registryClient(c: RegisteredClient, now: number): Client {
+  return {
+    clientId: c.clientId,
+    name: c.name,
+    redirectUris: c.redirectUris,
+    authMethod: c.authMethod as AuthMethod,
+    secretHashes: c.secrets.filter((s) => s.expiresAt === null || s.expiresAt > now).map((s) => s.hash),
+    firstParty: false,
+    sector: c.sector,
+    owner: c.owner,
+    suspended: false,
+  };
+}
+
+const METHODS: readonly AuthMethod[] = ['client_secret_basic', 'client_secret_post', 'none'];
+
+async function form(req: Request): Promise<URLSearchParams> {
+  return new URLSearchParams(utf8Text(await readCappedBody(req, 16384).catch(() => new Uint8Array())) ?? '');
+}
+
+const page = (ctx: BridgeContext, title: string, body: string) => html(shell({ title, siteName: ctx.config.name, stylesheet: BRIDGE_STYLESHEET }, body));
+
+function redirectList(text: string): string[] | undefined {
+  const uris = [...new Set(text.split(/\s+/).filter((u) => u !== ''))];
+  return uris.length > 0 && uris.length <= 10 && uris.every(registrableRedirect) ? uris : undefined;
+}
+
+export class Console {
+  constructor(
+    readonly ctx: BridgeContext,
+    /** Reloads the registry after a change (every instance also reloads each second). */
+    readonly refresh: () => Promise<void>,
+  ) {}
+
+  /** GET /developers: the sign-in link, or the owner's clients, the create form and the static clients. */
+  async page(req: Request): Promise<Response> {
+    const ctx = this.ctx;
+    const session = await currentSession(ctx, req);
+    const statics = ctx.clients
+      .all()
+      .filter((c) => c.clientId !== CONSOLE_CLIENT_ID)
+      .map((c) => `<li><strong>${esc(c.name)}</strong> <code>${esc(c.clientId)}</code> ${esc(c.redirectUris.join(' '))}${c.firstParty ? ' (first party)' : ''}</li>`)
+      .join('');
+    const staticBlock = `<h2>Static clients</h2><p class="muted">Configured by the operator (read-only).</p><ul data-testid="static-clients">${statics}</ul>`;
+    if (!session) {
+      const authorize = new URL(`${ctx.config.issuer}${PATHS.authorize}`);
+      const params = {
+        response_type: 'code',
+        client_id: CONSOLE_CLIENT_ID,
+        redirect_uri: `${ctx.config.issuer}${PATHS.developers}`,
+        scope: 'openid',
+        state: newSecret(96),
+        code_challenge: s256Challenge(newSecret()),
+        code_challenge_method: 'S256',
+      };
+      for (const [k, v] of Object.entries(params)) authorize.searchParams.set(k, v);
+      return page(
+        ctx,
+        'Developers',
+        `<h1>Developer console</h1><p>Register applications that sign people in with their ${esc(ctx.profile.name)} ID.</p><p><a data-testid="console-sign-in" href="${esc(authorize.href)}">Sign in with your ID</a></p>${staticBlock}`,
+      );
+    }
+    const mine = (await ctx.store.registeredClients()).filter((c) => c.owner === session.identity || c.coOwners.includes(session.identity));
+    const rows = mine
+      .map((c) => {
+        const base = `${PATHS.developers}/clients/${encodeURIComponent(c.clientId)}`;
+        const overlap = c.secrets.find((s) => s.expiresAt !== null);
+        return `<li data-testid="client"><strong>${esc(c.name)}</strong> <code data-testid="client-id">${esc(c.clientId)}</code> <span class="muted">${esc(c.authMethod)}; owner ${esc(c.owner)}${c.coOwners.length ? `; co-owners ${esc(c.coOwners.join(', '))}` : ''}${overlap ? `; previous secret valid until ${esc(new Date(overlap.expiresAt!).toISOString())}` : ''}</span>
+<form method="post" action="${esc(base)}/edit"><input type="text" name="name" value="${esc(c.name)}" aria-label="name"><input type="text" name="redirect_uris" value="${esc(c.redirectUris.join(' '))}" aria-label="redirect URIs"><button type="submit">Save</button></form>
+<form method="post" action="${esc(base)}/rotate"><button type="submit">Rotate secret</button></form>
+<form method="post" action="${esc(base)}/retire"><button type="submit">Retire previous secret</button></form>
+<form method="post" action="${esc(base)}/owners"><input type="text" name="id" placeholder="co-owner ID" aria-label="co-owner"><button type="submit">Add co-owner</button></form>
+<form method="post" action="${esc(base)}/delete"><button type="submit">Delete</button></form></li>`;
+      })
+      .join('');
+    return page(
+      ctx,
+      'Developers',
+      `<h1>Developer console</h1><p>Signed in as <strong data-testid="owner">${esc(session.identity)}</strong>. Registration is ${esc(ctx.config.clientRegistration)}; at most ${limits.clients_per_owner_default} applications per owner.</p>
+<h2>Your applications</h2><ul>${rows}</ul>
+<h2>New application</h2>
+<form method="post" action="${PATHS.developers}/clients">
+<label>Name <input type="text" name="name" required></label>
+<label>Redirect URIs (exact HTTPS, or loopback for native apps; space separated) <input type="text" name="redirect_uris" required></label>
+<label>Client authentication <select name="token_endpoint_auth_method">${METHODS.map((m) => `<option>${m}</option>`).join('')}</select></label>
+<label>Sector host (optional: share subjects with another application) <input type="text" name="sector_host"></label>
+<button type="submit">Register</button>
+</form>
+${staticBlock}`,
+    );
+  }
+
+  async #owner(req: Request): Promise<string | Response> {
+    const s = await currentSession(this.ctx, req);
+    return s ? s.identity : pageError(this.ctx, 401, 'sign in to the developer console first', 'ob.clients.registered');
+  }
+
+  #shown(req: Request, c: { clientId: string; secret?: string }, title: string): Response {
+    if (prefersJson(req)) return json({ client_id: c.clientId, ...(c.secret ? { client_secret: c.secret } : {}) }, 201);
+    return page(
+      this.ctx,
+      title,
+      `<h1>${esc(title)}</h1><p>Client ID <code data-testid="new-client-id">${esc(c.clientId)}</code></p>${c.secret ? `<p>Client secret, shown once: <code data-testid="new-client-secret">${esc(c.secret)}</code></p>` : ''}<p><a href="${PATHS.developers}">Back to the console</a></p>`,
+    );
+  }
+
+  /** POST /developers/clients */
+  async create(req: Request): Promise<Response> {
+    const ctx = this.ctx;
+    const owner = await this.#owner(req);
+    if (owner instanceof Response) return owner;
+    if (ctx.config.clientRegistration !== 'open') return pageError(ctx, 403, `registration is ${ctx.config.clientRegistration} on this bridge`, 'ob.clients.registered');
+    const f = await form(req);
+    const name = (f.get('name') ?? '').trim();
+    const uris = redirectList(f.get('redirect_uris') ?? '');
+    const method = (f.get('token_endpoint_auth_method') ?? 'client_secret_basic') as AuthMethod;
+    const sectorHost = (f.get('sector_host') ?? '').trim().toLowerCase();
+    if (name === '' || name.length > 100) return pageError(ctx, 400, 'a name of 1 to 100 characters is required', 'ob.clients.registered');
+    if (!uris) return pageError(ctx, 400, 'redirect URIs must be exact HTTPS URIs or loopback http URIs (1 to 10)', 'ob.clients.registered');
+    if (!METHODS.includes(method)) return pageError(ctx, 400, `token_endpoint_auth_method must be one of ${METHODS.join(', ')}`, 'ob.clients.registered');
+    if (method === 'none' && !uris.every(isLoopbackRedirect) && !uris.every((u) => u.startsWith('https://'))) return pageError(ctx, 400, 'invalid redirect URIs', 'ob.clients.registered');
+    if (sectorHost !== '' && !/^[a-z0-9.-]+\.[a-z0-9-]+$/.test(sectorHost)) return pageError(ctx, 400, 'the sector host must be a dotted host name', 'ob.clients.registered');
+    const secret = method === 'none' ? undefined : newSecret();
+    const now = ctx.now();
+    const client: RegisteredClient = {
+      clientId: `${ctx.profile.name}_${newSecret(96)}`,
+      name,
+      redirectUris: uris,
+      authMethod: method,
+      secrets: secret ? [{ hash: hashSecret(secret), expiresAt: null }] : [],
+      sector: sectorOf(uris, sectorHost || undefined),
+      owner,
+      coOwners: [],
+      createdAt: now,
+      updatedAt: now,
+    };
+    if (!(await ctx.store.createClient(client, limits.clients_per_owner_default))) {
+      return pageError(ctx, 409, `an owner may register at most ${limits.clients_per_owner_default} applications`, 'ob.clients.registered');
+    }
+    await ctx.store.audit('client.created', owner, { client_id: client.clientId });
+    await this.refresh();
+    return this.#shown(req, { clientId: client.clientId, ...(secret ? { secret } : {}) }, 'Application registered');
+  }
+
+  /** POST /developers/clients/{id}/{edit|rotate|retire|owners|delete} */
+  async change(req: Request, clientId: string, op: string): Promise<Response> {
+    const ctx = this.ctx;
+    const owner = await this.#owner(req);
+    if (owner instanceof Response) return owner;
+    const c = (await ctx.store.registeredClients()).find((x) => x.clientId === clientId);
+    if (!c || (c.owner !== owner && !c.coOwners.includes(owner))) return pageError(ctx, 404, 'no such application of yours', 'ob.clients.registered');
+    const f = await form(req);
+    const now = ctx.now();
+    let shown: string | undefined;
+    switch (op) {
+      case 'edit': {
+        const name = (f.get('name') ?? c.name).trim();
+        const uris = f.has('redirect_uris') ? redirectList(f.get('redirect_uris')!) : c.redirectUris;
+        if (name === '' || name.length > 100 || !uris) return pageError(ctx, 400, 'a name of 1 to 100 characters and exact redirect URIs are required', 'ob.clients.registered');
+        await ctx.store.updateClient({ ...c, name, redirectUris: uris });
+        await ctx.store.audit('client.updated', owner, { client_id: clientId });
+        break;
+      }
+      case 'rotate': {
+        if (c.authMethod === 'none') return pageError(ctx, 400, 'a public client has no secret', 'ob.clients.registered');
+        // Rotation with overlap: the current secret keeps working for 7 days or until retired.
+        shown = newSecret();
+        const current = c.secrets.filter((s) => s.expiresAt === null).map((s) => ({ hash: s.hash, expiresAt: now + limits.secret_overlap_seconds * 1000 }));
+        const secrets = [{ hash: hashSecret(shown), expiresAt: null }, ...current].slice(0, limits.client_secrets_during_rotation);
+        await ctx.store.updateClient({ ...c, secrets });
+        await ctx.store.audit('client.secret_rotated', owner, { client_id: clientId });
+        break;
+      }
+      case 'retire':
+        await ctx.store.updateClient({ ...c, secrets: c.secrets.filter((s) => s.expiresAt === null) });
+        await ctx.store.audit('client.updated', owner, { client_id: clientId, retired_previous_secret: true });
+        break;
+      case 'owners': {
+        const parsed = normalizeIdInput(f.get('id') ?? '');
+        if (!parsed.ok) return pageError(ctx, 400, `not a valid ID (${parsed.reason})`, 'ob.clients.registered');
+        if (parsed.id !== c.owner && !c.coOwners.includes(parsed.id)) await ctx.store.updateClient({ ...c, coOwners: [...c.coOwners, parsed.id] });
+        await ctx.store.audit('client.updated', owner, { client_id: clientId, co_owner: parsed.id });
+        break;
+      }
+      case 'delete':
+        await ctx.store.deleteClient(clientId);
+        await ctx.store.audit('client.deleted', owner, { client_id: clientId });
+        break;
+      default:
+        return pageError(ctx, 404, 'no such operation', 'ob.clients.registered');
+    }
+    await this.refresh();
+    if (shown !== undefined) return this.#shown(req, { clientId, secret: shown }, 'New secret');
+    return prefersJson(req) ? json({ client_id: clientId }) : redirect(`${ctx.config.issuer}${PATHS.developers}`);
+  }
+}

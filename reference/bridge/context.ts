@@ -1,0 +1,84 @@
+// The bridge's configuration (what `svc-reference bridge` flags and the OAUTH_* variables set) and
+// the context every handler gets.
+import type { Profile } from '../../protocol/common/profile.ts';
+import type { Verifier } from '../../protocol/signin/verifier.ts';
+import type { NonceStore } from '../../protocol/signin/nonce.ts';
+import type { Resolver } from '../../protocol/signin/resolver.ts';
+import type { Site } from '../shared/pages.ts';
+import type { BridgeStore } from './store.ts';
+import type { SigningKeys } from './keys.ts';
+import type { ClientRegistry } from './clients.ts';
+import type { Metrics } from './metrics.ts';
+
+/**
+ * Deliberate breakage for the suite's own tests (test/bridge/broken.test.ts): refused unless
+ * SVC_REFERENCE_ALLOW_BREAKAGE=1. Each one disables exactly one rule.
+ */
+export const BREAKAGES = ['pkce', 'redirect-prefix', 'code-reuse', 'iss', 'consent'] as const;
+export type Breakage = (typeof BREAKAGES)[number];
+
+export interface BridgeConfig {
+  /** The issuer: scheme and host, no path, no trailing slash (ob.issuer.exact-url). */
+  issuer: string;
+  serviceName: string;
+  name: string;
+  dataDir: string;
+  /** undefined or `sqlite` (under dataDir), or a postgres:// URL. */
+  database?: string;
+  nonceStore: string;
+  subjectType: 'pairwise' | 'public';
+  clientRegistration: 'open' | 'allowlist' | 'closed';
+  urlClients: 'indieauth' | 'on' | 'off';
+  staticClientsFile?: string;
+  defaultSigner?: string;
+  launcherUrl: string;
+  metricsAddr?: string;
+  /** Bearer token of the test-only operator route POST /operator/keys/rotate (off when unset). */
+  operatorToken?: string;
+  resumeTtlSeconds: number;
+  resolver?: { dnsServer?: string; caFile?: string; timeoutMs?: number };
+  breakage: ReadonlySet<Breakage>;
+  /**
+   * The document-only variant (suite tests): other statuses, codes and bodies wherever document 2
+   * names none, and no project discovery fields. Refused unless SVC_REFERENCE_ALLOW_BREAKAGE=1.
+   */
+  documentOnly?: boolean;
+}
+
+export interface BridgeContext {
+  config: BridgeConfig;
+  profile: Profile;
+  site: Site;
+  /** True when the issuer is https: cookies get `__Host-` and Secure. */
+  secure: boolean;
+  store: BridgeStore;
+  keys: SigningKeys;
+  clients: ClientRegistry;
+  verify: Verifier;
+  resolver: Resolver;
+  nonces: NonceStore;
+  pairwiseSecret: Buffer;
+  metrics: Metrics;
+  now: () => number;
+  log: (line: string) => void;
+}
+
+export const BRIDGE_STYLESHEET = '/bridge.css';
+
+export const PATHS = {
+  discovery: '/.well-known/openid-configuration',
+  asMetadata: '/.well-known/oauth-authorization-server',
+  authorize: '/authorize',
+  token: '/token',
+  userinfo: '/userinfo',
+  jwks: '/jwks.json',
+  revoke: '/revoke',
+  introspect: '/introspect',
+  transaction: '/t/',
+  reference: '/r/',
+  login: '/login',
+  account: '/account',
+  developers: '/developers',
+  health: '/health',
+  rotate: '/operator/keys/rotate',
+} as const;

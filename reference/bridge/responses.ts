@@ -1,0 +1,52 @@
+// How the bridge answers: OAuth error bodies (ob.errors.oauth-body), authorization responses
+// with `iss` (ob.authorize.iss), pages and their errors.
+import type { RuleId } from '../../schemas/ts/rules.ts';
+import { HttpError } from '../shared/errors.ts';
+import { errorHtml, html, jsonReply, toResponse, type Reply } from '../shared/http.ts';
+import type { BridgeContext } from './context.ts';
+
+/** An RFC 6749 error at /token, /revoke, /introspect, /userinfo: `{error, error_description, rule}`. */
+export class OAuthError extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    detail: string,
+    readonly rule: RuleId,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+  }
+
+  reply(documentOnly = false): Reply {
+    // The document-only variant: one code, 400 (403 at userinfo), no rule and no WWW-Authenticate.
+    if (documentOnly) return jsonReply({ error: 'invalid_request' }, this.error === 'invalid_token' ? 403 : 400, { pragma: 'no-cache' });
+    return jsonReply({ error: this.error, error_description: this.message, rule: this.rule }, this.status, { pragma: 'no-cache', ...this.headers });
+  }
+
+  response(documentOnly = false): Response {
+    return toResponse(this.reply(documentOnly));
+  }
+}
+
+/** An error page: never a redirect (ob.authorize.bad-client-no-redirect, ob.transaction.failed). */
+export function pageError(ctx: BridgeContext, status: number, detail: string, rule: RuleId): Response {
+  return errorHtml(new HttpError(ctx.config.documentOnly && status === 400 ? 422 : status, 'invalid_request', detail, rule), ctx.site);
+}
+
+/** The authorization response: `code` or `error`, with `state` and `iss` (RFC 9207) on the redirect URI. */
+export function authorizationRedirect(ctx: BridgeContext, redirectUri: string, params: Record<string, string | undefined>): string {
+  const u = new URL(redirectUri);
+  const documentCodes = ['access_denied', 'login_required', 'consent_required'];
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined) continue;
+    // The document-only variant: every error the document does not name is server_error.
+    u.searchParams.set(k, ctx.config.documentOnly && k === 'error' && !documentCodes.includes(v) ? 'server_error' : v);
+  }
+  if (!ctx.config.breakage.has('iss')) u.searchParams.set('iss', ctx.config.issuer);
+  return u.href;
+}
+
+export const redirect = (location: string, headers: Record<string, string> = {}): Response =>
+  new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', ...headers } });
+
+export { html };

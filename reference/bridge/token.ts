@@ -1,0 +1,215 @@
+// The token side: /token (authorization_code only; ob.code.*, ob.token.*), /userinfo, /revoke
+// (RFC 7009), /introspect (RFC 7662, owning client only), and the claims of a grant.
+import { limits } from '../../schemas/ts/limits.ts';
+import { pairwiseSubject } from '../../protocol/common/canonical.ts';
+import { verifierMatches } from '../../protocol/bridge/pkce.ts';
+import { hashSecret, newSecret } from '../shared/secrets.ts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { json, jsonReply, mediaType, readCappedBody, readNodeBody, toResponse, utf8Text, writeReply, type Reply } from '../shared/http.ts';
+import { authenticateClient, ClientAuthError, presentedAuth, type Client } from './clients.ts';
+import { PATHS, type BridgeContext } from './context.ts';
+import { OAuthError } from './responses.ts';
+
+const FORM_MAX = 16384;
+
+async function readTokenForm(req: Request): Promise<URLSearchParams> {
+  return parseForm(mediaType(req), await readCappedBody(req, FORM_MAX).catch(() => undefined));
+}
+
+/** The form of a token-side request; `bytes` undefined when the body was over the cap. */
+function parseForm(contentType: string, bytes: Uint8Array | undefined): URLSearchParams {
+  if (contentType !== 'application/x-www-form-urlencoded') throw new OAuthError(400, 'invalid_request', 'the body must be application/x-www-form-urlencoded', 'ob.errors.oauth-body');
+  if (bytes === undefined) throw new OAuthError(400, 'invalid_request', `the body is larger than ${FORM_MAX} bytes`, 'ob.errors.oauth-body');
+  const text = utf8Text(bytes);
+  if (text === undefined) throw new OAuthError(400, 'invalid_request', 'the body is not UTF-8', 'ob.errors.oauth-body');
+  const form = new URLSearchParams(text);
+  for (const k of new Set(form.keys())) if (form.getAll(k).length > 1) throw new OAuthError(400, 'invalid_request', `parameter ${k} is repeated`, 'ob.errors.oauth-body');
+  return form;
+}
+
+async function client(ctx: BridgeContext, req: { headers: Headers }, form: URLSearchParams): Promise<Client> {
+  try {
+    return await authenticateClient(ctx.clients, presentedAuth(req.headers, form), [ctx.config.issuer, `${ctx.config.issuer}${PATHS.token}`], ctx.nonces);
+  } catch (error) {
+    if (error instanceof ClientAuthError) throw new OAuthError(401, 'invalid_client', error.message, 'ob.token.client-auth', { 'www-authenticate': 'Basic realm="token"' });
+    throw error;
+  }
+}
+
+/** `sub` for a client's sector (ob.subject.pairwise) or the ID itself (public). */
+export function subjectFor(ctx: BridgeContext, c: Client | undefined, identity: string): string {
+  if (ctx.config.subjectType === 'public' || !c) return identity;
+  return pairwiseSubject(ctx.profile, ctx.pairwiseSecret, c.sector, identity);
+}
+
+/** The claims a grant releases beyond `openid` (ob.token.claims). */
+function releasedClaims(ctx: BridgeContext, identity: string, claims: readonly string[], fingerprint: string | null): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (claims.includes(ctx.profile.ids.id_scope)) {
+    out[ctx.profile.ids.id_claim] = identity;
+    if (fingerprint) out[ctx.profile.ids.key_fingerprint_claim] = fingerprint;
+    out[ctx.profile.ids.id_url_claim] = `https://${identity}/`;
+  }
+  if (claims.includes('profile')) out.profile = `https://${identity}/`;
+  return out;
+}
+
+export async function tokenHandler(ctx: BridgeContext, req: Request): Promise<Response> {
+  return toResponse(await tokenReply(ctx, req.headers, mediaType(req), await readCappedBody(req, FORM_MAX).catch(() => undefined)));
+}
+
+/**
+ * POST /token served from node's request directly (the hot route: no web streams); the same
+ * answer as `tokenHandler`.
+ */
+export function tokenNode(ctx: BridgeContext, req: IncomingMessage, res: ServerResponse): void {
+  const started = performance.now();
+  const headers = new Headers();
+  if (req.headers.authorization !== undefined) headers.set('authorization', req.headers.authorization);
+  const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  readNodeBody(req, FORM_MAX)
+    .then(
+      (bytes) => tokenReply(ctx, headers, contentType, bytes),
+      () => tokenReply(ctx, headers, contentType, undefined),
+    )
+    .then(
+      (reply) => {
+        writeReply(res, reply);
+        ctx.metrics.request(PATHS.token, reply.status, (performance.now() - started) / 1000);
+      },
+      (error: unknown) => {
+        ctx.log(`internal error on POST /token: ${(error as Error)?.stack ?? String(error)}`);
+        writeReply(res, jsonReply({ error: 'server_error', error_description: 'internal error' }, 500));
+      },
+    );
+}
+
+async function tokenReply(ctx: BridgeContext, headers: Headers, contentType: string, bytes: Uint8Array | undefined): Promise<Reply> {
+  const req = { headers };
+  try {
+    const form = parseForm(contentType, bytes);
+    const c = await client(ctx, req, form);
+    if (form.get('grant_type') !== 'authorization_code') throw new OAuthError(400, 'unsupported_grant_type', 'only authorization_code', 'ob.token.grant-type');
+    const code = form.get('code');
+    if (!code) throw new OAuthError(400, 'invalid_request', 'code is required', 'ob.errors.oauth-body');
+    const codeHash = hashSecret(code);
+    const record = await ctx.store.code(codeHash);
+    const invalid = (why: string, rule: 'ob.code.format' | 'ob.code.binding' | 'ob.code.wrong-verifier' | 'ob.code.replay-revokes') => new OAuthError(400, 'invalid_grant', why, rule);
+    if (!record || ctx.now() > record.expiresAt) throw invalid('the code is unknown or expired', 'ob.code.format');
+    if (record.clientId !== c.clientId) throw invalid('the code was issued to another client', 'ob.code.binding');
+    if (form.get('redirect_uri') !== record.redirectUri) throw invalid('redirect_uri differs from the authorization request', 'ob.code.binding');
+    const pkceOff = ctx.config.breakage.has('pkce') && record.challenge === '';
+    // A wrong verifier leaves the code unspent (ob.code.wrong-verifier): checked before spending.
+    if (!pkceOff && !verifierMatches(form.get('code_verifier'), record.challenge)) throw invalid('code_verifier does not match the code_challenge', 'ob.code.wrong-verifier');
+    const reuse = ctx.config.breakage.has('code-reuse');
+    const now = ctx.now();
+    const iat = Math.floor(now / 1000);
+    const accessToken = newSecret();
+    const token = {
+      hash: hashSecret(accessToken),
+      clientId: c.clientId,
+      identity: record.identity,
+      scopes: record.scopes,
+      claims: record.claims,
+      keyFingerprint: record.keyFingerprint,
+      issuedAt: now,
+      expiresAt: now + limits.access_token_ttl_seconds * 1000,
+    };
+    // Spending the code and storing its token commit together (one write per redemption).
+    const redeemed = await ctx.store.redeem(codeHash, token);
+    if (!redeemed && reuse) await ctx.store.saveToken(token, codeHash);
+    if (!redeemed && !reuse) {
+      // ob.code.replay-revokes: a second redemption revokes what the first one issued.
+      await ctx.store.revokeTokensOfCode(codeHash);
+      await ctx.store.audit('token.revoked', record.identity, { client_id: c.clientId, reason: 'code replay' });
+      throw invalid('the code was already redeemed; its tokens are revoked', 'ob.code.replay-revokes');
+    }
+    const claims: Record<string, unknown> = {
+      iss: ctx.config.issuer,
+      sub: subjectFor(ctx, c, record.identity),
+      aud: c.clientId,
+      exp: iat + limits.id_token_ttl_seconds,
+      iat,
+      auth_time: Math.floor(record.authTime / 1000),
+      amr: record.delegated ? [ctx.profile.ids.amr_value, 'session'] : [ctx.profile.ids.amr_value],
+      ...(record.nonce !== null ? { nonce: record.nonce } : {}),
+      ...releasedClaims(ctx, record.identity, record.claims, record.keyFingerprint),
+    };
+    const idToken = await ctx.keys.sign(claims);
+    const body: Record<string, unknown> = { access_token: accessToken, token_type: 'Bearer', expires_in: limits.access_token_ttl_seconds, id_token: idToken, scope: record.scopes.join(' ') };
+    // IndieAuth (ob.indieauth): the profile URL of the signed-in identity.
+    body.me = `https://${record.identity}/`;
+    return jsonReply(body, 200, { pragma: 'no-cache' });
+  } catch (error) {
+    if (error instanceof OAuthError) return error.reply(ctx.config.documentOnly);
+    throw error;
+  }
+}
+
+function bearer(req: Request): string | undefined {
+  const h = req.headers.get('authorization');
+  const m = h === null ? null : /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(h.trim());
+  return m?.[1];
+}
+
+/** GET|POST /userinfo: the released claims for a live bearer access token (ob.userinfo). */
+export async function userinfoHandler(ctx: BridgeContext, req: Request): Promise<Response> {
+  const token = bearer(req);
+  const t = token === undefined ? undefined : await ctx.store.token(hashSecret(token));
+  if (!t || t.revoked || ctx.now() > t.expiresAt) {
+    return new OAuthError(401, 'invalid_token', token === undefined ? 'a bearer access token is required' : 'the access token is not valid', 'ob.userinfo', {
+      'www-authenticate': `Bearer error="invalid_token"`,
+    }).response(ctx.config.documentOnly);
+  }
+  const c = ctx.clients.get(t.clientId);
+  return json({ sub: subjectFor(ctx, c, t.identity), ...releasedClaims(ctx, t.identity, t.claims, t.keyFingerprint) });
+}
+
+/** POST /revoke (RFC 7009): always 200; a token of another client is left alone (ob.revoke). */
+export async function revokeHandler(ctx: BridgeContext, req: Request): Promise<Response> {
+  try {
+    const form = await readTokenForm(req);
+    // IndieAuth: revocation without client authentication; with it, only the owner's tokens.
+    const presented = presentedAuth(req.headers, form);
+    const c = presented ? await client(ctx, req, form) : undefined;
+    const token = form.get('token');
+    if (!token) throw new OAuthError(400, 'invalid_request', 'token is required', 'ob.errors.oauth-body');
+    const hash = hashSecret(token);
+    const t = await ctx.store.token(hash);
+    if (t && (!c || t.clientId === c.clientId)) {
+      await ctx.store.revokeToken(hash);
+      await ctx.store.audit('token.revoked', t.identity, { client_id: t.clientId });
+    }
+    return new Response(null, { status: 200, headers: { 'cache-control': 'no-store' } });
+  } catch (error) {
+    if (error instanceof OAuthError) return error.response(ctx.config.documentOnly);
+    if (error instanceof ClientAuthError) return new OAuthError(401, 'invalid_client', error.message, 'ob.token.client-auth').response(ctx.config.documentOnly);
+    throw error;
+  }
+}
+
+/** POST /introspect (RFC 7662): only the owning client learns anything (ob.introspect.owner). */
+export async function introspectHandler(ctx: BridgeContext, req: Request): Promise<Response> {
+  try {
+    const form = await readTokenForm(req);
+    const c = await client(ctx, req, form);
+    const token = form.get('token');
+    if (!token) throw new OAuthError(400, 'invalid_request', 'token is required', 'ob.errors.oauth-body');
+    const t = await ctx.store.token(hashSecret(token));
+    if (!t || t.revoked || ctx.now() > t.expiresAt || t.clientId !== c.clientId) return json({ active: false });
+    return json({
+      active: true,
+      client_id: t.clientId,
+      sub: subjectFor(ctx, c, t.identity),
+      scope: t.scopes.join(' '),
+      token_type: 'Bearer',
+      iat: Math.floor(t.issuedAt / 1000),
+      exp: Math.floor(t.expiresAt / 1000),
+      iss: ctx.config.issuer,
+    });
+  } catch (error) {
+    if (error instanceof OAuthError) return error.response(ctx.config.documentOnly);
+    throw error;
+  }
+}

@@ -1,0 +1,263 @@
+// The reference relay as an h3 app on node's HTTP server: routes of spec/http/relay.openapi.yaml,
+// each handler small and in its own module; every rejection is an HttpError naming its rule and
+// answers the envelope `{error, detail}` (document 3; `rule` added). Nothing a client sends can
+// make it answer 500: a bug is logged and answered as a visible 500 envelope.
+import { statfsSync } from 'node:fs';
+import { createServer, type IncomingMessage } from 'node:http';
+import { H3, type H3Event } from 'h3';
+import { toNodeHandler } from 'srvx/node';
+import { validServiceName } from '../../protocol/common/names.ts';
+import { limits } from '../../schemas/ts/limits.ts';
+import { HttpError, ruleError } from '../shared/errors.ts';
+import { readCappedBody } from '../shared/http.ts';
+import { NetworkResolver, type NetworkResolverOptions } from '../resolve/network.ts';
+import { Auth } from './auth.ts';
+import type { RelayConfig, RelayContext } from './config.ts';
+import { DnsProviders } from './dns-providers.ts';
+import { EventHub } from './events.ts';
+import { availability, capabilities, exportIdentity, identityInfo, identityOfHost, register, rotate, wellKnownDocument } from './identities.ts';
+import { consume, events, pickup, sweepSpool, type OwnerCall } from './inbox.ts';
+import { acceptEnvelope } from './messages.ts';
+import { RateLimits } from './rate-limits.ts';
+import { listDevices, registerSession, revokeDevice, revokeSession } from './sessions.ts';
+import { RelayStore } from './store.ts';
+
+/** Codes of a relay that follows only document 3 (the `document-only` variant): its own names where the project decided; no `rule` field. */
+const DOCUMENT_ONLY_CODES: Record<string, string> = {
+  invalid_request: 'bad_request',
+  signature_invalid: 'bad_signature',
+  challenge_invalid: 'unauthenticated',
+  request_expired: 'stale_request',
+  request_replayed: 'replay',
+  not_found: 'missing',
+  payload_too_large: 'too_big',
+  already_registered: 'exists',
+  too_many_streams: 'busy',
+  invite_required: 'no_invite',
+};
+
+const INTERNAL = () => new HttpError(500, 'internal_error', 'internal error', 'ra.errors.envelope');
+const CORS_ANY = { 'access-control-allow-origin': '*' };
+
+export interface RunningRelay {
+  origin: string;
+  url: string;
+  context: RelayContext;
+  close(): Promise<void>;
+}
+
+export interface StartRelayOptions {
+  config: Omit<RelayConfig, 'relayAddress'> & { relayAddress?: string };
+  host: string;
+  port: number;
+  resolver: Omit<NetworkResolverOptions, 'profile'>;
+  log: (line: string) => void;
+}
+
+export async function startRelay(options: StartRelayOptions): Promise<RunningRelay> {
+  // The relay address may depend on the bound port, so the listener comes first and hands every
+  // request to the app once it exists.
+  const holder: { app?: H3 } = {};
+  const web = toNodeHandler((request: Request) => (holder.app ? holder.app.fetch(request) : new Response(null, { status: 503 })));
+  const server = createServer((req, res) => void web(req as never, res as never)); // srvx types ask for http and http2 at once
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('the server has no TCP address');
+  const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${hostPart}:${address.port}`;
+  const config: RelayConfig = { ...options.config, relayAddress: options.config.relayAddress ?? `${hostPart}:${address.port}` };
+  const now = Date.now;
+  const resolver = new NetworkResolver({ profile: config.profile, ...options.resolver });
+  const ctx: RelayContext = {
+    config,
+    store: new RelayStore(config.dataDir, { spoolInMemory: config.breakages.has('spool-memory') }),
+    auth: new Auth(config.profile, now, config.breakages.has('challenge-reuse')),
+    events: new EventHub(config.maxStreams, now),
+    rate: new RateLimits({ sender: config.rate.sender, global: config.rate.global, ip: config.rate.ip }, config.rate.windowSeconds, now),
+    resolver,
+    dns: new DnsProviders(),
+    now,
+    log: options.log,
+  };
+  holder.app = createRelayApp(ctx);
+  const sweepEvery = Math.min(60_000, Math.max(1000, (config.spoolTtlSeconds * 1000) / 4));
+  const sweeper = setInterval(() => {
+    try {
+      const n = sweepSpool(ctx);
+      if (n > 0) ctx.log(`spool: ${n} message(s) expired into sys.delivery.failed acks`);
+    } catch (error) {
+      ctx.log(`spool sweep failed: ${(error as Error).message}`);
+    }
+  }, sweepEvery);
+  sweeper.unref();
+  return {
+    origin: url,
+    url,
+    context: ctx,
+    async close() {
+      clearInterval(sweeper);
+      ctx.events.closeAll();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await resolver.close();
+      ctx.store.close();
+    },
+  };
+}
+
+type Handler = (req: Request, event: H3Event) => Promise<Response> | Response;
+
+export function createRelayApp(ctx: RelayContext): H3 {
+  const app = new H3({
+    allowMalformedURL: true,
+    onError: (error, event) => {
+      ctx.log(`internal error on ${event.req.method} ${event.url.pathname}: ${(error.cause as Error)?.stack ?? error.stack ?? error.message}`);
+      return render(ctx, INTERNAL());
+    },
+  });
+  const route = (path: string, methods: Record<string, Handler>) => {
+    const allow = Object.keys(methods);
+    app.all(path, async (event: H3Event): Promise<Response> => {
+      const req = event.req as Request;
+      const handler = methods[req.method === 'HEAD' ? 'GET' : req.method];
+      try {
+        if (!handler) throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed here`, 'ra.errors.envelope', { allow: allow.join(', ') });
+        return await handler(req, event);
+      } catch (error) {
+        if (error instanceof HttpError) return render(ctx, error);
+        ctx.log(`internal error on ${req.method} ${path}: ${(error as Error)?.stack ?? String(error)}`);
+        return render(ctx, INTERNAL());
+      }
+    });
+  };
+  const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
+    new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
+  const param = (event: H3Event, name: string) => decodeURIComponent(String((event.context.params as Record<string, string> | undefined)?.[name] ?? ''));
+  const target = (req: Request) => {
+    const u = new URL(req.url);
+    return `${u.pathname}${u.search}`;
+  };
+  const body = async (req: Request, max: number): Promise<Uint8Array> => {
+    try {
+      return await readCappedBody(req, max);
+    } catch (error) {
+      if (error instanceof HttpError && error.status === 413) throw ruleError(413, 'ra.errors.payload-too-large', `the body is larger than ${max} bytes`);
+      throw error;
+    }
+  };
+  const call = async (req: Request, event: H3Event, max = limits.signed_request_body_max_bytes): Promise<OwnerCall> => ({
+    identity: normalized(param(event, 'identity')),
+    req,
+    target: target(req),
+    body: await body(req, max),
+  });
+  const ip = (event: H3Event) => (event.req as unknown as { ip?: string }).ip ?? (event.runtime?.node?.req as IncomingMessage | undefined)?.socket?.remoteAddress ?? 'unknown';
+
+  route('/', {
+    GET: (req) => {
+      const headers: Record<string, string> = {};
+      if (ctx.config.oauthBridgeUrl) {
+        try {
+          identityOfHost(ctx, req.headers.get('host'));
+          headers.link = `<${ctx.config.oauthBridgeUrl.replace(/\/$/, '')}/.well-known/oauth-authorization-server>; rel="indieauth-metadata"`;
+        } catch {
+          // not a hosted identity's host
+        }
+      }
+      return json(banner(ctx), 200, headers);
+    },
+  });
+  route('/health', { GET: () => json(health(ctx)) });
+  route('/auth/challenge', {
+    GET: (req) => {
+      const identity = validServiceName(new URL(req.url).searchParams.get('identity') ?? '');
+      if (identity === undefined) throw ruleError(400, 'ra.errors.invalid-request', 'identity is required and must be a service ID (ra.auth.challenge)');
+      const c = ctx.auth.issueChallenge(identity);
+      return json({ challenge: c.challenge, expires_at: new Date(c.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z') });
+    },
+  });
+  route('/messages', { POST: async (req) => json(await acceptEnvelope(ctx, 'message', await body(req, limits.message_body_max_bytes)), 202) });
+  route('/acks', { POST: async (req) => json(await acceptEnvelope(ctx, 'ack', await body(req, limits.message_body_max_bytes)), 202) });
+  route('/messages/:identity', { GET: async (req, event) => json(await pickup(ctx, await call(req, event), new URL(req.url).searchParams.get('since'))) });
+  route('/messages/:identity/consume', {
+    POST: async (req, event) => {
+      const r = await consume(ctx, await call(req, event));
+      return ctx.config.documentOnly ? new Response(null, { status: 204 }) : json(r);
+    },
+  });
+  route('/events/:identity', { GET: async (req, event) => events(ctx, await call(req, event)) });
+  route('/sessions', { POST: async (req) => json(await registerSession(ctx, req, await body(req, limits.signed_request_body_max_bytes)), 201) });
+  route('/sessions/:id', {
+    DELETE: async (req, event) => {
+      await revokeSession(ctx, param(event, 'id'), await body(req, limits.signed_request_body_max_bytes));
+      return new Response(null, { status: 204 });
+    },
+  });
+  route('/devices/:identity', { GET: async (req, event) => json(await listDevices(ctx, await call(req, event))) });
+  route('/devices/:identity/revoke', { POST: async (req, event) => json(await revokeDevice(ctx, await call(req, event))) });
+  route('/identities', { POST: async (req) => json(await register(ctx, await body(req, limits.signed_request_body_max_bytes)), 201) });
+  route('/identities/:identity', { GET: (_req, event) => json(identityInfo(ctx, param(event, 'identity'))) });
+  route('/identities/:identity/rotate', { POST: async (req, event) => json(await rotate(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes))) });
+  route('/identities/:identity/export', { POST: async (req, event) => exportIdentity(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes)) });
+  route('/hosted/availability', {
+    GET: (req, event) => json(availability(ctx, new URL(req.url), ip(event)), 200, CORS_ANY),
+    OPTIONS: () => new Response(null, { status: 204, headers: { ...CORS_ANY, 'access-control-allow-methods': 'GET', 'access-control-max-age': '600' } }),
+  });
+  route(ctx.config.profile.ids.id_document_path, { GET: (req) => json(wellKnownDocument(ctx, req.headers.get('host')), 200, CORS_ANY) });
+  route(ctx.config.profile.ids.capabilities_path, { GET: (req) => json(capabilities(ctx, req.headers.get('host')), 200, CORS_ANY) });
+  app.all('/**', () => render(ctx, ruleError(404, 'ra.errors.not-found', 'no such endpoint')));
+  return app;
+}
+
+const normalized = (raw: string): string => validServiceName(raw) ?? raw.toLowerCase();
+
+function render(ctx: RelayContext, error: HttpError): Response {
+  let body: Record<string, unknown> = error.envelope();
+  if (ctx.config.documentOnly) {
+    const { rule: _r, ...rest } = body;
+    body = { ...rest, error: DOCUMENT_ONLY_CODES[String(body.error)] ?? body.error };
+  }
+  return new Response(JSON.stringify(body), { status: error.status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...error.headers } });
+}
+
+function banner(ctx: RelayContext): Record<string, unknown> {
+  return {
+    service: `${ctx.config.profile.name}-relay`,
+    relay_address: ctx.config.relayAddress,
+    launcher_host: null,
+    launcher_hosts: [],
+    hosted_domains: ctx.config.hostedDomains,
+    web_ui: ctx.config.webStaticDir !== undefined,
+    version: ctx.config.version,
+    buildTime: ctx.config.buildTime,
+    versionHash: ctx.config.versionHash,
+  };
+}
+
+function health(ctx: RelayContext): Record<string, unknown> {
+  const writable = ctx.store.writable();
+  return {
+    status: writable ? 'ok' : 'degraded',
+    version: ctx.config.version,
+    buildTime: ctx.config.buildTime,
+    versionHash: ctx.config.versionHash,
+    ...(ctx.config.dataConfigured ? { storage: { configured: true, path: ctx.config.dataDir, writable, free_bytes: freeBytes(ctx.config.dataDir) } } : {}),
+  };
+}
+
+function freeBytes(dir: string): number {
+  try {
+    const s = statfsSync(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,196 @@
+// Owner authentication (document 3, Authentication 2, 3 and 4) and the in-memory state it needs:
+// challenges (60 s, single use), signed-request nonces (60 s window), admin-envelope nonces and
+// sessions (at most 24 h; a restart forgets them all, ra.sessions.memory).
+import { randomBytes } from 'node:crypto';
+import { canonicalString, sha256 } from '../../protocol/common/canonical.ts';
+import { decodeBase64Any } from '../../protocol/common/base64.ts';
+import { verifyEd25519Async } from '../../protocol/common/ed25519.ts';
+import { parseRfc3339 } from '../../protocol/common/time.ts';
+import type { Profile } from '../../protocol/common/profile.ts';
+import { limits } from '../../schemas/ts/limits.ts';
+import { HttpError, ruleError } from '../shared/errors.ts';
+
+export interface Session {
+  id: string;
+  identity: string;
+  key: Uint8Array;
+  expiresAt: number;
+  deviceId?: string;
+}
+
+export interface OwnerRequest {
+  headers: Headers;
+  method: string;
+  /** Path and query exactly as sent. */
+  target: string;
+  body: Uint8Array;
+}
+
+const CHALLENGE_MS = limits.challenge_ttl_seconds * 1000;
+const WINDOW_MS = limits.signed_request_window_seconds * 1000;
+const RECENCY_MS = limits.admin_recency_seconds * 1000;
+
+export class Auth {
+  readonly #challenges = new Map<string, Array<{ challenge: string; expiresAt: number }>>();
+  readonly #nonces = new Map<string, number>();
+  readonly #sessions = new Map<string, Session>();
+  #lastSweep = 0;
+
+  constructor(
+    readonly profile: Profile,
+    readonly now: () => number,
+    /** The `challenge-reuse` breakage: challenges are never consumed. */
+    readonly reuseChallenges = false,
+  ) {}
+
+  issueChallenge(identity: string): { challenge: string; expiresAt: number } {
+    this.#sweep();
+    const c = { challenge: randomBytes(32).toString('base64url'), expiresAt: this.now() + CHALLENGE_MS };
+    const list = (this.#challenges.get(identity) ?? []).filter((x) => x.expiresAt > this.now());
+    list.push(c);
+    while (list.length > limits.challenges_per_identity_max) list.shift();
+    this.#challenges.set(identity, list);
+    return c;
+  }
+
+  /**
+   * Who may act for `identity` on this request: a signed request (X-Svc-Timestamp and
+   * X-Svc-Nonce present) or a signed challenge; with X-Svc-Session-Id, by that session's key.
+   * `keys` are the identity's verification keys (current and still-valid previous ones).
+   */
+  async owner(identity: string, req: OwnerRequest, keys: () => Promise<Uint8Array[]>): Promise<{ session?: Session }> {
+    const ids = this.profile.ids;
+    const h = (name: string) => req.headers.get(name) ?? undefined;
+    const claimed = h(ids.header_identity);
+    const signature = h(ids.header_signature);
+    if (claimed === undefined || signature === undefined) throw ruleError(401, 'ra.errors.challenge-invalid', `${ids.header_identity} and ${ids.header_signature} are required`);
+    if (claimed.toLowerCase() !== identity) throw ruleError(401, 'ra.errors.challenge-invalid', `${ids.header_identity} names another identity`);
+    const sig = decodeBase64Any(signature);
+    if (!sig || sig.length !== 64) throw ruleError(401, 'ra.errors.signature-invalid', `${ids.header_signature} is not a base64 Ed25519 signature`);
+    const sessionId = h(ids.header_session_id);
+    let session: Session | undefined;
+    if (sessionId !== undefined) {
+      session = this.session(sessionId);
+      if (!session || session.identity !== identity) throw ruleError(401, 'ra.auth.session-key', 'the session is unknown or expired: register a new one');
+    }
+    const verifyWith = async (message: string): Promise<boolean> => {
+      for (const k of session ? [session.key] : await keys()) if (await verifyEd25519Async(k, message, sig)) return true;
+      return false;
+    };
+    const timestamp = h(ids.header_timestamp);
+    const nonce = h(ids.header_nonce);
+    if (timestamp !== undefined || nonce !== undefined) {
+      await this.#signedRequest(identity, req, timestamp, nonce, verifyWith);
+      return session ? { session } : {};
+    }
+    const named = h(ids.header_challenge);
+    const outstanding = (this.#challenges.get(identity) ?? []).filter((c) => c.expiresAt > this.now() && (named === undefined || c.challenge === named));
+    for (const c of outstanding) {
+      if (await verifyWith(canonicalString(this.profile, 'challenge', { challenge: c.challenge }))) {
+        if (!this.reuseChallenges)
+          this.#challenges.set(
+            identity,
+            (this.#challenges.get(identity) ?? []).filter((x) => x !== c),
+          );
+        return session ? { session } : {};
+      }
+    }
+    throw ruleError(401, 'ra.errors.challenge-invalid', outstanding.length === 0 ? 'no live challenge of this identity matches (unknown, used or expired)' : 'the challenge signature does not verify');
+  }
+
+  async #signedRequest(identity: string, req: OwnerRequest, timestamp: string | undefined, nonce: string | undefined, verifyWith: (m: string) => Promise<boolean>): Promise<void> {
+    if (nonce === undefined || nonce.length < limits.signed_request_nonce_min_chars || nonce.length > limits.signed_request_nonce_max_chars) {
+      throw ruleError(
+        400,
+        'ra.errors.invalid-request',
+        `the nonce must be ${limits.signed_request_nonce_min_chars} to ${limits.signed_request_nonce_max_chars} characters (ra.auth.signed-request-nonce)`,
+      );
+    }
+    if (timestamp === undefined || !/^\d{1,12}$/.test(timestamp)) throw ruleError(401, 'ra.errors.request-expired', 'the timestamp is not Unix seconds');
+    if (Math.abs(Number(timestamp) * 1000 - this.now()) > WINDOW_MS)
+      throw ruleError(401, 'ra.errors.request-expired', `the timestamp is more than ${limits.signed_request_window_seconds} s from this relay's clock (see the Date header)`);
+    const body_sha256 = sha256(req.body).toString('hex');
+    const line = canonicalString(this.profile, 'signed-request', { identity, method: req.method, path: req.target, timestamp, nonce, body_sha256 });
+    if (!(await verifyWith(line))) throw ruleError(401, 'ra.errors.signature-invalid', 'the signed request does not verify');
+    this.#spendNonce(`req|${identity}|${nonce}`, WINDOW_MS * 2);
+  }
+
+  /**
+   * An admin envelope (Authentication 4): `issued_at` within the recency window, a nonce not seen
+   * in it, and `identity_signature` over the operation's lines by one of `keys`.
+   */
+  async admin(
+    name: Parameters<typeof canonicalString>[1],
+    fields: Record<string, unknown>,
+    body: Record<string, unknown>,
+    keys: readonly Uint8Array[],
+    missingRule: Parameters<typeof ruleError>[1] = 'ra.errors.invalid-request',
+  ): Promise<void> {
+    const { issued_at, nonce, identity_signature } = body;
+    if (typeof issued_at !== 'string' || typeof nonce !== 'string' || nonce === '' || typeof identity_signature !== 'string')
+      throw new HttpError(400, 'invalid_request', 'issued_at, nonce and identity_signature are required (the admin envelope)', missingRule);
+    const at = parseRfc3339(issued_at);
+    if (at === undefined) throw ruleError(400, 'ra.errors.invalid-request', 'issued_at is not RFC 3339');
+    if (Math.abs(at - this.now()) > RECENCY_MS)
+      throw new HttpError(401, 'request_expired', `issued_at is more than ${limits.admin_recency_seconds} s from this relay's clock`, 'ra.auth.recency-window');
+    const sig = decodeBase64Any(identity_signature);
+    let message: string;
+    try {
+      message = canonicalString(this.profile, name, { ...fields, issued_at, nonce });
+    } catch (error) {
+      throw ruleError(400, 'ra.errors.invalid-request', `the signed lines cannot be built: ${(error as Error).message}`);
+    }
+    let ok = false;
+    if (sig && sig.length === 64) for (const k of keys) if (await verifyEd25519Async(k, message, sig)) ok = true;
+    if (!ok) throw ruleError(401, 'ra.errors.signature-invalid', 'identity_signature does not verify');
+    this.#spendNonce(`admin|${name}|${nonce}`, RECENCY_MS * 2);
+  }
+
+  #spendNonce(key: string, ttlMs: number): void {
+    this.#sweep();
+    if ((this.#nonces.get(key) ?? 0) > this.now()) throw ruleError(401, 'ra.errors.request-replayed', 'this nonce was already used');
+    this.#nonces.set(key, this.now() + ttlMs);
+  }
+
+  addSession(s: Session): void {
+    this.#sessions.set(s.id, s);
+  }
+
+  session(id: string): Session | undefined {
+    const s = this.#sessions.get(id);
+    if (s && s.expiresAt <= this.now()) {
+      this.#sessions.delete(id);
+      return undefined;
+    }
+    return s;
+  }
+
+  removeSession(id: string): void {
+    this.#sessions.delete(id);
+  }
+
+  /** Ends every session of a device; how many. */
+  endDeviceSessions(identity: string, deviceId: string): number {
+    let n = 0;
+    for (const [id, s] of this.#sessions) {
+      if (s.identity === identity && s.deviceId === deviceId) {
+        this.#sessions.delete(id);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  #sweep(): void {
+    const now = this.now();
+    if (now - this.#lastSweep < 10_000) return;
+    this.#lastSweep = now;
+    for (const [k, until] of this.#nonces) if (until <= now) this.#nonces.delete(k);
+    for (const [k, list] of this.#challenges) {
+      const live = list.filter((c) => c.expiresAt > now);
+      if (live.length === 0) this.#challenges.delete(k);
+      else this.#challenges.set(k, live);
+    }
+    for (const [k, s] of this.#sessions) if (s.expiresAt <= now) this.#sessions.delete(k);
+  }
+}

@@ -1,0 +1,166 @@
+// `svc-reference relay`: the reference relay of document 3 (identities, authentication, messaging;
+// the keystore, pairing, system files and the drive come with a later issue). Flags, each also the
+// document's environment name where it has one; it prints one line,
+// `svc-reference relay listening on <origin> (<bound url>)`, then runs until SIGINT/SIGTERM.
+import { Option, type Command } from 'commander';
+import { profileFor } from '../../protocol/common/profile.ts';
+import { limits } from '../../schemas/ts/limits.ts';
+import { DEFAULT_RESOLVER_TIMEOUT_MS } from '../resolve/network.ts';
+import { hostPort, httpUrl, port, positive, serviceName, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
+import { startRelay } from './app.ts';
+import { BREAKAGES, type Breakage } from './config.ts';
+
+interface RelayFlags {
+  port: number;
+  host: string;
+  address?: string;
+  relayAddress?: string;
+  dataDir?: string;
+  hostedDomains?: string;
+  registrationGate: string;
+  inviteCode: string[];
+  spoolTtl?: number;
+  maxStreams?: number;
+  webStaticDir?: string;
+  oauthBridgeUrl?: string;
+  rateSender: number;
+  rateGlobal: number;
+  rateIp: number;
+  rateWindow: number;
+  dnsServer?: string;
+  ca?: string;
+  serviceName: string;
+  resolverTimeout: number;
+  quiet?: boolean;
+  break: string[];
+  variant?: string;
+}
+
+/** Set by the tests that drive deliberately broken relays; refused otherwise. */
+const BREAKAGE_ENV = 'SVC_REFERENCE_ALLOW_BREAKAGE';
+
+const RELAY_HELP = `
+Endpoints (spec/http/relay.openapi.yaml; identifiers follow the service name, shown for svc):
+  POST /messages, /acks               envelopes (202; 400 413 403 429 401 in the document's order)
+  GET  /messages/:id[?since=N]        pickup: drain on read, or read from a cursor; POST .../consume
+  GET  /events/:id                    Server-Sent Events: ready, message; keepalive every 25 s
+  GET  /auth/challenge?identity=      a single-use challenge (60 s)
+  POST /sessions, DELETE /sessions/:id   session keys (24 h at most, memory only)
+  GET  /devices/:id, POST /devices/:id/revoke
+  POST /identities                    hosted (HOSTED_DOMAINS) or DNS (dns_provider: cloudflare, desec)
+  GET  /identities/:id, POST .../rotate, POST .../export (tar.gz)
+  GET  /hosted/availability?handle=   GET /, /health, /.well-known/svc/id.json, capabilities.json (Host-routed)
+
+Storage: <data-dir>/relay.sqlite (WAL, synchronous=FULL: every 202 is on disk, so it survives
+kill -9). Sessions, challenges and nonces are in memory: a restart forgets them.
+
+Examples:
+  svc-reference relay --port 8443 --data-dir ./data/relay --hosted-domains relay.example.test
+  HOSTED_DOMAINS=a.test SPOOL_TTL=86400 svc-reference relay --dns-server 127.0.88.1:53 --ca .authority/ca.pem
+`;
+
+const env = (name: string) => process.env[name];
+
+export const relayServer: ServerDefinition = {
+  name: 'relay',
+  summary: 'the relay HTTP API of document 3 (identities, authentication, messaging)',
+  register(program: Command, io: ReferenceIO, setResult: (r: Started) => void): void {
+    const profileName = env('SVC_SERVICE_NAME') ?? profileFor().name;
+    const dataEnv = profileFor(profileName).ids.data_env;
+    program
+      .command('relay')
+      .description('Start the reference relay of document 3.')
+      .option('--port <n>', 'TCP port to listen on; 0 picks a free one', port, 8443)
+      .option('--host <address>', 'address to bind', '127.0.0.1')
+      .option('--address <host:port>', 'bind this HOST:PORT (overrides --host and --port)', hostPort)
+      .option('--relay-address <host:port>', "this relay's public host[:port], named in documents' relay (default: the bound address)", hostPort)
+      .option('--data-dir <dir>', `directory of relay.sqlite (${dataEnv}; default ./data/relay)`, env(dataEnv))
+      .option('--hosted-domains <list>', 'comma-separated domains it hosts identities under (HOSTED_DOMAINS)', env('HOSTED_DOMAINS'))
+      .option('--registration-gate <gate>', 'open or invite (REGISTRATION_GATE)', env('REGISTRATION_GATE') ?? 'open')
+      .option('--invite-code <code>', 'an invite code accepted under the invite gate (repeatable)', (v: string, p: string[]) => [...p, v], [] as string[])
+      .option('--spool-ttl <seconds>', `how long undelivered mail is kept (SPOOL_TTL; default ${limits.spool_ttl_default_seconds})`, positive, env('SPOOL_TTL') ? Number(env('SPOOL_TTL')) : undefined)
+      .option(
+        '--max-streams <n>',
+        `event streams per identity (MAX_STREAMS_PER_IDENTITY; default ${limits.max_streams_per_identity_default})`,
+        positive,
+        env('MAX_STREAMS_PER_IDENTITY') ? Number(env('MAX_STREAMS_PER_IDENTITY')) : undefined,
+      )
+      .option('--web-static-dir <dir>', 'web signer files; fills endpoints.web_signer (WEB_STATIC_DIR)', env('WEB_STATIC_DIR'))
+      .option('--oauth-bridge-url <url>', 'the OAuth bridge; fills endpoints.oauth_bridge and the indieauth-metadata Link (OAUTH_BRIDGE_URL)', httpUrl, env('OAUTH_BRIDGE_URL'))
+      .option('--rate-sender <n>', 'envelopes per sender per window', positive, limits.relay_rate_sender_max)
+      .option('--rate-global <n>', 'envelopes per relay per window', positive, limits.relay_rate_global_max)
+      .option('--rate-ip <n>', 'units per IP per window (availability lookups)', positive, limits.relay_rate_ip_max)
+      .option('--rate-window <seconds>', 'the rate-limit window', positive, limits.relay_rate_window_seconds)
+      .option('--dns-server <host:port>', 'ask this DNS server for TXT and A records (e.g. a test authority)', hostPort)
+      .option('--ca <file>', 'PEM file of an extra CA to trust when fetching identity documents')
+      .option('--service-name <name>', 'service name every identifier derives from', serviceName, profileName)
+      .option('--resolver-timeout <ms>', 'timeout of each DNS or HTTPS lookup', positive, DEFAULT_RESOLVER_TIMEOUT_MS)
+      .option('--quiet', 'log nothing but the listening line and errors')
+      .addOption(
+        new Option('--break <kind>', 'test only')
+          .hideHelp()
+          .argParser((v: string, p: string[]) => [...p, v])
+          .default([] as string[]),
+      )
+      .addOption(new Option('--variant <name>', 'test only').hideHelp())
+      .addHelpText('after', RELAY_HELP)
+      .action(async (flags: RelayFlags) => setResult(await runRelay(flags, io)));
+  },
+};
+
+async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
+  const fail = (why: string): Started => {
+    io.stderr.write(`svc-reference relay: ${why}\n`);
+    return { code: 2 };
+  };
+  if ((flags.break.length > 0 || flags.variant !== undefined) && process.env[BREAKAGE_ENV] !== '1') return fail(`--break and --variant are for the harness's own tests (set ${BREAKAGE_ENV}=1)`);
+  const unknown = flags.break.filter((b) => !(BREAKAGES as readonly string[]).includes(b));
+  if (unknown.length > 0) return fail(`unknown --break ${unknown.join(', ')} (known: ${BREAKAGES.join(', ')})`);
+  if (flags.variant !== undefined && flags.variant !== 'document-only') return fail(`unknown --variant ${flags.variant}`);
+  if (flags.registrationGate !== 'open' && flags.registrationGate !== 'invite') return fail('--registration-gate is open or invite');
+  const hosted = (flags.hostedDomains ?? '')
+    .split(',')
+    .map((d) => d.trim().toLowerCase())
+    .filter(Boolean);
+  let host = flags.host;
+  let listenPort = flags.port;
+  if (flags.address) {
+    const m = /^(.*):(\d+)$/.exec(flags.address);
+    if (m) {
+      host = m[1]!.replace(/^\[|\]$/g, '');
+      listenPort = Number(m[2]);
+    } else host = flags.address;
+  }
+  const log = flags.quiet ? () => undefined : (line: string) => void io.stderr.write(`${new Date().toISOString()} ${line}\n`);
+  try {
+    const running = await startRelay({
+      host,
+      port: listenPort,
+      log,
+      resolver: { timeoutMs: flags.resolverTimeout, ...(flags.dnsServer ? { dnsServer: flags.dnsServer } : {}), ...(flags.ca ? { caFile: flags.ca } : {}) },
+      config: {
+        profile: profileFor(flags.serviceName),
+        dataDir: flags.dataDir ?? './data/relay',
+        dataConfigured: flags.dataDir !== undefined,
+        ...(flags.relayAddress ? { relayAddress: flags.relayAddress } : {}),
+        hostedDomains: hosted,
+        registrationGate: flags.registrationGate,
+        inviteCodes: flags.inviteCode,
+        spoolTtlSeconds: flags.spoolTtl ?? limits.spool_ttl_default_seconds,
+        maxStreams: flags.maxStreams ?? limits.max_streams_per_identity_default,
+        ...(flags.webStaticDir ? { webStaticDir: flags.webStaticDir } : {}),
+        ...(flags.oauthBridgeUrl ? { oauthBridgeUrl: flags.oauthBridgeUrl } : {}),
+        rate: { sender: flags.rateSender, global: flags.rateGlobal, ip: flags.rateIp, windowSeconds: flags.rateWindow },
+        breakages: new Set(flags.break as Breakage[]),
+        documentOnly: flags.variant === 'document-only',
+        version: '0.1.0',
+        buildTime: null,
+        versionHash: null,
+      },
+    });
+    io.stdout.write(`svc-reference relay listening on ${running.origin} (${running.url})\n`);
+    return { code: 0, running };
+  } catch (error) {
+    return fail(`cannot start: ${(error as Error).message}`);
+  }
+}

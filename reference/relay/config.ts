@@ -1,0 +1,49 @@
+// The relay's configuration (what `svc-reference relay` flags and the document's environment
+// names set) and the context every handler gets.
+import type { Profile } from '../../protocol/common/profile.ts';
+import type { Resolver } from '../../protocol/signin/resolver.ts';
+import type { RelayStore } from './store.ts';
+import type { Auth } from './auth.ts';
+import type { EventHub } from './events.ts';
+import type { RateLimits } from './rate-limits.ts';
+import type { DnsProviders } from './dns-providers.ts';
+
+/** Deliberate faults for the suite's negative tests (only with SVC_REFERENCE_ALLOW_BREAKAGE=1). */
+export const BREAKAGES = ['verify-after-store', 'ack-unsigned', 'challenge-reuse', 'neither-local', 'spool-memory'] as const;
+export type Breakage = (typeof BREAKAGES)[number];
+
+export interface RelayConfig {
+  profile: Profile;
+  /** Directory of relay.sqlite (identities, spool, devices); `:memory:` keeps them in the process. */
+  dataDir: string;
+  /** SVC_DATA was given: /health reports storage. */
+  dataConfigured: boolean;
+  /** `host:port` this relay is reached at (documents name it in `relay`). */
+  relayAddress: string;
+  hostedDomains: string[];
+  registrationGate: 'open' | 'invite';
+  inviteCodes: string[];
+  spoolTtlSeconds: number;
+  maxStreams: number;
+  webStaticDir?: string;
+  oauthBridgeUrl?: string;
+  rate: { sender: number; global: number; ip: number; windowSeconds: number };
+  breakages: ReadonlySet<Breakage>;
+  /** Follows only document 3 where the project decided (other codes, no detail, other cursor names). */
+  documentOnly: boolean;
+  version: string;
+  buildTime: string | null;
+  versionHash: string | null;
+}
+
+export interface RelayContext {
+  config: RelayConfig;
+  store: RelayStore;
+  auth: Auth;
+  events: EventHub;
+  rate: RateLimits;
+  resolver: Resolver;
+  dns: DnsProviders;
+  now: () => number;
+  log: (line: string) => void;
+}

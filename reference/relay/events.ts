@@ -1,0 +1,81 @@
+// The event streams (GET /events/:identity): `ready` on open, a payload-free `message` event when
+// mail arrives for the identity, a keepalive comment every 25 s, at most MAX_STREAMS_PER_IDENTITY
+// open streams per identity (429 beyond). Nothing is replayed on reconnect: the pickup is where
+// delivery happens (ra.events.no-replay).
+import { formatRfc3339 } from '../../protocol/common/time.ts';
+import { limits } from '../../schemas/ts/limits.ts';
+
+const encoder = new TextEncoder();
+const KEEPALIVE_MS = limits.event_keepalive_seconds * 1000;
+
+interface Stream {
+  send(chunk: string): void;
+  close(): void;
+}
+
+export class EventHub {
+  readonly #streams = new Map<string, Set<Stream>>();
+
+  constructor(
+    readonly maxStreams: number,
+    readonly now: () => number,
+  ) {}
+
+  count(identity: string): number {
+    return this.#streams.get(identity)?.size ?? 0;
+  }
+
+  /** A new stream's body, or undefined when the identity has its maximum open. */
+  open(identity: string, signal?: AbortSignal): ReadableStream<Uint8Array> | undefined {
+    if (this.count(identity) >= this.maxStreams) return undefined;
+    let stream: Stream | undefined;
+    let timer: ReturnType<typeof setInterval> | undefined;
+    const set = this.#streams.get(identity) ?? new Set<Stream>();
+    this.#streams.set(identity, set);
+    const end = () => {
+      if (timer) clearInterval(timer);
+      if (stream) set.delete(stream);
+      if (set.size === 0) this.#streams.delete(identity);
+    };
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        let closed = false;
+        stream = {
+          send: (chunk) => {
+            if (!closed) controller.enqueue(encoder.encode(chunk));
+          },
+          close: () => {
+            if (closed) return;
+            closed = true;
+            end();
+            controller.close();
+          },
+        };
+        set.add(stream);
+        stream.send(frame('ready', { type: 'ready', identity, timestamp: formatRfc3339(this.now()) }));
+        timer = setInterval(() => stream?.send(': keepalive\n\n'), KEEPALIVE_MS);
+        timer.unref?.();
+        signal?.addEventListener('abort', () => stream?.close(), { once: true });
+      },
+      cancel: () => end(),
+    });
+    return body;
+  }
+
+  /** Mail arrived for `identity`: one `message` event on each of its open streams. */
+  message(identity: string, messageId: string): void {
+    const set = this.#streams.get(identity);
+    if (!set) return;
+    const f = frame('message', { type: 'message', identity, message_id: messageId, timestamp: formatRfc3339(this.now()) });
+    for (const s of set) s.send(f);
+  }
+
+  /** Ends every stream (shutdown). */
+  closeAll(): void {
+    for (const set of this.#streams.values()) for (const s of [...set]) s.close();
+  }
+}
+
+function frame(event: string, data: Record<string, unknown>): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}

@@ -1,0 +1,84 @@
+// The owner's side of the spool: pickup (drain on read, or read from a cursor without forgetting),
+// consume, and the event stream. All owner-only (challenge, signed request, or a session's key),
+// for identities local here (ra.pickup.local); others answer 404.
+import { randomBytes } from 'node:crypto';
+import { formatRfc3339 } from '../../protocol/common/time.ts';
+import { limits } from '../../schemas/ts/limits.ts';
+import { ruleError } from '../shared/errors.ts';
+import type { RelayContext } from './config.ts';
+import { lookup, type Known } from './directory.ts';
+import type { SpoolRow } from './store.ts';
+
+export interface OwnerCall {
+  identity: string;
+  req: Request;
+  /** Path and query as sent. */
+  target: string;
+  body: Uint8Array;
+}
+
+/** The local identity the call is for, authenticated as its owner. */
+export async function owner(ctx: RelayContext, call: OwnerCall): Promise<Known> {
+  const known = await lookup(ctx, call.identity);
+  if (!known?.local) throw ruleError(404, 'ra.errors.not-found', `${call.identity} is not hosted here (ra.pickup.not-hosted)`);
+  await ctx.auth.owner(known.identity, { headers: call.req.headers, method: call.req.method, target: call.target, body: call.body }, async () => known.keys);
+  return known;
+}
+
+const envelopes = (rows: SpoolRow[], kind: SpoolRow['kind']) => rows.filter((r) => r.kind === kind).map((r) => JSON.parse(r.body) as Record<string, unknown>);
+
+export async function pickup(ctx: RelayContext, call: OwnerCall, since: string | null): Promise<Record<string, unknown>> {
+  const known = await owner(ctx, call);
+  if (since === null) {
+    const rows = ctx.store.drain(known.identity);
+    return { messages: envelopes(rows, 'message'), acks: envelopes(rows, 'ack') };
+  }
+  if (!/^\d{1,15}$/.test(since)) throw ruleError(400, 'ra.errors.invalid-request', 'since is a cursor: a decimal string');
+  const from = Number(since);
+  const rows = ctx.store.pending(known.identity, from);
+  const last = (kind: SpoolRow['kind']) => String(rows.filter((r) => r.kind === kind).reduce((m, r) => Math.max(m, r.seq), from));
+  const [cursor, ackCursor] = ctx.config.documentOnly ? ['next', 'next_ack'] : ['cursor', 'ack_cursor'];
+  return { messages: envelopes(rows, 'message'), acks: envelopes(rows, 'ack'), [cursor]: last('message'), [ackCursor]: last('ack') };
+}
+
+export async function consume(ctx: RelayContext, call: OwnerCall): Promise<{ consumed: number; acks_consumed: number }> {
+  const known = await owner(ctx, call);
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.from(call.body).toString('utf8'));
+  } catch {
+    throw ruleError(400, 'ra.errors.invalid-request', 'the body is not JSON');
+  }
+  const b = (body ?? {}) as Record<string, unknown>;
+  const cursor = (v: unknown, name: string): number => {
+    if (v === undefined) return 0;
+    if (typeof v !== 'string' || !/^\d{1,15}$/.test(v)) throw ruleError(400, 'ra.errors.invalid-request', `${name} is a cursor: a decimal string`);
+    return Number(v);
+  };
+  const r = ctx.store.consume(known.identity, cursor(b.through, 'through'), cursor(b.ack_through, 'ack_through'));
+  return { consumed: r.messages, acks_consumed: r.acks };
+}
+
+export async function events(ctx: RelayContext, call: OwnerCall): Promise<Response> {
+  const known = await owner(ctx, call);
+  const stream = ctx.events.open(known.identity, call.req.signal);
+  if (!stream) throw ruleError(429, 'ra.errors.too-many-streams', `${known.identity} has ${ctx.config.maxStreams} streams open (MAX_STREAMS_PER_IDENTITY)`);
+  return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' } });
+}
+
+/** Sweeps the spool: expired mail becomes an unsigned sys.delivery.failed ack to its sender (ra.spool.failed-ack). */
+export function sweepSpool(ctx: RelayContext): number {
+  return ctx.store.expire(ctx.now(), (row) => {
+    const id = `sys_${randomBytes(12).toString('base64url')}`;
+    const ack = { type: 'ack', id, message_id: row.id, state: 'sys.delivery.failed', sender: row.recipient, recipient: row.sender, timestamp: formatRfc3339(ctx.now()) };
+    return {
+      recipient: row.sender,
+      kind: 'ack',
+      id,
+      sender: row.recipient,
+      message_id: row.id,
+      body: JSON.stringify(ack),
+      expires_at: ctx.now() + Math.max(ctx.config.spoolTtlSeconds, limits.relay_rate_window_seconds) * 1000,
+    };
+  });
+}

@@ -1,0 +1,146 @@
+// POST /messages and POST /acks, in the order document 3 gives (ra.messages.*, ra.acks.*): the
+// body cap (413, before parsing), the envelope's fields (400), encryption_required (400), the
+// at-least-one-local rule (403), the rate limits (429), then the signature or session (401); only
+// then is the envelope stored in the local inbox or forwarded as signed to the recipient's relay.
+import { decodeBase64Any } from '../../protocol/common/base64.ts';
+import { canonicalString, CanonicalError } from '../../protocol/common/canonical.ts';
+import { verifyEd25519Async } from '../../protocol/common/ed25519.ts';
+import { parseKey } from '../../protocol/common/keys.ts';
+import { parseRfc3339 } from '../../protocol/common/time.ts';
+import { checkSessionProof } from '../../protocol/signin/session-proof.ts';
+import { limits } from '../../schemas/ts/limits.ts';
+import { HttpError, ruleError, type Code } from '../shared/errors.ts';
+import type { RelayContext } from './config.ts';
+import { lookup, relayBase, type Known } from './directory.ts';
+
+type Kind = 'message' | 'ack';
+const REQUIRED: Record<Kind, readonly string[]> = {
+  message: ['id', 'sender', 'recipient', 'timestamp', 'payload', 'signature'],
+  ack: ['type', 'id', 'message_id', 'state', 'sender', 'recipient', 'timestamp', 'signature'],
+};
+const B64URL = /^[A-Za-z0-9_-]*={0,2}$/;
+
+export function parseEnvelope(kind: Kind, bytes: Uint8Array): Record<string, unknown> {
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.from(bytes).toString('utf8'));
+  } catch {
+    throw ruleError(400, 'ra.errors.invalid-request', 'the body is not JSON');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw ruleError(400, 'ra.errors.invalid-request', 'the body is not a JSON object');
+  const e = body as Record<string, unknown>;
+  const fieldsRule = kind === 'message' ? 'ra.messages.fields' : 'ra.acks.state';
+  for (const f of REQUIRED[kind]) {
+    if (typeof e[f] !== 'string' || e[f] === '') throw new HttpError(400, 'invalid_request', `${f} is required (a non-empty string)`, fieldsRule);
+  }
+  if (parseRfc3339(e.timestamp) === undefined) throw new HttpError(400, 'invalid_request', 'timestamp is not RFC 3339', fieldsRule);
+  if (kind === 'message') {
+    if (!B64URL.test(e.payload as string)) throw new HttpError(400, 'invalid_request', 'payload is not base64url', 'ra.messages.fields');
+    const enc = e.encryption as Record<string, unknown> | undefined;
+    if (enc === null || typeof enc !== 'object' || Array.isArray(enc) || ['alg', 'ephemeral_public_key', 'nonce'].some((k) => typeof enc[k] !== 'string' || enc[k] === '')) {
+      throw ruleError(400, 'ra.messages.encryption-required', 'encryption.alg, encryption.ephemeral_public_key and encryption.nonce are required');
+    }
+  } else {
+    if (e.type !== 'ack') throw new HttpError(400, 'invalid_request', 'type must be "ack"', 'ra.acks.state');
+    if (e.state !== 'delivered_client') throw new HttpError(400, 'invalid_request', 'state must be delivered_client (the only state of v1)', 'ra.acks.state');
+  }
+  return e;
+}
+
+/** Verifies the envelope's signature by the sender's key, its registered session, or its session proof. */
+async function verifySignature(ctx: RelayContext, kind: Kind, e: Record<string, unknown>, sender: Known): Promise<void> {
+  const sig = decodeBase64Any(String(e.signature));
+  let message: string;
+  try {
+    const { signature: _s, ...unsigned } = e;
+    void _s;
+    message = canonicalString(ctx.config.profile, kind, unsigned);
+  } catch (error) {
+    throw ruleError(400, 'ra.errors.invalid-request', `the signed lines cannot be built: ${error instanceof CanonicalError ? error.field : (error as Error).message}`);
+  }
+  let keys: Uint8Array[] = sender.keys;
+  if (e.session_proof !== undefined) {
+    const proof = checkSessionProof(ctx.config.profile, sender.identity, e.session_proof, ctx.now(), () => sender.keys);
+    if (!proof.ok) throw ruleError(401, 'ra.errors.signature-invalid', `the session proof does not hold: ${proof.detail}`);
+    keys = [proof.sessionKey];
+  } else if (typeof e.session_id === 'string') {
+    const s = ctx.auth.session(e.session_id);
+    if (!s || s.identity !== sender.identity) throw ruleError(401, 'ra.messages.session-expired', 'the session is unknown or expired: register a new session and retry');
+    keys = [s.key];
+  }
+  let ok = false;
+  if (sig && sig.length === 64) for (const k of keys) if (await verifyEd25519Async(k, message, sig)) ok = true;
+  if (!ok) throw ruleError(401, 'ra.errors.signature-invalid', 'the signature does not verify');
+}
+
+/** Accepts one envelope: its status is 202 or the HttpError thrown. */
+export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8Array): Promise<{ id: string }> {
+  if (bytes.length > limits.message_body_max_bytes) throw ruleError(413, 'ra.errors.payload-too-large', `the body is larger than ${limits.message_body_max_bytes} bytes (ra.messages.body-cap)`);
+  const e = parseEnvelope(kind, bytes);
+  const [sender, recipient] = await Promise.all([lookup(ctx, e.sender), lookup(ctx, e.recipient)]);
+  const breaks = ctx.config.breakages;
+  if (!sender?.local && !recipient?.local && !breaks.has('neither-local')) throw ruleError(403, 'ra.relay.locality', 'neither the sender nor the recipient is local to this relay');
+  ctx.rate.charge([
+    ['sender', String(e.sender).toLowerCase()],
+    ['global', '*'],
+  ]);
+  if (!sender) throw ruleError(401, 'ra.errors.signature-invalid', `the sender ${String(e.sender)} cannot be resolved, so its signature cannot be checked`);
+  const id = e.id as string;
+  const store = async (): Promise<boolean> => {
+    if (recipient?.local || breaks.has('neither-local')) {
+      const fresh = await ctx.store.spool({
+        recipient: (recipient?.identity ?? String(e.recipient)).toLowerCase(),
+        kind,
+        id,
+        sender: sender.identity,
+        message_id: kind === 'ack' ? (e.message_id as string) : null,
+        body: JSON.stringify(e),
+        expires_at: ctx.now() + ctx.config.spoolTtlSeconds * 1000,
+      });
+      if (fresh && kind === 'message') ctx.events.message(recipient?.identity ?? String(e.recipient), id);
+      return true;
+    }
+    return false;
+  };
+  if (breaks.has('verify-after-store')) {
+    await store();
+    await verifySignature(ctx, kind, e, sender);
+    return { id };
+  }
+  if (!(kind === 'ack' && breaks.has('ack-unsigned'))) await verifySignature(ctx, kind, e, sender);
+  if (await store()) return { id };
+  // Only the sender is local: forward as signed to the recipient's relay (ra.relay.forward).
+  if (!recipient?.relay) throw ruleError(403, 'ra.relay.locality', `the recipient ${String(e.recipient)} names no relay to forward to`);
+  await forward(ctx, kind, recipient.relay, bytes);
+  return { id };
+}
+
+async function forward(ctx: RelayContext, kind: Kind, relay: string, bytes: Uint8Array): Promise<void> {
+  const url = `${relayBase(relay)}/${kind === 'message' ? 'messages' : 'acks'}`;
+  let res: Response;
+  try {
+    res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: Buffer.from(bytes), signal: AbortSignal.timeout(10_000) });
+  } catch (error) {
+    ctx.log(`forwarding to ${url} failed: ${(error as Error).message}`);
+    throw ruleError(502, 'ra.errors.relay-unreachable', `the recipient's relay ${relay} cannot be reached`);
+  }
+  const text = await res.text();
+  if (res.status !== 202) {
+    if (res.status < 400 || res.status >= 500) throw ruleError(502, 'ra.errors.relay-unreachable', `the recipient's relay ${relay} answered ${res.status}`);
+    let code: unknown;
+    try {
+      code = (JSON.parse(text) as { error?: unknown }).error;
+    } catch {
+      // no envelope
+    }
+    // Its refusal, passed on (ra.errors.relay-unreachable): its status and, when it sent one, its code.
+    throw new HttpError(
+      res.status,
+      (typeof code === 'string' && /^[a-z][a-z0-9_]*$/.test(code) ? code : 'relay_unreachable') as Code,
+      `the recipient's relay ${relay} refused it (${res.status})`,
+      'ra.errors.relay-unreachable',
+    );
+  }
+}
+
+export { parseKey };

@@ -1,0 +1,181 @@
+// The relay's durable state in SQLite (`<data-dir>/relay.sqlite`, WAL): identities with their
+// documents, the spool (messages and acks waiting for pickup, each under a sequence number that is
+// the cursor) and device rows. Spool writes commit with `synchronous = FULL`: the WAL is fsynced
+// before COMMIT returns, and the 202 is sent only after it, so accepted mail survives `kill -9`
+// (ra.spool.durable). Spool inserts are group-committed (../stores/batch.ts): the envelopes
+// accepted during one event-loop turn share one COMMIT and so one fsync, and each 202 waits for
+// it. Sessions, challenges and nonces are not here: document 3 keeps them in memory.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { batchFor } from '../stores/batch.ts';
+
+export interface IdentityRow {
+  identity: string;
+  public_key: string;
+  encryption_public_key: string | null;
+  document: string;
+  created_at: number;
+}
+
+export interface SpoolRow {
+  seq: number;
+  recipient: string;
+  kind: 'message' | 'ack';
+  id: string;
+  sender: string;
+  message_id: string | null;
+  body: string;
+  expires_at: number;
+}
+
+export interface DeviceRow {
+  id: string;
+  identity: string;
+  name: string | null;
+  kind: string | null;
+  client: string | null;
+  platform: string | null;
+  browser: string | null;
+  enrollment_id: string | null;
+  added_at: number;
+  last_seen: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS relay_identities (identity TEXT PRIMARY KEY, public_key TEXT NOT NULL, encryption_public_key TEXT, document TEXT NOT NULL, created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS relay_spool (seq INTEGER PRIMARY KEY AUTOINCREMENT, recipient TEXT NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL, sender TEXT NOT NULL, message_id TEXT, body TEXT NOT NULL, expires_at INTEGER NOT NULL, UNIQUE (recipient, kind, id));
+CREATE INDEX IF NOT EXISTS relay_spool_expiry ON relay_spool (expires_at);
+CREATE TABLE IF NOT EXISTS relay_devices (id TEXT PRIMARY KEY, identity TEXT NOT NULL, name TEXT, kind TEXT, client TEXT, platform TEXT, browser TEXT, enrollment_id TEXT, added_at INTEGER NOT NULL, last_seen INTEGER NOT NULL);
+`;
+
+export class RelayStore {
+  readonly #db: Database.Database;
+  readonly #spool: Database.Database;
+  readonly #s;
+
+  /** `spoolInMemory` is the `spool-memory` breakage: mail lives only in this process. */
+  constructor(dataDir: string, options: { spoolInMemory?: boolean } = {}) {
+    if (dataDir === ':memory:') this.#db = new Database(':memory:');
+    else {
+      mkdirSync(dataDir, { recursive: true });
+      this.#db = new Database(join(dataDir, 'relay.sqlite'));
+      this.#db.pragma('journal_mode = WAL');
+      this.#db.pragma('synchronous = FULL');
+      this.#db.pragma('busy_timeout = 5000');
+    }
+    this.#db.exec(SCHEMA);
+    this.#spool = options.spoolInMemory ? new Database(':memory:') : this.#db;
+    if (options.spoolInMemory) this.#spool.exec(SCHEMA);
+    const db = this.#db;
+    const sp = this.#spool;
+    this.#s = {
+      identity: db.prepare('SELECT * FROM relay_identities WHERE identity = ?'),
+      addIdentity: db.prepare(
+        'INSERT INTO relay_identities (identity, public_key, encryption_public_key, document, created_at) VALUES (@identity, @public_key, @encryption_public_key, @document, @created_at) ON CONFLICT (identity) DO NOTHING',
+      ),
+      setIdentity: db.prepare('UPDATE relay_identities SET public_key = @public_key, encryption_public_key = @encryption_public_key, document = @document WHERE identity = @identity'),
+      spoolAdd: sp.prepare(
+        'INSERT INTO relay_spool (recipient, kind, id, sender, message_id, body, expires_at) VALUES (@recipient, @kind, @id, @sender, @message_id, @body, @expires_at) ON CONFLICT (recipient, kind, id) DO NOTHING',
+      ),
+      spoolFor: sp.prepare('SELECT * FROM relay_spool WHERE recipient = ? AND seq > ? ORDER BY seq'),
+      spoolDrop: sp.prepare('DELETE FROM relay_spool WHERE seq = ?'),
+      spoolDropThrough: sp.prepare('DELETE FROM relay_spool WHERE recipient = ? AND kind = ? AND seq <= ?'),
+      expired: sp.prepare("SELECT * FROM relay_spool WHERE expires_at <= ? AND kind = 'message' ORDER BY seq LIMIT 500"),
+      expiredAcks: sp.prepare("DELETE FROM relay_spool WHERE expires_at <= ? AND kind = 'ack'"),
+      device: db.prepare('SELECT * FROM relay_devices WHERE id = ?'),
+      devices: db.prepare('SELECT * FROM relay_devices WHERE identity = ? ORDER BY added_at'),
+      upsertDevice: db.prepare(`INSERT INTO relay_devices (id, identity, name, kind, client, platform, browser, enrollment_id, added_at, last_seen)
+        VALUES (@id, @identity, @name, @kind, @client, @platform, @browser, @enrollment_id, @now, @now)
+        ON CONFLICT (id) DO UPDATE SET name = coalesce(excluded.name, name), kind = coalesce(excluded.kind, kind), client = coalesce(excluded.client, client),
+          platform = coalesce(excluded.platform, platform), browser = coalesce(excluded.browser, browser), enrollment_id = coalesce(excluded.enrollment_id, enrollment_id), last_seen = excluded.last_seen`),
+    };
+  }
+
+  identity(identity: string): IdentityRow | undefined {
+    return this.#s.identity.get(identity) as IdentityRow | undefined;
+  }
+
+  /** False when the identity is already registered (409). */
+  addIdentity(row: IdentityRow): boolean {
+    return this.#s.addIdentity.run(row).changes === 1;
+  }
+
+  updateIdentity(row: Omit<IdentityRow, 'created_at'>): void {
+    this.#s.setIdentity.run(row);
+  }
+
+  /**
+   * Spools an envelope for `recipient`, resolving once it is committed (fsynced); false when one
+   * with this id is already there (ra.messages.id-key).
+   */
+  spool(row: Omit<SpoolRow, 'seq'>): Promise<boolean> {
+    return batchFor(this.#spool).run(() => this.#s.spoolAdd.run(row).changes === 1);
+  }
+
+  /** What is pending for `recipient` after `since`, in order. */
+  pending(recipient: string, since = 0): SpoolRow[] {
+    return this.#s.spoolFor.all(recipient, since) as SpoolRow[];
+  }
+
+  /** Reads and forgets everything pending for `recipient`, in one transaction (drain on read). */
+  drain(recipient: string): SpoolRow[] {
+    return this.#spool.transaction(() => {
+      const rows = this.#s.spoolFor.all(recipient, 0) as SpoolRow[];
+      for (const r of rows) this.#s.spoolDrop.run(r.seq);
+      return rows;
+    })();
+  }
+
+  /** Drops messages through `through` and acks through `ackThrough`; the counts. */
+  consume(recipient: string, through: number, ackThrough: number): { messages: number; acks: number } {
+    return this.#spool.transaction(() => ({
+      messages: this.#s.spoolDropThrough.run(recipient, 'message', through).changes,
+      acks: this.#s.spoolDropThrough.run(recipient, 'ack', ackThrough).changes,
+    }))();
+  }
+
+  /**
+   * Expired messages (SPOOL_TTL passed): each is replaced, in one transaction, by the failed ack
+   * `ackFor` builds for its sender (ra.spool.expiry). Expired acks are dropped.
+   */
+  expire(now: number, ackFor: (row: SpoolRow) => Omit<SpoolRow, 'seq'> | undefined): number {
+    return this.#spool.transaction(() => {
+      const rows = this.#s.expired.all(now) as SpoolRow[];
+      for (const r of rows) {
+        this.#s.spoolDrop.run(r.seq);
+        const ack = ackFor(r);
+        if (ack) this.#s.spoolAdd.run(ack);
+      }
+      this.#s.expiredAcks.run(now);
+      return rows.length;
+    })();
+  }
+
+  devices(identity: string): DeviceRow[] {
+    return this.#s.devices.all(identity) as DeviceRow[];
+  }
+
+  device(id: string): DeviceRow | undefined {
+    return this.#s.device.get(id) as DeviceRow | undefined;
+  }
+
+  upsertDevice(row: Omit<DeviceRow, 'added_at' | 'last_seen'> & { now: number }): void {
+    this.#s.upsertDevice.run(row);
+  }
+
+  /** Can the data directory be written (for /health)? */
+  writable(): boolean {
+    try {
+      this.#db.exec('BEGIN IMMEDIATE; ROLLBACK');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  close(): void {
+    if (this.#spool !== this.#db) this.#spool.close();
+    this.#db.close();
+  }
+}

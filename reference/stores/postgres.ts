@@ -1,0 +1,118 @@
+// PostgreSQL for servers that run as several instances (the bridge): a pool behind the async
+// Sql interface (./sql.ts), and a spent-nonce store whose claim is one atomic statement
+// (ns.nonce.shared-atomic), shared by every instance on the database.
+import pg from 'pg';
+import type { NonceStore } from '../../protocol/signin/nonce.ts';
+import type { Sql } from './sql.ts';
+
+/** `?` placeholders to PostgreSQL's `$1, $2, ...` (no statement here has a literal `?`). */
+const positional = (sql: string): string => {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+};
+
+// BIGINT (int8) columns hold millisecond times: as numbers, not strings.
+const types = { getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) };
+
+export class PostgresSql implements Sql {
+  readonly dialect = 'postgres' as const;
+  readonly pool: pg.Pool;
+
+  constructor(url: string) {
+    this.pool = new pg.Pool({ connectionString: url, max: 10, types: types as never });
+    // An idle client's error (server restart) must not crash the process; the next query fails instead.
+    this.pool.on('error', () => undefined);
+  }
+
+  static on(client: pg.PoolClient | pg.Pool): Sql {
+    const self: Sql = {
+      dialect: 'postgres',
+      get: async <T>(sql: string, params: readonly unknown[] = []) => (await client.query(positional(sql), params as unknown[])).rows[0] as T | undefined,
+      all: async <T>(sql: string, params: readonly unknown[] = []) => (await client.query(positional(sql), params as unknown[])).rows as T[],
+      run: async (sql, params = []) => (await client.query(positional(sql), params as unknown[])).rowCount ?? 0,
+      exec: async (sql) => void (await client.query(sql)),
+      transaction: (fn) => fn(self),
+      close: async () => undefined,
+    };
+    return self;
+  }
+
+  get<T>(sql: string, params: readonly unknown[] = []): Promise<T | undefined> {
+    return PostgresSql.on(this.pool).get<T>(sql, params);
+  }
+  all<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    return PostgresSql.on(this.pool).all<T>(sql, params);
+  }
+  run(sql: string, params: readonly unknown[] = []): Promise<number> {
+    return PostgresSql.on(this.pool).run(sql, params);
+  }
+  exec(sql: string): Promise<void> {
+    return PostgresSql.on(this.pool).exec(sql);
+  }
+  async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const out = await fn(PostgresSql.on(client));
+      await client.query('COMMIT');
+      return out;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Runs `fn` holding a cluster-wide advisory lock (schema set-up by several instances at once). */
+  async locked<T>(key: number, fn: (tx: Sql) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [key]);
+      return await fn(PostgresSql.on(client));
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => undefined);
+      client.release();
+    }
+  }
+
+  close(): Promise<void> {
+    return this.pool.end();
+  }
+}
+
+/** Spent nonces in PostgreSQL: a claim inserts, or takes over an expired row, in one statement. */
+export class PostgresNonceStore implements NonceStore {
+  readonly #sql: Sql;
+  readonly #now: () => number;
+  #ready: Promise<void> | undefined;
+
+  constructor(sql: Sql, now: () => number = Date.now) {
+    this.#sql = sql;
+    this.#now = now;
+  }
+
+  #init(): Promise<void> {
+    return (this.#ready ??= this.#sql.exec('CREATE TABLE IF NOT EXISTS svc_nonces (key TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)').catch((error: unknown) => {
+      this.#ready = undefined;
+      // Two instances creating the table at once: the loser's error is harmless.
+      if (!/already exists|duplicate key/.test((error as Error).message)) throw error;
+    }));
+  }
+
+  async claim(key: string, expiresAt: number): Promise<boolean> {
+    await this.#init();
+    const now = this.#now();
+    const changed = await this.#sql.run('INSERT INTO svc_nonces (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE svc_nonces.expires_at < ?', [
+      key,
+      expiresAt,
+      now,
+    ]);
+    return changed === 1;
+  }
+
+  async release(key: string): Promise<void> {
+    await this.#init();
+    await this.#sql.run('DELETE FROM svc_nonces WHERE key = ?', [key]);
+  }
+}

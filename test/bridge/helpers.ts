@@ -1,0 +1,42 @@
+// Helpers for the bridge tests: a reference bridge (child process) with its test authority and
+// the harness's clients, optionally broken or the document-only variant, and the `run` command
+// line that points the bridge suite at it as at any outside bridge.
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { profileFor } from '../../protocol/common/profile.ts';
+import { startBridgeReference, type BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
+
+export { runCli } from '../rp/helpers.ts';
+
+/** A reference bridge; `args` may carry the hidden --break/--variant flags (allowed here by env). */
+export function bridge(args: string[] = []): Promise<BridgeReferenceRun> {
+  return startBridgeReference({ profile: profileFor(), extraArgs: args, env: { SVC_REFERENCE_ALLOW_BREAKAGE: '1' } });
+}
+
+/** `run --suite bridge` against `run` as an outside bridge: flags, a clients file, the rotation hook. */
+export async function suiteArgs(run: BridgeReferenceRun, extra: string[] = []): Promise<string[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-bridge-test-'));
+  const clients = join(dir, 'clients.json');
+  await writeFile(clients, JSON.stringify(run.target.clients));
+  return [
+    'run',
+    '--suite',
+    'bridge',
+    '--bridge',
+    run.target.issuer,
+    '--bridge-clients',
+    clients,
+    '--bridge-rotate-url',
+    run.target.rotate!.url,
+    '--bridge-rotate-token',
+    run.target.rotate!.token!,
+    '--authority',
+    run.authority.adminUrl,
+    '--runs',
+    '10',
+    '--seed',
+    '7',
+    ...extra,
+  ];
+}

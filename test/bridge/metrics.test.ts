@@ -1,0 +1,38 @@
+// /metrics on the private listener (--metrics-addr, OAUTH_METRICS_ADDR): per-route counters and
+// latency, one counter per audit event; the public listener does not serve it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedPort } from '../../harness/run/spawn.ts';
+import { BridgeSession } from '../../harness/suites/bridge/driver.ts';
+import type { BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
+import { bridge } from './helpers.ts';
+
+let run: BridgeReferenceRun;
+let metricsUrl: string;
+beforeAll(async () => {
+  const port = await closedPort();
+  metricsUrl = `http://127.0.0.1:${port}/metrics`;
+  run = await bridge(['--metrics-addr', `127.0.0.1:${port}`]);
+}, 60_000);
+afterAll(async () => {
+  await run?.stop();
+});
+
+describe('bridge metrics', () => {
+  it('counts requests per route and status, their latency, and audit events, on the private listener only', async () => {
+    const s = new BridgeSession(run.target);
+    try {
+      await s.tokens();
+    } finally {
+      await s.close();
+    }
+    const res = await fetch(metricsUrl);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    expect(text).toMatch(/^svc_bridge_requests_total\{route="\/token",status="200"\} 1$/m);
+    expect(text).toMatch(/^svc_bridge_requests_total\{route="\/authorize",status="303"\} \d+$/m);
+    expect(text).toMatch(/^svc_bridge_request_seconds_count\{route="\/token"\} 1$/m);
+    expect(text).toMatch(/^svc_bridge_audit_events_total\{event="signin.succeeded"\} 1$/m);
+    expect((await fetch(`${run.target.issuer}/metrics`)).status).toBe(404);
+  }, 60_000);
+});

@@ -1,0 +1,58 @@
+// The pure rules of URL client IDs (protocol/bridge/url-client.ts): fetchable client IDs, private
+// addresses, the document's fields, the redirect rule and the cache clamp.
+import { describe, expect, it } from 'vitest';
+import { clientIdUrl, privateAddress, urlClientCacheSeconds, urlClientDocument, urlClientRedirectAllowed, verifiedHost, URL_CLIENT_FETCH } from '../../protocol/bridge/url-client.ts';
+
+const ID = 'https://app.example.com/client.json';
+
+describe('URL client IDs', () => {
+  it('fetches only https client IDs on dotted host names', () => {
+    expect(clientIdUrl(ID).ok).toBe(true);
+    for (const bad of ['http://app.example.com/c', 'https://localhost/c', 'https://127.0.0.1/c', 'https://[::1]/c', 'https://u:p@app.example.com/c', 'https://app.example.com/c#x', 'not a url']) {
+      expect(clientIdUrl(bad).ok, bad).toBe(false);
+    }
+  });
+
+  it('never connects to private addresses', () => {
+    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.1.1', '100.64.0.1', '0.0.0.0', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:10.0.0.1', 'nonsense'])
+      expect(privateAddress(a), a).toBe(true);
+    for (const a of ['93.184.216.34', '2606:2800:220:1::1', '172.32.0.1']) expect(privateAddress(a), a).toBe(false);
+  });
+
+  it('reads the document by the fields of document 2', () => {
+    const ok = urlClientDocument(ID, {
+      client_id: ID,
+      client_name: 'App',
+      redirect_uris: ['https://app.example.com/cb', 'http://127.0.0.1/cb', 'https://other.example/cb'],
+      logo_uri: 'https://cdn.example/logo.png',
+    });
+    expect(ok).toMatchObject({ ok: true, value: { name: 'App', authMethod: 'none', redirectUris: ['https://app.example.com/cb', 'http://127.0.0.1/cb', 'https://other.example/cb'] } });
+    expect(ok.ok && ok.value.logoUri).toBeUndefined();
+    expect(urlClientDocument(ID, { client_id: `${ID}x` }).ok).toBe(false);
+    expect(urlClientDocument(ID, { client_id: ID, token_endpoint_auth_method: 'client_secret_basic' })).toMatchObject({ ok: false, reason: expect.stringMatching(/refused/) });
+    expect(urlClientDocument(ID, { client_id: ID, token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'https://elsewhere.example/jwks' }).ok).toBe(false);
+    expect(urlClientDocument(ID, { client_id: ID, token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'https://app.example.com/jwks' }).ok).toBe(true);
+    expect(urlClientDocument(ID, { client_id: ID, redirect_uris: ['myapp://cb'] }).ok).toBe(false);
+  });
+
+  it('returns to a listed redirect, or to the client ID origin when no document is published; a foreign host is unverified', () => {
+    const doc = urlClientDocument(ID, { client_id: ID, redirect_uris: ['https://other.example/cb'] });
+    expect(doc.ok && urlClientRedirectAllowed(ID, doc.value, 'https://other.example/cb')).toBe(true);
+    expect(doc.ok && urlClientRedirectAllowed(ID, doc.value, 'https://app.example.com/cb')).toBe(false);
+    expect(urlClientRedirectAllowed(ID, undefined, 'https://app.example.com/anything')).toBe(true);
+    expect(urlClientRedirectAllowed(ID, undefined, 'https://other.example/cb')).toBe(false);
+    expect(verifiedHost(ID, 'https://app.example.com/cb')).toBe(true);
+    expect(verifiedHost(ID, 'https://other.example/cb')).toBe(false);
+  });
+
+  it('caches per HTTP headers, clamped to 5 minutes .. 24 hours; fetches are capped at 16 KiB and 5 s without redirects', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(urlClientCacheSeconds({ cacheControl: 'max-age=60' }, now)).toBe(300);
+    expect(urlClientCacheSeconds({ cacheControl: 'public, max-age=3600' }, now)).toBe(3600);
+    expect(urlClientCacheSeconds({ cacheControl: 'max-age=999999' }, now)).toBe(86400);
+    expect(urlClientCacheSeconds({ cacheControl: 'no-store' }, now)).toBe(300);
+    expect(urlClientCacheSeconds({ expires: 'Thu, 01 Jan 2026 02:00:00 GMT', date: 'Thu, 01 Jan 2026 00:00:00 GMT' }, now)).toBe(7200);
+    expect(urlClientCacheSeconds({}, now)).toBe(300);
+    expect(URL_CLIENT_FETCH).toEqual({ maxBytes: 16384, timeoutMs: 5000, redirects: 0 });
+  });
+});
