@@ -16,7 +16,8 @@ const app = new H3().post('/messages', async (event) => {
   const body = (await event.req.json()) as Record<string, unknown>;
   const { signature, ...signed } = body;
   const ok = typeof signature === 'string' && verify(null, Buffer.from(JSON.stringify(signed)), key, Buffer.from(signature, 'base64url'));
-  return new Response(ok ? '{"status":"accepted"}' : '{"error":"bad_signature"}', { status: ok ? 202 : 401, headers: { 'content-type': 'application/json' } });
+  const text = ok ? `{"id":${JSON.stringify(String(signed.id))}}` : '{"error":"bad_signature"}';
+  return new Response(text, { status: ok ? 202 : 401, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) } });
 });
 
 const handler = toNodeHandler(app.fetch);

@@ -3,13 +3,13 @@
 // answers the envelope `{error, detail}` (document 3; `rule` added). Nothing a client sends can
 // make it answer 500: a bug is logged and answered as a visible 500 envelope.
 import { statfsSync } from 'node:fs';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { H3, type H3Event } from 'h3';
 import { toNodeHandler } from 'srvx/node';
 import { validServiceName } from '../../protocol/common/names.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
-import { readCappedBody } from '../shared/http.ts';
+import { readCappedBody, readNodeBody, writeReply } from '../shared/http.ts';
 import { NetworkResolver, type NetworkResolverOptions } from '../resolve/network.ts';
 import { Auth } from './auth.ts';
 import type { RelayConfig, RelayContext } from './config.ts';
@@ -57,9 +57,14 @@ export interface StartRelayOptions {
 export async function startRelay(options: StartRelayOptions): Promise<RunningRelay> {
   // The relay address may depend on the bound port, so the listener comes first and hands every
   // request to the app once it exists.
-  const holder: { app?: H3 } = {};
+  const holder: { app?: H3; ctx?: RelayContext } = {};
   const web = toNodeHandler((request: Request) => (holder.app ? holder.app.fetch(request) : new Response(null, { status: 503 })));
-  const server = createServer((req, res) => void web(req as never, res as never)); // srvx types ask for http and http2 at once
+  const server = createServer((req, res) => {
+    // The hot routes, POST /messages and /acks, are served from node's request directly (no web
+    // streams); every other request goes through the h3 app.
+    if (holder.ctx && req.method === 'POST' && (req.url === '/messages' || req.url === '/acks')) return envelopeNode(holder.ctx, req.url === '/messages' ? 'message' : 'ack', req, res);
+    void web(req as never, res as never); // srvx types ask for http and http2 at once
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -86,6 +91,7 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
     log: options.log,
   };
   holder.app = createRelayApp(ctx);
+  holder.ctx = ctx;
   const sweepEvery = Math.min(60_000, Math.max(1000, (config.spoolTtlSeconds * 1000) / 4));
   const sweeper = setInterval(() => {
     try {
@@ -114,6 +120,26 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
 }
 
 type Handler = (req: Request, event: H3Event) => Promise<Response> | Response;
+
+/** POST /messages or /acks on node's request: the same answers as through the app. */
+function envelopeNode(ctx: RelayContext, kind: 'message' | 'ack', req: IncomingMessage, res: ServerResponse): void {
+  readNodeBody(req, limits.message_body_max_bytes)
+    .catch((error: unknown) => {
+      throw error instanceof HttpError && error.status === 413
+        ? ruleError(413, 'ra.errors.payload-too-large', `the body is larger than ${limits.message_body_max_bytes} bytes (ra.messages.body-cap)`)
+        : error;
+    })
+    .then((bytes) => acceptEnvelope(ctx, kind, bytes))
+    .then(
+      (accepted) => writeReply(res, { status: 202, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(accepted) }),
+      (error: unknown) => {
+        if (!(error instanceof HttpError)) ctx.log(`internal error on POST /${kind}s: ${(error as Error)?.stack ?? String(error)}`);
+        const e = error instanceof HttpError ? error : INTERNAL();
+        if (e.status === 413) res.shouldKeepAlive = false; // the rest of the body is not read
+        writeReply(res, { status: e.status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...e.headers }, body: JSON.stringify(envelopeOf(ctx, e)) });
+      },
+    );
+}
 
 export function createRelayApp(ctx: RelayContext): H3 {
   const app = new H3({
@@ -220,12 +246,20 @@ export function createRelayApp(ctx: RelayContext): H3 {
 const normalized = (raw: string): string => validServiceName(raw) ?? raw.toLowerCase();
 
 function render(ctx: RelayContext, error: HttpError): Response {
-  let body: Record<string, unknown> = error.envelope();
-  if (ctx.config.documentOnly) {
-    const { rule: _r, ...rest } = body;
-    body = { ...rest, error: DOCUMENT_ONLY_CODES[String(body.error)] ?? body.error };
-  }
-  return new Response(JSON.stringify(body), { status: error.status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...error.headers } });
+  return jsonResponse(envelopeOf(ctx, error), error.status, error.headers);
+}
+
+function envelopeOf(ctx: RelayContext, error: HttpError): Record<string, unknown> {
+  const body: Record<string, unknown> = error.envelope();
+  if (!ctx.config.documentOnly) return body;
+  const { rule: _r, ...rest } = body;
+  return { ...rest, error: DOCUMENT_ONLY_CODES[String(body.error)] ?? body.error };
+}
+
+/** A JSON answer with its length (node then sends it whole, not chunked). */
+function jsonResponse(body: unknown, status: number, headers: Readonly<Record<string, string>> = {}): Response {
+  const text = JSON.stringify(body);
+  return new Response(text, { status, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), 'cache-control': 'no-store', ...headers } });
 }
 
 function banner(ctx: RelayContext): Record<string, unknown> {
