@@ -97,3 +97,8 @@ export function x25519KeyPair(): { privateKey: Uint8Array; publicKey: Uint8Array
   const privateKey = x25519.utils.randomSecretKey();
   return { privateKey, publicKey: x25519.getPublicKey(privateKey) };
 }
+
+/** The X25519 public key of a private key. */
+export function x25519PublicKeyOf(privateKey: Uint8Array): Uint8Array {
+  return x25519.getPublicKey(privateKey);
+}
