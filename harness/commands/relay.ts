@@ -85,7 +85,12 @@ export function registerRelayCommands(program: Command, ctx: CommandContext): vo
         if (r.status !== 201) return refused('register', r);
         if (flags.authority) {
           const { AuthorityClient } = await import('../actors/authority/client.ts');
-          await new AuthorityClient(flags.authority).publish({ identity: id.identity, seed: id.seed, encryptionPublicKey: `x25519:${Buffer.from(id.encryption.publicKey).toString('base64url')}`, relay: address });
+          await new AuthorityClient(flags.authority).publish({
+            identity: id.identity,
+            seed: id.seed,
+            encryptionPublicKey: `x25519:${Buffer.from(id.encryption.publicKey).toString('base64url')}`,
+            relay: address,
+          });
         }
         io.stdout.write(`registered ${id.identity} at ${address}${flags.authority ? ' and published it in the authority' : ''}\n`);
         return 0;
@@ -134,7 +139,13 @@ export function registerRelayCommands(program: Command, ctx: CommandContext): vo
         const body = r.json() as { messages: Array<Record<string, unknown>>; acks: Array<Record<string, unknown>> };
         for (const m of body.messages) {
           const enc = m.encryption as Record<string, string>;
-          const text = openMessage(c.profile.ids.message_seal_domain, id.encryption.privateKey, Buffer.from(enc.ephemeral_public_key!, 'base64url'), Buffer.from(enc.nonce!, 'base64url'), Buffer.from(String(m.payload), 'base64url'));
+          const text = openMessage(
+            c.profile.ids.message_seal_domain,
+            id.encryption.privateKey,
+            Buffer.from(enc.ephemeral_public_key!, 'base64url'),
+            Buffer.from(enc.nonce!, 'base64url'),
+            Buffer.from(String(m.payload), 'base64url'),
+          );
           io.stdout.write(`${String(m.timestamp)} from ${String(m.sender)}: ${text ? new TextDecoder().decode(text) : '(cannot be opened with this key)'}\n`);
         }
         for (const a of body.acks) io.stdout.write(`ack ${String(a.state)} for ${String(a.message_id)} from ${String(a.sender)}\n`);
