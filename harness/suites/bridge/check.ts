@@ -6,7 +6,7 @@ import type { Check, CheckContext, Outcome } from '../../run/model.ts';
 import { cite } from '../../run/cite.ts';
 import { HttpError } from '../../actors/http.ts';
 import { SignerError } from '../../actors/signer/index.ts';
-import { Expect } from '../rp/check.ts';
+import { Expect } from '../../run/verdict.ts';
 import { BridgeSession, CheckFailure, CheckSkip, type BridgeTarget } from './driver.ts';
 
 export { Expect };

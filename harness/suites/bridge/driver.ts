@@ -8,7 +8,8 @@ import { HttpClient, type Exchange, type HttpResponse } from '../../actors/http.
 import type { AuthorityControl } from '../../actors/authority/types.ts';
 import { Browser, Signer, type SignerKey } from '../../actors/signer/index.ts';
 import { newPkce, OidcClient, styleOf, type AuthStyle, type ClientCredentials, type Pkce } from '../../actors/oidc/client.ts';
-import { CheckFailure, CheckSkip, said } from '../rp/driver.ts';
+import { CheckFailure, CheckSkip } from '../../run/verdict.ts';
+import { said } from '../../run/answers.ts';
 
 export { CheckFailure, CheckSkip, said };
 

@@ -6,7 +6,7 @@ import type { Check, CheckContext, Outcome } from '../../run/model.ts';
 import { cite } from '../../run/cite.ts';
 import { propertyCheck, type PropertyCheckSpec } from '../../run/property.ts';
 import { HttpError } from '../../actors/http.ts';
-import { Expect } from '../rp/check.ts';
+import { Expect } from '../../run/verdict.ts';
 import { CheckFailure, CheckSkip, Session, type RelayTarget } from './driver.ts';
 
 export { Expect };

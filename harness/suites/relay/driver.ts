@@ -10,7 +10,8 @@ import { encodeBase64url } from '../../../protocol/common/base64.ts';
 import type { AuthorityControl } from '../../actors/authority/types.ts';
 import { HttpClient, type Exchange, type HttpResponse } from '../../actors/http.ts';
 import { RelayClient, newRelayIdentity, type RelayIdentity } from '../../actors/relay/index.ts';
-import { CheckFailure, CheckSkip, isObject, safeJson, said } from '../rp/driver.ts';
+import { CheckFailure, CheckSkip } from '../../run/verdict.ts';
+import { isObject, safeJson, said } from '../../run/answers.ts';
 
 export { CheckFailure, CheckSkip, isObject, safeJson, said };
 

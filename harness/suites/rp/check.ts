@@ -1,31 +1,13 @@
 // Building blocks for rp checks: a check from a body that drives a Session, its level from the
 // rules it cites (an unknown rule id is a bug in the suite and throws at load time), and the
 // collected problems as its verdict with the HTTP exchanges as evidence.
+import { Expect } from '../../run/verdict.ts';
 import type { RuleId } from '../../../schemas/ts/rules.ts';
 import type { Check, CheckContext, Outcome } from '../../run/model.ts';
 import { cite } from '../../run/cite.ts';
 import { propertyCheck, type PropertyCheckSpec } from '../../run/property.ts';
 import { HttpError } from '../../actors/http.ts';
 import { CheckFailure, CheckSkip, Session, type RpTarget } from './driver.ts';
-
-/** Problems collected by a check; none means passed. */
-export class Expect {
-  readonly problems: string[] = [];
-
-  that(condition: boolean, problem: string): boolean {
-    if (!condition) this.problems.push(problem);
-    return condition;
-  }
-
-  fail(problem: string): void {
-    this.problems.push(problem);
-  }
-
-  /** Stops the check here with what was collected plus `problem`. */
-  stop(problem: string): never {
-    throw new CheckFailure(problem);
-  }
-}
 
 export interface RpCheckSpec {
   /** `rp/<area>/<name>` */
@@ -78,3 +60,5 @@ export function rpProperty<T>(spec: Omit<PropertyCheckSpec<T>, 'suite' | 'rules'
   const citation = cite(spec.id, spec.rules, spec.context);
   return { ...propertyCheck({ ...spec, suite: 'rp', rules: citation.rules, level: citation.level }), ...citation };
 }
+
+export { Expect };

@@ -2,6 +2,8 @@
 // transactions through the start contract (ns.start.contract), delivers approvals, polls, resumes
 // and reads the metadata, and records every exchange of a check as its evidence. Nothing here
 // knows the reference RP: only the spec (rp.openapi.yaml) and the profile's identifiers.
+import { CheckFailure, CheckSkip } from '../../run/verdict.ts';
+import { errorCode, isObject, safeJson, said } from '../../run/answers.ts';
 import { randomBytes } from 'node:crypto';
 import { HttpClient, HttpError, type Exchange, type HttpResponse } from '../../actors/http.ts';
 import type { AuthorityControl } from '../../actors/authority/types.ts';
@@ -75,13 +77,6 @@ export async function fetchPublished(target: RpTarget): Promise<Published> {
   } finally {
     await client.close();
   }
-}
-
-export class CheckFailure extends Error {
-  override name = 'CheckFailure';
-}
-export class CheckSkip extends Error {
-  override name = 'CheckSkip';
 }
 
 export interface Started {
@@ -307,35 +302,6 @@ export function encodeApproval(approval: Record<string, unknown>, form: Delivery
 
 // ---- small helpers ----
 
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-export function safeJson(r: HttpResponse): unknown {
-  try {
-    return JSON.parse(r.text());
-  } catch {
-    return undefined;
-  }
-}
-
-/** The `error` string of a JSON answer, whatever else it carries. */
-export function errorCode(r: HttpResponse): string | undefined {
-  const b = safeJson(r);
-  return isObject(b) && typeof b.error === 'string' ? b.error : undefined;
-}
-
-/**
- * What the implementation answered, for failure texts: its status, its error code if any, and the
- * start of its body (so an RP with its own error shape, or none, still shows its reason).
- */
-export function said(r: HttpResponse): string {
-  const code = errorCode(r);
-  const text = r.text().replace(/\s+/g, ' ').trim();
-  const body = text === '' ? 'an empty body' : JSON.stringify(text.length > 160 ? `${text.slice(0, 160)}…` : text);
-  return `${r.status}${code !== undefined ? ` ${code}` : ''}${r.location ? ` to ${r.location}` : ''} (${body})`;
-}
-
 /** A 2xx: the document names no success status for its endpoints. */
 export function accepted(r: HttpResponse): boolean {
   return r.status >= 200 && r.status < 300;
@@ -398,3 +364,5 @@ export function onProcess(url: string, base: string): string {
   u.host = b.host;
   return u.toString();
 }
+
+export { CheckFailure, CheckSkip, errorCode, isObject, safeJson, said };

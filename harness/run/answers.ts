@@ -1,0 +1,32 @@
+// What an implementation answered, for checks and their failure texts: any JSON, the error code it
+// sent if any, and `said()`: its status, its code and the start of its body.
+import type { HttpResponse } from '../actors/http.ts';
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+export function safeJson(r: HttpResponse): unknown {
+  try {
+    return JSON.parse(r.text());
+  } catch {
+    return undefined;
+  }
+}
+
+/** The `error` string of a JSON answer, whatever else it carries. */
+export function errorCode(r: HttpResponse): string | undefined {
+  const b = safeJson(r);
+  return isObject(b) && typeof b.error === 'string' ? b.error : undefined;
+}
+
+/**
+ * What the implementation answered, for failure texts: its status, its error code if any, and the
+ * start of its body (so an RP with its own error shape, or none, still shows its reason).
+ */
+export function said(r: HttpResponse): string {
+  const code = errorCode(r);
+  const text = r.text().replace(/\s+/g, ' ').trim();
+  const body = text === '' ? 'an empty body' : JSON.stringify(text.length > 160 ? `${text.slice(0, 160)}…` : text);
+  return `${r.status}${code !== undefined ? ` ${code}` : ''}${r.location ? ` to ${r.location}` : ''} (${body})`;
+}
