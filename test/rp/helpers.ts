@@ -126,10 +126,15 @@ export async function brokenRp(kind: Breakage, authority: Authority): Promise<Ru
       if (tx?.state.startsWith('approved')) tx.state = 'pending';
       return tx;
     };
-    store.approve = (id, to, identity, resume) => {
-      const tx = byRequestId(id);
-      if (tx && tx.state !== 'pending') store.move(id, tx.state, 'pending');
-      return approve(id, to, identity, resume);
+    // Approvals of one turn share a group commit, so a reset made before queueing can lose to
+    // another approval of the same batch: a lost compare-and-set resets and approves again.
+    store.approve = async (id, to, identity, resume) => {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const tx = byRequestId(id);
+        if (tx && tx.state !== 'pending') store.move(id, tx.state, 'pending');
+        if (await approve(id, to, identity, resume)) return true;
+      }
+      return false;
     };
   }
   if (kind === 'refusal-ends-transaction') {
