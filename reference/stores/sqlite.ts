@@ -26,7 +26,7 @@ export function openDatabase(dataDir: string, file = 'rp.sqlite'): Db {
     // (workers sharing the file) the pages come back from the OS cache instead of being re-read.
     db.pragma('mmap_size = 268435456');
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_FRAMES}`);
-    const checkpointer = startCheckpointer(join(dataDir, 'rp.sqlite'));
+    const checkpointer = startCheckpointer(join(dataDir, file));
     const close = db.close.bind(db);
     // The checkpointer lives as long as this handle (db.close() is what every owner calls).
     db.close = () => {
