@@ -20,6 +20,7 @@ import { hashSecret, sameHash } from '../shared/secrets.ts';
 import { BridgeStore } from './store.ts';
 import { SigningKeys, ALG } from './keys.ts';
 import { ClientRegistry, loadStaticClients } from './clients.ts';
+import { UrlClients } from './url-clients.ts';
 import { BRIDGE_STYLESHEET, PATHS, type BridgeConfig, type BridgeContext } from './context.ts';
 import { authorizeHandler, consentHandler, creatingHandler, currentSession, grantableScopes, identifyHandler, resumeHandler, retryHandler, sessionCookieName, transactionHandler } from './flow.ts';
 import { callbackHandler, callbackPreflight, contextHandler, metadataHandler, referenceHandler } from './native.ts';
@@ -115,7 +116,18 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
   store.onAudit = (name) => metrics.audit(name);
   const keys = new SigningKeys(store, now);
   await keys.ensure();
-  const clients = new ClientRegistry([consoleClient({ config }), ...(config.staticClientsFile ? loadStaticClients(config.staticClientsFile) : [])]);
+  const urlClients =
+    config.urlClients === 'off'
+      ? undefined
+      : new UrlClients({
+          ...(config.resolver?.dnsServer !== undefined ? { dnsServer: config.resolver.dnsServer } : {}),
+          ...(config.resolver?.caFile !== undefined ? { caFile: config.resolver.caFile } : {}),
+          // --break url-client-private (suite tests): every address counts as public.
+          publicAddresses: config.urlClientTestAddresses ?? [],
+          anyAddress: config.breakage.has('url-client-private'),
+          now,
+        });
+  const clients = new ClientRegistry([consoleClient({ config }), ...(config.staticClientsFile ? loadStaticClients(config.staticClientsFile) : [])], urlClients);
   // Console clients and operator suspensions reach every instance within a second.
   const refreshClients = async () => {
     try {
@@ -276,6 +288,7 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
       clearInterval(suspensions);
       await opened.close();
       if (resolver instanceof NetworkResolver) await resolver.close();
+      await urlClients?.close();
       await sql.close();
     },
   };

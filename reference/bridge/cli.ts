@@ -1,7 +1,8 @@
 // `svc-reference bridge`: the reference OpenID Connect bridge of document 2. Flags, with the
 // document's configuration names (OAUTH_*) as environment defaults, then it prints one line,
 // `svc-reference bridge listening on <issuer> (<bound url>)`, and runs until SIGINT/SIGTERM.
-import { Option, type Command } from 'commander';
+import { isIP } from 'node:net';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { profileFor, ProfileError } from '../../protocol/common/profile.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { NonceStoreSpecError } from '../stores/index.ts';
@@ -26,6 +27,7 @@ interface BridgeFlags {
   name: string;
   clientRegistration: BridgeConfig['clientRegistration'];
   urlClients: BridgeConfig['urlClients'];
+  urlClientTestAddress?: string[];
   subjectType: BridgeConfig['subjectType'];
   staticClients?: string;
   defaultSigner?: string;
@@ -96,6 +98,10 @@ export const bridgeServer: ServerDefinition = {
       .option('--default-signer <url>', 'OAUTH_DEFAULT_SIGNER: the operator web signer', env('OAUTH_DEFAULT_SIGNER'))
       .option('--launcher-url <url>', 'OAUTH_LAUNCHER_URL: where visitors create an ID; none hides the offer', env('OAUTH_LAUNCHER_URL') ?? 'none')
       .option('--metrics-addr <host:port>', 'OAUTH_METRICS_ADDR: HOST:PORT of the private listener serving /metrics (Prometheus text)', env('OAUTH_METRICS_ADDR'))
+      .option('--url-client-test-address <ip>', "a private address URL client documents may still be fetched from (tests only: the test authority's address)", (v: string, p: string[] = []) => {
+        if (isIP(v) === 0) throw new InvalidArgumentError('an IP address');
+        return [...p, v];
+      })
       .option('--test-operator-token <token>', 'enables POST /operator/keys/rotate with this bearer token (tests only)')
       .addOption(
         new Option('--break <what>', 'deliberately break one rule (suite tests only)')
@@ -140,6 +146,7 @@ async function runBridge(flags: BridgeFlags, io: ReferenceIO): Promise<Started> 
     subjectType: flags.subjectType,
     clientRegistration: flags.clientRegistration,
     urlClients: flags.urlClients,
+    ...(flags.urlClientTestAddress !== undefined ? { urlClientTestAddresses: flags.urlClientTestAddress } : {}),
     launcherUrl: flags.launcherUrl.replace(/\/+$/, ''),
     resumeTtlSeconds: flags.resumeTtl,
     breakage,

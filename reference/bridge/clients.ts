@@ -1,10 +1,13 @@
 // The client registry (document 2, Clients). This reference loads static clients from the file
 // named by OAUTH_STATIC_CLIENTS (ob.contract.clients: the registered-client schema, secrets as
 // SHA-256 only) and authenticates them at /token, /revoke and /introspect by the method each one
-// registered (ob.token.client-auth).
+// registered (ob.token.client-auth). URL client IDs come from url-clients.ts through the same
+// registry interface (document 2: "All kinds feed one registry interface").
 import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
-import { registrableRedirect, sectorOf } from '../../protocol/bridge/redirect.ts';
+import { matchRedirect, registrableRedirect, sectorOf } from '../../protocol/bridge/redirect.ts';
+import { urlClientRedirectAllowed } from '../../protocol/bridge/url-client.ts';
+import { UrlClientError, UrlClients } from './url-clients.ts';
 import { hashSecret, sameHash } from '../shared/secrets.ts';
 import type { NonceStore } from '../../protocol/signin/nonce.ts';
 
@@ -24,6 +27,8 @@ export interface Client {
   /** Who registered it (console clients), or the operator for static ones. */
   owner: string;
   suspended: boolean;
+  /** A URL client ID: whether it published a document, and its same-origin logo. */
+  url?: { published: boolean; logoUri?: string };
 }
 
 export class ClientFileError extends Error {}
@@ -76,8 +81,24 @@ export class ClientRegistry {
   #registered = new Map<string, Client>();
   #suspended: ReadonlySet<string> = new Set();
 
-  constructor(clients: readonly Client[] = []) {
+  constructor(
+    clients: readonly Client[] = [],
+    /** URL client IDs (OAUTH_URL_CLIENTS indieauth or on); undefined when off. */
+    readonly urlClients?: UrlClients,
+  ) {
     for (const c of clients) this.#clients.set(c.clientId, c);
+  }
+
+  /**
+   * Any kind of client. A URL client ID is fetched when unknown, and again when `fresh` (an
+   * authorization request) finds its cache time up; a refused document throws UrlClientError.
+   */
+  async resolve(clientId: string, fresh = false): Promise<Client | undefined> {
+    const known = this.get(clientId);
+    if (known || this.#clients.has(clientId) || this.#registered.has(clientId)) return known;
+    if (!this.urlClients || !UrlClients.isUrlClientId(clientId)) return undefined;
+    const c = await this.urlClients.get(clientId, fresh);
+    return this.#suspended.has(clientId) ? undefined : c;
   }
 
   /** Applications the operator suspended (from the database; see svc-oauth clients suspend). */
@@ -90,8 +111,9 @@ export class ClientRegistry {
     this.#registered = new Map(clients.map((c) => [c.clientId, c]));
   }
 
+  /** A static or registered client, or the last known URL client (no fetch). */
   get(clientId: string): Client | undefined {
-    const c = this.#clients.get(clientId) ?? this.#registered.get(clientId);
+    const c = this.#clients.get(clientId) ?? this.#registered.get(clientId) ?? this.urlClients?.cached(clientId);
     return c && !c.suspended && !this.#suspended.has(clientId) ? c : undefined;
   }
 
@@ -102,6 +124,18 @@ export class ClientRegistry {
 }
 
 export const isPublic = (c: Client) => c.authMethod === 'none';
+
+/**
+ * The redirect a request may use (ob.authorize.redirect-exact, ob.clients.url-redirect): an exact
+ * registered URI (loopback port free for public clients); for a URL client that published no
+ * document, any URI on the client_id's own origin.
+ */
+export function allowedRedirect(client: Client, asked: string): boolean {
+  if (matchRedirect(asked, client.redirectUris, isPublic(client)) !== undefined) return true;
+  return client.url !== undefined && !client.url.published && urlClientRedirectAllowed(client.clientId, undefined, asked);
+}
+
+export { UrlClientError };
 
 export interface PresentedAuth {
   method: AuthMethod;
@@ -153,7 +187,13 @@ export function presentedAuth(headers: Headers, form: URLSearchParams): Presente
 /** Authenticates a client by its registered method; throws ClientAuthError on any mismatch. */
 export async function authenticateClient(registry: ClientRegistry, presented: PresentedAuth | undefined, audiences: string[], nonces: NonceStore): Promise<Client> {
   if (!presented) throw new ClientAuthError('no client authentication');
-  const client = registry.get(presented.clientId);
+  let client: Client | undefined;
+  try {
+    client = await registry.resolve(presented.clientId);
+  } catch (error) {
+    if (error instanceof UrlClientError) throw new ClientAuthError(error.message);
+    throw error;
+  }
   if (!client) throw new ClientAuthError('unknown client');
   if (client.authMethod !== presented.method) throw new ClientAuthError(`this client authenticates with ${client.authMethod}`);
   if (presented.method === 'client_secret_basic' || presented.method === 'client_secret_post') {

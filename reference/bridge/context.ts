@@ -14,7 +14,7 @@ import type { Metrics } from './metrics.ts';
  * Deliberate breakage for the suite's own tests (test/bridge/broken.test.ts): refused unless
  * SVC_REFERENCE_ALLOW_BREAKAGE=1. Each one disables exactly one rule.
  */
-export const BREAKAGES = ['pkce', 'redirect-prefix', 'code-reuse', 'iss', 'consent'] as const;
+export const BREAKAGES = ['pkce', 'redirect-prefix', 'code-reuse', 'iss', 'consent', 'url-client-private'] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 
 export interface BridgeConfig {
@@ -37,6 +37,8 @@ export interface BridgeConfig {
   operatorToken?: string;
   resumeTtlSeconds: number;
   resolver?: { dnsServer?: string; caFile?: string; timeoutMs?: number };
+  /** Private addresses a URL client fetch may still connect to (tests only: a test authority's). */
+  urlClientTestAddresses?: string[];
   breakage: ReadonlySet<Breakage>;
   /**
    * The document-only variant (suite tests): other statuses, codes and bodies wherever document 2

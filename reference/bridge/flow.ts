@@ -5,7 +5,7 @@
 // and `iss`. A live session with a covering consent skips straight to a code (ob.sso.reuse).
 import { limits } from '../../schemas/ts/limits.ts';
 import { normalizeIdInput } from '../../protocol/bridge/id-input.ts';
-import { matchRedirect } from '../../protocol/bridge/redirect.ts';
+import { verifiedHost } from '../../protocol/bridge/url-client.ts';
 import { wellFormedChallenge } from '../../protocol/bridge/pkce.ts';
 import { encodeObject } from '../../protocol/common/codec.ts';
 import { formatRfc3339 } from '../../protocol/common/time.ts';
@@ -15,7 +15,7 @@ import { hashSecret, newSecret, sameHash, wellFormedSecret } from '../shared/sec
 import { cookieName, readCookies, serializeCookie } from '../shared/cookies.ts';
 import { CSP, html, json, prefersJson, readCappedBody, utf8Text } from '../shared/http.ts';
 import { browserLabel, newMatchCode, newNonce, newReferenceCode, newRequestId } from '../signin/index.ts';
-import { isPublic, type Client } from './clients.ts';
+import { allowedRedirect, UrlClientError, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
 import { authorizationRedirect, pageError, redirect } from './responses.ts';
 import { consentPage, identifyPage, messagePage, qrSvg, waitingPage } from './pages.ts';
@@ -26,8 +26,13 @@ import type { components } from '../../schemas/ts/http/bridge.ts';
 /** The status view of spec/http/bridge.openapi.yaml (ob.contract.transaction). */
 type TransactionView = components['schemas']['TransactionView'];
 
-/** The scopes this bridge grants; any other value is ignored (ob.authorize.unknown-scope). */
-export const grantableScopes = (ctx: BridgeContext) => ['openid', ctx.profile.ids.id_scope, 'profile'];
+/**
+ * The scopes this bridge grants a client; any other value is ignored (ob.authorize.unknown-scope).
+ * Under OAUTH_URL_CLIENTS=indieauth a URL client is an IndieAuth client: `openid` is not among
+ * its scopes, so its codes redeem to `me` (and an access token), never to an ID token.
+ */
+export const grantableScopes = (ctx: BridgeContext, client?: Client) =>
+  client?.url !== undefined && ctx.config.urlClients === 'indieauth' ? [ctx.profile.ids.id_scope, 'profile'] : ['openid', ctx.profile.ids.id_scope, 'profile'];
 /** Scopes that release claims only with consent (ob.consent.release). */
 const consentScopes = (ctx: BridgeContext) => [ctx.profile.ids.id_scope, 'profile'];
 
@@ -109,13 +114,20 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
   const repeated = [...new Set([...q.keys()])].filter((k) => q.getAll(k).length > 1);
   // Before the client and redirect are known, every problem is a page (open-redirect guard).
   const clientId = one('client_id');
-  const client = clientId !== undefined ? ctx.clients.get(clientId) : undefined;
+  let client: Client | undefined;
+  try {
+    client = clientId !== undefined ? await ctx.clients.resolve(clientId, true) : undefined;
+  } catch (error) {
+    // A URL client whose document breaks a fetch rule is not a client (ob.clients.url-fetch).
+    if (error instanceof UrlClientError) return pageError(ctx, 400, error.message, error.rule);
+    throw error;
+  }
   if (!client) return pageError(ctx, 400, clientId === undefined ? 'client_id is missing' : 'unknown client', 'ob.authorize.bad-client-no-redirect');
   const asked = one('redirect_uri');
   if (asked === undefined) return pageError(ctx, 400, 'redirect_uri is missing', 'ob.authorize.bad-client-no-redirect');
   // --break redirect-prefix (suite tests): a registered URI's prefix matches too.
-  const matched = matchRedirect(asked, client.redirectUris, isPublic(client)) ?? (ctx.config.breakage.has('redirect-prefix') ? client.redirectUris.find((r) => asked.startsWith(r)) : undefined);
-  const redirectUri = matched === undefined ? undefined : asked;
+  const matched = allowedRedirect(client, asked) || (ctx.config.breakage.has('redirect-prefix') && client.redirectUris.some((r) => asked.startsWith(r)));
+  const redirectUri = matched ? asked : undefined;
   if (redirectUri === undefined) return pageError(ctx, 400, 'redirect_uri is not registered for this client', 'ob.authorize.bad-client-no-redirect');
 
   const state = one('state');
@@ -132,7 +144,7 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
     if (challenge === undefined || method !== 'S256') return fail('invalid_request', 'PKCE with code_challenge_method S256 is required');
     if (!wellFormedChallenge(challenge)) return fail('invalid_request', 'code_challenge is not a base64url SHA-256');
   }
-  const scopes = [...new Set((one('scope') ?? '').split(' ').filter((s) => grantableScopes(ctx).includes(s)))];
+  const scopes = [...new Set((one('scope') ?? '').split(' ').filter((s) => grantableScopes(ctx, client).includes(s)))];
   const prompts = (one('prompt') ?? '').split(' ').filter((p) => p !== '');
   if (prompts.some((p) => !PROMPTS.has(p)) || (prompts.includes('none') && prompts.length > 1)) return fail('invalid_request', 'prompt is not valid');
   const maxAgeRaw = one('max_age');
@@ -181,7 +193,8 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
     // A live session without a covering consent: no new proof, straight to consent.
     await ctx.store.move(tx.id, 'identify', 'consent', { identity: session.identity, auth_time: session.authTime, delegated: session.delegated ? 1 : 0, key_fingerprint: session.keyFingerprint });
   }
-  const hint = one('login_hint');
+  // IndieAuth's `me` is a hint like login_hint.
+  const hint = one('login_hint') ?? one('me');
   const location = `${ctx.config.issuer}${PATHS.transaction}${tx.id}${hint !== undefined && !fresh ? `?login_hint=${encodeURIComponent(hint)}` : ''}`;
   return redirect(location, headers);
 }
@@ -192,6 +205,8 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
 async function boundTx(ctx: BridgeContext, req: Request, id: string): Promise<BridgeTx | Response> {
   const tx = /^[A-Za-z0-9_-]{22}$/.test(id) ? await ctx.store.tx(id) : undefined;
   if (!tx) return answer(req, ctx, 404, 'no such sign-in', 'ob.contract.transaction');
+  // Another process may have begun it: make its URL client known here (a stale copy will do).
+  await ctx.clients.resolve(tx.clientId).catch(() => undefined);
   const cookie = readCookies(req).get(txCookieName(ctx));
   if (!wellFormedSecret(cookie) || !sameHash(hashSecret(cookie), tx.bindingHash)) return answer(req, ctx, 403, 'this sign-in belongs to another browser', 'ob.transaction.resume-binding');
   return tx;
@@ -208,6 +223,12 @@ function answer(
   return pageError(ctx, status, detail, rule);
 }
 
+/**
+ * Whether consent may call the redirect host verified (ob.clients.url-consent): for a URL client,
+ * the redirect is on the client_id's own host; other clients were registered with their hosts.
+ */
+export const hostVerified = (client: Client, redirectUri: string): boolean => (client.url ? verifiedHost(client.clientId, redirectUri) : true);
+
 /** The status view a page script or the harness polls (ob.contract.transaction). */
 function view(ctx: BridgeContext, tx: BridgeTx): TransactionView {
   const out: TransactionView = { state: tx.status };
@@ -219,7 +240,13 @@ function view(ctx: BridgeContext, tx: BridgeTx): TransactionView {
   }
   if (tx.status === 'consent') {
     const client = ctx.clients.get(tx.clientId);
-    out.consent = { client_name: client?.name ?? tx.clientId, host: new URL(tx.redirectUri).host, identity: tx.identity ?? '', claims: claimScopes(ctx, tx.scopes) };
+    out.consent = {
+      client_name: client?.name ?? tx.clientId,
+      host: new URL(tx.redirectUri).host,
+      verified: client ? hostVerified(client, tx.redirectUri) : false,
+      identity: tx.identity ?? '',
+      claims: claimScopes(ctx, tx.scopes),
+    };
   }
   if ((tx.status === 'code_issued' || tx.status === 'access_denied') && tx.redirect) out.redirect = tx.redirect;
   if (tx.status === 'failed' && tx.error) out.error = tx.error;

@@ -5,6 +5,7 @@ import { esc, shell } from '../shared/pages.ts';
 import type { BridgeContext } from './context.ts';
 import type { BridgeTx } from './store.ts';
 import type { Client } from './clients.ts';
+import { verifiedHost } from '../../protocol/bridge/url-client.ts';
 
 const page = (ctx: BridgeContext, title: string, body: string) => shell({ title, siteName: ctx.config.name, stylesheet: ctx.site.stylesheet }, body);
 
@@ -57,7 +58,14 @@ ${links.qr}
 
 export function consentPage(ctx: BridgeContext, tx: BridgeTx, client: Client, claims: string[]): string {
   const host = new URL(tx.redirectUri).host;
-  const owner = client.owner === 'operator' ? `run by the operator of ${esc(ctx.config.name)}` : `registered by <strong>${esc(client.owner)}</strong>; nobody reviewed this application`;
+  // A URL client names itself: its host is verified only when the return address is on it (ob.clients.url-consent).
+  const owner = client.url
+    ? verifiedHost(client.clientId, tx.redirectUri)
+      ? `<span data-testid="host-verified">verified: the application's own host</span>; nobody reviewed this application`
+      : `<span class="unverified" data-testid="host-unverified">unverified: the application at <strong>${esc(client.owner)}</strong> sends you back to another host</span>; nobody reviewed this application`
+    : client.owner === 'operator'
+      ? `run by the operator of ${esc(ctx.config.name)}`
+      : `registered by <strong>${esc(client.owner)}</strong>; nobody reviewed this application`;
   const labels: Record<string, string> = { [ctx.profile.ids.id_scope]: `Your ${ctx.profile.name} ID`, profile: 'Your public profile (name, picture, profile page)' };
   return page(
     ctx,

@@ -38,8 +38,8 @@ async function client(ctx: BridgeContext, req: { headers: Headers }, form: URLSe
 }
 
 /** `sub` for a client's sector (ob.subject.pairwise) or the ID itself (public). */
-export function subjectFor(ctx: BridgeContext, c: Client | undefined, identity: string): string {
-  if (ctx.config.subjectType === 'public' || !c) return identity;
+export function subjectFor(ctx: BridgeContext, c: Client, identity: string): string {
+  if (ctx.config.subjectType === 'public') return identity;
   return pairwiseSubject(ctx.profile, ctx.pairwiseSecret, c.sector, identity);
 }
 
@@ -125,6 +125,14 @@ async function tokenReply(ctx: BridgeContext, headers: Headers, contentType: str
       await ctx.store.audit('token.revoked', record.identity, { client_id: c.clientId, reason: 'code replay' });
       throw invalid('the code was already redeemed; its tokens are revoked', 'ob.code.replay-revokes');
     }
+    // IndieAuth (ob.indieauth): the profile URL of the signed-in identity. A code issued without
+    // `openid` is an IndieAuth grant: login-only it redeems to `me` alone (RFC 6749 has no empty
+    // scope, so no access token); with scopes such as `profile`, to an access token and `me`.
+    const me = `https://${record.identity}/`;
+    if (!record.scopes.includes('openid')) {
+      if (record.claims.length === 0) return jsonReply({ me }, 200, { pragma: 'no-cache' });
+      return jsonReply({ access_token: accessToken, token_type: 'Bearer', expires_in: limits.access_token_ttl_seconds, scope: record.scopes.join(' '), me }, 200, { pragma: 'no-cache' });
+    }
     const claims: Record<string, unknown> = {
       iss: ctx.config.issuer,
       sub: subjectFor(ctx, c, record.identity),
@@ -137,9 +145,7 @@ async function tokenReply(ctx: BridgeContext, headers: Headers, contentType: str
       ...releasedClaims(ctx, record.identity, record.claims, record.keyFingerprint),
     };
     const idToken = await ctx.keys.sign(claims);
-    const body: Record<string, unknown> = { access_token: accessToken, token_type: 'Bearer', expires_in: limits.access_token_ttl_seconds, id_token: idToken, scope: record.scopes.join(' ') };
-    // IndieAuth (ob.indieauth): the profile URL of the signed-in identity.
-    body.me = `https://${record.identity}/`;
+    const body: Record<string, unknown> = { access_token: accessToken, token_type: 'Bearer', expires_in: limits.access_token_ttl_seconds, id_token: idToken, scope: record.scopes.join(' '), me };
     return jsonReply(body, 200, { pragma: 'no-cache' });
   } catch (error) {
     if (error instanceof OAuthError) return error.reply(ctx.config.documentOnly);
@@ -157,12 +163,14 @@ function bearer(req: Request): string | undefined {
 export async function userinfoHandler(ctx: BridgeContext, req: Request): Promise<Response> {
   const token = bearer(req);
   const t = token === undefined ? undefined : await ctx.store.token(hashSecret(token));
-  if (!t || t.revoked || ctx.now() > t.expiresAt) {
+  // A token of a client that is gone (deleted, suspended, its URL document refused) is dead too:
+  // without the client there is no sector, and `sub` must never fall back to the ID.
+  const c = t ? await ctx.clients.resolve(t.clientId).catch(() => undefined) : undefined;
+  if (!t || !c || t.revoked || ctx.now() > t.expiresAt) {
     return new OAuthError(401, 'invalid_token', token === undefined ? 'a bearer access token is required' : 'the access token is not valid', 'ob.userinfo', {
       'www-authenticate': `Bearer error="invalid_token"`,
     }).response(ctx.config.documentOnly);
   }
-  const c = ctx.clients.get(t.clientId);
   return json({ sub: subjectFor(ctx, c, t.identity), ...releasedClaims(ctx, t.identity, t.claims, t.keyFingerprint) });
 }
 

@@ -55,6 +55,11 @@ export interface components {
             /** @description Operator hook (ob.contract.rotate): POST here (with `rotate_token` as bearer) rotates the signing key. Without it the rotation check is skipped. */
             rotate_url?: string;
             rotate_token?: string;
+            /**
+             * @description The bridge's OAUTH_URL_CLIENTS mode (ob.contract.url-clients). The URL client checks run when it is `indieauth` or `on` and the bridge fetches client documents through the test authority's DNS and CA, treating the authority's address as public; absent or `off`, they are skipped.
+             * @enum {unknown}
+             */
+            url_clients?: "indieauth" | "on" | "off";
         } & components["schemas"]["TargetsRun"];
         /**
          * Relay target

@@ -1975,22 +1975,84 @@ export const rules: readonly Rule[] = [
     "text": "`RS256` is the only published ID-token signing algorithm."
   },
   {
+    "id": "ob.clients.url-document",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 3",
+    "title": "URL client ID document",
+    "text": "A client_id that is a URL names its client ID metadata document; the document's `client_id` must equal the URL it was fetched from, and its `client_name` is the name the user is shown."
+  },
+  {
+    "id": "ob.clients.url-redirect",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 3",
+    "title": "URL client redirects",
+    "text": "A URL client's request must return to one of the document's `redirect_uris` (HTTPS or loopback HTTP, other origins allowed), or to the client_id's own origin when no document is published."
+  },
+  {
+    "id": "ob.clients.url-consent",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 3",
+    "title": "Verified host on consent",
+    "text": "Consent shows a URL client's name and host, marked verified when the redirect is on the client's own host and unverified when it is a foreign host."
+  },
+  {
     "id": "ob.clients.url-client-secret-refused",
     "level": "MUST",
     "doc": 2,
     "section": "Clients 3; Errors",
     "title": "client_secret_* refused for URL clients",
-    "text": "A URL client using `client_secret_*` is refused.",
-    "unobservable": "needs a URL client ID served over HTTPS from a public address; the reference run uses loopback hosts only"
+    "text": "A URL client authenticates with `none` (PKCE) or `private_key_jwt` with a same-origin `jwks_uri`; a document naming `client_secret_*`, or a URL client presenting a client secret, is refused."
   },
   {
-    "id": "ob.clients.url-fetch",
+    "id": "ob.clients.url-fetch-https",
     "level": "MUST",
     "doc": 2,
     "section": "Clients 3",
-    "title": "URL client document fetch rules",
-    "text": "The client ID metadata document is fetched over HTTPS only, without redirects, never from private addresses, capped at 16 KiB, 5 second timeout, cached per HTTP cache headers clamped to 5 minutes through 24 hours; its `client_id` must equal the URL.",
-    "unobservable": "the test authority serves on loopback, which the rule forbids the bridge to fetch from"
+    "title": "URL client documents over HTTPS only",
+    "text": "The client ID metadata document is fetched over HTTPS only; an `http` client_id is never fetched."
+  },
+  {
+    "id": "ob.clients.url-fetch-no-redirect",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 3",
+    "title": "No redirects",
+    "text": "A redirect answering the document fetch is not followed: the client is refused."
+  },
+  {
+    "id": "ob.clients.url-fetch-private",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 3",
+    "title": "No private addresses",
+    "text": "The document is never fetched from a private address (loopback, private, link-local, unique-local ranges), whatever the client_id's host resolves to."
+  },
+  {
+    "id": "ob.clients.url-fetch-size",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 3; Limits",
+    "title": "16 KiB cap",
+    "text": "A document larger than 16 KiB is refused."
+  },
+  {
+    "id": "ob.clients.url-fetch-timeout",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 3; Limits",
+    "title": "5 second timeout",
+    "text": "A document fetch that takes longer than 5 seconds is abandoned and the client refused."
+  },
+  {
+    "id": "ob.clients.url-fetch-cache",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 3; Limits",
+    "title": "Cache clamped to 5 minutes .. 24 hours",
+    "text": "A fetched document is cached per its HTTP cache headers, clamped to 5 minutes through 24 hours: even a `no-store` document is reused for 5 minutes."
   },
   {
     "id": "ob.clients.registered",
@@ -2011,13 +2073,20 @@ export const rules: readonly Rule[] = [
     "unobservable": "a start-up configuration of the bridge"
   },
   {
-    "id": "ob.indieauth",
+    "id": "ob.indieauth.me",
     "level": "SHOULD",
     "doc": 2,
     "section": "Rules for the OIDC profile 6",
-    "title": "IndieAuth redemption",
-    "text": "A login-only code redeems at the token endpoint to `me`; a hosted identity's `GET /` carries a `Link` `rel=\"indieauth-metadata\"`.",
-    "unobservable": "needs URL client IDs, which the reference run cannot serve from a public address"
+    "title": "IndieAuth login redeems to me",
+    "text": "A login-only code (no scope) redeems at the token endpoint to `me`, the identity's profile URL `https://<id>/`."
+  },
+  {
+    "id": "ob.indieauth.access-token",
+    "level": "SHOULD",
+    "doc": 2,
+    "section": "Rules for the OIDC profile 6",
+    "title": "IndieAuth access token",
+    "text": "A code issued for scopes such as `profile` redeems to an access token that reads `/userinfo` and can be revoked at `/revoke` without client authentication."
   },
   {
     "id": "ob.health",
@@ -2078,6 +2147,15 @@ export const rules: readonly Rule[] = [
     "section": "Clients (static file properties: not shown)",
     "title": "Harness clients contract",
     "text": "Project decision: the harness's clients are declared by the target (targets file `bridge.clients`) and, for the reference, written to a static clients file `{clients: [{client_id, client_name, redirect_uris, token_endpoint_auth_method, client_secret_sha256?, jwks?, first_party?, sector_host?}]}`.",
+    "origin": "project"
+  },
+  {
+    "id": "ob.contract.url-clients",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 3 (fetch rules)",
+    "title": "URL client test contract",
+    "text": "Project decision: to check URL client IDs, the bridge under test fetches client documents through the test authority's DNS server and CA, and treats the authority's one address (its `address`, never its `otherAddress`) as public; the reference takes `--url-client-test-address`. The target declares its OAUTH_URL_CLIENTS mode (targets file `bridge.url_clients`).",
     "origin": "project"
   },
   {
@@ -3222,11 +3300,20 @@ export type RuleId =
   | "ob.keys.rotation"
   | "ob.discovery.paths"
   | "ob.discovery.rs256"
+  | "ob.clients.url-document"
+  | "ob.clients.url-redirect"
+  | "ob.clients.url-consent"
   | "ob.clients.url-client-secret-refused"
-  | "ob.clients.url-fetch"
+  | "ob.clients.url-fetch-https"
+  | "ob.clients.url-fetch-no-redirect"
+  | "ob.clients.url-fetch-private"
+  | "ob.clients.url-fetch-size"
+  | "ob.clients.url-fetch-timeout"
+  | "ob.clients.url-fetch-cache"
   | "ob.clients.registered"
   | "ob.clients.static"
-  | "ob.indieauth"
+  | "ob.indieauth.me"
+  | "ob.indieauth.access-token"
   | "ob.health"
   | "ob.metrics"
   | "ob.pages.security-headers"
@@ -3234,6 +3321,7 @@ export type RuleId =
   | "ob.push"
   | "ob.contract.transaction"
   | "ob.contract.clients"
+  | "ob.contract.url-clients"
   | "ob.contract.rotate"
   | "ob.errors.oauth-body"
   | "ob.errors.authorize-codes"

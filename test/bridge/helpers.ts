@@ -31,6 +31,8 @@ export async function suiteArgs(run: BridgeReferenceRun, extra: string[] = []): 
     run.target.rotate!.url,
     '--bridge-rotate-token',
     run.target.rotate!.token!,
+    '--bridge-url-clients',
+    'on',
     '--authority',
     run.authority.adminUrl,
     '--runs',

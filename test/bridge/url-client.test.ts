@@ -1,6 +1,9 @@
 // The pure rules of URL client IDs (protocol/bridge/url-client.ts): fetchable client IDs, private
-// addresses, the document's fields, the redirect rule and the cache clamp.
-import { describe, expect, it } from 'vitest';
+// addresses, the document's fields, the redirect rule and the cache clamp; and the reference's
+// fetcher against documents a real test authority serves (DNS, HTTPS with its CA, two addresses).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
+import { UrlClientError, UrlClients } from '../../reference/bridge/url-clients.ts';
 import { clientIdUrl, privateAddress, urlClientCacheSeconds, urlClientDocument, urlClientRedirectAllowed, verifiedHost, URL_CLIENT_FETCH } from '../../protocol/bridge/url-client.ts';
 
 const ID = 'https://app.example.com/client.json';
@@ -55,4 +58,73 @@ describe('URL client IDs', () => {
     expect(urlClientCacheSeconds({}, now)).toBe(300);
     expect(URL_CLIENT_FETCH).toEqual({ maxBytes: 16384, timeoutMs: 5000, redirects: 0 });
   });
+});
+
+describe('the reference fetcher (reference/bridge/url-clients.ts) against documents on a test authority', () => {
+  let authority: Authority;
+  let fetcher: UrlClients;
+  const url = (host: string, path = '/c.json') => `https://${host}${authority.httpsPort === 443 ? '' : `:${authority.httpsPort}`}${path}`;
+  const refusal = async (clientId: string) => {
+    try {
+      await fetcher.get(clientId, true);
+    } catch (error) {
+      if (error instanceof UrlClientError) return error.rule;
+      throw error;
+    }
+    return 'accepted';
+  };
+  beforeAll(async () => {
+    authority = await startAuthority();
+    fetcher = new UrlClients({ dnsServer: authority.dnsServer, caFile: authority.caFile, publicAddresses: [authority.address] });
+  });
+  afterAll(async () => {
+    await fetcher?.close();
+    await authority?.close();
+  });
+
+  it('reads a document into a client whose sector is the client_id host, and caches it', async () => {
+    const id = url('ok.apps.test');
+    await authority.serveFile({ url: id, body: { client_id: id, client_name: 'OK', redirect_uris: ['https://ok.apps.test/cb'] }, headers: { 'cache-control': 'max-age=0' } });
+    const c = await fetcher.get(id, true);
+    expect(c).toMatchObject({ name: 'OK', sector: 'ok.apps.test', authMethod: 'none', url: { published: true } });
+    await fetcher.get(id, true);
+    expect((await authority.file(id))?.fetches).toBe(1);
+  });
+
+  it('a 404 is a client without a document', async () => {
+    const id = url('none.apps.test');
+    await authority.serveFile({ url: id, status: 404, body: {} });
+    expect(await fetcher.get(id, true)).toMatchObject({ name: 'none.apps.test', redirectUris: [], url: { published: false } });
+  });
+
+  it('refuses redirects, private addresses, oversize documents, http and mismatched client_ids, each by its rule', async () => {
+    const moved = url('moved.apps.test');
+    await authority.serveFile({ url: moved, redirect: url('ok.apps.test') });
+    expect(await refusal(moved)).toBe('ob.clients.url-fetch-no-redirect');
+    const hidden = url('hidden.apps.test');
+    await authority.serveFile({ url: hidden, body: { client_id: hidden }, otherAddress: true });
+    expect(await refusal(hidden)).toBe('ob.clients.url-fetch-private');
+    expect((await authority.file(hidden))?.fetches).toBe(0);
+    const big = url('big.apps.test');
+    await authority.serveFile({ url: big, body: { client_id: big }, padTo: URL_CLIENT_FETCH.maxBytes + 1 });
+    expect(await refusal(big)).toBe('ob.clients.url-fetch-size');
+    const exact = url('exact.apps.test');
+    await authority.serveFile({ url: exact, body: { client_id: exact }, padTo: URL_CLIENT_FETCH.maxBytes });
+    expect(await refusal(exact)).toBe('accepted');
+    expect(await refusal(`http://plain.apps.test/c.json`)).toBe('ob.clients.url-fetch-https');
+    const other = url('other.apps.test');
+    await authority.serveFile({ url: other, body: { client_id: `${other}x` } });
+    expect(await refusal(other)).toBe('ob.clients.url-document');
+    const secret = url('secret.apps.test');
+    await authority.serveFile({ url: secret, body: { client_id: secret, token_endpoint_auth_method: 'client_secret_basic' } });
+    expect(await refusal(secret)).toBe('ob.clients.url-client-secret-refused');
+  });
+
+  it('gives up after 5 seconds', async () => {
+    const slow = url('slow.apps.test');
+    await authority.serveFile({ url: slow, body: { client_id: slow }, delayMs: URL_CLIENT_FETCH.timeoutMs + 1000 });
+    const started = Date.now();
+    expect(await refusal(slow)).toBe('ob.clients.url-fetch-timeout');
+    expect(Date.now() - started).toBeLessThan(URL_CLIENT_FETCH.timeoutMs + 900);
+  }, 15_000);
 });

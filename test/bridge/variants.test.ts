@@ -65,6 +65,13 @@ describe('the bridge suite against variants of the reference bridge', () => {
     expect(fuzz.detail).toMatch(/replay: .*--replay/);
   }, 120_000);
 
+  it('URL client documents fetched from private addresses: the private-address check fails', async () => {
+    const run = await suiteAgainst(['--break', 'url-client-private']);
+    expect(run.code).toBe(1);
+    expect(run.failed).toEqual(['bridge/url-client/private-address']);
+    expect(run.report.results.find((r) => r.id === 'bridge/url-client/private-address')!.detail).toMatch(/served from a private address[\s\S]*sent 1 request/);
+  }, 120_000);
+
   it('consent releasing unticked claims: the release check fails', async () => {
     const run = await suiteAgainst(['--break', 'consent']);
     expect(run.code).toBe(1);

@@ -11,10 +11,12 @@
 //   POST   /identities/<id>/drop          {what: 'dns' | 'https' | 'both'} -> IdentityInfo
 //   POST   /identities/<id>/fault         FaultSpec {dnsKey?, delayMs?: {dns?, https?}, timeout?, httpsStatus?, redirect?, oversize?, badSignature?} -> IdentityInfo
 //   DELETE /identities/<id>/fault         -> IdentityInfo (faults cleared)
+//   POST   /files                         FileSpec {url, body?, status?, headers?, redirect?, delayMs?, padTo?, otherAddress?} -> HostedFile {url, fetches, bytes}
+//   GET    /files?url=<url>               -> HostedFile (404 when nothing is served there)
 // Errors: {error, detail} with 400 (bad input), 404 (unknown identity or route), 405, 413.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { encodeBase64url } from '../../../protocol/common/base64.ts';
-import { AuthorityError, type AuthorityControl, type FaultSpec, type NewIdentityOptions, type PublishSpec } from './types.ts';
+import { AuthorityError, type AuthorityControl, type FaultSpec, type FileSpec, type NewIdentityOptions, type PublishSpec } from './types.ts';
 
 export interface AdminServer {
   url: string;
@@ -57,6 +59,17 @@ export async function startAdminServer(address: string, port: number, control: A
       const pem = caPem();
       res.writeHead(200, { 'content-type': 'application/x-pem-file', 'content-length': Buffer.byteLength(pem) });
       return void res.end(pem);
+    }
+    if (path === '/files' && method === 'POST') {
+      const spec = await readJson(req);
+      if (typeof spec.url !== 'string') throw new AuthorityError('a file needs url');
+      return send(res, 200, await control.serveFile(spec as unknown as FileSpec));
+    }
+    if (path === '/files' && method === 'GET') {
+      const url = new URL(req.url ?? '/', 'http://admin').searchParams.get('url');
+      if (url === null) throw new AuthorityError('GET /files needs ?url=');
+      const file = await control.file(url);
+      return file ? send(res, 200, file) : send(res, 404, { error: 'not_found', detail: `no file at ${url}` });
     }
     if (path === '/identities' && method === 'POST') return send(res, 200, await control.publish((await readJson(req)) as unknown as PublishSpec));
     if (path === '/identities/new' && method === 'POST') {

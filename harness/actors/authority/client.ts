@@ -3,7 +3,19 @@
 import { decodeBase64Any, encodeBase64url } from '../../../protocol/common/base64.ts';
 import { formatKey } from '../../../protocol/common/keys.ts';
 import { HttpClient } from '../http.ts';
-import { AuthorityError, type AuthorityControl, type AuthorityInfo, type FaultSpec, type IdentityInfo, type KeyInput, type NewIdentityOptions, type PublishSpec, type RotateOptions } from './types.ts';
+import {
+  AuthorityError,
+  type AuthorityControl,
+  type AuthorityInfo,
+  type FaultSpec,
+  type FileSpec,
+  type HostedFile,
+  type IdentityInfo,
+  type KeyInput,
+  type NewIdentityOptions,
+  type PublishSpec,
+  type RotateOptions,
+} from './types.ts';
 
 const seedText = (k: KeyInput) => (typeof k === 'string' ? k : encodeBase64url(k));
 const keyText = (k: KeyInput, kind: 'signing' | 'encryption' = 'signing') => (typeof k === 'string' ? k : formatKey(k, kind));
@@ -65,6 +77,19 @@ export class AuthorityClient implements AuthorityControl {
   async identity(identity: string): Promise<IdentityInfo | undefined> {
     try {
       return await this.#call<IdentityInfo>('GET', `/identities/${encodeURIComponent(identity)}`);
+    } catch (error) {
+      if (error instanceof AuthorityError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  serveFile(spec: FileSpec): Promise<HostedFile> {
+    return this.#call('POST', '/files', { ...spec });
+  }
+
+  async file(url: string): Promise<HostedFile | undefined> {
+    try {
+      return await this.#call<HostedFile>('GET', `/files?url=${encodeURIComponent(url)}`);
     } catch (error) {
       if (error instanceof AuthorityError && error.status === 404) return undefined;
       throw error;

@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type * as dnsPacket from 'dns-packet';
@@ -29,6 +29,7 @@ import { formatRfc3339, parseRfc3339 } from '../../../protocol/common/time.ts';
 import { openCertificateAuthority, type CertificateAuthority } from './ca.ts';
 import { startDnsServer, type DnsAnswer, type DnsServer } from './dns.ts';
 import { startAdminServer, type AdminServer } from './admin.ts';
+import { HostedFiles } from './files.ts';
 import { AuthorityError, type AuthorityControl, type AuthorityInfo, type FaultSpec, type IdentityInfo, type KeyInput, type NewIdentityOptions, type PublishSpec } from './types.ts';
 
 export * from './types.ts';
@@ -40,6 +41,8 @@ export interface AuthorityOptions {
   address?: string;
   dnsPort?: number;
   httpsPort?: number;
+  /** Plain HTTP port for files (default 80 when HTTPS is on 443, else any free port). */
+  httpPort?: number;
   adminPort?: number;
   /** Where the CA lives (`ca.pem`, `ca-key.pem`); reused when present. Default: a temp dir removed on close. */
   dir?: string;
@@ -52,6 +55,8 @@ export interface AuthorityOptions {
 export interface Authority extends AuthorityControl {
   readonly profile: Profile;
   readonly address: string;
+  /** The second loopback address (files published with otherAddress). */
+  readonly otherAddress: string;
   /** `<address>:<dnsPort>`, for node:dns `setServers` or an RP's `--dns-server`. */
   readonly dnsServer: string;
   readonly dnsPort: number;
@@ -111,12 +116,15 @@ function seedOrKey(input: KeyInput): { seed?: Uint8Array; publicKey: Uint8Array 
 export async function startAuthority(options: AuthorityOptions = {}): Promise<Authority> {
   const profile = options.profile ?? defaultProfile;
   const address = options.address ?? randomLoopback();
+  let otherAddress = randomLoopback();
+  while (otherAddress === address) otherAddress = randomLoopback();
   const ttl = options.ttl ?? 0;
   const zone = (options.zone ?? 'id.test').toLowerCase();
   const ownDir = options.dir === undefined;
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'svc-authority-')));
   const ca: CertificateAuthority = await openCertificateAuthority(dir);
   const identities = new Map<string, Published>();
+  const hosted = new HostedFiles((host) => identities.has(host));
   const ids = profile.ids;
   const txtLabel = `${ids.dns_txt_label}.`;
   const encLabel = `${ids.dns_enc_label}.`;
@@ -130,6 +138,8 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
     else if (name.startsWith(encLabel)) [kind, id] = ['enc', name.slice(encLabel.length)];
     else [kind, id] = ['a', name];
     const p = identities.get(id);
+    const fileHost = kind === 'a' ? hosted.onOther(id) : undefined;
+    if (!p && fileHost !== undefined) return { rcode: 'NOERROR', answers: q.type === 'A' ? [{ type: 'A', name: q.name, ttl, class: 'IN', data: fileHost ? otherAddress : address }] : [] };
     if (!p) return { rcode: 'NXDOMAIN', answers: [] };
     const f = p.faults;
     const base: Partial<DnsAnswer> = {};
@@ -179,6 +189,7 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
     const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
     const path = (req.url ?? '/').split('?')[0];
     const p = identities.get(host);
+    if ((req.method === 'GET' || req.method === 'HEAD') && !p && hosted.handle(req, res, host, path ?? '/')) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       json(res, 405, { error: 'method_not_allowed', detail: 'GET only' });
       return;
@@ -223,26 +234,52 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
     } else send();
   };
   const defaultLeaf = await ca.leafFor(address);
-  const https: HttpsServer = createHttpsServer(
-    {
-      ...defaultLeaf,
-      SNICallback: (servername, cb) => {
-        ca.contextFor(servername).then(
-          (ctx) => cb(null, ctx),
-          (error: Error) => cb(error),
-        );
+  const httpsServer = (): HttpsServer =>
+    createHttpsServer(
+      {
+        ...defaultLeaf,
+        SNICallback: (servername, cb) => {
+          ca.contextFor(servername).then(
+            (ctx) => cb(null, ctx),
+            (error: Error) => cb(error),
+          );
+        },
       },
-    },
-    serveDocument,
-  );
+      serveDocument,
+    );
+  const https = httpsServer();
+  // The same host on a second loopback address, which a URL client fetcher is never told to exempt.
+  const httpsOther = httpsServer();
   let httpsPort = options.httpsPort ?? 443;
   try {
     await listen(https, httpsPort, address);
+    httpsPort = (https.address() as { port: number }).port;
+    await listen(httpsOther, httpsPort, otherAddress);
   } catch (error) {
     await dns.close();
+    await closeServer(https).catch(() => undefined);
     throw error;
   }
-  httpsPort = (https.address() as { port: number }).port;
+  // Plain HTTP serves files only, so a suite can see whether a fetcher refuses `http` URLs.
+  const http = createHttpServer((req, res) => {
+    const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if ((req.method === 'GET' || req.method === 'HEAD') && hosted.handle(req, res, host, path, false)) return;
+    const text = JSON.stringify({ error: 'not_found', detail: `no file at http://${host}${path}` });
+    res.writeHead(404, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  });
+  let httpPort = options.httpPort ?? (httpsPort === 443 ? 80 : 0);
+  try {
+    await listen(http, httpPort, address);
+  } catch (error) {
+    await dns.close();
+    await Promise.all([closeServer(https), closeServer(httpsOther)]);
+    throw error;
+  }
+  httpPort = (http.address() as { port: number }).port;
+  hosted.httpsPort = httpsPort;
+  hosted.httpPort = httpPort;
 
   // ---- state changes ----
   const stamp = () => formatRfc3339(Date.now());
@@ -272,7 +309,20 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
 
   const control: AuthorityControl = {
     async info(): Promise<AuthorityInfo> {
-      return { name: profile.name, address, dnsServer: `${address}:${dnsPort}`, httpsPort, adminUrl: admin.url, caFile: ca.caFile, caPem: ca.caPem, ttl, zone, identities: [...identities.keys()] };
+      return {
+        name: profile.name,
+        address,
+        otherAddress,
+        dnsServer: `${address}:${dnsPort}`,
+        httpsPort,
+        httpPort,
+        adminUrl: admin.url,
+        caFile: ca.caFile,
+        caPem: ca.caPem,
+        ttl,
+        zone,
+        identities: [...identities.keys()],
+      };
     },
     async publish(spec: PublishSpec): Promise<IdentityInfo> {
       const identity = validServiceName(spec.identity);
@@ -363,6 +413,12 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
       const p = id === undefined ? undefined : identities.get(id);
       return p ? infoOf(p) : undefined;
     },
+    async serveFile(spec) {
+      return hosted.serve(spec);
+    },
+    async file(url) {
+      return hosted.file(url);
+    },
   };
 
   let admin: AdminServer;
@@ -370,7 +426,7 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
     admin = await startAdminServer(address, options.adminPort ?? 8055, control, () => ca.caPem);
   } catch (error) {
     await dns.close();
-    await closeServer(https);
+    await Promise.all([closeServer(https), closeServer(httpsOther), closeServer(http)]);
     throw error;
   }
 
@@ -379,6 +435,7 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
     ...control,
     profile,
     address,
+    otherAddress,
     dnsServer: `${address}:${dnsPort}`,
     dnsPort,
     httpsPort,
@@ -389,7 +446,8 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
       if (closed) return;
       closed = true;
       for (const res of held) res.destroy();
-      await Promise.all([dns.close(), closeServer(https), admin.close()]);
+      hosted.close();
+      await Promise.all([dns.close(), closeServer(https), closeServer(httpsOther), closeServer(http), admin.close()]);
       if (ownDir) await rm(dir, { recursive: true, force: true });
     },
   };

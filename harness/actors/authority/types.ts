@@ -41,6 +41,36 @@ export interface FaultSpec {
   badSignature?: boolean;
 }
 
+/**
+ * A file the authority serves over HTTPS at any URL under a host of its own (a URL client's
+ * metadata document, a client's key set): its body or answer, and where its host resolves.
+ */
+export interface FileSpec {
+  /** `https://<host>[:<httpsPort>]/<path>` (or `http://<host>[:<httpPort>]/...`); the host is answered by the authority's DNS. */
+  url: string;
+  /** A JSON value (served as application/json) or text. */
+  body?: unknown;
+  /** Default 200. */
+  status?: number;
+  /** Extra response headers (`cache-control` defaults to `no-store`). */
+  headers?: Record<string, string>;
+  /** Answer a 302 to this URL instead of the body. */
+  redirect?: string;
+  /** Answer this many ms late. */
+  delayMs?: number;
+  /** Pad a JSON object body (a `padding` member) to exactly this many bytes. */
+  padTo?: number;
+  /** Resolve the host to `otherAddress`, a loopback address no fetcher is told to exempt. */
+  otherAddress?: boolean;
+}
+
+/** A served file and how many times it was fetched (GET or HEAD). */
+export interface HostedFile {
+  url: string;
+  fetches: number;
+  bytes: number;
+}
+
 /** What the authority publishes for one identity (text forms). */
 export interface IdentityInfo {
   identity: string;
@@ -57,8 +87,12 @@ export interface IdentityInfo {
 export interface AuthorityInfo {
   name: string;
   address: string;
+  /** A second loopback address serving the same HTTPS host (files published with otherAddress). */
+  otherAddress: string;
   dnsServer: string;
   httpsPort: number;
+  /** Plain HTTP port serving the same files (never identity documents). */
+  httpPort: number;
   adminUrl: string;
   caFile: string;
   caPem: string;
@@ -99,6 +133,10 @@ export interface AuthorityControl {
   /** A random identity under the test zone, published at once (DNS and HTTPS). */
   newIdentity(options?: NewIdentityOptions): Promise<{ identity: string; seed: Uint8Array<ArrayBuffer>; publicKey: string }>;
   identity(identity: string): Promise<IdentityInfo | undefined>;
+  /** Serves a file at an HTTPS URL of the authority (replacing any file at that URL, fetch count kept). */
+  serveFile(spec: FileSpec): Promise<HostedFile>;
+  /** The file at `url` and its fetch count; undefined when none is served there. */
+  file(url: string): Promise<HostedFile | undefined>;
 }
 
 export class AuthorityError extends Error {

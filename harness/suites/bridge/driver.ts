@@ -21,6 +21,11 @@ export interface BridgeTarget {
   clients: Partial<Record<ClientRole, ClientCredentials>> & { basic: ClientCredentials; public: ClientCredentials };
   authority: AuthorityControl;
   rotate?: { url: string; token?: string };
+  /**
+   * The bridge's OAUTH_URL_CLIENTS mode, declared by the target (ob.contract.url-clients): URL
+   * client checks run only when it fetches client documents from the test authority.
+   */
+  urlClients?: 'indieauth' | 'on' | 'off';
   requestTimeoutMs: number;
 }
 
@@ -44,6 +49,8 @@ export interface SignInOptions {
   /** Reuse this user (browser and key) instead of a fresh one. */
   user?: User;
   redirectUri?: string;
+  /** A client the target did not declare (a URL client the harness hosts). */
+  credentials?: ClientCredentials;
 }
 
 export interface User {
@@ -152,9 +159,9 @@ export class BridgeSession {
     return { res, view };
   }
 
-  /** The standard parameters of a valid request for `role`. */
-  params(role: ClientRole, pkce: Pkce, state: string, nonce: string, scope = 'openid', redirectUri?: string): Record<string, string> {
-    const c = this.credentials(role);
+  /** The standard parameters of a valid request for `role` (or for the given credentials). */
+  params(role: ClientRole | ClientCredentials, pkce: Pkce, state: string, nonce: string, scope = 'openid', redirectUri?: string): Record<string, string> {
+    const c = typeof role === 'string' ? this.credentials(role) : role;
     return { response_type: 'code', client_id: c.client_id, redirect_uri: redirectUri ?? c.redirect_uri, state, nonce, scope, code_challenge: pkce.challenge, code_challenge_method: 'S256' };
   }
 
@@ -168,8 +175,9 @@ export class BridgeSession {
     const pkce = newPkce();
     const state = `st-${Math.random().toString(36).slice(2)}`;
     const nonce = `n-${Math.random().toString(36).slice(2)}`;
-    const redirectUri = options.redirectUri ?? this.credentials(role).redirect_uri;
-    const url = (await this.oidc()).authorizeUrl({ ...this.params(role, pkce, state, nonce, options.scope ?? 'openid', redirectUri), ...options.extra });
+    const client = options.credentials ?? this.credentials(role);
+    const redirectUri = options.redirectUri ?? client.redirect_uri;
+    const url = (await this.oidc()).authorizeUrl({ ...this.params(client, pkce, state, nonce, options.scope ?? 'openid', redirectUri), ...options.extra });
     const done = await this.completeAuthorization(user, url, redirectUri, options);
     return { ...done, pkce, user, state, nonce };
   }
@@ -228,7 +236,9 @@ export class BridgeSession {
     const signIn = await this.signIn(options);
     if (!signIn.response.code) throw new CheckFailure(`no code: the bridge answered ${signIn.response.location}`);
     const oidc = await this.oidc();
-    const res = await oidc.token(this.credentials(role), this.style(role), signIn.response.code, signIn.pkce.verifier, options.redirectUri ?? this.credentials(role).redirect_uri);
+    const client = options.credentials ?? this.credentials(role);
+    const style = options.credentials ? styleOf(options.credentials) : this.style(role);
+    const res = await oidc.token(client, style, signIn.response.code, signIn.pkce.verifier, options.redirectUri ?? client.redirect_uri);
     if (res.status !== 200) throw new CheckFailure(`the code did not redeem: ${said(res)}`);
     return { signIn, body: res.json() as Record<string, unknown>, res };
   }

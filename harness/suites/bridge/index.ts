@@ -12,6 +12,7 @@ import { tokenChecks } from './checks/tokens.ts';
 import { propertyChecks } from './checks/properties.ts';
 import { idInputChecks } from './checks/id-input.ts';
 import { robustnessChecks } from './checks/robustness.ts';
+import { urlClientChecks } from './checks/url-clients.ts';
 
 export type { BridgeTarget } from './driver.ts';
 
@@ -25,6 +26,14 @@ export async function bridgeSuite(target: BridgeTarget): Promise<SuiteLoad> {
   } finally {
     await http.close();
   }
-  const checks: Check[] = [...surfaceChecks(target), ...authorizeChecks(target), ...tokenChecks(target), ...idInputChecks(target), ...robustnessChecks(target), ...propertyChecks(target)];
+  const checks: Check[] = [
+    ...surfaceChecks(target),
+    ...authorizeChecks(target),
+    ...tokenChecks(target),
+    ...idInputChecks(target),
+    ...urlClientChecks(target),
+    ...robustnessChecks(target),
+    ...propertyChecks(target),
+  ];
   return { checks, skipped: [], coverageDocs: [2] };
 }

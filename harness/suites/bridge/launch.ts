@@ -105,6 +105,12 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       '1500',
       '--test-operator-token',
       token,
+      // URL clients (ob.contract.url-clients): documents the suite hosts on the authority, whose
+      // one address is exempt from the private-address rule. `on`: IndieAuth and OpenID both.
+      '--url-clients',
+      'on',
+      '--url-client-test-address',
+      authority.address,
       '--quiet',
       ...(options.extraArgs ?? []),
     ];
@@ -121,6 +127,7 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       clients,
       authority,
       rotate: { url: `${last.url}/operator/keys/rotate`, token },
+      urlClients: 'on',
       requestTimeoutMs: 20_000,
     };
     return { target, authority, bridge, processes: [...children], dataDir: join(dir, 'data'), clientsFile, args, stop };

@@ -2,7 +2,7 @@
 // role), the BridgeTarget built from them, and `--reference` (the reference bridge as a child
 // process, with an in-process test authority and the harness's clients in a static file).
 import { readFile } from 'node:fs/promises';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ConfigError } from '../../run/exit.ts';
 import type { BridgeRole } from '../../targets/file.ts';
 import type { ExternalInput, PreparedSuite, ReferenceInput, SuiteDefinition } from '../suite.ts';
@@ -13,6 +13,7 @@ interface BridgeFlags {
   bridgeClients?: string;
   bridgeRotateUrl?: string;
   bridgeRotateToken?: string;
+  bridgeUrlClients?: 'indieauth' | 'on' | 'off';
   bridgeDatabase?: string;
   bridgeProcesses?: number;
   requestTimeout?: number;
@@ -31,6 +32,12 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
       .option('--bridge-clients <file>', 'bridge: JSON file of the clients registered for the harness, as "bridge.clients" in the targets file')
       .option('--bridge-rotate-url <url>', 'bridge: operator hook that rotates the signing key when POSTed (enables the rotation check)')
       .option('--bridge-rotate-token <token>', 'bridge: bearer token for --bridge-rotate-url')
+      .addOption(
+        new Option(
+          '--bridge-url-clients <mode>',
+          "bridge: its OAUTH_URL_CLIENTS mode; indieauth or on runs the URL client checks (the bridge must resolve through the authority and treat the authority's address as public)",
+        ).choices(['indieauth', 'on', 'off']),
+      )
       .option('--bridge-database <url>', 'bridge with --reference: postgres://USER:PASS@HOST:PORT/DB instead of SQLite')
       .option('--bridge-processes <n>', 'bridge with --reference: bridge processes sharing the database (default 2)', (v: string) => {
         if (!/^[1-9]\d*$/.test(v)) throw new InvalidArgumentError('must be a positive integer');
@@ -50,6 +57,7 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
       authority: await authority(),
       requestTimeoutMs: (f.requestTimeout ?? role.request_timeout_s ?? DEFAULT_REQUEST_TIMEOUT_S) * 1000,
       ...(role.rotate_url ? { rotate: { url: role.rotate_url, ...(role.rotate_token ? { token: role.rotate_token } : {}) } } : {}),
+      ...(role.url_clients ? { urlClients: role.url_clients } : {}),
     };
     return {
       suite: 'bridge',
@@ -94,7 +102,7 @@ async function loadBridge(target: BridgeTarget) {
 async function roleOf(f: BridgeFlags, fromFile: BridgeRole | undefined): Promise<BridgeRole | undefined> {
   const issuer = f.bridge ?? fromFile?.issuer;
   if (issuer === undefined) {
-    if (f.bridgeClients !== undefined || f.bridgeRotateUrl !== undefined)
+    if (f.bridgeClients !== undefined || f.bridgeRotateUrl !== undefined || f.bridgeUrlClients !== undefined)
       throw new ConfigError('the --bridge-* options describe a bridge: give its issuer with --bridge ISSUER (or "bridge.issuer" in the targets file)');
     return undefined;
   }
@@ -110,5 +118,6 @@ async function roleOf(f: BridgeFlags, fromFile: BridgeRole | undefined): Promise
     throw new ConfigError('the bridge suite needs the harness clients registered at the bridge: at least "basic" and "public" (bridge.clients, or --bridge-clients FILE)');
   if (f.bridgeRotateUrl !== undefined) role.rotate_url = f.bridgeRotateUrl;
   if (f.bridgeRotateToken !== undefined) role.rotate_token = f.bridgeRotateToken;
+  if (f.bridgeUrlClients !== undefined) role.url_clients = f.bridgeUrlClients;
   return role;
 }

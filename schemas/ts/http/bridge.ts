@@ -513,6 +513,8 @@ export interface components {
             consent?: {
                 client_name?: string;
                 host?: string;
+                /** @description Whether the redirect host is the client's own host (a URL client returning elsewhere is unverified; ob.clients.url-consent). */
+                verified?: boolean;
                 identity?: string;
                 claims?: string[];
             };
