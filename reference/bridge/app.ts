@@ -13,7 +13,8 @@ import { openDatabase, type Db } from '../stores/sqlite.ts';
 import { openNonceStore } from '../stores/index.ts';
 import { SqliteSql, type Sql } from '../stores/sql.ts';
 import { PostgresNonceStore, PostgresSql } from '../stores/postgres.ts';
-import { NetworkResolver } from '../resolve/network.ts';
+import { DEFAULT_RESOLVER_TIMEOUT_MS, NetworkResolver } from '../resolve/network.ts';
+import { ProfileReader } from './profiles.ts';
 import { asset, html, json, readCappedBody, utf8Text } from '../shared/http.ts';
 import { serializeCookie } from '../shared/cookies.ts';
 import { hashSecret, sameHash } from '../shared/secrets.ts';
@@ -140,6 +141,12 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
   await refreshClients();
   const suspensions = setInterval(() => void refreshClients(), 1000);
   suspensions.unref();
+  const profiles = new ProfileReader({
+    profile,
+    timeoutMs: config.resolver?.timeoutMs ?? DEFAULT_RESOLVER_TIMEOUT_MS,
+    ...(config.resolver?.dnsServer !== undefined ? { dnsServer: config.resolver.dnsServer } : {}),
+    ...(config.resolver?.caFile !== undefined ? { caFile: config.resolver.caFile } : {}),
+  });
   const ctx: BridgeContext = {
     config,
     profile,
@@ -150,6 +157,7 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
     clients,
     verify: createVerifier({ profile, origin: config.issuer, resolver, nonces: opened.store, now }),
     resolver,
+    profiles,
     nonces: opened.store,
     pairwiseSecret: await store.pairwiseSecret(),
     metrics,
@@ -289,6 +297,7 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
       await opened.close();
       if (resolver instanceof NetworkResolver) await resolver.close();
       await urlClients?.close();
+      await profiles.close();
       await sql.close();
     },
   };

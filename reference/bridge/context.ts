@@ -9,6 +9,7 @@ import type { BridgeStore } from './store.ts';
 import type { SigningKeys } from './keys.ts';
 import type { ClientRegistry } from './clients.ts';
 import type { Metrics } from './metrics.ts';
+import type { ProfileReader } from './profiles.ts';
 
 /**
  * Deliberate breakage for the suite's own tests (test/bridge/broken.test.ts): refused unless
@@ -58,6 +59,8 @@ export interface BridgeContext {
   clients: ClientRegistry;
   verify: Verifier;
   resolver: Resolver;
+  /** Reads the public profile behind the `profile` scope's name and picture. */
+  profiles: ProfileReader;
   nonces: NonceStore;
   pairwiseSecret: Buffer;
   metrics: Metrics;

@@ -94,6 +94,8 @@ async function issueCode(
       authTime: who.authTime,
       delegated: who.delegated,
       keyFingerprint: who.keyFingerprint,
+      // Read now, when the claims are released (document 2: "read at consent time").
+      profile: claims.includes('profile') ? await ctx.profiles.read(who.identity) : null,
       expiresAt: ctx.now() + limits.authorization_code_ttl_seconds * 1000,
     },
     location,

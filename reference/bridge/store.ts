@@ -66,8 +66,16 @@ export interface CodeRecord {
   authTime: number;
   delegated: boolean;
   keyFingerprint: string | null;
+  /** The public profile read when the code was issued (`profile` released), else null. */
+  profile: ProfileClaims | null;
   expiresAt: number;
   spent: boolean;
+}
+
+/** The `profile` scope's claims beyond the profile URL: read from the identity's public profile. */
+export interface ProfileClaims {
+  name?: string;
+  picture?: string;
 }
 
 export interface TokenRecord {
@@ -77,6 +85,7 @@ export interface TokenRecord {
   scopes: string[];
   claims: string[];
   keyFingerprint: string | null;
+  profile: ProfileClaims | null;
   issuedAt: number;
   expiresAt: number;
   revoked: boolean;
@@ -124,6 +133,9 @@ CREATE INDEX IF NOT EXISTS bridge_audit_actor ON bridge_audit (actor, at);`,
 CREATE INDEX IF NOT EXISTS bridge_clients_owner ON bridge_clients (owner);`,
   // 4: the web signers found for the typed ID, in the document's order (ob.native.find-signer).
   `ALTER TABLE bridge_transactions ADD COLUMN signers TEXT;`,
+  // 5: the public profile read at consent time travels with the code and its token (ob.token.claims).
+  `ALTER TABLE bridge_codes ADD COLUMN profile TEXT;
+ALTER TABLE bridge_tokens ADD COLUMN profile TEXT;`,
 ];
 
 /** A client registered in the console, as stored. */
@@ -179,6 +191,7 @@ const txOf = (r: any): BridgeTx => ({
   redirect: r.redirect,
   signers: typeof r.signers === 'string' ? list(r.signers) : [],
 });
+const profileOf = (v: unknown): ProfileClaims | null => (typeof v === 'string' ? (JSON.parse(v) as ProfileClaims) : null);
 const codeOf = (r: any): CodeRecord => ({
   hash: r.hash,
   clientId: r.client_id,
@@ -191,6 +204,7 @@ const codeOf = (r: any): CodeRecord => ({
   authTime: r.auth_time,
   delegated: Number(r.delegated) === 1,
   keyFingerprint: r.key_fingerprint,
+  profile: profileOf(r.profile),
   expiresAt: r.expires_at,
   spent: Number(r.spent) === 1,
 });
@@ -201,6 +215,7 @@ const tokenOf = (r: any): TokenRecord => ({
   scopes: list(r.scopes),
   claims: list(r.claims),
   keyFingerprint: r.key_fingerprint,
+  profile: profileOf(r.profile),
   issuedAt: r.issued_at,
   expiresAt: r.expires_at,
   revoked: Number(r.revoked) === 1,
@@ -388,8 +403,8 @@ export class BridgeStore {
     return this.sql.transaction(async (tx) => {
       if (!(await this.move(txId, from, 'code_issued', { redirect }, tx))) return false;
       await tx.run(
-        `INSERT INTO bridge_codes (hash, client_id, redirect_uri, challenge, nonce, identity, scopes, claims, auth_time, delegated, key_fingerprint, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO bridge_codes (hash, client_id, redirect_uri, challenge, nonce, identity, scopes, claims, auth_time, delegated, key_fingerprint, profile, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           code.hash,
           code.clientId,
@@ -402,6 +417,7 @@ export class BridgeStore {
           code.authTime,
           code.delegated ? 1 : 0,
           code.keyFingerprint,
+          code.profile === null ? null : json(code.profile),
           code.expiresAt,
         ],
       );
@@ -423,13 +439,14 @@ export class BridgeStore {
   redeem(codeHash: string, t: Omit<TokenRecord, 'revoked'>): Promise<boolean> {
     return this.sql.transaction(async (tx) => {
       if ((await tx.run('UPDATE bridge_codes SET spent = 1 WHERE hash = ? AND spent = 0', [codeHash])) !== 1) return false;
-      await tx.run('INSERT INTO bridge_tokens (hash, client_id, identity, scopes, claims, key_fingerprint, issued_at, expires_at, code_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      await tx.run('INSERT INTO bridge_tokens (hash, client_id, identity, scopes, claims, key_fingerprint, profile, issued_at, expires_at, code_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
         t.hash,
         t.clientId,
         t.identity,
         json(t.scopes),
         json(t.claims),
         t.keyFingerprint,
+        t.profile === null ? null : json(t.profile),
         t.issuedAt,
         t.expiresAt,
         codeHash,
@@ -515,13 +532,14 @@ export class BridgeStore {
 
   // ---- tokens ----
   async saveToken(t: Omit<TokenRecord, 'revoked'>, codeHash: string | null): Promise<void> {
-    await this.sql.run('INSERT INTO bridge_tokens (hash, client_id, identity, scopes, claims, key_fingerprint, issued_at, expires_at, code_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+    await this.sql.run('INSERT INTO bridge_tokens (hash, client_id, identity, scopes, claims, key_fingerprint, profile, issued_at, expires_at, code_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
       t.hash,
       t.clientId,
       t.identity,
       json(t.scopes),
       json(t.claims),
       t.keyFingerprint,
+      t.profile === null ? null : json(t.profile),
       t.issuedAt,
       t.expiresAt,
       codeHash,

@@ -10,6 +10,7 @@ import { json, jsonReply, mediaType, readCappedBody, readNodeBody, toResponse, u
 import { authenticateClient, ClientAuthError, presentedAuth, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
 import { OAuthError } from './responses.ts';
+import type { ProfileClaims } from './store.ts';
 
 const FORM_MAX = 16384;
 
@@ -44,14 +45,18 @@ export function subjectFor(ctx: BridgeContext, c: Client, identity: string): str
 }
 
 /** The claims a grant releases beyond `openid` (ob.token.claims). */
-function releasedClaims(ctx: BridgeContext, identity: string, claims: readonly string[], fingerprint: string | null): Record<string, unknown> {
+function releasedClaims(ctx: BridgeContext, identity: string, claims: readonly string[], fingerprint: string | null, profile: ProfileClaims | null): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (claims.includes(ctx.profile.ids.id_scope)) {
     out[ctx.profile.ids.id_claim] = identity;
     if (fingerprint) out[ctx.profile.ids.key_fingerprint_claim] = fingerprint;
     out[ctx.profile.ids.id_url_claim] = `https://${identity}/`;
   }
-  if (claims.includes('profile')) out.profile = `https://${identity}/`;
+  if (claims.includes('profile')) {
+    if (profile?.name !== undefined) out.name = profile.name;
+    if (profile?.picture !== undefined) out.picture = profile.picture;
+    out.profile = `https://${identity}/`;
+  }
   return out;
 }
 
@@ -113,6 +118,7 @@ async function tokenReply(ctx: BridgeContext, headers: Headers, contentType: str
       scopes: record.scopes,
       claims: record.claims,
       keyFingerprint: record.keyFingerprint,
+      profile: record.profile,
       issuedAt: now,
       expiresAt: now + limits.access_token_ttl_seconds * 1000,
     };
@@ -142,7 +148,7 @@ async function tokenReply(ctx: BridgeContext, headers: Headers, contentType: str
       auth_time: Math.floor(record.authTime / 1000),
       amr: record.delegated ? [ctx.profile.ids.amr_value, 'session'] : [ctx.profile.ids.amr_value],
       ...(record.nonce !== null ? { nonce: record.nonce } : {}),
-      ...releasedClaims(ctx, record.identity, record.claims, record.keyFingerprint),
+      ...releasedClaims(ctx, record.identity, record.claims, record.keyFingerprint, record.profile),
     };
     const idToken = await ctx.keys.sign(claims);
     const body: Record<string, unknown> = { access_token: accessToken, token_type: 'Bearer', expires_in: limits.access_token_ttl_seconds, id_token: idToken, scope: record.scopes.join(' '), me };
@@ -171,7 +177,7 @@ export async function userinfoHandler(ctx: BridgeContext, req: Request): Promise
       'www-authenticate': `Bearer error="invalid_token"`,
     }).response(ctx.config.documentOnly);
   }
-  return json({ sub: subjectFor(ctx, c, t.identity), ...releasedClaims(ctx, t.identity, t.claims, t.keyFingerprint) });
+  return json({ sub: subjectFor(ctx, c, t.identity), ...releasedClaims(ctx, t.identity, t.claims, t.keyFingerprint, t.profile) });
 }
 
 /** POST /revoke (RFC 7009): always 200; a token of another client is left alone (ob.revoke). */

@@ -248,6 +248,18 @@ export const profileSpec = {
       "doc": 3,
       "section": "POST /identities"
     },
+    "public_files_path": {
+      "template": "/.well-known/{name}/",
+      "doc": 2,
+      "section": "Scopes and claims (public profile)",
+      "origin": "project"
+    },
+    "profile_document_path": {
+      "template": "/.well-known/{name}/profile.json",
+      "doc": 2,
+      "section": "Scopes and claims (public profile)",
+      "origin": "project"
+    },
     "system_dir": {
       "template": ".{name}",
       "doc": 3,

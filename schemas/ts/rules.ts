@@ -1902,6 +1902,15 @@ export const rules: readonly Rule[] = [
     "text": "`svc_id` releases `svc_id`, `svc_key_fingerprint`, `svc_id_url`; `profile` releases `name`, `picture`, `profile`; no `email` claim is offered; `svc_proof` is reserved."
   },
   {
+    "id": "ob.profile.claims",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Scopes and claims (public profile: not shown)",
+    "title": "Profile claims from the public profile document",
+    "text": "Project decision (the deployed system's layout): with `profile` released, `name` is the profile document's `display_name` and `picture` is `https://<id>/.well-known/<name>/<avatar>`, read from `https://<id>/.well-known/<name>/profile.json` when the claims are released; `profile` is `https://<id>/`.",
+    "origin": "project"
+  },
+  {
     "id": "ob.subject.public",
     "level": "MUST",
     "doc": 2,
@@ -3291,6 +3300,7 @@ export type RuleId =
   | "ob.token.id-token"
   | "ob.token.access-token"
   | "ob.token.claims"
+  | "ob.profile.claims"
   | "ob.subject.public"
   | "ob.subject.sector"
   | "ob.userinfo"

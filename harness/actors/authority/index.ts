@@ -78,6 +78,7 @@ interface Published {
   https: boolean;
   relay: string;
   cacheControl: string;
+  profile?: Record<string, unknown>;
   updatedAt: string;
   faults: FaultSpec & { dnsKeyBytes?: Uint8Array };
 }
@@ -194,6 +195,7 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
       json(res, 405, { error: 'method_not_allowed', detail: 'GET only' });
       return;
     }
+    if (p && path === ids.profile_document_path && p.profile && p.https) return json(res, 200, p.profile);
     if (path !== ids.id_document_path || !p) {
       json(res, 404, { error: 'not_found', detail: `no identity document at https://${host}${path}` });
       return;
@@ -353,6 +355,7 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
         faults: identities.get(identity)?.faults ?? {},
       };
       if (seed) p.seed = seed;
+      if (spec.profile !== undefined) p.profile = spec.profile;
       if (spec.encryptionPublicKey !== undefined) p.encryptionPublicKey = toPublicKey(spec.encryptionPublicKey, 'encryption');
       identities.set(identity, p);
       return infoOf(p);
@@ -405,6 +408,7 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
       if (opts.encryption) spec.encryptionPublicKey = new Uint8Array(randomBytes(32));
       if (opts.dns !== undefined) spec.dns = opts.dns;
       if (opts.https !== undefined) spec.https = opts.https;
+      if (opts.profile !== undefined) spec.profile = opts.profile;
       const info = await control.publish(spec);
       return { identity: info.identity, seed, publicKey: info.public_key };
     },

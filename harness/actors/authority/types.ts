@@ -22,6 +22,8 @@ export interface PublishSpec {
   relay?: string;
   /** The document response's Cache-Control (default `no-store`). */
   cacheControl?: string;
+  /** A public profile document, served verbatim at the profile path (profile_document_path). */
+  profile?: Record<string, unknown>;
 }
 
 export interface FaultSpec {
@@ -110,6 +112,8 @@ export interface NewIdentityOptions {
   encryption?: boolean;
   dns?: boolean;
   https?: boolean;
+  /** A public profile document to serve. */
+  profile?: Record<string, unknown>;
 }
 
 export interface RotateOptions {

@@ -248,6 +248,27 @@ export function authorizeChecks(t: BridgeTarget): Check[] {
       },
     }),
     bridgeCheck(t, {
+      id: 'bridge/consent/profile-claims',
+      title: "with profile released, name and picture come from the identity's public profile document and profile is its URL, in the ID token and at /userinfo",
+      rules: ['ob.profile.claims'],
+      context: ['ob.token.claims'],
+      run: async (s, e) => {
+        const user = await s.newUser();
+        const id = user.key.identity;
+        await t.authority.publish({ identity: id, seed: user.key.seed, profile: { version: 1, display_name: 'Ada Harness', avatar: 'avatar.png' } });
+        const r = await s.tokens({ scope: 'openid profile', user });
+        const oidc = await s.oidc();
+        const token = (await oidc.verifyIdToken(String(r.body.id_token), s.credentials('basic').client_id)).payload;
+        const info = await oidc.userinfo(String(r.body.access_token));
+        const fromInfo = info.status === 200 ? (info.json() as Record<string, unknown>) : {};
+        const want = { name: 'Ada Harness', picture: `https://${id}${t.profile.ids.public_files_path}avatar.png`, profile: `https://${id}/` };
+        for (const [claim, value] of Object.entries(want)) {
+          e.that(token[claim] === value, `the ID token's ${claim} is ${JSON.stringify(token[claim])}, not ${value}`);
+          e.that(fromInfo[claim] === value, `/userinfo's ${claim} is ${JSON.stringify(fromInfo[claim])}, not ${value} (${said(info)})`);
+        }
+      },
+    }),
+    bridgeCheck(t, {
       id: 'bridge/consent/first-party',
       title: 'a first-party client skips consent for openid alone, never for svc_id',
       rules: ['ob.consent.first-party'],
