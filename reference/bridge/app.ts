@@ -15,6 +15,7 @@ import { SqliteSql, type Sql } from '../stores/sql.ts';
 import { PostgresNonceStore, PostgresSql } from '../stores/postgres.ts';
 import { DEFAULT_RESOLVER_TIMEOUT_MS, NetworkResolver } from '../resolve/network.ts';
 import { ProfileReader } from './profiles.ts';
+import { VISITOR_SCRIPT, VISITOR_SCRIPT_PATH } from './visitor.ts';
 import { asset, html, json, readCappedBody, utf8Text } from '../shared/http.ts';
 import { serializeCookie } from '../shared/cookies.ts';
 import { hashSecret, sameHash } from '../shared/secrets.ts';
@@ -276,6 +277,7 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
     route(path, { GET: () => html(messagePage(ctx, title, text)) });
   }
   route(BRIDGE_STYLESHEET, { GET: () => asset(STYLE, 'text/css; charset=utf-8') });
+  route(VISITOR_SCRIPT_PATH, { GET: () => asset(VISITOR_SCRIPT, 'text/javascript; charset=utf-8') });
   if (config.operatorToken !== undefined) {
     // Test-only operator hook (ob.contract.rotate): off unless --test-operator-token is given.
     const expected = hashSecret(config.operatorToken);

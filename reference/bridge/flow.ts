@@ -19,6 +19,7 @@ import { allowedRedirect, UrlClientError, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
 import { authorizationRedirect, pageError, redirect } from './responses.ts';
 import { consentPage, identifyPage, messagePage, qrSvg, waitingPage } from './pages.ts';
+import { launcherOrigin, visitorOffer } from './visitor.ts';
 import type { BridgeTx, Session } from './store.ts';
 import type { ResolvedIdentity } from '../../protocol/signin/resolver.ts';
 import type { components } from '../../schemas/ts/http/bridge.ts';
@@ -255,6 +256,14 @@ function view(ctx: BridgeContext, tx: BridgeTx): TransactionView {
   return out;
 }
 
+/** The sign-in page; the launcher is the one other origin its content policy lets it reach (the visitor offer). */
+async function signInPage(ctx: BridgeContext, tx: BridgeTx, client: Client, hint: string | undefined, status: number, headers: Record<string, string>, problem?: string): Promise<Response> {
+  const res = html(identifyPage(ctx, tx, client, hint, await visitorOffer(ctx, tx), problem), status, headers);
+  const launcher = launcherOrigin(ctx);
+  if (launcher) res.headers.set('content-security-policy', CSP.replace("connect-src 'self'", `connect-src 'self' ${launcher}`).replace("form-action 'self'", `form-action 'self' ${launcher}`));
+  return res;
+}
+
 /** GET /t/{id} and /t/{id}/status: the page (HTML) or the status view (JSON). */
 export async function transactionHandler(ctx: BridgeContext, req: Request, id: string): Promise<Response> {
   const bound = await boundTx(ctx, req, id);
@@ -280,7 +289,7 @@ export async function transactionHandler(ctx: BridgeContext, req: Request, id: s
   if (!client) return pageError(ctx, 400, 'this application was suspended', 'ob.authorize.bad-client-no-redirect');
   switch (tx.status) {
     case 'identify':
-      return html(identifyPage(ctx, tx, client, new URL(req.url).searchParams.get('login_hint') ?? undefined), 200, headers);
+      return await signInPage(ctx, tx, client, new URL(req.url).searchParams.get('login_hint') ?? undefined, 200, headers);
     case 'awaiting_signature': {
       const requestUri = `${ctx.config.issuer}${PATHS.reference}${tx.refCode}`;
       const deepLink = `${ctx.profile.ids.deep_link}?request_uri=${encodeURIComponent(requestUri)}`;
@@ -335,7 +344,7 @@ export async function identifyHandler(ctx: BridgeContext, req: Request, id: stri
   if (tx.status !== 'identify' && tx.status !== 'awaiting_signature') return answer(req, ctx, 409, `this sign-in is ${tx.status}`, 'ob.contract.transaction');
   const client = ctx.clients.get(tx.clientId)!;
   const parsed = normalizeIdInput(input, { allowHttp: !ctx.secure });
-  const refuse = (why: string) => (prefersJson(req) ? answer(req, ctx, 400, why, 'ob.transaction.identify') : html(identifyPage(ctx, tx, client, input, why), 400));
+  const refuse = async (why: string) => (prefersJson(req) ? answer(req, ctx, 400, why, 'ob.transaction.identify') : await signInPage(ctx, tx, client, input, 400, {}, why));
   if (!parsed.ok) return refuse(`this is not a valid ID (${parsed.reason})`);
   let signers: string[];
   try {

@@ -1,5 +1,5 @@
-// The bridge's pages, server-rendered, no script (they work without scripting; the waiting page
-// refreshes itself). Every value goes through `esc`.
+// The bridge's pages, server-rendered; they work without scripting (the waiting page refreshes
+// itself; the visitor offer's availability check is the one script). Every value goes through `esc`.
 import QRCode from 'qrcode';
 import { esc, shell } from '../shared/pages.ts';
 import type { BridgeContext } from './context.ts';
@@ -15,11 +15,8 @@ code,.match{font-family:ui-monospace,monospace}.match{font-size:2rem;letter-spac
 label{display:block;margin:.5rem 0}input[type=text]{width:100%;padding:.4rem}button{padding:.4rem 1rem;margin-right:.5rem}
 .unverified{color:#a40000}`;
 
-export function identifyPage(ctx: BridgeContext, tx: BridgeTx, client: Client, hint: string | undefined, problem?: string): string {
-  const launcher =
-    ctx.config.launcherUrl !== 'none'
-      ? `<p class="muted">No ID yet? <a href="${esc(ctx.config.launcherUrl)}/app/?from=signin" target="_blank" rel="noopener">Create one</a>, then come back and enter it here.</p>`
-      : '';
+/** The sign-in page: the ID field, and the offer to visitors without an ID (visitor.ts) when a launcher is set. */
+export function identifyPage(ctx: BridgeContext, tx: BridgeTx, client: Client, hint: string | undefined, offer: string, problem?: string): string {
   return page(
     ctx,
     'Sign in',
@@ -30,7 +27,7 @@ ${problem ? `<p class="unverified" data-testid="problem">${esc(problem)}</p>` : 
 <label>Your ID <input type="text" name="id" autocomplete="username" value="${esc(hint ?? '')}" required></label>
 <button type="submit">Continue</button>
 </form>
-${launcher}`,
+${offer}`,
   );
 }
 
