@@ -16,6 +16,8 @@ import { PostgresNonceStore, PostgresSql } from '../stores/postgres.ts';
 import { DEFAULT_RESOLVER_TIMEOUT_MS, NetworkResolver } from '../resolve/network.ts';
 import { ProfileReader } from './profiles.ts';
 import { VISITOR_SCRIPT, VISITOR_SCRIPT_PATH } from './visitor.ts';
+
+const SWEEP_INTERVAL_MS = 3_600_000;
 import { asset, html, json, readCappedBody, utf8Text } from '../shared/http.ts';
 import { serializeCookie } from '../shared/cookies.ts';
 import { hashSecret, sameHash } from '../shared/secrets.ts';
@@ -142,6 +144,9 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
   await refreshClients();
   const suspensions = setInterval(() => void refreshClients(), 1000);
   suspensions.unref();
+  // Retention (ob.retention): expired records and old audit events go, hourly (any instance may).
+  const sweeper = setInterval(() => void store.sweep().catch(() => undefined), SWEEP_INTERVAL_MS);
+  sweeper.unref();
   const profiles = new ProfileReader({
     profile,
     timeoutMs: config.resolver?.timeoutMs ?? DEFAULT_RESOLVER_TIMEOUT_MS,
@@ -221,7 +226,7 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
     GET: async (req) => {
       const s = await currentSession(ctx, req);
       const apps = s ? (await store.consents(s.identity)).map((c) => ({ client: c.clientId, name: clients.get(c.clientId)?.name ?? c.clientId, claims: c.claims, lastUse: c.lastUse })) : [];
-      const signins = s ? (await store.recentSignins(s.identity)).map((r) => ({ at: r.at, client: clients.get(r.clientId)?.name ?? r.clientId, delegated: r.delegated })) : [];
+      const signins = s ? (await store.recentSignins(s.identity)).map((r) => ({ at: r.at, client: clients.get(r.clientId)?.name ?? r.clientId, delegated: r.delegated, browser: r.browser })) : [];
       return html(accountPage(ctx, s?.identity, apps, signins));
     },
   });
@@ -296,6 +301,7 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
     context: ctx,
     async close() {
       clearInterval(suspensions);
+      clearInterval(sweeper);
       await opened.close();
       if (resolver instanceof NetworkResolver) await resolver.close();
       await urlClients?.close();

@@ -102,7 +102,7 @@ async function issueCode(
     location,
   );
   if (!issued) return pageError(ctx, 409, 'this sign-in has already ended', 'ob.transaction.create');
-  await ctx.store.audit('signin.succeeded', who.identity, { client_id: tx.clientId, delegated: who.delegated });
+  await ctx.store.audit('signin.succeeded', who.identity, { client_id: tx.clientId, delegated: who.delegated, browser: tx.browser });
   return redirect(location);
 }
 
@@ -160,7 +160,9 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
   const covered = fresh && !prompts.includes('consent') && (await consentCovers(ctx, client, session.identity, scopes));
 
   const txId = newSecret(128);
-  const binding = newSecret();
+  // One binding per browser: a second sign-in in another tab keeps the first one's cookie valid.
+  const held = readCookies(req).get(txCookieName(ctx));
+  const binding = wellFormedSecret(held) ? held : newSecret();
   await ctx.store.createTx({
     id: txId,
     clientId: client.clientId,

@@ -86,7 +86,7 @@ export function accountPage(
   ctx: BridgeContext,
   identity: string | undefined,
   apps: Array<{ client: string; name: string; claims: string[]; lastUse: number }>,
-  signins: Array<{ at: number; client: string; delegated: boolean }>,
+  signins: Array<{ at: number; client: string; delegated: boolean; browser: string }>,
 ): string {
   if (identity === undefined) return page(ctx, 'Account', '<h1>Account</h1><p>You are not signed in here. Sign in to an application through this bridge first.</p>');
   return page(
@@ -102,7 +102,7 @@ export function accountPage(
       )
       .join('')}</ul>
 <h2>Recent sign-ins</h2>
-<ul>${signins.map((s) => `<li>${esc(new Date(s.at).toISOString())} ${esc(s.client)}${s.delegated ? ' (session key)' : ''}</li>`).join('')}</ul>
+<ul>${signins.map((s) => `<li>${esc(new Date(s.at).toISOString())} ${esc(s.client)}, ${esc(s.browser)}${s.delegated ? ' (session key)' : ''}</li>`).join('')}</ul>
 <form method="post" action="/account/logout"><button type="submit">Sign out</button></form>`,
   );
 }

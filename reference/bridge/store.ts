@@ -554,12 +554,29 @@ export class BridgeStore {
   }
 
   /** Recent sign-ins of an identity (for /account). */
-  async recentSignins(identity: string, limit = 20): Promise<Array<{ at: number; clientId: string; delegated: boolean }>> {
+  async recentSignins(identity: string, limit = 20): Promise<Array<{ at: number; clientId: string; delegated: boolean; browser: string }>> {
     const rows = await this.sql.all<{ at: number; detail: string }>("SELECT at, detail FROM bridge_audit WHERE name = 'signin.succeeded' AND actor = ? ORDER BY at DESC LIMIT ?", [identity, limit]);
     return rows.map((r) => {
-      const d = JSON.parse(r.detail) as { client_id: string; delegated: boolean };
-      return { at: Number(r.at), clientId: d.client_id, delegated: d.delegated };
+      const d = JSON.parse(r.detail) as { client_id: string; delegated: boolean; browser?: string };
+      return { at: Number(r.at), clientId: d.client_id, delegated: d.delegated, browser: d.browser ?? 'a browser' };
     });
+  }
+
+  /**
+   * Deletes what has outlived its use (ob.retention): audit events after 90 days; transactions,
+   * codes, sessions and access tokens once expired (a day's grace for support questions).
+   * Returns how many rows went.
+   */
+  async sweep(): Promise<number> {
+    const now = this.#now();
+    const grace = now - 86_400_000;
+    let n = 0;
+    n += await this.sql.run('DELETE FROM bridge_audit WHERE at < ?', [now - limits.audit_retention_seconds * 1000]);
+    n += await this.sql.run('DELETE FROM bridge_transactions WHERE expires_at < ?', [grace]);
+    n += await this.sql.run('DELETE FROM bridge_codes WHERE expires_at < ?', [grace]);
+    n += await this.sql.run('DELETE FROM bridge_tokens WHERE expires_at < ?', [grace]);
+    n += await this.sql.run('DELETE FROM bridge_sessions WHERE expires_at < ?', [grace]);
+    return n;
   }
 
   // ---- audit (ob.audit.names) ----
