@@ -120,18 +120,16 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
   store.onAudit = (name) => metrics.audit(name);
   const keys = new SigningKeys(store, now);
   await keys.ensure();
-  const urlClients =
-    config.urlClients === 'off'
-      ? undefined
-      : new UrlClients({
-          ...(config.resolver?.dnsServer !== undefined ? { dnsServer: config.resolver.dnsServer } : {}),
-          ...(config.resolver?.caFile !== undefined ? { caFile: config.resolver.caFile } : {}),
-          // --break url-client-private (suite tests): every address counts as public.
-          publicAddresses: config.urlClientTestAddresses ?? [],
-          anyAddress: config.breakage.has('url-client-private'),
-          now,
-        });
-  const clients = new ClientRegistry([consoleClient({ config }), ...(config.staticClientsFile ? loadStaticClients(config.staticClientsFile) : [])], urlClients);
+  // URL client documents and console clients' linked key sets, under document 2's fetch rules.
+  const urlClients = new UrlClients({
+    ...(config.resolver?.dnsServer !== undefined ? { dnsServer: config.resolver.dnsServer } : {}),
+    ...(config.resolver?.caFile !== undefined ? { caFile: config.resolver.caFile } : {}),
+    publicAddresses: config.urlClientTestAddresses ?? [],
+    // --break url-client-private (suite tests): every address counts as public.
+    anyAddress: config.breakage.has('url-client-private'),
+    now,
+  });
+  const clients = new ClientRegistry([consoleClient({ config }), ...(config.staticClientsFile ? loadStaticClients(config.staticClientsFile) : [])], urlClients, config.urlClients !== 'off');
   // Console clients and operator suspensions reach every instance within a second.
   const refreshClients = async () => {
     try {
@@ -304,7 +302,7 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
       clearInterval(sweeper);
       await opened.close();
       if (resolver instanceof NetworkResolver) await resolver.close();
-      await urlClients?.close();
+      await urlClients.close();
       await profiles.close();
       await sql.close();
     },

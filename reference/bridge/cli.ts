@@ -1,7 +1,9 @@
 // `svc-reference bridge`: the reference OpenID Connect bridge of document 2. Flags, with the
 // document's configuration names (OAUTH_*) as environment defaults, then it prints one line,
 // `svc-reference bridge listening on <issuer> (<bound url>)`, and runs until SIGINT/SIGTERM.
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { normalizeIdInput } from '../../protocol/bridge/id-input.ts';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { profileFor, ProfileError } from '../../protocol/common/profile.ts';
 import { limits } from '../../schemas/ts/limits.ts';
@@ -28,6 +30,7 @@ interface BridgeFlags {
   clientRegistration: BridgeConfig['clientRegistration'];
   urlClients: BridgeConfig['urlClients'];
   urlClientTestAddress?: string[];
+  registrationAllowlist?: string;
   subjectType: BridgeConfig['subjectType'];
   staticClients?: string;
   defaultSigner?: string;
@@ -92,6 +95,7 @@ export const bridgeServer: ServerDefinition = {
       .option('--resume-ttl <seconds>', 'lifetime of a resume code', positive, limits.bridge_resume_code_ttl_seconds)
       .option('--name <name>', 'display name (metadata, pages, the fixed statement)', DEFAULT_BRIDGE_NAME)
       .addOption(new Option('--client-registration <mode>', 'OAUTH_CLIENT_REGISTRATION').choices(['open', 'allowlist', 'closed']).default(env('OAUTH_CLIENT_REGISTRATION') ?? 'open'))
+      .option('--registration-allowlist <file>', 'with --client-registration allowlist: the IDs that may register applications, one per line (# comments)')
       .addOption(new Option('--url-clients <mode>', 'OAUTH_URL_CLIENTS').choices(['indieauth', 'on', 'off']).default(env('OAUTH_URL_CLIENTS') ?? 'indieauth'))
       .addOption(new Option('--subject-type <type>', 'OAUTH_SUBJECT_TYPE').choices(['pairwise', 'public']).default(env('OAUTH_SUBJECT_TYPE') ?? 'pairwise'))
       .option('--static-clients <file>', 'OAUTH_STATIC_CLIENTS: the static clients file', env('OAUTH_STATIC_CLIENTS'))
@@ -116,6 +120,19 @@ export const bridgeServer: ServerDefinition = {
   },
 };
 
+/** One service ID per line, normalized as typed IDs are; blank lines and # comments skipped. */
+function readAllowlist(file: string): string[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .map((l) => l.replace(/#.*/, '').trim())
+    .filter((l) => l !== '')
+    .map((l) => {
+      const parsed = normalizeIdInput(l);
+      if (!parsed.ok) throw new Error(`${JSON.stringify(l)} is not an ID (${parsed.reason})`);
+      return parsed.id;
+    });
+}
+
 async function runBridge(flags: BridgeFlags, io: ReferenceIO): Promise<Started> {
   const fail = (why: string): Started => {
     io.stderr.write(`svc-reference bridge: ${why}\n`);
@@ -129,6 +146,14 @@ async function runBridge(flags: BridgeFlags, io: ReferenceIO): Promise<Started> 
   }
   if (flags.variant !== undefined && process.env[ALLOW_BREAKAGE] !== '1') return fail(`--variant needs ${ALLOW_BREAKAGE}=1 (it exists only for the suite's own tests)`);
   if (flags.database !== undefined && flags.database !== 'sqlite' && !/^postgres(ql)?:\/\/\S+$/.test(flags.database)) return fail('--database: sqlite or postgres://USER:PASS@HOST:PORT/DB');
+  let allowlist: string[] | undefined;
+  if (flags.registrationAllowlist !== undefined) {
+    try {
+      allowlist = readAllowlist(flags.registrationAllowlist);
+    } catch (error) {
+      return fail(`--registration-allowlist: ${(error as Error).message}`);
+    }
+  }
   let issuer = '';
   try {
     if (flags.issuer !== undefined) issuer = parseIssuer(flags.issuer);
@@ -146,6 +171,7 @@ async function runBridge(flags: BridgeFlags, io: ReferenceIO): Promise<Started> 
     subjectType: flags.subjectType,
     clientRegistration: flags.clientRegistration,
     urlClients: flags.urlClients,
+    ...(allowlist !== undefined ? { registrationAllowlist: allowlist } : {}),
     ...(flags.urlClientTestAddress !== undefined ? { urlClientTestAddresses: flags.urlClientTestAddress } : {}),
     launcherUrl: flags.launcherUrl.replace(/\/+$/, ''),
     resumeTtlSeconds: flags.resumeTtl,

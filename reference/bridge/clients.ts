@@ -22,6 +22,8 @@ export interface Client {
   /** SHA-256 (base64url) of each valid secret: two during a rotation. */
   secretHashes: string[];
   jwks?: JSONWebKeySet;
+  /** private_key_jwt with a linked key set (a console client): fetched under the URL client fetch rules. */
+  jwksUri?: string;
   firstParty: boolean;
   sector: string;
   /** Who registered it (console clients), or the operator for static ones. */
@@ -83,8 +85,10 @@ export class ClientRegistry {
 
   constructor(
     clients: readonly Client[] = [],
-    /** URL client IDs (OAUTH_URL_CLIENTS indieauth or on); undefined when off. */
+    /** Fetches URL client documents and linked key sets. */
     readonly urlClients?: UrlClients,
+    /** Whether a client_id that is a URL names a client (OAUTH_URL_CLIENTS indieauth or on). */
+    readonly urlClientIds = urlClients !== undefined,
   ) {
     for (const c of clients) this.#clients.set(c.clientId, c);
   }
@@ -96,7 +100,7 @@ export class ClientRegistry {
   async resolve(clientId: string, fresh = false): Promise<Client | undefined> {
     const known = this.get(clientId);
     if (known || this.#clients.has(clientId) || this.#registered.has(clientId)) return known;
-    if (!this.urlClients || !UrlClients.isUrlClientId(clientId)) return undefined;
+    if (!this.urlClients || !this.urlClientIds || !UrlClients.isUrlClientId(clientId)) return undefined;
     const c = await this.urlClients.get(clientId, fresh);
     return this.#suspended.has(clientId) ? undefined : c;
   }
@@ -113,7 +117,7 @@ export class ClientRegistry {
 
   /** A static or registered client, or the last known URL client (no fetch). */
   get(clientId: string): Client | undefined {
-    const c = this.#clients.get(clientId) ?? this.#registered.get(clientId) ?? this.urlClients?.cached(clientId);
+    const c = this.#clients.get(clientId) ?? this.#registered.get(clientId) ?? (this.urlClientIds ? this.urlClients?.cached(clientId) : undefined);
     return c && !c.suspended && !this.#suspended.has(clientId) ? c : undefined;
   }
 
@@ -201,7 +205,9 @@ export async function authenticateClient(registry: ClientRegistry, presented: Pr
     if (!client.secretHashes.some((s) => sameHash(s, h))) throw new ClientAuthError('wrong client secret');
   } else if (presented.method === 'private_key_jwt') {
     try {
-      const { payload } = await jwtVerify(presented.assertion!, createLocalJWKSet(client.jwks!), { issuer: client.clientId, subject: client.clientId, audience: audiences, maxTokenAge: 300 });
+      const jwks = client.jwks ?? (client.jwksUri !== undefined && registry.urlClients ? await registry.urlClients.keySet(client.jwksUri) : undefined);
+      if (!jwks) throw new Error('the client has no key set');
+      const { payload } = await jwtVerify(presented.assertion!, createLocalJWKSet(jwks), { issuer: client.clientId, subject: client.clientId, audience: audiences, maxTokenAge: 300 });
       if (typeof payload.jti !== 'string' || typeof payload.exp !== 'number') throw new Error('jti and exp are required');
       if (!(await nonces.claim(`client-assertion:${client.clientId}:${payload.jti}`, payload.exp * 1000))) throw new Error('this client assertion was already used');
     } catch (error) {

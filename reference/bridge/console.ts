@@ -15,6 +15,7 @@ import { html, json, prefersJson, readCappedBody, utf8Text } from '../shared/htt
 import { BRIDGE_STYLESHEET, PATHS, type BridgeContext } from './context.ts';
 import { currentSession } from './flow.ts';
 import { pageError, redirect } from './responses.ts';
+import type { JSONWebKeySet } from 'jose';
 import type { Client, AuthMethod } from './clients.ts';
 import type { RegisteredClient } from './store.ts';
 
@@ -38,7 +39,9 @@ export function consoleClient(ctx: Pick<BridgeContext, 'config'>): Client {
 
 /** A stored client as the registry serves it: only secrets that have not expired. */
 export function registryClient(c: RegisteredClient, now: number): Client {
+  const keys = c.keySet === undefined ? {} : 'jwks' in c.keySet ? { jwks: c.keySet.jwks as unknown as JSONWebKeySet } : { jwksUri: c.keySet.jwksUri };
   return {
+    ...keys,
     clientId: c.clientId,
     name: c.name,
     redirectUris: c.redirectUris,
@@ -51,7 +54,26 @@ export function registryClient(c: RegisteredClient, now: number): Client {
   };
 }
 
-const METHODS: readonly AuthMethod[] = ['client_secret_basic', 'client_secret_post', 'none'];
+const METHODS: readonly AuthMethod[] = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
+
+/** A private_key_jwt key set: pasted JSON `{keys: [public JWKs]}` or an https URL; a string saying what is wrong otherwise. */
+function keySetOf(pasted: string, linked: string): RegisteredClient['keySet'] | string {
+  if (linked !== '') {
+    if (!URL.canParse(linked) || new URL(linked).protocol !== 'https:') return 'the key set URL must be https';
+    return { jwksUri: linked };
+  }
+  let jwks: unknown;
+  try {
+    jwks = JSON.parse(pasted);
+  } catch {
+    return 'paste the key set as JSON ({"keys": [...]}) or give its https URL';
+  }
+  const keys = (jwks as { keys?: unknown })?.keys;
+  if (!Array.isArray(keys) || keys.length === 0 || keys.length > 10) return 'the key set needs 1 to 10 keys';
+  // Public keys only: a pasted private key would be a secret the bridge must never hold.
+  if (keys.some((k) => k === null || typeof k !== 'object' || typeof (k as { kty?: unknown }).kty !== 'string' || 'd' in k)) return 'the key set holds public JWKs only (no "d")';
+  return { jwks: { keys } };
+}
 
 async function form(req: Request): Promise<URLSearchParams> {
   return new URLSearchParams(utf8Text(await readCappedBody(req, 16384).catch(() => new Uint8Array())) ?? '');
@@ -123,13 +145,21 @@ export class Console {
 <label>Redirect URIs (exact HTTPS, or loopback for native apps; space separated) <input type="text" name="redirect_uris" required></label>
 <label>Client authentication <select name="token_endpoint_auth_method">${METHODS.map((m) => `<option>${m}</option>`).join('')}</select></label>
 <label>Sector host (optional: share subjects with another application) <input type="text" name="sector_host"></label>
+<label>Key set for private_key_jwt: paste it (JSON) <textarea name="jwks" rows="3"></textarea></label>
+<label>or link it (https URL) <input type="text" name="jwks_uri"></label>
 <button type="submit">Register</button>
 </form>
 ${staticBlock}`,
     );
   }
 
+  /** The signed-in owner of a change. A browser's cross-site POST is refused before the session is read (CSRF). */
   async #owner(req: Request): Promise<string | Response> {
+    const site = req.headers.get('sec-fetch-site');
+    const origin = req.headers.get('origin');
+    if ((site !== null && site !== 'same-origin') || (origin !== null && origin !== this.ctx.config.issuer)) {
+      return pageError(this.ctx, 403, 'console changes come from the console page itself', 'ob.clients.registered');
+    }
     const s = await currentSession(this.ctx, req);
     return s ? s.identity : pageError(this.ctx, 401, 'sign in to the developer console first', 'ob.clients.registered');
   }
@@ -148,7 +178,14 @@ ${staticBlock}`,
     const ctx = this.ctx;
     const owner = await this.#owner(req);
     if (owner instanceof Response) return owner;
-    if (ctx.config.clientRegistration !== 'open') return pageError(ctx, 403, `registration is ${ctx.config.clientRegistration} on this bridge`, 'ob.clients.registered');
+    const allowed = ctx.config.clientRegistration === 'open' || (ctx.config.clientRegistration === 'allowlist' && (ctx.config.registrationAllowlist ?? []).includes(owner));
+    if (!allowed)
+      return pageError(
+        ctx,
+        403,
+        `registration is ${ctx.config.clientRegistration} on this bridge${ctx.config.clientRegistration === 'allowlist' ? ` and ${owner} is not on its list` : ''}`,
+        'ob.clients.registered',
+      );
     const f = await form(req);
     const name = (f.get('name') ?? '').trim();
     const uris = redirectList(f.get('redirect_uris') ?? '');
@@ -159,7 +196,13 @@ ${staticBlock}`,
     if (!METHODS.includes(method)) return pageError(ctx, 400, `token_endpoint_auth_method must be one of ${METHODS.join(', ')}`, 'ob.clients.registered');
     if (method === 'none' && !uris.every(isLoopbackRedirect) && !uris.every((u) => u.startsWith('https://'))) return pageError(ctx, 400, 'invalid redirect URIs', 'ob.clients.registered');
     if (sectorHost !== '' && !/^[a-z0-9.-]+\.[a-z0-9-]+$/.test(sectorHost)) return pageError(ctx, 400, 'the sector host must be a dotted host name', 'ob.clients.registered');
-    const secret = method === 'none' ? undefined : newSecret();
+    let keySet: RegisteredClient['keySet'];
+    if (method === 'private_key_jwt') {
+      const k = keySetOf((f.get('jwks') ?? '').trim(), (f.get('jwks_uri') ?? '').trim());
+      if (typeof k === 'string') return pageError(ctx, 400, k, 'ob.clients.registered');
+      keySet = k;
+    }
+    const secret = method === 'none' || method === 'private_key_jwt' ? undefined : newSecret();
     const now = ctx.now();
     const client: RegisteredClient = {
       clientId: `${ctx.profile.name}_${newSecret(96)}`,
@@ -170,6 +213,7 @@ ${staticBlock}`,
       sector: sectorOf(uris, sectorHost || undefined),
       owner,
       coOwners: [],
+      ...(keySet ? { keySet } : {}),
       createdAt: now,
       updatedAt: now,
     };
@@ -201,7 +245,7 @@ ${staticBlock}`,
         break;
       }
       case 'rotate': {
-        if (c.authMethod === 'none') return pageError(ctx, 400, 'a public client has no secret', 'ob.clients.registered');
+        if (c.authMethod === 'none' || c.authMethod === 'private_key_jwt') return pageError(ctx, 400, `a ${c.authMethod} client has no secret`, 'ob.clients.registered');
         // Rotation with overlap: the current secret keeps working for 7 days or until retired.
         shown = newSecret();
         const current = c.secrets.filter((s) => s.expiresAt === null).map((s) => ({ hash: s.hash, expiresAt: now + limits.secret_overlap_seconds * 1000 }));

@@ -29,6 +29,8 @@ export interface BridgeConfig {
   nonceStore: string;
   subjectType: 'pairwise' | 'public';
   clientRegistration: 'open' | 'allowlist' | 'closed';
+  /** The IDs that may register applications when clientRegistration is `allowlist`. */
+  registrationAllowlist?: string[];
   urlClients: 'indieauth' | 'on' | 'off';
   staticClientsFile?: string;
   defaultSigner?: string;

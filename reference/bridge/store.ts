@@ -136,6 +136,8 @@ CREATE INDEX IF NOT EXISTS bridge_clients_owner ON bridge_clients (owner);`,
   // 5: the public profile read at consent time travels with the code and its token (ob.token.claims).
   `ALTER TABLE bridge_codes ADD COLUMN profile TEXT;
 ALTER TABLE bridge_tokens ADD COLUMN profile TEXT;`,
+  // 6: a console client's private_key_jwt key set, pasted ({jwks}) or linked ({jwksUri}).
+  `ALTER TABLE bridge_clients ADD COLUMN key_set TEXT;`,
 ];
 
 /** A client registered in the console, as stored. */
@@ -149,6 +151,8 @@ export interface RegisteredClient {
   sector: string;
   owner: string;
   coOwners: string[];
+  /** private_key_jwt: the key set pasted at registration, or the HTTPS URL it is fetched from. */
+  keySet?: { jwks: Record<string, unknown> } | { jwksUri: string };
   createdAt: number;
   updatedAt: number;
 }
@@ -479,6 +483,7 @@ export class BridgeStore {
       sector: r.sector as string,
       owner: r.owner as string,
       coOwners: list(r.co_owners as string),
+      ...(typeof r.key_set === 'string' ? { keySet: JSON.parse(r.key_set) as NonNullable<RegisteredClient['keySet']> } : {}),
       createdAt: Number(r.created_at),
       updatedAt: Number(r.updated_at),
     }));
@@ -489,18 +494,10 @@ export class BridgeStore {
     return this.sql.transaction(async (tx) => {
       const n = await tx.get<{ n: number }>('SELECT COUNT(*) AS n FROM bridge_clients WHERE owner = ?', [c.owner]);
       if (Number(n?.n ?? 0) >= limit) return false;
-      await tx.run('INSERT INTO bridge_clients (client_id, name, redirect_uris, auth_method, secrets, sector, owner, co_owners, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-        c.clientId,
-        c.name,
-        json(c.redirectUris),
-        c.authMethod,
-        json(c.secrets),
-        c.sector,
-        c.owner,
-        json(c.coOwners),
-        c.createdAt,
-        c.updatedAt,
-      ]);
+      await tx.run(
+        'INSERT INTO bridge_clients (client_id, name, redirect_uris, auth_method, secrets, sector, owner, co_owners, key_set, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [c.clientId, c.name, json(c.redirectUris), c.authMethod, json(c.secrets), c.sector, c.owner, json(c.coOwners), c.keySet ? json(c.keySet) : null, c.createdAt, c.updatedAt],
+      );
       return true;
     });
   }

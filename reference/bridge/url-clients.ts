@@ -54,6 +54,7 @@ export class UrlClients {
   readonly #now: () => number;
   readonly #cache = new Map<string, Cached>();
   readonly #inflight = new Map<string, Promise<Client>>();
+  readonly #keySets = new Map<string, { jwks: JSONWebKeySet; until: number }>();
 
   constructor(options: UrlClientOptions = {}) {
     this.#now = options.now ?? Date.now;
@@ -106,6 +107,19 @@ export class UrlClients {
       this.#inflight.set(clientId, pending);
     }
     return pending;
+  }
+
+  /** A linked key set (a console client's jwks_uri), fetched under the same rules and cached alike. */
+  async keySet(url: string): Promise<JSONWebKeySet> {
+    const hit = this.#keySets.get(url);
+    if (hit && hit.until > this.#now()) return hit.jwks;
+    if (!/^https:\/\//i.test(url)) throw new UrlClientError(`${url}: a key set is fetched over HTTPS only`, 'ob.clients.url-fetch-https');
+    const got = await this.#fetchJson(url);
+    const jwks = got.body as JSONWebKeySet | undefined;
+    if (got.status !== 200 || !Array.isArray(jwks?.keys)) throw new UrlClientError(`the key set at ${url} is not usable`, 'ob.token.client-auth');
+    if (this.#keySets.size >= CACHE_MAX) this.#keySets.clear();
+    this.#keySets.set(url, { jwks, until: this.#now() + got.cacheSeconds * 1000 });
+    return jwks;
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,13 @@
 // The developer console on the reference bridge, driven over HTTP as a browser: the owner signs
 // in natively on the bridge's own origin, registers an application (secret shown once), signs a
 // user in with it, rotates its secret (both work until the previous one is retired), reaches the
-// per-owner limit, is the only one who may change it, and deletes it.
+// per-owner limit, is the only one who may change it, and deletes it. private_key_jwt clients
+// with a pasted or a linked key set; a cross-site POST is refused; the registration allowlist.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BridgeSession, type User } from '../../harness/suites/bridge/driver.ts';
 import type { BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
@@ -21,15 +27,45 @@ afterAll(async () => {
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
 
-async function signedInOwner(): Promise<User> {
-  const owner = await s.newUser();
-  const page = await owner.browser.http.get(`${run.target.issuer}/developers`, { headers: { accept: 'text/html' } });
+async function signedInOwner(on: BridgeSession = s): Promise<User> {
+  const issuer = on.target.issuer;
+  const owner = await on.newUser();
+  const page = await owner.browser.http.get(`${issuer}/developers`, { headers: { accept: 'text/html' } });
   const href = /data-testid="console-sign-in" href="([^"]+)"/.exec(page.text())![1]!.replace(/&amp;/g, '&');
-  const { response } = await s.completeAuthorization(owner, href, `${run.target.issuer}/developers`);
+  const { response } = await on.completeAuthorization(owner, href, `${issuer}/developers`);
   expect(response.code).toBeDefined();
-  const home = await owner.browser.http.get(`${run.target.issuer}/developers`, { headers: { accept: 'text/html' } });
+  const home = await owner.browser.http.get(`${issuer}/developers`, { headers: { accept: 'text/html' } });
   expect(home.text()).toContain(`data-testid="owner">${owner.key.identity}<`);
   return owner;
+}
+
+/** A private_key_jwt application registered with `keys` (pasted jwks or a jwks_uri); its credentials. */
+async function jwtClient(owner: User, keys: Record<string, string>): Promise<{ status: number; creds?: ClientCredentials; privateJwk: Record<string, unknown> }> {
+  const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+  const kid = randomBytes(6).toString('base64url');
+  const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: 'RS256' };
+  const publicJwks = { keys: [{ ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' }] };
+  const fields: Record<string, string> = { name: 'JWT app', redirect_uris: 'https://jwt-console.example/cb', token_endpoint_auth_method: 'private_key_jwt', ...keys };
+  if (fields.jwks === 'PUBLIC') fields.jwks = JSON.stringify(publicJwks);
+  if (fields.jwks_uri !== undefined) await run.authority.serveFile({ url: fields.jwks_uri, body: publicJwks });
+  const res = await owner.browser.http.post(`${run.target.issuer}/developers/clients`, new URLSearchParams(fields).toString(), { headers: FORM });
+  if (res.status !== 201) return { status: res.status, privateJwk };
+  const id = (res.json() as Record<string, string>).client_id!;
+  return { status: 201, creds: { client_id: id, private_jwk: privateJwk, redirect_uri: 'https://jwt-console.example/cb' }, privateJwk };
+}
+
+async function redeemJwt(creds: ClientCredentials): Promise<number> {
+  const session = new BridgeSession({ ...run.target, clients: { ...run.target.clients, jwt: creds } });
+  try {
+    return (
+      await session.tokens({ client: 'jwt' }).then(
+        () => ({ status: 200 }),
+        (error: Error) => ({ status: Number(/ (\d{3}) /.exec(error.message)?.[1] ?? 0) }),
+      )
+    ).status;
+  } finally {
+    await session.close();
+  }
 }
 
 async function create(owner: User, name: string): Promise<{ status: number; body: Record<string, string> }> {
@@ -95,5 +131,56 @@ describe('the developer console', () => {
     );
     expect(gone.status).toBe(400);
     expect(gone.location).toBeUndefined();
+  }, 120_000);
+
+  it('registers private_key_jwt applications with a pasted or a linked key set, never a private key', async () => {
+    const owner = await signedInOwner();
+    const pasted = await jwtClient(owner, { jwks: 'PUBLIC' });
+    expect(pasted.status).toBe(201);
+    expect(await redeemJwt(pasted.creds!)).toBe(200);
+    const info = await run.authority.info();
+    const port = info.httpsPort === 443 ? '' : `:${info.httpsPort}`;
+    const linked = await jwtClient(owner, { jwks_uri: `https://keys-${randomBytes(4).toString('hex')}.clients.test${port}/jwks.json` });
+    expect(linked.status).toBe(201);
+    expect(await redeemJwt(linked.creds!)).toBe(200);
+    const leaked = await jwtClient(owner, { jwks: JSON.stringify({ keys: [{ kty: 'RSA', n: 'x', e: 'AQAB', d: 'secret' }] }) });
+    expect(leaked.status).toBe(400);
+    expect((await jwtClient(owner, { jwks_uri: 'http://keys.example/jwks.json' })).status).toBe(400);
+  }, 120_000);
+
+  it('refuses a change posted from another site before reading the session', async () => {
+    const owner = await signedInOwner();
+    const res = await owner.browser.http.post(`${run.target.issuer}/developers/clients`, new URLSearchParams({ name: 'CSRF', redirect_uris: 'https://csrf.example/cb' }).toString(), {
+      headers: { ...FORM, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+    });
+    expect(res.status).toBe(403);
+    expect(res.text()).toMatch(/from the console page itself/);
+  }, 60_000);
+
+  it('under the allowlist, only listed IDs register applications', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-allowlist-'));
+    const listed = await run.authority.newIdentity();
+    await writeFile(join(dir, 'allow.txt'), `# who may register\n${listed.identity}\n`);
+    const gated = await bridge(['--client-registration', 'allowlist', '--registration-allowlist', join(dir, 'allow.txt')]);
+    const g = new BridgeSession(gated.target);
+    try {
+      const stranger = await signedInOwner(g);
+      const refused = await stranger.browser.http.post(`${gated.target.issuer}/developers/clients`, new URLSearchParams({ name: 'No', redirect_uris: 'https://no.example/cb' }).toString(), {
+        headers: FORM,
+      });
+      expect(refused.status).toBe(403);
+      expect(refused.text()).toMatch(/allowlist/);
+      const member = await g.newUser();
+      const mine = { ...member, key: { identity: listed.identity, seed: listed.seed } };
+      await gated.authority.publish({ identity: listed.identity, seed: listed.seed });
+      const page = await mine.browser.http.get(`${gated.target.issuer}/developers`, { headers: { accept: 'text/html' } });
+      const href = /data-testid="console-sign-in" href="([^"]+)"/.exec(page.text())![1]!.replace(/&amp;/g, '&');
+      await g.completeAuthorization(mine, href, `${gated.target.issuer}/developers`);
+      const ok = await mine.browser.http.post(`${gated.target.issuer}/developers/clients`, new URLSearchParams({ name: 'Yes', redirect_uris: 'https://yes.example/cb' }).toString(), { headers: FORM });
+      expect(ok.status).toBe(201);
+    } finally {
+      await g.close();
+      await gated.stop();
+    }
   }, 120_000);
 });
