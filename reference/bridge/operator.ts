@@ -3,8 +3,9 @@
 //   keys rotate              a new signing key; the previous one stays published (ob.keys.rotation)
 //   clients suspend <id>     stops an application at once (running bridges pick it up within a second)
 //   hash-secret [secret]     a new 256-bit client secret (or the given one) and its SHA-256 for the static file
-//   backup <file>            a consistent copy of the SQLite database (keys, pairwise secret, clients' consents, ...)
-//   restore <file>           puts a backup in place under --data-dir (with the bridge stopped)
+//   backup <file>            a consistent copy of the database as one SQLite file (keys, pairwise secret, clients,
+//                            consents, ...), from SQLite or PostgreSQL (backup.ts)
+//   restore <file>           puts a backup in place under --data-dir, or loads it into --database (bridge stopped)
 // Restoring a backup gives the same subjects (pairwise secret) and key ids (signing keys).
 import { copyFile, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,6 +18,10 @@ import { PostgresSql } from '../stores/postgres.ts';
 import { hashSecret, newSecret } from '../shared/secrets.ts';
 import { BridgeStore } from './store.ts';
 import { SigningKeys } from './keys.ts';
+import { backupPostgres, restorePostgres } from './backup.ts';
+
+/** A database URL without its password, for messages. */
+const redact = (url: string) => url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
 
 export interface OperatorIO {
   stdout: { write(s: string): unknown };
@@ -76,25 +81,48 @@ export async function operatorMain(argv: string[], io: OperatorIO = { stdout: pr
       io.stdout.write(`${JSON.stringify({ client_secret: s, client_secret_sha256: hashSecret(s) })}\n`);
     });
 
-  db(program.command('backup').argument('<file>').description('a consistent copy of the SQLite database, taken while the bridge runs')).action(async (file: string, flags: DbFlags) => {
-    if (flags.database !== undefined) throw new Error('backup copies the SQLite database; for PostgreSQL use pg_dump');
-    const database = openDatabase(flags.dataDir, DB_FILE);
-    try {
-      await database.backup(file);
-    } finally {
-      database.close();
-    }
-    io.stdout.write(`backed up ${join(flags.dataDir, DB_FILE)} to ${file}; keep it apart from the data directory\n`);
-  });
+  db(program.command('backup').argument('<file>').description('a consistent copy of the database (SQLite or PostgreSQL) as one SQLite file, taken while the bridge runs')).action(
+    async (file: string, flags: DbFlags) => {
+      if (flags.database !== undefined && /^postgres(ql)?:\/\//.test(flags.database)) {
+        const pg = new PostgresSql(flags.database);
+        try {
+          const rows = await backupPostgres(pg, file);
+          io.stdout.write(`backed up ${rows} rows of ${redact(flags.database)} to ${file} (one snapshot); keep it apart from the database\n`);
+        } finally {
+          await pg.close();
+        }
+        return;
+      }
+      const database = openDatabase(flags.dataDir, DB_FILE);
+      try {
+        await database.backup(file);
+      } finally {
+        database.close();
+      }
+      io.stdout.write(`backed up ${join(flags.dataDir, DB_FILE)} to ${file}; keep it apart from the data directory\n`);
+    },
+  );
 
-  db(program.command('restore').argument('<file>').description('put a backup in place as the database under --data-dir (stop the bridge first)')).action(async (file: string, flags: DbFlags) => {
-    await stat(file);
-    await mkdir(flags.dataDir, { recursive: true });
-    const target = join(flags.dataDir, DB_FILE);
-    await copyFile(file, target);
-    for (const suffix of ['-wal', '-shm']) await copyFile('/dev/null', `${target}${suffix}`).catch(() => undefined);
-    io.stdout.write(`restored ${file} to ${target}\n`);
-  });
+  db(program.command('restore').argument('<file>').description('put a backup in place under --data-dir, or load it into --database postgres://... (stop the bridge first)')).action(
+    async (file: string, flags: DbFlags) => {
+      await stat(file);
+      if (flags.database !== undefined && /^postgres(ql)?:\/\//.test(flags.database)) {
+        const pg = new PostgresSql(flags.database);
+        try {
+          const rows = await restorePostgres(file, pg);
+          io.stdout.write(`restored ${rows} rows from ${file} into ${redact(flags.database)}\n`);
+        } finally {
+          await pg.close();
+        }
+        return;
+      }
+      await mkdir(flags.dataDir, { recursive: true });
+      const target = join(flags.dataDir, DB_FILE);
+      await copyFile(file, target);
+      for (const suffix of ['-wal', '-shm']) await copyFile('/dev/null', `${target}${suffix}`).catch(() => undefined);
+      io.stdout.write(`restored ${file} to ${target}\n`);
+    },
+  );
 
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -1,6 +1,15 @@
 // Two reference bridge processes on one PostgreSQL database pass the bridge suite: sessions,
 // transactions, codes, tokens, keys (rotated through the second process) and nonces are shared.
+// `svc-oauth backup` of the database restores into another one with the same subjects and key ids.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operatorMain } from '../../reference/bridge/operator.ts';
+import { Browser } from '../../harness/actors/signer/index.ts';
+import { spawnReference, stopChild } from '../../harness/run/spawn.ts';
+import { MemoryOutput } from '../harness/fakes.ts';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { startBridgeReference, type BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
 import { BridgeSession } from '../../harness/suites/bridge/driver.ts';
@@ -53,4 +62,38 @@ describe('the reference bridge on PostgreSQL', () => {
       await s.close();
     }
   }, 60_000);
+
+  it('svc-oauth backup takes one snapshot, and its restore into another database gives the same subjects and key ids', async () => {
+    const s = new BridgeSession(run.target);
+    const other = throwawayDatabase();
+    const dir = await mkdtemp(join(tmpdir(), 'svc-pg-backup-'));
+    const oauth = async (...args: string[]) => {
+      const io = { stdout: new MemoryOutput(), stderr: new MemoryOutput() };
+      const code = await operatorMain(args, io);
+      expect(code, io.stderr.text).toBe(0);
+      return io.stdout.text;
+    };
+    try {
+      const first = await s.tokens();
+      const file = join(dir, 'bridge-backup.sqlite');
+      expect(await oauth('backup', file, '--database', db.url)).toMatch(/backed up \d+ rows of postgres:\/\/\w+:\*\*\*@/);
+      expect(await oauth('restore', file, '--database', other.url)).toMatch(/restored \d+ rows/);
+      const args = [...run.args];
+      args[args.indexOf('--database') + 1] = other.url;
+      const child = await spawnReference('bridge', args);
+      const again = new BridgeSession({ ...run.target, issuer: child.origin });
+      try {
+        const r = await again.tokens({ user: { key: first.signIn.user.key, browser: new Browser({ http: again.client(true), profile: run.target.profile }) } });
+        expect(decodeJwt(String(r.body.id_token)).sub).toBe(decodeJwt(String(first.body.id_token)).sub);
+        expect(decodeProtectedHeader(String(r.body.id_token)).kid).toBe(decodeProtectedHeader(String(first.body.id_token)).kid);
+      } finally {
+        await again.close();
+        await stopChild(child);
+      }
+    } finally {
+      await s.close();
+      other.drop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
