@@ -1,7 +1,7 @@
 // The reference bridge as an h3 app: the stores, keys, client registry and native verifier, and
 // one route per endpoint of document 2. `startBridge` listens (port 0 picks a free one; the
 // issuer then defaults to the bound address) and returns `{issuer, url, close()}`.
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { H3, type H3Event } from 'h3';
 import { toNodeHandler } from 'srvx/node';
@@ -16,9 +16,10 @@ import { PostgresNonceStore, PostgresSql } from '../stores/postgres.ts';
 import { DEFAULT_RESOLVER_TIMEOUT_MS, NetworkResolver } from '../resolve/network.ts';
 import { ProfileReader } from './profiles.ts';
 import { VISITOR_SCRIPT, VISITOR_SCRIPT_PATH } from './visitor.ts';
+import { IpWindows } from './rate-limits.ts';
 
 const SWEEP_INTERVAL_MS = 3_600_000;
-import { asset, html, json, readCappedBody, utf8Text } from '../shared/http.ts';
+import { asset, html, json, prefersJson, readCappedBody, utf8Text } from '../shared/http.ts';
 import { serializeCookie } from '../shared/cookies.ts';
 import { hashSecret, sameHash } from '../shared/secrets.ts';
 import { BridgeStore } from './store.ts';
@@ -198,12 +199,26 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
     });
   }
   const tail = (event: H3Event, prefix: string) => event.url.pathname.slice(prefix.length);
+  const windows = new IpWindows(now);
+  const ipOf = (event: H3Event) => (event.runtime?.node?.req as IncomingMessage | undefined)?.socket?.remoteAddress ?? 'unknown';
+  /** A handler behind a per-IP limit: beyond it, 429 with Retry-After (a page for browsers), counted in /metrics. */
+  const limited =
+    (path: string, perMinute: number, handler: Handler): Handler =>
+    (req, event) => {
+      const wait = windows.take(path, ipOf(event), perMinute);
+      if (wait === undefined) return handler(req, event);
+      metrics.rateLimited(path);
+      const detail = `too many requests from this address: try again in ${wait} s`;
+      const res = prefersJson(req) ? json({ error: 'rate_limited', error_description: detail, rule: 'ob.errors.rate-limited' }, 429) : pageError(ctx, 429, detail, 'ob.errors.rate-limited');
+      res.headers.set('retry-after', String(wait));
+      return res;
+    };
 
   const disco = () => json(discovery(ctx), 200, { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' });
   route(PATHS.discovery, { GET: disco });
   route(PATHS.asMetadata, { GET: disco });
   route(PATHS.jwks, { GET: async () => json(await keys.jwks(), 200, { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' }) });
-  route(PATHS.authorize, { GET: (req) => authorizeHandler(ctx, req) });
+  route(PATHS.authorize, { GET: limited(PATHS.authorize, config.rateLimits.authorizePerMinute, (req) => authorizeHandler(ctx, req)) });
   route(PATHS.token, { POST: (req) => tokenHandler(ctx, req) });
   route(PATHS.userinfo, { GET: (req) => userinfoHandler(ctx, req), POST: (req) => userinfoHandler(ctx, req) });
   route(PATHS.revoke, { POST: (req) => revokeHandler(ctx, req) });
@@ -215,7 +230,9 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
   route(`${PATHS.reference}**`, { GET: (req, e) => referenceHandler(ctx, req, tail(e, PATHS.reference)) });
   route(`${PATHS.transaction}:id`, { GET: (req, e) => transactionHandler(ctx, req, tail(e, PATHS.transaction)) });
   route(`${PATHS.transaction}:id/status`, { GET: (req, e) => transactionHandler(ctx, req, tail(e, PATHS.transaction).split('/')[0]!) });
-  route(`${PATHS.transaction}:id/identify`, { POST: (req, e) => identifyHandler(ctx, req, tail(e, PATHS.transaction).split('/')[0]!) });
+  route(`${PATHS.transaction}:id/identify`, {
+    POST: limited(`${PATHS.transaction}:id/identify`, config.rateLimits.identifyPerMinute, (req, e) => identifyHandler(ctx, req, tail(e, PATHS.transaction).split('/')[0]!)),
+  });
   route(`${PATHS.transaction}:id/retry`, { POST: (req, e) => retryHandler(ctx, req, tail(e, PATHS.transaction).split('/')[0]!) });
   route(`${PATHS.transaction}:id/creating`, { POST: (req, e) => creatingHandler(ctx, req, tail(e, PATHS.transaction).split('/')[0]!) });
   route(`${PATHS.transaction}:id/consent`, { POST: (req, e) => consentHandler(ctx, req, tail(e, PATHS.transaction).split('/')[0]!) });

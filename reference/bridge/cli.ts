@@ -30,6 +30,8 @@ interface BridgeFlags {
   clientRegistration: BridgeConfig['clientRegistration'];
   urlClients: BridgeConfig['urlClients'];
   urlClientTestAddress?: string[];
+  identifyLimit: number;
+  authorizeLimit: number;
   registrationAllowlist?: string;
   subjectType: BridgeConfig['subjectType'];
   staticClients?: string;
@@ -106,6 +108,8 @@ export const bridgeServer: ServerDefinition = {
         if (isIP(v) === 0) throw new InvalidArgumentError('an IP address');
         return [...p, v];
       })
+      .option('--identify-limit <n>', 'POST /t/{id}/identify requests per client IP per minute', positive, limits.bridge_identify_per_ip_per_minute)
+      .option('--authorize-limit <n>', '/authorize requests per client IP per minute', positive, limits.bridge_authorize_per_ip_per_minute)
       .option('--test-operator-token <token>', 'enables POST /operator/keys/rotate with this bearer token (tests only)')
       .addOption(
         new Option('--break <what>', 'deliberately break one rule (suite tests only)')
@@ -171,6 +175,7 @@ async function runBridge(flags: BridgeFlags, io: ReferenceIO): Promise<Started> 
     subjectType: flags.subjectType,
     clientRegistration: flags.clientRegistration,
     urlClients: flags.urlClients,
+    rateLimits: { identifyPerMinute: flags.identifyLimit, authorizePerMinute: flags.authorizeLimit },
     ...(allowlist !== undefined ? { registrationAllowlist: allowlist } : {}),
     ...(flags.urlClientTestAddress !== undefined ? { urlClientTestAddresses: flags.urlClientTestAddress } : {}),
     launcherUrl: flags.launcherUrl.replace(/\/+$/, ''),

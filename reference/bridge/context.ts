@@ -40,6 +40,8 @@ export interface BridgeConfig {
   operatorToken?: string;
   resumeTtlSeconds: number;
   resolver?: { dnsServer?: string; caFile?: string; timeoutMs?: number };
+  /** Requests per client IP per minute on /t/{id}/identify and /authorize (ob.errors.rate-limited). */
+  rateLimits: { identifyPerMinute: number; authorizePerMinute: number };
   /** Private addresses a URL client fetch may still connect to (tests only: a test authority's). */
   urlClientTestAddresses?: string[];
   breakage: ReadonlySet<Breakage>;

@@ -1,5 +1,5 @@
 // /metrics on the private listener (OAUTH_METRICS_ADDR; document 2, Endpoints and Events): per-route
-// request counters by status and latency sums, and one counter per audit event, in the
+// request counters by status and latency sums, rate-limit refusals by route, and one counter per audit event, in the
 // Prometheus text format. The public listener never serves it.
 import { createServer, type Server } from 'node:http';
 
@@ -9,6 +9,7 @@ export class Metrics {
   readonly #requests = new Map<string, number>();
   readonly #latency = new Map<string, { sum: number; count: number }>();
   readonly #audit = new Map<string, number>();
+  readonly #limited = new Map<string, number>();
 
   /** One answered request: its route pattern (never the raw path), status and duration. */
   request(route: string, status: number, seconds: number): void {
@@ -18,6 +19,11 @@ export class Metrics {
     l.sum += seconds;
     l.count++;
     this.#latency.set(route, l);
+  }
+
+  /** A request refused by a rate limit (ob.errors.rate-limited), by route pattern. */
+  rateLimited(route: string): void {
+    this.#limited.set(route, (this.#limited.get(route) ?? 0) + 1);
   }
 
   audit(name: string): void {
@@ -34,6 +40,8 @@ export class Metrics {
     for (const [route, l] of this.#latency) {
       out.push(`svc_bridge_request_seconds_sum{route="${esc(route)}"} ${l.sum.toFixed(6)}`, `svc_bridge_request_seconds_count{route="${esc(route)}"} ${l.count}`);
     }
+    out.push('# HELP svc_bridge_rate_limited_total Requests refused by a per-IP rate limit, by route.', '# TYPE svc_bridge_rate_limited_total counter');
+    for (const [route, n] of this.#limited) out.push(`svc_bridge_rate_limited_total{route="${esc(route)}"} ${n}`);
     out.push('# HELP svc_bridge_audit_events_total Audit events recorded by this instance, by name.', '# TYPE svc_bridge_audit_events_total counter');
     for (const [name, n] of this.#audit) out.push(`svc_bridge_audit_events_total{event="${esc(name)}"} ${n}`);
     return `${out.join('\n')}\n`;

@@ -58,6 +58,8 @@ export const limits = {
   "profile_bio_max_bytes": 4096,
   "profile_avatar_max_bytes": 64,
   "profile_links_max": 32,
+  "bridge_identify_per_ip_per_minute": 300,
+  "bridge_authorize_per_ip_per_minute": 1200,
   "message_body_max_bytes": 524288,
   "signed_request_body_max_bytes": 33554432,
   "signed_request_window_seconds": 60,
@@ -567,6 +569,26 @@ export const limitSources = [
     "section": "Public profile document",
     "clause": "the document does not show the profile document (not shown)",
     "note": "project decision following the interop set",
+    "origin": "project"
+  },
+  {
+    "id": "bridge_identify_per_ip_per_minute",
+    "value": 300,
+    "unit": "count",
+    "doc": 2,
+    "section": "Endpoints (/metrics: rate-limit counters)",
+    "clause": "the document counts rate limits in /metrics but sets none",
+    "note": "project decision: POST /t/{id}/identify resolves an ID over DNS and HTTPS, the one request a visitor can make the bridge fetch for; per client IP per minute, a 429 with Retry-After beyond",
+    "origin": "project"
+  },
+  {
+    "id": "bridge_authorize_per_ip_per_minute",
+    "value": 1200,
+    "unit": "count",
+    "doc": 2,
+    "section": "Endpoints (/metrics: rate-limit counters)",
+    "clause": "the document counts rate limits in /metrics but sets none",
+    "note": "project decision: /authorize creates a stored transaction (and may fetch a URL client's document); per client IP per minute",
     "origin": "project"
   },
   {

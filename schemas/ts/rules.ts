@@ -2168,6 +2168,16 @@ export const rules: readonly Rule[] = [
     "origin": "project"
   },
   {
+    "id": "ob.errors.rate-limited",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Endpoints (/metrics: rate-limit counters)",
+    "title": "Rate limits",
+    "text": "Project decision: beyond its per-client-IP limits (POST /t/{id}/identify, /authorize; spec/limits), the bridge answers 429 with Retry-After, and /metrics counts each refusal by route.",
+    "origin": "project",
+    "unobservable": "a limit per client address: reaching it from the harness would refuse the harness's own later checks"
+  },
+  {
     "id": "ob.contract.rotate",
     "level": "MUST",
     "doc": 2,
@@ -3332,6 +3342,7 @@ export type RuleId =
   | "ob.contract.transaction"
   | "ob.contract.clients"
   | "ob.contract.url-clients"
+  | "ob.errors.rate-limited"
   | "ob.contract.rotate"
   | "ob.errors.oauth-body"
   | "ob.errors.authorize-codes"

@@ -1,5 +1,6 @@
 // /metrics on the private listener (--metrics-addr, OAUTH_METRICS_ADDR): per-route counters and
-// latency, one counter per audit event; the public listener does not serve it.
+// latency, one counter per audit event; the public listener does not serve it. The per-IP rate
+// limits answer 429 with Retry-After beyond their count, and each refusal is counted by route.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort } from '../../harness/run/spawn.ts';
 import { BridgeSession } from '../../harness/suites/bridge/driver.ts';
@@ -34,5 +35,27 @@ describe('bridge metrics', () => {
     expect(text).toMatch(/^svc_bridge_request_seconds_count\{route="\/token"\} 1$/m);
     expect(text).toMatch(/^svc_bridge_audit_events_total\{event="signin.succeeded"\} 1$/m);
     expect((await fetch(`${run.target.issuer}/metrics`)).status).toBe(404);
+  }, 60_000);
+});
+
+describe('bridge rate limits', () => {
+  it('refuses the request past the per-IP limit with 429 and Retry-After, and counts it by route', async () => {
+    const port = await closedPort();
+    const limitedRun = await bridge(['--metrics-addr', `127.0.0.1:${port}`, '--authorize-limit', '3']);
+    const s = new BridgeSession(limitedRun.target);
+    try {
+      const user = await s.newUser();
+      const params = s.params('basic', { verifier: '', challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM' }, 'st', 'n');
+      for (let i = 0; i < 3; i++) expect((await s.openAuthorize(user.browser, params)).status).toBe(303);
+      const refused = await s.openAuthorize(user.browser, params);
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(refused.location).toBeUndefined();
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(text).toMatch(/^svc_bridge_rate_limited_total\{route="\/authorize"\} 1$/m);
+    } finally {
+      await s.close();
+      await limitedRun.stop();
+    }
   }, 60_000);
 });
