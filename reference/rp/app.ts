@@ -55,7 +55,7 @@ export interface RpApp {
 
 type Handler = (req: Request, event: H3Event) => Response | Promise<Response>;
 
-const INTERNAL = (detail: string) => new HttpError(500, 'internal_error', detail, 'ns.delivery.never-500');
+const INTERNAL = (detail: string) => new HttpError(500, 'internal_error', detail, 'ns.errors.internal');
 const JS = 'text/javascript; charset=utf-8';
 const CSS = 'text/css; charset=utf-8';
 
@@ -114,7 +114,7 @@ export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
       const method = req.method === 'HEAD' ? 'GET' : req.method;
       const handler = methods[method];
       try {
-        if (!handler) throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed here`, 'ns.delivery.never-500', { allow: allow.join(', ') });
+        if (!handler) throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed here`, 'ns.errors.method-not-allowed', { allow: allow.join(', ') });
         return await handler(req, event);
       } catch (error) {
         if (error instanceof HttpError) return pages.includes(method) ? errorFor(req, error, ctx.site) : errorJson(error);

@@ -56,7 +56,7 @@ export function deliveryNode(ctx: RpContext, req: IncomingMessage, res: ServerRe
     (r) => writeReply(res, r),
     (error: unknown) => {
       if (!(error instanceof HttpError)) ctx.log(`internal error on POST ${ctx.paths.response}: ${(error as Error)?.stack ?? String(error)}`);
-      const e = error instanceof HttpError ? error : new HttpError(500, 'internal_error', 'internal error', 'ns.delivery.never-500');
+      const e = error instanceof HttpError ? error : new HttpError(500, 'internal_error', 'internal error', 'ns.errors.internal');
       if (e.status === 413) res.shouldKeepAlive = false; // the rest of the body is not read
       writeReply(res, errorReply(e));
     },

@@ -4,12 +4,8 @@
 import { rules, type ErrorCode, type RuleId } from '../../schemas/ts/rules.ts';
 import type { components } from '../../schemas/ts/http/rp.ts';
 
-/**
- * Codes the reference servers answer that spec/rules/ does not list yet (every rule's `code`
- * feeds ErrorCode). Kept apart so they stay visible until the spec names them.
- */
-export type UnlistedCode = 'not_found' | 'method_not_allowed' | 'malformed_body' | 'internal_error';
-export type Code = ErrorCode | UnlistedCode;
+/** Every code a reference server answers is some rule's `code` in spec/rules/. */
+export type Code = ErrorCode;
 
 /** The envelope as the OpenAPI models it, with the code and rule typed from the spec. */
 export type ErrorEnvelope = Omit<components['schemas']['Error'], 'error' | 'rule'> & { error: Code; rule: RuleId };

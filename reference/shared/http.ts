@@ -151,7 +151,7 @@ export async function readCappedBody(req: Request, max: number): Promise<Uint8Ar
     if (error instanceof HttpError) throw error;
     // srvx aborts an over-large stream with status 413; anything else is a broken upload.
     if ((error as { status?: number })?.status === 413) throw tooLarge();
-    throw new HttpError(400, 'malformed_body', 'the request body could not be read', 'ns.delivery.never-500');
+    throw new HttpError(400, 'malformed_body', 'the request body could not be read', 'ns.errors.malformed-body');
   }
   const out = new Uint8Array(total);
   let at = 0;
@@ -197,6 +197,6 @@ export function readNodeBody(req: IncomingMessage, max: number): Promise<Buffer>
       } else chunks.push(chunk);
     });
     req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total)));
-    req.once('error', () => reject(new HttpError(400, 'malformed_body', 'the request body could not be read', 'ns.delivery.never-500')));
+    req.once('error', () => reject(new HttpError(400, 'malformed_body', 'the request body could not be read', 'ns.errors.malformed-body')));
   });
 }

@@ -1169,6 +1169,38 @@ export const rules: readonly Rule[] = [
     "origin": "project"
   },
   {
+    "id": "ns.errors.method-not-allowed",
+    "level": "MUST",
+    "doc": 1,
+    "section": "Errors (codes and bodies: not shown)",
+    "title": "Method not allowed",
+    "text": "Project decision: a method an endpoint does not serve is refused with 405, an `Allow` header and the envelope code `method_not_allowed`.",
+    "origin": "project",
+    "code": "method_not_allowed"
+  },
+  {
+    "id": "ns.errors.malformed-body",
+    "level": "MUST",
+    "doc": 1,
+    "section": "Errors (codes and bodies: not shown)",
+    "title": "Unreadable body",
+    "text": "Project decision: a request body that cannot be read (broken framing, aborted upload) is refused with 400 `malformed_body`, never a 500.",
+    "origin": "project",
+    "code": "malformed_body",
+    "unobservable": "a body the transport cannot deliver ends the connection before a client could read any answer"
+  },
+  {
+    "id": "ns.errors.internal",
+    "level": "MUST",
+    "doc": 1,
+    "section": "Errors (codes and bodies: not shown)",
+    "title": "Internal error",
+    "text": "Project decision: an unexpected failure answers 500 with the envelope code `internal_error` and no detail of the failure; the never-500 checks assert that no request reaches it.",
+    "origin": "project",
+    "code": "internal_error",
+    "unobservable": "only a bug reaches it; ns.delivery.never-500 is what the suites check"
+  },
+  {
     "id": "ns.context.all-fields",
     "level": "MUST",
     "doc": 1,
@@ -3223,6 +3255,9 @@ export type RuleId =
   | "ns.identity-document.previous-keys"
   | "ns.errors.codes"
   | "ns.errors.envelope"
+  | "ns.errors.method-not-allowed"
+  | "ns.errors.malformed-body"
+  | "ns.errors.internal"
   | "ns.context.all-fields"
   | "ns.limits.window"
   | "ns.limits.clock-skew"
@@ -3461,6 +3496,7 @@ export type ErrorCode =
   | "encryption_required"
   | "expired"
   | "insecure_audience"
+  | "internal_error"
   | "invalid_audience"
   | "invalid_fields"
   | "invalid_grant"
@@ -3476,12 +3512,14 @@ export type ErrorCode =
   | "invite_required"
   | "issued_in_future"
   | "key_mismatch"
+  | "malformed_body"
   | "malformed_delivery"
   | "malformed_response"
   | "match_mismatch"
   | "metadata_invalid"
   | "metadata_origin_mismatch"
   | "metadata_too_large"
+  | "method_not_allowed"
   | "missing_field"
   | "nonce_cache_unavailable"
   | "nonce_replayed"

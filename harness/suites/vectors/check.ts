@@ -1,6 +1,6 @@
 // Building blocks for vector checks: a check from a vector, its level from the rules it cites,
 // and comparisons whose failure text says what differed.
-import { rules as catalogue } from '../../../schemas/ts/rules.ts';
+import { rules as catalogue, type RuleId } from '../../../schemas/ts/rules.ts';
 import type { Check, Level, Outcome } from '../../run/model.ts';
 import { strongest as strongestLevel } from '../../run/select.ts';
 import type { Profile } from '../../../protocol/common/profile.ts';
@@ -55,7 +55,20 @@ export class Expect {
   }
 }
 
-export function vectorCheck(kc: KindContext, name: string, rules: string[], run: (expect: Expect) => void | Promise<void>, evidence?: unknown): Check {
+const KNOWN = new Set<string>(catalogue.map((r) => r.id));
+
+/**
+ * Rule ids read from data (a vector's `rules`, spec/signing.yaml): checked against the catalogue,
+ * so a vector citing a rule that does not exist fails at load instead of passing unnoticed.
+ */
+export function ruleIds(raw: unknown): RuleId[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw new TypeError(`rules must be a list of rule ids, not ${JSON.stringify(raw)}`);
+  for (const id of raw) if (typeof id !== 'string' || !KNOWN.has(id)) throw new TypeError(`unknown rule id ${JSON.stringify(id)}`);
+  return raw as RuleId[];
+}
+
+export function vectorCheck(kc: KindContext, name: string, rules: RuleId[], run: (expect: Expect) => void | Promise<void>, evidence?: unknown): Check {
   const unique = [...new Set(rules)];
   return {
     id: `vectors/${kc.source}#${name}`,

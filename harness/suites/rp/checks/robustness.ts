@@ -129,6 +129,19 @@ export function robustnessChecks(target: RpTarget): Check[] {
       },
     }),
     c({
+      id: 'rp/profile/method-not-allowed',
+      title: 'a method the response endpoint does not serve answers 405 with Allow and method_not_allowed',
+      rules: ['ns.errors.method-not-allowed'],
+      context: ['ns.start.contract', 'ns.errors.envelope'],
+      run: async (s, e) => {
+        const t = await s.start();
+        const r = await send(s, { method: 'DELETE', url: await s.responseUri(t.request) });
+        e.that(r.status === 405, `DELETE answered ${said(r)}, expected 405`);
+        e.that(/\bPOST\b/.test(r.headers.allow ?? ''), `Allow is ${JSON.stringify(r.headers.allow)}, expected it to list POST`);
+        e.that(errorCode(r) === 'method_not_allowed', `the code is ${JSON.stringify(errorCode(r))}, expected method_not_allowed`);
+      },
+    }),
+    c({
       id: 'rp/profile/delivery-body-cap',
       title: `a delivery body far over the cap (${cap * 16} bytes) is refused with 413 body_too_large before it is parsed`,
       rules: ['ns.delivery.body-cap'],

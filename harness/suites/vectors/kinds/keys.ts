@@ -5,7 +5,7 @@ import { decodeBase64Any } from '../../../../protocol/common/base64.ts';
 import { parseKey, formatKey } from '../../../../protocol/common/keys.ts';
 import { parseRfc3339 } from '../../../../protocol/common/time.ts';
 import * as noble from '../../../impl/noble.ts';
-import { vectorCheck, listOf, nameOf, type KindContext } from '../check.ts';
+import { ruleIds, vectorCheck, listOf, nameOf, type KindContext } from '../check.ts';
 
 function nobleFingerprint(literal: string, key: string, kind: 'signing' | 'encryption'): string {
   const bytes = parseKey(key, kind);
@@ -22,7 +22,7 @@ function nobleFingerprint(literal: string, key: string, kind: 'signing' | 'encry
 
 export function fingerprintChecks(kc: KindContext): Check[] {
   return listOf(kc.file).map((v, i) =>
-    vectorCheck(kc, nameOf(v, i, 'key'), ['ra.key-fingerprint', ...((v.rules as string[]) ?? [])], (expect) => {
+    vectorCheck(kc, nameOf(v, i, 'key'), ['ra.key-fingerprint', ...ruleIds(v.rules)], (expect) => {
       const kind = v.kind === 'encryption' ? 'encryption' : 'signing';
       const fp = kc.core.keyFingerprint(kc.profile, String(v.key), kind);
       expect.equal('valid', fp !== undefined, v.valid);
@@ -36,7 +36,7 @@ export function fingerprintChecks(kc: KindContext): Check[] {
 
 export function ed25519Checks(kc: KindContext): Check[] {
   return listOf(kc.file).map((v, i) =>
-    vectorCheck(kc, nameOf(v, i), ['ns.ed25519.strict', 'ns.response.signature', ...((v.rules as string[]) ?? [])], (expect) => {
+    vectorCheck(kc, nameOf(v, i), ['ns.ed25519.strict', 'ns.response.signature', ...ruleIds(v.rules)], (expect) => {
       const pub = decodeBase64Any(String(v.public_key)) ?? new Uint8Array();
       const sig = decodeBase64Any(String(v.signature)) ?? new Uint8Array();
       const msg = String(v.message ?? '');
@@ -48,7 +48,7 @@ export function ed25519Checks(kc: KindContext): Check[] {
 export function documentChecks(kc: KindContext): Check[] {
   const { core } = kc;
   return listOf(kc.file).map((v, i) =>
-    vectorCheck(kc, nameOf(v, i), ['ns.identity-document.format', 'ns.identity-document.previous-keys', ...((v.rules as string[]) ?? [])], (expect) => {
+    vectorCheck(kc, nameOf(v, i), ['ns.identity-document.format', 'ns.identity-document.previous-keys', ...ruleIds(v.rules)], (expect) => {
       const doc = v.document as Record<string, unknown>;
       const canonical = core.documentCanonical(doc);
       if (v.canonical !== undefined) expect.equal('canonical document', canonical, v.canonical);
@@ -76,7 +76,7 @@ export function sessionProofChecks(kc: KindContext): Check[] {
     vectorCheck(
       kc,
       nameOf(v, i),
-      ['ns.session-proof.fields', 'ns.session-proof.validation', 'ns.session-proof.signature', 'ns.session-proof.signed-lines', ...(v.rule ? [String(v.rule)] : []), ...((v.rules as string[]) ?? [])],
+      ['ns.session-proof.fields', 'ns.session-proof.validation', 'ns.session-proof.signature', 'ns.session-proof.signed-lines', ...ruleIds(v.rule ? [v.rule] : []), ...ruleIds(v.rules)],
       (expect) => {
         const now = parseRfc3339(v.now) ?? Number.NaN;
         const result = kc.core.checkSessionProof(kc.profile, file.identity, v.proof, now, () => (identityKey ? [identityKey] : []));

@@ -4,7 +4,7 @@ import type { Check } from '../../../run/model.ts';
 import { decodeBase64Any, encodeBase64url } from '../../../../protocol/common/base64.ts';
 import { compactJson } from '../../../../protocol/common/json.ts';
 import * as noble from '../../../impl/noble.ts';
-import { vectorCheck, listOf, nameOf, type KindContext } from '../check.ts';
+import { ruleIds, vectorCheck, listOf, nameOf, type KindContext } from '../check.ts';
 
 export function pairingChecks(kc: KindContext): Check[] {
   const { core, profile } = kc;
@@ -34,7 +34,7 @@ export function pairingChecks(kc: KindContext): Check[] {
 export function encryptionChecks(kc: KindContext): Check[] {
   const domain = kc.profile.ids.message_seal_domain;
   return listOf(kc.file).map((v, i) =>
-    vectorCheck(kc, nameOf(v, i), ['ra.seal.message', ...((v.rules as string[]) ?? [])], (expect) => {
+    vectorCheck(kc, nameOf(v, i), ['ra.seal.message', ...ruleIds(v.rules)], (expect) => {
       const b = (k: string) => decodeBase64Any(String(v[k] ?? '')) ?? new Uint8Array();
       const sealed = { ciphertext: b('ciphertext'), ephemeralPublicKey: b('ephemeral_public_key'), nonce: b('nonce') };
       const valid = v.valid !== false;
@@ -51,7 +51,7 @@ export function encryptionChecks(kc: KindContext): Check[] {
 
 export function profileChecks(kc: KindContext): Check[] {
   return listOf(kc.file).map((v, i) =>
-    vectorCheck(kc, nameOf(v, i), ['ob.profile.document', ...((v.rules as string[]) ?? [])], (expect) => {
+    vectorCheck(kc, nameOf(v, i), ['ob.profile.document', ...ruleIds(v.rules)], (expect) => {
       const r = kc.core.checkProfileDocument(v.raw);
       expect.equal('valid', r.ok, v.valid);
     }),
@@ -62,7 +62,7 @@ export function requestChecks(kc: KindContext): Check[] {
   const { core } = kc;
   const file = kc.file as { invalid?: Record<string, unknown>[] };
   const valid = listOf(kc.file).map((v, i) =>
-    vectorCheck(kc, nameOf(v, i), ['ns.encoding.compact', 'ns.encoding.decode', ...((v.rules as string[]) ?? [])], (expect) => {
+    vectorCheck(kc, nameOf(v, i), ['ns.encoding.compact', 'ns.encoding.decode', ...ruleIds(v.rules)], (expect) => {
       const request = v.request as Record<string, unknown>;
       expect.equal('encoded form', core.encodeObject(request), v.encoded);
       const forms = { encoded: v.encoded, ...((v.forms as Record<string, unknown>) ?? {}) };

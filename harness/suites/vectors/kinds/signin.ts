@@ -12,7 +12,8 @@ import { ResolutionError, type Resolver } from '../../../../protocol/signin/reso
 import type { PreviousKey } from '../../../../protocol/common/document.ts';
 import type { Verdict } from '../../../../protocol/signin/verifier.ts';
 import * as noble from '../../../impl/noble.ts';
-import { vectorCheck, once, type KindContext } from '../check.ts';
+import type { RuleId } from '../../../../schemas/ts/rules.ts';
+import { ruleIds, vectorCheck, once, type KindContext } from '../check.ts';
 
 interface SigninVector {
   name: string;
@@ -50,8 +51,8 @@ const ACCEPTED = [
   'ns.nonce.cache-key',
 ];
 
-function rulesFor(v: SigninVector): string[] {
-  const rules = ['ns.canonical.lines', ...(v.rules ?? [])];
+function rulesFor(v: SigninVector): RuleId[] {
+  const rules: string[] = ['ns.canonical.lines', ...(v.rules ?? [])];
   if (v.valid) {
     rules.push(...ACCEPTED);
     if (v.response.session_proof) rules.push('ns.auth.2', 'ns.auth.2.session-proof', 'ns.session-proof.signed-lines', 'ns.session-proof.signature', 'ns.session-proof.validation');
@@ -63,7 +64,7 @@ function rulesFor(v: SigninVector): string[] {
     if (v.reason === 'replay') rules.push('ns.nonce.single-use', 'ns.nonce.cache-key');
     if (v.reason === 'proof') rules.push('ns.auth.2.session-proof');
   }
-  return rules;
+  return ruleIds(rules);
 }
 
 export function signinChecks(kc: KindContext): Check[] {

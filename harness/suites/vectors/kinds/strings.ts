@@ -4,7 +4,7 @@ import { signingSpec, type SignedStringName } from '../../../../schemas/ts/signi
 import type { Check } from '../../../run/model.ts';
 import { decodeBase64Any, encodeBase64url } from '../../../../protocol/common/base64.ts';
 import * as noble from '../../../impl/noble.ts';
-import { vectorCheck, listOf, type KindContext } from '../check.ts';
+import { ruleIds, vectorCheck, listOf, type KindContext } from '../check.ts';
 
 const names = Object.keys(signingSpec.strings) as SignedStringName[];
 
@@ -29,8 +29,8 @@ export function canonicalChecks(kc: KindContext): Check[] {
     keyCheck,
     ...listOf(kc.file).map((v, i) => {
       const name = stringFor(v);
-      const rules = name ? [signingSpec.strings[name].rule, 'ra.signing.format'] : ['ra.signing.format'];
-      return vectorCheck(kc, String(v.name ?? i), [...rules, ...((v.rules as string[]) ?? [])], (expect) => {
+      const rules = ruleIds(name ? [signingSpec.strings[name].rule, 'ra.signing.format'] : ['ra.signing.format']);
+      return vectorCheck(kc, String(v.name ?? i), [...rules, ...ruleIds(v.rules)], (expect) => {
         if (!name) return void expect.that(false, `no entry of spec/signing.yaml matches vector ${String(v.name)}`);
         const canonical = core.canonicalString(profile, name, v.inputs as Record<string, unknown>);
         expect.equal(`canonical ${name} string`, canonical, v.canonical);
@@ -47,8 +47,8 @@ export function digestChecks(kc: KindContext): Check[] {
   const { core, profile } = kc;
   return listOf(kc.file).map((v, i) => {
     const name = stringFor(v);
-    const rules = name ? [signingSpec.strings[name].rule] : ['ra.signing.format'];
-    return vectorCheck(kc, String(v.name ?? i), [...rules, ...((v.rules as string[]) ?? [])], (expect) => {
+    const rules = ruleIds(name ? [signingSpec.strings[name].rule] : ['ra.signing.format']);
+    return vectorCheck(kc, String(v.name ?? i), [...rules, ...ruleIds(v.rules)], (expect) => {
       const inputs = v.inputs as Record<string, string>;
       if (!name) return void expect.that(false, `no digest entry matches ${String(v.name)}`);
       if (name === 'key-fingerprint') {
