@@ -234,25 +234,31 @@ export function urlClientChecks(t: BridgeTarget): Check[] {
     }),
     check({
       id: 'bridge/url-client/secret-refused',
-      title: 'a document naming client_secret_post is refused, and a URL client presenting a client secret at /token gets no tokens',
+      title: 'a URL client never redeems with a client secret: one whose document names client_secret_post, or one presenting a secret at /token, gets no tokens',
       rules: ['ob.clients.url-client-secret-refused'],
       run: async (s, e) => {
-        const secretDoc = await host(t, { body: (id, h) => documentFor(id, 'Secret', [`https://${h}/cb`], { token_endpoint_auth_method: 'client_secret_post' }) });
-        const res = await authorize(s, secretDoc.credentials);
-        e.that(refusedPage(res), `a document naming client_secret_post was accepted: ${said(res)}`);
-        const c = await host(t);
-        const signIn = await s.signIn({ credentials: c.credentials, scope: '' });
-        if (!signIn.response.code) throw new CheckFailure(`no code: ${signIn.response.location}`);
         const oidc = await s.oidc();
-        const redeemed = await oidc.token({ ...c.credentials, client_secret: randomBytes(16).toString('base64url') }, 'post', signIn.response.code, signIn.pkce.verifier);
-        const body = (() => {
-          try {
-            return redeemed.json() as Record<string, unknown>;
-          } catch {
-            return {};
-          }
-        })();
-        e.that(redeemed.status >= 400 && redeemed.status < 500 && body.me === undefined && body.access_token === undefined, `a client secret was accepted for a URL client: ${said(redeemed)}`);
+        /** Signs in with `c` and redeems presenting a client secret: what /token answered, or the refusal at /authorize. */
+        const withSecret = async (c: Hosted): Promise<string | undefined> => {
+          const res = await authorize(s, c.credentials);
+          // Refusing the document itself is one way to refuse the method (an error page, never a redirect).
+          if (refusedPage(res)) return undefined;
+          const signIn = await s.signIn({ credentials: c.credentials, scope: '' });
+          if (!signIn.response.code) throw new CheckFailure(`no code: ${signIn.response.location}`);
+          const redeemed = await oidc.token({ ...c.credentials, client_secret: randomBytes(16).toString('base64url') }, 'post', signIn.response.code, signIn.pkce.verifier);
+          const body = (() => {
+            try {
+              return redeemed.json() as Record<string, unknown>;
+            } catch {
+              return {};
+            }
+          })();
+          return redeemed.status >= 400 && redeemed.status < 500 && body.me === undefined && body.access_token === undefined ? undefined : said(redeemed);
+        };
+        const named = await withSecret(await host(t, { body: (id, h) => documentFor(id, 'Secret', [`https://${h}/cb`], { token_endpoint_auth_method: 'client_secret_post' }) }));
+        e.that(named === undefined, `a client whose document names client_secret_post redeemed with a secret: ${named}`);
+        const plain = await withSecret(await host(t));
+        e.that(plain === undefined, `a public URL client redeemed presenting a secret: ${plain}`);
       },
     }),
   ];
