@@ -17,6 +17,11 @@ interface Hosted {
   clientId: string;
   host: string;
   credentials: ClientCredentials;
+  /**
+   * A redirect on another origin that only the document lists. A check of a fetch rule asks for
+   * it: the bridge can accept it only by using the document, whatever it does without one.
+   */
+  foreign: string;
 }
 
 const CAP = limits.url_client_doc_max_bytes;
@@ -38,9 +43,10 @@ async function host(
   const scheme = options.scheme ?? 'https';
   const port = scheme === 'https' ? (info.httpsPort === 443 ? '' : `:${info.httpsPort}`) : info.httpPort === 80 ? '' : `:${info.httpPort}`;
   const clientId = `${scheme}://${name}${port}${options.path ?? '/client.json'}`;
-  const body = options.body ? options.body(clientId, name) : documentFor(clientId, `Harness URL app ${name.slice(4, 9)}`, [`https://${name}/cb`]);
+  const foreign = `https://${name.split('.')[0]}.elsewhere.example/cb`;
+  const body = options.body ? options.body(clientId, name) : documentFor(clientId, `Harness URL app ${name.slice(4, 9)}`, [`https://${name}/cb`, foreign]);
   await t.authority.serveFile({ url: clientId, ...(body === undefined ? { status: 404, body: { error: 'not_found' } } : { body }), ...options.file });
-  return { clientId, host: name, credentials: { client_id: clientId, redirect_uri: `https://${name}/cb` } };
+  return { clientId, host: name, credentials: { client_id: clientId, redirect_uri: `https://${name}/cb` }, foreign };
 }
 
 async function fetches(t: BridgeTarget, url: string): Promise<number> {
@@ -109,8 +115,8 @@ export function urlClientChecks(t: BridgeTarget): Check[] {
       title: 'a document whose client_id is not the URL it was fetched from is refused with an error page, never a redirect',
       rules: ['ob.clients.url-document'],
       run: async (s, e) => {
-        const c = await host(t, { body: (id, h) => documentFor(`${id}.other`, 'Mismatch', [`https://${h}/cb`]) });
-        const res = await authorize(s, c.credentials);
+        const c = await host(t, { body: (id, h) => documentFor(`${id}.other`, 'Mismatch', [`https://${h.split('.')[0]}.elsewhere.example/cb`]) });
+        const res = await authorize(s, c.credentials, c.foreign);
         e.that(refusedPage(res), `the bridge accepted a document naming another client_id: ${said(res)}`);
       },
     }),
@@ -159,7 +165,7 @@ export function urlClientChecks(t: BridgeTarget): Check[] {
       rules: ['ob.clients.url-fetch-https'],
       run: async (s, e) => {
         const c = await host(t, { scheme: 'http' });
-        const res = await authorize(s, c.credentials);
+        const res = await authorize(s, c.credentials, c.foreign);
         e.that(refusedPage(res), `an http client_id was accepted: ${said(res)}`);
         const n = await fetches(t, c.clientId);
         e.that(n === 0, `the bridge fetched the http document ${n} time(s)`);
@@ -173,9 +179,9 @@ export function urlClientChecks(t: BridgeTarget): Check[] {
         const target = await host(t);
         const moved = `${target.clientId.replace(/\/client\.json$/, '')}/moved.json`;
         // The redirect leads to a document naming the URL the bridge asked for: following it would work.
-        await t.authority.serveFile({ url: target.clientId, body: documentFor(moved, 'Moved', [`https://${target.host}/cb`]) });
+        await t.authority.serveFile({ url: target.clientId, body: documentFor(moved, 'Moved', [`https://${target.host}/cb`, target.foreign]) });
         await t.authority.serveFile({ url: moved, redirect: target.clientId });
-        const res = await authorize(s, { ...target.credentials, client_id: moved });
+        const res = await authorize(s, { ...target.credentials, client_id: moved }, target.foreign);
         e.that(refusedPage(res), `the bridge followed a redirect to the document: ${said(res)}`);
       },
     }),
@@ -185,7 +191,7 @@ export function urlClientChecks(t: BridgeTarget): Check[] {
       rules: ['ob.clients.url-fetch-private'],
       run: async (s, e) => {
         const c = await host(t, { file: { otherAddress: true } });
-        const res = await authorize(s, c.credentials);
+        const res = await authorize(s, c.credentials, c.foreign);
         e.that(refusedPage(res), `the bridge used a document served from a private address: ${said(res)}`);
         const n = await fetches(t, c.clientId);
         e.that(n === 0, `the bridge sent ${n} request(s) to the private address`);
@@ -197,10 +203,10 @@ export function urlClientChecks(t: BridgeTarget): Check[] {
       rules: ['ob.clients.url-fetch-size'],
       run: async (s, e) => {
         const at = await host(t, { file: { padTo: CAP } });
-        const ok = await authorize(s, at.credentials);
+        const ok = await authorize(s, at.credentials, at.foreign);
         e.that(proceeded(t, ok), `a document of exactly ${CAP} bytes was refused: ${said(ok)}`);
         const over = await host(t, { file: { padTo: CAP + 1 } });
-        const big = await authorize(s, over.credentials);
+        const big = await authorize(s, over.credentials, over.foreign);
         e.that(refusedPage(big), `a document of ${CAP + 1} bytes was accepted: ${said(big)}`);
       },
     }),
@@ -211,10 +217,10 @@ export function urlClientChecks(t: BridgeTarget): Check[] {
       timeoutMs: 60_000,
       run: async (s, e) => {
         const slow = await host(t, { file: { delayMs: TIMEOUT_MS + 1500 } });
-        const late = await authorize(s, slow.credentials);
+        const late = await authorize(s, slow.credentials, slow.foreign);
         e.that(refusedPage(late), `a document answering after ${TIMEOUT_MS + 1500} ms was accepted: ${said(late)}`);
         const inTime = await host(t, { file: { delayMs: TIMEOUT_MS / 2 } });
-        const ok = await authorize(s, inTime.credentials);
+        const ok = await authorize(s, inTime.credentials, inTime.foreign);
         e.that(proceeded(t, ok), `a document answering after ${TIMEOUT_MS / 2} ms was refused: ${said(ok)}`);
       },
     }),
