@@ -1960,6 +1960,14 @@ export const rules: readonly Rule[] = [
     "text": "Pairwise `sub` is stable for one identity and sector, differs across sectors, and does not reveal the service ID."
   },
   {
+    "id": "ob.subject.url-client-sector",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Pairwise subject",
+    "title": "A URL client's sector is its host",
+    "text": "For URL client IDs the sector is the host of the client_id URL: URL clients on one host see the same pairwise `sub`, URL clients on different hosts different ones."
+  },
+  {
     "id": "ob.userinfo",
     "level": "MUST",
     "doc": 2,
@@ -3348,6 +3356,7 @@ export type RuleId =
   | "ob.profile.claims"
   | "ob.subject.public"
   | "ob.subject.sector"
+  | "ob.subject.url-client-sector"
   | "ob.userinfo"
   | "ob.revoke"
   | "ob.introspect.owner"

@@ -111,6 +111,32 @@ export function urlClientChecks(t: BridgeTarget): Check[] {
       },
     }),
     check({
+      id: 'bridge/url-client/sector',
+      title: "URL clients on one host see one pairwise sub (their sector is the client_id's host); a URL client on another host sees another",
+      rules: ['ob.subject.url-client-sector'],
+      run: async (s, e) => {
+        const oidc = await s.oidc();
+        if (!((oidc.discovery as { subject_types_supported?: string[] }).subject_types_supported ?? []).includes('pairwise')) throw new CheckSkip('the bridge publishes no pairwise subject type');
+        const a = await host(t);
+        const sibling = `${a.clientId.replace(/\/client\.json$/, '')}/other.json`;
+        await t.authority.serveFile({ url: sibling, body: documentFor(sibling, 'Sibling', [`https://${a.host}/cb`]) });
+        const b = await host(t);
+        const user = await s.newUser();
+        const subOf = async (c: ClientCredentials): Promise<unknown> => {
+          const { body } = await s.tokens({ credentials: c, scope: 'profile', user: { key: user.key, browser: (await s.newUser()).browser } });
+          const info = await oidc.userinfo(String(body.access_token));
+          if (info.status !== 200) throw new CheckFailure(`/userinfo for ${c.client_id}: ${said(info)}`);
+          return (info.json() as Record<string, unknown>).sub;
+        };
+        const first = await subOf(a.credentials);
+        const second = await subOf({ ...a.credentials, client_id: sibling });
+        const other = await subOf(b.credentials);
+        e.that(typeof first === 'string' && first === second, `two URL clients on ${a.host} see ${JSON.stringify(first)} and ${JSON.stringify(second)}`);
+        e.that(other !== first, `URL clients on ${a.host} and ${b.host} see the same sub`);
+        e.that(first !== user.key.identity, 'sub is the service ID');
+      },
+    }),
+    check({
       id: 'bridge/url-client/client-id-mismatch',
       title: 'a document whose client_id is not the URL it was fetched from is refused with an error page, never a redirect',
       rules: ['ob.clients.url-document'],
