@@ -2,6 +2,7 @@
 // the keystore, pairing, system files and the drive come with a later issue). Flags, each also the
 // document's environment name where it has one; it prints one line,
 // `svc-reference relay listening on <origin> (<bound url>)`, then runs until SIGINT/SIGTERM.
+import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { limits } from '../../schemas/ts/limits.ts';
@@ -17,6 +18,7 @@ interface RelayFlags {
   relayAddress?: string;
   dataDir?: string;
   hostedDomains?: string;
+  blockedNames?: string;
   registrationGate: string;
   inviteCode: string[];
   spoolTtl?: number;
@@ -77,6 +79,7 @@ export const relayServer: ServerDefinition = {
       .option('--data-dir <dir>', `directory of relay.sqlite (${dataEnv}; default ./data/relay)`, env(dataEnv))
       .option('--hosted-domains <list>', 'comma-separated domains it hosts identities under (HOSTED_DOMAINS)', env('HOSTED_DOMAINS'))
       .option('--registration-gate <gate>', 'open or invite (REGISTRATION_GATE)', env('REGISTRATION_GATE') ?? 'open')
+      .option('--blocked-names <file>', 'terms no hosted handle may contain, one per line (# comments): availability answers blocked, registration refuses')
       .option('--invite-code <code>', 'an invite code accepted under the invite gate (repeatable)', (v: string, p: string[]) => [...p, v], [] as string[])
       .option('--spool-ttl <seconds>', `how long undelivered mail is kept (SPOOL_TTL; default ${limits.spool_ttl_default_seconds})`, positive, env('SPOOL_TTL') ? Number(env('SPOOL_TTL')) : undefined)
       .option(
@@ -118,6 +121,17 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
   if (unknown.length > 0) return fail(`unknown --break ${unknown.join(', ')} (known: ${BREAKAGES.join(', ')})`);
   if (flags.variant !== undefined && flags.variant !== 'document-only') return fail(`unknown --variant ${flags.variant}`);
   if (flags.registrationGate !== 'open' && flags.registrationGate !== 'invite') return fail('--registration-gate is open or invite');
+  let blocked: string[] = [];
+  try {
+    if (flags.blockedNames !== undefined)
+      blocked = readFileSync(flags.blockedNames, 'utf8')
+        .split('\n')
+        .map((l) => l.replace(/#.*/, '').trim().toLowerCase())
+        .filter((l) => l !== '');
+  } catch (error) {
+    return fail(`--blocked-names: ${(error as Error).message}`);
+  }
+  if (blocked.some((t) => !/^[a-z0-9-]+$/.test(t))) return fail('--blocked-names: terms are a-z, 0-9 and hyphens');
   const hosted = (flags.hostedDomains ?? '')
     .split(',')
     .map((d) => d.trim().toLowerCase())
@@ -146,6 +160,7 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
         hostedDomains: hosted,
         registrationGate: flags.registrationGate,
         inviteCodes: flags.inviteCode,
+        ...(blocked.length > 0 ? { blockedTerms: blocked } : {}),
         spoolTtlSeconds: flags.spoolTtl ?? limits.spool_ttl_default_seconds,
         maxStreams: flags.maxStreams ?? limits.max_streams_per_identity_default,
         ...(flags.webStaticDir ? { webStaticDir: flags.webStaticDir } : {}),

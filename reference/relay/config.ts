@@ -23,6 +23,8 @@ export interface RelayConfig {
   hostedDomains: string[];
   registrationGate: 'open' | 'invite';
   inviteCodes: string[];
+  /** Terms no hosted handle may contain (availability reason `blocked`), from --blocked-names. */
+  blockedTerms?: string[];
   spoolTtlSeconds: number;
   maxStreams: number;
   webStaticDir?: string;

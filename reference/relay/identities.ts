@@ -44,6 +44,11 @@ export async function register(ctx: RelayContext, bytes: Uint8Array): Promise<Re
   }
   if (!dnsMode && !hostedParent(ctx, identity))
     throw ruleError(400, 'ra.errors.invalid-request', `a hosted identity is one label under ${ctx.config.hostedDomains.join(', ') || '(no hosted domain)'} (ra.identities.hosted)`);
+  // A hosted handle must pass the policy availability states (reserved, blocked, lengths, charset).
+  const policyReason = dnsMode ? 'available' : hostedReason(identity, ctx.config.profile, policyOf(ctx));
+  if (policyReason !== 'available' && !ctx.store.identity(identity)) {
+    throw ruleError(400, 'ra.errors.name-unavailable', `${identity} cannot be registered: ${MESSAGES[policyReason] ?? policyReason}`).withBody({ reason: policyReason });
+  }
   const doc = b.identity_document;
   const needsDoc = !dnsMode || ctx.config.dataConfigured;
   if (needsDoc || doc !== undefined) {
@@ -111,6 +116,9 @@ export function identityOfHost(ctx: RelayContext, host: string | null) {
   return row;
 }
 
+/** The hosted-handle policy with this relay's blocked terms. */
+const policyOf = (ctx: RelayContext) => ({ ...defaultHostedPolicy, blocked: ctx.config.blockedTerms ?? [] });
+
 const MESSAGES: Record<string, string> = {
   available: 'This name is available.',
   taken: 'This name is already registered.',
@@ -135,7 +143,7 @@ export function availability(ctx: RelayContext, url: URL, ip: string): Record<st
   if (!ctx.config.hostedDomains.includes(domain)) reason = 'domain_not_hosted';
   else if (validServiceName(identity) && ctx.store.identity(validServiceName(identity)!)) reason = 'taken';
   else {
-    const r = hostedReason(`${h}.${domain}`, ctx.config.profile);
+    const r = hostedReason(`${h}.${domain}`, ctx.config.profile, policyOf(ctx));
     reason = r === 'invalid' ? 'charset' : r;
   }
   const policy = { min_len: defaultHostedPolicy.minLen, max_len: defaultHostedPolicy.maxLen, charset: 'a-z0-9-' };

@@ -3070,6 +3070,16 @@ export const rules: readonly Rule[] = [
     "code": "invite_required"
   },
   {
+    "id": "ra.errors.name-unavailable",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /identities; GET /hosted/availability",
+    "title": "Hosted registration follows the handle policy",
+    "text": "Project decision: hosted registration refuses a handle that availability would not call available (reserved, blocked, too short or long, charset, hyphen, punycode) with 400 `name_unavailable` and the same `reason`; an operator's blocked terms come from `--blocked-names`.",
+    "origin": "project",
+    "code": "name_unavailable"
+  },
+  {
     "id": "ra.errors.not-found",
     "level": "MUST",
     "doc": 3,
@@ -3486,6 +3496,7 @@ export type RuleId =
   | "ra.errors.already-registered"
   | "ra.errors.payload-too-large"
   | "ra.errors.invite-required"
+  | "ra.errors.name-unavailable"
   | "ra.errors.not-found"
   | "ra.messages.id-key"
   | "ra.pickup.local"
@@ -3530,6 +3541,7 @@ export type ErrorCode =
   | "metadata_too_large"
   | "method_not_allowed"
   | "missing_field"
+  | "name_unavailable"
   | "nonce_cache_unavailable"
   | "nonce_replayed"
   | "not_authorized"

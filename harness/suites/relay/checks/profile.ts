@@ -165,6 +165,21 @@ export function profileChecks(t: RelayTarget): Check[] {
       },
     }),
     relayCheck(t, {
+      id: 'relay/profile/reserved-registration',
+      title: 'hosted registration of a reserved handle is refused with 400 name_unavailable and reason reserved, as availability says',
+      rules: ['ra.errors.name-unavailable'],
+      context: ['ra.names.reserved', 'ra.identities.hosted'],
+      run: async (s, e) => {
+        const facts = (await s.facts()).relay;
+        const domain = facts.hostedDomains[0];
+        if (!domain) return 'the relay hosts no domain';
+        const { newRelayIdentity } = await import('../../../actors/relay/index.ts');
+        const r = await s.relay.register(newRelayIdentity(`www.${domain}`), facts.relayAddress, t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {});
+        const b = safeJson(r);
+        e.that(r.status === 400 && isObject(b) && b.error === 'name_unavailable' && b.reason === 'reserved', `www.${domain}: ${said(r)}, expected 400 name_unavailable, reason reserved`);
+      },
+    }),
+    relayCheck(t, {
       id: 'relay/profile/more-codes',
       title: 'the project codes of the stream cap (too_many_streams), the invite gate (invite_required) and an unreachable recipient relay (502 relay_unreachable)',
       rules: ['ra.errors.too-many-streams', 'ra.errors.invite-required', 'ra.errors.relay-unreachable'],
