@@ -1,9 +1,11 @@
 // The hosted-handle policy at registration as well as in availability: an operator's blocked terms
 // (--blocked-names) and the reserved labels are refused with 400 name_unavailable and the reason
-// availability gives; an ordinary handle registers.
+// availability gives; an ordinary handle registers. /health says `degraded` (still 200) while the
+// storage cannot be written.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { HttpClient } from '../../harness/actors/http.ts';
@@ -44,4 +46,24 @@ describe('the hosted-handle policy', () => {
     expect((await client.register(newRelayIdentity(`goodname.${DOMAIN}`), address)).status).toBe(201);
     expect(await avail('goodname')).toMatchObject({ available: false, reason: 'taken' });
   });
+});
+
+describe('relay health', () => {
+  it('answers 200 degraded with storage.writable false while the database cannot be written, and ok after', async () => {
+    const health = async () => {
+      const r = await client.get('/health');
+      return { status: r.status, body: r.json() as Record<string, unknown> };
+    };
+    expect(await health()).toMatchObject({ status: 200, body: { status: 'ok', storage: { configured: true, writable: true } } });
+    // Another process holds the write lock: the relay cannot write its storage.
+    const other = new Database(join(dir, 'data', 'relay.sqlite'));
+    other.exec('BEGIN EXCLUSIVE');
+    try {
+      expect(await health()).toMatchObject({ status: 200, body: { status: 'degraded', storage: { writable: false } } });
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect(await health()).toMatchObject({ status: 200, body: { status: 'ok' } });
+  }, 30_000);
 });
