@@ -210,10 +210,10 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
 async function boundTx(ctx: BridgeContext, req: Request, id: string): Promise<BridgeTx | Response> {
   const tx = /^[A-Za-z0-9_-]{22}$/.test(id) ? await ctx.store.tx(id) : undefined;
   if (!tx) return answer(req, ctx, 404, 'no such sign-in', 'ob.contract.transaction');
-  // Another process may have begun it: make its URL client known here (a stale copy will do).
-  await ctx.clients.resolve(tx.clientId).catch(() => undefined);
   const cookie = readCookies(req).get(txCookieName(ctx));
   if (!wellFormedSecret(cookie) || !sameHash(hashSecret(cookie), tx.bindingHash)) return answer(req, ctx, 403, 'this sign-in belongs to another browser', 'ob.transaction.resume-binding');
+  // Another process may have begun it: make its URL client known here (a stale copy will do).
+  await ctx.clients.resolve(tx.clientId).catch(() => undefined);
   return tx;
 }
 

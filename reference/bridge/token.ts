@@ -131,7 +131,7 @@ async function tokenReply(ctx: BridgeContext, headers: Headers, contentType: str
       await ctx.store.audit('token.revoked', record.identity, { client_id: c.clientId, reason: 'code replay' });
       throw invalid('the code was already redeemed; its tokens are revoked', 'ob.code.replay-revokes');
     }
-    // IndieAuth (ob.indieauth): the profile URL of the signed-in identity. A code issued without
+    // IndieAuth (ob.indieauth.me, ob.indieauth.access-token): `me` is the identity's profile URL. A code issued without
     // `openid` is an IndieAuth grant: login-only it redeems to `me` alone (RFC 6749 has no empty
     // scope, so no access token); with scopes such as `profile`, to an access token and `me`.
     const me = `https://${record.identity}/`;
