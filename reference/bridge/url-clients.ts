@@ -6,6 +6,7 @@
 // may then only return to its own origin. A private_key_jwt client's key set is fetched the same way.
 import { lookup as systemLookup, type LookupAddress } from 'node:dns';
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import type { JSONWebKeySet } from 'jose';
@@ -55,10 +56,13 @@ export class UrlClients {
   readonly #cache = new Map<string, Cached>();
   readonly #inflight = new Map<string, Promise<Client>>();
   readonly #keySets = new Map<string, { jwks: JSONWebKeySet; until: number }>();
+  /** Whether a fetch may connect to `address` (the lookup's rule, also for URLs naming an IP). */
+  readonly #allowed: (address: string) => boolean;
 
   constructor(options: UrlClientOptions = {}) {
     this.#now = options.now ?? Date.now;
     const exempt = new Set(options.publicAddresses ?? []);
+    this.#allowed = (address) => options.anyAddress === true || !privateAddress(address) || exempt.has(address);
     const dns = options.dnsServer !== undefined ? new Dns({ server: options.dnsServer, timeoutMs: URL_CLIENT_FETCH.timeoutMs }).lookup() : undefined;
     const base = (dns ?? systemLookup) as (host: string, opts: { all: true }, cb: LookupCallback) => void;
     // Every address the host resolves to must be public: a host with one private answer is refused
@@ -67,7 +71,7 @@ export class UrlClients {
       base(hostname, { all: true }, (error, found) => {
         if (error) return callback(error);
         const list = (found ?? []) as LookupAddress[];
-        const bad = options.anyAddress ? undefined : list.find((a) => privateAddress(a.address) && !exempt.has(a.address));
+        const bad = list.find((a) => !this.#allowed(a.address));
         if (list.length === 0 || bad) {
           return callback(Object.assign(new Error(`${hostname} resolves to a private address (${bad?.address ?? 'none'})`), { code: 'EPRIVATE' }));
         }
@@ -166,6 +170,9 @@ export class UrlClients {
 
   /** One GET under the fetch rules: 200 with a JSON body, or 404/410 (nothing published). */
   async #fetchJson(url: string): Promise<{ status: 200 | 404; body?: unknown; cacheSeconds: number }> {
+    // A URL naming an address connects without a lookup: the same rule applies to it here.
+    const literal = URL.canParse(url) ? new URL(url).hostname.replace(/^\[|\]$/g, '') : '';
+    if (isIP(literal) !== 0 && !this.#allowed(literal)) throw new UrlClientError(`${url} is refused: ${literal} is a private address`, 'ob.clients.url-fetch-private');
     let res: Awaited<ReturnType<typeof request>>;
     try {
       res = await request(url, { dispatcher: this.#agent, method: 'GET', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(URL_CLIENT_FETCH.timeoutMs) });

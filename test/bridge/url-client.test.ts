@@ -115,6 +115,8 @@ describe('the reference fetcher (reference/bridge/url-clients.ts) against docume
     const other = url('other.apps.test');
     await authority.serveFile({ url: other, body: { client_id: `${other}x` } });
     expect(await refusal(other)).toBe('ob.clients.url-document');
+    await expect(fetcher.keySet('https://10.0.0.1/jwks.json')).rejects.toMatchObject({ rule: 'ob.clients.url-fetch-private' });
+    await expect(fetcher.keySet('https://[::1]/jwks.json')).rejects.toMatchObject({ rule: 'ob.clients.url-fetch-private' });
     const secret = url('secret.apps.test');
     await authority.serveFile({ url: secret, body: { client_id: secret, token_endpoint_auth_method: 'client_secret_basic' } });
     expect(await refusal(secret)).toBe('ob.clients.url-client-secret-refused');
