@@ -5,7 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     pool: 'forks',
-    // Installs redis-server and chromium from Debian when missing (root only): see the file.
-    globalSetup: ['test/setup/provision.ts'],
+    // Installs redis-server and chromium from Debian when missing (root only), and gives the run
+    // its own temporary directory, removed at the end: see the files.
+    globalSetup: ['test/setup/provision.ts', 'test/setup/scratch.ts'],
   },
 });

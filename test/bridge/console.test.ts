@@ -4,7 +4,7 @@
 // per-owner limit, is the only one who may change it, and deletes it. private_key_jwt clients
 // with a pasted or a linked key set; a cross-site POST is refused; the registration allowlist.
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -181,6 +181,7 @@ describe('the developer console', () => {
     } finally {
       await g.close();
       await gated.stop();
+      await rm(dir, { recursive: true, force: true });
     }
   }, 120_000);
 });

@@ -1,9 +1,9 @@
 // Helpers for the bridge tests: a reference bridge (child process) with its test authority and
 // the harness's clients, optionally broken or the document-only variant, and the `run` command
 // line that points the bridge suite at it as at any outside bridge.
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { startBridgeReference, type BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
 
@@ -16,8 +16,8 @@ export function bridge(args: string[] = []): Promise<BridgeReferenceRun> {
 
 /** `run --suite bridge` against `run` as an outside bridge: flags, a clients file, the rotation hook. */
 export async function suiteArgs(run: BridgeReferenceRun, extra: string[] = []): Promise<string[]> {
-  const dir = await mkdtemp(join(tmpdir(), 'svc-bridge-test-'));
-  const clients = join(dir, 'clients.json');
+  // Beside the run's data directory: removed with it when the run stops.
+  const clients = join(dirname(run.dataDir), `suite-clients-${randomBytes(4).toString('hex')}.json`);
   await writeFile(clients, JSON.stringify(run.target.clients));
   return [
     'run',

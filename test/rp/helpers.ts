@@ -1,6 +1,6 @@
 // Helpers for the rp suite tests: run the CLI in-process, read its reports, and build deliberately
 // broken RPs from the reference RP (tests may import reference/; the harness never does).
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -37,12 +37,15 @@ export async function runCli(args: string[]): Promise<CliRun> {
   const io = { stdout: new MemoryOutput(), stderr: new MemoryOutput(), env: {} };
   const code = await main(['node', 'svc-conformance', ...args, '--report', `json=${json}`, '--report', `junit=${xml}`], io);
   let report: RunReport;
+  let junit: string;
   try {
     report = JSON.parse(await readFile(json, 'utf8')) as RunReport;
+    junit = await readFile(xml, 'utf8');
   } catch {
     throw new Error(`no report (exit ${code}):\n${io.stderr.text}\n${io.stdout.text}`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
-  const junit = await readFile(xml, 'utf8');
   const bad = report.results.filter((r) => r.status === 'failed' || r.status === 'error');
   const failed = bad
     .filter((r) => r.gating !== false)
