@@ -9,8 +9,11 @@ The authority answers, for every identity published to it (service name svc):
   TXT _svc.<id>      svc-pubkey=ed25519:<key>     TXT _svc-enc.<id>  svc-enckey=x25519:<key>
   A   <id>           the authority's address      HTTPS https://<id>/.well-known/svc/id.json
 Unknown names answer NXDOMAIN. TTL 0 and Cache-Control: no-store by default, so key rotation is
-seen at once. Ports 53 and 443 need root (or CAP_NET_BIND_SERVICE); use --dns-port/--https-port
-otherwise (an RP then needs to reach HTTPS on that port).
+seen at once. It also serves files at any host and path (POST /files on the admin API: a URL
+client's document, a key set), over HTTPS, over plain HTTP, and from a second loopback address
+(otherAddress in GET /info) that a bridge must treat as private. Ports 53, 80 and 443 need root
+(or CAP_NET_BIND_SERVICE); use --dns-port/--https-port/--http-port otherwise (an RP then needs to
+reach HTTPS on that port).
 
 Examples:
   $ svc-conformance authority --dir .authority
@@ -39,6 +42,7 @@ interface AuthorityFlags {
   dir?: string;
   dnsPort: number;
   httpsPort: number;
+  httpPort: number;
   adminPort: number;
   ttl: number;
   serviceName: string;
@@ -53,6 +57,7 @@ export function registerAuthorityCommand(program: Command, ctx: CommandContext):
     .option('--dir <dir>', 'keep the CA here (ca.pem, ca-key.pem) so a restarted authority stays trusted (default: a temp dir)')
     .option('--dns-port <n>', 'DNS port (UDP and TCP)', port, 53)
     .option('--https-port <n>', 'HTTPS port of the well-known host', port, 443)
+    .option('--http-port <n>', 'plain HTTP port for hosted files', port, 80)
     .option('--admin-port <n>', 'admin API port (HTTP, JSON)', port, 8055)
     .option('--ttl <seconds>', 'TTL of DNS answers', nonNegative, 0)
     .option('--zone <zone>', 'zone of identities created through the admin API', 'id.test')
@@ -71,6 +76,7 @@ export function registerAuthorityCommand(program: Command, ctx: CommandContext):
           address: flags.address,
           dnsPort: flags.dnsPort,
           httpsPort: flags.httpsPort,
+          httpPort: flags.httpPort,
           adminPort: flags.adminPort,
           ttl: flags.ttl,
           zone: flags.zone,
@@ -87,6 +93,7 @@ export function registerAuthorityCommand(program: Command, ctx: CommandContext):
           `svc-conformance authority running on ${authority.address} (service name ${profile.name})`,
           `  DNS server   ${authority.dnsServer} (UDP and TCP, TTL ${flags.ttl})`,
           `  HTTPS        https://<identity>${https}${profile.ids.id_document_path} on ${authority.address}:${authority.httpsPort}`,
+          `  files        any https://<host>${https}/<path> (POST /files), also on ${authority.otherAddress} and over http on port ${authority.httpPort}`,
           `  CA file      ${authority.caFile}${flags.dir ? '' : ' (temporary: pass --dir to keep it)'}`,
           `  admin API    ${authority.adminUrl}`,
           '',

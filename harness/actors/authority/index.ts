@@ -61,6 +61,8 @@ export interface Authority extends AuthorityControl {
   readonly dnsServer: string;
   readonly dnsPort: number;
   readonly httpsPort: number;
+  /** Plain HTTP port serving hosted files (never identity documents). */
+  readonly httpPort: number;
   readonly caPem: string;
   /** The CA certificate on disk, for an RP's `--ca FILE`. */
   readonly caFile: string;
@@ -443,6 +445,7 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
     dnsServer: `${address}:${dnsPort}`,
     dnsPort,
     httpsPort,
+    httpPort,
     caPem: ca.caPem,
     caFile: ca.caFile,
     adminUrl: admin.url,
