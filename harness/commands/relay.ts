@@ -21,6 +21,27 @@ interface KeyFile {
   encryption_private_key: string;
 }
 
+/** What the relay subcommands share: the parent command, output, and key/client loaders. */
+interface RelayKit {
+  relay: Command;
+  io: CommandContext['io'];
+  run: (label: string, body: () => Promise<number>) => () => Promise<void>;
+  load: (file: string) => Promise<LoadedKey>;
+  client: (url: string, service: string) => Promise<import('../actors/relay/index.ts').RelayClient>;
+  refused: (what: string, r: { status: number; text(): string }) => number;
+}
+
+type LoadedKey = Awaited<ReturnType<typeof loadKey>>;
+
+async function loadKey(file: string) {
+  const { newRelayIdentity } = await import('../actors/relay/index.ts');
+  const { x25519PublicKeyOf } = await import('../impl/noble.ts');
+  const k = JSON.parse(await readFile(file, 'utf8')) as KeyFile;
+  const id = newRelayIdentity(k.identity, new Uint8Array(Buffer.from(k.seed, 'base64url')));
+  const privateKey = new Uint8Array(Buffer.from(k.encryption_private_key, 'base64url'));
+  return { ...id, encryption: { privateKey, publicKey: x25519PublicKeyOf(privateKey) } };
+}
+
 export function registerRelayCommands(program: Command, ctx: CommandContext): void {
   const { io } = ctx;
   const relay = ctx.configure(program.command('relay')).description('a relay client by hand: keygen, register, send, read').addHelpText('after', EXAMPLES);
@@ -31,14 +52,6 @@ export function registerRelayCommands(program: Command, ctx: CommandContext): vo
       io.stderr.write(`svc-conformance relay ${label}: ${(error as Error).message}\n`);
       ctx.setCode(2);
     }
-  };
-  const load = async (file: string) => {
-    const { newRelayIdentity } = await import('../actors/relay/index.ts');
-    const { x25519PublicKeyOf } = await import('../impl/noble.ts');
-    const k = JSON.parse(await readFile(file, 'utf8')) as KeyFile;
-    const id = newRelayIdentity(k.identity, new Uint8Array(Buffer.from(k.seed, 'base64url')));
-    const privateKey = new Uint8Array(Buffer.from(k.encryption_private_key, 'base64url'));
-    return { ...id, encryption: { privateKey, publicKey: x25519PublicKeyOf(privateKey) } };
   };
   const client = async (url: string, service: string) => {
     const { RelayClient } = await import('../actors/relay/index.ts');
@@ -51,6 +64,14 @@ export function registerRelayCommands(program: Command, ctx: CommandContext): vo
     return 1;
   };
 
+  const kit: RelayKit = { relay, io, run, load: loadKey, client, refused };
+  keygenCommand(kit);
+  registerCommand(kit);
+  sendCommand(kit);
+  readCommand(kit);
+}
+
+function keygenCommand({ relay, io, run }: RelayKit): void {
   relay
     .command('keygen')
     .description('write a new identity key file: an Ed25519 signing seed and an X25519 encryption key')
@@ -66,7 +87,9 @@ export function registerRelayCommands(program: Command, ctx: CommandContext): vo
         return 0;
       })(),
     );
+}
 
+function registerCommand({ relay, io, run, load, client, refused }: RelayKit): void {
   relay
     .command('register')
     .description('register the key as a hosted identity at a relay (POST /identities); with --authority also publish it there')
@@ -96,7 +119,9 @@ export function registerRelayCommands(program: Command, ctx: CommandContext): vo
         return 0;
       })(),
     );
+}
 
+function sendCommand({ relay, io, run, load, client, refused }: RelayKit): void {
   relay
     .command('send')
     .description("seal a message for the recipient's encryption key, sign it and POST it to your relay")
@@ -122,7 +147,9 @@ export function registerRelayCommands(program: Command, ctx: CommandContext): vo
         return 0;
       })(),
     );
+}
 
+function readCommand({ relay, io, run, load, client, refused }: RelayKit): void {
   relay
     .command('read')
     .description('pick up the mail waiting (drained on read; signed request) and open each message')

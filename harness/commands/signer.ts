@@ -37,12 +37,22 @@ function matchCode(value: string): string {
   return value.trim();
 }
 
+/** Runs an action and sets the exit code: 0 done, 1 refused, 2 usage. */
+type Runner = (label: string, body: () => Promise<void>) => () => Promise<void>;
+
+/** What each signer subcommand is given: the context, its parent command and the runner. */
+interface SignerKit {
+  ctx: CommandContext;
+  signer: Command;
+  io: CommandContext['io'];
+  run: Runner;
+}
+
 export function registerSignerCommands(program: Command, ctx: CommandContext): void {
   const { io } = ctx;
   const signer = ctx.configure(program.command('signer')).description('a signer for testing an RP by hand: keygen, publish, approve, login').addHelpText('after', EXAMPLES);
-
   /** Runs an action; SignerError and RP refusals exit 1, usage problems 2. */
-  const run = (label: string, body: () => Promise<void>) => async () => {
+  const run: Runner = (label: string, body: () => Promise<void>) => async () => {
     const { SignerError } = await import('../actors/signer/index.ts');
     try {
       await body();
@@ -61,29 +71,37 @@ export function registerSignerCommands(program: Command, ctx: CommandContext): v
     }
   };
 
-  const makeSigner = async (flags: TlsFlags) => {
-    const { Signer } = await import('../actors/signer/index.ts');
-    const { profileFor } = await import('../../protocol/common/profile.ts');
-    let ca: string | undefined;
-    if (flags.ca) {
-      try {
-        ca = await readFile(flags.ca, 'utf8');
-      } catch (error) {
-        throw new UsageError(`cannot read --ca ${flags.ca}: ${(error as Error).message}`);
-      }
-    }
-    return new Signer({ profile: profileFor(flags.serviceName), ...(ca ? { ca } : {}), ...(flags.dnsServer ? { dnsServer: flags.dnsServer } : {}) });
-  };
+  const kit: SignerKit = { ctx, signer, io, run };
+  keygenCommand(kit);
+  publishCommand(kit);
+  approveCommand(kit);
+  loginCommand(kit);
+}
 
-  const loadKey = async (file: string) => {
-    const { readKeyFile } = await import('../actors/signer/index.ts');
+async function makeSigner(flags: TlsFlags) {
+  const { Signer } = await import('../actors/signer/index.ts');
+  const { profileFor } = await import('../../protocol/common/profile.ts');
+  let ca: string | undefined;
+  if (flags.ca) {
     try {
-      return await readKeyFile(file);
+      ca = await readFile(flags.ca, 'utf8');
     } catch (error) {
-      throw new UsageError((error as Error).message);
+      throw new UsageError(`cannot read --ca ${flags.ca}: ${(error as Error).message}`);
     }
-  };
+  }
+  return new Signer({ profile: profileFor(flags.serviceName), ...(ca ? { ca } : {}), ...(flags.dnsServer ? { dnsServer: flags.dnsServer } : {}) });
+}
 
+async function loadKey(file: string) {
+  const { readKeyFile } = await import('../actors/signer/index.ts');
+  try {
+    return await readKeyFile(file);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+function keygenCommand({ ctx, signer, io, run }: SignerKit): void {
   ctx
     .configure(signer.command('keygen'))
     .description('make an Ed25519 identity key and write the key file (JSON: identity, seed, public_key)')
@@ -118,7 +136,9 @@ export function registerSignerCommands(program: Command, ctx: CommandContext): v
         io.stdout.write(`public key ${file.public_key}\nDNS: ${ids.dns_txt_label}.${key.identity} TXT "${ids.txt_pubkey_prefix}${file.public_key.slice(file.public_key.indexOf(':') + 1)}"\n`);
       })(),
     );
+}
 
+function publishCommand({ ctx, signer, io, run }: SignerKit): void {
   ctx
     .configure(signer.command('publish'))
     .description("publish a key file's identity to a running test authority (DNS TXT and the signed HTTPS document)")
@@ -140,7 +160,9 @@ export function registerSignerCommands(program: Command, ctx: CommandContext): v
         }
       })(),
     );
+}
 
+function approveCommand({ ctx, signer, io, run }: SignerKit): void {
   withTls(
     ctx
       .configure(signer.command('approve'))
@@ -175,7 +197,9 @@ export function registerSignerCommands(program: Command, ctx: CommandContext): v
       }
     })(),
   );
+}
 
+function loginCommand({ ctx, signer, io, run }: SignerKit): void {
   withTls(
     ctx
       .configure(signer.command('login'))
