@@ -280,14 +280,24 @@ describe('--quiet drops request lines but keeps the error log', () => {
     const boom = () => {
       throw new Error('injected store failure');
     };
-    // A store that fails is the one internal error a client cannot cause: injected here.
-    rp.running.app.context.transactions.byPollHash = boom;
-    const r = await send(`${rp.url}/svc/poll`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ poll_secret: newSecret() }) });
-    expect(r.status).toBe(500);
-    bridge.running.app.context.store.tx = boom;
-    expect((await send(`${bridge.url}/t/${'a'.repeat(22)}`)).status).toBe(500);
-    relay.running.context.store.identity = boom;
-    expect((await send(`${relay.url}/identities/alice.relay.test`)).status).toBe(500);
+    // A store that fails is the one internal error a client cannot cause: injected here, then restored.
+    const transactions = rp.running.app.context.transactions;
+    const bridgeStore = bridge.running.app.context.store;
+    const relayStore = relay.running.context.store;
+    const saved = { byPollHash: transactions.byPollHash, tx: bridgeStore.tx, identity: relayStore.identity };
+    try {
+      transactions.byPollHash = boom;
+      const r = await send(`${rp.url}/svc/poll`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ poll_secret: newSecret() }) });
+      expect(r.status).toBe(500);
+      bridgeStore.tx = boom;
+      expect((await send(`${bridge.url}/t/${'a'.repeat(22)}`)).status).toBe(500);
+      relayStore.identity = boom;
+      expect((await send(`${relay.url}/identities/alice.relay.test`)).status).toBe(500);
+    } finally {
+      Object.assign(transactions, { byPollHash: saved.byPollHash });
+      Object.assign(bridgeStore, { tx: saved.tx });
+      Object.assign(relayStore, { identity: saved.identity });
+    }
     for (const [name, s] of [
       ['rp', rp],
       ['bridge', bridge],
@@ -298,4 +308,106 @@ describe('--quiet drops request lines but keeps the error log', () => {
       expect(log.split('\n').filter((l) => l !== '' && !/internal error|^\s+at |injected/.test(l)), name).toEqual([]);
     }
   });
+});
+
+// ---- a bounded storm of malformed requests to every operation of spec/http/*.openapi.yaml ----
+
+/** mulberry32: a small seeded generator, so a failure replays with the same seed. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const SEGMENTS = ['%zz', '%E0%A4%A', '%', '%00', '%C0%AF', '%ED%A0%80', '%F0%9F%98%80', '..%2F..', 'a'.repeat(3000), 'alice.relay.test', 'AAAAAAAAAAAAAAAAAAAAAA', '%2e%2e', ''];
+const QUERIES = ['', '?%zz=%E0', '?code=%', '?identity=%ff', '?since=-1', '?since=1e999', '?request_id[]=1', `?state=${'x'.repeat(5000)}`, '?client_id=%F0%9F&redirect_uri=%zz', '?handle=%00'];
+const TYPES = ['application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', 'garbage/garbage;;;=', undefined];
+const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'];
+const SIZES = [limits.rp_poll_body_max_bytes + 1, limits.bridge_form_body_max_bytes + 1, limits.rp_delivery_body_max_bytes + 1, limits.message_body_max_bytes + 1];
+
+function body(pick: <T>(xs: readonly T[]) => T): string | Uint8Array | undefined {
+  const bodies: Array<() => string | Uint8Array | undefined> = [
+    () => undefined,
+    () => deepJson(3000),
+    () => `{"response":${deepJson(200)},"match":"123456"}`,
+    () => new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0xc0, 0x22, 0x3a, 0x31, 0x7d]),
+    () => pick(['{}', '[]', 'null', '"s"', '1e309', '{"__proto__":{"x":1}}', '{"poll_secret":[]}', '{"identity":{"a":1},"public_key":7}', '{"response":"%zz"}']),
+    () => 'a=%zz&b=%E0&id=%&decision=approve&claims=%',
+    () => `{"payload":"${'x'.repeat(pick(SIZES))}"}`,
+    () => new Uint8Array(pick(SIZES)).fill(0x7b),
+  ];
+  return pick(bodies)();
+}
+
+function headers(pick: <T>(xs: readonly T[]) => T, type: string | undefined): Record<string, string> {
+  const h: Record<string, string> = {};
+  if (type !== undefined) h['content-type'] = type;
+  const extra = pick([
+    {},
+    { accept: 'application/json' },
+    { accept: 'text/html;q=0.1, application/json;q=0.1, */*;q=x' },
+    { cookie: 'a=%zz; __Host-svc_tx=%E0; svc_session=' + 'x'.repeat(2000) },
+    { authorization: 'Bearer %zz' },
+    { authorization: 'Basic !!!' },
+    { authorization: `Basic ${Buffer.from(':').toString('base64')}` },
+    { 'x-big': 'a'.repeat(20_000) },
+    { host: 'alice.relay.test' },
+  ]);
+  return { ...h, ...extra };
+}
+
+async function operations(file: string): Promise<Array<{ method: string; path: string }>> {
+  const { parse } = await import('yaml');
+  const { readFile } = await import('node:fs/promises');
+  const doc = parse(await readFile(join(import.meta.dirname, '../../spec/http', file), 'utf8')) as { paths: Record<string, Record<string, unknown>> };
+  return Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).filter((m) => METHODS.includes(m.toUpperCase())).map((m) => ({ method: m.toUpperCase(), path })));
+}
+
+/** `count` malformed requests to `base`, 8 at a time: the answers of 5xx (none expected). */
+async function storm(base: string, file: string, count: number, seed: number): Promise<string[]> {
+  const ops = await operations(file);
+  const random = prng(seed);
+  const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const failures: string[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      next++;
+      const op = pick(ops);
+      const method = random() < 0.8 ? op.method : pick(METHODS);
+      const path = op.path.replace(/\{[^}]+\}/g, () => pick(SEGMENTS)) + pick(QUERIES);
+      const type = pick(TYPES);
+      const b = method === 'GET' || method === 'HEAD' ? undefined : body(pick);
+      try {
+        const res = await fetch(`${base}${path}`, { method, headers: headers(pick, type), body: b, redirect: 'manual', signal: AbortSignal.timeout(10_000) } as never);
+        const text = method === 'GET' && res.headers.get('content-type')?.startsWith('text/event-stream') ? (await res.body?.cancel(), '') : await res.text();
+        if (res.status >= 500) failures.push(`${method} ${path.slice(0, 120)} -> ${res.status} ${text.slice(0, 200)}`);
+      } catch (error) {
+        failures.push(`${method} ${path.slice(0, 120)} -> ${(error as Error).message} ${(error as { cause?: Error }).cause?.message ?? ''}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return failures;
+}
+
+describe('malformed requests to every operation never answer 5xx', () => {
+  const count = Number(process.env.HOSTILE_REQUESTS ?? 300);
+  const seed = Number(process.env.HOSTILE_SEED ?? 14);
+  for (const [name, file] of [
+    ['rp', 'rp.openapi.yaml'],
+    ['bridge', 'bridge.openapi.yaml'],
+    ['relay', 'relay.openapi.yaml'],
+  ] as const) {
+    it(`${name}: ${count} requests (seed ${seed}), then it still answers`, { timeout: 120_000 }, async () => {
+      const s = { rp, bridge, relay }[name];
+      expect(await storm(s.url, file, count, seed)).toEqual([]);
+      expect((await fetch(`${s.url}${name === 'rp' ? '/.well-known/svc.json' : '/health'}`)).status).toBe(200);
+    });
+  }
 });
