@@ -19,6 +19,9 @@ import { hashSecret, newSecret } from '../../reference/shared/secrets.ts';
 import { cliLog } from '../../reference/shared/server.ts';
 import { jsonTooDeep } from '../../reference/shared/body.ts';
 import { harnessClients } from '../../harness/suites/bridge/launch.ts';
+import { startRp } from '../../reference/rp/app.ts';
+import { decodeObject } from '../../protocol/common/codec.ts';
+import { approve, Browser, start, staticResolver } from './helpers.ts';
 
 interface Server<R> {
   running: R;
@@ -151,7 +154,11 @@ describe('an oversized body is answered with 413 the client reads (never a reset
     expect(cb.status).toBe(413);
     expect(cb.json).toMatchObject({ rule: 'ns.delivery.body-cap' });
     for (const path of ['/messages', '/sessions']) {
-      const r = await send(`${relay.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: path === '/messages' ? TEN_MB : new Uint8Array(limits.signed_request_body_max_bytes + 1) });
+      const r = await send(`${relay.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: path === '/messages' ? TEN_MB : new Uint8Array(limits.signed_request_body_max_bytes + 1),
+      });
       expect(r.status, path).toBe(413);
       expect(r.json, path).toMatchObject({ error: 'payload_too_large', rule: 'ra.errors.payload-too-large' });
     }
@@ -266,6 +273,24 @@ describe('JSON nested thousands deep is 400 on every server', () => {
   });
 });
 
+describe('a well-signed approval carrying a deeply nested unsigned field', () => {
+  it('is refused with 400 before it is parsed (the encoded approval is JSON too)', async () => {
+    const signing = await startRp({}, { resolver: staticResolver() });
+    try {
+      const { request } = await start(new Browser(), signing.url);
+      const approval = decodeObject(approve(request));
+      if (!approval.ok) throw new Error('the test approval does not decode');
+      const text = JSON.stringify(approval.value);
+      const encoded = Buffer.from(`${text.slice(0, -1)},"extra":${'['.repeat(5000)}${']'.repeat(5000)}}`).toString('base64url');
+      const r = await send(`${signing.url}/svc/response`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: encoded });
+      expect(r.status).toBe(400);
+      expect(r.json).toMatchObject({ error: 'malformed_delivery', rule: 'ns.delivery.body' });
+    } finally {
+      await signing.close();
+    }
+  });
+});
+
 describe('--quiet drops request lines but keeps the error log', () => {
   it('cliLog keeps error lines only', () => {
     const lines: string[] = [];
@@ -305,7 +330,10 @@ describe('--quiet drops request lines but keeps the error log', () => {
     ] as const) {
       const log = s.stderr.join('');
       expect(log, name).toMatch(/internal error on .*injected store failure/);
-      expect(log.split('\n').filter((l) => l !== '' && !/internal error|^\s+at |injected/.test(l)), name).toEqual([]);
+      expect(
+        log.split('\n').filter((l) => l !== '' && !/internal error|^\s+at |injected/.test(l)),
+        name,
+      ).toEqual([]);
     }
   });
 });
@@ -347,7 +375,7 @@ function body(pick: <T>(xs: readonly T[]) => T): string | Uint8Array | undefined
 function headers(pick: <T>(xs: readonly T[]) => T, type: string | undefined): Record<string, string> {
   const h: Record<string, string> = {};
   if (type !== undefined) h['content-type'] = type;
-  const extra = pick([
+  const extra = pick<Record<string, string>>([
     {},
     { accept: 'application/json' },
     { accept: 'text/html;q=0.1, application/json;q=0.1, */*;q=x' },
@@ -365,14 +393,18 @@ async function operations(file: string): Promise<Array<{ method: string; path: s
   const { parse } = await import('yaml');
   const { readFile } = await import('node:fs/promises');
   const doc = parse(await readFile(join(import.meta.dirname, '../../spec/http', file), 'utf8')) as { paths: Record<string, Record<string, unknown>> };
-  return Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).filter((m) => METHODS.includes(m.toUpperCase())).map((m) => ({ method: m.toUpperCase(), path })));
+  return Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.keys(ops)
+      .filter((m) => METHODS.includes(m.toUpperCase()))
+      .map((m) => ({ method: m.toUpperCase(), path })),
+  );
 }
 
 /** `count` malformed requests to `base`, 8 at a time: the answers of 5xx (none expected). */
 async function storm(base: string, file: string, count: number, seed: number): Promise<string[]> {
   const ops = await operations(file);
   const random = prng(seed);
-  const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const failures: string[] = [];
   let next = 0;
   const worker = async () => {
