@@ -3,7 +3,7 @@
 // issuer then defaults to the bound address) and returns `{issuer, url, close()}`.
 import type { IncomingMessage, Server } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { H3Event } from 'h3';
+import type { H3, H3Event } from 'h3';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { createVerifier } from '../../protocol/signin/verifier.ts';
 import type { Resolver } from '../../protocol/signin/resolver.ts';
@@ -177,6 +177,35 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
   };
 
   const app = createH3(log, INTERNAL);
+  const router = bridgeRouter(app, ctx);
+  protocolRoutes(ctx, router);
+  pageRoutes(ctx, router, refreshClients);
+  app.all('/**', () => json({ error: 'not_found', error_description: 'no such endpoint' }, 404));
+
+  return {
+    fetch: async (request: Request) => app.fetch(request),
+    context: ctx,
+    async close() {
+      clearInterval(suspensions);
+      clearInterval(sweeper);
+      await opened.close();
+      if (resolver instanceof NetworkResolver) await resolver.close();
+      await urlClients.close();
+      await profiles.close();
+      await sql.close();
+    },
+  };
+}
+
+interface BridgeRouter {
+  route(path: string, methods: Record<string, Handler>): void;
+  limited(path: string, perMinute: number, handler: Handler): Handler;
+  tail(event: H3Event, prefix: string): string;
+}
+
+/** Registers routes on `app`: HEAD follows GET, 405 with Allow, errors in their envelope or page, timings in /metrics. */
+function bridgeRouter(app: H3, ctx: BridgeContext): BridgeRouter {
+  const { config, log, metrics, now } = ctx;
   function route(path: string, methods: Record<string, Handler>) {
     const allow = Object.keys(methods);
     if (allow.includes('GET')) allow.push('HEAD');
@@ -217,6 +246,12 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
       return res;
     };
 
+  return { route, limited, tail };
+}
+
+/** Discovery, keys, the OAuth endpoints, the native sign-in endpoints and the transaction pages. */
+function protocolRoutes(ctx: BridgeContext, { route, limited, tail }: BridgeRouter): void {
+  const { config, keys, profile } = ctx;
   const disco = () => json(discovery(ctx), 200, { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' });
   route(PATHS.discovery, { GET: disco });
   route(PATHS.asMetadata, { GET: disco });
@@ -239,6 +274,11 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
   route(`${PATHS.transaction}:id/retry`, { POST: (req, e) => retryHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
   route(`${PATHS.transaction}:id/creating`, { POST: (req, e) => creatingHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
   route(`${PATHS.transaction}:id/consent`, { POST: (req, e) => consentHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
+}
+
+/** The account, the developer console, health, the static pages and the test-only operator hook. */
+function pageRoutes(ctx: BridgeContext, { route }: BridgeRouter, refreshClients: () => Promise<void>): void {
+  const { config, store, clients, keys } = ctx;
   route(PATHS.login, { GET: () => html(messagePage(ctx, 'Sign in', `${config.name} signs you in to applications: start from the application you want to use.`)) });
   route(PATHS.account, {
     GET: async (req) => {
@@ -306,21 +346,6 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
       },
     });
   }
-  app.all('/**', () => json({ error: 'not_found', error_description: 'no such endpoint' }, 404));
-
-  return {
-    fetch: async (request: Request) => app.fetch(request),
-    context: ctx,
-    async close() {
-      clearInterval(suspensions);
-      clearInterval(sweeper);
-      await opened.close();
-      if (resolver instanceof NetworkResolver) await resolver.close();
-      await urlClients.close();
-      await profiles.close();
-      await sql.close();
-    },
-  };
 }
 
 export interface RunningBridge {

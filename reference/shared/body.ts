@@ -142,16 +142,3 @@ export function jsonTooDeep(bytes: Uint8Array | string, max: number = limits.jso
   }
   return false;
 }
-
-/**
- * JSON.parse behind the depth limit: the one parse for request bodies and stored values read
- * back. Throws `malformedError(rules)` for text that is not JSON or nests too deep.
- */
-export function parseJson(text: string, rules: BodyRules): unknown {
-  if (jsonTooDeep(text)) throw malformedError(rules, `the JSON is nested deeper than ${limits.json_depth_max} levels`);
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw malformedError(rules, 'the body is not JSON');
-  }
-}
