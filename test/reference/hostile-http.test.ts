@@ -400,8 +400,17 @@ async function operations(file: string): Promise<Array<{ method: string; path: s
   );
 }
 
-/** `count` malformed requests to `base`, 8 at a time: the answers of 5xx (none expected). */
-async function storm(base: string, file: string, count: number, seed: number): Promise<string[]> {
+/** What gets a request past an operation's front door: a live path segment and its cookies. */
+interface Door {
+  segment: string;
+  cookie: string;
+}
+
+/**
+ * `count` malformed requests to `base`, 8 at a time: the answers of 5xx (none expected). With a
+ * `door`, half of them name its segment and carry its cookies (the bridge's cookie-bound routes).
+ */
+async function storm(base: string, file: string, count: number, seed: number, door?: Door): Promise<string[]> {
   const ops = await operations(file);
   const random = prng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
@@ -412,11 +421,14 @@ async function storm(base: string, file: string, count: number, seed: number): P
       next++;
       const op = pick(ops);
       const method = random() < 0.8 ? op.method : pick(METHODS);
-      const path = op.path.replace(/\{[^}]+\}/g, () => pick(SEGMENTS)) + pick(QUERIES);
+      const inside = door !== undefined && random() < 0.5;
+      const path = op.path.replace(/\{[^}]+\}/g, () => (inside ? door.segment : pick(SEGMENTS))) + pick(QUERIES);
       const type = pick(TYPES);
       const b = method === 'GET' || method === 'HEAD' ? undefined : body(pick);
       try {
-        const res = await fetch(`${base}${path}`, { method, headers: headers(pick, type), body: b, redirect: 'manual', signal: AbortSignal.timeout(10_000) } as never);
+        const h = headers(pick, type);
+        if (inside) h.cookie = door.cookie;
+        const res = await fetch(`${base}${path}`, { method, headers: h, body: b, redirect: 'manual', signal: AbortSignal.timeout(10_000) } as never);
         const text = method === 'GET' && res.headers.get('content-type')?.startsWith('text/event-stream') ? (await res.body?.cancel(), '') : await res.text();
         if (res.status >= 500) failures.push(`${method} ${path.slice(0, 120)} -> ${res.status} ${text.slice(0, 200)}`);
       } catch (error) {
@@ -426,6 +438,22 @@ async function storm(base: string, file: string, count: number, seed: number): P
   };
   await Promise.all(Array.from({ length: 8 }, worker));
   return failures;
+}
+
+/** A live transaction with its binding cookie, and a signed-in session's cookie. */
+async function bridgeDoor(): Promise<Door> {
+  const { id, cookie } = await bridgeTransaction();
+  const ctx = bridge.running.app.context;
+  const secret = newSecret();
+  await ctx.store.createSession(hashSecret(secret), { identity: 'alice.example.com', authTime: Date.now(), delegated: false, keyFingerprint: null, expiresAt: Date.now() + 3_600_000 });
+  return { segment: id, cookie: `${cookie}; ${sessionCookieName(ctx)}=${secret}` };
+}
+
+/** A live reference code with the binding cookie of the browser that started it. */
+async function rpDoor(): Promise<Door> {
+  const browser = new Browser();
+  const { result } = await start(browser, rp.url);
+  return { segment: result.request_uri.split('/r/')[1]!, cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
 }
 
 describe('malformed requests to every operation never answer 5xx', () => {
@@ -438,7 +466,7 @@ describe('malformed requests to every operation never answer 5xx', () => {
   ] as const) {
     it(`${name}: ${count} requests (seed ${seed}), then it still answers`, { timeout: 120_000 }, async () => {
       const s = { rp, bridge, relay }[name];
-      expect(await storm(s.url, file, count, seed)).toEqual([]);
+      expect(await storm(s.url, file, count, seed, name === 'bridge' ? await bridgeDoor() : name === 'rp' ? await rpDoor() : undefined)).toEqual([]);
       expect((await fetch(`${s.url}${name === 'rp' ? '/.well-known/svc.json' : '/health'}`)).status).toBe(200);
     });
   }
