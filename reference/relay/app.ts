@@ -72,7 +72,7 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
       return true;
     },
     log: options.log,
-    internal: () => jsonResponse(INTERNAL().envelope(), 500),
+    internal: () => (holder.ctx ? render(holder.ctx, INTERNAL()) : jsonResponse(INTERNAL().envelope(), 500)),
   });
   const url = listener.url;
   const config: RelayConfig = { ...options.config, relayAddress: options.config.relayAddress ?? listener.hostPort };
