@@ -1,10 +1,9 @@
 // The reference bridge as an h3 app: the stores, keys, client registry and native verifier, and
 // one route per endpoint of document 2. `startBridge` listens (port 0 picks a free one; the
 // issuer then defaults to the bound address) and returns `{issuer, url, close()}`.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { H3, type H3Event } from 'h3';
-import { toNodeHandler } from 'srvx/node';
+import type { H3, H3Event } from 'h3';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { createVerifier } from '../../protocol/signin/verifier.ts';
 import type { Resolver } from '../../protocol/signin/resolver.ts';
@@ -18,8 +17,11 @@ import { ProfileReader } from './profiles.ts';
 import { VISITOR_SCRIPT, VISITOR_SCRIPT_PATH } from './visitor.ts';
 import { IpWindows } from './rate-limits.ts';
 
-const SWEEP_INTERVAL_MS = 3_600_000;
-import { asset, html, json, prefersJson, readCappedBody, utf8Text } from '../shared/http.ts';
+import { asset, errorFor, html, json, prefersJson, utf8Text } from '../shared/http.ts';
+import { BRIDGE_BODY, readBody } from '../shared/body.ts';
+import { BRIDGE_PATH, decodePathParam, pathParam } from '../shared/params.ts';
+import { createH3, listen, logInternal, silent, type Log } from '../shared/server.ts';
+import { HttpError } from '../shared/errors.ts';
 import { serializeCookie } from '../shared/cookies.ts';
 import { hashSecret, sameHash } from '../shared/secrets.ts';
 import { BridgeStore } from './store.ts';
@@ -36,11 +38,15 @@ import { Console, consoleClient, registryClient } from './console.ts';
 import { OAuthError, pageError, redirect } from './responses.ts';
 import type { components } from '../../schemas/ts/http/bridge.ts';
 
+const SWEEP_INTERVAL_MS = 3_600_000;
+const INTERNAL = () => json({ error: 'server_error', error_description: 'internal error' }, 500);
+
 export interface BridgeDeps {
   resolver?: Resolver;
   now?: () => number;
   db?: Db;
-  log?: (line: string) => void;
+  /** Log lines (default: none); internal errors come with level `error`. */
+  log?: Log;
 }
 
 type Handler = (req: Request, event: H3Event) => Response | Promise<Response>;
@@ -96,7 +102,7 @@ export interface BridgeApp {
 export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {}): Promise<BridgeApp> {
   const profile = profileFor(config.serviceName);
   const now = deps.now ?? Date.now;
-  const log = deps.log ?? (() => undefined);
+  const log = deps.log ?? silent;
   // The database: SQLite under --data-dir, or PostgreSQL (--database postgres://...) shared by
   // several instances, whose nonces then live there too unless another store is named.
   const postgres = config.database !== undefined && /^postgres(ql)?:\/\//.test(config.database);
@@ -170,13 +176,36 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
     log,
   };
 
-  const app = new H3({
-    allowMalformedURL: true,
-    onError: (error, event) => {
-      log(`internal error on ${event.req.method} ${event.url.pathname}: ${(error.cause as Error)?.stack ?? error.stack ?? error.message}`);
-      return json({ error: 'server_error', error_description: 'internal error' }, 500);
+  const app = createH3(log, INTERNAL);
+  const router = bridgeRouter(app, ctx);
+  protocolRoutes(ctx, router);
+  pageRoutes(ctx, router, refreshClients);
+  app.all('/**', () => json({ error: 'not_found', error_description: 'no such endpoint' }, 404));
+
+  return {
+    fetch: async (request: Request) => app.fetch(request),
+    context: ctx,
+    async close() {
+      clearInterval(suspensions);
+      clearInterval(sweeper);
+      await opened.close();
+      if (resolver instanceof NetworkResolver) await resolver.close();
+      await urlClients.close();
+      await profiles.close();
+      await sql.close();
     },
-  });
+  };
+}
+
+interface BridgeRouter {
+  route(path: string, methods: Record<string, Handler>): void;
+  limited(path: string, perMinute: number, handler: Handler): Handler;
+  tail(event: H3Event, prefix: string): string;
+}
+
+/** Registers routes on `app`: HEAD follows GET, 405 with Allow, errors in their envelope or page, timings in /metrics. */
+function bridgeRouter(app: H3, ctx: BridgeContext): BridgeRouter {
+  const { config, log, metrics, now } = ctx;
   function route(path: string, methods: Record<string, Handler>) {
     const allow = Object.keys(methods);
     if (allow.includes('GET')) allow.push('HEAD');
@@ -187,8 +216,10 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
         return await handler(req, event);
       } catch (error) {
         if (error instanceof OAuthError) return error.response(config.documentOnly);
-        log(`internal error on ${req.method} ${path}: ${(error as Error)?.stack ?? String(error)}`);
-        return json({ error: 'server_error', error_description: 'internal error' }, 500);
+        // A refused body or path (413, 400): JSON when asked for, else the error page.
+        if (error instanceof HttpError) return errorFor(req, error, ctx.site);
+        logInternal(log, `${req.method} ${path}`, error);
+        return INTERNAL();
       }
     };
     app.all(path, async (event) => {
@@ -198,7 +229,8 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
       return res;
     });
   }
-  const tail = (event: H3Event, prefix: string) => event.url.pathname.slice(prefix.length);
+  /** The path after `prefix`, percent-decoded by the one decoder (400 for a malformed escape). */
+  const tail = (event: H3Event, prefix: string) => decodePathParam(event.url.pathname.slice(prefix.length), BRIDGE_PATH);
   const windows = new IpWindows(now);
   const ipOf = (event: H3Event) => (event.runtime?.node?.req as IncomingMessage | undefined)?.socket?.remoteAddress ?? 'unknown';
   /** A handler behind a per-IP limit: beyond it, 429 with Retry-After (a page for browsers), counted in /metrics. */
@@ -214,6 +246,12 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
       return res;
     };
 
+  return { route, limited, tail };
+}
+
+/** Discovery, keys, the OAuth endpoints, the native sign-in endpoints and the transaction pages. */
+function protocolRoutes(ctx: BridgeContext, { route, limited, tail }: BridgeRouter): void {
+  const { config, keys, profile } = ctx;
   const disco = () => json(discovery(ctx), 200, { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' });
   route(PATHS.discovery, { GET: disco });
   route(PATHS.asMetadata, { GET: disco });
@@ -228,14 +266,19 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
   route(profile.ids.resume_path, { GET: (req) => resumeHandler(ctx, req) });
   route(profile.ids.context_path, { GET: (req) => contextHandler(ctx, req) });
   route(`${PATHS.reference}**`, { GET: (req, e) => referenceHandler(ctx, req, tail(e, PATHS.reference)) });
-  route(`${PATHS.transaction}:id`, { GET: (req, e) => transactionHandler(ctx, req, tail(e, PATHS.transaction)) });
-  route(`${PATHS.transaction}:id/status`, { GET: (req, e) => transactionHandler(ctx, req, tail(e, PATHS.transaction).split('/')[0]!) });
+  route(`${PATHS.transaction}:id`, { GET: (req, e) => transactionHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
+  route(`${PATHS.transaction}:id/status`, { GET: (req, e) => transactionHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
   route(`${PATHS.transaction}:id/identify`, {
-    POST: limited(`${PATHS.transaction}:id/identify`, config.rateLimits.identifyPerMinute, (req, e) => identifyHandler(ctx, req, tail(e, PATHS.transaction).split('/')[0]!)),
+    POST: limited(`${PATHS.transaction}:id/identify`, config.rateLimits.identifyPerMinute, (req, e) => identifyHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH))),
   });
-  route(`${PATHS.transaction}:id/retry`, { POST: (req, e) => retryHandler(ctx, req, tail(e, PATHS.transaction).split('/')[0]!) });
-  route(`${PATHS.transaction}:id/creating`, { POST: (req, e) => creatingHandler(ctx, req, tail(e, PATHS.transaction).split('/')[0]!) });
-  route(`${PATHS.transaction}:id/consent`, { POST: (req, e) => consentHandler(ctx, req, tail(e, PATHS.transaction).split('/')[0]!) });
+  route(`${PATHS.transaction}:id/retry`, { POST: (req, e) => retryHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
+  route(`${PATHS.transaction}:id/creating`, { POST: (req, e) => creatingHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
+  route(`${PATHS.transaction}:id/consent`, { POST: (req, e) => consentHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
+}
+
+/** The account, the developer console, health, the static pages and the test-only operator hook. */
+function pageRoutes(ctx: BridgeContext, { route }: BridgeRouter, refreshClients: () => Promise<void>): void {
+  const { config, store, clients, keys } = ctx;
   route(PATHS.login, { GET: () => html(messagePage(ctx, 'Sign in', `${config.name} signs you in to applications: start from the application you want to use.`)) });
   route(PATHS.account, {
     GET: async (req) => {
@@ -249,7 +292,7 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
     POST: async (req) => {
       const s = await currentSession(ctx, req);
       if (!s) return pageError(ctx, 401, 'you are not signed in', 'ob.consent.record');
-      const clientId = new URLSearchParams(utf8Text(await readCappedBody(req, 4096)) ?? '').get('client_id');
+      const clientId = new URLSearchParams(utf8Text(await readBody(req, limits.bridge_form_body_max_bytes, BRIDGE_BODY)) ?? '').get('client_id');
       if (clientId) {
         await store.revokeConsent(s.identity, clientId);
         await store.audit('consent.revoked', s.identity, { client_id: clientId });
@@ -269,14 +312,8 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
   route(`${PATHS.developers}/clients`, { POST: (req) => console_.create(req) });
   route(`${PATHS.developers}/clients/:id/:op`, {
     POST: (req, e) => {
-      const [id, op] = tail(e, `${PATHS.developers}/clients/`).split('/');
-      let clientId = '';
-      try {
-        clientId = decodeURIComponent(id ?? '');
-      } catch {
-        clientId = '';
-      }
-      return console_.change(req, clientId, op ?? '');
+      const [id, op] = e.url.pathname.slice(`${PATHS.developers}/clients/`.length).split('/');
+      return console_.change(req, decodePathParam(id ?? '', BRIDGE_PATH), decodePathParam(op ?? '', BRIDGE_PATH));
     },
   });
   route(PATHS.health, {
@@ -309,21 +346,6 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
       },
     });
   }
-  app.all('/**', () => json({ error: 'not_found', error_description: 'no such endpoint' }, 404));
-
-  return {
-    fetch: async (request: Request) => app.fetch(request),
-    context: ctx,
-    async close() {
-      clearInterval(suspensions);
-      clearInterval(sweeper);
-      await opened.close();
-      if (resolver instanceof NetworkResolver) await resolver.close();
-      await urlClients.close();
-      await profiles.close();
-      await sql.close();
-    },
-  };
 }
 
 export interface RunningBridge {
@@ -336,36 +358,30 @@ export interface RunningBridge {
 /** Starts the bridge on `host:port`; `config.issuer` empty means the bound address. */
 export async function startBridge(config: BridgeConfig, options: { port?: number; host?: string } = {}, deps: BridgeDeps = {}): Promise<RunningBridge> {
   let bridge: BridgeApp | undefined;
-  const web = toNodeHandler(async (request: Request) => {
-    if (!bridge) return new Response(null, { status: 503 });
-    const res = await bridge.fetch(request).catch(() => json({ error: 'server_error' }, 500));
+  const fetch = async (request: Request): Promise<Response> => {
+    const res = await bridge!.fetch(request);
     // Every answer is small and whole: sent with Content-Length rather than chunked.
     if (res.body === null || res.headers.has('content-length')) return res;
     const body = new Uint8Array(await res.arrayBuffer());
     const headers = new Headers(res.headers);
     headers.set('content-length', String(body.byteLength));
     return new Response(body, { status: res.status, headers });
-  });
-  const server = createServer((req, res) => {
+  };
+  const listener = await listen({
+    host: options.host ?? '127.0.0.1',
+    port: options.port ?? 0,
+    fetch: () => (bridge ? fetch : undefined),
     // The hot route, /token, is served from node's request directly (no web streams).
-    if (bridge && req.method === 'POST' && req.url === PATHS.token) return tokenNode(bridge.context, req, res);
-    void web(req as never, res as never);
+    serveNode: (req, res) => {
+      if (!bridge || req.method !== 'POST' || req.url !== PATHS.token) return false;
+      tokenNode(bridge.context, req, res);
+      return true;
+    },
+    log: deps.log ?? silent,
+    internal: INTERNAL,
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const closeServer = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-  const address = server.address();
-  if (!address || typeof address === 'string') throw new Error('the server has no TCP address');
-  const bound = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  const closeServer = listener.close;
+  const bound = listener.url;
   try {
     bridge = await createBridgeApp({ ...config, issuer: config.issuer === '' ? bound : config.issuer }, deps);
   } catch (error) {

@@ -11,6 +11,7 @@ import { NonceStoreSpecError } from '../stores/index.ts';
 import { DEFAULT_RESOLVER_TIMEOUT_MS } from '../resolve/network.ts';
 import { hostPort, httpUrl, nonceStore, port, positive, serviceName, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
 import { startBridge } from './app.ts';
+import { cliLog } from '../shared/server.ts';
 import { ClientFileError } from './clients.ts';
 import { BREAKAGES, type Breakage, type BridgeConfig } from './context.ts';
 
@@ -189,7 +190,7 @@ async function runBridge(flags: BridgeFlags, io: ReferenceIO): Promise<Started> 
     ...(flags.testOperatorToken !== undefined ? { operatorToken: flags.testOperatorToken } : {}),
   };
   try {
-    const running = await startBridge(config, { port: flags.port, host: flags.host }, { log: flags.quiet ? () => undefined : (line) => void io.stderr.write(`${new Date().toISOString()} ${line}\n`) });
+    const running = await startBridge(config, { port: flags.port, host: flags.host }, { log: cliLog(io.stderr, flags.quiet === true) });
     io.stdout.write(`svc-reference bridge listening on ${running.issuer} (${running.url})\n`);
     return { code: 0, running };
   } catch (error) {

@@ -11,7 +11,8 @@ import { registrableRedirect, sectorOf, isLoopbackRedirect } from '../../protoco
 import { s256Challenge } from '../../protocol/bridge/pkce.ts';
 import { esc, shell } from '../shared/pages.ts';
 import { hashSecret, newSecret } from '../shared/secrets.ts';
-import { html, json, prefersJson, readCappedBody, utf8Text } from '../shared/http.ts';
+import { html, json, prefersJson, utf8Text } from '../shared/http.ts';
+import { BRIDGE_BODY, readBody } from '../shared/body.ts';
 import { BRIDGE_STYLESHEET, PATHS, type BridgeContext } from './context.ts';
 import { currentSession } from './flow.ts';
 import { pageError, redirect } from './responses.ts';
@@ -76,7 +77,7 @@ function keySetOf(pasted: string, linked: string): RegisteredClient['keySet'] | 
 }
 
 async function form(req: Request): Promise<URLSearchParams> {
-  return new URLSearchParams(utf8Text(await readCappedBody(req, 16384).catch(() => new Uint8Array())) ?? '');
+  return new URLSearchParams(utf8Text(await readBody(req, limits.bridge_form_body_max_bytes, BRIDGE_BODY)) ?? '');
 }
 
 const page = (ctx: BridgeContext, title: string, body: string) => html(shell({ title, siteName: ctx.config.name, stylesheet: BRIDGE_STYLESHEET }, body));

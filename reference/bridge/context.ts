@@ -69,7 +69,8 @@ export interface BridgeContext {
   pairwiseSecret: Buffer;
   metrics: Metrics;
   now: () => number;
-  log: (line: string) => void;
+  /** Log lines; internal errors are logged with level `error` (kept under --quiet). */
+  log: (line: string, level?: 'error') => void;
 }
 
 export const BRIDGE_STYLESHEET = '/bridge.css';

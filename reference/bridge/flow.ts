@@ -13,7 +13,8 @@ import { keyFingerprint } from '../../protocol/common/canonical.ts';
 import { formatKey } from '../../protocol/common/keys.ts';
 import { hashSecret, newSecret, sameHash, wellFormedSecret } from '../shared/secrets.ts';
 import { cookieName, readCookies, serializeCookie } from '../shared/cookies.ts';
-import { CSP, html, json, prefersJson, readCappedBody, utf8Text } from '../shared/http.ts';
+import { CSP, html, json, prefersJson, utf8Text } from '../shared/http.ts';
+import { BRIDGE_BODY, readBody } from '../shared/body.ts';
 import { browserLabel, newMatchCode, newNonce, newReferenceCode, newRequestId } from '../signin/index.ts';
 import { allowedRedirect, UrlClientError, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
@@ -37,7 +38,6 @@ export const grantableScopes = (ctx: BridgeContext, client?: Client) =>
 /** Scopes that release claims only with consent (ob.consent.release). */
 const consentScopes = (ctx: BridgeContext) => [ctx.profile.ids.id_scope, 'profile'];
 
-const FORM_MAX = 8192;
 /** RFC 6749 VSCHAR: the characters of `state` (and, here, `nonce`). */
 const VSCHAR = /^[\x20-\x7e]*$/;
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
@@ -319,7 +319,7 @@ export async function transactionHandler(ctx: BridgeContext, req: Request, id: s
 }
 
 async function readForm(req: Request): Promise<URLSearchParams> {
-  const bytes = await readCappedBody(req, FORM_MAX);
+  const bytes = await readBody(req, limits.bridge_form_body_max_bytes, BRIDGE_BODY);
   const text = utf8Text(bytes) ?? '';
   if (text.trim().startsWith('{')) {
     try {

@@ -6,7 +6,8 @@ import { normalizeShortCode } from '../../protocol/signin/reference.ts';
 import { formatRfc3339 } from '../../protocol/common/time.ts';
 import { encodeObject } from '../../protocol/common/codec.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
-import { CORS_ANY, errorJson, html, json, prefersJson, readCappedBody } from '../shared/http.ts';
+import { CORS_ANY, errorJson, html, json, prefersJson } from '../shared/http.ts';
+import { readBody, RP_BODY } from '../shared/body.ts';
 import { bindingOf, parseDelivery, refuseApprovalInUrl, rejectionError } from '../signin/index.ts';
 import { approved } from './flow.ts';
 import { messagePage } from './pages.ts';
@@ -37,7 +38,7 @@ export async function callbackHandler(ctx: BridgeContext, req: Request): Promise
     const u = req.url;
     const q = u.indexOf('?');
     refuseApprovalInUrl(ctx, q === -1 ? '' : u.slice(q));
-    const { approval, match } = parseDelivery(await readCappedBody(req, limits.rp_delivery_body_max_bytes));
+    const { approval, match } = parseDelivery(await readBody(req, limits.rp_delivery_body_max_bytes, RP_BODY));
     let tx: BridgeTx | undefined;
     const verdict = await ctx.verify(approval, async (r) => {
       tx = typeof r.request_id === 'string' ? await ctx.store.txByRequestId(r.request_id) : undefined;
@@ -68,14 +69,8 @@ export function callbackPreflight(): Response {
   return new Response(null, { status: 204, headers: { ...CORS_ANY, 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'Content-Type', 'access-control-max-age': '600' } });
 }
 
-/** GET /r/{code}: the request by reference (JSON for signers, a page otherwise). */
-export async function referenceHandler(ctx: BridgeContext, req: Request, raw: string): Promise<Response> {
-  let decoded = '';
-  try {
-    decoded = decodeURIComponent(raw);
-  } catch {
-    decoded = '';
-  }
+/** GET /r/{code}: the request by reference (JSON for signers, a page otherwise); `decoded` is the path's code, percent-decoded. */
+export async function referenceHandler(ctx: BridgeContext, req: Request, decoded: string): Promise<Response> {
   const code = decoded.length <= 64 ? normalizeShortCode(decoded) : undefined;
   const tx = code === undefined ? undefined : await ctx.store.txByRef(code);
   const headers = { ...CORS_ANY, vary: 'Accept' };

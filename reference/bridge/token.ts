@@ -6,22 +6,27 @@ import { verifierMatches } from '../../protocol/bridge/pkce.ts';
 import { hashSecret, newSecret } from '../shared/secrets.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { json, jsonReply, mediaType, readCappedBody, readNodeBody, toResponse, utf8Text, writeReply, type Reply } from '../shared/http.ts';
+import { json, jsonReply, mediaType, toResponse, utf8Text, writeReply, type Reply } from '../shared/http.ts';
+import { BRIDGE_BODY, readBody } from '../shared/body.ts';
+import { logInternal } from '../shared/server.ts';
 import { authenticateClient, ClientAuthError, presentedAuth, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
 import { OAuthError } from './responses.ts';
 import type { ProfileClaims } from './store.ts';
 
-const FORM_MAX = 16384;
+const FORM_MAX = limits.bridge_form_body_max_bytes;
+
+/** The body, or undefined when it is over the cap or unreadable (the OAuth endpoints answer 400 for both). */
+const formBytes = (req: Request | IncomingMessage): Promise<Uint8Array | undefined> => readBody(req, FORM_MAX, BRIDGE_BODY).catch(() => undefined);
 
 async function readTokenForm(req: Request): Promise<URLSearchParams> {
-  return parseForm(mediaType(req), await readCappedBody(req, FORM_MAX).catch(() => undefined));
+  return parseForm(mediaType(req), await formBytes(req));
 }
 
-/** The form of a token-side request; `bytes` undefined when the body was over the cap. */
+/** The form of a token-side request; `bytes` undefined when the body was over the cap or unreadable. */
 function parseForm(contentType: string, bytes: Uint8Array | undefined): URLSearchParams {
   if (contentType !== 'application/x-www-form-urlencoded') throw new OAuthError(400, 'invalid_request', 'the body must be application/x-www-form-urlencoded', 'ob.errors.oauth-body');
-  if (bytes === undefined) throw new OAuthError(400, 'invalid_request', `the body is larger than ${FORM_MAX} bytes`, 'ob.errors.oauth-body');
+  if (bytes === undefined) throw new OAuthError(400, 'invalid_request', `the body is larger than ${FORM_MAX} bytes, unreadable or nested too deep`, 'ob.errors.oauth-body');
   const text = utf8Text(bytes);
   if (text === undefined) throw new OAuthError(400, 'invalid_request', 'the body is not UTF-8', 'ob.errors.oauth-body');
   const form = new URLSearchParams(text);
@@ -61,7 +66,7 @@ function releasedClaims(ctx: BridgeContext, identity: string, claims: readonly s
 }
 
 export async function tokenHandler(ctx: BridgeContext, req: Request): Promise<Response> {
-  return toResponse(await tokenReply(ctx, req.headers, mediaType(req), await readCappedBody(req, FORM_MAX).catch(() => undefined)));
+  return toResponse(await tokenReply(ctx, req.headers, mediaType(req), await formBytes(req)));
 }
 
 /**
@@ -73,18 +78,15 @@ export function tokenNode(ctx: BridgeContext, req: IncomingMessage, res: ServerR
   const headers = new Headers();
   if (req.headers.authorization !== undefined) headers.set('authorization', req.headers.authorization);
   const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  readNodeBody(req, FORM_MAX)
-    .then(
-      (bytes) => tokenReply(ctx, headers, contentType, bytes),
-      () => tokenReply(ctx, headers, contentType, undefined),
-    )
+  formBytes(req)
+    .then((bytes) => tokenReply(ctx, headers, contentType, bytes))
     .then(
       (reply) => {
         writeReply(res, reply);
         ctx.metrics.request(PATHS.token, reply.status, (performance.now() - started) / 1000);
       },
       (error: unknown) => {
-        ctx.log(`internal error on POST /token: ${(error as Error)?.stack ?? String(error)}`);
+        logInternal(ctx.log, 'POST /token', error);
         writeReply(res, jsonReply({ error: 'server_error', error_description: 'internal error' }, 500));
       },
     );

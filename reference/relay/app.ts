@@ -3,13 +3,15 @@
 // answers the envelope `{error, detail}` (document 3; `rule` added). Nothing a client sends can
 // make it answer 500: a bug is logged and answered as a visible 500 envelope.
 import { statfsSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { H3, type H3Event } from 'h3';
-import { toNodeHandler } from 'srvx/node';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { H3, H3Event } from 'h3';
 import { validServiceName } from '../../protocol/common/names.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
-import { readCappedBody, readNodeBody, writeReply } from '../shared/http.ts';
+import { writeReply } from '../shared/http.ts';
+import { readBody, RELAY_BODY } from '../shared/body.ts';
+import { pathParam, RELAY_PATH } from '../shared/params.ts';
+import { createH3, listen, logInternal } from '../shared/server.ts';
 import { NetworkResolver, type NetworkResolverOptions } from '../resolve/network.ts';
 import { Auth } from './auth.ts';
 import type { RelayConfig, RelayContext } from './config.ts';
@@ -58,25 +60,22 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
   // The relay address may depend on the bound port, so the listener comes first and hands every
   // request to the app once it exists.
   const holder: { app?: H3; ctx?: RelayContext } = {};
-  const web = toNodeHandler((request: Request) => (holder.app ? holder.app.fetch(request) : new Response(null, { status: 503 })));
-  const server = createServer((req, res) => {
+  const listener = await listen({
+    host: options.host,
+    port: options.port,
+    fetch: () => holder.app?.fetch.bind(holder.app),
     // The hot routes, POST /messages and /acks, are served from node's request directly (no web
     // streams); every other request goes through the h3 app.
-    if (holder.ctx && req.method === 'POST' && (req.url === '/messages' || req.url === '/acks')) return envelopeNode(holder.ctx, req.url === '/messages' ? 'message' : 'ack', req, res);
-    void web(req as never, res as never); // srvx types ask for http and http2 at once
+    serveNode: (req, res) => {
+      if (!holder.ctx || req.method !== 'POST' || (req.url !== '/messages' && req.url !== '/acks')) return false;
+      envelopeNode(holder.ctx, req.url === '/messages' ? 'message' : 'ack', req, res);
+      return true;
+    },
+    log: options.log,
+    internal: () => (holder.ctx ? render(holder.ctx, INTERNAL()) : jsonResponse(INTERNAL().envelope(), 500)),
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  if (!address || typeof address === 'string') throw new Error('the server has no TCP address');
-  const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${hostPart}:${address.port}`;
-  const config: RelayConfig = { ...options.config, relayAddress: options.config.relayAddress ?? `${hostPart}:${address.port}` };
+  const url = listener.url;
+  const config: RelayConfig = { ...options.config, relayAddress: options.config.relayAddress ?? listener.hostPort };
   const now = Date.now;
   const resolver = new NetworkResolver({ profile: config.profile, ...options.resolver });
   const ctx: RelayContext = {
@@ -98,7 +97,7 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
       const n = sweepSpool(ctx);
       if (n > 0) ctx.log(`spool: ${n} message(s) expired into sys.delivery.failed acks`);
     } catch (error) {
-      ctx.log(`spool sweep failed: ${(error as Error).message}`);
+      ctx.log(`spool sweep failed: ${(error as Error).message}`, 'error');
     }
   }, sweepEvery);
   sweeper.unref();
@@ -109,10 +108,7 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
     async close() {
       clearInterval(sweeper);
       ctx.events.closeAll();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await listener.close();
       await resolver.close();
       ctx.store.close();
     },
@@ -123,32 +119,20 @@ type Handler = (req: Request, event: H3Event) => Promise<Response> | Response;
 
 /** POST /messages or /acks on node's request: the same answers as through the app. */
 function envelopeNode(ctx: RelayContext, kind: 'message' | 'ack', req: IncomingMessage, res: ServerResponse): void {
-  readNodeBody(req, limits.message_body_max_bytes)
-    .catch((error: unknown) => {
-      throw error instanceof HttpError && error.status === 413
-        ? ruleError(413, 'ra.errors.payload-too-large', `the body is larger than ${limits.message_body_max_bytes} bytes (ra.messages.body-cap)`)
-        : error;
-    })
+  readBody(req, limits.message_body_max_bytes, RELAY_BODY)
     .then((bytes) => acceptEnvelope(ctx, kind, bytes))
     .then(
       (accepted) => writeReply(res, { status: 202, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(accepted) }),
       (error: unknown) => {
-        if (!(error instanceof HttpError)) ctx.log(`internal error on POST /${kind}s: ${(error as Error)?.stack ?? String(error)}`);
+        if (!(error instanceof HttpError)) logInternal(ctx.log, `POST /${kind}s`, error);
         const e = error instanceof HttpError ? error : INTERNAL();
-        if (e.status === 413) res.shouldKeepAlive = false; // the rest of the body is not read
         writeReply(res, { status: e.status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...e.headers }, body: JSON.stringify(envelopeOf(ctx, e)) });
       },
     );
 }
 
 export function createRelayApp(ctx: RelayContext): H3 {
-  const app = new H3({
-    allowMalformedURL: true,
-    onError: (error, event) => {
-      ctx.log(`internal error on ${event.req.method} ${event.url.pathname}: ${(error.cause as Error)?.stack ?? error.stack ?? error.message}`);
-      return render(ctx, INTERNAL());
-    },
-  });
+  const app = createH3(ctx.log, () => render(ctx, INTERNAL()));
   const route = (path: string, methods: Record<string, Handler>) => {
     const allow = Object.keys(methods);
     app.all(path, async (event: H3Event): Promise<Response> => {
@@ -159,26 +143,19 @@ export function createRelayApp(ctx: RelayContext): H3 {
         return await handler(req, event);
       } catch (error) {
         if (error instanceof HttpError) return render(ctx, error);
-        ctx.log(`internal error on ${req.method} ${path}: ${(error as Error)?.stack ?? String(error)}`);
+        logInternal(ctx.log, `${req.method} ${path}`, error);
         return render(ctx, INTERNAL());
       }
     });
   };
   const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
     new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
-  const param = (event: H3Event, name: string) => decodeURIComponent(String((event.context.params as Record<string, string> | undefined)?.[name] ?? ''));
+  const param = (event: H3Event, name: string) => pathParam(event, name, RELAY_PATH);
   const target = (req: Request) => {
     const u = new URL(req.url);
     return `${u.pathname}${u.search}`;
   };
-  const body = async (req: Request, max: number): Promise<Uint8Array> => {
-    try {
-      return await readCappedBody(req, max);
-    } catch (error) {
-      if (error instanceof HttpError && error.status === 413) throw ruleError(413, 'ra.errors.payload-too-large', `the body is larger than ${max} bytes`);
-      throw error;
-    }
-  };
+  const body = (req: Request, max: number): Promise<Uint8Array> => readBody(req, max, RELAY_BODY);
   const call = async (req: Request, event: H3Event, max = limits.signed_request_body_max_bytes): Promise<OwnerCall> => ({
     identity: normalized(param(event, 'identity')),
     req,

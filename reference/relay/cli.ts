@@ -9,6 +9,7 @@ import { limits } from '../../schemas/ts/limits.ts';
 import { DEFAULT_RESOLVER_TIMEOUT_MS } from '../resolve/network.ts';
 import { hostPort, httpUrl, port, positive, serviceName, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
 import { startRelay } from './app.ts';
+import { cliLog } from '../shared/server.ts';
 import { BREAKAGES, type Breakage } from './config.ts';
 
 interface RelayFlags {
@@ -145,7 +146,7 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
       listenPort = Number(m[2]);
     } else host = flags.address;
   }
-  const log = flags.quiet ? () => undefined : (line: string) => void io.stderr.write(`${new Date().toISOString()} ${line}\n`);
+  const log = cliLog(io.stderr, flags.quiet === true);
   try {
     const running = await startRelay({
       host,

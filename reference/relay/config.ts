@@ -47,5 +47,6 @@ export interface RelayContext {
   resolver: Resolver;
   dns: DnsProviders;
   now: () => number;
-  log: (line: string) => void;
+  /** Log lines; internal errors are logged with level `error` (kept under --quiet). */
+  log: (line: string, level?: 'error') => void;
 }

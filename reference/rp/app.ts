@@ -3,9 +3,8 @@
 // origin then defaults to the bound address) and returns `{origin, url, close()}`. The listener
 // is node's HTTP server: the delivery route is served from node's request directly (no web
 // streams, the hot path), every other request goes through the h3 app.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { H3, type H3Event } from 'h3';
-import { toNodeHandler } from 'srvx/node';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { H3, H3Event } from 'h3';
 import { profileFor, type Profile } from '../../protocol/common/profile.ts';
 import { normalizeOrigin } from '../../protocol/common/url.ts';
 import { createVerifier } from '../../protocol/signin/verifier.ts';
@@ -19,6 +18,7 @@ import { NetworkResolver } from '../resolve/network.ts';
 import { DEFAULT_NAME, DEFAULT_SIGNER_URL, pathsFor, siteOf, type RpConfig, type RpContext } from './config.ts';
 import { HttpError } from '../shared/errors.ts';
 import { asset, errorFor, errorJson, html } from '../shared/http.ts';
+import { createH3, listen, logInternal, silent, type Log } from '../shared/server.ts';
 import { cookieName, readCookies, serializeCookie } from '../shared/cookies.ts';
 import { TransactionStore } from './transactions.ts';
 import { SessionStore } from './sessions.ts';
@@ -39,8 +39,8 @@ export interface RpDeps {
   now?: () => number;
   /** An already-open database (otherwise `<dataDir>/rp.sqlite`). */
   db?: Db;
-  /** Log lines (default: none). */
-  log?: (line: string) => void;
+  /** Log lines (default: none); internal errors come with level `error`. */
+  log?: Log;
 }
 
 export interface RpApp {
@@ -65,7 +65,7 @@ export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
   const config: RpConfig = { ...input, origin };
   const profile: Profile = profileFor(config.serviceName);
   const now = deps.now ?? Date.now;
-  const log = deps.log ?? (() => undefined);
+  const log = deps.log ?? silent;
   const db = deps.db ?? openDatabase(config.dataDir);
   const ownsDb = deps.db === undefined;
   const opened = deps.nonces ? { store: deps.nonces, close: async () => undefined } : openNonceStore(config.nonceStore, { db, prefix: `${profile.name}:${origin}`, now, onError: () => undefined });
@@ -92,15 +92,7 @@ export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
   };
   const p = ctx.paths;
 
-  const app = new H3({
-    allowMalformedURL: true,
-    // Last resort: handlers turn every client error into its envelope themselves, so anything
-    // arriving here is a bug. It is logged and answered as a visible 500 envelope.
-    onError: (error, event) => {
-      log(`internal error on ${event.req.method} ${event.url.pathname}: ${(error.cause as Error)?.stack ?? error.stack ?? error.message}`);
-      return errorJson(INTERNAL('internal error'));
-    },
-  });
+  const app = createH3(log, () => errorJson(INTERNAL('internal error')));
 
   /**
    * One path, its methods; HEAD follows GET; another method is 405 with Allow. Errors of the
@@ -118,7 +110,7 @@ export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
         return await handler(req, event);
       } catch (error) {
         if (error instanceof HttpError) return pages.includes(method) ? errorFor(req, error, ctx.site) : errorJson(error);
-        log(`internal error on ${req.method} ${path}: ${(error as Error)?.stack ?? String(error)}`);
+        logInternal(log, `${req.method} ${path}`, error);
         return errorJson(INTERNAL('internal error'));
       }
     };
@@ -210,32 +202,18 @@ export function rpConfig(options: StartRpOptions, boundOrigin: string): RpConfig
 /** Starts the RP listening on `host:port` (defaults 127.0.0.1 and 0, a free port). */
 export async function startRp(options: StartRpOptions = {}, deps: RpDeps = {}): Promise<RunningRp> {
   let rp: RpApp | undefined;
-  const host = options.host ?? '127.0.0.1';
   // The origin may depend on the bound port, so the listener comes first and hands every request
   // to the app once it exists.
-  const web = toNodeHandler((request: Request) => (rp ? rp.fetch(request).catch(() => errorJson(INTERNAL('internal error'))) : new Response(null, { status: 503 })), {
-    maxRequestBodySize: limits.rp_delivery_body_max_bytes * 4,
+  const listener = await listen({
+    host: options.host ?? '127.0.0.1',
+    port: options.port ?? 0,
+    fetch: () => rp?.fetch,
+    serveNode: (req, res) => rp?.serveNode(req, res) ?? false,
+    log: deps.log ?? silent,
+    internal: () => errorJson(INTERNAL('internal error')),
   });
-  const server = createServer((req, res) => {
-    if (rp?.serveNode(req, res)) return;
-    void web(req as never, res as never); // srvx types ask for http and http2 at once
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const closeServer = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-  const address = server.address();
-  if (!address || typeof address === 'string') throw new Error('the server has no TCP address');
-  const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const bound = `http://${hostPart}:${address.port}`;
+  const closeServer = listener.close;
+  const bound = listener.url;
   try {
     rp = createRpApp(rpConfig(options, bound), deps);
   } catch (error) {

@@ -12,6 +12,7 @@ import { startRp, type RunningRp, type StartRpOptions } from './app.ts';
 import { DEFAULT_NAME, DEFAULT_SIGNER_URL } from './config.ts';
 import { inWorker, reportListening, startWorkers } from './cluster.ts';
 import { IN_MEMORY } from '../stores/sqlite.ts';
+import { cliLog } from '../shared/server.ts';
 
 interface RpFlags {
   port: number;
@@ -111,7 +112,7 @@ async function runRp(flags: RpFlags, io: ReferenceIO, args: readonly string[]): 
   if (flags.contact !== undefined) options.contactUri = flags.contact;
   let running: RunningRp;
   try {
-    running = await startRp(options, { log: flags.quiet ? () => undefined : (line) => void io.stderr.write(`${new Date().toISOString()} ${line}\n`) });
+    running = await startRp(options, { log: cliLog(io.stderr, flags.quiet === true) });
   } catch (error) {
     const known = error instanceof ProfileError || error instanceof NonceStoreSpecError || error instanceof TypeError;
     io.stderr.write(`svc-reference rp: ${known ? '' : 'cannot start: '}${(error as Error).message}\n`);

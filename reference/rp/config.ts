@@ -67,7 +67,8 @@ export interface RpContext {
   sessions: SessionStore;
   verify: Verifier;
   now: () => number;
-  log: (line: string) => void;
+  /** Log lines; internal errors are logged with level `error` (kept under --quiet). */
+  log: (line: string, level?: 'error') => void;
 }
 
 export const url = (ctx: RpContext, path: string): string => ctx.config.origin + path;

@@ -7,7 +7,9 @@ import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { components } from '../../schemas/ts/http/rp.ts';
-import { CORS_ANY, errorReply, jsonReply, readCappedBody, readNodeBody, toResponse, writeReply, type Reply } from '../shared/http.ts';
+import { CORS_ANY, errorReply, jsonReply, toResponse, writeReply, type Reply } from '../shared/http.ts';
+import { readBody, RP_BODY } from '../shared/body.ts';
+import { logInternal } from '../shared/server.ts';
 import { url, type RpContext } from './config.ts';
 import { hashSecret, newSecret } from '../shared/secrets.ts';
 import { bindingOf, COPIED, type DeliveryView } from './transactions.ts';
@@ -32,7 +34,7 @@ export async function deliveryHandler(ctx: RpContext, req: Request): Promise<Res
   const url = req.url;
   const q = url.indexOf('?');
   refuseApprovalInUrl(ctx, q === -1 ? '' : url.slice(q));
-  const bytes = await readCappedBody(req, limits.rp_delivery_body_max_bytes).catch(withCors);
+  const bytes = await readBody(req, limits.rp_delivery_body_max_bytes, RP_BODY).catch(withCors);
   return toResponse(await deliver(ctx, bytes));
 }
 
@@ -46,7 +48,7 @@ export function deliveryNode(ctx: RpContext, req: IncomingMessage, res: ServerRe
   let reply: Promise<Reply>;
   try {
     refuseApprovalInUrl(ctx, q === -1 ? '' : url.slice(q));
-    reply = readNodeBody(req, limits.rp_delivery_body_max_bytes)
+    reply = readBody(req, limits.rp_delivery_body_max_bytes, RP_BODY)
       .catch(withCors)
       .then((bytes) => deliver(ctx, bytes));
   } catch (error) {
@@ -55,10 +57,8 @@ export function deliveryNode(ctx: RpContext, req: IncomingMessage, res: ServerRe
   reply.then(
     (r) => writeReply(res, r),
     (error: unknown) => {
-      if (!(error instanceof HttpError)) ctx.log(`internal error on POST ${ctx.paths.response}: ${(error as Error)?.stack ?? String(error)}`);
-      const e = error instanceof HttpError ? error : new HttpError(500, 'internal_error', 'internal error', 'ns.errors.internal');
-      if (e.status === 413) res.shouldKeepAlive = false; // the rest of the body is not read
-      writeReply(res, errorReply(e));
+      if (!(error instanceof HttpError)) logInternal(ctx.log, `POST ${ctx.paths.response}`, error);
+      writeReply(res, errorReply(error instanceof HttpError ? error : new HttpError(500, 'internal_error', 'internal error', 'ns.errors.internal')));
     },
   );
 }

@@ -2,7 +2,8 @@
 // Both start a transaction and set the binding cookie on the caller.
 import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError } from '../shared/errors.ts';
-import { html, json, readCappedBody, utf8Text } from '../shared/http.ts';
+import { html, json, utf8Text } from '../shared/http.ts';
+import { readBody, RP_BODY } from '../shared/body.ts';
 import { cookieName, serializeCookie } from '../shared/cookies.ts';
 import { url, type RpContext } from './config.ts';
 import { defaultStartOptions, parseStartOptions, startTransaction, type Started } from './start.ts';
@@ -46,7 +47,7 @@ export async function loginPageHandler(ctx: RpContext, req: Request): Promise<Re
 }
 
 export async function startHandler(ctx: RpContext, req: Request): Promise<Response> {
-  const bytes = await readCappedBody(req, START_BODY_MAX);
+  const bytes = await readBody(req, START_BODY_MAX, RP_BODY);
   let body: unknown;
   if (bytes.length > 0) {
     const text = utf8Text(bytes);

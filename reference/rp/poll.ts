@@ -5,7 +5,8 @@
 // (ns.transaction.poll-before-resume).
 import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
-import { json, readCappedBody, utf8Text } from '../shared/http.ts';
+import { json, utf8Text } from '../shared/http.ts';
+import { readBody, RP_BODY } from '../shared/body.ts';
 import type { RpContext } from './config.ts';
 import { hashSecret, wellFormedSecret } from '../shared/secrets.ts';
 import type { TxState } from './transactions.ts';
@@ -24,7 +25,7 @@ const STATUS: Record<TxState, string> = {
 const missing = (detail: string) => new HttpError(400, 'missing_field', detail, 'ns.transport.poll-shape');
 
 async function pollSecretFrom(req: Request): Promise<string> {
-  const text = utf8Text(await readCappedBody(req, limits.rp_poll_body_max_bytes));
+  const text = utf8Text(await readBody(req, limits.rp_poll_body_max_bytes, RP_BODY));
   if (text === undefined) throw missing('the poll body is not UTF-8');
   let body: unknown;
   try {

@@ -4,6 +4,7 @@
 import { normalizeShortCode } from '../../protocol/signin/reference.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import { CORS_ANY, errorFor, html, json, prefersJson } from '../shared/http.ts';
+import { decodePathParam, RP_PATH } from '../shared/params.ts';
 import { url, type RpContext } from './config.ts';
 import { webSignerLink } from './login.ts';
 import { referencePage } from './pages/reference-page.ts';
@@ -20,12 +21,7 @@ export function referenceHandler(ctx: RpContext, req: Request, rawCode: string):
 }
 
 function reference(ctx: RpContext, req: Request, rawCode: string): Response {
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(rawCode);
-  } catch {
-    decoded = '';
-  }
+  const decoded = decodePathParam(rawCode, RP_PATH);
   const code = decoded.length <= 64 ? normalizeShortCode(decoded) : undefined;
   const tx = code === undefined ? undefined : ctx.transactions.byReference(code);
   if (!tx) throw ruleError(404, 'ns.reference.gone', 'unknown reference');

@@ -1,9 +1,8 @@
 // Web-standard HTTP helpers shared by the reference servers: JSON and HTML answers with security
-// headers, the error envelope, content negotiation and capped body readers (web streams, and
-// node's IncomingMessage for the hot routes served without web streams). Nothing here trusts the
-// client.
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HttpError, ruleError } from './errors.ts';
+// headers, the error envelope and content negotiation (bodies are read by ./body.ts). Nothing here
+// trusts the client.
+import type { ServerResponse } from 'node:http';
+import type { HttpError } from './errors.ts';
 import { errorPage, type Site } from './pages.ts';
 
 /** A strict Content-Security-Policy: scripts and styles only from this origin, no framing. */
@@ -124,44 +123,6 @@ export function prefersJson(req: Request): boolean {
   return j.index < h.index;
 }
 
-/**
- * Reads the body as bytes, refusing more than `max` bytes with 413 before anything is parsed
- * (ns.delivery.body-cap): first by Content-Length, then while streaming.
- */
-export async function readCappedBody(req: Request, max: number): Promise<Uint8Array> {
-  const tooLarge = () => ruleError(413, 'ns.delivery.body-cap', `the body is larger than ${max} bytes`);
-  const declared = req.headers.get('content-length');
-  if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared.trim()) > max) throw tooLarge();
-  if (!req.body) return new Uint8Array(0);
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > max) {
-        await reader.cancel().catch(() => undefined);
-        throw tooLarge();
-      }
-      chunks.push(value);
-    }
-  } catch (error) {
-    if (error instanceof HttpError) throw error;
-    // srvx aborts an over-large stream with status 413; anything else is a broken upload.
-    if ((error as { status?: number })?.status === 413) throw tooLarge();
-    throw new HttpError(400, 'malformed_body', 'the request body could not be read', 'ns.errors.malformed-body');
-  }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
-}
-
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Strict UTF-8 text, or undefined when the bytes are not UTF-8. */
@@ -176,27 +137,4 @@ export function utf8Text(bytes: Uint8Array): string | undefined {
 /** The media type of the request without parameters, lower case ('' when absent). */
 export function mediaType(req: Request): string {
   return (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-}
-
-/**
- * The same cap on node's IncomingMessage, without web streams (the hot routes): 413 by
- * Content-Length before reading, else while reading.
- */
-export function readNodeBody(req: IncomingMessage, max: number): Promise<Buffer> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > max) return Promise.reject(ruleError(413, 'ns.delivery.body-cap', `the body is larger than ${max} bytes`));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    req.on('data', (chunk: Buffer) => {
-      total += chunk.length;
-      if (total > max) {
-        req.removeAllListeners('data');
-        req.resume();
-        reject(ruleError(413, 'ns.delivery.body-cap', `the body is larger than ${max} bytes`));
-      } else chunks.push(chunk);
-    });
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total)));
-    req.once('error', () => reject(new HttpError(400, 'malformed_body', 'the request body could not be read', 'ns.errors.malformed-body')));
-  });
 }

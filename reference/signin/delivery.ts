@@ -8,6 +8,7 @@ import type { Profile } from '../../protocol/common/profile.ts';
 import type { Rejection } from '../../protocol/signin/verifier.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import { CORS_ANY, utf8Text } from '../shared/http.ts';
+import { jsonTooDeep } from '../shared/body.ts';
 
 const MATCH = new RegExp(`^[0-9]{${limits.match_code_digits}}$`);
 
@@ -43,6 +44,8 @@ export function parseDelivery(bytes: Uint8Array): DeliveryBody {
     }
     response = obj.response;
   }
+  // The encoded approval is JSON too: nested past the limit, it is refused before it is parsed.
+  if (jsonTooDeep(Buffer.from(response, 'base64url'))) throw malformed(`the approval is nested deeper than ${limits.json_depth_max} levels`);
   const decoded = decodeObject(response);
   if (!decoded.ok) throw malformed(`the approval cannot be decoded: ${decoded.reason}`);
   return match === undefined ? { approval: decoded.value } : { approval: decoded.value, match };

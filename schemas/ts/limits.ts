@@ -26,6 +26,8 @@ export const limits = {
   "resolution_timeout_seconds": 3,
   "identity_document_body_max_bytes": 16384,
   "approvals_per_transaction": 1,
+  "json_depth_max": 64,
+  "body_drain_max_bytes": 67108864,
   "bridge_transaction_ttl_seconds": 600,
   "bridge_transaction_creating_ttl_seconds": 1800,
   "bridge_transaction_max_ttl_seconds": 3600,
@@ -60,6 +62,7 @@ export const limits = {
   "profile_links_max": 32,
   "bridge_identify_per_ip_per_minute": 300,
   "bridge_authorize_per_ip_per_minute": 1200,
+  "bridge_form_body_max_bytes": 16384,
   "message_body_max_bytes": 524288,
   "signed_request_body_max_bytes": 33554432,
   "signed_request_window_seconds": 60,
@@ -303,6 +306,26 @@ export const limitSources = [
     "doc": 1,
     "section": "States and transitions",
     "clause": "one approval processed per transaction"
+  },
+  {
+    "id": "json_depth_max",
+    "value": 64,
+    "unit": "count",
+    "doc": 1,
+    "section": "Errors (codes and bodies: not shown)",
+    "clause": "the documents set no nesting limit on a JSON body",
+    "note": "project decision: every reference server (RP, bridge, relay) refuses a JSON body nested deeper than this with 400 before parsing or storing it (ns.errors.malformed-body, ob.robustness.never-500, ra.errors.invalid-request)",
+    "origin": "project"
+  },
+  {
+    "id": "body_drain_max_bytes",
+    "value": 67108864,
+    "unit": "bytes",
+    "doc": 1,
+    "section": "Errors (codes and bodies: not shown)",
+    "clause": "the documents set no rule on how an oversized body is refused",
+    "note": "project decision: a reference server reads and discards an oversized body up to this many bytes before answering 413, so the client reads the answer instead of a reset; beyond it the connection is closed",
+    "origin": "project"
   },
   {
     "id": "bridge_transaction_ttl_seconds",
@@ -589,6 +612,16 @@ export const limitSources = [
     "section": "Endpoints (/metrics: rate-limit counters)",
     "clause": "the document counts rate limits in /metrics but sets none",
     "note": "project decision: /authorize creates a stored transaction (and may fetch a URL client's document); per client IP per minute",
+    "origin": "project"
+  },
+  {
+    "id": "bridge_form_body_max_bytes",
+    "value": 16384,
+    "unit": "bytes",
+    "doc": 2,
+    "section": "Endpoints",
+    "clause": "the document sets no cap on form bodies (/token, /revoke, /introspect, /userinfo, /t/{id}/*, /account/*, /developers/*)",
+    "note": "project decision: one cap for every form or JSON body the bridge reads except the native callback (rp_delivery_body_max_bytes); over it the OAuth endpoints answer 400 invalid_request (ob.errors.oauth-body), pages 413",
     "origin": "project"
   },
   {

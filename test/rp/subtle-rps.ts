@@ -13,7 +13,8 @@ import { createVerifier, type Verdict } from '../../protocol/signin/verifier.ts'
 import { limits } from '../../schemas/ts/limits.ts';
 import { startRp, type RunningRp, type StartRpOptions } from '../../reference/rp/app.ts';
 import { NetworkResolver } from '../../reference/resolve/network.ts';
-import { readCappedBody, errorJson } from '../../reference/shared/http.ts';
+import { errorJson } from '../../reference/shared/http.ts';
+import { readBody, RP_BODY } from '../../reference/shared/body.ts';
 import { HttpError } from '../../reference/shared/errors.ts';
 import { TEST_RESUME_TTL_S } from './helpers.ts';
 
@@ -147,7 +148,7 @@ export async function subtleRp(kind: SubtleBreakage, authority: Authority): Prom
       if (url.pathname !== ctx.paths.response || req.method !== 'POST') return fetch(req);
       let bytes: Uint8Array;
       try {
-        bytes = await readCappedBody(req, SLOPPY_CAP * 2);
+        bytes = await readBody(req, SLOPPY_CAP * 2, RP_BODY);
       } catch (error) {
         if (error instanceof HttpError) return errorJson(error);
         throw error;

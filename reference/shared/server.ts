@@ -1,0 +1,100 @@
+// The one server bootstrap of the reference servers (RP, bridge, relay): the node listener with
+// its hot routes beside the h3 app, the bound address, closing, the CLI's log (where --quiet drops
+// request lines but never errors) and the last-resort error handler of the app.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { H3, type H3Event } from 'h3';
+import { toNodeHandler } from 'srvx/node';
+
+/** A log line; `error` lines (internal errors, crashes) are kept even under --quiet. */
+export type Log = (line: string, level?: 'error') => void;
+
+export const silent: Log = () => undefined;
+
+/** The CLI's log on stderr, timestamped; `quiet` drops everything but error lines. */
+export function cliLog(stderr: { write(s: string): unknown }, quiet: boolean): Log {
+  return (line, level) => {
+    if (quiet && level !== 'error') return;
+    stderr.write(`${new Date().toISOString()} ${line}\n`);
+  };
+}
+
+/** Logs an internal error (kept under --quiet). */
+export function logInternal(log: Log, where: string, error: unknown): void {
+  const e = error as { cause?: { stack?: string }; stack?: string; message?: string } | undefined;
+  log(`internal error on ${where}: ${e?.cause?.stack ?? e?.stack ?? e?.message ?? String(error)}`, 'error');
+}
+
+/**
+ * An h3 app whose last resort logs the error and answers `internal()` (the server's 500
+ * envelope): handlers answer every client error themselves, so reaching it is a bug.
+ */
+export function createH3(log: Log, internal: () => Response): H3 {
+  return new H3({
+    allowMalformedURL: true,
+    onError: (error, event: H3Event) => {
+      logInternal(log, `${event.req.method} ${event.url.pathname}`, error);
+      return internal();
+    },
+  });
+}
+
+export interface Listener {
+  server: Server;
+  /** The bound address, e.g. http://127.0.0.1:41234. */
+  url: string;
+  /** host[:port] as it appears in the URL (IPv6 in brackets). */
+  hostPort: string;
+  close(): Promise<void>;
+}
+
+export interface ListenOptions {
+  host: string;
+  port: number;
+  /** The web handler (h3 app's fetch); answers 503 until the app exists. */
+  fetch: () => ((request: Request) => Promise<Response> | Response) | undefined;
+  /** Serves a hot route from node's request directly; false to fall back to the web handler. */
+  serveNode?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** The answer when the web handler itself throws (logged as an internal error). */
+  internal: () => Response;
+  log: Log;
+}
+
+/**
+ * Listens on host:port (0 picks a free port) before the app exists: an app whose origin is the
+ * bound address is built afterwards, and requests until then answer 503.
+ */
+export async function listen(options: ListenOptions): Promise<Listener> {
+  const web = toNodeHandler(async (request: Request) => {
+    const fetch = options.fetch();
+    if (!fetch) return new Response(null, { status: 503 });
+    try {
+      return await fetch(request);
+    } catch (error) {
+      logInternal(options.log, `${request.method} ${new URL(request.url).pathname}`, error);
+      return options.internal();
+    }
+  });
+  const server = createServer((req, res) => {
+    if (options.serveNode?.(req, res)) return;
+    void web(req as never, res as never); // srvx types ask for http and http2 at once
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  const address = server.address();
+  if (!address || typeof address === 'string') {
+    await close();
+    throw new Error('the server has no TCP address');
+  }
+  const hostPort = `${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  return { server, url: `http://${hostPort}`, hostPort, close };
+}
