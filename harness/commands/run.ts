@@ -145,12 +145,15 @@ async function prepareReference(flags: Flags, file: Targets, profile: Profile, c
   const early = (): void => void (interrupted = true);
   process.once('SIGINT', early);
   process.once('SIGTERM', early);
+  // The suites' references start at once (each its own servers and authority).
+  ctx.io.stderr.write(`starting the reference for the ${wanted.join(', ')} suite${wanted.length > 1 ? 's' : ''}...\n`);
+  const log = flags.verbose ? { log: (l: string) => void ctx.io.stderr.write(`${l}\n`) } : {};
+  const started = await Promise.allSettled(wanted.map((name) => suiteNamed(name)!.reference({ flags, profile, ...log })));
+  for (const s of started) if (s.status === 'fulfilled') prepared.push(s.value);
   try {
-    for (const name of wanted) {
-      ctx.io.stderr.write(`starting the reference for the ${name} suite...\n`);
-      prepared.push(await suiteNamed(name)!.reference({ flags, profile, ...(flags.verbose ? { log: (l: string) => void ctx.io.stderr.write(`${l}\n`) } : {}) }));
-      if (interrupted) throw new ConfigError('interrupted while starting the reference');
-    }
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    if (interrupted) throw new ConfigError('interrupted while starting the reference');
     return prepared;
   } catch (error) {
     await Promise.all(prepared.map((p) => p.stop().catch(() => undefined)));

@@ -34,7 +34,8 @@ export function consoleReporter(options: ConsoleOptions): Reporter {
   let total = 0;
   let done = 0;
   let sinceLine = 0;
-  let suite: string | undefined;
+  /** Checks left per suite: suites run at once, so a suite is done when its last check is. */
+  let left = new Map<string, number>();
   const running: CheckResult[] = [];
 
   const ciLine = (label: string): void => {
@@ -44,28 +45,26 @@ export function consoleReporter(options: ConsoleOptions): Reporter {
   };
 
   return {
-    onStart(n) {
+    onStart(n, perSuite) {
       total = n;
+      left = new Map(Object.entries(perSuite ?? {}));
     },
     onResult(result) {
       if (options.quiet) return;
+      done++;
       if (live) {
-        done++;
         const line = `${counter(done, total)} ${result.suite} ${groupKey(result)}`;
         options.stderr.write(`\r\x1b[2K${truncate(line, (options.stderr.columns ?? 80) - 1)}`);
         return;
       }
-      if (suite !== undefined && result.suite !== suite) ciLine(`${suite} done`);
-      done++;
-      suite = result.suite;
       running.push(result);
-      if (++sinceLine >= CI_PROGRESS_EVERY) ciLine(suite);
+      const remaining = (left.get(result.suite) ?? 1) - 1;
+      left.set(result.suite, remaining);
+      if (remaining === 0) ciLine(`${result.suite} done`);
+      else if (++sinceLine >= CI_PROGRESS_EVERY) ciLine(result.suite);
     },
     onEnd(report) {
-      if (!options.quiet) {
-        if (live && done > 0) options.stderr.write('\r\x1b[2K');
-        else if (suite !== undefined && sinceLine > 0) ciLine(`${suite} done`);
-      }
+      if (!options.quiet && live && done > 0) options.stderr.write('\r\x1b[2K');
       options.stdout.write(renderSummary(report, { color, verbose: options.verbose ?? false, quiet: options.quiet ?? false, rules: options.rules ?? [] }));
     },
   };

@@ -45,6 +45,13 @@ export interface Check {
   profile?: boolean;
   /** Its own time limit, when it must wait longer than the run's per-check limit (e.g. past an expiry). */
   timeoutMs?: number;
+  /**
+   * The lane it runs in (default: its suite). Lanes run at once, a lane's checks one after
+   * another: a check that mostly waits, on state no other check touches, takes a lane of its own.
+   */
+  lane?: string;
+  /** It disturbs the other checks of its suite (it restarts the target): it runs first, with nothing else of its suite in flight. */
+  exclusive?: boolean;
   run(ctx: CheckContext): Promise<Outcome> | Outcome;
 }
 
@@ -148,7 +155,8 @@ export interface RunReport {
 
 /** Receives progress while a run goes; onEnd may write files, so it may be async. */
 export interface Reporter {
-  onStart?(total: number): void;
+  /** The number of selected checks, in all and per suite. */
+  onStart?(total: number, perSuite: Readonly<Record<string, number>>): void;
   onResult?(result: CheckResult): void;
   onEnd?(report: RunReport): void | Promise<void>;
 }

@@ -12,7 +12,10 @@ export interface RunOptions {
   seed: number;
   /** Property runs per property check (default 100). */
   runs?: number;
-  /** Checks in flight at once (default 1: sequential, deterministic order of side effects). */
+  /**
+   * Checks in flight at once within one lane (default 1: a lane's side effects stay in order).
+   * Lanes (a suite, or a check that only waits on state of its own) always run at once.
+   */
   concurrency?: number;
   /** Per-check time limit (default 30 s); an expired check becomes an error. */
   timeoutMs?: number;
@@ -55,21 +58,13 @@ export async function runChecks(checks: readonly Check[], options: RunOptions): 
   validate(checks, selected, options);
   if (selected.length === 0 && checks.length > 0) options.onWarning?.(`no check matched the selection (${checks.length} available)`);
   const reporters = options.reporters ?? [];
-  for (const r of reporters) r.onStart?.(selected.length);
+  const perSuite: Record<string, number> = {};
+  for (const c of selected) perSuite[c.suite] = (perSuite[c.suite] ?? 0) + 1;
+  for (const r of reporters) r.onStart?.(selected.length, perSuite);
 
-  const slots: Array<CheckResult | undefined> = new Array(selected.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (!runSignal.aborted && next < selected.length) {
-      const index = next++;
-      const check = selected[index]!;
-      const result = await runOne(check, options, runSignal);
-      slots[index] = result;
-      for (const r of reporters) r.onResult?.(result);
-    }
-  };
-  const concurrency = Math.max(1, Math.min(options.concurrency ?? 1, selected.length));
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  const slots = await runLanes(selected, options, runSignal, (result) => {
+    for (const r of reporters) r.onResult?.(result);
+  });
 
   const interrupted = runSignal.aborted;
   let results = slots.filter((r): r is CheckResult => r !== undefined);
@@ -101,6 +96,43 @@ export async function runChecks(checks: readonly Check[], options: RunOptions): 
   };
   for (const r of reporters) await r.onEnd?.(report);
   return report;
+}
+
+/**
+ * Runs the checks lane by lane. Suites run at once. Within a suite, its exclusive checks (a
+ * restart of the target) run first, alone, then its lanes at once: a check's lane is the suite
+ * unless it names one of its own (a check that mostly waits, on state no other check touches),
+ * and the checks of a lane run one after another.
+ */
+async function runLanes(selected: readonly Check[], options: RunOptions, runSignal: AbortSignal, onResult: (r: CheckResult) => void): Promise<Array<CheckResult | undefined>> {
+  const slots: Array<CheckResult | undefined> = new Array(selected.length);
+  const suites = new Map<string, { exclusive: number[]; lanes: Map<string, number[]> }>();
+  selected.forEach((check, index) => {
+    const suite = suites.get(check.suite) ?? { exclusive: [], lanes: new Map<string, number[]>() };
+    suites.set(check.suite, suite);
+    if (check.exclusive) return void suite.exclusive.push(index);
+    const lane = check.lane ?? check.suite;
+    suite.lanes.set(lane, [...(suite.lanes.get(lane) ?? []), index]);
+  });
+  const drain = async (queue: readonly number[], width: number): Promise<void> => {
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (!runSignal.aborted && next < queue.length) {
+        const index = queue[next++]!;
+        const result = await runOne(selected[index]!, options, runSignal);
+        slots[index] = result;
+        onResult(result);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(width, queue.length)) }, worker));
+  };
+  await Promise.all(
+    [...suites.values()].map(async ({ exclusive, lanes }) => {
+      await drain(exclusive, 1);
+      await Promise.all([...lanes.values()].map((queue) => drain(queue, options.concurrency ?? 1)));
+    }),
+  );
+  return slots;
 }
 
 function validate(all: readonly Check[], selected: readonly Check[], options: RunOptions): void {

@@ -115,6 +115,39 @@ describe('runner', () => {
     expect(ended).toBe(true);
   });
 
+  it('runs suites and lanes at once, a lane in order, and exclusive checks first and alone in their suite', async () => {
+    const events: string[] = [];
+    const timed = (id: string, suite: string, ms: number, extra: { lane?: string; exclusive?: boolean } = {}) => ({
+      ...check(
+        id,
+        async () => {
+          events.push(`start ${id}`);
+          await new Promise((r) => setTimeout(r, ms));
+          events.push(`end ${id}`);
+          return pass();
+        },
+        { suite },
+      ),
+      ...extra,
+    });
+    const checks = [
+      timed('r1', 'relay', 10),
+      timed('r2', 'relay', 10),
+      timed('wait', 'relay', 40, { lane: 'relay/wait' }),
+      timed('restart', 'relay', 20, { exclusive: true }),
+      timed('b1', 'bridge', 15),
+    ];
+    const report = await runChecks(checks, base);
+    expect(report.results.map((r) => r.id)).toEqual(['r1', 'r2', 'wait', 'restart', 'b1']);
+    const at = (e: string) => events.indexOf(e);
+    // the exclusive check runs first and alone in its suite; the other suite starts beside it
+    expect(events.slice(0, 2).sort()).toEqual(['start b1', 'start restart']);
+    expect(Math.min(at('start r1'), at('start wait'))).toBeGreaterThan(at('end restart'));
+    // a lane's checks one after another; the waiting check in its own lane beside them
+    expect(at('start r2')).toBeGreaterThan(at('end r1'));
+    expect(at('start wait')).toBeLessThan(at('end r1'));
+  });
+
   it('keeps logs of failed checks and makes evidence JSON-safe', async () => {
     const c = check('l', (ctx) => {
       ctx.log('sent GET /x');

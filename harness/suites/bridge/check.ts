@@ -18,6 +18,9 @@ export interface BridgeCheckSpec {
   rules: RuleId[];
   context?: RuleId[];
   timeoutMs?: number;
+  /** See Check.lane and Check.exclusive. */
+  lane?: string;
+  exclusive?: boolean;
   run: (s: BridgeSession, e: Expect, ctx: CheckContext) => Promise<void | string>;
 }
 
@@ -28,6 +31,8 @@ export function bridgeCheck(target: BridgeTarget, spec: BridgeCheckSpec): Check 
     suite: 'bridge',
     ...cite(spec.id, spec.rules, spec.context),
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
+    ...(spec.lane !== undefined ? { lane: spec.lane } : {}),
+    ...(spec.exclusive ? { exclusive: true } : {}),
     async run(ctx): Promise<Outcome> {
       const s = new BridgeSession(target, ctx.signal);
       const e = new Expect();

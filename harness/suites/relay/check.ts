@@ -18,6 +18,9 @@ export interface RelayCheckSpec {
   rules: RuleId[];
   context?: RuleId[];
   timeoutMs?: number;
+  /** See Check.lane and Check.exclusive. */
+  lane?: string;
+  exclusive?: boolean;
   run: (s: Session, e: Expect, ctx: CheckContext) => Promise<void | string>;
 }
 
@@ -28,6 +31,8 @@ export function relayCheck(target: RelayTarget, spec: RelayCheckSpec): Check {
     suite: 'relay',
     ...cite(spec.id, spec.rules, spec.context),
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
+    ...(spec.lane !== undefined ? { lane: spec.lane } : {}),
+    ...(spec.exclusive ? { exclusive: true } : {}),
     async run(ctx): Promise<Outcome> {
       const s = new Session(target, ctx.signal);
       const e = new Expect();
@@ -46,7 +51,7 @@ export function relayCheck(target: RelayTarget, spec: RelayCheckSpec): Check {
   };
 }
 
-export function relayProperty<T>(spec: Omit<PropertyCheckSpec<T>, 'suite' | 'rules' | 'level'> & { rules: RuleId[]; context?: RuleId[] }): Check {
+export function relayProperty<T>(spec: Omit<PropertyCheckSpec<T>, 'suite' | 'rules' | 'level'> & { rules: RuleId[]; context?: RuleId[]; exclusive?: boolean }): Check {
   const citation = cite(spec.id, spec.rules, spec.context);
-  return { ...propertyCheck({ ...spec, suite: 'relay', rules: citation.rules, level: citation.level }), ...citation };
+  return { ...propertyCheck({ ...spec, suite: 'relay', rules: citation.rules, level: citation.level }), ...citation, ...(spec.exclusive ? { exclusive: true } : {}) };
 }

@@ -19,6 +19,9 @@ export interface RpCheckSpec {
   context?: RuleId[];
   /** Its own time limit, for a check that must wait past an expiry. */
   timeoutMs?: number;
+  /** See Check.lane and Check.exclusive. */
+  lane?: string;
+  exclusive?: boolean;
   run: (s: Session, e: Expect, ctx: CheckContext) => Promise<void | string>;
 }
 
@@ -29,6 +32,8 @@ export function rpCheck(target: RpTarget, spec: RpCheckSpec): Check {
     suite: 'rp',
     ...cite(spec.id, spec.rules, spec.context),
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
+    ...(spec.lane !== undefined ? { lane: spec.lane } : {}),
+    ...(spec.exclusive ? { exclusive: true } : {}),
     async run(ctx): Promise<Outcome> {
       const s = new Session(target, ctx.signal);
       const e = new Expect();

@@ -238,6 +238,7 @@ export function urlClientChecks(t: BridgeTarget): Check[] {
     }),
     check({
       id: 'bridge/url-client/timeout',
+      lane: 'bridge/url-client/timeout',
       title: `a document answering after ${TIMEOUT_MS / 1000 + 1.5} s is refused; one answering after ${TIMEOUT_MS / 2000} s is used`,
       rules: ['ob.clients.url-fetch-timeout'],
       timeoutMs: 60_000,

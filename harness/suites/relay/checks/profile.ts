@@ -266,6 +266,7 @@ export function profileChecks(t: RelayTarget): Check[] {
     }),
     relayCheck(t, {
       id: 'relay/profile/failed-ack',
+      lane: 'relay/profile/failed-ack',
       title: 'the sys.delivery.failed ack has type ack, a sys_ id, message_id, sender (original recipient), recipient (original sender), timestamp, and no signature',
       rules: ['ra.spool.failed-ack'],
       timeoutMs: 120_000,

@@ -91,6 +91,8 @@ export function propertyChecks(t: RelayTarget): Check[] {
   });
   const model = relayProperty({
     id: 'relay/properties/inbox-model',
+    // It restarts the relay between commands: nothing else of the suite may be in flight.
+    ...(t.restart ? { exclusive: true } : {}),
     title: `a model of each inbox: random sequences of send, ack, pickup, cursor read${t.restart ? ' and restart' : ''}, every answer as the model says`,
     rules: ['ra.pickup.drain', 'ra.pickup.cursor', 'ra.acks.accepted', ...(t.restart ? (['ra.spool.durable'] as const) : [])],
     context: ['ra.messages.accepted'],

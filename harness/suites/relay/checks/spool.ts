@@ -13,6 +13,7 @@ export function spoolChecks(t: RelayTarget): Check[] {
   return [
     relayCheck(t, {
       id: 'relay/spool/durable',
+      exclusive: true,
       title: 'mail accepted before a restart is delivered after it; sessions registered before it are gone (session_expired)',
       rules: ['ra.spool.durable', 'ra.sessions.memory'],
       timeoutMs: 60_000,
@@ -34,6 +35,7 @@ export function spoolChecks(t: RelayTarget): Check[] {
     }),
     relayCheck(t, {
       id: 'relay/spool/expiry',
+      lane: 'relay/spool/expiry',
       title: 'mail still undelivered after SPOOL_TTL is dropped, and the sender receives an unsigned sys.delivery.failed ack for it',
       rules: ['ra.spool.expiry'],
       timeoutMs: ((ttl ?? 0) + 60) * 1000,
