@@ -26,7 +26,6 @@ export interface OwnerRequest {
   body: Uint8Array;
 }
 
-const CHALLENGE_MS = limits.challenge_ttl_seconds * 1000;
 const WINDOW_MS = limits.signed_request_window_seconds * 1000;
 const RECENCY_MS = limits.admin_recency_seconds * 1000;
 
@@ -41,11 +40,13 @@ export class Auth {
     readonly now: () => number,
     /** The `challenge-reuse` breakage: challenges are never consumed. */
     readonly reuseChallenges = false,
+    /** A challenge's life (document 3: 60 s). */
+    readonly challengeMs = limits.challenge_ttl_seconds * 1000,
   ) {}
 
   issueChallenge(identity: string): { challenge: string; expiresAt: number } {
     this.#sweep();
-    const c = { challenge: randomBytes(32).toString('base64url'), expiresAt: this.now() + CHALLENGE_MS };
+    const c = { challenge: randomBytes(32).toString('base64url'), expiresAt: this.now() + this.challengeMs };
     const list = (this.#challenges.get(identity) ?? []).filter((x) => x.expiresAt > this.now());
     list.push(c);
     while (list.length > limits.challenges_per_identity_max) list.shift();

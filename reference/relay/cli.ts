@@ -23,6 +23,7 @@ interface RelayFlags {
   registrationGate: string;
   inviteCode: string[];
   spoolTtl?: number;
+  challengeTtl: number;
   maxStreams?: number;
   webStaticDir?: string;
   oauthBridgeUrl?: string;
@@ -91,6 +92,12 @@ export const relayServer: ServerDefinition = {
       )
       .option('--web-static-dir <dir>', 'web signer files; fills endpoints.web_signer (WEB_STATIC_DIR)', env('WEB_STATIC_DIR'))
       .option('--oauth-bridge-url <url>', 'the OAuth bridge; fills endpoints.oauth_bridge and the indieauth-metadata Link (OAUTH_BRIDGE_URL)', httpUrl, env('OAUTH_BRIDGE_URL'))
+      .option(
+        '--challenge-ttl <seconds>',
+        `a challenge's life (document 3 fixes ${limits.challenge_ttl_seconds}; shorter only for tests, declared to the suite)`,
+        positive,
+        limits.challenge_ttl_seconds,
+      )
       .option('--rate-sender <n>', 'envelopes per sender per window', positive, limits.relay_rate_sender_max)
       .option('--rate-global <n>', 'envelopes per relay per window', positive, limits.relay_rate_global_max)
       .option('--rate-ip <n>', 'units per IP per window (availability lookups)', positive, limits.relay_rate_ip_max)
@@ -163,6 +170,7 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
         inviteCodes: flags.inviteCode,
         ...(blocked.length > 0 ? { blockedTerms: blocked } : {}),
         spoolTtlSeconds: flags.spoolTtl ?? limits.spool_ttl_default_seconds,
+        challengeTtlSeconds: flags.challengeTtl,
         maxStreams: flags.maxStreams ?? limits.max_streams_per_identity_default,
         ...(flags.webStaticDir ? { webStaticDir: flags.webStaticDir } : {}),
         ...(flags.oauthBridgeUrl ? { oauthBridgeUrl: flags.oauthBridgeUrl } : {}),

@@ -26,6 +26,8 @@ export interface RelayConfig {
   /** Terms no hosted handle may contain (availability reason `blocked`), from --blocked-names. */
   blockedTerms?: string[];
   spoolTtlSeconds: number;
+  /** A challenge's life: document 3's 60 s, shorter only for tests (--challenge-ttl). */
+  challengeTtlSeconds: number;
   maxStreams: number;
   webStaticDir?: string;
   oauthBridgeUrl?: string;

@@ -74,6 +74,8 @@ export interface components {
             declared?: {
                 /** @description Its SPOOL_TTL; the expiry check runs when it is at most 30 s. */
                 spool_ttl_s?: number;
+                /** @description A challenge's life when the relay is started with one shorter than document 3's 60 s for tests; the expiry check waits for it. */
+                challenge_ttl_s?: number;
                 /** @description Its MAX_STREAMS_PER_IDENTITY (default the project's). */
                 max_streams?: number;
                 /** @description Its per-sender bucket (default the project's). */

@@ -53,6 +53,7 @@ beforeAll(async () => {
       registrationGate: 'open',
       inviteCodes: [],
       spoolTtlSeconds: 3600,
+      challengeTtlSeconds: 60,
       maxStreams: 4,
       rate: { sender: 100, global: 1000, ip: 100, windowSeconds: 60 },
       breakages: new Set(),

@@ -18,6 +18,8 @@ export { CheckFailure, CheckSkip, isObject, safeJson, said };
 export interface RelayDeclared {
   /** SPOOL_TTL of the relay under test, seconds (the expiry check runs only when it is short). */
   spoolTtlS?: number;
+  /** A challenge's life when the target declares one shorter than document 3's 60 s (a test contract). */
+  challengeTtlS?: number;
   /** MAX_STREAMS_PER_IDENTITY (default the project's). */
   maxStreams?: number;
   /** Its per-sender bucket (default the project's). */

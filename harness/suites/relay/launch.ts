@@ -1,7 +1,7 @@
 // `run --reference --suite relay`: two reference relays on loopback, spawned from the bin as a user
 // starts them (the harness never imports reference/), resolving through an in-process test
-// authority. Relay A hosts `a.relay.test` behind the invite gate with a short spool lifetime, a
-// small stream cap and a bridge URL, all declared to the suite; relay B hosts `b.relay.test`
+// authority. Relay A hosts `a.relay.test` behind the invite gate with a short spool lifetime and
+// challenge life, a small stream cap and a bridge URL, all declared to the suite; relay B hosts `b.relay.test`
 // openly. A can be restarted on the same port and data directory (the durability checks).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import type { RelayDeclared, RelayTarget } from './driver.ts';
 /** What relay A runs with, declared to the suite. */
 export const REFERENCE_DECLARED: Required<RelayDeclared> = {
   spoolTtlS: 8,
+  challengeTtlS: 5,
   maxStreams: 4,
   senderLimit: 120,
   inviteCode: 'harness-invite',
@@ -73,6 +74,8 @@ export async function startRelayReference(options: RelayReferenceOptions): Promi
       d.inviteCode,
       '--spool-ttl',
       String(d.spoolTtlS),
+      '--challenge-ttl',
+      String(d.challengeTtlS),
       '--max-streams',
       String(d.maxStreams),
       '--oauth-bridge-url',
