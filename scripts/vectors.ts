@@ -992,6 +992,21 @@ const canonicalCases: CanonicalCase[] = [
     ],
   },
   {
+    name: 'message-metadata-outside-bmp',
+    string: 'message',
+    // Keys outside the BMP sort after U+E000..U+FFFF in code-point (UTF-8 byte) order; UTF-16
+    // code-unit order would put the surrogate pair of U+1F600 first.
+    inputs: {
+      sender: ALICE,
+      recipient: BOB,
+      timestamp: ISSUED,
+      payload: PAYLOAD,
+      id: MSG_ID,
+      metadata: { '\u{1F600}': 'emoji', '\uFFFD': 'replacement', '\uE000': 'private-use', z: 'ascii', '\u{10000}': 'linear-b' },
+    },
+    lines: [ALICE, BOB, ISSUED, PAYLOAD, `id:${MSG_ID}`, 'meta:z:ascii', 'meta:\uE000:private-use', 'meta:\uFFFD:replacement', 'meta:\u{10000}:linear-b', 'meta:\u{1F600}:emoji'],
+  },
+  {
     name: 'ack',
     string: 'ack',
     inputs: { id: `ack_${NOW}_jklmnopqr`, message_id: MSG_ID, state: 'delivered_client', sender: BOB, recipient: ALICE, timestamp: ISSUED, session_id: '' },

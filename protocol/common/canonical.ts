@@ -4,6 +4,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { signingSpec, type SignedStringName } from '../../schemas/ts/signing.ts';
 import { fillTemplate, type Profile } from './profile.ts';
 import { parseKey, formatKey, type KeyKind } from './keys.ts';
+import { compareCodePoints } from './json.ts';
 
 export class CanonicalError extends Error {
   constructor(
@@ -57,7 +58,7 @@ function compileLine(line: LineSpec, name: string): LineFn {
       const obj = get(input, path);
       if (obj === undefined || obj === null) return;
       if (typeof obj !== 'object' || Array.isArray(obj)) throw new CanonicalError(path, `${path} must be an object`);
-      const keys = Object.keys(obj).sort();
+      const keys = Object.keys(obj).sort(compareCodePoints);
       for (const key of keys) out.push(fillFormat(format, (p) => (p === 'key' ? key : p === 'value' ? (obj as Record<string, unknown>)[key] : undefined)));
     };
   }
