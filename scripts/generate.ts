@@ -125,6 +125,8 @@ export interface Rule {
   origin?: 'project';
   /** Why no check over the wire can decide it: listed apart from uncovered rules. */
   unobservable?: string;
+  /** The outside source the document's words are read through (e.g. an RFC section). */
+  reads?: string;
   code?: string;
 }
 

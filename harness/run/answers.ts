@@ -1,5 +1,6 @@
 // What an implementation answered, for checks and their failure texts: any JSON, the error code it
 // sent if any, and `said()`: its status, its code and the start of its body.
+import type { ErrorCode } from '../../schemas/ts/rules.ts';
 import type { HttpResponse } from '../actors/http.ts';
 
 export function isObject(v: unknown): v is Record<string, unknown> {
@@ -18,6 +19,14 @@ export function safeJson(r: HttpResponse): unknown {
 export function errorCode(r: HttpResponse): string | undefined {
   const b = safeJson(r);
   return isObject(b) && typeof b.error === 'string' ? b.error : undefined;
+}
+
+/**
+ * True when the answer has this status and carries this catalogued error code in the error
+ * envelope's `error` member (read with the JSON parser, never found by substring of the body).
+ */
+export function refusedWith(r: HttpResponse, status: number, code: ErrorCode): boolean {
+  return r.status === status && errorCode(r) === code;
 }
 
 /**

@@ -11,6 +11,8 @@ export interface Rule {
   origin?: 'project';
   /** Why no check over the wire can decide it: listed apart from uncovered rules. */
   unobservable?: string;
+  /** The outside source the document's words are read through (e.g. an RFC section). */
+  reads?: string;
   code?: string;
 }
 
@@ -1120,7 +1122,18 @@ export const rules: readonly Rule[] = [
     "section": "Authentication 3.7",
     "title": "Signature",
     "text": "The signature is checked against the key valid at `issued_at`: the current key, or a `previous_keys` entry still inside its rotation grace window; an invalid signature, or a `key_id` and session proof that disagree, is rejected.",
+    "reads": "RFC 8032 5.1.3 and 5.1.7: an Ed25519 public key whose encoding is not canonical (y >= p, or x = 0 with the sign bit set) fails to decode, so no signature under it is valid",
     "code": "signature_invalid"
+  },
+  {
+    "id": "ns.resolve.document-signature",
+    "level": "MUST",
+    "doc": 1,
+    "section": "Authentication 3.6 (the identity document's own signature)",
+    "title": "A document whose own signature fails is not used",
+    "text": "An identity document whose signature does not verify under its own public_key fails resolution; the verifier does not fall back to DNS. Document 1 says only that a key mismatch fails closed; the deployed verifier falls back to DNS, so this is the project's decision.",
+    "origin": "project",
+    "code": "resolution_failed"
   },
   {
     "id": "ns.resolve.chain",
@@ -3268,6 +3281,7 @@ export type RuleId =
   | "ns.verify.5"
   | "ns.verify.6"
   | "ns.verify.7"
+  | "ns.resolve.document-signature"
   | "ns.resolve.chain"
   | "ns.identity-document.format"
   | "ns.identity-document.previous-keys"

@@ -11,9 +11,9 @@ import type { AuthorityControl } from '../../actors/authority/types.ts';
 import { HttpClient, type Exchange, type HttpResponse } from '../../actors/http.ts';
 import { RelayClient, newRelayIdentity, type RelayIdentity } from '../../actors/relay/index.ts';
 import { CheckFailure, CheckSkip } from '../../run/verdict.ts';
-import { isObject, safeJson, said } from '../../run/answers.ts';
+import { isObject, refusedWith, safeJson, said } from '../../run/answers.ts';
 
-export { CheckFailure, CheckSkip, isObject, safeJson, said };
+export { CheckFailure, CheckSkip, isObject, refusedWith, safeJson, said };
 
 export interface RelayDeclared {
   /** SPOOL_TTL of the relay under test, seconds (the expiry check runs only when it is short). */

@@ -3,7 +3,7 @@
 // and reads the metadata, and records every exchange of a check as its evidence. Nothing here
 // knows the reference RP: only the spec (rp.openapi.yaml) and the profile's identifiers.
 import { CheckFailure, CheckSkip } from '../../run/verdict.ts';
-import { errorCode, isObject, safeJson, said } from '../../run/answers.ts';
+import { errorCode, isObject, refusedWith, safeJson, said } from '../../run/answers.ts';
 import { randomBytes } from 'node:crypto';
 import { HttpClient, HttpError, type Exchange, type HttpResponse } from '../../actors/http.ts';
 import type { AuthorityControl } from '../../actors/authority/types.ts';
@@ -99,6 +99,19 @@ export interface TestIdentity {
 export type DeliveryForm = 'bare' | 'object' | 'raw-json' | 'padded';
 
 /** One check's conversation with the RP: its clients, and every exchange as evidence. */
+/** The start contract refused: `unsupported` when it named the options as unsupported (ns.start.options). */
+export class StartRefused extends CheckFailure {
+  readonly unsupported: boolean;
+
+  constructor(
+    readonly response: HttpResponse,
+    message: string,
+  ) {
+    super(message);
+    this.unsupported = refusedWith(response, 400, 'start_option_unsupported');
+  }
+}
+
 export class Session {
   readonly exchanges: Exchange[] = [];
   readonly notes: string[] = [];
@@ -141,7 +154,7 @@ export class Session {
   async start(options?: { action?: string; scopes?: string[]; statement?: string }, startUrl = this.target.startUrl): Promise<Started> {
     const browser = this.client(true);
     const response = await browser.post(startUrl, options ?? {}, { headers: { accept: 'application/json' }, ...this.#sig() });
-    if (response.status !== 201) throw new CheckFailure(`the start contract answered ${said(response)}, expected 201 (POST ${startUrl} with Accept: application/json)`);
+    if (response.status !== 201) throw new StartRefused(response, `the start contract answered ${said(response)}, expected 201 (POST ${startUrl} with Accept: application/json)`);
     const body = safeJson(response);
     if (!isObject(body)) throw new CheckFailure('the start result is not a JSON object');
     const { request: encoded, poll_secret: pollSecret, match_code: matchCode, request_uri: requestUri } = body;
@@ -153,6 +166,19 @@ export class Session {
     const started: Started = { response, encoded, request: decoded.value, pollSecret, matchCode, browser };
     if (typeof requestUri === 'string') started.requestUri = requestUri;
     return started;
+  }
+
+  /**
+   * Starts with `options`, or without them when the RP refuses them as document 1 allows (400
+   * start_option_unsupported, ns.start.options); any other refusal fails the check.
+   */
+  async startWith(options: { action?: string; scopes?: string[]; statement?: string }): Promise<Started> {
+    try {
+      return await this.start(options);
+    } catch (error) {
+      if (error instanceof StartRefused && error.unsupported) return this.start();
+      throw error;
+    }
   }
 
   /** A fresh identity published by the authority (DNS and HTTPS). */

@@ -4,7 +4,7 @@
 import type { Check } from '../../../run/model.ts';
 import { ack, message, now, sessionProof, signEnvelope, type Envelope, type RelayIdentity } from '../../../actors/relay/index.ts';
 import { relayCheck, type Expect } from '../check.ts';
-import { accepted, pickupOf, refused, said, safeJson, isObject, type RelayTarget, type Session } from '../driver.ts';
+import { accepted, pickupOf, refused, said, safeJson, isObject, type RelayTarget, type Session, refusedWith } from '../driver.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 
 /** A message from `from` to `to`, sealed for `to`'s key. */
@@ -97,7 +97,7 @@ export function messagingChecks(t: RelayTarget): Check[] {
           if (part === 'all') variants.push(['signed', signEnvelope(s.profile, 'message', unsigned, a.seed)]);
           for (const [how, env] of variants) {
             const r = await s.relay.send(env);
-            e.that(r.status === 400 && r.text().includes('encryption_required'), `without encryption ${part}, ${how}: ${said(r)}, not 400 encryption_required`);
+            e.that(refusedWith(r, 400, 'encryption_required'), `without encryption ${part}, ${how}: ${said(r)}, not 400 encryption_required`);
           }
         }
         await expectInbox(s, e, b, []);
@@ -160,7 +160,7 @@ export function messagingChecks(t: RelayTarget): Check[] {
         const [x, y] = [await s.stranger(), await s.stranger()];
         const m = mail(s, x, y);
         const r = await s.relay.send(m);
-        e.that(r.status === 403 && r.text().includes('not_authorized'), `a well-signed message between two strangers: ${said(r)}, not 403 not_authorized`);
+        e.that(refusedWith(r, 403, 'not_authorized'), `a well-signed message between two strangers: ${said(r)}, not 403 not_authorized`);
         const r2 = await s.relay.send({ ...m, signature: 'AAAA' });
         e.that(r2.status === 403, `the same with a bad signature: ${said(r2)}, not 403 (locality comes before the signature)`);
         const r3 = await s.relay.ack(ack(s.profile, x, y.identity, String(m.id)));
@@ -254,7 +254,7 @@ export function messagingChecks(t: RelayTarget): Check[] {
         e.that(r1.status === 202, `signed by the session key with session_id: ${said(r1)}, not 202`);
         const m2 = mail(s, a, b, 'unknown session', { session: { seed, sessionId: 'sess_doesnotexist0000000' } });
         const r2 = await s.relay.send(m2);
-        e.that(r2.status === 401 && r2.text().includes('session_expired'), `an unknown session_id: ${said(r2)}, not 401 session_expired`);
+        e.that(refusedWith(r2, 401, 'session_expired'), `an unknown session_id: ${said(r2)}, not 401 session_expired`);
         const other = new Uint8Array(32).map(() => Math.floor(Math.random() * 256));
         const m3 = mail(s, a, b, 'by proof', { session: { seed: other, proof: sessionProof(s.profile, a, other) } });
         const r3 = await s.relay.send(m3);

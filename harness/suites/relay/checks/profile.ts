@@ -6,9 +6,14 @@ import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { ack, adminEnvelope, challengeHeaders, now, sessionRegistration } from '../../../actors/relay/index.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
+import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import { relayCheck, type Expect } from '../check.ts';
-import { codeOf, isObject, pickupOf, safeJson, said, type RelayTarget } from '../driver.ts';
+import { CheckSkip, codeOf, isObject, pickupOf, safeJson, said, type RelayTarget } from '../driver.ts';
 import { mail } from './messaging.ts';
+
+/** The hosted-handle policy and reserved labels, as spec/vocabulary decides them. */
+const POLICY = vocabulary.hosted_policy;
+const RESERVED = vocabulary.reserved_labels.values.filter((l) => !l.includes('{'));
 
 const code = (e: Expect, what: string, r: HttpResponse, status: number, want: string) => e.that(r.status === status && codeOf(r) === want, `${what}: ${said(r)}, not ${status} ${want}`);
 
@@ -119,7 +124,7 @@ export function profileChecks(t: RelayTarget): Check[] {
       title: `the per-sender bucket holds the project's default, ${limits.relay_rate_sender_max} envelopes per ${limits.relay_rate_window_seconds} s`,
       rules: ['ra.messages.rate-limit-defaults'],
       run: async (s, e) => {
-        if (t.declared.senderLimit !== undefined && t.declared.senderLimit !== limits.relay_rate_sender_max) return `the target declares its own bucket (${t.declared.senderLimit})`;
+        if (t.declared.senderLimit !== undefined && t.declared.senderLimit !== limits.relay_rate_sender_max) throw new CheckSkip(`the target declares its own bucket (${t.declared.senderLimit})`);
         const [a, b] = [await s.identity(), await s.identity()];
         const statuses: number[] = [];
         for (let i = 0; i <= limits.relay_rate_sender_max; i++) statuses.push((await s.relay.send({ ...mail(s, a, b, `n${i}`), signature: 'AAAA' })).status);
@@ -145,22 +150,22 @@ export function profileChecks(t: RelayTarget): Check[] {
     }),
     relayCheck(t, {
       id: 'relay/profile/hosted-policy',
-      title: 'availability follows the hosted-handle policy: min 3, max 63, a-z 0-9 -, the reserved labels',
+      title: `availability follows the hosted-handle policy of spec/vocabulary: ${POLICY.min_len} to ${POLICY.max_len} characters, a-z 0-9 -, the reserved labels`,
       rules: ['ra.names.hosted', 'ra.names.reserved'],
       context: ['ra.availability'],
       run: async (s, e) => {
         const domain = (await s.facts()).relay.hostedDomains[0];
-        if (!domain) return 'the relay hosts no domain';
+        if (!domain) throw new CheckSkip('the relay hosts no domain');
         for (const [handle, want] of [
-          ['www', 'reserved'],
-          ['oauth', 'reserved'],
-          ['ab', 'too_short'],
-          ['x'.repeat(64), 'too_long'],
+          [RESERVED[0]!, 'reserved'],
+          [RESERVED.at(-1)!, 'reserved'],
+          ['a'.repeat(POLICY.min_len - 1), 'too_short'],
+          ['x'.repeat(POLICY.max_len + 1), 'too_long'],
         ] as const) {
           const r = await s.relay.get(`/hosted/availability?handle=${handle}&domain=${domain}`);
           const b = safeJson(r);
           e.that(isObject(b) && b.reason === want, `handle ${handle.slice(0, 10)}: ${said(r)}, not ${want}`);
-          if (isObject(b) && isObject(b.policy)) e.that(b.policy.min_len === 3 && b.policy.max_len === 63, `policy ${JSON.stringify(b.policy)}`);
+          if (isObject(b) && isObject(b.policy)) e.that(b.policy.min_len === POLICY.min_len && b.policy.max_len === POLICY.max_len, `policy ${JSON.stringify(b.policy)}`);
         }
       },
     }),
@@ -172,7 +177,7 @@ export function profileChecks(t: RelayTarget): Check[] {
       run: async (s, e) => {
         const facts = (await s.facts()).relay;
         const domain = facts.hostedDomains[0];
-        if (!domain) return 'the relay hosts no domain';
+        if (!domain) throw new CheckSkip('the relay hosts no domain');
         const { newRelayIdentity } = await import('../../../actors/relay/index.ts');
         const r = await s.relay.register(newRelayIdentity(`www.${domain}`), facts.relayAddress, t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {});
         const b = safeJson(r);
@@ -272,7 +277,7 @@ export function profileChecks(t: RelayTarget): Check[] {
       timeoutMs: 120_000,
       run: async (s, e, ctx) => {
         const ttl = t.declared.spoolTtlS;
-        if (ttl === undefined || ttl > 30) return 'no short SPOOL_TTL declared: the fields are judged only with one';
+        if (ttl === undefined || ttl > 30) throw new CheckSkip('no short SPOOL_TTL declared: the fields are judged only with one');
         const [a, b] = [await s.identity(), await s.identity()];
         const m = mail(s, a, b, 'to expire');
         await s.relay.send(m);

@@ -2,7 +2,7 @@
 // mail never picked up expires after SPOOL_TTL into an unsigned sys.delivery.failed ack.
 import type { Check } from '../../../run/model.ts';
 import { relayCheck } from '../check.ts';
-import { CheckSkip, isObject, pickupOf, safeJson, said, sleep, type RelayTarget } from '../driver.ts';
+import { CheckSkip, isObject, pickupOf, safeJson, said, sleep, type RelayTarget, refusedWith } from '../driver.ts';
 import { expectInbox, mail } from './messaging.ts';
 
 /** The longest SPOOL_TTL the expiry check waits for. */
@@ -29,7 +29,7 @@ export function spoolChecks(t: RelayTarget): Check[] {
         await expectInbox(s, e, b, [m]);
         if (sessionId) {
           const r = await s.relay.send(mail(s, a, b, 'old session', { session: { seed, sessionId } }));
-          e.that(r.status === 401 && r.text().includes('session_expired'), `a session from before the restart: ${said(r)}, not 401 session_expired`);
+          e.that(refusedWith(r, 401, 'session_expired'), `a session from before the restart: ${said(r)}, not 401 session_expired`);
         }
       },
     }),

@@ -36,7 +36,7 @@ export function concurrencyChecks(target: RpTarget): Check[] {
         e.that(errors.length === 0, `${errors.length} deliveries failed at the HTTP level: ${(errors[0] as Error | undefined)?.message}`);
         e.that(ok.length === 1, `${ok.length} of ${RACE_DELIVERIES} concurrent deliveries were accepted, expected exactly 1 (statuses ${statuses.join(',')})`);
         for (const a of answers) if (!(a instanceof Error) && !accepted(a)) e.that(refused(a), `a losing delivery answered ${said(a)}, expected a refusal (4xx)`);
-        return `statuses ${statuses.join(',')} over ${processes.length} process(es)`;
+        s.note(`statuses ${statuses.join(',')} over ${processes.length} process(es)`);
       },
     }),
     c({
@@ -71,7 +71,7 @@ export function concurrencyChecks(target: RpTarget): Check[] {
           const body = safeJson(polled) as { status?: string } | undefined;
           e.that(accepted(polled) && body?.status === 'completed', `the poll on another process answered ${said(polled)}`);
         }
-        return `${processes.length} processes`;
+        s.note(`${processes.length} processes`);
       },
     }),
     c({

@@ -11,7 +11,7 @@ import { encodeBase64url } from '../../../../protocol/common/base64.ts';
 import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { rpProperty } from '../check.ts';
-import { CheckFailure, Session, said, sessionFor, sign, type RpTarget, type Started } from '../driver.ts';
+import { Session, said, sessionFor, sign, type RpTarget } from '../driver.ts';
 import { nonCanonicalS } from './verification.ts';
 
 const statement = fc.oneof(
@@ -30,16 +30,6 @@ const validLogin = fc.record({
 });
 
 type ValidLogin = typeof validLogin extends fc.Arbitrary<infer T> ? T : never;
-
-async function startWith(s: Session, options: { action?: string; scopes?: string[]; statement?: string }): Promise<Started> {
-  try {
-    return await s.start(options);
-  } catch (error) {
-    // ns.start.options: an RP may refuse options; the harness then uses the request it gets.
-    if (error instanceof CheckFailure && /answered 400/.test(error.message)) return s.start();
-    throw error;
-  }
-}
 
 // Single changes to an approval: field -> candidate values (functions of the approval).
 type Mutator = (a: Record<string, unknown>, auth: string) => Record<string, unknown>;
@@ -87,7 +77,7 @@ export function propertyChecks(target: RpTarget): Check[] {
       try {
         const options: { action: string; scopes: string[]; statement?: string } = { action: v.action, scopes: v.scopes };
         if (v.statement !== undefined) options.statement = v.statement;
-        const t = await startWith(s, options);
+        const t = await s.startWith(options);
         const who = await s.identity();
         const approval = sign(profile, t.request, who, v.key === 'session' ? sessionFor(profile, who) : undefined);
         const done = v.device === 'cross' ? await s.completeCrossDevice(t, approval) : await s.completeSameDevice(t, approval, { form: v.form });
@@ -111,7 +101,7 @@ export function propertyChecks(target: RpTarget): Check[] {
     predicate: async ([field, pick, key, cross], ctx): Promise<PropertyVerdict> => {
       const s = new Session(target, ctx.signal);
       try {
-        const t = await s.start({ scopes: [vocabulary.scopes.values[0]!], statement: 'Sign in to the conformance test' }).catch(() => s.start());
+        const t = await s.startWith({ scopes: [vocabulary.scopes.values[0]!], statement: 'Sign in to the conformance test' });
         const who = await s.identity();
         const genuine = sign(profile, t.request, who, key === 'session' ? sessionFor(profile, who) : undefined);
         const list = MUTATORS[field]!;
@@ -124,7 +114,7 @@ export function propertyChecks(target: RpTarget): Check[] {
         // the match code has one attempt: the genuine one then goes same device (a fresh start if ended).
         let follow = t;
         if (cross && (await s.pollStatus(t.pollSecret)).status === 'ended') {
-          follow = await s.start({ scopes: [vocabulary.scopes.values[0]!], statement: 'Sign in to the conformance test' }).catch(() => s.start());
+          follow = await s.startWith({ scopes: [vocabulary.scopes.values[0]!], statement: 'Sign in to the conformance test' });
         }
         const again = follow === t ? genuine : sign(profile, follow.request, who);
         const done = cross && follow === t ? await s.completeCrossDevice(t, again) : await s.completeSameDevice(follow, again);

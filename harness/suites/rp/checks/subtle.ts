@@ -12,7 +12,7 @@ import { parseRfc3339 } from '../../../../protocol/common/time.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { rpCheck, type Expect } from '../check.ts';
-import { accepted, CheckFailure, errorCode, isObject, isoShift, refused, safeJson, said, Session, sign, type RpTarget, type Started } from '../driver.ts';
+import { accepted, StartRefused, errorCode, isObject, isoShift, refused, safeJson, said, Session, sign, type RpTarget, type Started } from '../driver.ts';
 
 /** Driving an RP at all: the start contract and the poll exchange (test contracts, not judged here). */
 const DRIVE: RuleId[] = ['ns.start.contract', 'ns.transport.poll-shape'];
@@ -147,7 +147,7 @@ export function subtleChecks(target: RpTarget): Check[] {
     c({
       id: 'rp/verify/rule-7/non-canonical-key',
       title: 'an identity whose published key is a non-canonical encoding (y >= p, or x = 0 with the sign bit) never signs in, even with the signature (R = identity, S = 0) a lax decoder accepts',
-      // Ed25519 (RFC 8032 5.1.3) fails to decode such a key, so no signature under it is valid.
+      // Ed25519 (RFC 8032 5.1.3, the rule's `reads`) fails to decode such a key, so no signature under it is valid.
       rules: ['ns.verify.7'],
       context: [...DRIVE, 'ns.verify.6', 'ns.ed25519.strict'],
       run: async (s, e) => {
@@ -197,10 +197,9 @@ export function subtleChecks(target: RpTarget): Check[] {
         try {
           t = await s.start({ statement: long });
         } catch (error) {
-          if (!(error instanceof CheckFailure)) throw error;
-          const status = s.exchanges.at(-1)?.status;
-          if (status !== undefined && status >= 400 && status < 500) return `the start contract refused it (${status})`;
-          return e.fail(error.message);
+          // The title's first branch: refusing to start (4xx) never issues the statement.
+          if (!(error instanceof StartRefused) || error.response.status < 400 || error.response.status >= 500) throw error;
+          return s.note(`the start contract refused the statement: ${said(error.response)}`);
         }
         const statement = t.request.statement;
         const bytes = typeof statement === 'string' ? Buffer.byteLength(statement) : 0;

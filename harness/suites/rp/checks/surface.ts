@@ -89,7 +89,7 @@ export function surfaceChecks(target: RpTarget): Check[] {
           );
         }
         if (doc.contact_uri !== undefined) e.that(typeof doc.contact_uri === 'string' && splitUrl(doc.contact_uri) !== undefined, `contact_uri ${JSON.stringify(doc.contact_uri)} is not a URI`);
-        return `transports ${JSON.stringify(doc.transports ?? null)}, contact ${JSON.stringify(doc.contact_uri ?? null)}`;
+        s.note(`transports ${JSON.stringify(doc.transports ?? null)}, contact ${JSON.stringify(doc.contact_uri ?? null)}`);
       },
     }),
     c({
@@ -154,7 +154,7 @@ export function surfaceChecks(target: RpTarget): Check[] {
         } catch (error) {
           signerProblems(e, error, 'the audience');
         }
-        return String(t.request.audience);
+        s.note(String(t.request.audience));
       },
     }),
     c({
@@ -166,7 +166,7 @@ export function surfaceChecks(target: RpTarget): Check[] {
         const t = await s.start();
         const meta = (await s.published()).metadata;
         const uri = t.request.response_uri;
-        if (uri === undefined) return 'the request has no response_uri (paste only)';
+        if (uri === undefined) throw new CheckSkip('the request has no response_uri (paste only): nothing to judge');
         e.that(typeof uri === 'string' && sameOrigin(target.origin, uri), `response_uri ${JSON.stringify(uri)} is not on ${target.origin}`);
         const list = isObject(meta) && Array.isArray(meta.response_uris) ? (meta.response_uris as unknown[]) : undefined;
         if (list && list.length > 0) e.that(list.includes(uri), `response_uri ${String(uri)} is not among the published response_uris ${JSON.stringify(list)}`);
@@ -175,7 +175,7 @@ export function surfaceChecks(target: RpTarget): Check[] {
           const done = await s.completeSameDevice(t, sign(profile, t.request, who));
           e.that(done.ok, `the RP publishes no response_uris, but a delivery to its same-origin response_uri failed: ${done.problem}`);
         }
-        return list ? 'hardened posture: response_uris published' : 'no response_uris published';
+        s.note(list ? 'hardened posture: response_uris published' : 'no response_uris published');
       },
     }),
     c({
@@ -188,7 +188,7 @@ export function surfaceChecks(target: RpTarget): Check[] {
         const res = await s.client(true).post(target.startUrl, wish, { headers: { accept: 'application/json' } });
         if (res.status === 400) {
           e.that(errorCode(res) === 'start_option_unsupported', `a 400 to start options must carry start_option_unsupported: ${said(res)}`);
-          return 'the RP does not honour start options';
+          return s.note('the RP does not honour start options');
         }
         if (!e.that(res.status === 201, `start with options answered ${said(res)}`)) return;
         const b = safeJson(res);
@@ -369,7 +369,6 @@ export function surfaceChecks(target: RpTarget): Check[] {
         // A QR code and a paste box are offered forms (MAY, or any rendering): noted, not judged.
         if (!/<svg[\s>]|<canvas[\s>]|<img[\s>]/.test(html)) s.note('the page shows no QR code image');
         if (!/<(form|textarea)[^>]*(paste|response)/i.test(html)) s.note('the page offers no paste box');
-        return s.notes.join('; ') || undefined;
       },
     }),
     c({

@@ -368,7 +368,7 @@ export function transactionChecks(target: RpTarget): Check[] {
       rules: ['ns.flow.stateless', 'ns.version.resource-grant-removed'],
       context: [...DRIVE, 'ns.request.scopes-login-only'],
       run: async (s, e) => {
-        const t = await s.start({ scopes: [] }).catch(() => s.start());
+        const t = await s.startWith({ scopes: [] });
         const d = await s.deliver(t.request, sign(s.profile, t.request, await s.identity()), { match: t.matchCode });
         const p = await s.poll(t.pollSecret);
         for (const [label, r] of [

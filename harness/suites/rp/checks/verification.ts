@@ -21,7 +21,7 @@ import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import type { Exchange } from '../../../actors/http.ts';
 import { rules as catalogue, type RuleId } from '../../../../schemas/ts/rules.ts';
 import { once, rpCheck, type Expect } from '../check.ts';
-import { CheckFailure, CheckSkip, Session, accepted, envelopeOf, errorCode, isoShift, said, sessionFor, sign, type RpTarget, type Started, type TestIdentity } from '../driver.ts';
+import { CheckSkip, Session, StartRefused, accepted, envelopeOf, errorCode, isoShift, said, sessionFor, sign, type RpTarget, type Started, type TestIdentity } from '../driver.ts';
 
 export interface MutationContext {
   s: Session;
@@ -477,10 +477,10 @@ export function scenarios(profile: Profile): Scenario[] {
       },
     },
     {
-      name: '6/document-bad-signature',
-      title: 'an identity document whose signature does not verify fails resolution',
-      rules: ['ns.verify.6'],
-      context: ['ns.resolve.chain', 'ns.identity-document.format'],
+      name: 'resolve/document-bad-signature',
+      title: 'an identity document whose signature does not verify fails resolution (no fall back to DNS)',
+      rules: ['ns.resolve.document-signature'],
+      context: ['ns.verify.6', 'ns.resolve.chain', 'ns.identity-document.format'],
       expect: R(401, 'resolution_failed', 'key_mismatch'),
       build: async (m) => {
         const other = await m.s.identity();
@@ -690,7 +690,7 @@ export async function runScenario(target: RpTarget, sc: Scenario, signal?: Abort
     try {
       started = await s.start(sc.start);
     } catch (error) {
-      if (sc.start && error instanceof CheckFailure && /answered 400/.test(error.message)) throw new CheckSkip(`the RP cannot honour the start options ${JSON.stringify(sc.start)} (ns.start.options)`);
+      if (sc.start && error instanceof StartRefused && error.unsupported) throw new CheckSkip(`the RP cannot honour the start options ${JSON.stringify(sc.start)} (ns.start.options)`);
       throw error;
     }
     if (sc.start?.scopes && JSON.stringify(started.request.scopes ?? []) !== JSON.stringify([...sc.start.scopes].sort())) {

@@ -1,0 +1,92 @@
+// The one check wrapper of the suites that drive a target (rp, bridge, relay): a check from a body
+// that drives the suite's session, cited through cite.ts (its level, document or profile), the
+// problems it collects as its verdict and the session's HTTP exchanges as evidence. A body judges
+// or throws CheckSkip with the reason it cannot; it returns nothing, so a check can never pass
+// without judging, and a skipped check's rules are not covered.
+import type { RuleId } from '../../schemas/ts/rules.ts';
+import { HttpError } from '../actors/http.ts';
+import { cite } from './cite.ts';
+import type { Check, CheckContext, Outcome } from './model.ts';
+import { propertyCheck, type PropertyCheckSpec } from './property.ts';
+import { CheckFailure, CheckSkip, Expect } from './verdict.ts';
+
+export { Expect };
+
+/** What a suite's session gives the wrapper: its exchanges, and a way to release what it opened. */
+export interface CheckSession {
+  /** What the check noted without judging it, shown as a passed check's detail. */
+  readonly notes?: readonly string[];
+  evidence(): unknown;
+  close(): Promise<void>;
+}
+
+export interface CheckSpec<S> {
+  /** `<suite>/<area>/<name>` */
+  id: string;
+  title: string;
+  /** The rules its assertions decide (its coverage); all document rules, or all project decisions. */
+  rules: RuleId[];
+  /** Rules it touches on the way without deciding them. */
+  context?: RuleId[];
+  /** Its own time limit, for a check that must wait past an expiry. */
+  timeoutMs?: number;
+  /** See Check.lane and Check.exclusive. */
+  lane?: string;
+  exclusive?: boolean;
+  /** Judges through `e`, or throws CheckSkip with the reason it cannot judge. */
+  run: (s: S, e: Expect, ctx: CheckContext) => Promise<void>;
+}
+
+/** How a suite opens its session, and which errors besides CheckFailure and HttpError mean "the target answered wrongly". */
+export interface SuiteBinding<S> {
+  suite: string;
+  open: (signal: AbortSignal) => S;
+  failures?: ReadonlyArray<abstract new (...args: never[]) => Error>;
+}
+
+export function sessionCheck<S extends CheckSession>(binding: SuiteBinding<S>, spec: CheckSpec<S>): Check {
+  const failure = (error: unknown): error is Error => error instanceof CheckFailure || error instanceof HttpError || (binding.failures ?? []).some((kind) => error instanceof kind);
+  return {
+    id: spec.id,
+    title: spec.title,
+    suite: binding.suite,
+    ...cite(spec.id, spec.rules, spec.context),
+    ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
+    ...(spec.lane !== undefined ? { lane: spec.lane } : {}),
+    ...(spec.exclusive ? { exclusive: true } : {}),
+    async run(ctx): Promise<Outcome> {
+      const s = binding.open(ctx.signal);
+      const e = new Expect();
+      try {
+        await spec.run(s, e, ctx);
+        if (e.problems.length > 0) return { status: 'failed', detail: e.problems.join('\n'), evidence: s.evidence() };
+        return { status: 'passed', ...(s.notes && s.notes.length > 0 ? { detail: s.notes.join('; ') } : {}), evidence: s.evidence() };
+      } catch (error) {
+        if (error instanceof CheckSkip) return { status: 'skipped', detail: error.message };
+        if (failure(error)) return { status: 'failed', detail: [...e.problems, error.message].join('\n'), evidence: s.evidence() };
+        throw error;
+      } finally {
+        await s.close();
+      }
+    },
+  };
+}
+
+export type SuitePropertySpec<T> = Omit<PropertyCheckSpec<T>, 'suite' | 'rules' | 'level'> & { rules: RuleId[]; context?: RuleId[]; lane?: string; exclusive?: boolean };
+
+/** A property check of a suite, cited like sessionCheck (decided rules, context, profile). */
+export function suiteProperty<T>(suite: string, spec: SuitePropertySpec<T>): Check {
+  const citation = cite(spec.id, spec.rules, spec.context);
+  return {
+    ...propertyCheck({ ...spec, suite, rules: citation.rules, level: citation.level }),
+    ...citation,
+    ...(spec.lane !== undefined ? { lane: spec.lane } : {}),
+    ...(spec.exclusive ? { exclusive: true } : {}),
+  };
+}
+
+/** Runs `fn` once and shares the promise (a scenario judged by more than one check). */
+export function once<T>(fn: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= fn());
+}
