@@ -6,9 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { RuleEntry } from './run/model.ts';
 import { ConfigError, EXIT_NO_VERDICT, EXIT_PASS } from './run/exit.ts';
-import { addRunOptions, catalogue, collect, runCommand, type CliDeps, type CliIO, type RunFlags } from './run/command.ts';
+import { addRunOptions, catalogue, collect, runCommand, type CliDeps, type CliIO, type RunFlags } from './commands/shared.ts';
 
-export type { CliDeps, CliIO, RunFlags, VectorSuiteOptions } from './run/command.ts';
+export type { CliDeps, CliIO, RunFlags, VectorSuiteOptions } from './commands/shared.ts';
 
 const PROJECT_ROOT = new URL('../', import.meta.url);
 

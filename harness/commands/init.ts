@@ -1,7 +1,7 @@
 // `svc-conformance init [FILE]`: writes a commented example targets file to fill in.
 import { access, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { CliIO } from '../run/command.ts';
+import type { CliIO } from './shared.ts';
 import { ConfigError, EXIT_PASS } from '../run/exit.ts';
 import { exampleTargets } from '../targets/example.ts';
 

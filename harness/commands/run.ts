@@ -12,7 +12,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { profileFor, ProfileError, type Profile } from '../../protocol/common/profile.ts';
 import { urlOrigin } from '../../protocol/common/url.ts';
 import type { AuthorityControl } from '../actors/authority/types.ts';
-import { runCommand, type CliDeps, type CliIO, type RunFlags } from '../run/command.ts';
+import { runCommand, type CliDeps, type CliIO, type RunFlags } from './shared.ts';
 import { ConfigError } from '../run/exit.ts';
 import type { SuiteLoad } from '../run/model.ts';
 import { SUITES, suiteNamed, type PreparedSuite } from '../suites/registry.ts';

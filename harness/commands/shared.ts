@@ -1,13 +1,14 @@
 // What every run command shares: its options, and running a suite's checks through the runner to
-// the reporters and an exit code. The CLI and the commands import it (never each other).
+// the reporters and an exit code. Commands sit above run/ (the engine) and report/ (its output),
+// so neither of those imports the other's caller.
 import { randomBytes } from 'node:crypto';
 import { type Command, InvalidArgumentError } from 'commander';
-import type { Level, Reporter, RuleEntry, SuiteLoad } from './model.ts';
-import { ConfigError, EXIT_NO_VERDICT, exitCodeFor } from './exit.ts';
-import { loadExpectedFailures, type ExpectedFailures } from './expected.ts';
-import { baseCommandLine } from './replay.ts';
-import { runChecks } from './runner.ts';
-import { describeSelection, parseLevel } from './select.ts';
+import type { Level, Reporter, RuleEntry, SuiteLoad } from '../run/model.ts';
+import { ConfigError, EXIT_NO_VERDICT, exitCodeFor } from '../run/exit.ts';
+import { loadExpectedFailures, type ExpectedFailures } from '../run/expected.ts';
+import { baseCommandLine } from '../run/replay.ts';
+import { runChecks } from '../run/runner.ts';
+import { describeSelection, parseLevel } from '../run/select.ts';
 import { consoleReporter, type Output } from '../report/console.ts';
 import { fileReporter, parseReportOption, type ReportTarget } from '../report/index.ts';
 
