@@ -77,32 +77,9 @@ async function junk(s: Session, e: Expect, t: Started, bytes: number): Promise<H
 
 // ---- the resume code's lifetime, waited for from the moment the suite loads ----
 
-interface Waiting {
-  session: Session;
-  prepared: Promise<{ started: Started; resumeUri?: string; delivered: HttpResponse; readyAt: number }>;
-}
-
 /** How long past the declared lifetime the harness waits before resuming (clock granularity, slow RPs). */
 export function resumeWaitMs(lifetimeS: number): number {
   return lifetimeS * 1000 + Math.max(2000, lifetimeS * 100);
-}
-
-/**
- * Approves a same-device login at once and notes when its resume code must be dead, so the
- * wait overlaps the rest of the suite; the verdict check (last of the suite's own checks) only
- * waits for what remains. The session stays open for the starting browser's cookie jar; it is
- * closed by the verdict check, or by an unref'd timer when that check is not selected.
- */
-function startWaiting(target: RpTarget): Waiting {
-  const session = new Session(target);
-  const wait = resumeWaitMs(target.declared.resumeCodeLifetimeS);
-  const prepared = (async () => {
-    const a = await session.approveSameDevice();
-    return { ...a, readyAt: Date.now() + wait };
-  })();
-  prepared.catch(() => undefined); // reported by the verdict check
-  setTimeout(() => void session.close(), wait + 120_000).unref();
-  return { session, prepared };
 }
 
 export function subtleChecks(target: RpTarget): Check[] {
@@ -110,7 +87,6 @@ export function subtleChecks(target: RpTarget): Check[] {
   const cap = target.declared.deliveryBodyMaxBytes;
   const max = limits.statement_max_bytes;
   const lifetime = target.declared.resumeCodeLifetimeS;
-  const waiting = startWaiting(target);
 
   return [
     c({
@@ -233,27 +209,21 @@ export function subtleChecks(target: RpTarget): Check[] {
         if (over) e.that(over.status === 413 && errorCode(over) === 'body_too_large', `${cap + 1} bytes answered ${said(over)}, expected 413 body_too_large`);
       },
     }),
-    // Last: its wait started when the suite loaded.
     c({
       id: 'rp/transaction/resume-code-expires',
       title: `a resume code used after its declared lifetime (${lifetime} s, plus a margin) does not complete the login, even in the starting browser`,
       rules: ['ns.limits.resume-code'],
       context: [...DRIVE, 'ns.transaction.resume-refused', 'ns.transaction.same-device'],
+      // It mostly waits, on a login of its own: its lane overlaps the wait with the other checks.
+      lane: 'rp/transaction/resume-code-expires',
       timeoutMs: resumeWaitMs(lifetime) + 60_000,
       run: async (s, e) => {
-        const w = waiting;
-        try {
-          const { started: t, resumeUri, delivered, readyAt } = await w.prepared.finally(() => s.exchanges.push(...w.session.exchanges));
-          if (resumeUri === undefined) return e.fail(`the same-device approval answered ${said(delivered)}, without resume_uri`);
-          await sleep(readyAt - Date.now(), s.signal);
-          const before = w.session.exchanges.length;
-          const r = await w.session.resume(resumeUri, t.browser);
-          const completed = await w.session.completed(t);
-          s.exchanges.push(...w.session.exchanges.slice(before));
-          e.that(!completed, `resumed ${Math.round(resumeWaitMs(lifetime) / 1000)} s after approval (declared lifetime ${lifetime} s), the login completed (resume answered ${said(r)})`);
-        } finally {
-          await w.session.close();
-        }
+        const { started: t, resumeUri, delivered } = await s.approveSameDevice();
+        if (resumeUri === undefined) return e.fail(`the same-device approval answered ${said(delivered)}, without resume_uri`);
+        await sleep(resumeWaitMs(lifetime), s.signal);
+        const r = await s.resume(resumeUri, t.browser);
+        const completed = await s.completed(t);
+        e.that(!completed, `resumed ${Math.round(resumeWaitMs(lifetime) / 1000)} s after approval (declared lifetime ${lifetime} s), the login completed (resume answered ${said(r)})`);
       },
     }),
   ];
