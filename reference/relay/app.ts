@@ -18,7 +18,7 @@ import type { RelayConfig, RelayContext } from './config.ts';
 import { DnsProviders } from './dns-providers.ts';
 import { EventHub } from './events.ts';
 import { availability, capabilities, exportIdentity, identityInfo, identityOfHost, register, rotate, wellKnownDocument } from './identities.ts';
-import { consume, events, pickup, sweepSpool, type OwnerCall } from './inbox.ts';
+import { consume, events, pickup, RawJson, sweepSpool, type OwnerCall } from './inbox.ts';
 import { acceptEnvelope } from './messages.ts';
 import { RateLimits } from './rate-limits.ts';
 import { listDevices, registerSession, revokeDevice, revokeSession } from './sessions.ts';
@@ -149,7 +149,7 @@ export function createRelayApp(ctx: RelayContext): H3 {
     });
   };
   const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
-    new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
+    new Response(body instanceof RawJson ? body.text : JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
   const param = (event: H3Event, name: string) => pathParam(event, name, RELAY_PATH);
   const target = (req: Request) => {
     const u = new URL(req.url);

@@ -86,17 +86,28 @@ export class Auth {
     }
     const named = h(ids.header_challenge);
     const outstanding = (this.#challenges.get(identity) ?? []).filter((c) => c.expiresAt > this.now() && (named === undefined || c.challenge === named));
+    // A named challenge is claimed before the signature is checked, so concurrent answers spend it once.
+    if (named !== undefined && outstanding[0] !== undefined && !this.#claim(identity, outstanding[0])) outstanding.length = 0;
     for (const c of outstanding) {
-      if (await verifyWith(canonicalString(this.profile, 'challenge', { challenge: c.challenge }))) {
-        if (!this.reuseChallenges)
-          this.#challenges.set(
-            identity,
-            (this.#challenges.get(identity) ?? []).filter((x) => x !== c),
-          );
-        return session ? { session } : {};
-      }
+      if (!(await verifyWith(canonicalString(this.profile, 'challenge', { challenge: c.challenge })))) continue;
+      // Unnamed, the signature says which challenge it answers: claimed after the check, and only
+      // by the first of concurrent answers (the check and the claim run in one turn, no await between).
+      if (named !== undefined || this.#claim(identity, c)) return session ? { session } : {};
+      throw ruleError(401, 'ra.errors.challenge-invalid', 'the challenge was already used');
     }
     throw ruleError(401, 'ra.errors.challenge-invalid', outstanding.length === 0 ? 'no live challenge of this identity matches (unknown, used or expired)' : 'the challenge signature does not verify');
+  }
+
+  /** Takes `c` out of the identity's live challenges; false when another request already did (single use). */
+  #claim(identity: string, c: { challenge: string; expiresAt: number }): boolean {
+    const live = this.#challenges.get(identity) ?? [];
+    if (!live.includes(c)) return false;
+    if (!this.reuseChallenges)
+      this.#challenges.set(
+        identity,
+        live.filter((x) => x !== c),
+      );
+    return true;
   }
 
   async #signedRequest(identity: string, req: OwnerRequest, timestamp: string | undefined, nonce: string | undefined, verifyWith: (m: string) => Promise<boolean>): Promise<void> {

@@ -25,20 +25,38 @@ export async function owner(ctx: RelayContext, call: OwnerCall): Promise<Known> 
   return known;
 }
 
-const envelopes = (rows: SpoolRow[], kind: SpoolRow['kind']) => rows.filter((r) => r.kind === kind).map((r) => JSON.parse(r.body) as Record<string, unknown>);
+/** A JSON answer already rendered: the app sends its text as it is. */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
 
-export async function pickup(ctx: RelayContext, call: OwnerCall, since: string | null): Promise<Record<string, unknown>> {
+/**
+ * A pickup's answer, spliced from the envelopes as they were received (stored as the bytes that
+ * were signed, never parsed again): whatever was accepted can be returned, and nothing in one
+ * envelope can make the answer fail.
+ */
+function rendered(rows: SpoolRow[], cursors: Readonly<Record<string, string>> = {}): RawJson {
+  const list = (kind: SpoolRow['kind']) =>
+    rows
+      .filter((r) => r.kind === kind)
+      .map((r) => r.body)
+      .join(',');
+  const tail = Object.entries(cursors)
+    .map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v)}`)
+    .join('');
+  return new RawJson(`{"messages":[${list('message')}],"acks":[${list('ack')}]${tail}}`);
+}
+
+export async function pickup(ctx: RelayContext, call: OwnerCall, since: string | null): Promise<RawJson> {
   const known = await owner(ctx, call);
-  if (since === null) {
-    const rows = ctx.store.drain(known.identity);
-    return { messages: envelopes(rows, 'message'), acks: envelopes(rows, 'ack') };
-  }
+  // Drained in the transaction that renders the answer: only what it returns is deleted.
+  if (since === null) return ctx.store.drain(known.identity, (rows) => rendered(rows));
   if (!/^\d{1,15}$/.test(since)) throw ruleError(400, 'ra.errors.invalid-request', 'since is a cursor: a decimal string');
   const from = Number(since);
   const rows = ctx.store.pending(known.identity, from);
   const last = (kind: SpoolRow['kind']) => String(rows.filter((r) => r.kind === kind).reduce((m, r) => Math.max(m, r.seq), from));
   const [cursor, ackCursor] = ctx.config.documentOnly ? ['next', 'next_ack'] : ['cursor', 'ack_cursor'];
-  return { messages: envelopes(rows, 'message'), acks: envelopes(rows, 'ack'), [cursor]: last('message'), [ackCursor]: last('ack') };
+  return rendered(rows, { [cursor]: last('message'), [ackCursor]: last('ack') });
 }
 
 export async function consume(ctx: RelayContext, call: OwnerCall): Promise<{ consumed: number; acks_consumed: number }> {

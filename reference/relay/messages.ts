@@ -2,7 +2,7 @@
 // body cap (413, before parsing), the envelope's fields (400), encryption_required (400), the
 // at-least-one-local rule (403), the rate limits (429), then the signature or session (401); only
 // then is the envelope stored in the local inbox or forwarded as signed to the recipient's relay.
-import { decodeBase64Any } from '../../protocol/common/base64.ts';
+import { decodeBase64Any, encodeBase64url } from '../../protocol/common/base64.ts';
 import { canonicalString, CanonicalError } from '../../protocol/common/canonical.ts';
 import { verifyEd25519Async } from '../../protocol/common/ed25519.ts';
 import { parseKey } from '../../protocol/common/keys.ts';
@@ -62,6 +62,7 @@ async function verifySignature(ctx: RelayContext, kind: Kind, e: Record<string, 
   if (e.session_proof !== undefined) {
     const proof = checkSessionProof(ctx.config.profile, sender.identity, e.session_proof, ctx.now(), () => sender.keys);
     if (!proof.ok) throw ruleError(401, 'ra.errors.signature-invalid', `the session proof does not hold: ${proof.detail}`);
+    if (ctx.store.isRevoked(encodeBase64url(proof.sessionKey), ctx.now())) throw ruleError(401, 'ra.sessions.revoked-stays-revoked', 'this session was revoked');
     keys = [proof.sessionKey];
   } else if (typeof e.session_id === 'string') {
     const s = ctx.auth.session(e.session_id);
@@ -88,16 +89,18 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
   const id = e.id as string;
   const store = async (): Promise<boolean> => {
     if (recipient?.local || breaks.has('neither-local')) {
-      const fresh = await ctx.store.spool({
+      const outcome = await ctx.store.spool({
         recipient: (recipient?.identity ?? String(e.recipient)).toLowerCase(),
         kind,
         id,
         sender: sender.identity,
         message_id: kind === 'ack' ? (e.message_id as string) : null,
-        body: JSON.stringify(e),
+        // The bytes as received: what was signed is what is returned, never re-serialized.
+        body: Buffer.from(bytes).toString('utf8'),
         expires_at: ctx.now() + ctx.config.spoolTtlSeconds * 1000,
       });
-      if (fresh && kind === 'message') ctx.events.message(recipient?.identity ?? String(e.recipient), id);
+      if (outcome === 'conflict') throw ruleError(409, 'ra.messages.id-key', `another envelope with id ${id} is waiting for ${String(e.recipient)}`);
+      if (outcome === 'stored' && kind === 'message') ctx.events.message(recipient?.identity ?? String(e.recipient), id);
       return true;
     }
     return false;

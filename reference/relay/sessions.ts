@@ -2,6 +2,7 @@
 // /devices/:identity/revoke). A session registration is verified against the identity's published
 // key and may fill a device row from the X-Svc-Device-* headers (ra.devices.rows).
 import { createHash, randomBytes } from 'node:crypto';
+import { encodeBase64url } from '../../protocol/common/base64.ts';
 import { parseKey } from '../../protocol/common/keys.ts';
 import { formatRfc3339, parseRfc3339 } from '../../protocol/common/time.ts';
 import { limits } from '../../schemas/ts/limits.ts';
@@ -87,6 +88,8 @@ export async function revokeSession(ctx: RelayContext, sessionId: string, bytes:
   await ctx.auth.admin('session-revocation', { identity: known.identity, session_id: sessionId }, b, known.keys, 'ra.sessions.revoke');
   const s = ctx.auth.session(sessionId);
   if (s && s.identity !== known.identity) throw ruleError(401, 'ra.sessions.revoke', 'the session belongs to another identity');
+  // Remembered until it would have expired, so a proof of it attached later is refused too.
+  if (s) ctx.store.revokeSession(encodeBase64url(s.key), s.identity, s.expiresAt);
   ctx.auth.removeSession(sessionId);
 }
 

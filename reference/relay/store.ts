@@ -46,6 +46,7 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS relay_identities (identity TEXT PRIMARY KEY, public_key TEXT NOT NULL, encryption_public_key TEXT, document TEXT NOT NULL, created_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS relay_spool (seq INTEGER PRIMARY KEY AUTOINCREMENT, recipient TEXT NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL, sender TEXT NOT NULL, message_id TEXT, body TEXT NOT NULL, expires_at INTEGER NOT NULL, UNIQUE (recipient, kind, id));
 CREATE INDEX IF NOT EXISTS relay_spool_expiry ON relay_spool (expires_at);
+CREATE TABLE IF NOT EXISTS relay_revoked_sessions (session_key TEXT PRIMARY KEY, identity TEXT NOT NULL, expires_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS relay_devices (id TEXT PRIMARY KEY, identity TEXT NOT NULL, name TEXT, kind TEXT, client TEXT, platform TEXT, browser TEXT, enrollment_id TEXT, added_at INTEGER NOT NULL, last_seen INTEGER NOT NULL);
 `;
 
@@ -78,6 +79,12 @@ export class RelayStore {
       spoolAdd: sp.prepare(
         'INSERT INTO relay_spool (recipient, kind, id, sender, message_id, body, expires_at) VALUES (@recipient, @kind, @id, @sender, @message_id, @body, @expires_at) ON CONFLICT (recipient, kind, id) DO NOTHING',
       ),
+      spoolOne: sp.prepare('SELECT body FROM relay_spool WHERE recipient = ? AND kind = ? AND id = ?'),
+      revoke: db.prepare(
+        'INSERT INTO relay_revoked_sessions (session_key, identity, expires_at) VALUES (?, ?, ?) ON CONFLICT (session_key) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)',
+      ),
+      revoked: db.prepare('SELECT 1 FROM relay_revoked_sessions WHERE session_key = ? AND expires_at > ?'),
+      revokedSweep: db.prepare('DELETE FROM relay_revoked_sessions WHERE expires_at <= ?'),
       spoolFor: sp.prepare('SELECT * FROM relay_spool WHERE recipient = ? AND seq > ? ORDER BY seq'),
       spoolDrop: sp.prepare('DELETE FROM relay_spool WHERE seq = ?'),
       spoolDropThrough: sp.prepare('DELETE FROM relay_spool WHERE recipient = ? AND kind = ? AND seq <= ?'),
@@ -106,11 +113,25 @@ export class RelayStore {
   }
 
   /**
-   * Spools an envelope for `recipient`, resolving once it is committed (fsynced); false when one
-   * with this id is already there (ra.messages.id-key).
+   * Spools an envelope (`body`: the bytes received, never re-serialized) for `recipient`,
+   * resolving once it is committed (fsynced): `stored`, `same` when these bytes already wait under
+   * this id (a retry), `conflict` when other bytes do (ra.messages.id-key).
    */
-  spool(row: Omit<SpoolRow, 'seq'>): Promise<boolean> {
-    return batchFor(this.#spool).run(() => this.#s.spoolAdd.run(row).changes === 1);
+  spool(row: Omit<SpoolRow, 'seq'>): Promise<'stored' | 'same' | 'conflict'> {
+    return batchFor(this.#spool).run(() => {
+      if (this.#s.spoolAdd.run(row).changes === 1) return 'stored';
+      const held = this.#s.spoolOne.get(row.recipient, row.kind, row.id) as { body: string } | undefined;
+      return held?.body === row.body ? 'same' : 'conflict';
+    });
+  }
+
+  /** Remembers a revoked session key until the session would have expired (ra.sessions.revoked-stays-revoked). */
+  revokeSession(sessionKey: string, identity: string, expiresAt: number): void {
+    this.#s.revoke.run(sessionKey, identity, expiresAt);
+  }
+
+  isRevoked(sessionKey: string, now: number): boolean {
+    return this.#s.revoked.get(sessionKey, now) !== undefined;
   }
 
   /** What is pending for `recipient` after `since`, in order. */
@@ -118,12 +139,16 @@ export class RelayStore {
     return this.#s.spoolFor.all(recipient, since) as SpoolRow[];
   }
 
-  /** Reads and forgets everything pending for `recipient`, in one transaction (drain on read). */
-  drain(recipient: string): SpoolRow[] {
+  /**
+   * Drain on read: what is pending for `recipient`, rendered by `render`, and forgotten in the
+   * same transaction, so only what was rendered is deleted, and nothing if rendering throws.
+   */
+  drain<T>(recipient: string, render: (rows: SpoolRow[]) => T): T {
     return this.#spool.transaction(() => {
       const rows = this.#s.spoolFor.all(recipient, 0) as SpoolRow[];
+      const out = render(rows);
       for (const r of rows) this.#s.spoolDrop.run(r.seq);
-      return rows;
+      return out;
     })();
   }
 
@@ -148,6 +173,7 @@ export class RelayStore {
         if (ack) this.#s.spoolAdd.run(ack);
       }
       this.#s.expiredAcks.run(now);
+      if (this.#spool === this.#db) this.#s.revokedSweep.run(now);
       return rows.length;
     })();
   }

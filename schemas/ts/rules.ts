@@ -2806,6 +2806,16 @@ export const rules: readonly Rule[] = [
     "code": "unauthorized"
   },
   {
+    "id": "ra.sessions.revoked-stays-revoked",
+    "level": "MUST",
+    "doc": 3,
+    "section": "DELETE /sessions/:id (what a revocation ends: not shown)",
+    "title": "A revoked session stays revoked",
+    "text": "Project decision: a revoked session's key is refused until the session's `expires_at`, whether a request names its `session_id` or attaches its `session_proof` (401 `session_expired`); the relay remembers the revocation in its database, across restarts.",
+    "origin": "project",
+    "code": "session_expired"
+  },
+  {
     "id": "ra.devices.rows",
     "level": "MUST",
     "doc": 3,
@@ -3108,8 +3118,9 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "Message envelope (id: inbox storage key on the recipient relay)",
     "title": "Message id is the inbox key",
-    "text": "Project decision: a message whose `id` is already in the recipient's inbox (or was already delivered from it within the spool retention) is answered 202 again and stored once, so a client retrying after a lost answer never duplicates mail.",
-    "origin": "project"
+    "text": "Project decision: an envelope whose `id` is already waiting in the recipient's inbox with the same bytes (a client retrying after a lost answer) is answered 202 again and stored once; one whose `id` is waiting there with other bytes (another sender's, or another message) is refused 409 `id_conflict` and the waiting one is kept. Never 202 for an envelope that is not stored.",
+    "origin": "project",
+    "code": "id_conflict"
   },
   {
     "id": "ra.pickup.local",
@@ -3478,6 +3489,7 @@ export type RuleId =
   | "ra.sessions.ttl"
   | "ra.sessions.memory"
   | "ra.sessions.revoke"
+  | "ra.sessions.revoked-stays-revoked"
   | "ra.devices.rows"
   | "ra.devices.list"
   | "ra.devices.bodies"
@@ -3529,6 +3541,7 @@ export type ErrorCode =
   | "dns_write_failed"
   | "encryption_required"
   | "expired"
+  | "id_conflict"
   | "insecure_audience"
   | "internal_error"
   | "invalid_audience"

@@ -2,7 +2,7 @@
 // replay, nonce length, Date), sessions (registration, TTL cap, revocation) and the pickup's own
 // refusals.
 import type { Check } from '../../../run/model.ts';
-import { challengeHeaders, newNonce, now, sessionRegistration, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { challengeHeaders, newNonce, now, sessionProof, sessionRegistration, type RelayIdentity } from '../../../actors/relay/index.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { relayCheck } from '../check.ts';
 import { Session, isObject, pickupOf, refused, safeJson, said, sleep, type RelayTarget, refusedWith } from '../driver.ts';
@@ -204,6 +204,24 @@ export function authChecks(t: RelayTarget): Check[] {
         e.that(refusedWith(r4, 401, 'session_expired'), `a message on the revoked session: ${said(r4)}, not 401 session_expired`);
         const p = pickupOf(await s.relay.pickup(b));
         e.that(typeof p !== 'string' && p.messages.length === 0, 'the message on the revoked session was delivered');
+      },
+    }),
+    relayCheck(t, {
+      id: 'relay/profile/revoked-session-proof',
+      title: "a revoked session's key is refused with 401 session_expired also when a message attaches the session's proof instead of its id",
+      rules: ['ra.sessions.revoked-stays-revoked'],
+      context: ['ra.sessions.revoke', 'ra.messages.session-proof'],
+      run: async (s, e) => {
+        const [a, b] = [await s.identity(), await s.identity()];
+        const seed = randomSeed();
+        const reg = safeJson(await s.relay.registerSession(a, seed));
+        const sessionId = isObject(reg) && typeof reg.session_id === 'string' ? reg.session_id : undefined;
+        if (!sessionId) return e.fail('POST /sessions gave no session_id');
+        const proof = sessionProof(s.profile, a, seed);
+        e.that((await s.relay.send(mail(s, a, b, 'by proof', { session: { seed, proof } }))).status === 202, 'a message by the live session proof was not accepted');
+        e.that((await s.relay.revokeSession(a, sessionId)).status === 204, 'the revocation was not answered 204');
+        const r = await s.relay.send(mail(s, a, b, 'by proof, revoked', { session: { seed, proof } }));
+        e.that(refusedWith(r, 401, 'session_expired'), `a message by the revoked session's proof: ${said(r)}, not 401 session_expired`);
       },
     }),
   ];

@@ -45,6 +45,26 @@ function sorted(v: unknown): unknown {
 export function messagingChecks(t: RelayTarget): Check[] {
   return [
     relayCheck(t, {
+      id: 'relay/messages/accepted-is-delivered',
+      title: 'two senders use one message id: each envelope answered 202 is picked up as sent (a 202 is never dropped)',
+      rules: ['ra.messages.accepted'],
+      run: async (s, e) => {
+        const [a, b, c] = [await s.identity(), await s.identity(), await s.identity()];
+        const id = `m_twice_${Date.now().toString(36)}`;
+        const sent = [mail(s, a, b, 'from a', { id }), mail(s, c, b, 'from c', { id })];
+        const answers = [await s.relay.send(sent[0]!), await s.relay.send(sent[1]!)];
+        const p = pickupOf(await s.relay.pickup(b));
+        if (typeof p === 'string') return e.fail(p);
+        sent.forEach((m, i) => {
+          if (answers[i]!.status !== 202) return;
+          e.that(
+            p.messages.some((x) => x.sender === m.sender && x.payload === m.payload),
+            `the envelope from ${String(m.sender)} was answered 202 but never delivered (the inbox: ${JSON.stringify(p.messages.map((x) => x.sender))})`,
+          );
+        });
+      },
+    }),
+    relayCheck(t, {
       id: 'relay/messages/local-delivery',
       title: 'a message between two local identities is accepted with 202 and its id, and picked up once, as signed',
       rules: ['ra.messages.accepted', 'ra.relay.local-delivery', 'ra.pickup.drain'],

@@ -8,7 +8,7 @@ import { ack, adminEnvelope, challengeHeaders, now, sessionRegistration } from '
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import { relayCheck, type Expect } from '../check.ts';
-import { CheckSkip, codeOf, isObject, pickupOf, safeJson, said, type RelayTarget } from '../driver.ts';
+import { CheckSkip, codeOf, isObject, pickupOf, refusedWith, safeJson, said, type RelayTarget } from '../driver.ts';
 import { mail } from './messaging.ts';
 
 /** The hosted-handle policy and reserved labels, as spec/vocabulary decides them. */
@@ -251,6 +251,23 @@ export function profileChecks(t: RelayTarget): Check[] {
         e.that(r1.status === 202 && r2.status === 202, `twice: ${said(r1)} then ${said(r2)}`);
         const p = pickupOf(await s.relay.pickup(b));
         e.that(typeof p !== 'string' && p.messages.filter((x) => x.id === m.id).length === 1, `delivered ${typeof p === 'string' ? p : p.messages.filter((x) => x.id === m.id).length} times`);
+      },
+    }),
+    relayCheck(t, {
+      id: 'relay/profile/message-id-conflict',
+      title: 'an envelope whose id already waits in the inbox under other bytes (another sender) is refused 409 id_conflict, and the first is delivered intact',
+      rules: ['ra.messages.id-key'],
+      run: async (s, e) => {
+        const [a, b, c] = [await s.identity(), await s.identity(), await s.identity()];
+        const first = mail(s, a, b, 'first', { id: `m_shared_${Date.now().toString(36)}` });
+        e.that((await s.relay.send(first)).status === 202, 'the first envelope was not accepted');
+        const r = await s.relay.send(mail(s, c, b, 'second', { id: String(first.id) }));
+        e.that(refusedWith(r, 409, 'id_conflict'), `another sender's envelope under the same id: ${said(r)}, not 409 id_conflict`);
+        const p = pickupOf(await s.relay.pickup(b));
+        e.that(
+          typeof p !== 'string' && p.messages.length === 1 && p.messages[0]!.sender === a.identity && p.messages[0]!.payload === first.payload,
+          `the inbox holds ${typeof p === 'string' ? p : JSON.stringify(p.messages).slice(0, 200)}`,
+        );
       },
     }),
     relayCheck(t, {
