@@ -7,6 +7,7 @@ import type { Level, Reporter, RuleEntry, SuiteLoad } from '../run/model.ts';
 import { ConfigError, EXIT_NO_VERDICT, exitCodeFor } from '../run/exit.ts';
 import { loadExpectedFailures, type ExpectedFailures } from '../run/expected.ts';
 import { baseCommandLine } from '../run/replay.ts';
+import { provenRules } from '../run/proofs.ts';
 import { runChecks } from '../run/runner.ts';
 import { describeSelection, parseLevel } from '../run/select.ts';
 import { consoleReporter, type Output } from '../report/console.ts';
@@ -126,6 +127,7 @@ export async function runCommand(input: RunCommandInput): Promise<number> {
       ...(expectedFailures ? { expectedFailures, expectedFailuresSource: flags.expectedFailures ?? 'the targets file' } : {}),
       rules,
       coverageDocs: suite.coverageDocs,
+      proven: provenRules(),
       skippedInputs: suite.skipped,
       reporters,
       tool: input.tool,

@@ -223,7 +223,7 @@ function renderCoverage(report: RunReport, verbose: boolean): string[] {
   const lines: string[] = [];
   const docs = Object.entries(coverage.documents ?? {});
   if (docs.length > 0) {
-    lines.push(['coverage', 'covered', 'unobservable', 'uncovered', 'profile'].map((h, i) => (i === 0 ? h.padEnd(10) : h.padStart(13))).join(''));
+    lines.push(['coverage', 'covered', 'proven', 'unobservable', 'uncovered', 'profile'].map((h, i) => (i === 0 ? h.padEnd(10) : h.padStart(13))).join(''));
     for (const [doc, c] of docs) {
       const total = c.covered.length + c.unobservable.length + c.uncovered.length;
       const profileTotal = c.profile.covered.length + c.profile.uncovered.length;
@@ -231,6 +231,7 @@ function renderCoverage(report: RunReport, verbose: boolean): string[] {
         [
           `doc ${doc}`.padEnd(10),
           `${c.covered.length}/${total}`.padStart(13),
+          `${(c.proven ?? []).length}/${total}`.padStart(13),
           String(c.unobservable.length).padStart(13),
           String(c.uncovered.length).padStart(13),
           `${c.profile.covered.length}/${profileTotal}`.padStart(13),

@@ -44,10 +44,12 @@ export function renderMarkdown(report: RunReport): string {
     for (const r of differ) lines.push(row(r));
     lines.push('');
   }
-  lines.push('## Rule coverage', '', '| document | covered | unobservable | uncovered | profile decisions covered |', '|---|---:|---:|---:|---:|');
+  lines.push('## Rule coverage', '', '| document | covered | proven | unobservable | uncovered | profile decisions covered |', '|---|---:|---:|---:|---:|---:|');
   for (const [doc, c] of Object.entries(coverage.documents ?? {})) {
     const total = c.covered.length + c.unobservable.length + c.uncovered.length;
-    lines.push(`| ${doc} | ${c.covered.length}/${total} | ${c.unobservable.length} | ${c.uncovered.length} | ${c.profile.covered.length}/${c.profile.covered.length + c.profile.uncovered.length} |`);
+    lines.push(
+      `| ${doc} | ${c.covered.length}/${total} | ${(c.proven ?? []).length}/${total} | ${c.unobservable.length} | ${c.uncovered.length} | ${c.profile.covered.length}/${c.profile.covered.length + c.profile.uncovered.length} |`,
+    );
   }
   if (coverage.uncovered.length > 0) lines.push('', `Uncovered: ${coverage.uncovered.map(code).join(', ')}.`);
   const unobservable = Object.values(coverage.documents ?? {}).flatMap((d) => d.unobservable);

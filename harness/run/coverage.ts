@@ -3,10 +3,11 @@
 // checks cover nothing: a rule counts only once a verdict was reached on it. Per document the
 // rules fall in three sets: covered, unobservable over the wire (the reason lives in
 // spec/rules/), and uncovered; the project's own decisions about the document are counted
-// apart, as the profile's coverage.
+// apart, as the profile's coverage. A covered rule is also proven when a broken variant failed a
+// check citing it (proofs.ts).
 import type { CheckResult, Coverage, DocumentCoverage, RuleEntry } from './model.ts';
 
-export function computeCoverage(catalogue: readonly RuleEntry[], results: readonly CheckResult[], docs?: readonly number[]): Coverage {
+export function computeCoverage(catalogue: readonly RuleEntry[], results: readonly CheckResult[], docs?: readonly number[], proven: ReadonlySet<string> = new Set()): Coverage {
   const scope = docs && docs.length > 0 ? [...new Set(docs)].sort((a, b) => a - b) : [...new Set(catalogue.map((r) => r.doc))].sort((a, b) => a - b);
   const known = new Set(catalogue.map((r) => r.id));
   const coveredBy = new Map<string, string[]>();
@@ -37,6 +38,7 @@ export function computeCoverage(catalogue: readonly RuleEntry[], results: readon
     const project = mine.filter((r) => r.origin === 'project');
     documents[String(doc)] = {
       covered: decided.filter((r) => r.covered_by.length > 0).map((r) => r.id),
+      proven: decided.filter((r) => r.covered_by.length > 0 && proven.has(r.id)).map((r) => r.id),
       unobservable: decided.filter((r) => r.covered_by.length === 0 && r.unobservable).map((r) => ({ id: r.id, reason: r.unobservable! })),
       uncovered: decided.filter((r) => r.covered_by.length === 0 && !r.unobservable).map((r) => r.id),
       profile: {

@@ -120,6 +120,8 @@ export interface RuleCoverage {
 /** One document's rules (project decisions apart): decided by a check, unobservable, or neither. */
 export interface DocumentCoverage {
   covered: string[];
+  /** Covered rules a broken variant proved: it failed a check citing them (npm run sensitivity). */
+  proven: string[];
   unobservable: Array<{ id: string; reason: string }>;
   uncovered: string[];
   /** The project's decisions about this document, judged by profile checks. */

@@ -33,6 +33,8 @@ export interface RunOptions {
   rules?: readonly RuleEntry[];
   /** Profile checks (project decisions) gate the run like document checks (`--profile`): all, or those of the named suites. */
   profileGates?: boolean | ReadonlySet<string>;
+  /** Rules a broken variant proved (npm run sensitivity): the coverage table's "proven". */
+  proven?: ReadonlySet<string>;
   /** Documents whose rules count for coverage (default: all in the catalogue). */
   coverageDocs?: number[];
   /** Inputs the suite could not turn into checks, with why. */
@@ -90,7 +92,7 @@ export async function runChecks(checks: readonly Check[], options: RunOptions): 
       interrupted,
     },
     results,
-    coverage: computeCoverage(options.rules ?? [], results, options.coverageDocs),
+    coverage: computeCoverage(options.rules ?? [], results, options.coverageDocs, options.proven),
     skipped_inputs: options.skippedInputs ?? [],
     config: options.config ?? {},
   };

@@ -62,7 +62,8 @@ async function verifySignature(ctx: RelayContext, kind: Kind, e: Record<string, 
   if (e.session_proof !== undefined) {
     const proof = checkSessionProof(ctx.config.profile, sender.identity, e.session_proof, ctx.now(), () => sender.keys);
     if (!proof.ok) throw ruleError(401, 'ra.errors.signature-invalid', `the session proof does not hold: ${proof.detail}`);
-    if (ctx.store.isRevoked(encodeBase64url(proof.sessionKey), ctx.now())) throw ruleError(401, 'ra.sessions.revoked-stays-revoked', 'this session was revoked');
+    if (ctx.store.isRevoked(encodeBase64url(proof.sessionKey), ctx.now()) && !ctx.config.breakages.has('revoked-proof'))
+      throw ruleError(401, 'ra.sessions.revoked-stays-revoked', 'this session was revoked');
     keys = [proof.sessionKey];
   } else if (typeof e.session_id === 'string') {
     const s = ctx.auth.session(e.session_id);
@@ -99,7 +100,8 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
         body: Buffer.from(bytes).toString('utf8'),
         expires_at: ctx.now() + ctx.config.spoolTtlSeconds * 1000,
       });
-      if (outcome === 'conflict') throw ruleError(409, 'ra.messages.id-key', `another envelope with id ${id} is waiting for ${String(e.recipient)}`);
+      // --break id-drop: an id conflict is answered 202 and the envelope dropped (seen from outside).
+      if (outcome === 'conflict' && !breaks.has('id-drop')) throw ruleError(409, 'ra.messages.id-key', `another envelope with id ${id} is waiting for ${String(e.recipient)}`);
       if (outcome === 'stored' && kind === 'message') ctx.events.message(recipient?.identity ?? String(e.recipient), id);
       return true;
     }

@@ -62,6 +62,7 @@ describe('coverage per document', () => {
     const report = await runChecks(checks(), { seed: 1, rules, coverageDocs: [1] });
     expect(report.coverage.documents['1']).toEqual({
       covered: ['ns.verify.1', 'ns.verify.2'],
+      proven: [],
       unobservable: [{ id: 'ns.auth.1', reason: 'what a signer does before rendering' }],
       uncovered: [],
       // body-cap was only context of rp/verify/b: not covered.

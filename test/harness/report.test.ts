@@ -137,8 +137,8 @@ describe('console report', () => {
     // One entry for "needs DNS" although it comes from skipped_inputs and two skipped results.
     expect(text.match(/^ {2}needs DNS$/gm)).toHaveLength(1);
     expect(text).toContain('unknown vector type "foo"');
-    expect(text).toMatch(/^coverage +covered +unobservable +uncovered +profile$/m);
-    expect(text).toMatch(/^doc 1 +5\/5 +0 +0 +0\/0$/m);
+    expect(text).toMatch(/^coverage +covered +proven +unobservable +uncovered +profile$/m);
+    expect(text).toMatch(/^doc 1 +5\/5 +0\/5 +0 +0 +0\/0$/m);
     expect(text).not.toContain('\x1b[');
   });
 
@@ -146,8 +146,8 @@ describe('console report', () => {
     const checks = [check('a', pass(), { rules: ['ns.verify.1'] })];
     const quietOut = new MemoryOutput();
     await runChecks(checks, { seed: 1, rules: catalogue, coverageDocs: [1, 2], reporters: [consoleReporter({ stdout: quietOut, stderr: new MemoryOutput(), env: {} })] });
-    expect(quietOut.text).toMatch(/^doc 1 +1\/5 +0 +4 +0\/0$/m);
-    expect(quietOut.text).toMatch(/^doc 2 +0\/1 +0 +1 +0\/0$/m);
+    expect(quietOut.text).toMatch(/^doc 1 +1\/5 +0\/5 +0 +4 +0\/0$/m);
+    expect(quietOut.text).toMatch(/^doc 2 +0\/1 +0\/1 +0 +1 +0\/0$/m);
     expect(quietOut.text).not.toContain('ob.subject');
     const verboseOut = new MemoryOutput();
     await runChecks(checks, { seed: 1, rules: catalogue, reporters: [consoleReporter({ stdout: verboseOut, stderr: new MemoryOutput(), verbose: true, env: {} })] });
@@ -210,7 +210,7 @@ describe('Markdown report', () => {
     expect(md).toContain('| `vectors/poweur/pairing.json#bad` | MUST | `ns.verify.2` | status 200 |');
     expect(md).toContain('| `relay/hosted#boom` |');
     expect(md).not.toContain('pairing.json#known` |');
-    expect(md).toMatch(/^\| 1 \| \d+\/\d+ \| 0 \| \d+ \| 0\/0 \|$/m);
-    expect(md).toMatch(/^\| 2 \| 0\/1 \| 0 \| 1 \| 0\/0 \|$/m);
+    expect(md).toMatch(/^\| 1 \| \d+\/\d+ \| \d+\/\d+ \| 0 \| \d+ \| 0\/0 \|$/m);
+    expect(md).toMatch(/^\| 2 \| 0\/1 \| 0\/1 \| 0 \| 1 \| 0\/0 \|$/m);
   });
 });

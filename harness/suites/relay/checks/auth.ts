@@ -77,6 +77,20 @@ export function authChecks(t: RelayTarget): Check[] {
       },
     }),
     relayCheck(t, {
+      id: 'relay/auth/challenge-concurrent',
+      title: 'one challenge answered by 8 concurrent pickups, named and unnamed: exactly one is accepted',
+      rules: ['ra.auth.challenge-single-use'],
+      run: async (s, e) => {
+        const a = await s.identity();
+        for (const named of [true, false]) {
+          const headers = challengeHeaders(s.profile, a.identity, await freshChallenge(s, a), a.seed, undefined, named);
+          const answers = await Promise.all(Array.from({ length: 8 }, () => s.relay.pickup(a, { mode: 'headers', headers })));
+          const accepted = answers.filter((r) => r.status === 200).length;
+          e.that(accepted === 1, `${named ? 'named' : 'unnamed'}: ${accepted} of 8 concurrent answers to one challenge were accepted (${answers.map((r) => r.status).join(',')})`);
+        }
+      },
+    }),
+    relayCheck(t, {
       id: 'relay/pickup/refusals',
       title: "a pickup without headers, signed by another key, or for another identity's challenge is refused 401; one for an identity not hosted there 404",
       rules: ['ra.pickup.auth', 'ra.pickup.not-hosted'],

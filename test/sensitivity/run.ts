@@ -1,0 +1,111 @@
+// `npm run sensitivity`: proven sensitivity. Each broken variant of the reference (variants.ts)
+// runs against only the checks citing the rule it breaks; the rule is proven when one of them
+// fails. Prints, per document, the observable MUST rules of the document (not project decisions,
+// not marked unobservable) proven by a variant, the variants that survived (exit 1), and writes
+// the proven rules to harness/run/proofs.json with --write (the coverage table's "proven" column).
+import { writeFile } from 'node:fs/promises';
+import { rules } from '../../schemas/ts/rules.ts';
+import { profileFor } from '../../protocol/common/profile.ts';
+import { startAuthority } from '../../harness/actors/authority/index.ts';
+import { runChecks } from '../../harness/run/runner.ts';
+import { relaySuite } from '../../harness/suites/relay/index.ts';
+import { startRelayReference } from '../../harness/suites/relay/launch.ts';
+import { bridge, suiteArgs as bridgeArgs } from '../bridge/helpers.ts';
+import { brokenRp, runCli, suiteArgs as rpArgs } from '../rp/helpers.ts';
+import { VARIANTS, type Variant } from './variants.ts';
+
+const BREAKAGE_ENV = { SVC_REFERENCE_ALLOW_BREAKAGE: '1' };
+const PROOFS = new URL('../../harness/run/proofs.json', import.meta.url);
+
+interface Outcome {
+  variant: Variant;
+  /** The checks citing the rule that failed against the variant. */
+  failed: string[];
+  ran: number;
+  error?: string;
+}
+
+async function failedAgainst(v: Variant): Promise<{ failed: string[]; ran: number }> {
+  if (v.suite === 'relay') {
+    const run = await startRelayReference({ profile: profileFor(), extraArgs: ['--break', v.breakage], env: BREAKAGE_ENV });
+    try {
+      const load = await relaySuite(run.target);
+      const report = await runChecks(load.checks, { seed: 11, runs: 6, timeoutMs: 60_000, rules, profileGates: true, selection: { rules: [v.rule] } });
+      return { failed: report.results.filter((r) => r.status === 'failed' || r.status === 'error').map((r) => r.id), ran: report.results.length };
+    } finally {
+      await run.stop();
+    }
+  }
+  if (v.suite === 'bridge') {
+    const b = await bridge(['--break', v.breakage]);
+    try {
+      const run = await runCli([...(await bridgeArgs(b)), '--profile', '--rule', v.rule]);
+      return { failed: run.failed, ran: run.report.results.length };
+    } finally {
+      await b.stop();
+    }
+  }
+  const authority = await startAuthority();
+  const rp = await brokenRp(v.breakage, authority);
+  try {
+    const run = await runCli([...rpArgs(rp.origin, authority), '--profile', '--rule', v.rule]);
+    return { failed: run.failed, ran: run.report.results.length };
+  } finally {
+    await rp.close();
+    await authority.close();
+  }
+}
+
+async function main(): Promise<number> {
+  const write = process.argv.includes('--write');
+  const only = process.argv.filter((a) => !a.startsWith('--')).slice(2);
+  const variants = VARIANTS.filter((v) => only.length === 0 || only.includes(v.suite));
+  const outcomes: Outcome[] = [];
+  // Two variants at a time (2 cores): each starts its own servers and authority.
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < variants.length) {
+      const v = variants[next++]!;
+      const t0 = Date.now();
+      try {
+        outcomes.push({ variant: v, ...(await failedAgainst(v)) });
+      } catch (error) {
+        outcomes.push({ variant: v, failed: [], ran: 0, error: (error as Error).message });
+      }
+      const o = outcomes.at(-1)!;
+      process.stderr.write(
+        `${o.failed.length > 0 ? 'proven  ' : 'SURVIVED'} ${v.suite} --break ${v.breakage} (${v.rule}): ${o.failed.join(', ') || o.error || `${o.ran} checks passed`} [${Math.round((Date.now() - t0) / 1000)} s]\n`,
+      );
+    }
+  };
+  await Promise.all([worker(), worker()]);
+
+  const proven = new Set<string>(outcomes.filter((o) => o.failed.length > 0).map((o) => o.variant.rule));
+  const lines = ['document  proven / observable MUST rules'];
+  for (const doc of [1, 2, 3] as const) {
+    const observable = rules.filter((r) => r.doc === doc && r.level === 'MUST' && r.origin !== 'project' && r.unobservable === undefined);
+    const n = observable.filter((r) => proven.has(r.id)).length;
+    lines.push(`doc ${doc}     ${String(n).padStart(4)} / ${observable.length} (${((100 * n) / observable.length).toFixed(1)} %)`);
+  }
+  const projectProven = rules.filter((r) => r.origin === 'project' && proven.has(r.id)).length;
+  lines.push(`project decisions proven: ${projectProven}`);
+  const survivors = outcomes.filter((o) => o.failed.length === 0);
+  lines.push(survivors.length === 0 ? 'no variant survived' : `survived: ${survivors.map((o) => `${o.variant.suite} --break ${o.variant.breakage} (${o.variant.rule})`).join('; ')}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+  if (write && only.length === 0) {
+    const proofs = outcomes
+      .filter((o) => o.failed.length > 0)
+      .map((o) => ({ rule: o.variant.rule, suite: o.variant.suite, variant: o.variant.breakage, checks: o.failed.sort() }))
+      .sort((a, b) => a.rule.localeCompare(b.rule) || a.variant.localeCompare(b.variant));
+    await writeFile(PROOFS, `${JSON.stringify({ generated_by: 'npm run sensitivity -- --write', proofs }, null, 2)}\n`);
+  }
+  return survivors.length === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`sensitivity: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,30 @@
+// The broken variants of the reference servers, each with the one rule it breaks: `npm run
+// sensitivity` runs each against only the checks citing that rule, and a rule counts as proven
+// when one of those checks fails. The variants live beside the code they break (hidden --break
+// flags of the relay and the bridge, wrappers of the RP in test/rp/helpers.ts).
+import type { RuleId } from '../../schemas/ts/rules.ts';
+import type { Breakage as RpBreakage } from '../rp/helpers.ts';
+
+export type Variant = { suite: 'relay'; breakage: string; rule: RuleId } | { suite: 'bridge'; breakage: string; rule: RuleId } | { suite: 'rp'; breakage: RpBreakage; rule: RuleId };
+
+export const VARIANTS: readonly Variant[] = [
+  { suite: 'relay', breakage: 'verify-after-store', rule: 'ra.relay.verify-before-store' },
+  { suite: 'relay', breakage: 'ack-unsigned', rule: 'ra.acks.signature' },
+  { suite: 'relay', breakage: 'challenge-reuse', rule: 'ra.auth.challenge-single-use' },
+  { suite: 'relay', breakage: 'challenge-race', rule: 'ra.auth.challenge-single-use' },
+  { suite: 'relay', breakage: 'neither-local', rule: 'ra.relay.locality' },
+  { suite: 'relay', breakage: 'spool-memory', rule: 'ra.spool.durable' },
+  { suite: 'relay', breakage: 'id-drop', rule: 'ra.messages.accepted' },
+  { suite: 'relay', breakage: 'revoked-proof', rule: 'ra.sessions.revoked-stays-revoked' },
+  { suite: 'bridge', breakage: 'pkce', rule: 'ob.authorize.pkce-required' },
+  { suite: 'bridge', breakage: 'redirect-prefix', rule: 'ob.authorize.redirect-exact' },
+  { suite: 'bridge', breakage: 'code-reuse', rule: 'ob.code.replay-revokes' },
+  { suite: 'bridge', breakage: 'iss', rule: 'ob.authorize.iss' },
+  { suite: 'bridge', breakage: 'consent', rule: 'ob.consent.release' },
+  { suite: 'bridge', breakage: 'url-client-private', rule: 'ob.clients.url-fetch-private' },
+  { suite: 'rp', breakage: 'resume-without-cookie', rule: 'ns.transaction.resume-refused' },
+  { suite: 'rp', breakage: 'no-nonce-no-guard', rule: 'ns.nonce.single-use' },
+  { suite: 'rp', breakage: 'no-audience-rule', rule: 'ns.verify.2' },
+  { suite: 'rp', breakage: 'refusal-ends-transaction', rule: 'ns.transaction.same-device' },
+  { suite: 'rp', breakage: 'nonce-before-signature', rule: 'ns.nonce.spend-on-success' },
+];
