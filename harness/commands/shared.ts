@@ -36,6 +36,7 @@ export interface RunFlags {
   report: ReportTarget[];
   seed?: number;
   runs: number;
+  fuzzRuns?: number;
   replay?: string;
   suite: string[];
   rule: string[];
@@ -56,6 +57,7 @@ export function addRunOptions(cmd: Command): Command {
     .option('--report <format=file>', 'also write a report: json=FILE, junit=FILE or md=FILE (repeatable)', (v: string, prev: ReportTarget[]) => [...prev, asArgument(() => parseReportOption(v))], [])
     .option('--seed <n>', 'seed for property checks (default: random, printed at start and in reports)', parseSeed)
     .option('--runs <n>', 'runs per property check', parsePositive, 100)
+    .option('--fuzz-runs <n>', 'requests per fuzz property (every operation, valid and singly mutated past its authentication; default 60)', parsePositive)
     .option('--replay <path>', 'replay one property failure: its path, with its --seed and --check')
     .option('--suite <name>', 'only checks of this suite (repeatable)', collect, [])
     .option('--rule <id>', 'only checks citing this rule or its sub-rules: ns.verify selects ns.verify.2 (repeatable)', collect, [])
@@ -117,6 +119,7 @@ export async function runCommand(input: RunCommandInput): Promise<number> {
     const report = await runChecks(suite.checks, {
       seed,
       runs: flags.runs,
+      ...(flags.fuzzRuns !== undefined ? { fuzzRuns: flags.fuzzRuns } : {}),
       concurrency: flags.concurrency,
       timeoutMs: input.checkTimeoutMs ?? flags.timeout * 1000,
       profileGates: input.profileGates ?? false,
@@ -136,6 +139,7 @@ export async function runCommand(input: RunCommandInput): Promise<number> {
         ...input.config,
         seed,
         runs: flags.runs,
+        fuzz_runs: flags.fuzzRuns ?? null,
         replay: flags.replay ?? null,
         selection,
         expected_failures: flags.expectedFailures ?? null,

@@ -16,6 +16,8 @@ export interface CheckContext {
   seed: number;
   /** Number of runs for property checks. */
   runs: number;
+  /** Requests per fuzz property (--fuzz-runs); the fuzz's own default when unset. */
+  fuzzRuns?: number;
   /** Aborted on SIGINT or when the check's timeout expires: stop network work when it fires. */
   signal: AbortSignal;
   log(msg: string): void;

@@ -12,6 +12,8 @@ export interface RunOptions {
   seed: number;
   /** Property runs per property check (default 100). */
   runs?: number;
+  /** Requests per fuzz property (--fuzz-runs). */
+  fuzzRuns?: number;
   /**
    * Checks in flight at once within one lane (default 1: a lane's side effects stay in order).
    * Lanes (a suite, or a check that only waits on state of its own) always run at once.
@@ -156,6 +158,7 @@ async function runOne(check: Check, options: RunOptions, runSignal: AbortSignal)
   const ctx: CheckContext = {
     seed: options.seed,
     runs: options.runs ?? DEFAULT_RUNS,
+    ...(options.fuzzRuns !== undefined ? { fuzzRuns: options.fuzzRuns } : {}),
     signal,
     log: (msg) => {
       log.push(msg);

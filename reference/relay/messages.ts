@@ -79,6 +79,8 @@ async function verifySignature(ctx: RelayContext, kind: Kind, e: Record<string, 
 export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8Array): Promise<{ id: string }> {
   if (bytes.length > limits.message_body_max_bytes) throw ruleError(413, 'ra.errors.payload-too-large', `the body is larger than ${limits.message_body_max_bytes} bytes (ra.messages.body-cap)`);
   const e = parseEnvelope(kind, bytes);
+  // --break surrogate-500 (the fuzz's own test): a handler that URI-encodes every string field throws on a lone surrogate.
+  if (ctx.config.breakages.has('surrogate-500')) for (const v of Object.values(e)) if (typeof v === 'string') encodeURIComponent(v);
   const [sender, recipient] = await Promise.all([lookup(ctx, e.sender), lookup(ctx, e.recipient)]);
   const breaks = ctx.config.breakages;
   if (!sender?.local && !recipient?.local && !breaks.has('neither-local')) throw ruleError(403, 'ra.relay.locality', 'neither the sender nor the recipient is local to this relay');

@@ -3023,6 +3023,23 @@ export const rules: readonly Rule[] = [
     "text": "Every error is an object with `error` (code) and `detail`."
   },
   {
+    "id": "ra.errors.listed-statuses",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Errors (statuses per endpoint are given above)",
+    "title": "Only the statuses the document gives",
+    "text": "Each endpoint answers with the statuses document 3 gives for it: input a client sends, valid or not, past its authentication or not, is refused with a 4xx and never met with a 5xx the document does not give (502 for a forward that fails is one it gives)."
+  },
+  {
+    "id": "ra.errors.openapi-statuses",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Errors (statuses per endpoint are given above)",
+    "title": "Only the statuses of the OpenAPI file",
+    "text": "Project decision: each operation answers only with the statuses spec/http/relay.openapi.yaml lists for it, the document's and the project's.",
+    "origin": "project"
+  },
+  {
     "id": "ra.errors.invalid-request",
     "level": "MUST",
     "doc": 3,
@@ -3515,6 +3532,8 @@ export type RuleId =
   | "ra.spool.expiry"
   | "ra.spool.failed-ack"
   | "ra.errors.envelope"
+  | "ra.errors.listed-statuses"
+  | "ra.errors.openapi-statuses"
   | "ra.errors.invalid-request"
   | "ra.errors.challenge-invalid"
   | "ra.errors.request-expired"

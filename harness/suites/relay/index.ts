@@ -8,6 +8,7 @@ import { HttpClient } from '../../actors/http.ts';
 import type { RelayTarget } from './driver.ts';
 import { messagingChecks } from './checks/messaging.ts';
 import { authChecks, challengeExpiryCheck } from './checks/auth.ts';
+import { relayFuzzChecks } from './checks/fuzz.ts';
 import { identityChecks } from './checks/identities.ts';
 import { eventChecks } from './checks/events.ts';
 import { spoolChecks } from './checks/spool.ts';
@@ -29,6 +30,7 @@ export async function relaySuite(target: RelayTarget): Promise<SuiteLoad> {
     ...propertyChecks(target),
     ...profileChecks(target),
     challengeExpiryCheck(target),
+    ...relayFuzzChecks(target),
   ];
   return { checks, skipped: [], coverageDocs: [3] };
 }

@@ -530,6 +530,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pickup"];
                 };
             };
+            400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -589,6 +590,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
             429: components["responses"]["Error"];
@@ -705,6 +707,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -814,6 +817,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
     };

@@ -1,0 +1,149 @@
+// Authenticated, schema-driven robustness (what Schemathesis does, past the front doors it cannot
+// sign): for every operation of a suite's OpenAPI file, each single mutation and then random draws
+// of them, the suite's front door signs the request or attaches its cookies, and the answer is
+// judged. One property run feeds two checks: the document's (no 5xx but those the document gives,
+// the error envelope, the server still answers, nothing accepted before is lost) and the
+// profile's (only statuses the OpenAPI file lists). Shrunk and replayable like every property.
+import fc from 'fast-check';
+import type { RuleId } from '../../schemas/ts/rules.ts';
+import { cite } from '../run/cite.ts';
+import type { Check, CheckContext, Outcome } from '../run/model.ts';
+import { propertyCheck } from '../run/property.ts';
+import { MUTATIONS, bytesOf, mutate, pathOf, type Draft, type Mutation } from './mutations.ts';
+import type { Operation } from './operations.ts';
+
+/** What a suite gives the fuzzer: valid drafts, the authentication of a final request, and its guards. */
+export interface FrontDoor {
+  base: string;
+  operations: Operation[];
+  /** A valid request of `op` (fresh identities, envelopes, cookies as needed). */
+  draft(op: Operation): Promise<Draft>;
+  /** The headers that get this exact request past authentication (a signature over these bytes, cookies). */
+  open(op: Operation, path: string, body: Uint8Array | undefined, draft: Draft): Promise<Record<string, string>>;
+  cap(op: Operation): number | undefined;
+  /** Before the fuzz: something accepted (mail, a sign-in); after it, a problem when it was lost. */
+  keep(): Promise<() => Promise<string | undefined>>;
+  /** A problem when the server no longer answers. */
+  alive(): Promise<string | undefined>;
+}
+
+export interface FuzzRules {
+  /** Document: no 5xx the document does not give; the error envelope. */
+  document: RuleId[];
+  /** Profile: only statuses the OpenAPI file lists. */
+  profile: RuleId[];
+}
+
+interface Answer {
+  op: string;
+  mutation: Mutation;
+  status: number;
+  error?: string;
+  envelope: boolean;
+}
+
+interface Case {
+  op: number;
+  mutation: Mutation;
+  pick: number;
+}
+
+/** Fuzz runs per property when the run does not set --fuzz-runs. */
+export const DEFAULT_FUZZ_RUNS = 60;
+
+async function send(door: FrontDoor, c: Case, signal: AbortSignal): Promise<Answer> {
+  const op = door.operations[c.op % door.operations.length]!;
+  const draft = mutate(await door.draft(op), c.mutation, c.pick, door.cap(op));
+  const path = pathOf(op.path, draft);
+  const body = op.bodyTypes.length > 0 || op.method !== 'GET' ? bytesOf(draft) : undefined;
+  const headers = { accept: 'application/json', ...(body !== undefined ? { 'content-type': draft.contentType ?? 'application/json' } : {}), ...(await door.open(op, path, body, draft)) };
+  try {
+    const res = await fetch(`${door.base}${path}`, {
+      method: op.method,
+      headers,
+      ...(body !== undefined ? { body: Buffer.from(body) } : {}),
+      redirect: 'manual',
+      signal: AbortSignal.any([signal, AbortSignal.timeout(20_000)]),
+    });
+    const text = await res.text();
+    let envelope = res.status < 400;
+    try {
+      const j = JSON.parse(text) as Record<string, unknown>;
+      envelope ||= typeof j.error === 'string' && typeof j.detail === 'string';
+    } catch {
+      // not JSON: not the envelope
+    }
+    return { op: op.id, mutation: c.mutation, status: res.status, envelope };
+  } catch (error) {
+    return { op: op.id, mutation: c.mutation, status: 0, error: (error as Error).message, envelope: false };
+  }
+}
+
+/** The two checks of a suite's fuzz: `<suite>/fuzz/document` and `<suite>/profile/fuzz-statuses`. */
+export function fuzzChecks(suite: string, rules: FuzzRules, door: () => Promise<FrontDoor>): Check[] {
+  const answers: Answer[] = [];
+  const listed = new Map<string, number[]>();
+  const arbitrary = (n: number) => fc.record({ op: fc.nat({ max: Math.max(0, n - 1) }), mutation: fc.constantFrom<Mutation>(...MUTATIONS), pick: fc.nat({ max: 16 }) });
+  const doc = cite(`${suite}/fuzz/document`, rules.document);
+  // The property, run once for both checks (whichever is selected first runs it).
+  let running: Promise<Outcome> | undefined;
+  const run = (ctx: CheckContext): Promise<Outcome> => (running ??= fuzz(ctx));
+  const fuzz = async (ctx: CheckContext): Promise<Outcome> => {
+    const opened = await door();
+    const lost = await opened.keep();
+    const property = propertyCheck<Case>({
+      id: `${suite}/fuzz/document`,
+      title: '',
+      suite,
+      rules: doc.rules,
+      level: doc.level,
+      arbitrary: arbitrary(opened.operations.length),
+      // Every operation with every mutation first, then random draws on top.
+      examples: opened.operations.flatMap((_op, op) => MUTATIONS.map((mutation) => ({ op, mutation, pick: op }))),
+      predicate: async (c, pctx) => {
+        const op = opened.operations[c.op % opened.operations.length]!;
+        const a = await send(opened, c, pctx.signal);
+        answers.push(a);
+        listed.set(op.id, op.statuses);
+        if (a.status === 0) return { ok: false, detail: `${a.op} with ${a.mutation}: no answer (${a.error})`, evidence: a };
+        if (a.status >= 500 && !op.statuses.includes(a.status)) return { ok: false, detail: `${a.op} with ${a.mutation}: ${a.status}, a 5xx the document does not give`, evidence: a };
+        if (a.status >= 400 && !a.envelope) return { ok: false, detail: `${a.op} with ${a.mutation}: ${a.status} without the error envelope {error, detail}`, evidence: a };
+        return true;
+      },
+    });
+    const outcome = await property.run({ ...ctx, runs: ctx.fuzzRuns ?? DEFAULT_FUZZ_RUNS });
+    const after = [await opened.alive(), await lost()].filter((p): p is string => p !== undefined);
+    if (after.length === 0) return outcome;
+    return {
+      status: 'failed',
+      detail: [...(outcome.status === 'failed' ? [outcome.detail ?? ''] : []), ...after].join('\n'),
+      ...(outcome.evidence !== undefined ? { evidence: outcome.evidence } : {}),
+    };
+  };
+  const profile = cite(`${suite}/profile/fuzz-statuses`, rules.profile);
+  return [
+    {
+      id: `${suite}/fuzz/document`,
+      title:
+        'every operation, valid and singly mutated past its authentication: no 5xx the document does not give, errors in the envelope; afterwards the server answers and nothing accepted before is lost',
+      suite,
+      ...doc,
+      timeoutMs: 240_000,
+      run: (ctx) => run(ctx),
+    },
+    {
+      id: `${suite}/profile/fuzz-statuses`,
+      title: 'the same requests are answered only with statuses the OpenAPI file lists for each operation',
+      suite,
+      ...profile,
+      timeoutMs: 240_000,
+      run: async (ctx) => {
+        await run(ctx);
+        const off = answers.filter((a) => a.status !== 0 && !(listed.get(a.op) ?? []).includes(a.status));
+        if (off.length === 0) return { status: 'passed', detail: `${answers.length} answers, all listed` };
+        const shown = [...new Set(off.map((a) => `${a.op} ${a.status} (${a.mutation})`))].slice(0, 12);
+        return { status: 'failed', detail: `${off.length} of ${answers.length} answers have a status the OpenAPI file does not list: ${shown.join('; ')}` };
+      },
+    },
+  ];
+}

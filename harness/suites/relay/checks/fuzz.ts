@@ -1,0 +1,66 @@
+// The relay's front doors for the fuzz (harness/fuzz): owner-only operations get a signed request
+// over the exact bytes sent (so a mutated body still reaches the operation), envelopes are signed
+// before their unsigned extras are mutated, registrations and sessions carry valid admin
+// envelopes. Kept while fuzzing: a message to an identity the fuzz never touches.
+import { randomBytes } from 'node:crypto';
+import { limits } from '../../../../schemas/ts/limits.ts';
+import { fuzzChecks, type FrontDoor } from '../../../fuzz/check.ts';
+import type { Draft } from '../../../fuzz/mutations.ts';
+import { loadOperations, specFile, type Operation } from '../../../fuzz/operations.ts';
+import { ack, adminEnvelope, newRelayIdentity, registration, sessionRegistration, signedRequestHeaders, type RelayIdentity } from '../../../actors/relay/index.ts';
+import type { Check } from '../../../run/model.ts';
+import { Session, pickupOf, said, type RelayTarget } from '../driver.ts';
+import { mail } from './messaging.ts';
+
+export function relayFuzzChecks(t: RelayTarget): Check[] {
+  return fuzzChecks('relay', { document: ['ra.errors.listed-statuses', 'ra.errors.envelope'], profile: ['ra.errors.openapi-statuses'] }, () => relayDoor(t));
+}
+
+async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
+  const s = new Session(t);
+  const [fuzzer, peer, keeper] = [await s.identity(), await s.identity(), await s.identity()];
+  const facts = (await s.facts()).relay;
+  // The event stream stays open by design: it is judged by the events checks, not fuzzed.
+  const operations = loadOperations(specFile('relay')).filter((op) => !op.path.startsWith('/events/'));
+  const params = (op: Operation): Record<string, string> => Object.fromEntries(op.pathParams.map((p) => [p, p === 'identity' ? fuzzer.identity : `sess_${randomBytes(6).toString('hex')}`]));
+  const bodies: Record<string, () => Record<string, unknown>> = {
+    postMessage: () => mail(s, fuzzer, peer, 'fuzz'),
+    postAck: () => ack(s.profile, fuzzer, peer.identity, `m_${randomBytes(6).toString('hex')}`),
+    consume: () => ({ through: '0', ack_through: '0' }),
+    registerSession: () => sessionRegistration(s.profile, fuzzer, new Uint8Array(randomBytes(32))),
+    register: () => {
+      const id: RelayIdentity = newRelayIdentity(`f${randomBytes(5).toString('hex')}.${facts.hostedDomains[0] ?? 'id.test'}`);
+      return registration(s.profile, id, facts.relayAddress, t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {});
+    },
+  };
+  return {
+    base: t.url,
+    operations,
+    draft: async (op): Promise<Draft> => {
+      const d: Draft = {
+        params: params(op),
+        query: op.query.includes('identity') ? { identity: fuzzer.identity } : op.query.includes('handle') ? { handle: 'fuzz', domain: facts.hostedDomains[0] ?? 'id.test' } : {},
+      };
+      const body = bodies[op.id]?.();
+      if (op.id === 'revokeSession')
+        return { ...d, body: { identity: fuzzer.identity, ...adminEnvelope(s.profile, 'session-revocation', { identity: fuzzer.identity, session_id: d.params.id! }, fuzzer.seed) } };
+      return body ? { ...d, body } : op.bodyTypes.length > 0 ? { ...d, body: {} } : d;
+    },
+    open: async (op, path, body) => (op.authenticated ? signedRequestHeaders(s.profile, { identity: fuzzer.identity, seed: fuzzer.seed, method: op.method, path, body: body ?? '' }) : {}),
+    cap: (op) => (op.id === 'postMessage' || op.id === 'postAck' ? limits.message_body_max_bytes : undefined),
+    keep: async () => {
+      const m = mail(s, peer, keeper, 'kept through the fuzz');
+      const sent = await s.relay.send(m);
+      return async () => {
+        if (sent.status !== 202) return `the message sent before the fuzz was not accepted: ${said(sent)}`;
+        const p = pickupOf(await s.relay.pickup(keeper, { mode: 'signed-request' }));
+        if (typeof p === 'string') return `after the fuzz, ${p}`;
+        return p.messages.some((x) => x.id === m.id) ? undefined : `the message accepted before the fuzz (${String(m.id)}) was lost`;
+      };
+    },
+    alive: async () => {
+      const r = await s.relay.get('/health');
+      return r.status === 200 ? undefined : `after the fuzz GET /health answered ${said(r)}`;
+    },
+  };
+}

@@ -1,0 +1,40 @@
+// The authenticated fuzz against the reference relay: it finds nothing there, and against a relay
+// broken to answer 500 on one mutation (a lone surrogate in an unsigned envelope field) it fails
+// with the shrunk request and a replay command.
+import { afterAll, describe, expect, it } from 'vitest';
+import { defaultProfile as profile } from '../../protocol/common/profile.ts';
+import { runChecks } from '../../harness/run/runner.ts';
+import { relaySuite } from '../../harness/suites/relay/index.ts';
+import { startRelayReference, type RelayReferenceRun } from '../../harness/suites/relay/launch.ts';
+import { rules } from '../../schemas/ts/rules.ts';
+
+const running: RelayReferenceRun[] = [];
+afterAll(async () => {
+  await Promise.all(running.map((r) => r.stop()));
+});
+
+async function fuzz(extraArgs: string[]) {
+  const run = await startRelayReference({ profile, extraArgs, env: { SVC_REFERENCE_ALLOW_BREAKAGE: '1' } });
+  running.push(run);
+  const load = await relaySuite(run.target);
+  const report = await runChecks(load.checks, { seed: 5, fuzzRuns: 300, rules, profileGates: true, selection: { checks: ['relay/fuzz/*', 'relay/profile/fuzz-statuses'] } });
+  return new Map(report.results.map((r) => [r.id, r]));
+}
+
+describe('the authenticated fuzz of the relay', () => {
+  it('finds nothing against the reference relay', async () => {
+    const results = await fuzz([]);
+    expect([...results.values()].map((r) => `${r.id} ${r.status} ${r.detail}`)).toEqual([
+      expect.stringMatching(/^relay\/fuzz\/document passed/),
+      expect.stringMatching(/^relay\/profile\/fuzz-statuses passed/),
+    ]);
+  }, 120_000);
+
+  it('fails with a shrunk, replayable request against a relay that answers 500 to a lone surrogate', async () => {
+    const r = (await fuzz(['--break', 'surrogate-500'])).get('relay/fuzz/document')!;
+    expect(r.status).toBe('failed');
+    expect(r.detail).toMatch(/counterexample: .*"lone-surrogate"/);
+    expect(r.detail).toMatch(/500, a 5xx the document does not give/);
+    expect(r.detail).toMatch(/replay: .*--seed 5 .*--replay /);
+  }, 120_000);
+});
