@@ -8,7 +8,7 @@ import type { CommandContext } from '../actors/command-context.ts';
 const EXAMPLES = `
 Exit codes: 0 done; 1 the relay refused (its status and error are printed); 2 bad usage.
 
-Examples (two relays and a test authority on loopback, see the README):
+Examples (two relays and a test authority on loopback, see docs/try-it.md):
   $ svc-conformance relay keygen --identity alice.a.relay.test --out alice.json
   $ svc-conformance relay register --key alice.json --relay http://127.0.0.1:8441 --authority http://127.0.88.1:8055
   $ svc-conformance relay send --key alice.json --relay http://127.0.0.1:8441 --to bob.b.relay.test --text 'hello bob' --authority http://127.0.88.1:8055

@@ -36,7 +36,7 @@ export function exampleTargets(): string {
     "expected_failures": {}
   }
   // An OpenID Connect bridge of document 2 (the bridge suite): add a comma above and uncomment.
-  // Register the harness's clients at your bridge first (ob.contract.clients, README).
+  // Register the harness's clients at your bridge first (ob.contract.clients, docs/suites/bridge.md).
   // "bridge": {
   //   "issuer": "https://sso.example.test",
   //   "clients": {

@@ -1,4 +1,4 @@
-// The README's "Try it: two relays", as a user runs it: a test authority, two reference relays
+// docs/try-it.md's "two relays", as a user runs it: a test authority, two reference relays
 // hosting their own domains, and `svc-conformance relay keygen | register | send | read`: Alice on
 // relay A writes to Bob on relay B, and Bob reads the message, opened with his key.
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -16,6 +16,7 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'relay', breakage: 'spool-memory', rule: 'ra.spool.durable' },
   { suite: 'relay', breakage: 'id-drop', rule: 'ra.messages.accepted' },
   { suite: 'relay', breakage: 'revoked-proof', rule: 'ra.sessions.revoked-stays-revoked' },
+  { suite: 'relay', breakage: 'surrogate-500', rule: 'ra.errors.listed-statuses' },
   { suite: 'bridge', breakage: 'pkce', rule: 'ob.authorize.pkce-required' },
   { suite: 'bridge', breakage: 'redirect-prefix', rule: 'ob.authorize.redirect-exact' },
   { suite: 'bridge', breakage: 'code-reuse', rule: 'ob.code.replay-revokes' },
