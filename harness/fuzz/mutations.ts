@@ -90,7 +90,12 @@ export function pathOf(template: string, d: Draft): string {
   return q === '' ? path : `${path}?${q}`;
 }
 
-export function bytesOf(d: Draft): Uint8Array | undefined {
+/** The body's bytes: raw when a mutation wrote them, else the body as JSON or as a form. */
+export function bytesOf(d: Draft, type = 'application/json'): Uint8Array | undefined {
   if (d.raw !== undefined) return d.raw;
-  return d.body !== undefined ? Buffer.from(JSON.stringify(d.body)) : undefined;
+  if (d.body === undefined) return undefined;
+  if (!type.startsWith('application/x-www-form-urlencoded')) return Buffer.from(JSON.stringify(d.body));
+  const form = new URLSearchParams();
+  for (const [k, v] of Object.entries(d.body)) form.append(k, typeof v === 'string' ? v : JSON.stringify(v));
+  return Buffer.from(form.toString());
 }

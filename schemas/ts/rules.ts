@@ -2279,6 +2279,15 @@ export const rules: readonly Rule[] = [
     "unobservable": "stored inside the bridge; no HTTP surface lists them"
   },
   {
+    "id": "ob.errors.openapi-statuses",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Endpoints (statuses the document leaves open)",
+    "title": "Only the statuses of the OpenAPI file",
+    "text": "Project decision: each operation answers only with the statuses spec/http/bridge.openapi.yaml lists for it.",
+    "origin": "project"
+  },
+  {
     "id": "ob.robustness.never-500",
     "level": "MUST",
     "doc": 2,
@@ -3444,6 +3453,7 @@ export type RuleId =
   | "ob.errors.authorize-codes"
   | "ob.discovery.fields"
   | "ob.audit.names"
+  | "ob.errors.openapi-statuses"
   | "ob.robustness.never-500"
   | "ra.signed-request"
   | "ra.pairing.commitment"

@@ -13,6 +13,7 @@ import { propertyChecks } from './checks/properties.ts';
 import { idInputChecks } from './checks/id-input.ts';
 import { robustnessChecks } from './checks/robustness.ts';
 import { urlClientChecks } from './checks/url-clients.ts';
+import { bridgeFuzzChecks } from './checks/fuzz.ts';
 
 export type { BridgeTarget } from './driver.ts';
 
@@ -34,6 +35,7 @@ export async function bridgeSuite(target: BridgeTarget): Promise<SuiteLoad> {
     ...urlClientChecks(target),
     ...robustnessChecks(target),
     ...propertyChecks(target),
+    ...bridgeFuzzChecks(target),
   ];
   return { checks, skipped: [], coverageDocs: [2] };
 }

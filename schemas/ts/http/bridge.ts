@@ -890,6 +890,15 @@ export interface operations {
                     "application/json": components["schemas"]["Introspection"];
                 };
             };
+            /** @description invalid_request (RFC 7662 2.3, as RFC 6749 5.2), e.g. no token. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
             /** @description invalid_client. */
             401: {
                 headers: {
@@ -971,6 +980,15 @@ export interface operations {
                     "application/json": components["schemas"]["error.schema"];
                 };
             };
+            /** @description Body larger than the cap (ns.delivery.body-cap), answered before the connection closes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
         };
     };
     resume: {
@@ -991,6 +1009,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description No code, or a malformed one. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
             };
             /** @description Another browser (no or a wrong transaction cookie). */
             403: {
@@ -1144,6 +1171,15 @@ export interface operations {
                     "application/json": components["schemas"]["TransactionView"];
                 };
             };
+            /** @description A malformed transaction id (a bad percent escape). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
             /** @description Another browser. */
             403: {
                 headers: {
@@ -1200,6 +1236,15 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
+            /** @description Form larger than bridge_form_body_max_bytes (ns.delivery.body-cap). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
         };
     };
     retry: {
@@ -1228,6 +1273,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description A malformed transaction id (a bad percent escape). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
             };
             /** @description Another browser. */
             403: {
@@ -1297,12 +1351,30 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description A malformed transaction id or body (JSON nested too deep). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
             /** @description The transaction is not waiting for consent. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Form larger than bridge_form_body_max_bytes (ns.delivery.body-cap). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
             };
         };
     };
