@@ -345,6 +345,8 @@ export async function identifyHandler(ctx: BridgeContext, req: Request, id: stri
   const input = (await readForm(req)).get('id') ?? '';
   if (tx.status !== 'identify' && tx.status !== 'awaiting_signature') return answer(req, ctx, 409, `this sign-in is ${tx.status}`, 'ob.contract.transaction');
   const client = ctx.clients.get(tx.clientId)!;
+  // --break identify-url-500 (the fuzz's own test): the ID made into a URL unguarded, so a typed ID that is no host throws.
+  if (ctx.config.breakage.has('identify-url-500')) new URL(`https://${input}/`);
   const parsed = normalizeIdInput(input, { allowHttp: !ctx.secure });
   const refuse = async (why: string) => (prefersJson(req) ? answer(req, ctx, 400, why, 'ob.transaction.identify') : await signInPage(ctx, tx, client, input, 400, {}, why));
   if (!parsed.ok) return refuse(`this is not a valid ID (${parsed.reason})`);

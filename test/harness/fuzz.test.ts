@@ -1,12 +1,14 @@
-// The authenticated fuzz against the reference relay: it finds nothing there, and against a relay
-// broken to answer 500 on one mutation (a lone surrogate in an unsigned envelope field) it fails
-// with the shrunk request and a replay command.
+// The authenticated fuzz against the reference relay and bridge: it finds nothing there, and
+// against a server broken to answer 500 on one mutation (the relay: a lone surrogate in an
+// unsigned envelope field; the bridge: a typed ID that is no host) it fails with the shrunk
+// request and a replay command.
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultProfile as profile } from '../../protocol/common/profile.ts';
 import { runChecks } from '../../harness/run/runner.ts';
 import { relaySuite } from '../../harness/suites/relay/index.ts';
 import { startRelayReference, type RelayReferenceRun } from '../../harness/suites/relay/launch.ts';
 import { rules } from '../../schemas/ts/rules.ts';
+import { bridge, runCli, suiteArgs } from '../bridge/helpers.ts';
 
 const running: RelayReferenceRun[] = [];
 afterAll(async () => {
@@ -36,5 +38,18 @@ describe('the authenticated fuzz of the relay', () => {
     expect(r.detail).toMatch(/counterexample: .*"lone-surrogate"/);
     expect(r.detail).toMatch(/500, a 5xx the document does not give/);
     expect(r.detail).toMatch(/replay: .*--seed 5 .*--replay /);
+  }, 120_000);
+
+  it('fails with a shrunk request against a bridge whose ID form answers 500 to an ID that is no host', async () => {
+    const b = await bridge(['--break', 'identify-url-500']);
+    try {
+      const run = await runCli([...(await suiteArgs(b)), '--check', 'bridge/profile/fuzz', '--profile']);
+      expect(run.failed).toEqual(['bridge/profile/fuzz']);
+      const r = run.report.results.find((x) => x.id === 'bridge/profile/fuzz')!;
+      expect(r.detail).toMatch(/identify with [a-z-]+: 500, a 5xx the document does not give/);
+      expect(r.detail).toMatch(/counterexample: .*replay: /s);
+    } finally {
+      await b.stop();
+    }
   }, 120_000);
 });
