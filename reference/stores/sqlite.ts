@@ -13,6 +13,22 @@ export type Db = Database.Database;
 /** The data-dir value that keeps everything in memory (tests, one process only). */
 export const IN_MEMORY = ':memory:';
 
+/**
+ * Switches a file to WAL. The switch needs the file to itself and SQLite's busy handler does not
+ * wait for it, so two processes opening a new file at once retry for a while (100 ms apart).
+ */
+function enableWal(db: Db): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if (attempt >= 50 || !/locked|busy/i.test((error as Error).message)) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    }
+  }
+}
+
 /** Opens `<dataDir>/<file>` (default rp.sqlite; the bridge keeps bridge.sqlite). */
 export function openDatabase(dataDir: string, file = 'rp.sqlite'): Db {
   let db: Db;
@@ -21,7 +37,7 @@ export function openDatabase(dataDir: string, file = 'rp.sqlite'): Db {
   } else {
     mkdirSync(dataDir, { recursive: true });
     db = new Database(join(dataDir, file));
-    db.pragma('journal_mode = WAL');
+    enableWal(db);
     // Reads through a shared mapping: no read() per page, and after another process's commit
     // (workers sharing the file) the pages come back from the OS cache instead of being re-read.
     db.pragma('mmap_size = 268435456');

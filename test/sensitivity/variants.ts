@@ -23,6 +23,7 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'bridge', breakage: 'iss', rule: 'ob.authorize.iss' },
   { suite: 'bridge', breakage: 'consent', rule: 'ob.consent.release' },
   { suite: 'bridge', breakage: 'url-client-private', rule: 'ob.clients.url-fetch-private' },
+  { suite: 'bridge', breakage: 'identify-url-500', rule: 'ob.robustness.never-500' },
   { suite: 'rp', breakage: 'resume-without-cookie', rule: 'ns.transaction.resume-refused' },
   { suite: 'rp', breakage: 'no-nonce-no-guard', rule: 'ns.nonce.single-use' },
   { suite: 'rp', breakage: 'no-audience-rule', rule: 'ns.verify.2' },
