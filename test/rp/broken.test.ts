@@ -36,7 +36,7 @@ describe('the rp suite against broken RPs', () => {
     const run = await suiteAgainst('no-nonce-no-guard');
     expect(run.code).toBe(1);
     expect(run.failed).toEqual(['rp/nonce/replay', 'rp/property/transaction-model', 'rp/race/identity-and-session', 'rp/race/replay', 'rp/transaction/one-approval']);
-    expect(run.report.results.find((x) => x.id === 'rp/race/replay')!.detail).toMatch(/[2-9]\d* of 24 concurrent deliveries were accepted, expected exactly 1/);
+    expect(run.report.results.find((x) => x.id === 'rp/race/replay')!.detail).toMatch(/([2-9]|[1-9]\d+) of 24 concurrent deliveries were accepted, expected exactly 1/);
   }, 120_000);
 
   it('an RP that skips the audience rule fails the ns.verify.2 checks', async () => {
