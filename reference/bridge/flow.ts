@@ -17,6 +17,7 @@ import { CSP, html, json, prefersJson, readCappedBody, utf8Text } from '../share
 import { browserLabel, newMatchCode, newNonce, newReferenceCode, newRequestId } from '../signin/index.ts';
 import { allowedRedirect, UrlClientError, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
+import { brokenSessionAuthTime } from './variants/gaps.ts';
 import { authorizationRedirect, pageError, redirect } from './responses.ts';
 import { consentPage, identifyPage, messagePage, qrSvg, waitingPage } from './pages.ts';
 import { launcherOrigin, visitorOffer } from './visitor.ts';
@@ -190,7 +191,7 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
   if (covered) {
     const stored = (await ctx.store.consent(session.identity, client.clientId)) ?? [];
     const claims = claimScopes(ctx, scopes).filter((c) => stored.includes(c));
-    return await issueCode(ctx, tx, 'identify', session, claims);
+    return await issueCode(ctx, tx, 'identify', brokenSessionAuthTime(ctx, session), claims);
   }
   const txCookie = serializeCookie(txCookieName(ctx), binding, { secure: ctx.secure, maxAge: limits.bridge_transaction_max_ttl_seconds });
   const headers: Record<string, string> = { 'set-cookie': txCookie };

@@ -13,6 +13,7 @@ import { propertyChecks } from './checks/properties.ts';
 import { idInputChecks } from './checks/id-input.ts';
 import { robustnessChecks } from './checks/robustness.ts';
 import { urlClientChecks } from './checks/url-clients.ts';
+import { gapChecks } from './checks/gaps.ts';
 
 export type { BridgeTarget } from './driver.ts';
 
@@ -32,6 +33,7 @@ export async function bridgeSuite(target: BridgeTarget): Promise<SuiteLoad> {
     ...tokenChecks(target),
     ...idInputChecks(target),
     ...urlClientChecks(target),
+    ...gapChecks(target),
     ...robustnessChecks(target),
     ...propertyChecks(target),
   ];

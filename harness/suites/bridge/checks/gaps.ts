@@ -1,0 +1,63 @@
+// Behaviours an independent client of document 2 judged and this suite did not: redemption
+// without the redirect_uri the authorization request carried, auth_time of a code issued from the
+// session, and iss on every prompt=none error. Each is proven by a --break variant of the reference.
+import type { Check } from '../../../run/model.ts';
+import { decodeJwt } from 'jose';
+import { newPkce } from '../../../actors/oidc/client.ts';
+import { bridgeCheck } from '../check.ts';
+import { CheckFailure, CheckSkip, said, type BridgeTarget } from '../driver.ts';
+
+export function gapChecks(t: BridgeTarget): Check[] {
+  return [
+    bridgeCheck(t, {
+      id: 'bridge/code/redirect-uri-omitted',
+      title: 'a code from a request that named redirect_uri is not redeemed without it (RFC 6749 §4.1.3)',
+      rules: ['ob.code.binding'],
+      run: async (s, e) => {
+        const r = await s.signIn();
+        if (!r.response.code) throw new CheckFailure(`no code: the bridge answered ${r.response.location}`);
+        const oidc = await s.oidc();
+        const c = s.credentials('basic');
+        const fields = { grant_type: 'authorization_code', code: r.response.code, code_verifier: r.pkce.verifier, redirect_uri: undefined };
+        const omitted = await oidc.postForm(oidc.discovery.token_endpoint, c, s.style('basic'), fields);
+        e.that(omitted.status >= 400 && omitted.status < 500, `the code redeemed without redirect_uri: ${said(omitted)}`);
+      },
+    }),
+    bridgeCheck(t, {
+      id: 'bridge/sso/auth-time',
+      title: "a code issued from the session carries the native proof's auth_time, not the time of the later authorization",
+      rules: ['ob.token.id-token'],
+      context: ['ob.sso.reuse'],
+      run: async (s, e) => {
+        const first = await s.tokens();
+        const proof = decodeJwt(String(first.body.id_token)).auth_time;
+        // auth_time is in seconds: the second authorization starts in a later second.
+        await new Promise((r) => setTimeout(r, 1100));
+        const second = await s.tokens({ user: first.signIn.user });
+        if (second.signIn.signed) throw new CheckSkip('the bridge asked for a new proof instead of issuing from the session (ob.sso.reuse judges that)');
+        const reused = decodeJwt(String(second.body.id_token)).auth_time;
+        e.that(typeof proof === 'number' && reused === proof, `auth_time is ${JSON.stringify(reused)} for the code issued from the session, the proof was at ${JSON.stringify(proof)}`);
+      },
+    }),
+    bridgeCheck(t, {
+      id: 'bridge/sso/prompt-none-iss',
+      title: 'every prompt=none error (login_required and consent_required) carries iss (RFC 9207)',
+      rules: ['ob.authorize.iss'],
+      context: ['ob.authorize.prompt-none'],
+      run: async (s, e) => {
+        const user = await s.newUser();
+        const noSession = await s.openAuthorize(user.browser, { ...s.params('basic', newPkce(), 'st', 'n'), prompt: 'none' });
+        const r1 = s.authorizationResponse(noSession.location, s.credentials('basic').redirect_uri);
+        if (!r1?.error) throw new CheckFailure(`prompt=none without a session gave no error on the redirect URI: ${said(noSession)}`);
+        e.that(r1.iss === t.issuer, `the ${r1.error} error carries iss ${JSON.stringify(r1.iss)}, expected ${t.issuer}: ${r1.location}`);
+        await s.signIn({ user });
+        const other = t.clients.other_sector ? 'other_sector' : 'basic';
+        const scope = other === 'basic' ? `openid ${t.profile.ids.id_scope} profile` : 'openid';
+        const noConsent = await s.openAuthorize(user.browser, { ...s.params(other, newPkce(), 'st', 'n', scope), prompt: 'none' });
+        const r2 = s.authorizationResponse(noConsent.location, s.credentials(other).redirect_uri);
+        if (!r2?.error) throw new CheckFailure(`prompt=none without consent gave no error on the redirect URI: ${said(noConsent)}`);
+        e.that(r2.iss === t.issuer, `the ${r2.error} error carries iss ${JSON.stringify(r2.iss)}, expected ${t.issuer}: ${r2.location}`);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,21 @@
+// Deliberately broken behaviours for the suite's own sensitivity tests (hidden --break flags,
+// only with SVC_REFERENCE_ALLOW_BREAKAGE=1). Each breaks exactly one MUST of document 2; the
+// correct code stays in the request path and calls these only to ask "is this break on?".
+import type { BridgeContext } from '../context.ts';
+
+type Ctx = Pick<BridgeContext, 'config'> & { now(): number };
+
+/** token-redirect-omitted breaks ob.code.binding: a redemption without redirect_uri is let through. */
+export function brokenRedirectOmitted(ctx: Pick<BridgeContext, 'config'>, form: URLSearchParams): boolean {
+  return ctx.config.breakage.has('token-redirect-omitted') && !form.has('redirect_uri');
+}
+
+/** session-auth-time breaks ob.token.id-token: a code issued from the session gets auth_time "now", not the proof's time. */
+export function brokenSessionAuthTime<T extends { authTime: number }>(ctx: Ctx, session: T): T {
+  return ctx.config.breakage.has('session-auth-time') ? { ...session, authTime: ctx.now() } : session;
+}
+
+/** prompt-none-iss breaks ob.authorize.iss: the prompt=none login_required error leaves iss out. */
+export function brokenPromptNoneIss(ctx: Pick<BridgeContext, 'config'>, params: Record<string, string | undefined>): boolean {
+  return ctx.config.breakage.has('prompt-none-iss') && params.error === 'login_required';
+}
