@@ -17,7 +17,7 @@ import { CSP, html, json, prefersJson, readCappedBody, utf8Text } from '../share
 import { browserLabel, newMatchCode, newNonce, newReferenceCode, newRequestId } from '../signin/index.ts';
 import { allowedRedirect, UrlClientError, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
-import { brokenSessionAuthTime } from './variants/gaps.ts';
+import { brokenResumeReplay, brokenSessionAuthTime, clearedResume, replayingResume } from './variants/gaps.ts';
 import { authorizationRedirect, pageError, redirect } from './responses.ts';
 import { consentPage, identifyPage, messagePage, qrSvg, waitingPage } from './pages.ts';
 import { launcherOrigin, visitorOffer } from './visitor.ts';
@@ -491,7 +491,7 @@ export async function resumeHandler(ctx: BridgeContext, req: Request): Promise<R
   const code = codes[0];
   if (codes.length !== 1 || !wellFormedSecret(code)) return pageError(ctx, 400, 'the resume link has no valid code', 'ob.transaction.resume-binding');
   const tx = await ctx.store.txByResume(hashSecret(code));
-  if (tx?.status !== 'authenticated' || tx.resumeExpiresAt === null || ctx.now() > tx.resumeExpiresAt || tx.identity === null || tx.authTime === null) {
+  if (!(tx?.status === 'authenticated' || brokenResumeReplay(ctx, tx)) || tx.resumeExpiresAt === null || ctx.now() > tx.resumeExpiresAt || tx.identity === null || tx.authTime === null) {
     return pageError(ctx, 410, 'this sign-in link was already used or has expired', 'ob.transaction.resume-binding');
   }
   const cookie = readCookies(req).get(txCookieName(ctx));
@@ -499,7 +499,7 @@ export async function resumeHandler(ctx: BridgeContext, req: Request): Promise<R
     await ctx.store.move(tx.id, 'authenticated', 'failed', { error: 'opened in another browser', resume_hash: null });
     return pageError(ctx, 403, 'this sign-in was started in another browser', 'ob.transaction.resume-binding');
   }
-  if (!(await ctx.store.move(tx.id, 'authenticated', 'resumed', { resume_hash: null }))) return pageError(ctx, 410, 'this sign-in link was already used', 'ob.transaction.resume-binding');
+  if (!replayingResume(ctx, tx) && !(await ctx.store.move(tx.id, 'authenticated', 'resumed', clearedResume(ctx)))) return pageError(ctx, 410, 'this sign-in link was already used', 'ob.transaction.resume-binding');
   const cookieHeader = await newSessionCookie(ctx, {
     identity: tx.identity,
     authTime: tx.authTime,

@@ -2,6 +2,7 @@
 // only with SVC_REFERENCE_ALLOW_BREAKAGE=1). Each breaks exactly one MUST of document 2; the
 // correct code stays in the request path and calls these only to ask "is this break on?".
 import type { BridgeContext } from '../context.ts';
+import type { BridgeTx } from '../store.ts';
 
 type Ctx = Pick<BridgeContext, 'config'> & { now(): number };
 
@@ -19,3 +20,16 @@ export function brokenSessionAuthTime<T extends { authTime: number }>(ctx: Ctx, 
 export function brokenPromptNoneIss(ctx: Pick<BridgeContext, 'config'>, params: Record<string, string | undefined>): boolean {
   return ctx.config.breakage.has('prompt-none-iss') && params.error === 'login_required';
 }
+
+/** resume-reuse breaks ob.transaction.resume-binding: a used resume code still signs the browser in again. */
+export function brokenResumeReplay(ctx: Pick<BridgeContext, 'config'>, tx: BridgeTx | undefined): tx is BridgeTx {
+  return ctx.config.breakage.has('resume-reuse') && tx !== undefined && tx.status !== 'authenticated' && tx.identity !== null;
+}
+
+/** The columns a resume clears: under resume-reuse the code is kept, so it can be replayed. */
+export function clearedResume(ctx: Pick<BridgeContext, 'config'>): Record<string, null> {
+  return ctx.config.breakage.has('resume-reuse') ? {} : { resume_hash: null };
+}
+
+/** Whether this resume is the resume-reuse variant's replay (it skips the single-use move). */
+export const replayingResume = (ctx: Pick<BridgeContext, 'config'>, tx: BridgeTx): boolean => ctx.config.breakage.has('resume-reuse') && tx.status !== 'authenticated';

@@ -59,5 +59,35 @@ export function gapChecks(t: BridgeTarget): Check[] {
         e.that(r2.iss === t.issuer, `the ${r2.error} error carries iss ${JSON.stringify(r2.iss)}, expected ${t.issuer}: ${r2.location}`);
       },
     }),
+    bridgeCheck(t, {
+      id: 'bridge/transaction/resume-reused',
+      title: 'a resume code is single-use: opened again in the same browser, with its cookie, after the sign-in ended, it does not sign in again',
+      rules: ['ob.transaction.resume-binding'],
+      context: ['ob.contract.transaction'],
+      run: async (s, e) => {
+        const user = await s.newUser();
+        const reg = s.credentials('basic').redirect_uri;
+        const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
+        if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+        const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
+        const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+        if (typeof view.request !== 'string') throw new CheckFailure(`no native request was issued: ${JSON.stringify(view).slice(0, 200)}`);
+        const approved = await s.signer.approve(view.request, { key: user.key, sameDevice: true, browser: user.browser });
+        if (!approved.resumeUri || !approved.resumed || approved.resumed.status >= 400) throw new CheckFailure(`the first resume did not continue: ${approved.resumed?.status}`);
+        let end = s.authorizationResponse(approved.resumed.location, reg);
+        if (!end) {
+          const consent = (await s.view(user.browser, txUrl)).view;
+          const offered = ((consent.consent ?? {}) as { claims?: string[] }).claims ?? [];
+          const decided = await s.post(user.browser, `${txUrl}/consent`, { decision: 'approve', claims: offered });
+          end = s.authorizationResponse(typeof decided.view.redirect === 'string' ? decided.view.redirect : decided.res.location, reg);
+        }
+        if (!end?.code) throw new CheckFailure(`the sign-in did not end with a code: ${end?.location ?? 'no redirect to the client'}`);
+        const again = await user.browser.http.get(approved.resumeUri, { headers: { accept: 'text/html' } });
+        const reached = s.authorizationResponse(again.location, reg);
+        const cookies = again.setCookies.filter((c) => !/^[^=]*=\s*(;|$)/.test(c) && !/max-age=0/i.test(c));
+        e.that(reached === undefined, `the used resume code sent the browser to the client again: ${said(again)}`);
+        e.that(again.status >= 400 || cookies.length === 0, `the used resume code was accepted again (${cookies.length} cookie(s) set): ${said(again)}`);
+      },
+    }),
   ];
 }
