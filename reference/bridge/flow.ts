@@ -17,7 +17,7 @@ import { CSP, html, json, prefersJson, readCappedBody, utf8Text } from '../share
 import { browserLabel, newMatchCode, newNonce, newReferenceCode, newRequestId } from '../signin/index.ts';
 import { allowedRedirect, UrlClientError, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
-import { brokenResumeReplay, brokenSessionAuthTime, clearedResume, replayingResume } from './variants/gaps.ts';
+import { brokenLoopback, brokenResumeReplay, brokenSessionAuthTime, clearedResume, replayingResume } from './variants/gaps.ts';
 import { authorizationRedirect, pageError, redirect } from './responses.ts';
 import { consentPage, identifyPage, messagePage, qrSvg, waitingPage } from './pages.ts';
 import { launcherOrigin, visitorOffer } from './visitor.ts';
@@ -130,7 +130,7 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
   const asked = one('redirect_uri');
   if (asked === undefined) return pageError(ctx, 400, 'redirect_uri is missing', 'ob.authorize.bad-client-no-redirect');
   // --break redirect-prefix (suite tests): a registered URI's prefix matches too.
-  const matched = allowedRedirect(client, asked) || (ctx.config.breakage.has('redirect-prefix') && client.redirectUris.some((r) => asked.startsWith(r)));
+  const matched = allowedRedirect(client, asked) || (ctx.config.breakage.has('redirect-prefix') && client.redirectUris.some((r) => asked.startsWith(r))) || brokenLoopback(ctx, client, asked);
   const redirectUri = matched ? asked : undefined;
   if (redirectUri === undefined) return pageError(ctx, 400, 'redirect_uri is not registered for this client', 'ob.authorize.bad-client-no-redirect');
 

@@ -13,7 +13,7 @@ import { said } from '../../run/answers.ts';
 
 export { CheckFailure, CheckSkip, said };
 
-export type ClientRole = 'basic' | 'post' | 'jwt' | 'public' | 'first_party' | 'other_sector' | 'same_sector';
+export type ClientRole = 'basic' | 'post' | 'jwt' | 'public' | 'first_party' | 'other_sector' | 'same_sector' | 'loopback_confidential';
 
 export interface BridgeTarget {
   profile: Profile;

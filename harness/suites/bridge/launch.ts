@@ -57,9 +57,10 @@ export async function harnessClients(): Promise<{ clients: BridgeTarget['clients
     ['first_party', 'first.bridge-test.example', { first_party: true }],
     ['other_sector', 'other.bridge-test.example', {}],
     ['same_sector', 'app2.bridge-test.example', { sector_host: 'app.bridge-test.example' }],
+    ['loopback_confidential', '127.0.0.1', {}],
   ] as const) {
     const s = secret();
-    add(role, `https://${host}/cb`, { token_endpoint_auth_method: 'client_secret_basic', client_secret_sha256: sha256(s), ...extra }, { client_secret: s });
+    add(role, `${host === '127.0.0.1' ? 'http' : 'https'}://${host}/cb`, { token_endpoint_auth_method: 'client_secret_basic', client_secret_sha256: sha256(s), ...extra }, { client_secret: s });
   }
   const post = secret();
   add('post', 'https://post.bridge-test.example/cb', { token_endpoint_auth_method: 'client_secret_post', client_secret_sha256: sha256(post) }, { client_secret: post });

@@ -3,6 +3,8 @@
 // correct code stays in the request path and calls these only to ask "is this break on?".
 import type { BridgeContext } from '../context.ts';
 import type { BridgeTx } from '../store.ts';
+import type { Client } from '../clients.ts';
+import { matchRedirect } from '../../../protocol/bridge/redirect.ts';
 
 type Ctx = Pick<BridgeContext, 'config'> & { now(): number };
 
@@ -33,3 +35,8 @@ export function clearedResume(ctx: Pick<BridgeContext, 'config'>): Record<string
 
 /** Whether this resume is the resume-reuse variant's replay (it skips the single-use move). */
 export const replayingResume = (ctx: Pick<BridgeContext, 'config'>, tx: BridgeTx): boolean => ctx.config.breakage.has('resume-reuse') && tx.status !== 'authenticated';
+
+/** loopback-confidential breaks ob.authorize.loopback: any-port loopback matching extended to confidential clients. */
+export function brokenLoopback(ctx: Pick<BridgeContext, 'config'>, client: Client, asked: string): boolean {
+  return ctx.config.breakage.has('loopback-confidential') && matchRedirect(asked, client.redirectUris, true) !== undefined;
+}

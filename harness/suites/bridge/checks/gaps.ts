@@ -89,5 +89,19 @@ export function gapChecks(t: BridgeTarget): Check[] {
         e.that(again.status >= 400 || cookies.length === 0, `the used resume code was accepted again (${cookies.length} cookie(s) set): ${said(again)}`);
       },
     }),
+    bridgeCheck(t, {
+      id: 'bridge/authorize/loopback-confidential',
+      title: "the loopback any-port exception is for public clients only: a confidential client's loopback redirect on another port is an error page",
+      rules: ['ob.authorize.loopback', 'ob.authorize.redirect-exact'],
+      run: async (s, e) => {
+        const reg = s.credentials('loopback_confidential').redirect_uri;
+        const m = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::\d+)?(\/.*)?$/.exec(reg);
+        if (!m) throw new CheckFailure(`the loopback_confidential client's redirect ${reg} is not a loopback redirect (bridge.clients.loopback_confidential)`);
+        const other = `http://${m[1]}:${40000 + Math.floor(Math.random() * 20000)}${m[2] ?? ''}`;
+        const user = await s.newUser();
+        const res = await s.openAuthorize(user.browser, s.params('loopback_confidential', newPkce(), 'st', 'n', 'openid', other));
+        e.that(res.location === undefined && res.status >= 400 && res.status < 500, `redirect_uri ${other} was accepted for a confidential client: ${said(res)}`);
+      },
+    }),
   ];
 }
