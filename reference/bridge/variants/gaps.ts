@@ -5,6 +5,7 @@ import type { BridgeContext } from '../context.ts';
 import type { BridgeTx } from '../store.ts';
 import type { Client } from '../clients.ts';
 import { matchRedirect } from '../../../protocol/bridge/redirect.ts';
+import { parseDelivery, type DeliveryBody } from '../../signin/delivery.ts';
 
 type Ctx = Pick<BridgeContext, 'config'> & { now(): number };
 
@@ -39,4 +40,10 @@ export const replayingResume = (ctx: Pick<BridgeContext, 'config'>, tx: BridgeTx
 /** loopback-confidential breaks ob.authorize.loopback: any-port loopback matching extended to confidential clients. */
 export function brokenLoopback(ctx: Pick<BridgeContext, 'config'>, client: Client, asked: string): boolean {
   return ctx.config.breakage.has('loopback-confidential') && matchRedirect(asked, client.redirectUris, true) !== undefined;
+}
+
+/** approval-in-url breaks ob.transaction.no-response-in-url: an approval in the callback's `response` query parameter is verified. */
+export function brokenApprovalInUrl(ctx: Pick<BridgeContext, 'config'>, search: string): DeliveryBody | undefined {
+  const inUrl = new URLSearchParams(search).get('response');
+  return ctx.config.breakage.has('approval-in-url') && inUrl !== null ? parseDelivery(new TextEncoder().encode(inUrl)) : undefined;
 }

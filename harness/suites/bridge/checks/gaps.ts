@@ -103,5 +103,28 @@ export function gapChecks(t: BridgeTarget): Check[] {
         e.that(res.location === undefined && res.status >= 400 && res.status < 500, `redirect_uri ${other} was accepted for a confidential client: ${said(res)}`);
       },
     }),
+    bridgeCheck(t, {
+      id: 'bridge/transaction/valid-approval-in-url',
+      title: "a valid approval placed in the callback's query string is refused and does not authenticate the transaction",
+      rules: ['ob.transaction.no-response-in-url'],
+      context: ['ob.contract.transaction'],
+      run: async (s, e) => {
+        const user = await s.newUser();
+        const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
+        if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+        const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
+        const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+        if (typeof view.request !== 'string') throw new CheckFailure(`no native request was issued: ${JSON.stringify(view).slice(0, 200)}`);
+        const { request } = await s.signer.loadRequest(view.request);
+        if (typeof request.response_uri !== 'string') throw new CheckFailure('the native request names no response_uri');
+        const { encoded } = s.signer.sign(request, user.key);
+        const u = new URL(request.response_uri);
+        u.searchParams.set('response', encoded);
+        const answer = await s.http.post(u.href, '', { headers: { 'content-type': 'text/plain', accept: 'application/json' }, noCookies: true });
+        e.that(answer.status >= 400 && answer.status < 500, `the approval in the URL was answered ${said(answer)}`);
+        const after = (await s.view(user.browser, txUrl)).view;
+        e.that(after.state === 'awaiting_signature' || after.state === 'failed', `after the approval in the URL the transaction is ${JSON.stringify(after.state)}`);
+      },
+    }),
   ];
 }
