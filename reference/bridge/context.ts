@@ -15,7 +15,7 @@ import type { ProfileReader } from './profiles.ts';
  * Deliberate breakage for the suite's own tests (test/bridge/broken.test.ts): refused unless
  * SVC_REFERENCE_ALLOW_BREAKAGE=1. Each one disables exactly one rule.
  */
-export const BREAKAGES = ['pkce', 'redirect-prefix', 'code-reuse', 'iss', 'consent', 'url-client-private', 'token-redirect-omitted', 'session-auth-time', 'prompt-none-iss', 'resume-reuse', 'loopback-confidential', 'approval-in-url'] as const;
+export const BREAKAGES = ['pkce', 'redirect-prefix', 'code-reuse', 'iss', 'consent', 'url-client-private', 'token-redirect-omitted', 'session-auth-time', 'prompt-none-iss', 'resume-reuse', 'loopback-confidential', 'approval-in-url', 'code-expiry'] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 
 export interface BridgeConfig {
@@ -39,6 +39,8 @@ export interface BridgeConfig {
   /** Bearer token of the test-only operator route POST /operator/keys/rotate (off when unset). */
   operatorToken?: string;
   resumeTtlSeconds: number;
+  /** Authorization code lifetime (default the document's 60 s; shorter only for tests). */
+  codeTtlSeconds?: number;
   resolver?: { dnsServer?: string; caFile?: string; timeoutMs?: number };
   /** Requests per client IP per minute on /t/{id}/identify and /authorize (ob.errors.rate-limited). */
   rateLimits: { identifyPerMinute: number; authorizePerMinute: number };

@@ -98,7 +98,7 @@ async function issueCode(
       keyFingerprint: who.keyFingerprint,
       // Read now, when the claims are released (document 2: "read at consent time").
       profile: claims.includes('profile') ? await ctx.profiles.read(who.identity) : null,
-      expiresAt: ctx.now() + limits.authorization_code_ttl_seconds * 1000,
+      expiresAt: ctx.now() + (ctx.config.codeTtlSeconds ?? limits.authorization_code_ttl_seconds) * 1000,
     },
     location,
   );

@@ -10,7 +10,7 @@ import { json, jsonReply, mediaType, readCappedBody, readNodeBody, toResponse, u
 import { authenticateClient, ClientAuthError, presentedAuth, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
 import { OAuthError } from './responses.ts';
-import { brokenRedirectOmitted } from './variants/gaps.ts';
+import { brokenCodeExpiry, brokenRedirectOmitted } from './variants/gaps.ts';
 import type { ProfileClaims } from './store.ts';
 
 const FORM_MAX = 16384;
@@ -102,7 +102,7 @@ async function tokenReply(ctx: BridgeContext, headers: Headers, contentType: str
     const codeHash = hashSecret(code);
     const record = await ctx.store.code(codeHash);
     const invalid = (why: string, rule: 'ob.code.format' | 'ob.code.binding' | 'ob.code.wrong-verifier' | 'ob.code.replay-revokes') => new OAuthError(400, 'invalid_grant', why, rule);
-    if (!record || ctx.now() > record.expiresAt) throw invalid('the code is unknown or expired', 'ob.code.format');
+    if (!record || (ctx.now() > record.expiresAt && !brokenCodeExpiry(ctx))) throw invalid('the code is unknown or expired', 'ob.code.format');
     if (record.clientId !== c.clientId) throw invalid('the code was issued to another client', 'ob.code.binding');
     if (form.get('redirect_uri') !== record.redirectUri && !brokenRedirectOmitted(ctx, form)) throw invalid('redirect_uri differs from the authorization request', 'ob.code.binding');
     const pkceOff = ctx.config.breakage.has('pkce') && record.challenge === '';

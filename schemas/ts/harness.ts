@@ -56,6 +56,14 @@ export interface components {
             /** @description Operator hook (ob.contract.rotate): POST here (with `rotate_token` as bearer) rotates the signing key. Without it the rotation check is skipped. */
             rotate_url?: string;
             rotate_token?: string;
+            /** @description What the bridge declares about its limits, so checks can wait them out. */
+            declared?: {
+                /**
+                 * @description How long its authorization codes live (document 2: 60 s; a test deployment may declare less); a check redeems a code just past it.
+                 * @default 60
+                 */
+                code_lifetime_s: number;
+            };
             /**
              * @description The bridge's OAUTH_URL_CLIENTS mode (ob.contract.url-clients). The URL client checks run when it is `indieauth` or `on` and the bridge fetches client documents through the test authority's DNS and CA, treating the authority's address as public; absent or `off`, they are skipped.
              * @enum {unknown}

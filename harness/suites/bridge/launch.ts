@@ -24,6 +24,8 @@ export interface BridgeReferenceOptions {
   database?: string;
   /** Bridge processes sharing the database (default 1); the rotation hook goes to the last one. */
   processes?: number;
+  /** A shorter authorization code lifetime, passed as --code-ttl and declared to the suite (suite runs). */
+  codeTtlS?: number;
 }
 
 export interface BridgeReferenceRun {
@@ -39,6 +41,9 @@ export interface BridgeReferenceRun {
   args: string[];
   stop(): Promise<void>;
 }
+
+/** The reference's authorization code lifetime in suite runs, declared to the suite so the expiry check waits seconds, not a minute. */
+export const REFERENCE_CODE_TTL_S = 5;
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('base64url');
 
@@ -89,6 +94,7 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
     await writeFile(clientsFile, JSON.stringify(file, null, 2));
     const token = randomBytes(24).toString('base64url');
     const args = [
+      ...(options.codeTtlS !== undefined ? ['--code-ttl', String(options.codeTtlS)] : []),
       '--port',
       '0',
       '--data-dir',
@@ -130,6 +136,7 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       rotate: { url: `${last.url}/operator/keys/rotate`, token },
       urlClients: 'on',
       requestTimeoutMs: 20_000,
+      ...(options.codeTtlS !== undefined ? { declared: { codeLifetimeS: options.codeTtlS } } : {}),
     };
     return { target, authority, bridge, processes: [...children], dataDir: join(dir, 'data'), clientsFile, args, stop };
   } catch (error) {

@@ -47,3 +47,6 @@ export function brokenApprovalInUrl(ctx: Pick<BridgeContext, 'config'>, search: 
   const inUrl = new URLSearchParams(search).get('response');
   return ctx.config.breakage.has('approval-in-url') && inUrl !== null ? parseDelivery(new TextEncoder().encode(inUrl)) : undefined;
 }
+
+/** code-expiry breaks ob.code.format: an authorization code still redeems after its lifetime. */
+export const brokenCodeExpiry = (ctx: Pick<BridgeContext, 'config'>): boolean => ctx.config.breakage.has('code-expiry');

@@ -4,10 +4,12 @@
 import type { Check } from '../../../run/model.ts';
 import { decodeJwt } from 'jose';
 import { newPkce } from '../../../actors/oidc/client.ts';
+import { limits } from '../../../../schemas/ts/limits.ts';
 import { bridgeCheck } from '../check.ts';
 import { CheckFailure, CheckSkip, said, type BridgeTarget } from '../driver.ts';
 
 export function gapChecks(t: BridgeTarget): Check[] {
+  const lifetimeS = t.declared?.codeLifetimeS ?? limits.authorization_code_ttl_seconds;
   return [
     bridgeCheck(t, {
       id: 'bridge/code/redirect-uri-omitted',
@@ -124,6 +126,20 @@ export function gapChecks(t: BridgeTarget): Check[] {
         e.that(answer.status >= 400 && answer.status < 500, `the approval in the URL was answered ${said(answer)}`);
         const after = (await s.view(user.browser, txUrl)).view;
         e.that(after.state === 'awaiting_signature' || after.state === 'failed', `after the approval in the URL the transaction is ${JSON.stringify(after.state)}`);
+      },
+    }),
+    bridgeCheck(t, {
+      id: 'bridge/code/expired',
+      title: 'an authorization code past its lifetime (60 s, or the shorter one the target declares) is refused',
+      rules: ['ob.code.format'],
+      timeoutMs: lifetimeS * 1000 + 60_000,
+      run: async (s, e) => {
+        const r = await s.signIn();
+        if (!r.response.code) throw new CheckFailure(`no code: the bridge answered ${r.response.location}`);
+        // The code was issued before the redirect arrived: one second past the lifetime from now is past it.
+        await new Promise((done) => setTimeout(done, lifetimeS * 1000 + 1000));
+        const late = await (await s.oidc()).token(s.credentials('basic'), s.style('basic'), r.response.code, r.pkce.verifier);
+        e.that(late.status >= 400 && late.status < 500, `the code redeemed ${lifetimeS + 1} s after it was issued (declared lifetime ${lifetimeS} s): ${said(late)}`);
       },
     }),
   ];
