@@ -15,7 +15,21 @@ import type { ProfileReader } from './profiles.ts';
  * Deliberate breakage for the suite's own tests (test/bridge/broken.test.ts): refused unless
  * SVC_REFERENCE_ALLOW_BREAKAGE=1. Each one disables exactly one rule.
  */
-export const BREAKAGES = ['pkce', 'redirect-prefix', 'code-reuse', 'iss', 'consent', 'url-client-private', 'token-redirect-omitted', 'session-auth-time', 'prompt-none-iss', 'resume-reuse', 'loopback-confidential', 'approval-in-url', 'code-expiry'] as const;
+export const BREAKAGES = [
+  'pkce',
+  'redirect-prefix',
+  'code-reuse',
+  'iss',
+  'consent',
+  'url-client-private',
+  'token-redirect-omitted',
+  'session-auth-time',
+  'prompt-none-iss',
+  'resume-reuse',
+  'loopback-confidential',
+  'approval-in-url',
+  'code-expiry',
+] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 
 export interface BridgeConfig {

@@ -499,7 +499,8 @@ export async function resumeHandler(ctx: BridgeContext, req: Request): Promise<R
     await ctx.store.move(tx.id, 'authenticated', 'failed', { error: 'opened in another browser', resume_hash: null });
     return pageError(ctx, 403, 'this sign-in was started in another browser', 'ob.transaction.resume-binding');
   }
-  if (!replayingResume(ctx, tx) && !(await ctx.store.move(tx.id, 'authenticated', 'resumed', clearedResume(ctx)))) return pageError(ctx, 410, 'this sign-in link was already used', 'ob.transaction.resume-binding');
+  if (!replayingResume(ctx, tx) && !(await ctx.store.move(tx.id, 'authenticated', 'resumed', clearedResume(ctx))))
+    return pageError(ctx, 410, 'this sign-in link was already used', 'ob.transaction.resume-binding');
   const cookieHeader = await newSessionCookie(ctx, {
     identity: tx.identity,
     authTime: tx.authTime,

@@ -18,8 +18,18 @@ const cases: Array<{ variant: string; rule: string; check: string; detail: RegEx
   { variant: 'session-auth-time', rule: 'ob.token.id-token', check: 'bridge/sso/auth-time', detail: /auth_time is \d+ for the code issued from the session, the proof was at \d+/ },
   { variant: 'prompt-none-iss', rule: 'ob.authorize.iss', check: 'bridge/sso/prompt-none-iss', detail: /the login_required error carries iss undefined/ },
   { variant: 'resume-reuse', rule: 'ob.transaction.resume-binding', check: 'bridge/transaction/resume-reused', detail: /the used resume code was accepted again \(1 cookie\(s\) set\): 303/ },
-  { variant: 'loopback-confidential', rule: 'ob.authorize.loopback', check: 'bridge/authorize/loopback-confidential', detail: /redirect_uri http:\/\/127\.0\.0\.1:\d+\/cb was accepted for a confidential client: 303/ },
-  { variant: 'approval-in-url', rule: 'ob.transaction.no-response-in-url', check: 'bridge/transaction/valid-approval-in-url', detail: /the approval in the URL was answered 200[\s\S]*the transaction is "authenticated"/ },
+  {
+    variant: 'loopback-confidential',
+    rule: 'ob.authorize.loopback',
+    check: 'bridge/authorize/loopback-confidential',
+    detail: /redirect_uri http:\/\/127\.0\.0\.1:\d+\/cb was accepted for a confidential client: 303/,
+  },
+  {
+    variant: 'approval-in-url',
+    rule: 'ob.transaction.no-response-in-url',
+    check: 'bridge/transaction/valid-approval-in-url',
+    detail: /the approval in the URL was answered 200[\s\S]*the transaction is "authenticated"/,
+  },
   { variant: 'code-expiry', rule: 'ob.code.format', check: 'bridge/code/expired', detail: /the code redeemed 6 s after it was issued \(declared lifetime 5 s\): 200/ },
 ];
 

@@ -80,7 +80,13 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
     const f = flags as BridgeFlags;
     const { startBridgeReference, REFERENCE_CODE_TTL_S } = await import('./launch.ts');
     if (f.bridgeDatabase !== undefined && !/^postgres(ql)?:\/\/\S+$/.test(f.bridgeDatabase)) throw new ConfigError(`--bridge-database ${f.bridgeDatabase}: expected postgres://USER:PASS@HOST:PORT/DB`);
-    const run = await startBridgeReference({ profile, codeTtlS: REFERENCE_CODE_TTL_S, processes: f.bridgeProcesses ?? 2, ...(f.bridgeDatabase ? { database: f.bridgeDatabase } : {}), ...(log ? { log } : {}) });
+    const run = await startBridgeReference({
+      profile,
+      codeTtlS: REFERENCE_CODE_TTL_S,
+      processes: f.bridgeProcesses ?? 2,
+      ...(f.bridgeDatabase ? { database: f.bridgeDatabase } : {}),
+      ...(log ? { log } : {}),
+    });
     const target: BridgeTarget = { ...run.target, ...(f.requestTimeout !== undefined ? { requestTimeoutMs: f.requestTimeout * 1000 } : {}) };
     return {
       suite: 'bridge',
