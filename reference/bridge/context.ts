@@ -29,6 +29,7 @@ export const BREAKAGES = [
   'loopback-confidential',
   'approval-in-url',
   'code-expiry',
+  'tx-expiry',
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 
@@ -55,6 +56,8 @@ export interface BridgeConfig {
   resumeTtlSeconds: number;
   /** Authorization code lifetime (default the document's 60 s; shorter only for tests). */
   codeTtlSeconds?: number;
+  /** Transaction lifetime (default the document's 10 minutes; shorter only for tests). */
+  txTtlSeconds?: number;
   resolver?: { dnsServer?: string; caFile?: string; timeoutMs?: number };
   /** Requests per client IP per minute on /t/{id}/identify and /authorize (ob.errors.rate-limited). */
   rateLimits: { identifyPerMinute: number; authorizePerMinute: number };

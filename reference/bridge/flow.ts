@@ -17,7 +17,7 @@ import { CSP, html, json, prefersJson, readCappedBody, utf8Text } from '../share
 import { browserLabel, newMatchCode, newNonce, newReferenceCode, newRequestId } from '../signin/index.ts';
 import { allowedRedirect, UrlClientError, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
-import { brokenLoopback, brokenResumeReplay, brokenSessionAuthTime, clearedResume, replayingResume } from './variants/gaps.ts';
+import { transactionTtlSeconds, brokenLoopback, brokenResumeReplay, brokenSessionAuthTime, clearedResume, replayingResume } from './variants/gaps.ts';
 import { authorizationRedirect, pageError, redirect } from './responses.ts';
 import { consentPage, identifyPage, messagePage, qrSvg, waitingPage } from './pages.ts';
 import { launcherOrigin, visitorOffer } from './visitor.ts';
@@ -166,6 +166,7 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
   const binding = wellFormedSecret(held) ? held : newSecret();
   await ctx.store.createTx({
     id: txId,
+    ttlSeconds: transactionTtlSeconds(ctx),
     clientId: client.clientId,
     redirectUri,
     state,

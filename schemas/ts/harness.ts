@@ -63,6 +63,11 @@ export interface components {
                  * @default 60
                  */
                 code_lifetime_s: number;
+                /**
+                 * @description How long its sign-in transactions live (document 2: 10 minutes; a test deployment may declare less); a check enters an ID just past it.
+                 * @default 600
+                 */
+                transaction_lifetime_s: number;
             };
             /**
              * @description The bridge's OAUTH_URL_CLIENTS mode (ob.contract.url-clients). The URL client checks run when it is `indieauth` or `on` and the bridge fetches client documents through the test authority's DNS and CA, treating the authority's address as public; absent or `off`, they are skipped.

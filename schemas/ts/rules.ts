@@ -1678,8 +1678,7 @@ export const rules: readonly Rule[] = [
     "doc": 2,
     "section": "Transaction; States and transitions",
     "title": "Transactions expire",
-    "text": "A transaction lives at most 10 minutes; after that it is `expired` and cannot continue.",
-    "unobservable": "observing it needs waiting out the 10-minute life"
+    "text": "A transaction lives at most 10 minutes; after that it is `expired` and cannot continue."
   },
   {
     "id": "ob.transaction.retry",

@@ -30,7 +30,8 @@ const cases: Array<{ variant: string; rule: string; check: string; detail: RegEx
     check: 'bridge/transaction/valid-approval-in-url',
     detail: /the approval in the URL was answered 200[\s\S]*the transaction is "authenticated"/,
   },
-  { variant: 'code-expiry', rule: 'ob.code.format', check: 'bridge/code/expired', detail: /the code redeemed 6 s after it was issued \(declared lifetime 5 s\): 200/ },
+  { variant: 'code-expiry', rule: 'ob.code.format', check: 'bridge/lifetimes/expired', detail: /the code redeemed 1\d s after it was issued \(declared lifetime 5 s\): 200/ },
+  { variant: 'tx-expiry', rule: 'ob.transaction.expiry', check: 'bridge/lifetimes/expired', detail: /the transaction went on past its declared lifetime of 10 s: 200/ },
 ];
 
 describe('broken bridges the suite missed before: each fails only the check citing its rule', () => {

@@ -28,7 +28,7 @@ export interface BridgeTarget {
   urlClients?: 'indieauth' | 'on' | 'off';
   requestTimeoutMs: number;
   /** Limits the target declares (bridge.declared): the checks wait them out. */
-  declared?: { codeLifetimeS?: number };
+  declared?: { codeLifetimeS?: number; transactionLifetimeS?: number };
 }
 
 /** Where an authorization ended: the client's redirect URI with its parameters. */

@@ -26,6 +26,8 @@ export interface BridgeReferenceOptions {
   processes?: number;
   /** A shorter authorization code lifetime, passed as --code-ttl and declared to the suite (suite runs). */
   codeTtlS?: number;
+  /** A shorter transaction lifetime, passed as --tx-ttl and declared to the suite (suite runs). */
+  txTtlS?: number;
 }
 
 export interface BridgeReferenceRun {
@@ -44,6 +46,8 @@ export interface BridgeReferenceRun {
 
 /** The reference's authorization code lifetime in suite runs, declared to the suite so the expiry check waits seconds, not a minute. */
 export const REFERENCE_CODE_TTL_S = 5;
+/** The reference's transaction lifetime in suite runs: long enough for every sign-in flow of the suite. */
+export const REFERENCE_TX_TTL_S = 10;
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('base64url');
 
@@ -95,6 +99,7 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
     const token = randomBytes(24).toString('base64url');
     const args = [
       ...(options.codeTtlS !== undefined ? ['--code-ttl', String(options.codeTtlS)] : []),
+      ...(options.txTtlS !== undefined ? ['--tx-ttl', String(options.txTtlS)] : []),
       '--port',
       '0',
       '--data-dir',
@@ -136,7 +141,7 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       rotate: { url: `${last.url}/operator/keys/rotate`, token },
       urlClients: 'on',
       requestTimeoutMs: 20_000,
-      ...(options.codeTtlS !== undefined ? { declared: { codeLifetimeS: options.codeTtlS } } : {}),
+      declared: { ...(options.codeTtlS !== undefined ? { codeLifetimeS: options.codeTtlS } : {}), ...(options.txTtlS !== undefined ? { transactionLifetimeS: options.txTtlS } : {}) },
     };
     return { target, authority, bridge, processes: [...children], dataDir: join(dir, 'data'), clientsFile, args, stop };
   } catch (error) {

@@ -15,6 +15,7 @@ interface BridgeFlags {
   bridgeRotateToken?: string;
   bridgeUrlClients?: 'indieauth' | 'on' | 'off';
   bridgeCodeLifetime?: number;
+  bridgeTransactionLifetime?: number;
   bridgeDatabase?: string;
   bridgeProcesses?: number;
   requestTimeout?: number;
@@ -43,6 +44,10 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
         if (!/^[1-9]\d*$/.test(v) || Number(v) > 60) throw new InvalidArgumentError('must be whole seconds from 1 to 60');
         return Number(v);
       })
+      .option('--bridge-transaction-lifetime <s>', 'bridge: the transaction lifetime it declares (bridge.declared.transaction_lifetime_s; default 600)', (v: string) => {
+        if (!/^[1-9]\d*$/.test(v) || Number(v) > 600) throw new InvalidArgumentError('must be whole seconds from 1 to 600');
+        return Number(v);
+      })
       .option('--bridge-database <url>', 'bridge with --reference: postgres://USER:PASS@HOST:PORT/DB instead of SQLite')
       .option('--bridge-processes <n>', 'bridge with --reference: bridge processes sharing the database (default 2)', (v: string) => {
         if (!/^[1-9]\d*$/.test(v)) throw new InvalidArgumentError('must be a positive integer');
@@ -63,7 +68,10 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
       requestTimeoutMs: (f.requestTimeout ?? role.request_timeout_s ?? DEFAULT_REQUEST_TIMEOUT_S) * 1000,
       ...(role.rotate_url ? { rotate: { url: role.rotate_url, ...(role.rotate_token ? { token: role.rotate_token } : {}) } } : {}),
       ...(role.url_clients ? { urlClients: role.url_clients } : {}),
-      ...(role.declared?.code_lifetime_s !== undefined ? { declared: { codeLifetimeS: role.declared.code_lifetime_s } } : {}),
+      declared: {
+        ...(role.declared?.code_lifetime_s !== undefined ? { codeLifetimeS: role.declared.code_lifetime_s } : {}),
+        ...(role.declared?.transaction_lifetime_s !== undefined ? { transactionLifetimeS: role.declared.transaction_lifetime_s } : {}),
+      },
     };
     return {
       suite: 'bridge',
@@ -78,11 +86,11 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
 
   async reference({ flags, profile, log }: ReferenceInput): Promise<PreparedSuite> {
     const f = flags as BridgeFlags;
-    const { startBridgeReference, REFERENCE_CODE_TTL_S } = await import('./launch.ts');
+    const { startBridgeReference, REFERENCE_CODE_TTL_S, REFERENCE_TX_TTL_S } = await import('./launch.ts');
     if (f.bridgeDatabase !== undefined && !/^postgres(ql)?:\/\/\S+$/.test(f.bridgeDatabase)) throw new ConfigError(`--bridge-database ${f.bridgeDatabase}: expected postgres://USER:PASS@HOST:PORT/DB`);
     const run = await startBridgeReference({
       profile,
-      codeTtlS: REFERENCE_CODE_TTL_S,
+      codeTtlS: REFERENCE_CODE_TTL_S, txTtlS: REFERENCE_TX_TTL_S,
       processes: f.bridgeProcesses ?? 2,
       ...(f.bridgeDatabase ? { database: f.bridgeDatabase } : {}),
       ...(log ? { log } : {}),
@@ -131,6 +139,10 @@ async function roleOf(f: BridgeFlags, fromFile: BridgeRole | undefined): Promise
   if (f.bridgeRotateUrl !== undefined) role.rotate_url = f.bridgeRotateUrl;
   if (f.bridgeRotateToken !== undefined) role.rotate_token = f.bridgeRotateToken;
   if (f.bridgeUrlClients !== undefined) role.url_clients = f.bridgeUrlClients;
-  if (f.bridgeCodeLifetime !== undefined) role.declared = { ...role.declared, code_lifetime_s: f.bridgeCodeLifetime };
+  // Flags win over the file; what neither declares keeps the document's value (read where used).
+  const declared: Partial<NonNullable<BridgeRole['declared']>> = { ...role.declared };
+  if (f.bridgeCodeLifetime !== undefined) declared.code_lifetime_s = f.bridgeCodeLifetime;
+  if (f.bridgeTransactionLifetime !== undefined) declared.transaction_lifetime_s = f.bridgeTransactionLifetime;
+  role.declared = declared as BridgeRole['declared'];
   return role;
 }

@@ -50,3 +50,8 @@ export function brokenApprovalInUrl(ctx: Pick<BridgeContext, 'config'>, search: 
 
 /** code-expiry breaks ob.code.format: an authorization code still redeems after its lifetime. */
 export const brokenCodeExpiry = (ctx: Pick<BridgeContext, 'config'>): boolean => ctx.config.breakage.has('code-expiry');
+
+/** The configured transaction life; tx-expiry breaks ob.transaction.expiry by giving transactions a day. */
+export function transactionTtlSeconds(ctx: Pick<BridgeContext, 'config'>): number | undefined {
+  return ctx.config.breakage.has('tx-expiry') ? 86_400 : ctx.config.txTtlSeconds;
+}

@@ -9,7 +9,8 @@ import { bridgeCheck } from '../check.ts';
 import { CheckFailure, CheckSkip, said, type BridgeTarget } from '../driver.ts';
 
 export function gapChecks(t: BridgeTarget): Check[] {
-  const lifetimeS = t.declared?.codeLifetimeS ?? limits.authorization_code_ttl_seconds;
+  const codeS = t.declared?.codeLifetimeS ?? limits.authorization_code_ttl_seconds;
+  const txS = t.declared?.transactionLifetimeS ?? limits.bridge_transaction_ttl_seconds;
   return [
     bridgeCheck(t, {
       id: 'bridge/code/redirect-uri-omitted',
@@ -129,17 +130,29 @@ export function gapChecks(t: BridgeTarget): Check[] {
       },
     }),
     bridgeCheck(t, {
-      id: 'bridge/code/expired',
-      title: 'an authorization code past its lifetime (60 s, or the shorter one the target declares) is refused',
-      rules: ['ob.code.format'],
-      timeoutMs: lifetimeS * 1000 + 60_000,
+      id: 'bridge/lifetimes/expired',
+      title: 'past their lifetimes (60 s and 10 minutes, or the shorter ones the target declares) a code is refused and a transaction cannot continue',
+      rules: ['ob.code.format', 'ob.transaction.expiry'],
+      context: ['ob.contract.transaction'],
+      timeoutMs: Math.max(codeS, txS) * 1000 + 60_000,
       run: async (s, e) => {
+        // One wait for both clocks: the transaction opened first, then a code issued.
+        const user = await s.newUser();
+        const opened = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
+        if (!opened.location) throw new CheckFailure(`/authorize: ${said(opened)}`);
+        const txUrl = new URL(opened.location, t.issuer).href.split('?')[0]!;
         const r = await s.signIn();
         if (!r.response.code) throw new CheckFailure(`no code: the bridge answered ${r.response.location}`);
-        // The code was issued before the redirect arrived: one second past the lifetime from now is past it.
-        await new Promise((done) => setTimeout(done, lifetimeS * 1000 + 1000));
+        const issuedAt = Date.now();
+        await new Promise((done) => setTimeout(done, Math.max(codeS, txS) * 1000 + 1000));
         const late = await (await s.oidc()).token(s.credentials('basic'), s.style('basic'), r.response.code, r.pkce.verifier);
-        e.that(late.status >= 400 && late.status < 500, `the code redeemed ${lifetimeS + 1} s after it was issued (declared lifetime ${lifetimeS} s): ${said(late)}`);
+        const codeAge = Math.round((Date.now() - issuedAt) / 1000);
+        e.that(late.status >= 400 && late.status < 500, `the code redeemed ${codeAge} s after it was issued (declared lifetime ${codeS} s): ${said(late)}`);
+        const identified = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+        e.that(
+          identified.view.state !== 'awaiting_signature' && typeof identified.view.request !== 'string',
+          `the transaction went on past its declared lifetime of ${txS} s: ${said(identified.res)}`,
+        );
       },
     }),
   ];
