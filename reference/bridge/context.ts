@@ -30,6 +30,7 @@ export const BREAKAGES = [
   'approval-in-url',
   'code-expiry',
   'tx-expiry',
+  'creating-ignored',
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 

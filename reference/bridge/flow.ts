@@ -17,7 +17,7 @@ import { CSP, html, json, prefersJson, readCappedBody, utf8Text } from '../share
 import { browserLabel, newMatchCode, newNonce, newReferenceCode, newRequestId } from '../signin/index.ts';
 import { allowedRedirect, UrlClientError, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
-import { transactionTtlSeconds, brokenLoopback, brokenResumeReplay, brokenSessionAuthTime, clearedResume, replayingResume } from './variants/gaps.ts';
+import { transactionTtlSeconds, brokenCreating, brokenLoopback, brokenResumeReplay, brokenSessionAuthTime, clearedResume, replayingResume } from './variants/gaps.ts';
 import { authorizationRedirect, pageError, redirect } from './responses.ts';
 import { consentPage, identifyPage, messagePage, qrSvg, waitingPage } from './pages.ts';
 import { launcherOrigin, visitorOffer } from './visitor.ts';
@@ -396,7 +396,7 @@ export async function creatingHandler(ctx: BridgeContext, req: Request, id: stri
   const bound = await boundTx(ctx, req, id);
   if (bound instanceof Response) return bound;
   const until = Math.min(ctx.now() + limits.bridge_transaction_creating_ttl_seconds * 1000, bound.createdAt + limits.bridge_transaction_max_ttl_seconds * 1000);
-  await ctx.store.extend(bound.id, until);
+  if (!brokenCreating(ctx)) await ctx.store.extend(bound.id, until);
   return new Response(null, { status: 204 });
 }
 

@@ -1621,8 +1621,7 @@ export const rules: readonly Rule[] = [
     "doc": 2,
     "section": "Session and SSO rules 4",
     "title": "POST /t/{id}/creating extends the transaction",
-    "text": "`POST /t/{id}/creating` extends the transaction to 30 minutes, capped at one hour from its start.",
-    "unobservable": "observing it needs waiting past the 10-minute life of a transaction"
+    "text": "`POST /t/{id}/creating` extends the transaction to 30 minutes, capped at one hour from its start."
   },
   {
     "id": "ob.transaction.create",

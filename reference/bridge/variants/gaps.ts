@@ -55,3 +55,6 @@ export const brokenCodeExpiry = (ctx: Pick<BridgeContext, 'config'>): boolean =>
 export function transactionTtlSeconds(ctx: Pick<BridgeContext, 'config'>): number | undefined {
   return ctx.config.breakage.has('tx-expiry') ? 86_400 : ctx.config.txTtlSeconds;
 }
+
+/** creating-ignored breaks ob.transaction.creating: POST /t/{id}/creating answers 204 and extends nothing. */
+export const brokenCreating = (ctx: Pick<BridgeContext, 'config'>): boolean => ctx.config.breakage.has('creating-ignored');

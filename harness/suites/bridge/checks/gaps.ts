@@ -131,8 +131,8 @@ export function gapChecks(t: BridgeTarget): Check[] {
     }),
     bridgeCheck(t, {
       id: 'bridge/lifetimes/expired',
-      title: 'past their lifetimes (60 s and 10 minutes, or the shorter ones the target declares) a code is refused and a transaction cannot continue',
-      rules: ['ob.code.format', 'ob.transaction.expiry'],
+      title: 'past their lifetimes (60 s and 10 minutes, or the shorter ones the target declares) a code is refused and a transaction cannot continue, unless /t/{id}/creating extended it',
+      rules: ['ob.code.format', 'ob.transaction.expiry', 'ob.transaction.creating'],
       context: ['ob.contract.transaction'],
       timeoutMs: Math.max(codeS, txS) * 1000 + 60_000,
       run: async (s, e) => {
@@ -141,6 +141,13 @@ export function gapChecks(t: BridgeTarget): Check[] {
         const opened = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
         if (!opened.location) throw new CheckFailure(`/authorize: ${said(opened)}`);
         const txUrl = new URL(opened.location, t.issuer).href.split('?')[0]!;
+        // A second transaction the user extends while creating an ID: it outlives the declared life.
+        const creator = await s.newUser();
+        const second = await s.openAuthorize(creator.browser, s.params('basic', newPkce(), 'st', 'n'));
+        if (!second.location) throw new CheckFailure(`/authorize: ${said(second)}`);
+        const extendedUrl = new URL(second.location, t.issuer).href.split('?')[0]!;
+        const creating = await creator.browser.http.post(`${extendedUrl}/creating`, '', { headers: { accept: 'application/json' } });
+        if (creating.status >= 300) throw new CheckFailure(`POST /t/{id}/creating was refused: ${said(creating)}`);
         const r = await s.signIn();
         if (!r.response.code) throw new CheckFailure(`no code: the bridge answered ${r.response.location}`);
         const issuedAt = Date.now();
@@ -153,6 +160,8 @@ export function gapChecks(t: BridgeTarget): Check[] {
           identified.view.state !== 'awaiting_signature' && typeof identified.view.request !== 'string',
           `the transaction went on past its declared lifetime of ${txS} s: ${said(identified.res)}`,
         );
+        const extended = await s.post(creator.browser, `${extendedUrl}/identify`, { id: creator.key.identity });
+        e.that(extended.view.state === 'awaiting_signature', `the transaction extended by /t/{id}/creating ended with the declared lifetime of ${txS} s: ${said(extended.res)}`);
       },
     }),
   ];
