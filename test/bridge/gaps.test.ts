@@ -32,7 +32,12 @@ const cases: Array<{ variant: string; rule: string; check: string; detail: RegEx
   },
   { variant: 'code-expiry', rule: 'ob.code.format', check: 'bridge/lifetimes/expired', detail: /the code redeemed 1\d s after it was issued \(declared lifetime 5 s\): 200/ },
   { variant: 'tx-expiry', rule: 'ob.transaction.expiry', check: 'bridge/lifetimes/expired', detail: /the transaction went on past its declared lifetime of 10 s: 200/ },
-  { variant: 'creating-ignored', rule: 'ob.transaction.creating', check: 'bridge/lifetimes/expired', detail: /the transaction extended by \/t\/\{id\}\/creating ended with the declared lifetime of 10 s: 410/ },
+  {
+    variant: 'creating-ignored',
+    rule: 'ob.transaction.creating',
+    check: 'bridge/lifetimes/expired',
+    detail: /the transaction extended by \/t\/\{id\}\/creating ended with the declared lifetime of 10 s: 410/,
+  },
 ];
 
 describe('broken bridges the suite missed before: each fails only the check citing its rule', () => {

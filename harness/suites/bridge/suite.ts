@@ -90,7 +90,8 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
     if (f.bridgeDatabase !== undefined && !/^postgres(ql)?:\/\/\S+$/.test(f.bridgeDatabase)) throw new ConfigError(`--bridge-database ${f.bridgeDatabase}: expected postgres://USER:PASS@HOST:PORT/DB`);
     const run = await startBridgeReference({
       profile,
-      codeTtlS: REFERENCE_CODE_TTL_S, txTtlS: REFERENCE_TX_TTL_S,
+      codeTtlS: REFERENCE_CODE_TTL_S,
+      txTtlS: REFERENCE_TX_TTL_S,
       processes: f.bridgeProcesses ?? 2,
       ...(f.bridgeDatabase ? { database: f.bridgeDatabase } : {}),
       ...(log ? { log } : {}),
