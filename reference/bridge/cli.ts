@@ -27,6 +27,8 @@ interface BridgeFlags {
   serviceName: string;
   resolverTimeout: number;
   resumeTtl: number;
+  codeTtl: number;
+  txTtl: number;
   name: string;
   clientRegistration: BridgeConfig['clientRegistration'];
   urlClients: BridgeConfig['urlClients'];
@@ -96,6 +98,8 @@ export const bridgeServer: ServerDefinition = {
       .option('--service-name <name>', 'service name every identifier derives from', serviceName, profileFor().name)
       .option('--resolver-timeout <ms>', 'timeout of each DNS or HTTPS lookup', positive, DEFAULT_RESOLVER_TIMEOUT_MS)
       .option('--resume-ttl <seconds>', 'lifetime of a resume code', positive, limits.bridge_resume_code_ttl_seconds)
+      .option('--tx-ttl <seconds>', 'lifetime of a sign-in transaction (shorter for tests, declared to the suite)', positive, limits.bridge_transaction_ttl_seconds)
+      .option('--code-ttl <seconds>', 'lifetime of an authorization code (shorter for tests, declared to the suite)', positive, limits.authorization_code_ttl_seconds)
       .option('--name <name>', 'display name (metadata, pages, the fixed statement)', DEFAULT_BRIDGE_NAME)
       .addOption(new Option('--client-registration <mode>', 'OAUTH_CLIENT_REGISTRATION').choices(['open', 'allowlist', 'closed']).default(env('OAUTH_CLIENT_REGISTRATION') ?? 'open'))
       .option('--registration-allowlist <file>', 'with --client-registration allowlist: the IDs that may register applications, one per line (# comments)')
@@ -181,6 +185,8 @@ async function runBridge(flags: BridgeFlags, io: ReferenceIO): Promise<Started> 
     ...(flags.urlClientTestAddress !== undefined ? { urlClientTestAddresses: flags.urlClientTestAddress } : {}),
     launcherUrl: flags.launcherUrl.replace(/\/+$/, ''),
     resumeTtlSeconds: flags.resumeTtl,
+    codeTtlSeconds: flags.codeTtl,
+    txTtlSeconds: flags.txTtl,
     breakage,
     documentOnly: flags.variant === 'document-only',
     resolver: { timeoutMs: flags.resolverTimeout, ...(flags.dnsServer !== undefined ? { dnsServer: flags.dnsServer } : {}), ...(flags.ca !== undefined ? { caFile: flags.ca } : {}) },

@@ -15,7 +15,24 @@ import type { ProfileReader } from './profiles.ts';
  * Deliberate breakage for the suite's own tests (test/bridge/broken.test.ts): refused unless
  * SVC_REFERENCE_ALLOW_BREAKAGE=1. Each one disables exactly one rule.
  */
-export const BREAKAGES = ['pkce', 'redirect-prefix', 'code-reuse', 'iss', 'consent', 'url-client-private', 'identify-url-500'] as const;
+export const BREAKAGES = [
+  'pkce',
+  'redirect-prefix',
+  'code-reuse',
+  'iss',
+  'consent',
+  'url-client-private',
+  'token-redirect-omitted',
+  'session-auth-time',
+  'prompt-none-iss',
+  'resume-reuse',
+  'loopback-confidential',
+  'approval-in-url',
+  'code-expiry',
+  'tx-expiry',
+  'creating-ignored',
+  'identify-url-500',
+] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 
 export interface BridgeConfig {
@@ -39,6 +56,10 @@ export interface BridgeConfig {
   /** Bearer token of the test-only operator route POST /operator/keys/rotate (off when unset). */
   operatorToken?: string;
   resumeTtlSeconds: number;
+  /** Authorization code lifetime (default the document's 60 s; shorter only for tests). */
+  codeTtlSeconds?: number;
+  /** Transaction lifetime (default the document's 10 minutes; shorter only for tests). */
+  txTtlSeconds?: number;
   resolver?: { dnsServer?: string; caFile?: string; timeoutMs?: number };
   /** Requests per client IP per minute on /t/{id}/identify and /authorize (ob.errors.rate-limited). */
   rateLimits: { identifyPerMinute: number; authorizePerMinute: number };

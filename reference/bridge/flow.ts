@@ -18,6 +18,7 @@ import { BRIDGE_BODY, readBody } from '../shared/body.ts';
 import { browserLabel, newMatchCode, newNonce, newReferenceCode, newRequestId } from '../signin/index.ts';
 import { allowedRedirect, UrlClientError, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
+import { transactionTtlSeconds, brokenCreating, brokenLoopback, brokenResumeReplay, brokenSessionAuthTime, clearedResume, replayingResume } from './variants/gaps.ts';
 import { authorizationRedirect, pageError, redirect } from './responses.ts';
 import { consentPage, identifyPage, messagePage, qrSvg, waitingPage } from './pages.ts';
 import { launcherOrigin, visitorOffer } from './visitor.ts';
@@ -97,7 +98,7 @@ async function issueCode(
       keyFingerprint: who.keyFingerprint,
       // Read now, when the claims are released (document 2: "read at consent time").
       profile: claims.includes('profile') ? await ctx.profiles.read(who.identity) : null,
-      expiresAt: ctx.now() + limits.authorization_code_ttl_seconds * 1000,
+      expiresAt: ctx.now() + (ctx.config.codeTtlSeconds ?? limits.authorization_code_ttl_seconds) * 1000,
     },
     location,
   );
@@ -129,7 +130,7 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
   const asked = one('redirect_uri');
   if (asked === undefined) return pageError(ctx, 400, 'redirect_uri is missing', 'ob.authorize.bad-client-no-redirect');
   // --break redirect-prefix (suite tests): a registered URI's prefix matches too.
-  const matched = allowedRedirect(client, asked) || (ctx.config.breakage.has('redirect-prefix') && client.redirectUris.some((r) => asked.startsWith(r)));
+  const matched = allowedRedirect(client, asked) || (ctx.config.breakage.has('redirect-prefix') && client.redirectUris.some((r) => asked.startsWith(r))) || brokenLoopback(ctx, client, asked);
   const redirectUri = matched ? asked : undefined;
   if (redirectUri === undefined) return pageError(ctx, 400, 'redirect_uri is not registered for this client', 'ob.authorize.bad-client-no-redirect');
 
@@ -165,6 +166,7 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
   const binding = wellFormedSecret(held) ? held : newSecret();
   await ctx.store.createTx({
     id: txId,
+    ttlSeconds: transactionTtlSeconds(ctx),
     clientId: client.clientId,
     redirectUri,
     state,
@@ -190,7 +192,7 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
   if (covered) {
     const stored = (await ctx.store.consent(session.identity, client.clientId)) ?? [];
     const claims = claimScopes(ctx, scopes).filter((c) => stored.includes(c));
-    return await issueCode(ctx, tx, 'identify', session, claims);
+    return await issueCode(ctx, tx, 'identify', brokenSessionAuthTime(ctx, session), claims);
   }
   const txCookie = serializeCookie(txCookieName(ctx), binding, { secure: ctx.secure, maxAge: limits.bridge_transaction_max_ttl_seconds });
   const headers: Record<string, string> = { 'set-cookie': txCookie };
@@ -396,7 +398,7 @@ export async function creatingHandler(ctx: BridgeContext, req: Request, id: stri
   const bound = await boundTx(ctx, req, id);
   if (bound instanceof Response) return bound;
   const until = Math.min(ctx.now() + limits.bridge_transaction_creating_ttl_seconds * 1000, bound.createdAt + limits.bridge_transaction_max_ttl_seconds * 1000);
-  await ctx.store.extend(bound.id, until);
+  if (!brokenCreating(ctx)) await ctx.store.extend(bound.id, until);
   return new Response(null, { status: 204 });
 }
 
@@ -492,7 +494,7 @@ export async function resumeHandler(ctx: BridgeContext, req: Request): Promise<R
   const code = codes[0];
   if (codes.length !== 1 || !wellFormedSecret(code)) return pageError(ctx, 400, 'the resume link has no valid code', 'ob.transaction.resume-binding');
   const tx = await ctx.store.txByResume(hashSecret(code));
-  if (tx?.status !== 'authenticated' || tx.resumeExpiresAt === null || ctx.now() > tx.resumeExpiresAt || tx.identity === null || tx.authTime === null) {
+  if (!(tx?.status === 'authenticated' || brokenResumeReplay(ctx, tx)) || tx.resumeExpiresAt === null || ctx.now() > tx.resumeExpiresAt || tx.identity === null || tx.authTime === null) {
     return pageError(ctx, 410, 'this sign-in link was already used or has expired', 'ob.transaction.resume-binding');
   }
   const cookie = readCookies(req).get(txCookieName(ctx));
@@ -500,7 +502,8 @@ export async function resumeHandler(ctx: BridgeContext, req: Request): Promise<R
     await ctx.store.move(tx.id, 'authenticated', 'failed', { error: 'opened in another browser', resume_hash: null });
     return pageError(ctx, 403, 'this sign-in was started in another browser', 'ob.transaction.resume-binding');
   }
-  if (!(await ctx.store.move(tx.id, 'authenticated', 'resumed', { resume_hash: null }))) return pageError(ctx, 410, 'this sign-in link was already used', 'ob.transaction.resume-binding');
+  if (!replayingResume(ctx, tx) && !(await ctx.store.move(tx.id, 'authenticated', 'resumed', clearedResume(ctx))))
+    return pageError(ctx, 410, 'this sign-in link was already used', 'ob.transaction.resume-binding');
   const cookieHeader = await newSessionCookie(ctx, {
     identity: tx.identity,
     authTime: tx.authTime,

@@ -13,6 +13,7 @@ import { approved } from './flow.ts';
 import { messagePage } from './pages.ts';
 import { PATHS, type BridgeContext } from './context.ts';
 import type { BridgeTx } from './store.ts';
+import { brokenApprovalInUrl } from './variants/gaps.ts';
 
 /** ob.native.rp-metadata */
 export function metadataHandler(ctx: BridgeContext): Response {
@@ -37,8 +38,9 @@ export async function callbackHandler(ctx: BridgeContext, req: Request): Promise
   try {
     const u = req.url;
     const q = u.indexOf('?');
-    refuseApprovalInUrl(ctx, q === -1 ? '' : u.slice(q));
-    const { approval, match } = parseDelivery(await readBody(req, limits.rp_delivery_body_max_bytes, RP_BODY));
+    const fromUrl = brokenApprovalInUrl(ctx, q === -1 ? '' : u.slice(q));
+    if (!fromUrl) refuseApprovalInUrl(ctx, q === -1 ? '' : u.slice(q));
+    const { approval, match } = fromUrl ?? parseDelivery(await readBody(req, limits.rp_delivery_body_max_bytes, RP_BODY));
     let tx: BridgeTx | undefined;
     const verdict = await ctx.verify(approval, async (r) => {
       tx = typeof r.request_id === 'string' ? await ctx.store.txByRequestId(r.request_id) : undefined;

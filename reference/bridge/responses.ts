@@ -4,6 +4,7 @@ import type { RuleId } from '../../schemas/ts/rules.ts';
 import { HttpError } from '../shared/errors.ts';
 import { errorHtml, html, jsonReply, toResponse, type Reply } from '../shared/http.ts';
 import type { BridgeContext } from './context.ts';
+import { brokenPromptNoneIss } from './variants/gaps.ts';
 
 /** An RFC 6749 error at /token, /revoke, /introspect, /userinfo: `{error, error_description, rule}`. */
 export class OAuthError extends Error {
@@ -42,7 +43,7 @@ export function authorizationRedirect(ctx: BridgeContext, redirectUri: string, p
     // The document-only variant: every error the document does not name is server_error.
     u.searchParams.set(k, ctx.config.documentOnly && k === 'error' && !documentCodes.includes(v) ? 'server_error' : v);
   }
-  if (!ctx.config.breakage.has('iss')) u.searchParams.set('iss', ctx.config.issuer);
+  if (!ctx.config.breakage.has('iss') && !brokenPromptNoneIss(ctx, params)) u.searchParams.set('iss', ctx.config.issuer);
   return u.href;
 }
 

@@ -228,6 +228,8 @@ const tokenOf = (r: any): TokenRecord => ({
 
 export interface NewTx {
   id: string;
+  /** Its life (default the document's 10 minutes; shorter only for tests). */
+  ttlSeconds?: number;
   clientId: string;
   redirectUri: string;
   state: string;
@@ -311,7 +313,7 @@ export class BridgeStore {
         tx.maxAge,
         tx.bindingHash,
         now,
-        now + limits.bridge_transaction_ttl_seconds * 1000,
+        now + (tx.ttlSeconds ?? limits.bridge_transaction_ttl_seconds) * 1000,
         tx.browser,
       ],
     );

@@ -12,6 +12,7 @@ import { logInternal } from '../shared/server.ts';
 import { authenticateClient, ClientAuthError, presentedAuth, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
 import { OAuthError } from './responses.ts';
+import { brokenCodeExpiry, brokenRedirectOmitted } from './variants/gaps.ts';
 import type { ProfileClaims } from './store.ts';
 
 const FORM_MAX = limits.bridge_form_body_max_bytes;
@@ -103,9 +104,9 @@ async function tokenReply(ctx: BridgeContext, headers: Headers, contentType: str
     const codeHash = hashSecret(code);
     const record = await ctx.store.code(codeHash);
     const invalid = (why: string, rule: 'ob.code.format' | 'ob.code.binding' | 'ob.code.wrong-verifier' | 'ob.code.replay-revokes') => new OAuthError(400, 'invalid_grant', why, rule);
-    if (!record || ctx.now() > record.expiresAt) throw invalid('the code is unknown or expired', 'ob.code.format');
+    if (!record || (ctx.now() > record.expiresAt && !brokenCodeExpiry(ctx))) throw invalid('the code is unknown or expired', 'ob.code.format');
     if (record.clientId !== c.clientId) throw invalid('the code was issued to another client', 'ob.code.binding');
-    if (form.get('redirect_uri') !== record.redirectUri) throw invalid('redirect_uri differs from the authorization request', 'ob.code.binding');
+    if (form.get('redirect_uri') !== record.redirectUri && !brokenRedirectOmitted(ctx, form)) throw invalid('redirect_uri differs from the authorization request', 'ob.code.binding');
     const pkceOff = ctx.config.breakage.has('pkce') && record.challenge === '';
     // A wrong verifier leaves the code unspent (ob.code.wrong-verifier): checked before spending.
     if (!pkceOff && !verifierMatches(form.get('code_verifier'), record.challenge)) throw invalid('code_verifier does not match the code_challenge', 'ob.code.wrong-verifier');

@@ -42,7 +42,7 @@ export interface components {
         TargetsBridge: {
             /** @description The issuer; discovery is read from here. */
             issuer: string;
-            /** @description The harness's clients, by authentication method. `basic`: client_secret_basic with a https redirect; `post`: client_secret_post; `jwt`: private_key_jwt; `public`: none, with a registered loopback redirect `http://127.0.0.1/cb`; `first_party`: a first-party static client (client_secret_basic); `other_sector`: client_secret_basic in another sector than `basic`; `same_sector`: client_secret_basic sharing the sector of `basic`. */
+            /** @description The harness's clients, by authentication method. `basic`: client_secret_basic with a https redirect; `post`: client_secret_post; `jwt`: private_key_jwt; `public`: none, with a registered loopback redirect `http://127.0.0.1/cb`; `first_party`: a first-party static client (client_secret_basic); `other_sector`: client_secret_basic in another sector than `basic`; `same_sector`: client_secret_basic sharing the sector of `basic`; `loopback_confidential`: client_secret_basic with a registered loopback redirect `http://127.0.0.1/cb` (the any-port exception must not extend to it). */
             clients: {
                 basic: components["schemas"]["TargetsBridgeClient"];
                 post?: components["schemas"]["TargetsBridgeClient"];
@@ -51,10 +51,24 @@ export interface components {
                 first_party?: components["schemas"]["TargetsBridgeClient"];
                 other_sector?: components["schemas"]["TargetsBridgeClient"];
                 same_sector?: components["schemas"]["TargetsBridgeClient"];
+                loopback_confidential?: components["schemas"]["TargetsBridgeClient"];
             };
             /** @description Operator hook (ob.contract.rotate): POST here (with `rotate_token` as bearer) rotates the signing key. Without it the rotation check is skipped. */
             rotate_url?: string;
             rotate_token?: string;
+            /** @description What the bridge declares about its limits, so checks can wait them out. */
+            declared?: {
+                /**
+                 * @description How long its authorization codes live (document 2: 60 s; a test deployment may declare less); a check redeems a code just past it.
+                 * @default 60
+                 */
+                code_lifetime_s: number;
+                /**
+                 * @description How long its sign-in transactions live (document 2: 10 minutes; a test deployment may declare less); a check enters an ID just past it.
+                 * @default 600
+                 */
+                transaction_lifetime_s: number;
+            };
             /**
              * @description The bridge's OAUTH_URL_CLIENTS mode (ob.contract.url-clients). The URL client checks run when it is `indieauth` or `on` and the bridge fetches client documents through the test authority's DNS and CA, treating the authority's address as public; absent or `off`, they are skipped.
              * @enum {unknown}

@@ -1634,8 +1634,7 @@ export const rules: readonly Rule[] = [
     "doc": 2,
     "section": "Session and SSO rules 4",
     "title": "POST /t/{id}/creating extends the transaction",
-    "text": "`POST /t/{id}/creating` extends the transaction to 30 minutes, capped at one hour from its start.",
-    "unobservable": "observing it needs waiting past the 10-minute life of a transaction"
+    "text": "`POST /t/{id}/creating` extends the transaction to 30 minutes, capped at one hour from its start."
   },
   {
     "id": "ob.transaction.create",
@@ -1691,8 +1690,7 @@ export const rules: readonly Rule[] = [
     "doc": 2,
     "section": "Transaction; States and transitions",
     "title": "Transactions expire",
-    "text": "A transaction lives at most 10 minutes; after that it is `expired` and cannot continue.",
-    "unobservable": "observing it needs waiting out the 10-minute life"
+    "text": "A transaction lives at most 10 minutes; after that it is `expired` and cannot continue."
   },
   {
     "id": "ob.transaction.retry",

@@ -5,13 +5,13 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { profileFor } from '../../protocol/common/profile.ts';
-import { startBridgeReference, type BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
+import { REFERENCE_CODE_TTL_S, REFERENCE_TX_TTL_S, startBridgeReference, type BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
 
 export { runCli } from '../rp/helpers.ts';
 
 /** A reference bridge; `args` may carry the hidden --break/--variant flags (allowed here by env). */
 export function bridge(args: string[] = []): Promise<BridgeReferenceRun> {
-  return startBridgeReference({ profile: profileFor(), extraArgs: args, env: { SVC_REFERENCE_ALLOW_BREAKAGE: '1' } });
+  return startBridgeReference({ profile: profileFor(), codeTtlS: REFERENCE_CODE_TTL_S, txTtlS: REFERENCE_TX_TTL_S, extraArgs: args, env: { SVC_REFERENCE_ALLOW_BREAKAGE: '1' } });
 }
 
 /** `run --suite bridge` against `run` as an outside bridge: flags, a clients file, the rotation hook. */
@@ -33,6 +33,8 @@ export async function suiteArgs(run: BridgeReferenceRun, extra: string[] = []): 
     run.target.rotate!.token!,
     '--bridge-url-clients',
     'on',
+    ...(run.target.declared?.codeLifetimeS !== undefined ? ['--bridge-code-lifetime', String(run.target.declared.codeLifetimeS)] : []),
+    ...(run.target.declared?.transactionLifetimeS !== undefined ? ['--bridge-transaction-lifetime', String(run.target.declared.transactionLifetimeS)] : []),
     '--authority',
     run.authority.adminUrl,
     '--runs',

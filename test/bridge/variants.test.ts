@@ -60,7 +60,7 @@ describe('the bridge suite against variants of the reference bridge', () => {
   it('iss missing from authorization responses: every check that reads iss fails, the fuzzing property with a shrunk case', async () => {
     const run = await suiteAgainst(['--break', 'iss']);
     expect(run.code).toBe(1);
-    expect(run.failed).toEqual(['bridge/authorize/code-flow', 'bridge/authorize/iss-on-errors', 'bridge/properties/authorize-fuzz', 'bridge/sso/prompt-none']);
+    expect(run.failed).toEqual(['bridge/authorize/code-flow', 'bridge/authorize/iss-on-errors', 'bridge/properties/authorize-fuzz', 'bridge/sso/prompt-none', 'bridge/sso/prompt-none-iss']);
     const fuzz = run.report.results.find((r) => r.id === 'bridge/properties/authorize-fuzz')!;
     expect(fuzz.detail).toMatch(/counterexample: .*\n.*without iss/);
     expect(fuzz.detail).toMatch(/replay: .*--replay/);

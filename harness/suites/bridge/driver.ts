@@ -13,7 +13,7 @@ import { said } from '../../run/answers.ts';
 
 export { CheckFailure, CheckSkip, said };
 
-export type ClientRole = 'basic' | 'post' | 'jwt' | 'public' | 'first_party' | 'other_sector' | 'same_sector';
+export type ClientRole = 'basic' | 'post' | 'jwt' | 'public' | 'first_party' | 'other_sector' | 'same_sector' | 'loopback_confidential';
 
 export interface BridgeTarget {
   profile: Profile;
@@ -27,6 +27,8 @@ export interface BridgeTarget {
    */
   urlClients?: 'indieauth' | 'on' | 'off';
   requestTimeoutMs: number;
+  /** Limits the target declares (bridge.declared): the checks wait them out. */
+  declared?: { codeLifetimeS?: number; transactionLifetimeS?: number };
 }
 
 /** Where an authorization ended: the client's redirect URI with its parameters. */

@@ -14,6 +14,7 @@ import { idInputChecks } from './checks/id-input.ts';
 import { robustnessChecks } from './checks/robustness.ts';
 import { urlClientChecks } from './checks/url-clients.ts';
 import { bridgeFuzzChecks } from './checks/fuzz.ts';
+import { gapChecks } from './checks/gaps.ts';
 
 export type { BridgeTarget } from './driver.ts';
 
@@ -33,6 +34,7 @@ export async function bridgeSuite(target: BridgeTarget): Promise<SuiteLoad> {
     ...tokenChecks(target),
     ...idInputChecks(target),
     ...urlClientChecks(target),
+    ...gapChecks(target),
     ...robustnessChecks(target),
     ...propertyChecks(target),
     ...bridgeFuzzChecks(target),

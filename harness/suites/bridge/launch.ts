@@ -24,6 +24,10 @@ export interface BridgeReferenceOptions {
   database?: string;
   /** Bridge processes sharing the database (default 1); the rotation hook goes to the last one. */
   processes?: number;
+  /** A shorter authorization code lifetime, passed as --code-ttl and declared to the suite (suite runs). */
+  codeTtlS?: number;
+  /** A shorter transaction lifetime, passed as --tx-ttl and declared to the suite (suite runs). */
+  txTtlS?: number;
 }
 
 export interface BridgeReferenceRun {
@@ -39,6 +43,11 @@ export interface BridgeReferenceRun {
   args: string[];
   stop(): Promise<void>;
 }
+
+/** The reference's authorization code lifetime in suite runs, declared to the suite so the expiry check waits seconds, not a minute. */
+export const REFERENCE_CODE_TTL_S = 5;
+/** The reference's transaction lifetime in suite runs: long enough for every sign-in flow of the suite. */
+export const REFERENCE_TX_TTL_S = 10;
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('base64url');
 
@@ -57,9 +66,10 @@ export async function harnessClients(): Promise<{ clients: BridgeTarget['clients
     ['first_party', 'first.bridge-test.example', { first_party: true }],
     ['other_sector', 'other.bridge-test.example', {}],
     ['same_sector', 'app2.bridge-test.example', { sector_host: 'app.bridge-test.example' }],
+    ['loopback_confidential', '127.0.0.1', {}],
   ] as const) {
     const s = secret();
-    add(role, `https://${host}/cb`, { token_endpoint_auth_method: 'client_secret_basic', client_secret_sha256: sha256(s), ...extra }, { client_secret: s });
+    add(role, `${host === '127.0.0.1' ? 'http' : 'https'}://${host}/cb`, { token_endpoint_auth_method: 'client_secret_basic', client_secret_sha256: sha256(s), ...extra }, { client_secret: s });
   }
   const post = secret();
   add('post', 'https://post.bridge-test.example/cb', { token_endpoint_auth_method: 'client_secret_post', client_secret_sha256: sha256(post) }, { client_secret: post });
@@ -88,6 +98,8 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
     await writeFile(clientsFile, JSON.stringify(file, null, 2));
     const token = randomBytes(24).toString('base64url');
     const args = [
+      ...(options.codeTtlS !== undefined ? ['--code-ttl', String(options.codeTtlS)] : []),
+      ...(options.txTtlS !== undefined ? ['--tx-ttl', String(options.txTtlS)] : []),
       '--port',
       '0',
       '--data-dir',
@@ -129,6 +141,7 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       rotate: { url: `${last.url}/operator/keys/rotate`, token },
       urlClients: 'on',
       requestTimeoutMs: 20_000,
+      declared: { ...(options.codeTtlS !== undefined ? { codeLifetimeS: options.codeTtlS } : {}), ...(options.txTtlS !== undefined ? { transactionLifetimeS: options.txTtlS } : {}) },
     };
     return { target, authority, bridge, processes: [...children], dataDir: join(dir, 'data'), clientsFile, args, stop };
   } catch (error) {

@@ -14,6 +14,8 @@ interface BridgeFlags {
   bridgeRotateUrl?: string;
   bridgeRotateToken?: string;
   bridgeUrlClients?: 'indieauth' | 'on' | 'off';
+  bridgeCodeLifetime?: number;
+  bridgeTransactionLifetime?: number;
   bridgeDatabase?: string;
   bridgeProcesses?: number;
   requestTimeout?: number;
@@ -38,6 +40,14 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
           "bridge: its OAUTH_URL_CLIENTS mode; indieauth or on runs the URL client checks (the bridge must resolve through the authority and treat the authority's address as public)",
         ).choices(['indieauth', 'on', 'off']),
       )
+      .option('--bridge-code-lifetime <s>', 'bridge: the authorization code lifetime it declares (bridge.declared.code_lifetime_s; default 60)', (v: string) => {
+        if (!/^[1-9]\d*$/.test(v) || Number(v) > 60) throw new InvalidArgumentError('must be whole seconds from 1 to 60');
+        return Number(v);
+      })
+      .option('--bridge-transaction-lifetime <s>', 'bridge: the transaction lifetime it declares (bridge.declared.transaction_lifetime_s; default 600)', (v: string) => {
+        if (!/^[1-9]\d*$/.test(v) || Number(v) > 600) throw new InvalidArgumentError('must be whole seconds from 1 to 600');
+        return Number(v);
+      })
       .option('--bridge-database <url>', 'bridge with --reference: postgres://USER:PASS@HOST:PORT/DB instead of SQLite')
       .option('--bridge-processes <n>', 'bridge with --reference: bridge processes sharing the database (default 2)', (v: string) => {
         if (!/^[1-9]\d*$/.test(v)) throw new InvalidArgumentError('must be a positive integer');
@@ -58,6 +68,10 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
       requestTimeoutMs: (f.requestTimeout ?? role.request_timeout_s ?? DEFAULT_REQUEST_TIMEOUT_S) * 1000,
       ...(role.rotate_url ? { rotate: { url: role.rotate_url, ...(role.rotate_token ? { token: role.rotate_token } : {}) } } : {}),
       ...(role.url_clients ? { urlClients: role.url_clients } : {}),
+      declared: {
+        ...(role.declared?.code_lifetime_s !== undefined ? { codeLifetimeS: role.declared.code_lifetime_s } : {}),
+        ...(role.declared?.transaction_lifetime_s !== undefined ? { transactionLifetimeS: role.declared.transaction_lifetime_s } : {}),
+      },
     };
     return {
       suite: 'bridge',
@@ -72,9 +86,16 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
 
   async reference({ flags, profile, log }: ReferenceInput): Promise<PreparedSuite> {
     const f = flags as BridgeFlags;
-    const { startBridgeReference } = await import('./launch.ts');
+    const { startBridgeReference, REFERENCE_CODE_TTL_S, REFERENCE_TX_TTL_S } = await import('./launch.ts');
     if (f.bridgeDatabase !== undefined && !/^postgres(ql)?:\/\/\S+$/.test(f.bridgeDatabase)) throw new ConfigError(`--bridge-database ${f.bridgeDatabase}: expected postgres://USER:PASS@HOST:PORT/DB`);
-    const run = await startBridgeReference({ profile, processes: f.bridgeProcesses ?? 2, ...(f.bridgeDatabase ? { database: f.bridgeDatabase } : {}), ...(log ? { log } : {}) });
+    const run = await startBridgeReference({
+      profile,
+      codeTtlS: REFERENCE_CODE_TTL_S,
+      txTtlS: REFERENCE_TX_TTL_S,
+      processes: f.bridgeProcesses ?? 2,
+      ...(f.bridgeDatabase ? { database: f.bridgeDatabase } : {}),
+      ...(log ? { log } : {}),
+    });
     const target: BridgeTarget = { ...run.target, ...(f.requestTimeout !== undefined ? { requestTimeoutMs: f.requestTimeout * 1000 } : {}) };
     return {
       suite: 'bridge',
@@ -119,5 +140,10 @@ async function roleOf(f: BridgeFlags, fromFile: BridgeRole | undefined): Promise
   if (f.bridgeRotateUrl !== undefined) role.rotate_url = f.bridgeRotateUrl;
   if (f.bridgeRotateToken !== undefined) role.rotate_token = f.bridgeRotateToken;
   if (f.bridgeUrlClients !== undefined) role.url_clients = f.bridgeUrlClients;
+  // Flags win over the file; what neither declares keeps the document's value (read where used).
+  const declared: Partial<NonNullable<BridgeRole['declared']>> = { ...role.declared };
+  if (f.bridgeCodeLifetime !== undefined) declared.code_lifetime_s = f.bridgeCodeLifetime;
+  if (f.bridgeTransactionLifetime !== undefined) declared.transaction_lifetime_s = f.bridgeTransactionLifetime;
+  role.declared = declared as BridgeRole['declared'];
   return role;
 }
