@@ -134,6 +134,8 @@ export function gapChecks(t: BridgeTarget): Check[] {
       title: 'past their lifetimes (60 s and 10 minutes, or the shorter ones the target declares) a code is refused and a transaction cannot continue, unless /t/{id}/creating extended it',
       rules: ['ob.code.format', 'ob.transaction.expiry', 'ob.transaction.creating'],
       context: ['ob.contract.transaction'],
+      // It mostly waits, on transactions of its own: a lane of its own overlaps the wait with the other checks.
+      lane: 'bridge/lifetimes/expired',
       timeoutMs: Math.max(codeS, txS) * 1000 + 60_000,
       run: async (s, e) => {
         // One wait for both clocks: the transaction opened first, then a code issued.
