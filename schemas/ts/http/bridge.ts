@@ -1090,6 +1090,15 @@ export interface operations {
                     "application/json": components["schemas"]["reference-response.schema"];
                 };
             };
+            /** @description A malformed path parameter (a bad percent escape). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
             /** @description Unknown code. */
             404: {
                 headers: {
@@ -1129,6 +1138,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TransactionView"];
                     "text/html": string;
+                };
+            };
+            /** @description A malformed path parameter (a bad percent escape). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description Another browser. */
@@ -1309,6 +1327,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description A malformed path parameter (a bad percent escape). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
             };
             /** @description Another browser. */
             403: {
