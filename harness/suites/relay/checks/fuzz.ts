@@ -18,14 +18,15 @@ export function relayFuzzChecks(t: RelayTarget): Check[] {
 
 async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
   const s = new Session(t);
-  const [fuzzer, peer, keeper] = [await s.identity(), await s.identity(), await s.identity()];
+  // The fuzzer writes to a sink; the kept message goes from peer to keeper, whom the fuzz never touches.
+  const [fuzzer, sink, peer, keeper] = [await s.identity(), await s.identity(), await s.identity(), await s.identity()];
   const facts = (await s.facts()).relay;
   // The event stream stays open by design: it is judged by the events checks, not fuzzed.
   const operations = loadOperations(specFile('relay')).filter((op) => !op.path.startsWith('/events/'));
   const params = (op: Operation): Record<string, string> => Object.fromEntries(op.pathParams.map((p) => [p, p === 'identity' ? fuzzer.identity : `sess_${randomBytes(6).toString('hex')}`]));
   const bodies: Record<string, () => Record<string, unknown>> = {
-    postMessage: () => mail(s, fuzzer, peer, 'fuzz'),
-    postAck: () => ack(s.profile, fuzzer, peer.identity, `m_${randomBytes(6).toString('hex')}`),
+    postMessage: () => mail(s, fuzzer, sink, 'fuzz'),
+    postAck: () => ack(s.profile, fuzzer, sink.identity, `m_${randomBytes(6).toString('hex')}`),
     consume: () => ({ through: '0', ack_through: '0' }),
     registerSession: () => sessionRegistration(s.profile, fuzzer, new Uint8Array(randomBytes(32))),
     register: () => {
@@ -55,7 +56,11 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
         if (sent.status !== 202) return `the message sent before the fuzz was not accepted: ${said(sent)}`;
         const p = pickupOf(await s.relay.pickup(keeper, { mode: 'signed-request' }));
         if (typeof p === 'string') return `after the fuzz, ${p}`;
-        return p.messages.some((x) => x.id === m.id) ? undefined : `the message accepted before the fuzz (${String(m.id)}) was lost`;
+        if (p.messages.some((x) => x.id === m.id)) return undefined;
+        // A fuzz longer than a short SPOOL_TTL sees the mail expire: then its sender holds the failed ack.
+        const back = pickupOf(await s.relay.pickup(peer, { mode: 'signed-request' }));
+        const expired = typeof back !== 'string' && back.acks.some((k) => k.message_id === m.id && k.state === 'sys.delivery.failed');
+        return expired ? undefined : `the message accepted before the fuzz (${String(m.id)}) was lost: not delivered, and no sys.delivery.failed ack reached its sender`;
       };
     },
     alive: async () => {
