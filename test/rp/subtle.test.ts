@@ -52,11 +52,8 @@ describe('the subtle checks and the transaction model', () => {
     expect(results.get('rp/property/transaction-model')!.rules).toEqual(expect.arrayContaining(['ns.transaction.match-wrong', 'ns.transaction.one-approval', 'ns.transaction.poll-before-resume']));
     expect(results.get('rp/profile/small-order-key')!.profile).toBe(true);
     expect(results.get('rp/verify/rule-7/non-canonical-key')!.profile).toBeFalsy();
-    // The check waits past the lifetime and margin itself, in a lane of its own beside the others
-    // (nothing touches the RP while the check list is built).
-    const wait = results.get('rp/transaction/resume-code-expires')!.durationMs;
-    expect(wait).toBeGreaterThanOrEqual(4000);
-    expect(run.report.summary.durationMs).toBeLessThan([...results.values()].reduce((sum, r) => sum + r.durationMs, 0));
+    // The check waits past the lifetime and margin itself (nothing touches the RP while the check list is built).
+    expect(results.get('rp/transaction/resume-code-expires')!.durationMs).toBeGreaterThanOrEqual(4000);
   }, 120_000);
 
   it('the model finds an RP that completes a resume without the cookie: shrunk sequence, answers and exchanges, replayable', async () => {

@@ -214,8 +214,6 @@ export function subtleChecks(target: RpTarget): Check[] {
       title: `a resume code used after its declared lifetime (${lifetime} s, plus a margin) does not complete the login, even in the starting browser`,
       rules: ['ns.limits.resume-code'],
       context: [...DRIVE, 'ns.transaction.resume-refused', 'ns.transaction.same-device'],
-      // It mostly waits, on a login of its own: its lane overlaps the wait with the other checks.
-      lane: 'rp/transaction/resume-code-expires',
       timeoutMs: resumeWaitMs(lifetime) + 60_000,
       run: async (s, e) => {
         const { started: t, resumeUri, delivered } = await s.approveSameDevice();
