@@ -5,10 +5,19 @@ import type { Check } from '../../../run/model.ts';
 import { challengeHeaders, newNonce, now, sessionProof, sessionRegistration, type RelayIdentity } from '../../../actors/relay/index.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { relayCheck } from '../check.ts';
-import { Session, isObject, pickupOf, refused, safeJson, said, sleep, type RelayTarget, refusedWith } from '../driver.ts';
+import { CheckFailure, Session, isObject, pickupOf, refused, safeJson, said, sleep, type RelayTarget, refusedWith } from '../driver.ts';
 import { mail } from './messaging.ts';
 
 const randomSeed = () => new Uint8Array(32).map(() => Math.floor(Math.random() * 256));
+
+/** A session registered for `id`: its key's seed and the relay's session id (the check stops without one). */
+async function registeredSession(s: Session, id: RelayIdentity): Promise<{ seed: Uint8Array; sessionId: string }> {
+  const seed = randomSeed();
+  const r = await s.relay.registerSession(id, seed);
+  const reg = safeJson(r);
+  if (!isObject(reg) || typeof reg.session_id !== 'string') throw new CheckFailure(`POST /sessions gave no session_id: ${said(r)}`);
+  return { seed, sessionId: reg.session_id };
+}
 
 async function freshChallenge(s: Session, id: RelayIdentity): Promise<string> {
   const r = await s.relay.challenge(id.identity);
@@ -165,10 +174,7 @@ export function authChecks(t: RelayTarget): Check[] {
       rules: ['ra.auth.session-key'],
       run: async (s, e) => {
         const a = await s.identity();
-        const seed = randomSeed();
-        const reg = safeJson(await s.relay.registerSession(a, seed));
-        const sessionId = isObject(reg) && typeof reg.session_id === 'string' ? reg.session_id : undefined;
-        if (!sessionId) return e.fail('POST /sessions gave no session_id');
+        const { seed, sessionId } = await registeredSession(s, a);
         const r1 = await s.relay.pickup(a, { mode: 'challenge', seed, sessionId });
         e.that(r1.status === 200, `a challenge signed by the session key: ${said(r1)}, not 200`);
         const r2 = await s.relay.pickup(a, { mode: 'challenge', seed, sessionId: 'sess_unknown000000000000' });
@@ -201,10 +207,7 @@ export function authChecks(t: RelayTarget): Check[] {
       rules: ['ra.sessions.revoke', 'ra.signing.session-revocation'],
       run: async (s, e) => {
         const [a, b] = [await s.identity(), await s.identity()];
-        const seed = randomSeed();
-        const reg = safeJson(await s.relay.registerSession(a, seed));
-        const sessionId = isObject(reg) && typeof reg.session_id === 'string' ? reg.session_id : undefined;
-        if (!sessionId) return e.fail('POST /sessions gave no session_id');
+        const { seed, sessionId } = await registeredSession(s, a);
         const r0 = await s.relay.revokeSession(b, sessionId);
         e.that(r0.status === 401, `revoked by another identity: ${said(r0)}, not 401`);
         const r1 = await s.relay.revokeSession(a, sessionId);
@@ -227,10 +230,7 @@ export function authChecks(t: RelayTarget): Check[] {
       context: ['ra.sessions.revoke', 'ra.messages.session-proof'],
       run: async (s, e) => {
         const [a, b] = [await s.identity(), await s.identity()];
-        const seed = randomSeed();
-        const reg = safeJson(await s.relay.registerSession(a, seed));
-        const sessionId = isObject(reg) && typeof reg.session_id === 'string' ? reg.session_id : undefined;
-        if (!sessionId) return e.fail('POST /sessions gave no session_id');
+        const { seed, sessionId } = await registeredSession(s, a);
         const proof = sessionProof(s.profile, a, seed);
         e.that((await s.relay.send(mail(s, a, b, 'by proof', { session: { seed, proof } }))).status === 202, 'a message by the live session proof was not accepted');
         e.that((await s.relay.revokeSession(a, sessionId)).status === 204, 'the revocation was not answered 204');
