@@ -4,6 +4,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { H3, type H3Event } from 'h3';
 import { toNodeHandler } from 'srvx/node';
+import { wireFromEnv } from '../variants/wire.ts';
 
 /** A log line; `error` lines (internal errors, crashes) are kept even under --quiet. */
 export type Log = (line: string, level?: 'error') => void;
@@ -64,18 +65,20 @@ export interface ListenOptions {
  * bound address is built afterwards, and requests until then answer 503.
  */
 export async function listen(options: ListenOptions): Promise<Listener> {
+  // A wire variant (the harness's sensitivity tests only) sees every request: no hot routes.
+  const wire = await wireFromEnv();
   const web = toNodeHandler(async (request: Request) => {
     const fetch = options.fetch();
     if (!fetch) return new Response(null, { status: 503 });
     try {
-      return await fetch(request);
+      return await (wire ? wire(request, async (r) => fetch(r)) : fetch(request));
     } catch (error) {
       logInternal(options.log, `${request.method} ${new URL(request.url).pathname}`, error);
       return options.internal();
     }
   });
   const server = createServer((req, res) => {
-    if (options.serveNode?.(req, res)) return;
+    if (!wire && options.serveNode?.(req, res)) return;
     void web(req as never, res as never); // srvx types ask for http and http2 at once
   });
   await new Promise<void>((resolve, reject) => {

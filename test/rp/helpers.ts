@@ -17,6 +17,8 @@ import { NetworkResolver } from '../../reference/resolve/network.ts';
 import { MemoryOutput } from '../harness/fakes.ts';
 import { need, REDIS_SERVER } from '../setup/needs.ts';
 import { closedPort } from '../../harness/suites/rp/launch.ts';
+import { RP_WIRE } from '../../reference/variants/rp.ts';
+import { brokenVerifier, VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
 
 export interface CliRun {
   code: number;
@@ -71,7 +73,17 @@ function resolverOf(authority: Authority) {
   return { dnsServer: authority.dnsServer, caFile: authority.caFile, timeoutMs: 1500 };
 }
 
-export type Breakage = 'resume-without-cookie' | 'no-nonce-no-guard' | 'no-audience-rule' | 'refusal-ends-transaction' | 'nonce-before-signature';
+export type Breakage =
+  | 'resume-without-cookie'
+  | 'no-nonce-no-guard'
+  | 'no-audience-rule'
+  | 'refusal-ends-transaction'
+  | 'nonce-before-signature'
+  | 'approve-twice'
+  /** A wire variant of reference/variants/rp.ts. */
+  | `wire:${string}`
+  /** A verifier variant of reference/variants/verifier.ts. */
+  | `verifier:${string}`;
 
 /**
  * The reference RP, broken one way:
@@ -80,6 +92,7 @@ export type Breakage = 'resume-without-cookie' | 'no-nonce-no-guard' | 'no-audie
  * - no-nonce-no-guard: nonces are never spent, and an approved transaction is approved again;
  * - no-audience-rule: approvals for any origin verify (the audience is neither checked nor bound);
  * - refusal-ends-transaction: any refused delivery ends its transaction (seen in an outside RP);
+ * - approve-twice: an approved transaction is approved again (nonces are still spent);
  * - nonce-before-signature: the nonce is spent before resolution and signature, and never given
  *   back, so a delivery with a bad signature burns the genuine approval (seen in an outside RP).
  */
@@ -93,6 +106,23 @@ export async function brokenRp(kind: Breakage, authority: Authority): Promise<Ru
         : undefined;
   const rp = await startRp({ resolver: resolverOf(authority), resumeTtlSeconds: TEST_RESUME_TTL_S }, nonces ? { nonces } : {});
   const ctx = rp.app.context;
+  if (kind.startsWith('wire:')) {
+    const variant = RP_WIRE[kind.slice('wire:'.length)];
+    if (!variant) throw new Error(`no wire variant ${kind}`);
+    const fetch = rp.app.fetch;
+    rp.app.fetch = (req) => variant.wire(req, fetch);
+  }
+  if (kind.startsWith('verifier:')) {
+    const variant = VERIFIER_VARIANTS[kind.slice('verifier:'.length)];
+    if (!variant) throw new Error(`no verifier variant ${kind}`);
+    const resolver = new NetworkResolver({ profile: ctx.profile, ...resolverOf(authority) });
+    ctx.verify = brokenVerifier(ctx.verify, variant.break, resolver, ctx.profile);
+    const close = rp.close;
+    rp.close = async () => {
+      await close();
+      await resolver.close();
+    };
+  }
   if (kind === 'resume-without-cookie') {
     const cookies = new Map<string, string>();
     const fetch = rp.app.fetch;
@@ -119,7 +149,7 @@ export async function brokenRp(kind: Breakage, authority: Authority): Promise<Ru
       return res;
     };
   }
-  if (kind === 'no-nonce-no-guard') {
+  if (kind === 'no-nonce-no-guard' || kind === 'approve-twice') {
     const store = ctx.transactions;
     const byRequestId = store.byRequestId.bind(store);
     const forDelivery = store.forDelivery.bind(store);

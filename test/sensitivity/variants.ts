@@ -4,6 +4,8 @@
 // flags of the relay and the bridge, wrappers of the RP in test/rp/helpers.ts).
 import type { RuleId } from '../../schemas/ts/rules.ts';
 import type { Breakage as RpBreakage } from '../rp/helpers.ts';
+import { RP_WIRE } from '../../reference/variants/rp.ts';
+import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
 
 export type Variant = { suite: 'relay'; breakage: string; rule: RuleId } | { suite: 'bridge'; breakage: string; rule: RuleId } | { suite: 'rp'; breakage: RpBreakage; rule: RuleId };
 
@@ -35,7 +37,13 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'bridge', breakage: 'creating-ignored', rule: 'ob.transaction.creating' },
   { suite: 'rp', breakage: 'resume-without-cookie', rule: 'ns.transaction.resume-refused' },
   { suite: 'rp', breakage: 'no-nonce-no-guard', rule: 'ns.nonce.single-use' },
+  // A replayed approval names its own transaction (request_id is signed), so rule 5 shows only
+  // once the one-approval guard is gone too: the same variant proves the restated rule.
+  { suite: 'rp', breakage: 'no-nonce-no-guard', rule: 'ns.verify.5' },
   { suite: 'rp', breakage: 'no-audience-rule', rule: 'ns.verify.2' },
   { suite: 'rp', breakage: 'refusal-ends-transaction', rule: 'ns.transaction.same-device' },
   { suite: 'rp', breakage: 'nonce-before-signature', rule: 'ns.nonce.spend-on-success' },
+  { suite: 'rp', breakage: 'approve-twice', rule: 'ns.transaction.one-approval' },
+  ...Object.entries(RP_WIRE).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `wire:${name}`, rule }))),
+  ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
 ];
