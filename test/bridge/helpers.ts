@@ -9,9 +9,9 @@ import { REFERENCE_CODE_TTL_S, REFERENCE_TX_TTL_S, startBridgeReference, type Br
 
 export { runCli } from '../rp/helpers.ts';
 
-/** A reference bridge; `args` may carry the hidden --break/--variant flags (allowed here by env). */
-export function bridge(args: string[] = []): Promise<BridgeReferenceRun> {
-  return startBridgeReference({ profile: profileFor(), codeTtlS: REFERENCE_CODE_TTL_S, txTtlS: REFERENCE_TX_TTL_S, extraArgs: args, env: { SVC_REFERENCE_ALLOW_BREAKAGE: '1' } });
+/** A reference bridge; `args` may carry the hidden --break/--variant flags, `env` a wire variant (both allowed here by env). */
+export function bridge(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<BridgeReferenceRun> {
+  return startBridgeReference({ profile: profileFor(), codeTtlS: REFERENCE_CODE_TTL_S, txTtlS: REFERENCE_TX_TTL_S, extraArgs: args, env: { SVC_REFERENCE_ALLOW_BREAKAGE: '1', ...env } });
 }
 
 /** `run --suite bridge` against `run` as an outside bridge: flags, a clients file, the rotation hook. */

@@ -13,6 +13,7 @@ import { startRelayReference } from '../../harness/suites/relay/launch.ts';
 import { bridge, suiteArgs as bridgeArgs } from '../bridge/helpers.ts';
 import { brokenRp, runCli, suiteArgs as rpArgs } from '../rp/helpers.ts';
 import { VARIANTS, type Variant } from './variants.ts';
+import { WIRE_ENV } from '../../reference/variants/wire.ts';
 
 const BREAKAGE_ENV = { SVC_REFERENCE_ALLOW_BREAKAGE: '1' };
 const PROOFS = new URL('../../harness/run/proofs.json', import.meta.url);
@@ -32,9 +33,16 @@ interface Outcome {
   error?: string;
 }
 
+/** A --break flag, or a wire variant named in the environment (`wire:<name>`). */
+function breakage(v: Variant): { extraArgs: string[]; env: NodeJS.ProcessEnv } {
+  return v.breakage.startsWith('wire:')
+    ? { extraArgs: [], env: { ...BREAKAGE_ENV, [WIRE_ENV]: `${v.suite}/${v.breakage.slice('wire:'.length)}` } }
+    : { extraArgs: ['--break', v.breakage], env: BREAKAGE_ENV };
+}
+
 async function failedAgainst(v: Variant): Promise<{ failed: string[]; ran: number }> {
   if (v.suite === 'relay') {
-    const run = await startRelayReference({ profile: profileFor(), extraArgs: ['--break', v.breakage], env: BREAKAGE_ENV });
+    const run = await startRelayReference({ profile: profileFor(), ...breakage(v) });
     try {
       const load = await relaySuite(run.target);
       const report = await runChecks(load.checks, { seed: 11, runs: 6, timeoutMs: 60_000, rules, profileGates: true, selection: { rules: [v.rule] } });
@@ -44,7 +52,8 @@ async function failedAgainst(v: Variant): Promise<{ failed: string[]; ran: numbe
     }
   }
   if (v.suite === 'bridge') {
-    const b = await bridge(['--break', v.breakage]);
+    const how = breakage(v);
+    const b = await bridge(how.extraArgs, how.env);
     try {
       const run = await runCli([...(await bridgeArgs(b)), '--profile', '--rule', v.rule]);
       return { failed: run.failed, ran: run.report.results.length };

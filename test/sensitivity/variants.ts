@@ -5,9 +5,16 @@
 import type { RuleId } from '../../schemas/ts/rules.ts';
 import type { Breakage as RpBreakage } from '../rp/helpers.ts';
 import { RP_WIRE } from '../../reference/variants/rp.ts';
+import { BRIDGE_WIRE } from '../../reference/variants/bridge.ts';
+import type { WireVariant } from '../../reference/variants/wire.ts';
 import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
 
 export type Variant = { suite: 'relay'; breakage: string; rule: RuleId } | { suite: 'bridge'; breakage: string; rule: RuleId } | { suite: 'rp'; breakage: RpBreakage; rule: RuleId };
+
+/** One variant per rule a wire variant breaks (its rule and the rules restating it). */
+function wire(suite: 'rp' | 'bridge' | 'relay', table: Record<string, WireVariant>): Variant[] {
+  return Object.entries(table).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite, breakage: `wire:${name}`, rule }) as Variant));
+}
 
 export const VARIANTS: readonly Variant[] = [
   { suite: 'relay', breakage: 'verify-after-store', rule: 'ra.relay.verify-before-store' },
@@ -44,6 +51,7 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'rp', breakage: 'refusal-ends-transaction', rule: 'ns.transaction.same-device' },
   { suite: 'rp', breakage: 'nonce-before-signature', rule: 'ns.nonce.spend-on-success' },
   { suite: 'rp', breakage: 'approve-twice', rule: 'ns.transaction.one-approval' },
-  ...Object.entries(RP_WIRE).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `wire:${name}`, rule }))),
+  ...wire('rp', RP_WIRE),
+  ...wire('bridge', BRIDGE_WIRE),
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
 ];

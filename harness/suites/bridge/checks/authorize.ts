@@ -114,13 +114,11 @@ export function authorizeChecks(t: BridgeTarget): Check[] {
           ['no challenge', { ...base, code_challenge: undefined, code_challenge_method: undefined }],
           ['plain', { ...base, code_challenge: base.code_challenge, code_challenge_method: 'plain' }],
         ] as const) {
+          // The client and redirect URI are valid, so the error goes back to the client (ob.authorize.error-redirect).
           const { res, response } = await refusedRequest(s, params, reg);
-          if (response) {
-            e.that(response.error !== undefined && response.code === undefined, `${what}: the bridge went on (${response.location})`);
-            e.that(response.state === 'st-pkce', `${what}: the error redirect carries state ${JSON.stringify(response.state)}`);
-          } else {
-            e.that(res.status >= 400 && res.status < 500, `${what}: the bridge went on instead of refusing: ${said(res)}`);
-          }
+          if (!e.that(response !== undefined, `${what}: the error was not redirected to the client: ${said(res)}`)) continue;
+          e.that(response!.error !== undefined && response!.code === undefined, `${what}: the bridge went on (${response!.location})`);
+          e.that(response!.state === 'st-pkce', `${what}: the error redirect carries state ${JSON.stringify(response!.state)}`);
         }
       },
     }),
