@@ -1,0 +1,212 @@
+// The reference relay broken on the wire, one rule each (see wire.ts). Most are a refusal the
+// document requires answered as a success instead (what the client sees of a relay that skips
+// the check); the rest edit what the relay publishes or drop what it was asked to do.
+import { profileFor } from '../../protocol/common/profile.ts';
+import { answer, at, editHeaders, editJson, jsonAnswer, withBody, type Next, type Wire, type WireVariant } from './wire.ts';
+
+const ids = profileFor().ids;
+const ok202 = () => jsonAnswer({ id: 'dropped' }, 202);
+
+interface Envelope {
+  error?: string;
+  rule?: string;
+  detail?: string;
+}
+
+/** Matching refusals (status and error envelope) answered `success` instead. */
+function refusalAnswered(match: (req: Request, url: URL) => boolean, refused: (status: number, e: Envelope) => boolean, success: (req: Request) => Response): Wire {
+  return async (req, next) => {
+    const res = await next(req);
+    if (res.status < 400 || !match(req, new URL(req.url))) return res;
+    const e = (await res
+      .clone()
+      .json()
+      .catch(() => ({}))) as Envelope;
+    return refused(res.status, e) ? success(req) : res;
+  };
+}
+
+const messages = at('/messages', 'POST');
+const acks = at('/acks', 'POST');
+const pickups = (req: Request, url: URL) => req.method === 'GET' && /^\/messages\/[^/]+$/.test(url.pathname);
+const emptyInbox = () => jsonAnswer({ messages: [] });
+const byRule = (rule: string) => (_status: number, e: Envelope) => e.rule === rule;
+const byStatus = (status: number) => (s: number) => s === status;
+
+/** Requests carrying `header` refused 401 before the relay sees them. */
+const refusedWith = (match: (req: Request, url: URL) => boolean, header: string): Wire =>
+  answer(
+    (req, url) => match(req, url) && req.headers.has(header),
+    () => jsonAnswer({ error: 'signature_invalid', detail: 'refused by the broken variant' }, 401),
+  );
+
+/** Matching requests answered `make` without the relay doing anything. */
+const dropped = (match: (req: Request, url: URL) => boolean, make: (req: Request, next: Next) => Response | Promise<Response>) => answer(match, make);
+
+export const RELAY_WIRE: Record<string, WireVariant> = {
+  'fields-accepted': { rule: 'ra.messages.fields', what: 'a message missing a field is answered 202', wire: refusalAnswered(messages, byRule('ra.errors.invalid-request'), ok202) },
+  'encryption-optional': {
+    rule: 'ra.messages.encryption-required',
+    what: 'a message without encryption is answered 202',
+    wire: refusalAnswered(messages, byRule('ra.messages.encryption-required'), ok202),
+  },
+  'body-cap': { rule: 'ra.messages.body-cap', what: 'an oversized message is answered 202', wire: refusalAnswered(messages, byStatus(413), ok202) },
+  'signature-accepted': { rule: 'ra.messages.signature', what: 'a badly signed message is answered 202', wire: refusalAnswered(messages, byRule('ra.errors.signature-invalid'), ok202) },
+  'session-expired-accepted': {
+    rule: 'ra.messages.session-expired',
+    what: 'a message by an unknown session is answered 202',
+    wire: refusalAnswered(messages, byRule('ra.messages.session-expired'), ok202),
+  },
+  'ack-state': { rule: 'ra.acks.state', what: 'an ack of another state is answered 202', wire: refusalAnswered(acks, byStatus(400), ok202) },
+  'ack-dropped': { rule: 'ra.acks.accepted', what: 'acks are answered 202 and dropped', wire: dropped(acks, ok202) },
+  'pickup-unauthenticated': { rule: 'ra.pickup.auth', what: 'a pickup without valid proof gets an empty inbox', wire: refusalAnswered(pickups, byStatus(401), emptyInbox) },
+  'pickup-not-hosted': {
+    rule: 'ra.pickup.not-hosted',
+    what: 'a pickup for an identity homed elsewhere answers 401',
+    wire: refusalAnswered(pickups, byStatus(404), () => jsonAnswer({ error: 'challenge_invalid', detail: 'refused by the broken variant' }, 401)),
+  },
+  'window-ignored': { rule: 'ra.auth.signed-request-window', what: 'a signed request outside the window is answered', wire: refusalAnswered(pickups, byRule('ra.errors.request-expired'), emptyInbox) },
+  'replay-ignored': { rule: 'ra.auth.signed-request-replay', what: 'a replayed signed request is answered', wire: refusalAnswered(pickups, byRule('ra.errors.request-replayed'), emptyInbox) },
+  'nonce-length-ignored': { rule: 'ra.auth.signed-request-nonce', what: 'a signed request with a nonce of any length is answered', wire: refusalAnswered(pickups, byStatus(400), emptyInbox) },
+  'signed-request-refused': { rule: 'ra.signed-request', what: 'signed requests are refused', wire: refusedWith(pickups, ids.header_nonce) },
+  'session-pickup-refused': { rule: 'ra.auth.session-key', what: 'pickups signed by a session key are refused', wire: refusedWith(pickups, ids.header_session_id) },
+  'names-ignored': {
+    rule: 'ra.names.valid',
+    what: 'a challenge is issued for any identity string',
+    wire: refusalAnswered(at('/auth/challenge', 'GET'), byStatus(400), () => jsonAnswer({ challenge: 'ch_any', expires_at: new Date(Date.now() + 60_000).toISOString() })),
+  },
+  'challenge-shape': {
+    rule: 'ra.auth.challenge',
+    what: 'the challenge expires in an hour',
+    wire: editJson(at('/auth/challenge', 'GET'), (c) => void (c.expires_at = new Date(Date.now() + 3_600_000).toISOString()), [200]),
+  },
+  'session-ttl-ignored': {
+    rule: 'ra.sessions.ttl',
+    what: 'a session over 24 hours is answered 201',
+    wire: refusalAnswered(at('/sessions', 'POST'), byStatus(400), () => jsonAnswer({ session_id: 'sess_dropped' }, 201)),
+  },
+  'session-signature-ignored': {
+    rule: 'ra.sessions.register',
+    what: 'a badly signed session registration is answered 201',
+    wire: refusalAnswered(at('/sessions', 'POST'), byStatus(401), () => jsonAnswer({ session_id: 'sess_dropped' }, 201)),
+  },
+  'session-registration-string': { rule: 'ra.signing.session-registration', what: 'session registrations are refused 401', wire: refusedWith(at('/sessions', 'POST'), 'content-type') },
+  'revoke-noop': {
+    rule: 'ra.sessions.revoke',
+    what: 'DELETE /sessions/:id answers 204 and revokes nothing',
+    wire: dropped(
+      (req, url) => req.method === 'DELETE' && url.pathname.startsWith('/sessions/'),
+      () => new Response(null, { status: 204 }),
+    ),
+  },
+  'revoke-string': {
+    rule: 'ra.signing.session-revocation',
+    what: 'session revocations are refused 401',
+    wire: answer(
+      (req, url) => req.method === 'DELETE' && url.pathname.startsWith('/sessions/'),
+      () => jsonAnswer({ error: 'signature_invalid', detail: 'refused by the broken variant' }, 401),
+    ),
+  },
+  'register-conflict': {
+    rule: 'ra.identities.conflict',
+    what: 'a second registration is answered 201',
+    wire: refusalAnswered(at('/identities', 'POST'), byStatus(409), () => jsonAnswer({ identity: 'dropped' }, 201)),
+  },
+  'register-signature': {
+    rule: 'ra.identities.signature',
+    what: 'a badly signed registration is answered 201',
+    wire: refusalAnswered(at('/identities', 'POST'), byStatus(401), () => jsonAnswer({ identity: 'dropped' }, 201)),
+  },
+  'register-invite': {
+    rule: 'ra.identities.invite',
+    what: 'a registration without invite is answered 201',
+    wire: refusalAnswered(at('/identities', 'POST'), byRule('ra.errors.invite-required'), () => jsonAnswer({ identity: 'dropped' }, 201)),
+  },
+  'registration-string': { rule: 'ra.signing.identity-registration', what: 'registrations are refused 401', wire: refusedWith(at('/identities', 'POST'), 'content-type') },
+  'identity-fields': { rule: 'ra.identities.hosted', what: 'the registration answer has no created_at', wire: editJson(at('/identities', 'POST'), (b) => void delete b.created_at, [201]) },
+  'identity-get': {
+    rule: 'ra.identities.get',
+    what: 'GET /identities/:identity answers without public_key',
+    wire: editJson(
+      (req, url) => req.method === 'GET' && /^\/identities\/[^/]+$/.test(url.pathname),
+      (b) => void delete b.public_key,
+      [200],
+    ),
+  },
+  'rotate-noop': {
+    rule: 'ra.identities.rotate',
+    what: 'a rotation is answered 200 and not applied',
+    wire: dropped(
+      (req, url) => req.method === 'POST' && url.pathname.endsWith('/rotate'),
+      () => jsonAnswer({ rotated: true }),
+    ),
+  },
+  'export-gone': {
+    rule: 'ra.identities.export',
+    what: 'export answers 404',
+    wire: answer(
+      (req, url) => req.method === 'POST' && url.pathname.endsWith('/export'),
+      () => jsonAnswer({ error: 'not_found', detail: 'refused by the broken variant' }, 404),
+    ),
+  },
+  'export-string': {
+    rule: 'ra.signing.identity-export',
+    what: 'exports are refused 401',
+    wire: answer(
+      (req, url) => req.method === 'POST' && url.pathname.endsWith('/export'),
+      () => jsonAnswer({ error: 'signature_invalid', detail: 'refused by the broken variant' }, 401),
+    ),
+  },
+  'well-known-gone': {
+    rule: 'ra.identities.well-known',
+    what: 'the identity document answers 404',
+    wire: answer(at(ids.id_document_path), () => jsonAnswer({ error: 'not_found', detail: 'gone' }, 404)),
+  },
+  'no-indieauth-link': { rule: 'ra.identities.indieauth-link', what: 'no Link header on a hosted host', wire: editHeaders(at('/'), (h) => h.delete('link')) },
+  banner: { rule: 'ra.banner', what: 'the banner has no relay_address', wire: editJson(at('/', 'GET'), (b) => void delete b.relay_address, [200]) },
+  health: { rule: 'ra.health', what: '/health says status "fine"', wire: editJson(at('/health', 'GET'), (b) => void (b.status = 'fine'), [200]) },
+  availability: {
+    rule: 'ra.availability',
+    what: 'availability answers available as a string',
+    wire: editJson(at('/hosted/availability', 'GET'), (b) => void (b.available = String(b.available)), [200]),
+  },
+  'availability-reasons': {
+    rule: 'ra.availability.reasons',
+    what: 'availability gives a reason outside the list',
+    wire: editJson(at('/hosted/availability', 'GET'), (b) => void (typeof b.reason === 'string' && b.reason !== 'available' && (b.reason = 'unavailable')), [200]),
+  },
+  'events-closed': {
+    rule: 'ra.events.stream',
+    what: 'the event stream ends at once',
+    wire: async (req, next) => {
+      const res = await next(req);
+      if (!new URL(req.url).pathname.startsWith('/events/') || res.status !== 200) return res;
+      await res.body?.cancel();
+      return new Response('', { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store' } });
+    },
+  },
+  'streams-unlimited': {
+    rule: 'ra.events.max-streams',
+    what: 'a stream over the cap is answered with an empty stream',
+    wire: refusalAnswered(
+      (req, url) => url.pathname.startsWith('/events/'),
+      byStatus(429),
+      () => new Response(': hello\n\n', { status: 200, headers: { 'content-type': 'text/event-stream' } }),
+    ),
+  },
+  envelope: {
+    rule: 'ra.errors.envelope',
+    what: 'errors answer {"message"}',
+    wire: async (req, next) => {
+      const res = await next(req);
+      if (res.status < 400 || !(res.headers.get('content-type') ?? '').includes('json')) return res;
+      const e = (await res.json().catch(() => ({}))) as Envelope;
+      return withBody(res, JSON.stringify({ message: e.detail ?? 'error' }));
+    },
+  },
+  'rate-limit-body': {
+    rule: 'ra.messages.rate-limit-body',
+    what: 'the 429 body carries only the error',
+    wire: editJson(messages, (b) => ({ error: b.error }), [429]),
+  },
+};
