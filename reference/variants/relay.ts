@@ -209,4 +209,78 @@ export const RELAY_WIRE: Record<string, WireVariant> = {
     what: 'the 429 body carries only the error',
     wire: editJson(messages, (b) => ({ error: b.error }), [429]),
   },
+  'session-proof-refused': {
+    rule: 'ra.messages.session-proof',
+    what: 'a message signed by a session key with its session_proof is refused 401',
+    wire: answer(
+      (req, url) => req.method === 'POST' && url.pathname === '/messages',
+      async (req, next) => ((await req.clone().text()).includes('"session_proof"') ? jsonAnswer({ error: 'signature_invalid', detail: 'refused by the broken variant' }, 401) : next(req)),
+    ),
+  },
+  'limited-after-signature': {
+    rule: 'ra.relay.rate-before-signature',
+    what: 'a sender over its bucket is told its signature is bad (the limit is never reached first)',
+    wire: refusalAnswered(messages, byStatus(429), () => jsonAnswer({ error: 'signature_invalid', detail: 'refused by the broken variant' }, 401)),
+  },
+  'date-garbled': { rule: 'ra.auth.date-header', what: 'the Date header is not a date', wire: editHeaders(pickups, (h) => h.set('date', 'soon')) },
+  'cursor-ignored': {
+    rule: 'ra.pickup.cursor',
+    what: 'since is ignored: every pickup is a drain',
+    wire: async (req, next) => {
+      const url = new URL(req.url);
+      if (!pickups(req, url) || !url.searchParams.has('since')) return next(req);
+      url.searchParams.delete('since');
+      return next(new Request(url, { method: 'GET', headers: req.headers }));
+    },
+  },
+  'no-drain': {
+    rule: 'ra.pickup.drain',
+    what: 'a drain hands out again what it handed out before (as if it deleted nothing)',
+    wire: (() => {
+      const given = new Map<string, unknown[]>();
+      return async (req, next) => {
+        const url = new URL(req.url);
+        const res = await next(req);
+        if (!pickups(req, url) || url.searchParams.has('since') || res.status !== 200) return res;
+        const body = (await res.json()) as { messages?: unknown[] };
+        const before = given.get(url.pathname) ?? [];
+        const all = [...before, ...(body.messages ?? [])];
+        given.set(url.pathname, all);
+        return withBody(res, JSON.stringify({ ...body, messages: all }));
+      };
+    })() satisfies Wire,
+  },
+  ...forwarding(),
 };
+
+/**
+ * Forwarding seen from one relay: `outbound` is a message from an identity this relay hosts to one
+ * it does not, `inbound` the reverse; the hosted domains come from the relay's own banner.
+ */
+function forwarding(): Record<string, WireVariant> {
+  const kind = async (req: Request, next: Next): Promise<'outbound' | 'inbound' | 'local'> => {
+    const banner = (await (await next(new Request(new URL('/', req.url), { headers: { accept: 'application/json' } }))).json()) as { hosted_domains?: string[] };
+    const hosted = (name: unknown) => typeof name === 'string' && (banner.hosted_domains ?? []).some((d) => name.endsWith(`.${d}`));
+    const e = (await req
+      .clone()
+      .json()
+      .catch(() => ({}))) as { sender?: unknown; recipient?: unknown };
+    return hosted(e.sender) && !hosted(e.recipient) ? 'outbound' : !hosted(e.sender) && hosted(e.recipient) ? 'inbound' : 'local';
+  };
+  const on =
+    (which: 'outbound' | 'inbound', then: Wire): Wire =>
+    async (req, next) =>
+      req.method === 'POST' && new URL(req.url).pathname === '/messages' && (await kind(req, next)) === which ? then(req, next) : next(req);
+  return {
+    'forward-dropped': { rule: 'ra.relay.forward', what: 'a message for an identity homed elsewhere is answered 202 and never forwarded', wire: on('outbound', async () => ok202()) },
+    'forward-altered': {
+      rule: 'ra.relay.forward-as-signed',
+      what: 'a forwarded message gains a field on the way',
+      wire: on('outbound', async (req, next) => {
+        const e = (await req.json()) as Record<string, unknown>;
+        return next(new Request(req.url, { method: 'POST', headers: req.headers, body: JSON.stringify({ ...e, relayed_by: 'broken-relay' }) }));
+      }),
+    },
+    'remote-dropped': { rule: 'ra.relay.local-delivery', what: 'a message from a sender homed elsewhere is answered 202 and never delivered', wire: on('inbound', async () => ok202()) },
+  };
+}
