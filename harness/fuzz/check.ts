@@ -27,6 +27,8 @@ export interface FrontDoor {
   alive(): Promise<string | undefined>;
   /** True when an error answer is in the envelope the documents give (default: `{error, detail}`). */
   envelope?(text: string): boolean;
+  /** The URL of a request (default base + path): a target that publishes its URLs maps the file's paths to them. */
+  url?(op: Operation, path: string): string;
   /** Sends a final request (default: a plain fetch); a browser's client attaches its cookies. */
   request?(method: string, url: string, headers: Record<string, string>, body: Uint8Array | undefined, signal: AbortSignal): Promise<{ status: number; text: string }>;
 }
@@ -76,9 +78,10 @@ async function send(door: FrontDoor, c: Case, signal: AbortSignal): Promise<Answ
   const headers = { accept: 'application/json', ...(body !== undefined ? { 'content-type': type } : {}), ...(await door.open(op, path, body, draft)) };
   try {
     const timed = AbortSignal.any([signal, AbortSignal.timeout(20_000)]);
+    const url = door.url ? door.url(op, path) : `${door.base}${path}`;
     const res = door.request
-      ? await door.request(op.method, `${door.base}${path}`, headers, body, timed)
-      : await fetch(`${door.base}${path}`, { method: op.method, headers, ...(body !== undefined ? { body: Buffer.from(body) } : {}), redirect: 'manual', signal: timed }).then(async (r) => ({
+      ? await door.request(op.method, url, headers, body, timed)
+      : await fetch(url, { method: op.method, headers, ...(body !== undefined ? { body: Buffer.from(body) } : {}), redirect: 'manual', signal: timed }).then(async (r) => ({
           status: r.status,
           text: await r.text(),
         }));

@@ -383,4 +383,12 @@ export const RP_WIRE: Record<string, WireVariant> = {
       };
     })() satisfies Wire,
   },
+  'deep-poll-500': {
+    rule: 'ns.delivery.never-500',
+    what: 'a poll body nested deeper than 64 levels answers 500 (a parser that recurses without a limit)',
+    wire: answer(
+      (req, url) => req.method === 'POST' && url.pathname === p.poll,
+      async (req, next) => ((await req.clone().text()).includes('['.repeat(65)) ? jsonAnswer({ error: 'internal_error', detail: 'internal error' }, 500) : next(req)),
+    ),
+  },
 };

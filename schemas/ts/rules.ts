@@ -593,6 +593,15 @@ export const rules: readonly Rule[] = [
     "origin": "project"
   },
   {
+    "id": "ns.errors.openapi-statuses",
+    "level": "MUST",
+    "doc": 1,
+    "section": "Endpoints (statuses the document leaves open)",
+    "title": "Only the statuses of the OpenAPI file",
+    "text": "Project decision: each RP operation answers only with the statuses spec/http/rp.openapi.yaml lists for it.",
+    "origin": "project"
+  },
+  {
     "id": "ns.start.contract",
     "level": "MUST",
     "doc": 1,
@@ -3254,6 +3263,7 @@ export type RuleId =
   | "ns.delivery.request-binding"
   | "ns.delivery.body-cap"
   | "ns.delivery.never-500"
+  | "ns.errors.openapi-statuses"
   | "ns.start.contract"
   | "ns.start.options"
   | "ns.transaction.record"

@@ -1,7 +1,7 @@
 // The authenticated fuzz against the reference relay and bridge: it finds nothing there, and
 // against a server broken to answer 500 on one mutation (the relay: a lone surrogate in an
-// unsigned envelope field; the bridge: a typed ID that is no host) it fails with the shrunk
-// request and a replay command.
+// unsigned envelope field; the bridge: a typed ID that is no host; the RP: a deeply nested poll
+// body) it fails with the shrunk request and a replay command.
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultProfile as profile } from '../../protocol/common/profile.ts';
 import { runChecks } from '../../harness/run/runner.ts';
@@ -9,6 +9,8 @@ import { relaySuite } from '../../harness/suites/relay/index.ts';
 import { startRelayReference, type RelayReferenceRun } from '../../harness/suites/relay/launch.ts';
 import { rules } from '../../schemas/ts/rules.ts';
 import { bridge, runCli, suiteArgs } from '../bridge/helpers.ts';
+import { brokenRp, suiteArgs as rpArgs } from '../rp/helpers.ts';
+import { startAuthority } from '../../harness/actors/authority/index.ts';
 
 const running: RelayReferenceRun[] = [];
 afterAll(async () => {
@@ -50,6 +52,21 @@ describe('the authenticated fuzz of the relay', () => {
       expect(r.detail).toMatch(/counterexample: .*replay: /s);
     } finally {
       await b.stop();
+    }
+  }, 120_000);
+
+  it('fails with a shrunk request against an RP whose poll answers 500 to deeply nested JSON', async () => {
+    const authority = await startAuthority();
+    const rp = await brokenRp('wire:deep-poll-500', authority);
+    try {
+      const run = await runCli([...rpArgs(rp.origin, authority), '--check', 'rp/profile/fuzz', '--profile']);
+      expect(run.failed).toEqual(['rp/profile/fuzz']);
+      const r = run.report.results.find((x) => x.id === 'rp/profile/fuzz')!;
+      expect(r.detail).toMatch(/pollTransaction with deep-json: 500, a 5xx the document does not give/);
+      expect(r.detail).toMatch(/counterexample: .*replay: /s);
+    } finally {
+      await rp.close();
+      await authority.close();
     }
   }, 120_000);
 });

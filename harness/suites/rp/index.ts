@@ -16,6 +16,7 @@ import { concurrencyChecks } from './checks/concurrency.ts';
 import { robustnessChecks } from './checks/robustness.ts';
 import { propertyChecks } from './checks/properties.ts';
 import { modelChecks, subtleChecks } from './checks/subtle.ts';
+import { rpFuzzChecks } from './checks/fuzz.ts';
 
 export type { RpTarget } from './driver.ts';
 
@@ -50,6 +51,7 @@ export async function rpSuite(target: RpTarget): Promise<SuiteLoad> {
     ...propertyChecks(t),
     ...modelChecks(t),
     ...subtleChecks(t),
+    ...rpFuzzChecks(t),
   ];
   checks.push(
     rpCheck(t, {

@@ -805,6 +805,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["StartOptionUnsupported"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
         };
     };
@@ -916,6 +917,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["MissingField"];
             404: components["responses"]["ReferenceNotFound"];
             410: components["responses"]["ReferenceGone"];
             429: components["responses"]["RateLimited"];
@@ -1013,6 +1015,7 @@ export interface operations {
             };
             400: components["responses"]["MissingField"];
             404: components["responses"]["UnknownTransaction"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
         };
     };
