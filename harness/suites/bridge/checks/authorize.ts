@@ -25,333 +25,416 @@ async function refusedRequest(s: BridgeSession, params: Record<string, string | 
   return { res, response };
 }
 
+function authorizeCodeFlowCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/authorize/code-flow',
+    title: 'a valid request ends, after the native proof and consent, in a redirect with code, state and iss',
+    rules: ['ob.transaction.create', 'ob.transaction.identify', 'ob.transaction.callback', 'ob.authorize.iss'],
+    context: ['ob.contract.transaction', 'ob.transaction.resume-binding'],
+    run: async (s, e) => {
+      const r = await s.signIn();
+      e.that(r.signed, 'the bridge issued a code without a native proof for a new browser');
+      e.that(r.response.code !== undefined, `no code: ${r.response.location}`);
+      e.that(r.response.state === r.state, `state is ${r.response.state}, sent ${r.state}`);
+      e.that(r.response.iss === t.issuer, `iss is ${JSON.stringify(r.response.iss)}, not the issuer`);
+    },
+  });
+}
+
+function transactionCrossDeviceCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/transaction/cross-device',
+    title: 'a cross-device approval (request by reference and match code) answers status ok alone, and the waiting browser goes on to consent',
+    rules: ['ob.transaction.callback'],
+    context: ['ob.contract.transaction'],
+    run: async (s, e) => {
+      const user = await s.newUser();
+      const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n', `openid ${t.profile.ids.id_scope}`));
+      if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+      const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
+      const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+      if (typeof view.request_uri !== 'string' || typeof view.match_code !== 'string') throw new CheckFailure('the waiting view shows no request link and match code');
+      const approved = await s.signer.approve(view.request_uri, { key: user.key, match: view.match_code });
+      e.that(approved.receipt?.status === 'ok' && approved.receipt.resume_uri === undefined, `the cross-device receipt is ${JSON.stringify(approved.receipt)}`);
+      const after = await s.view(user.browser, txUrl);
+      e.that(after.view.state === 'consent', `the waiting browser's transaction is ${JSON.stringify(after.view.state)}, not consent`);
+    },
+  });
+}
+
+function authorizeUnknownClientNoRedirectCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/authorize/unknown-client-no-redirect',
+    title: 'an unknown client_id is an error page, never a redirect (open-redirect guard)',
+    rules: ['ob.authorize.bad-client-no-redirect'],
+    run: async (s, e) => {
+      const evil = 'https://attacker.example/cb';
+      const params = { ...s.params('basic', newPkce(), 'x', 'n'), client_id: `unknown-${Date.now()}`, redirect_uri: evil };
+      const { res } = await refusedRequest(s, params, evil);
+      e.that(!redirectsTo(res, evil) && res.location === undefined, `the bridge redirected: ${said(res)}`);
+      e.that(res.status >= 400 && res.status < 500, `expected an error page (4xx): ${said(res)}`);
+    },
+  });
+}
+
+function authorizeRedirectExactCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/authorize/redirect-exact',
+    title: 'redirect_uri must match exactly: prefix, path, query and case variants are error pages, never redirects',
+    rules: ['ob.authorize.redirect-exact', 'ob.authorize.bad-client-no-redirect'],
+    run: async (s, e) => {
+      const reg = s.credentials('basic').redirect_uri;
+      const u = new URL(reg);
+      const variants = [`${reg}/extra`, `${reg}?x=1`, `${reg}x`, reg.replace(u.host, u.host.toUpperCase()), `${u.protocol}//${u.host}.attacker.example${u.pathname}`];
+      for (const v of variants) {
+        if (v === reg) continue;
+        const { res } = await refusedRequest(s, s.params('basic', newPkce(), 'x', 'n', 'openid', v), v);
+        e.that(res.location === undefined && res.status >= 400 && res.status < 500, `redirect_uri ${v} was accepted: ${said(res)}`);
+      }
+    },
+  });
+}
+
+function authorizeLoopbackPublicCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/authorize/loopback-public',
+    title: 'a public client may return to its loopback redirect on any port; a confidential client may not vary its redirect',
+    rules: ['ob.authorize.loopback'],
+    run: async (s, e) => {
+      const reg = s.credentials('public').redirect_uri;
+      const m = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::\d+)?(\/.*)?$/.exec(reg);
+      if (!m) throw new CheckFailure(`the public client's redirect ${reg} is not a loopback redirect (bridge.clients.public)`);
+      const other = `http://${m[1]}:${40000 + Math.floor(Math.random() * 20000)}${m[2] ?? ''}`;
+      const r = await s.signIn({ client: 'public', redirectUri: other });
+      e.that(r.response.code !== undefined, `the loopback redirect on another port was not honoured: ${r.response.location}`);
+      const oidc = await s.oidc();
+      if (r.response.code) {
+        const tok = await oidc.token(s.credentials('public'), 'none', r.response.code, r.pkce.verifier, other);
+        e.that(tok.status === 200, `the public client's code did not redeem with auth none: ${said(tok)}`);
+      }
+    },
+  });
+}
+
+function authorizePkceRequiredCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/authorize/pkce-required',
+    title: 'a request without a PKCE challenge is refused (with iss), and so is PKCE plain',
+    rules: ['ob.authorize.pkce-required', 'ob.authorize.pkce-plain-refused', 'ob.authorize.error-redirect'],
+    run: async (s, e) => {
+      const reg = s.credentials('basic').redirect_uri;
+      const base = s.params('basic', newPkce(), 'st-pkce', 'n');
+      for (const [what, params] of [
+        ['no challenge', { ...base, code_challenge: undefined, code_challenge_method: undefined }],
+        ['plain', { ...base, code_challenge: base.code_challenge, code_challenge_method: 'plain' }],
+      ] as const) {
+        // The client and redirect URI are valid, so the error goes back to the client (ob.authorize.error-redirect).
+        const { res, response } = await refusedRequest(s, params, reg);
+        if (response === undefined) {
+          e.fail(res.status >= 400 && res.status < 500 ? `${what}: the error was not redirected to the client: ${said(res)}` : `${what}: the bridge went on instead of refusing: ${said(res)}`);
+          continue;
+        }
+        e.that(response!.error !== undefined && response!.code === undefined, `${what}: the bridge went on (${response!.location})`);
+        e.that(response!.state === 'st-pkce', `${what}: the error redirect carries state ${JSON.stringify(response!.state)}`);
+      }
+    },
+  });
+}
+
+function authorizeStateRequiredCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/authorize/state-required',
+    title: 'a request without state is refused',
+    rules: ['ob.authorize.state-required'],
+    run: async (s, e) => {
+      const reg = s.credentials('basic').redirect_uri;
+      const { res, response } = await refusedRequest(s, { ...s.params('basic', newPkce(), 'x', 'n'), state: undefined }, reg);
+      if (response) e.that(response.error !== undefined && response.code === undefined, `the bridge went on: ${response.location}`);
+      else e.that(res.status >= 400 && res.status < 500, `the bridge went on: ${said(res)}`);
+    },
+  });
+}
+
+function authorizeErrorCodesCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/authorize/error-codes',
+    title: "refused requests redirect with the project's codes: invalid_request, unsupported_response_type",
+    rules: ['ob.errors.authorize-codes'],
+    run: async (s, e) => {
+      const reg = s.credentials('basic').redirect_uri;
+      const base = s.params('basic', newPkce(), 'st', 'n');
+      const cases: Array<[string, Record<string, string | undefined>, string]> = [
+        ['no challenge', { ...base, code_challenge: undefined, code_challenge_method: undefined }, 'invalid_request'],
+        ['plain', { ...base, code_challenge_method: 'plain' }, 'invalid_request'],
+        ['token', { ...base, response_type: 'token' }, 'unsupported_response_type'],
+      ];
+      for (const [what, params, code] of cases) {
+        const { res, response } = await refusedRequest(s, params, reg);
+        e.that(response?.error === code, `${what}: expected a redirect with error ${code}: ${said(res)}`);
+      }
+    },
+  });
+}
+
+function authorizeIssOnErrorsCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/authorize/iss-on-errors',
+    title: 'iss is on error responses too (RFC 9207): an unsupported response_type and a denial',
+    rules: ['ob.authorize.iss', 'ob.transaction.deny'],
+    run: async (s, e) => {
+      const reg = s.credentials('basic').redirect_uri;
+      const { res, response } = await refusedRequest(s, { ...s.params('basic', newPkce(), 'st', 'n'), response_type: 'token' }, reg);
+      if (response) e.that(response.iss === t.issuer, `error redirect without iss: ${response.location}`);
+      else e.that(res.status >= 400, `response_type token was not refused: ${said(res)}`);
+      const denied = await s.signIn({ scope: `openid ${t.profile.ids.id_scope}`, deny: true });
+      e.that(denied.response.error === 'access_denied', `a denial answered ${denied.response.location}`);
+      e.that(denied.response.iss === t.issuer, `the denial redirect has iss ${JSON.stringify(denied.response.iss)}`);
+      e.that(denied.response.state === denied.state, 'the denial redirect lost state');
+    },
+  });
+}
+
+function authorizeUnknownScopeCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/authorize/unknown-scope',
+    title: 'an unknown scope is ignored, not refused; the token response reports the granted scopes',
+    rules: ['ob.authorize.unknown-scope', 'ob.token.grant-type'],
+    run: async (s, e) => {
+      const { body } = await s.tokens({ scope: 'openid no-such-scope-here' });
+      const granted = String(body.scope ?? '').split(' ');
+      e.that(granted.includes('openid'), `scope is ${JSON.stringify(body.scope)}`);
+      e.that(!granted.includes('no-such-scope-here'), `the unknown scope was reported as granted: ${JSON.stringify(body.scope)}`);
+      e.that(typeof body.id_token === 'string' && typeof body.access_token === 'string', 'id_token or access_token is missing');
+      e.that(body.refresh_token === undefined, 'a refresh token was issued (not in this version)');
+    },
+  });
+}
+
+function ssoPromptNoneCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/sso/prompt-none',
+    title: 'prompt=none gives login_required without a session and consent_required with a session but no consent',
+    rules: ['ob.authorize.prompt-none'],
+    run: async (s, e) => {
+      const reg = s.credentials('basic').redirect_uri;
+      const user = await s.newUser();
+      const first = await s.openAuthorize(user.browser, { ...s.params('basic', newPkce(), 'st', 'n'), prompt: 'none' });
+      const r1 = s.authorizationResponse(first.location, reg);
+      e.that(r1?.error === 'login_required', `no session: ${said(first)}`);
+      // A session from another client, then prompt=none for a scope never consented to.
+      await s.signIn({ user, client: 'basic' });
+      const other = s.target.clients.other_sector ? 'other_sector' : 'basic';
+      const scope = other === 'basic' ? `openid ${t.profile.ids.id_scope} profile` : 'openid';
+      const second = await s.openAuthorize(user.browser, { ...s.params(other, newPkce(), 'st', 'n', scope), prompt: 'none' });
+      const r2 = s.authorizationResponse(second.location, s.credentials(other).redirect_uri);
+      e.that(r2?.error === 'consent_required', `session without consent: ${said(second)}`);
+      e.that(r2?.iss === t.issuer, 'the prompt=none error has no iss');
+    },
+  });
+}
+
+function ssoReuseCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/sso/reuse',
+    title: 'with a live session and covering consent a second authorization issues a code without another signature',
+    rules: ['ob.sso.reuse'],
+    run: async (s, e) => {
+      const first = await s.signIn();
+      const second = await s.signIn({ user: first.user });
+      e.that(!second.signed, 'the bridge asked for another signature');
+      e.that(second.response.code !== undefined, `no code the second time: ${second.response.location}`);
+    },
+  });
+}
+
+function ssoPromptLoginMaxAgeCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/sso/prompt-login-max-age',
+    title: 'prompt=login and max_age=0 force a new native proof despite the session',
+    rules: ['ob.authorize.prompt-login'],
+    run: async (s, e) => {
+      const first = await s.signIn();
+      const login = await s.signIn({ user: first.user, extra: { prompt: 'login' } });
+      e.that(login.signed, 'prompt=login did not ask for a new proof');
+      await new Promise((r) => setTimeout(r, 1100));
+      const aged = await s.signIn({ user: first.user, extra: { max_age: '0' } });
+      e.that(aged.signed, 'max_age=0 did not ask for a new proof');
+    },
+  });
+}
+
+function consentReleaseCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/consent/release',
+    title: 'svc_id is released only when left ticked on consent; an unticked claim reaches neither the ID token nor userinfo',
+    rules: ['ob.consent.release', 'ob.consent.screen', 'ob.token.claims'],
+    run: async (s, e) => {
+      const idClaim = t.profile.ids.id_claim;
+      const scope = `openid ${t.profile.ids.id_scope}`;
+      const oidc = await s.oidc();
+      const ticked = await s.tokens({ scope });
+      e.that(Array.isArray(ticked.signIn.consent?.claims) && (ticked.signIn.consent.claims as string[]).includes(t.profile.ids.id_scope), 'consent did not offer the svc_id scope');
+      const tp = (await oidc.verifyIdToken(String(ticked.body.id_token), s.credentials('basic').client_id)).payload;
+      e.that(tp[idClaim] === ticked.signIn.user.key.identity, `ticked: ${idClaim} is ${JSON.stringify(tp[idClaim])}`);
+      const un = await s.tokens({ scope, tick: [] });
+      const up = (await oidc.verifyIdToken(String(un.body.id_token), s.credentials('basic').client_id)).payload;
+      e.that(up[idClaim] === undefined, `unticked: the ID token carries ${idClaim}`);
+      const info = await oidc.userinfo(String(un.body.access_token));
+      const ib = info.status === 200 ? (info.json() as Record<string, unknown>) : {};
+      e.that(info.status === 200 && ib[idClaim] === undefined, `unticked: userinfo answered ${said(info)}`);
+      e.that(!String(un.body.scope).includes(t.profile.ids.id_scope), `unticked: the granted scope still lists ${t.profile.ids.id_scope}`);
+      e.that(tp.email === undefined, 'an email claim was released');
+    },
+  });
+}
+
+function consentProfileClaimsCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/consent/profile-claims',
+    title: "with profile released, name and picture come from the identity's public profile document and profile is its URL, in the ID token and at /userinfo",
+    rules: ['ob.profile.claims'],
+    context: ['ob.token.claims'],
+    run: async (s, e) => {
+      const user = await s.newUser();
+      const id = user.key.identity;
+      await t.authority.publish({ identity: id, seed: user.key.seed, profile: { version: 1, display_name: 'Ada Harness', avatar: 'avatar.png' } });
+      const r = await s.tokens({ scope: 'openid profile', user });
+      const oidc = await s.oidc();
+      const token = (await oidc.verifyIdToken(String(r.body.id_token), s.credentials('basic').client_id)).payload;
+      const info = await oidc.userinfo(String(r.body.access_token));
+      const fromInfo = info.status === 200 ? (info.json() as Record<string, unknown>) : {};
+      const want = { name: 'Ada Harness', picture: `https://${id}${t.profile.ids.public_files_path}avatar.png`, profile: `https://${id}/` };
+      for (const [claim, value] of Object.entries(want)) {
+        e.that(token[claim] === value, `the ID token's ${claim} is ${JSON.stringify(token[claim])}, not ${value}`);
+        e.that(fromInfo[claim] === value, `/userinfo's ${claim} is ${JSON.stringify(fromInfo[claim])}, not ${value} (${said(info)})`);
+      }
+    },
+  });
+}
+
+function consentFirstPartyCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/consent/first-party',
+    title: 'a first-party client skips consent for openid alone, never for svc_id',
+    rules: ['ob.consent.first-party'],
+    run: async (s, e) => {
+      s.credentials('first_party');
+      const a = await s.signIn({ client: 'first_party' });
+      e.that(a.consent === undefined && a.response.code !== undefined, 'consent was shown for openid alone');
+      const b = await s.signIn({ client: 'first_party', scope: `openid ${t.profile.ids.id_scope}`, user: a.user });
+      e.that(b.consent !== undefined, 'consent was skipped for svc_id');
+    },
+  });
+}
+
+function transactionForwardedResumeCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/transaction/forwarded-resume',
+    title: 'a resume link opened in another browser (no transaction cookie) does not continue the sign-in',
+    rules: ['ob.transaction.resume-binding'],
+    context: ['ob.contract.transaction'],
+    run: async (s, e) => {
+      const user = await s.newUser();
+      const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
+      if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+      const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
+      const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+      if (typeof view.request !== 'string') throw new CheckFailure('no native request was issued');
+      const other = (await s.newUser()).browser;
+      const approved = await s.signer.approve(view.request, { key: user.key, sameDevice: true, browser: other });
+      const r = approved.resumed;
+      e.that(
+        r !== undefined && (r.status >= 400 || s.authorizationResponse(r.location, s.credentials('basic').redirect_uri) === undefined),
+        `the other browser continued: ${r?.status} ${r?.location ?? ''}`,
+      );
+      e.that(r !== undefined && r.status >= 400 && r.status < 500, `the forwarded link was not refused: ${r?.status}`);
+    },
+  });
+}
+
+function transactionNoResponseInUrlCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/transaction/no-response-in-url',
+    title: 'a native response in the URL of /svc/callback is refused',
+    rules: ['ob.transaction.no-response-in-url'],
+    run: async (s, e) => {
+      const cb = `${t.issuer}${t.profile.ids.callback_path}?response=eyJhIjoiYiJ9`;
+      const res = await s.http.post(cb, '', { headers: { 'content-type': 'text/plain' }, noCookies: true });
+      e.that(res.status >= 400 && res.status < 500, `the callback answered ${said(res)}`);
+    },
+  });
+}
+
+function transactionFailedNotRedirectedCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/transaction/failed-not-redirected',
+    title: 'an approval that fails verification ends the transaction as failed, shown to the user, never redirected to the client',
+    rules: ['ob.transaction.failed', 'ob.native.verifier'],
+    context: ['ob.contract.transaction'],
+    run: async (s, e) => {
+      const user = await s.newUser();
+      const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
+      if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+      const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
+      const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+      if (typeof view.request !== 'string') throw new CheckFailure('no native request was issued');
+      // Signed by a key the identity does not publish: rule 7 of document 1 fails.
+      const loaded = await s.signer.loadRequest(view.request);
+      const wrong = { identity: user.key.identity, seed: new Uint8Array(32).fill(7) };
+      const { encoded } = s.signer.sign(loaded.request, wrong);
+      const d = await s.signer.deliver(String(loaded.request.response_uri), encoded);
+      e.that(d.status >= 400, `a badly signed approval was accepted: ${d.status}`);
+      const after = await s.view(user.browser, txUrl);
+      e.that(after.view.state === 'failed', `the transaction is ${JSON.stringify(after.view.state)}, not failed`);
+      const page = await user.browser.http.get(txUrl, { headers: { accept: 'text/html' } });
+      e.that(s.authorizationResponse(page.location, s.credentials('basic').redirect_uri) === undefined, `the failed sign-in redirected to the client: ${said(page)}`);
+    },
+  });
+}
+
+function nativeLoginOnlyCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/native/login-only',
+    title: 'the native request is login-only: action signin, no scopes, a statement that never names the client',
+    rules: ['ob.native.login-only'],
+    run: async (s, e) => {
+      const user = await s.newUser();
+      const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n', `openid ${t.profile.ids.id_scope} profile`));
+      if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+      const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
+      const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+      if (typeof view.request !== 'string') throw new CheckFailure('no native request was issued');
+      const req = (await s.signer.loadRequest(view.request)).request;
+      e.that(req.action === 'signin', `action is ${JSON.stringify(req.action)}`);
+      e.that(req.scopes === undefined || (Array.isArray(req.scopes) && req.scopes.length === 0), `scopes is ${JSON.stringify(req.scopes)}`);
+      e.that(req.audience === t.issuer, `audience is ${JSON.stringify(req.audience)}, not the issuer`);
+      const statement = String(req.statement ?? '');
+      e.that(!statement.includes(s.credentials('basic').client_id) && !statement.includes(new URL(s.credentials('basic').redirect_uri).host), `the statement names the client: ${statement}`);
+    },
+  });
+}
+
 export function authorizeChecks(t: BridgeTarget): Check[] {
   return [
-    bridgeCheck(t, {
-      id: 'bridge/authorize/code-flow',
-      title: 'a valid request ends, after the native proof and consent, in a redirect with code, state and iss',
-      rules: ['ob.transaction.create', 'ob.transaction.identify', 'ob.transaction.callback', 'ob.authorize.iss'],
-      context: ['ob.contract.transaction', 'ob.transaction.resume-binding'],
-      run: async (s, e) => {
-        const r = await s.signIn();
-        e.that(r.signed, 'the bridge issued a code without a native proof for a new browser');
-        e.that(r.response.code !== undefined, `no code: ${r.response.location}`);
-        e.that(r.response.state === r.state, `state is ${r.response.state}, sent ${r.state}`);
-        e.that(r.response.iss === t.issuer, `iss is ${JSON.stringify(r.response.iss)}, not the issuer`);
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/transaction/cross-device',
-      title: 'a cross-device approval (request by reference and match code) answers status ok alone, and the waiting browser goes on to consent',
-      rules: ['ob.transaction.callback'],
-      context: ['ob.contract.transaction'],
-      run: async (s, e) => {
-        const user = await s.newUser();
-        const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n', `openid ${t.profile.ids.id_scope}`));
-        if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-        const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
-        const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
-        if (typeof view.request_uri !== 'string' || typeof view.match_code !== 'string') throw new CheckFailure('the waiting view shows no request link and match code');
-        const approved = await s.signer.approve(view.request_uri, { key: user.key, match: view.match_code });
-        e.that(approved.receipt?.status === 'ok' && approved.receipt.resume_uri === undefined, `the cross-device receipt is ${JSON.stringify(approved.receipt)}`);
-        const after = await s.view(user.browser, txUrl);
-        e.that(after.view.state === 'consent', `the waiting browser's transaction is ${JSON.stringify(after.view.state)}, not consent`);
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/authorize/unknown-client-no-redirect',
-      title: 'an unknown client_id is an error page, never a redirect (open-redirect guard)',
-      rules: ['ob.authorize.bad-client-no-redirect'],
-      run: async (s, e) => {
-        const evil = 'https://attacker.example/cb';
-        const params = { ...s.params('basic', newPkce(), 'x', 'n'), client_id: `unknown-${Date.now()}`, redirect_uri: evil };
-        const { res } = await refusedRequest(s, params, evil);
-        e.that(!redirectsTo(res, evil) && res.location === undefined, `the bridge redirected: ${said(res)}`);
-        e.that(res.status >= 400 && res.status < 500, `expected an error page (4xx): ${said(res)}`);
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/authorize/redirect-exact',
-      title: 'redirect_uri must match exactly: prefix, path, query and case variants are error pages, never redirects',
-      rules: ['ob.authorize.redirect-exact', 'ob.authorize.bad-client-no-redirect'],
-      run: async (s, e) => {
-        const reg = s.credentials('basic').redirect_uri;
-        const u = new URL(reg);
-        const variants = [`${reg}/extra`, `${reg}?x=1`, `${reg}x`, reg.replace(u.host, u.host.toUpperCase()), `${u.protocol}//${u.host}.attacker.example${u.pathname}`];
-        for (const v of variants) {
-          if (v === reg) continue;
-          const { res } = await refusedRequest(s, s.params('basic', newPkce(), 'x', 'n', 'openid', v), v);
-          e.that(res.location === undefined && res.status >= 400 && res.status < 500, `redirect_uri ${v} was accepted: ${said(res)}`);
-        }
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/authorize/loopback-public',
-      title: 'a public client may return to its loopback redirect on any port; a confidential client may not vary its redirect',
-      rules: ['ob.authorize.loopback'],
-      run: async (s, e) => {
-        const reg = s.credentials('public').redirect_uri;
-        const m = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::\d+)?(\/.*)?$/.exec(reg);
-        if (!m) throw new CheckFailure(`the public client's redirect ${reg} is not a loopback redirect (bridge.clients.public)`);
-        const other = `http://${m[1]}:${40000 + Math.floor(Math.random() * 20000)}${m[2] ?? ''}`;
-        const r = await s.signIn({ client: 'public', redirectUri: other });
-        e.that(r.response.code !== undefined, `the loopback redirect on another port was not honoured: ${r.response.location}`);
-        const oidc = await s.oidc();
-        if (r.response.code) {
-          const tok = await oidc.token(s.credentials('public'), 'none', r.response.code, r.pkce.verifier, other);
-          e.that(tok.status === 200, `the public client's code did not redeem with auth none: ${said(tok)}`);
-        }
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/authorize/pkce-required',
-      title: 'a request without a PKCE challenge is refused (with iss), and so is PKCE plain',
-      rules: ['ob.authorize.pkce-required', 'ob.authorize.pkce-plain-refused', 'ob.authorize.error-redirect'],
-      run: async (s, e) => {
-        const reg = s.credentials('basic').redirect_uri;
-        const base = s.params('basic', newPkce(), 'st-pkce', 'n');
-        for (const [what, params] of [
-          ['no challenge', { ...base, code_challenge: undefined, code_challenge_method: undefined }],
-          ['plain', { ...base, code_challenge: base.code_challenge, code_challenge_method: 'plain' }],
-        ] as const) {
-          // The client and redirect URI are valid, so the error goes back to the client (ob.authorize.error-redirect).
-          const { res, response } = await refusedRequest(s, params, reg);
-          if (!e.that(response !== undefined, `${what}: the error was not redirected to the client: ${said(res)}`)) continue;
-          e.that(response!.error !== undefined && response!.code === undefined, `${what}: the bridge went on (${response!.location})`);
-          e.that(response!.state === 'st-pkce', `${what}: the error redirect carries state ${JSON.stringify(response!.state)}`);
-        }
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/authorize/state-required',
-      title: 'a request without state is refused',
-      rules: ['ob.authorize.state-required'],
-      run: async (s, e) => {
-        const reg = s.credentials('basic').redirect_uri;
-        const { res, response } = await refusedRequest(s, { ...s.params('basic', newPkce(), 'x', 'n'), state: undefined }, reg);
-        if (response) e.that(response.error !== undefined && response.code === undefined, `the bridge went on: ${response.location}`);
-        else e.that(res.status >= 400 && res.status < 500, `the bridge went on: ${said(res)}`);
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/authorize/error-codes',
-      title: "refused requests redirect with the project's codes: invalid_request, unsupported_response_type",
-      rules: ['ob.errors.authorize-codes'],
-      run: async (s, e) => {
-        const reg = s.credentials('basic').redirect_uri;
-        const base = s.params('basic', newPkce(), 'st', 'n');
-        const cases: Array<[string, Record<string, string | undefined>, string]> = [
-          ['no challenge', { ...base, code_challenge: undefined, code_challenge_method: undefined }, 'invalid_request'],
-          ['plain', { ...base, code_challenge_method: 'plain' }, 'invalid_request'],
-          ['token', { ...base, response_type: 'token' }, 'unsupported_response_type'],
-        ];
-        for (const [what, params, code] of cases) {
-          const { res, response } = await refusedRequest(s, params, reg);
-          e.that(response?.error === code, `${what}: expected a redirect with error ${code}: ${said(res)}`);
-        }
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/authorize/iss-on-errors',
-      title: 'iss is on error responses too (RFC 9207): an unsupported response_type and a denial',
-      rules: ['ob.authorize.iss', 'ob.transaction.deny'],
-      run: async (s, e) => {
-        const reg = s.credentials('basic').redirect_uri;
-        const { res, response } = await refusedRequest(s, { ...s.params('basic', newPkce(), 'st', 'n'), response_type: 'token' }, reg);
-        if (response) e.that(response.iss === t.issuer, `error redirect without iss: ${response.location}`);
-        else e.that(res.status >= 400, `response_type token was not refused: ${said(res)}`);
-        const denied = await s.signIn({ scope: `openid ${t.profile.ids.id_scope}`, deny: true });
-        e.that(denied.response.error === 'access_denied', `a denial answered ${denied.response.location}`);
-        e.that(denied.response.iss === t.issuer, `the denial redirect has iss ${JSON.stringify(denied.response.iss)}`);
-        e.that(denied.response.state === denied.state, 'the denial redirect lost state');
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/authorize/unknown-scope',
-      title: 'an unknown scope is ignored, not refused; the token response reports the granted scopes',
-      rules: ['ob.authorize.unknown-scope', 'ob.token.grant-type'],
-      run: async (s, e) => {
-        const { body } = await s.tokens({ scope: 'openid no-such-scope-here' });
-        const granted = String(body.scope ?? '').split(' ');
-        e.that(granted.includes('openid'), `scope is ${JSON.stringify(body.scope)}`);
-        e.that(!granted.includes('no-such-scope-here'), `the unknown scope was reported as granted: ${JSON.stringify(body.scope)}`);
-        e.that(typeof body.id_token === 'string' && typeof body.access_token === 'string', 'id_token or access_token is missing');
-        e.that(body.refresh_token === undefined, 'a refresh token was issued (not in this version)');
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/sso/prompt-none',
-      title: 'prompt=none gives login_required without a session and consent_required with a session but no consent',
-      rules: ['ob.authorize.prompt-none'],
-      run: async (s, e) => {
-        const reg = s.credentials('basic').redirect_uri;
-        const user = await s.newUser();
-        const first = await s.openAuthorize(user.browser, { ...s.params('basic', newPkce(), 'st', 'n'), prompt: 'none' });
-        const r1 = s.authorizationResponse(first.location, reg);
-        e.that(r1?.error === 'login_required', `no session: ${said(first)}`);
-        // A session from another client, then prompt=none for a scope never consented to.
-        await s.signIn({ user, client: 'basic' });
-        const other = s.target.clients.other_sector ? 'other_sector' : 'basic';
-        const scope = other === 'basic' ? `openid ${t.profile.ids.id_scope} profile` : 'openid';
-        const second = await s.openAuthorize(user.browser, { ...s.params(other, newPkce(), 'st', 'n', scope), prompt: 'none' });
-        const r2 = s.authorizationResponse(second.location, s.credentials(other).redirect_uri);
-        e.that(r2?.error === 'consent_required', `session without consent: ${said(second)}`);
-        e.that(r2?.iss === t.issuer, 'the prompt=none error has no iss');
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/sso/reuse',
-      title: 'with a live session and covering consent a second authorization issues a code without another signature',
-      rules: ['ob.sso.reuse'],
-      run: async (s, e) => {
-        const first = await s.signIn();
-        const second = await s.signIn({ user: first.user });
-        e.that(!second.signed, 'the bridge asked for another signature');
-        e.that(second.response.code !== undefined, `no code the second time: ${second.response.location}`);
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/sso/prompt-login-max-age',
-      title: 'prompt=login and max_age=0 force a new native proof despite the session',
-      rules: ['ob.authorize.prompt-login'],
-      run: async (s, e) => {
-        const first = await s.signIn();
-        const login = await s.signIn({ user: first.user, extra: { prompt: 'login' } });
-        e.that(login.signed, 'prompt=login did not ask for a new proof');
-        await new Promise((r) => setTimeout(r, 1100));
-        const aged = await s.signIn({ user: first.user, extra: { max_age: '0' } });
-        e.that(aged.signed, 'max_age=0 did not ask for a new proof');
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/consent/release',
-      title: 'svc_id is released only when left ticked on consent; an unticked claim reaches neither the ID token nor userinfo',
-      rules: ['ob.consent.release', 'ob.consent.screen', 'ob.token.claims'],
-      run: async (s, e) => {
-        const idClaim = t.profile.ids.id_claim;
-        const scope = `openid ${t.profile.ids.id_scope}`;
-        const oidc = await s.oidc();
-        const ticked = await s.tokens({ scope });
-        e.that(Array.isArray(ticked.signIn.consent?.claims) && (ticked.signIn.consent.claims as string[]).includes(t.profile.ids.id_scope), 'consent did not offer the svc_id scope');
-        const tp = (await oidc.verifyIdToken(String(ticked.body.id_token), s.credentials('basic').client_id)).payload;
-        e.that(tp[idClaim] === ticked.signIn.user.key.identity, `ticked: ${idClaim} is ${JSON.stringify(tp[idClaim])}`);
-        const un = await s.tokens({ scope, tick: [] });
-        const up = (await oidc.verifyIdToken(String(un.body.id_token), s.credentials('basic').client_id)).payload;
-        e.that(up[idClaim] === undefined, `unticked: the ID token carries ${idClaim}`);
-        const info = await oidc.userinfo(String(un.body.access_token));
-        const ib = info.status === 200 ? (info.json() as Record<string, unknown>) : {};
-        e.that(info.status === 200 && ib[idClaim] === undefined, `unticked: userinfo answered ${said(info)}`);
-        e.that(!String(un.body.scope).includes(t.profile.ids.id_scope), `unticked: the granted scope still lists ${t.profile.ids.id_scope}`);
-        e.that(tp.email === undefined, 'an email claim was released');
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/consent/profile-claims',
-      title: "with profile released, name and picture come from the identity's public profile document and profile is its URL, in the ID token and at /userinfo",
-      rules: ['ob.profile.claims'],
-      context: ['ob.token.claims'],
-      run: async (s, e) => {
-        const user = await s.newUser();
-        const id = user.key.identity;
-        await t.authority.publish({ identity: id, seed: user.key.seed, profile: { version: 1, display_name: 'Ada Harness', avatar: 'avatar.png' } });
-        const r = await s.tokens({ scope: 'openid profile', user });
-        const oidc = await s.oidc();
-        const token = (await oidc.verifyIdToken(String(r.body.id_token), s.credentials('basic').client_id)).payload;
-        const info = await oidc.userinfo(String(r.body.access_token));
-        const fromInfo = info.status === 200 ? (info.json() as Record<string, unknown>) : {};
-        const want = { name: 'Ada Harness', picture: `https://${id}${t.profile.ids.public_files_path}avatar.png`, profile: `https://${id}/` };
-        for (const [claim, value] of Object.entries(want)) {
-          e.that(token[claim] === value, `the ID token's ${claim} is ${JSON.stringify(token[claim])}, not ${value}`);
-          e.that(fromInfo[claim] === value, `/userinfo's ${claim} is ${JSON.stringify(fromInfo[claim])}, not ${value} (${said(info)})`);
-        }
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/consent/first-party',
-      title: 'a first-party client skips consent for openid alone, never for svc_id',
-      rules: ['ob.consent.first-party'],
-      run: async (s, e) => {
-        s.credentials('first_party');
-        const a = await s.signIn({ client: 'first_party' });
-        e.that(a.consent === undefined && a.response.code !== undefined, 'consent was shown for openid alone');
-        const b = await s.signIn({ client: 'first_party', scope: `openid ${t.profile.ids.id_scope}`, user: a.user });
-        e.that(b.consent !== undefined, 'consent was skipped for svc_id');
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/transaction/forwarded-resume',
-      title: 'a resume link opened in another browser (no transaction cookie) does not continue the sign-in',
-      rules: ['ob.transaction.resume-binding'],
-      context: ['ob.contract.transaction'],
-      run: async (s, e) => {
-        const user = await s.newUser();
-        const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
-        if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-        const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
-        const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
-        if (typeof view.request !== 'string') throw new CheckFailure('no native request was issued');
-        const other = (await s.newUser()).browser;
-        const approved = await s.signer.approve(view.request, { key: user.key, sameDevice: true, browser: other });
-        const r = approved.resumed;
-        e.that(
-          r !== undefined && (r.status >= 400 || s.authorizationResponse(r.location, s.credentials('basic').redirect_uri) === undefined),
-          `the other browser continued: ${r?.status} ${r?.location ?? ''}`,
-        );
-        e.that(r !== undefined && r.status >= 400 && r.status < 500, `the forwarded link was not refused: ${r?.status}`);
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/transaction/no-response-in-url',
-      title: 'a native response in the URL of /svc/callback is refused',
-      rules: ['ob.transaction.no-response-in-url'],
-      run: async (s, e) => {
-        const cb = `${t.issuer}${t.profile.ids.callback_path}?response=eyJhIjoiYiJ9`;
-        const res = await s.http.post(cb, '', { headers: { 'content-type': 'text/plain' }, noCookies: true });
-        e.that(res.status >= 400 && res.status < 500, `the callback answered ${said(res)}`);
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/transaction/failed-not-redirected',
-      title: 'an approval that fails verification ends the transaction as failed, shown to the user, never redirected to the client',
-      rules: ['ob.transaction.failed', 'ob.native.verifier'],
-      context: ['ob.contract.transaction'],
-      run: async (s, e) => {
-        const user = await s.newUser();
-        const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
-        if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-        const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
-        const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
-        if (typeof view.request !== 'string') throw new CheckFailure('no native request was issued');
-        // Signed by a key the identity does not publish: rule 7 of document 1 fails.
-        const loaded = await s.signer.loadRequest(view.request);
-        const wrong = { identity: user.key.identity, seed: new Uint8Array(32).fill(7) };
-        const { encoded } = s.signer.sign(loaded.request, wrong);
-        const d = await s.signer.deliver(String(loaded.request.response_uri), encoded);
-        e.that(d.status >= 400, `a badly signed approval was accepted: ${d.status}`);
-        const after = await s.view(user.browser, txUrl);
-        e.that(after.view.state === 'failed', `the transaction is ${JSON.stringify(after.view.state)}, not failed`);
-        const page = await user.browser.http.get(txUrl, { headers: { accept: 'text/html' } });
-        e.that(s.authorizationResponse(page.location, s.credentials('basic').redirect_uri) === undefined, `the failed sign-in redirected to the client: ${said(page)}`);
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/native/login-only',
-      title: 'the native request is login-only: action signin, no scopes, a statement that never names the client',
-      rules: ['ob.native.login-only'],
-      run: async (s, e) => {
-        const user = await s.newUser();
-        const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n', `openid ${t.profile.ids.id_scope} profile`));
-        if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-        const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
-        const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
-        if (typeof view.request !== 'string') throw new CheckFailure('no native request was issued');
-        const req = (await s.signer.loadRequest(view.request)).request;
-        e.that(req.action === 'signin', `action is ${JSON.stringify(req.action)}`);
-        e.that(req.scopes === undefined || (Array.isArray(req.scopes) && req.scopes.length === 0), `scopes is ${JSON.stringify(req.scopes)}`);
-        e.that(req.audience === t.issuer, `audience is ${JSON.stringify(req.audience)}, not the issuer`);
-        const statement = String(req.statement ?? '');
-        e.that(!statement.includes(s.credentials('basic').client_id) && !statement.includes(new URL(s.credentials('basic').redirect_uri).host), `the statement names the client: ${statement}`);
-      },
-    }),
+    authorizeCodeFlowCheck(t),
+    transactionCrossDeviceCheck(t),
+    authorizeUnknownClientNoRedirectCheck(t),
+    authorizeRedirectExactCheck(t),
+    authorizeLoopbackPublicCheck(t),
+    authorizePkceRequiredCheck(t),
+    authorizeStateRequiredCheck(t),
+    authorizeErrorCodesCheck(t),
+    authorizeIssOnErrorsCheck(t),
+    authorizeUnknownScopeCheck(t),
+    ssoPromptNoneCheck(t),
+    ssoReuseCheck(t),
+    ssoPromptLoginMaxAgeCheck(t),
+    consentReleaseCheck(t),
+    consentProfileClaimsCheck(t),
+    consentFirstPartyCheck(t),
+    transactionForwardedResumeCheck(t),
+    transactionNoResponseInUrlCheck(t),
+    transactionFailedNotRedirectedCheck(t),
+    nativeLoginOnlyCheck(t),
   ];
 }

@@ -8,163 +8,188 @@ import { limits } from '../../../../schemas/ts/limits.ts';
 import { bridgeCheck } from '../check.ts';
 import { CheckFailure, CheckSkip, said, type BridgeTarget } from '../driver.ts';
 
-export function gapChecks(t: BridgeTarget): Check[] {
+function codeRedirectUriOmittedCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/code/redirect-uri-omitted',
+    title: 'a code from a request that named redirect_uri is not redeemed without it (RFC 6749 §4.1.3)',
+    rules: ['ob.code.binding'],
+    run: async (s, e) => {
+      const r = await s.signIn();
+      if (!r.response.code) throw new CheckFailure(`no code: the bridge answered ${r.response.location}`);
+      const oidc = await s.oidc();
+      const c = s.credentials('basic');
+      const fields = { grant_type: 'authorization_code', code: r.response.code, code_verifier: r.pkce.verifier, redirect_uri: undefined };
+      const omitted = await oidc.postForm(oidc.discovery.token_endpoint, c, s.style('basic'), fields);
+      e.that(omitted.status >= 400 && omitted.status < 500, `the code redeemed without redirect_uri: ${said(omitted)}`);
+    },
+  });
+}
+
+function ssoAuthTimeCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/sso/auth-time',
+    title: "a code issued from the session carries the native proof's auth_time, not the time of the later authorization",
+    rules: ['ob.token.id-token'],
+    context: ['ob.sso.reuse'],
+    run: async (s, e) => {
+      const first = await s.tokens();
+      const proof = decodeJwt(String(first.body.id_token)).auth_time;
+      // auth_time is in seconds: the second authorization starts in a later second.
+      await new Promise((r) => setTimeout(r, 1100));
+      const second = await s.tokens({ user: first.signIn.user });
+      if (second.signIn.signed) throw new CheckSkip('the bridge asked for a new proof instead of issuing from the session (ob.sso.reuse judges that)');
+      const reused = decodeJwt(String(second.body.id_token)).auth_time;
+      e.that(typeof proof === 'number' && reused === proof, `auth_time is ${JSON.stringify(reused)} for the code issued from the session, the proof was at ${JSON.stringify(proof)}`);
+    },
+  });
+}
+
+function ssoPromptNoneIssCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/sso/prompt-none-iss',
+    title: 'every prompt=none error (login_required and consent_required) carries iss (RFC 9207)',
+    rules: ['ob.authorize.iss'],
+    context: ['ob.authorize.prompt-none'],
+    run: async (s, e) => {
+      const user = await s.newUser();
+      const noSession = await s.openAuthorize(user.browser, { ...s.params('basic', newPkce(), 'st', 'n'), prompt: 'none' });
+      const r1 = s.authorizationResponse(noSession.location, s.credentials('basic').redirect_uri);
+      if (!r1?.error) throw new CheckFailure(`prompt=none without a session gave no error on the redirect URI: ${said(noSession)}`);
+      e.that(r1.iss === t.issuer, `the ${r1.error} error carries iss ${JSON.stringify(r1.iss)}, expected ${t.issuer}: ${r1.location}`);
+      await s.signIn({ user });
+      const other = t.clients.other_sector ? 'other_sector' : 'basic';
+      const scope = other === 'basic' ? `openid ${t.profile.ids.id_scope} profile` : 'openid';
+      const noConsent = await s.openAuthorize(user.browser, { ...s.params(other, newPkce(), 'st', 'n', scope), prompt: 'none' });
+      const r2 = s.authorizationResponse(noConsent.location, s.credentials(other).redirect_uri);
+      if (!r2?.error) throw new CheckFailure(`prompt=none without consent gave no error on the redirect URI: ${said(noConsent)}`);
+      e.that(r2.iss === t.issuer, `the ${r2.error} error carries iss ${JSON.stringify(r2.iss)}, expected ${t.issuer}: ${r2.location}`);
+    },
+  });
+}
+
+function transactionResumeReusedCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/transaction/resume-reused',
+    title: 'a resume code is single-use: opened again in the same browser, with its cookie, after the sign-in ended, it does not sign in again',
+    rules: ['ob.transaction.resume-binding'],
+    context: ['ob.contract.transaction'],
+    run: async (s, e) => {
+      const user = await s.newUser();
+      const reg = s.credentials('basic').redirect_uri;
+      const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
+      if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+      const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
+      const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+      if (typeof view.request !== 'string') throw new CheckFailure(`no native request was issued: ${JSON.stringify(view).slice(0, 200)}`);
+      const approved = await s.signer.approve(view.request, { key: user.key, sameDevice: true, browser: user.browser });
+      if (!approved.resumeUri || !approved.resumed || approved.resumed.status >= 400) throw new CheckFailure(`the first resume did not continue: ${approved.resumed?.status}`);
+      let end = s.authorizationResponse(approved.resumed.location, reg);
+      if (!end) {
+        const consent = (await s.view(user.browser, txUrl)).view;
+        const offered = ((consent.consent ?? {}) as { claims?: string[] }).claims ?? [];
+        const decided = await s.post(user.browser, `${txUrl}/consent`, { decision: 'approve', claims: offered });
+        end = s.authorizationResponse(typeof decided.view.redirect === 'string' ? decided.view.redirect : decided.res.location, reg);
+      }
+      if (!end?.code) throw new CheckFailure(`the sign-in did not end with a code: ${end?.location ?? 'no redirect to the client'}`);
+      const again = await user.browser.http.get(approved.resumeUri, { headers: { accept: 'text/html' } });
+      const reached = s.authorizationResponse(again.location, reg);
+      const cookies = again.setCookies.filter((c) => !/^[^=]*=\s*(;|$)/.test(c) && !/max-age=0/i.test(c));
+      e.that(reached === undefined, `the used resume code sent the browser to the client again: ${said(again)}`);
+      e.that(again.status >= 400 || cookies.length === 0, `the used resume code was accepted again (${cookies.length} cookie(s) set): ${said(again)}`);
+    },
+  });
+}
+
+function authorizeLoopbackConfidentialCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/authorize/loopback-confidential',
+    title: "the loopback any-port exception is for public clients only: a confidential client's loopback redirect on another port is an error page",
+    rules: ['ob.authorize.loopback', 'ob.authorize.redirect-exact'],
+    run: async (s, e) => {
+      const reg = s.credentials('loopback_confidential').redirect_uri;
+      const m = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::\d+)?(\/.*)?$/.exec(reg);
+      if (!m) throw new CheckFailure(`the loopback_confidential client's redirect ${reg} is not a loopback redirect (bridge.clients.loopback_confidential)`);
+      const other = `http://${m[1]}:${40000 + Math.floor(Math.random() * 20000)}${m[2] ?? ''}`;
+      const user = await s.newUser();
+      const res = await s.openAuthorize(user.browser, s.params('loopback_confidential', newPkce(), 'st', 'n', 'openid', other));
+      e.that(res.location === undefined && res.status >= 400 && res.status < 500, `redirect_uri ${other} was accepted for a confidential client: ${said(res)}`);
+    },
+  });
+}
+
+function transactionValidApprovalInUrlCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/transaction/valid-approval-in-url',
+    title: "a valid approval placed in the callback's query string is refused and does not authenticate the transaction",
+    rules: ['ob.transaction.no-response-in-url'],
+    context: ['ob.contract.transaction'],
+    run: async (s, e) => {
+      const user = await s.newUser();
+      const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
+      if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+      const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
+      const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+      if (typeof view.request !== 'string') throw new CheckFailure(`no native request was issued: ${JSON.stringify(view).slice(0, 200)}`);
+      const { request } = await s.signer.loadRequest(view.request);
+      if (typeof request.response_uri !== 'string') throw new CheckFailure('the native request names no response_uri');
+      const { encoded } = s.signer.sign(request, user.key);
+      const u = new URL(request.response_uri);
+      u.searchParams.set('response', encoded);
+      const answer = await s.http.post(u.href, '', { headers: { 'content-type': 'text/plain', accept: 'application/json' }, noCookies: true });
+      e.that(answer.status >= 400 && answer.status < 500, `the approval in the URL was answered ${said(answer)}`);
+      const after = (await s.view(user.browser, txUrl)).view;
+      e.that(after.state === 'awaiting_signature' || after.state === 'failed', `after the approval in the URL the transaction is ${JSON.stringify(after.state)}`);
+    },
+  });
+}
+
+function lifetimesExpiredCheck(t: BridgeTarget): Check {
   const codeS = t.declared?.codeLifetimeS ?? limits.authorization_code_ttl_seconds;
   const txS = t.declared?.transactionLifetimeS ?? limits.bridge_transaction_ttl_seconds;
+  return bridgeCheck(t, {
+    id: 'bridge/lifetimes/expired',
+    title: 'past their lifetimes (60 s and 10 minutes, or the shorter ones the target declares) a code is refused and a transaction cannot continue, unless /t/{id}/creating extended it',
+    rules: ['ob.code.format', 'ob.transaction.expiry', 'ob.transaction.creating'],
+    context: ['ob.contract.transaction'],
+    // It mostly waits, on transactions of its own: a lane of its own overlaps the wait with the other checks.
+    lane: 'bridge/lifetimes/expired',
+    timeoutMs: Math.max(codeS, txS) * 1000 + 60_000,
+    run: async (s, e) => {
+      // One wait for both clocks: the transaction opened first, then a code issued.
+      const user = await s.newUser();
+      const opened = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
+      if (!opened.location) throw new CheckFailure(`/authorize: ${said(opened)}`);
+      const txUrl = new URL(opened.location, t.issuer).href.split('?')[0]!;
+      // A second transaction the user extends while creating an ID: it outlives the declared life.
+      const creator = await s.newUser();
+      const second = await s.openAuthorize(creator.browser, s.params('basic', newPkce(), 'st', 'n'));
+      if (!second.location) throw new CheckFailure(`/authorize: ${said(second)}`);
+      const extendedUrl = new URL(second.location, t.issuer).href.split('?')[0]!;
+      const creating = await creator.browser.http.post(`${extendedUrl}/creating`, '', { headers: { accept: 'application/json' } });
+      if (creating.status >= 300) throw new CheckFailure(`POST /t/{id}/creating was refused: ${said(creating)}`);
+      const r = await s.signIn();
+      if (!r.response.code) throw new CheckFailure(`no code: the bridge answered ${r.response.location}`);
+      const issuedAt = Date.now();
+      await new Promise((done) => setTimeout(done, Math.max(codeS, txS) * 1000 + 1000));
+      const late = await (await s.oidc()).token(s.credentials('basic'), s.style('basic'), r.response.code, r.pkce.verifier);
+      const codeAge = Math.round((Date.now() - issuedAt) / 1000);
+      e.that(late.status >= 400 && late.status < 500, `the code redeemed ${codeAge} s after it was issued (declared lifetime ${codeS} s): ${said(late)}`);
+      const identified = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+      e.that(identified.view.state !== 'awaiting_signature' && typeof identified.view.request !== 'string', `the transaction went on past its declared lifetime of ${txS} s: ${said(identified.res)}`);
+      const extended = await s.post(creator.browser, `${extendedUrl}/identify`, { id: creator.key.identity });
+      e.that(extended.view.state === 'awaiting_signature', `the transaction extended by /t/{id}/creating ended with the declared lifetime of ${txS} s: ${said(extended.res)}`);
+    },
+  });
+}
+
+export function gapChecks(t: BridgeTarget): Check[] {
   return [
-    bridgeCheck(t, {
-      id: 'bridge/code/redirect-uri-omitted',
-      title: 'a code from a request that named redirect_uri is not redeemed without it (RFC 6749 §4.1.3)',
-      rules: ['ob.code.binding'],
-      run: async (s, e) => {
-        const r = await s.signIn();
-        if (!r.response.code) throw new CheckFailure(`no code: the bridge answered ${r.response.location}`);
-        const oidc = await s.oidc();
-        const c = s.credentials('basic');
-        const fields = { grant_type: 'authorization_code', code: r.response.code, code_verifier: r.pkce.verifier, redirect_uri: undefined };
-        const omitted = await oidc.postForm(oidc.discovery.token_endpoint, c, s.style('basic'), fields);
-        e.that(omitted.status >= 400 && omitted.status < 500, `the code redeemed without redirect_uri: ${said(omitted)}`);
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/sso/auth-time',
-      title: "a code issued from the session carries the native proof's auth_time, not the time of the later authorization",
-      rules: ['ob.token.id-token'],
-      context: ['ob.sso.reuse'],
-      run: async (s, e) => {
-        const first = await s.tokens();
-        const proof = decodeJwt(String(first.body.id_token)).auth_time;
-        // auth_time is in seconds: the second authorization starts in a later second.
-        await new Promise((r) => setTimeout(r, 1100));
-        const second = await s.tokens({ user: first.signIn.user });
-        if (second.signIn.signed) throw new CheckSkip('the bridge asked for a new proof instead of issuing from the session (ob.sso.reuse judges that)');
-        const reused = decodeJwt(String(second.body.id_token)).auth_time;
-        e.that(typeof proof === 'number' && reused === proof, `auth_time is ${JSON.stringify(reused)} for the code issued from the session, the proof was at ${JSON.stringify(proof)}`);
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/sso/prompt-none-iss',
-      title: 'every prompt=none error (login_required and consent_required) carries iss (RFC 9207)',
-      rules: ['ob.authorize.iss'],
-      context: ['ob.authorize.prompt-none'],
-      run: async (s, e) => {
-        const user = await s.newUser();
-        const noSession = await s.openAuthorize(user.browser, { ...s.params('basic', newPkce(), 'st', 'n'), prompt: 'none' });
-        const r1 = s.authorizationResponse(noSession.location, s.credentials('basic').redirect_uri);
-        if (!r1?.error) throw new CheckFailure(`prompt=none without a session gave no error on the redirect URI: ${said(noSession)}`);
-        e.that(r1.iss === t.issuer, `the ${r1.error} error carries iss ${JSON.stringify(r1.iss)}, expected ${t.issuer}: ${r1.location}`);
-        await s.signIn({ user });
-        const other = t.clients.other_sector ? 'other_sector' : 'basic';
-        const scope = other === 'basic' ? `openid ${t.profile.ids.id_scope} profile` : 'openid';
-        const noConsent = await s.openAuthorize(user.browser, { ...s.params(other, newPkce(), 'st', 'n', scope), prompt: 'none' });
-        const r2 = s.authorizationResponse(noConsent.location, s.credentials(other).redirect_uri);
-        if (!r2?.error) throw new CheckFailure(`prompt=none without consent gave no error on the redirect URI: ${said(noConsent)}`);
-        e.that(r2.iss === t.issuer, `the ${r2.error} error carries iss ${JSON.stringify(r2.iss)}, expected ${t.issuer}: ${r2.location}`);
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/transaction/resume-reused',
-      title: 'a resume code is single-use: opened again in the same browser, with its cookie, after the sign-in ended, it does not sign in again',
-      rules: ['ob.transaction.resume-binding'],
-      context: ['ob.contract.transaction'],
-      run: async (s, e) => {
-        const user = await s.newUser();
-        const reg = s.credentials('basic').redirect_uri;
-        const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
-        if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-        const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
-        const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
-        if (typeof view.request !== 'string') throw new CheckFailure(`no native request was issued: ${JSON.stringify(view).slice(0, 200)}`);
-        const approved = await s.signer.approve(view.request, { key: user.key, sameDevice: true, browser: user.browser });
-        if (!approved.resumeUri || !approved.resumed || approved.resumed.status >= 400) throw new CheckFailure(`the first resume did not continue: ${approved.resumed?.status}`);
-        let end = s.authorizationResponse(approved.resumed.location, reg);
-        if (!end) {
-          const consent = (await s.view(user.browser, txUrl)).view;
-          const offered = ((consent.consent ?? {}) as { claims?: string[] }).claims ?? [];
-          const decided = await s.post(user.browser, `${txUrl}/consent`, { decision: 'approve', claims: offered });
-          end = s.authorizationResponse(typeof decided.view.redirect === 'string' ? decided.view.redirect : decided.res.location, reg);
-        }
-        if (!end?.code) throw new CheckFailure(`the sign-in did not end with a code: ${end?.location ?? 'no redirect to the client'}`);
-        const again = await user.browser.http.get(approved.resumeUri, { headers: { accept: 'text/html' } });
-        const reached = s.authorizationResponse(again.location, reg);
-        const cookies = again.setCookies.filter((c) => !/^[^=]*=\s*(;|$)/.test(c) && !/max-age=0/i.test(c));
-        e.that(reached === undefined, `the used resume code sent the browser to the client again: ${said(again)}`);
-        e.that(again.status >= 400 || cookies.length === 0, `the used resume code was accepted again (${cookies.length} cookie(s) set): ${said(again)}`);
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/authorize/loopback-confidential',
-      title: "the loopback any-port exception is for public clients only: a confidential client's loopback redirect on another port is an error page",
-      rules: ['ob.authorize.loopback', 'ob.authorize.redirect-exact'],
-      run: async (s, e) => {
-        const reg = s.credentials('loopback_confidential').redirect_uri;
-        const m = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::\d+)?(\/.*)?$/.exec(reg);
-        if (!m) throw new CheckFailure(`the loopback_confidential client's redirect ${reg} is not a loopback redirect (bridge.clients.loopback_confidential)`);
-        const other = `http://${m[1]}:${40000 + Math.floor(Math.random() * 20000)}${m[2] ?? ''}`;
-        const user = await s.newUser();
-        const res = await s.openAuthorize(user.browser, s.params('loopback_confidential', newPkce(), 'st', 'n', 'openid', other));
-        e.that(res.location === undefined && res.status >= 400 && res.status < 500, `redirect_uri ${other} was accepted for a confidential client: ${said(res)}`);
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/transaction/valid-approval-in-url',
-      title: "a valid approval placed in the callback's query string is refused and does not authenticate the transaction",
-      rules: ['ob.transaction.no-response-in-url'],
-      context: ['ob.contract.transaction'],
-      run: async (s, e) => {
-        const user = await s.newUser();
-        const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
-        if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-        const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
-        const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
-        if (typeof view.request !== 'string') throw new CheckFailure(`no native request was issued: ${JSON.stringify(view).slice(0, 200)}`);
-        const { request } = await s.signer.loadRequest(view.request);
-        if (typeof request.response_uri !== 'string') throw new CheckFailure('the native request names no response_uri');
-        const { encoded } = s.signer.sign(request, user.key);
-        const u = new URL(request.response_uri);
-        u.searchParams.set('response', encoded);
-        const answer = await s.http.post(u.href, '', { headers: { 'content-type': 'text/plain', accept: 'application/json' }, noCookies: true });
-        e.that(answer.status >= 400 && answer.status < 500, `the approval in the URL was answered ${said(answer)}`);
-        const after = (await s.view(user.browser, txUrl)).view;
-        e.that(after.state === 'awaiting_signature' || after.state === 'failed', `after the approval in the URL the transaction is ${JSON.stringify(after.state)}`);
-      },
-    }),
-    bridgeCheck(t, {
-      id: 'bridge/lifetimes/expired',
-      title: 'past their lifetimes (60 s and 10 minutes, or the shorter ones the target declares) a code is refused and a transaction cannot continue, unless /t/{id}/creating extended it',
-      rules: ['ob.code.format', 'ob.transaction.expiry', 'ob.transaction.creating'],
-      context: ['ob.contract.transaction'],
-      // It mostly waits, on transactions of its own: a lane of its own overlaps the wait with the other checks.
-      lane: 'bridge/lifetimes/expired',
-      timeoutMs: Math.max(codeS, txS) * 1000 + 60_000,
-      run: async (s, e) => {
-        // One wait for both clocks: the transaction opened first, then a code issued.
-        const user = await s.newUser();
-        const opened = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
-        if (!opened.location) throw new CheckFailure(`/authorize: ${said(opened)}`);
-        const txUrl = new URL(opened.location, t.issuer).href.split('?')[0]!;
-        // A second transaction the user extends while creating an ID: it outlives the declared life.
-        const creator = await s.newUser();
-        const second = await s.openAuthorize(creator.browser, s.params('basic', newPkce(), 'st', 'n'));
-        if (!second.location) throw new CheckFailure(`/authorize: ${said(second)}`);
-        const extendedUrl = new URL(second.location, t.issuer).href.split('?')[0]!;
-        const creating = await creator.browser.http.post(`${extendedUrl}/creating`, '', { headers: { accept: 'application/json' } });
-        if (creating.status >= 300) throw new CheckFailure(`POST /t/{id}/creating was refused: ${said(creating)}`);
-        const r = await s.signIn();
-        if (!r.response.code) throw new CheckFailure(`no code: the bridge answered ${r.response.location}`);
-        const issuedAt = Date.now();
-        await new Promise((done) => setTimeout(done, Math.max(codeS, txS) * 1000 + 1000));
-        const late = await (await s.oidc()).token(s.credentials('basic'), s.style('basic'), r.response.code, r.pkce.verifier);
-        const codeAge = Math.round((Date.now() - issuedAt) / 1000);
-        e.that(late.status >= 400 && late.status < 500, `the code redeemed ${codeAge} s after it was issued (declared lifetime ${codeS} s): ${said(late)}`);
-        const identified = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
-        e.that(
-          identified.view.state !== 'awaiting_signature' && typeof identified.view.request !== 'string',
-          `the transaction went on past its declared lifetime of ${txS} s: ${said(identified.res)}`,
-        );
-        const extended = await s.post(creator.browser, `${extendedUrl}/identify`, { id: creator.key.identity });
-        e.that(extended.view.state === 'awaiting_signature', `the transaction extended by /t/{id}/creating ended with the declared lifetime of ${txS} s: ${said(extended.res)}`);
-      },
-    }),
+    codeRedirectUriOmittedCheck(t),
+    ssoAuthTimeCheck(t),
+    ssoPromptNoneIssCheck(t),
+    transactionResumeReusedCheck(t),
+    authorizeLoopbackConfidentialCheck(t),
+    transactionValidApprovalInUrlCheck(t),
+    lifetimesExpiredCheck(t),
   ];
 }

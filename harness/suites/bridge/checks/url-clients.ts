@@ -70,7 +70,7 @@ function needsUrlClients(t: BridgeTarget): void {
     throw new CheckSkip('the target declares no URL client mode that fetches from the test authority (bridge.url_clients: indieauth or on; ob.contract.url-clients)');
 }
 
-export function urlClientChecks(t: BridgeTarget): Check[] {
+function urlClientIndieauthLoginCheck(t: BridgeTarget): Check {
   const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
     bridgeCheck(t, {
       ...spec,
@@ -80,219 +80,392 @@ export function urlClientChecks(t: BridgeTarget): Check[] {
         return spec.run(s, e, ctx);
       },
     });
+  return check({
+    id: 'bridge/url-client/indieauth-login',
+    title: "a URL client's login-only code (no scope) redeems at the token endpoint to me, the identity's profile URL; consent names the document's client_name",
+    rules: ['ob.clients.url-document', 'ob.indieauth.me'],
+    run: async (s, e) => {
+      const c = await host(t);
+      const { signIn, body } = await s.tokens({ credentials: c.credentials, scope: '' });
+      e.that(signIn.consent?.client_name === `Harness URL app ${c.host.slice(4, 9)}`, `consent names the client ${JSON.stringify(signIn.consent?.client_name)}, not the document's client_name`);
+      e.that(body.me === `https://${signIn.user.key.identity}/`, `the redemption's me is ${JSON.stringify(body.me)}, not https://${signIn.user.key.identity}/`);
+    },
+  });
+}
+
+function urlClientIndieauthTokenCheck(t: BridgeTarget): Check {
+  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
+    bridgeCheck(t, {
+      ...spec,
+      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
+      run: async (s, e, ctx) => {
+        needsUrlClients(t);
+        return spec.run(s, e, ctx);
+      },
+    });
+  return check({
+    id: 'bridge/url-client/indieauth-token',
+    title: 'a URL client\'s code for scope "profile" redeems to an access token that reads /userinfo and is revoked at /revoke without client authentication',
+    rules: ['ob.indieauth.access-token'],
+    run: async (s, e) => {
+      const c = await host(t);
+      const { body } = await s.tokens({ credentials: c.credentials, scope: 'profile' });
+      if (typeof body.access_token !== 'string') throw new CheckFailure(`no access token for scope profile: ${JSON.stringify(body).slice(0, 300)}`);
+      const oidc = await s.oidc();
+      const before = await oidc.userinfo(body.access_token);
+      e.that(before.status === 200, `/userinfo with the access token: ${said(before)}`);
+      const revoked = await oidc.revoke(undefined, 'none', body.access_token);
+      e.that(revoked.status === 200, `/revoke without client authentication: ${said(revoked)}`);
+      const after = await oidc.userinfo(body.access_token);
+      // Document 2 names no status for a dead token: any refusal.
+      e.that(after.status >= 400 && after.status < 500, `/userinfo after the revocation: ${said(after)}`);
+    },
+  });
+}
+
+function urlClientSectorCheck(t: BridgeTarget): Check {
+  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
+    bridgeCheck(t, {
+      ...spec,
+      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
+      run: async (s, e, ctx) => {
+        needsUrlClients(t);
+        return spec.run(s, e, ctx);
+      },
+    });
+  return check({
+    id: 'bridge/url-client/sector',
+    title: "URL clients on one host see one pairwise sub (their sector is the client_id's host); a URL client on another host sees another",
+    rules: ['ob.subject.url-client-sector'],
+    run: async (s, e) => {
+      const oidc = await s.oidc();
+      if (!((oidc.discovery as { subject_types_supported?: string[] }).subject_types_supported ?? []).includes('pairwise')) throw new CheckSkip('the bridge publishes no pairwise subject type');
+      const a = await host(t);
+      const sibling = `${a.clientId.replace(/\/client\.json$/, '')}/other.json`;
+      await t.authority.serveFile({ url: sibling, body: documentFor(sibling, 'Sibling', [`https://${a.host}/cb`]) });
+      const b = await host(t);
+      const user = await s.newUser();
+      const subOf = async (c: ClientCredentials): Promise<unknown> => {
+        const { body } = await s.tokens({ credentials: c, scope: 'profile', user: { key: user.key, browser: (await s.newUser()).browser } });
+        const info = await oidc.userinfo(String(body.access_token));
+        if (info.status !== 200) throw new CheckFailure(`/userinfo for ${c.client_id}: ${said(info)}`);
+        return (info.json() as Record<string, unknown>).sub;
+      };
+      const first = await subOf(a.credentials);
+      const second = await subOf({ ...a.credentials, client_id: sibling });
+      const other = await subOf(b.credentials);
+      e.that(typeof first === 'string' && first === second, `two URL clients on ${a.host} see ${JSON.stringify(first)} and ${JSON.stringify(second)}`);
+      e.that(other !== first, `URL clients on ${a.host} and ${b.host} see the same sub`);
+      e.that(first !== user.key.identity, 'sub is the service ID');
+    },
+  });
+}
+
+function urlClientClientIdMismatchCheck(t: BridgeTarget): Check {
+  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
+    bridgeCheck(t, {
+      ...spec,
+      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
+      run: async (s, e, ctx) => {
+        needsUrlClients(t);
+        return spec.run(s, e, ctx);
+      },
+    });
+  return check({
+    id: 'bridge/url-client/client-id-mismatch',
+    title: 'a document whose client_id is not the URL it was fetched from is refused with an error page, never a redirect',
+    rules: ['ob.clients.url-document'],
+    run: async (s, e) => {
+      const c = await host(t, { body: (id, h) => documentFor(`${id}.other`, 'Mismatch', [`https://${h.split('.')[0]}.elsewhere.example/cb`]) });
+      const res = await authorize(s, c.credentials, c.foreign);
+      e.that(refusedPage(res), `the bridge accepted a document naming another client_id: ${said(res)}`);
+    },
+  });
+}
+
+function urlClientRedirectListedCheck(t: BridgeTarget): Check {
+  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
+    bridgeCheck(t, {
+      ...spec,
+      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
+      run: async (s, e, ctx) => {
+        needsUrlClients(t);
+        return spec.run(s, e, ctx);
+      },
+    });
+  return check({
+    id: 'bridge/url-client/redirect-listed',
+    title: 'a URL client returns only to a redirect its document lists (another origin allowed); its own origin unlisted is refused',
+    rules: ['ob.clients.url-redirect'],
+    run: async (s, e) => {
+      const foreign = `https://elsewhere-${randomBytes(4).toString('hex')}.example/cb`;
+      const c = await host(t, { body: (id) => documentFor(id, 'Listed', [foreign]) });
+      const listed = await authorize(s, c.credentials, foreign);
+      e.that(proceeded(t, listed), `a listed redirect on another origin was refused: ${said(listed)}`);
+      const unlisted = await authorize(s, c.credentials, `https://${c.host}/cb`);
+      e.that(refusedPage(unlisted), `a redirect the document does not list was accepted: ${said(unlisted)}`);
+    },
+  });
+}
+
+function urlClientNoDocumentCheck(t: BridgeTarget): Check {
+  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
+    bridgeCheck(t, {
+      ...spec,
+      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
+      run: async (s, e, ctx) => {
+        needsUrlClients(t);
+        return spec.run(s, e, ctx);
+      },
+    });
+  return check({
+    id: 'bridge/url-client/no-document',
+    title: 'with no document published (404), a URL client may return to its own origin only',
+    rules: ['ob.clients.url-redirect'],
+    run: async (s, e) => {
+      const c = await host(t, { body: () => undefined });
+      const own = await authorize(s, c.credentials, `https://${c.host}/callback`);
+      e.that(proceeded(t, own), `a redirect on the client_id's own origin was refused: ${said(own)}`);
+      const other = await authorize(s, c.credentials, `https://other-${c.host}/cb`);
+      e.that(refusedPage(other), `a redirect on another origin was accepted without a document: ${said(other)}`);
+    },
+  });
+}
+
+function urlClientConsentHostCheck(t: BridgeTarget): Check {
+  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
+    bridgeCheck(t, {
+      ...spec,
+      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
+      run: async (s, e, ctx) => {
+        needsUrlClients(t);
+        return spec.run(s, e, ctx);
+      },
+    });
+  return check({
+    id: 'bridge/url-client/consent-host',
+    title: "consent marks the return host verified when it is the client's own host, unverified when it is a foreign host",
+    rules: ['ob.clients.url-consent'],
+    context: ['ob.contract.transaction'],
+    run: async (s, e) => {
+      const foreign = `https://elsewhere-${randomBytes(4).toString('hex')}.example/cb`;
+      const c = await host(t, { body: (id, h) => documentFor(id, 'Two hosts', [`https://${h}/cb`, foreign]) });
+      const own = await s.signIn({ credentials: c.credentials, scope: '' });
+      e.that(own.consent?.verified === true, `consent for the own host shows verified ${JSON.stringify(own.consent?.verified)} (host ${JSON.stringify(own.consent?.host)})`);
+      const away = await s.signIn({ credentials: c.credentials, scope: '', redirectUri: foreign });
+      e.that(away.consent?.verified === false, `consent for a foreign host shows verified ${JSON.stringify(away.consent?.verified)} (host ${JSON.stringify(away.consent?.host)})`);
+    },
+  });
+}
+
+function urlClientHttpsOnlyCheck(t: BridgeTarget): Check {
+  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
+    bridgeCheck(t, {
+      ...spec,
+      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
+      run: async (s, e, ctx) => {
+        needsUrlClients(t);
+        return spec.run(s, e, ctx);
+      },
+    });
+  return check({
+    id: 'bridge/url-client/https-only',
+    title: 'an http client_id is never fetched, though its document is served',
+    rules: ['ob.clients.url-fetch-https'],
+    run: async (s, e) => {
+      const c = await host(t, { scheme: 'http' });
+      const res = await authorize(s, c.credentials, c.foreign);
+      e.that(refusedPage(res), `an http client_id was accepted: ${said(res)}`);
+      const n = await fetches(t, c.clientId);
+      e.that(n === 0, `the bridge fetched the http document ${n} time(s)`);
+    },
+  });
+}
+
+function urlClientNoRedirectCheck(t: BridgeTarget): Check {
+  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
+    bridgeCheck(t, {
+      ...spec,
+      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
+      run: async (s, e, ctx) => {
+        needsUrlClients(t);
+        return spec.run(s, e, ctx);
+      },
+    });
+  return check({
+    id: 'bridge/url-client/no-redirect',
+    title: 'a redirect answering the document fetch is not followed: the client is refused',
+    rules: ['ob.clients.url-fetch-no-redirect'],
+    run: async (s, e) => {
+      const target = await host(t);
+      const moved = `${target.clientId.replace(/\/client\.json$/, '')}/moved.json`;
+      // The redirect leads to a document naming the URL the bridge asked for: following it would work.
+      await t.authority.serveFile({ url: target.clientId, body: documentFor(moved, 'Moved', [`https://${target.host}/cb`, target.foreign]) });
+      await t.authority.serveFile({ url: moved, redirect: target.clientId });
+      const res = await authorize(s, { ...target.credentials, client_id: moved }, target.foreign);
+      e.that(refusedPage(res), `the bridge followed a redirect to the document: ${said(res)}`);
+    },
+  });
+}
+
+function urlClientPrivateAddressCheck(t: BridgeTarget): Check {
+  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
+    bridgeCheck(t, {
+      ...spec,
+      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
+      run: async (s, e, ctx) => {
+        needsUrlClients(t);
+        return spec.run(s, e, ctx);
+      },
+    });
+  return check({
+    id: 'bridge/url-client/private-address',
+    title: 'a client_id whose host resolves to a private address (not the exempt authority address) is refused without a request',
+    rules: ['ob.clients.url-fetch-private'],
+    run: async (s, e) => {
+      const c = await host(t, { file: { otherAddress: true } });
+      const res = await authorize(s, c.credentials, c.foreign);
+      e.that(refusedPage(res), `the bridge used a document served from a private address: ${said(res)}`);
+      const n = await fetches(t, c.clientId);
+      e.that(n === 0, `the bridge sent ${n} request(s) to the private address`);
+    },
+  });
+}
+
+function urlClientSizeCapCheck(t: BridgeTarget): Check {
+  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
+    bridgeCheck(t, {
+      ...spec,
+      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
+      run: async (s, e, ctx) => {
+        needsUrlClients(t);
+        return spec.run(s, e, ctx);
+      },
+    });
+  return check({
+    id: 'bridge/url-client/size-cap',
+    title: `a document of ${CAP} bytes is used; one of ${CAP + 1} bytes is refused`,
+    rules: ['ob.clients.url-fetch-size'],
+    run: async (s, e) => {
+      const at = await host(t, { file: { padTo: CAP } });
+      const ok = await authorize(s, at.credentials, at.foreign);
+      e.that(proceeded(t, ok), `a document of exactly ${CAP} bytes was refused: ${said(ok)}`);
+      const over = await host(t, { file: { padTo: CAP + 1 } });
+      const big = await authorize(s, over.credentials, over.foreign);
+      e.that(refusedPage(big), `a document of ${CAP + 1} bytes was accepted: ${said(big)}`);
+    },
+  });
+}
+
+function urlClientTimeoutCheck(t: BridgeTarget): Check {
+  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
+    bridgeCheck(t, {
+      ...spec,
+      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
+      run: async (s, e, ctx) => {
+        needsUrlClients(t);
+        return spec.run(s, e, ctx);
+      },
+    });
+  return check({
+    id: 'bridge/url-client/timeout',
+    lane: 'bridge/url-client/timeout',
+    title: `a document answering after ${TIMEOUT_MS / 1000 + 1.5} s is refused; one answering after ${TIMEOUT_MS / 2000} s is used`,
+    rules: ['ob.clients.url-fetch-timeout'],
+    timeoutMs: 60_000,
+    run: async (s, e) => {
+      const slow = await host(t, { file: { delayMs: TIMEOUT_MS + 1500 } });
+      const late = await authorize(s, slow.credentials, slow.foreign);
+      e.that(refusedPage(late), `a document answering after ${TIMEOUT_MS + 1500} ms was accepted: ${said(late)}`);
+      const inTime = await host(t, { file: { delayMs: TIMEOUT_MS / 2 } });
+      const ok = await authorize(s, inTime.credentials, inTime.foreign);
+      e.that(proceeded(t, ok), `a document answering after ${TIMEOUT_MS / 2} ms was refused: ${said(ok)}`);
+    },
+  });
+}
+
+function urlClientCacheMinimumCheck(t: BridgeTarget): Check {
+  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
+    bridgeCheck(t, {
+      ...spec,
+      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
+      run: async (s, e, ctx) => {
+        needsUrlClients(t);
+        return spec.run(s, e, ctx);
+      },
+    });
+  return check({
+    id: 'bridge/url-client/cache-minimum',
+    title: `a no-store document is fetched once for three requests (the cache is clamped to at least ${limits.url_client_cache_min_seconds / 60} minutes)`,
+    rules: ['ob.clients.url-fetch-cache'],
+    run: async (s, e) => {
+      const c = await host(t, { file: { headers: { 'cache-control': 'no-store' } } });
+      for (let i = 0; i < 3; i++) {
+        const res = await authorize(s, c.credentials);
+        if (!proceeded(t, res)) throw new CheckFailure(`request ${i + 1} was refused: ${said(res)}`);
+      }
+      const n = await fetches(t, c.clientId);
+      e.that(n === 1, `the bridge fetched the document ${n} times for 3 requests (a bridge of several instances caching apart may fetch once per instance)`);
+    },
+  });
+}
+
+function urlClientSecretRefusedCheck(t: BridgeTarget): Check {
+  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
+    bridgeCheck(t, {
+      ...spec,
+      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
+      run: async (s, e, ctx) => {
+        needsUrlClients(t);
+        return spec.run(s, e, ctx);
+      },
+    });
+  return check({
+    id: 'bridge/url-client/secret-refused',
+    title: 'a URL client never redeems with a client secret: one whose document names client_secret_post, or one presenting a secret at /token, gets no tokens',
+    rules: ['ob.clients.url-client-secret-refused'],
+    run: async (s, e) => {
+      const oidc = await s.oidc();
+      /** Signs in with `c` and redeems presenting a client secret: what /token answered, or the refusal at /authorize. */
+      const withSecret = async (c: Hosted): Promise<string | undefined> => {
+        const res = await authorize(s, c.credentials);
+        // Refusing the document itself is one way to refuse the method (an error page, never a redirect).
+        if (refusedPage(res)) return undefined;
+        const signIn = await s.signIn({ credentials: c.credentials, scope: '' });
+        if (!signIn.response.code) throw new CheckFailure(`no code: ${signIn.response.location}`);
+        const redeemed = await oidc.token({ ...c.credentials, client_secret: randomBytes(16).toString('base64url') }, 'post', signIn.response.code, signIn.pkce.verifier);
+        const body = (() => {
+          try {
+            return redeemed.json() as Record<string, unknown>;
+          } catch {
+            return {};
+          }
+        })();
+        return redeemed.status >= 400 && redeemed.status < 500 && body.me === undefined && body.access_token === undefined ? undefined : said(redeemed);
+      };
+      const named = await withSecret(await host(t, { body: (id, h) => documentFor(id, 'Secret', [`https://${h}/cb`], { token_endpoint_auth_method: 'client_secret_post' }) }));
+      e.that(named === undefined, `a client whose document names client_secret_post redeemed with a secret: ${named}`);
+      const plain = await withSecret(await host(t));
+      e.that(plain === undefined, `a public URL client redeemed presenting a secret: ${plain}`);
+    },
+  });
+}
+
+export function urlClientChecks(t: BridgeTarget): Check[] {
   return [
-    check({
-      id: 'bridge/url-client/indieauth-login',
-      title: "a URL client's login-only code (no scope) redeems at the token endpoint to me, the identity's profile URL; consent names the document's client_name",
-      rules: ['ob.clients.url-document', 'ob.indieauth.me'],
-      run: async (s, e) => {
-        const c = await host(t);
-        const { signIn, body } = await s.tokens({ credentials: c.credentials, scope: '' });
-        e.that(signIn.consent?.client_name === `Harness URL app ${c.host.slice(4, 9)}`, `consent names the client ${JSON.stringify(signIn.consent?.client_name)}, not the document's client_name`);
-        e.that(body.me === `https://${signIn.user.key.identity}/`, `the redemption's me is ${JSON.stringify(body.me)}, not https://${signIn.user.key.identity}/`);
-      },
-    }),
-    check({
-      id: 'bridge/url-client/indieauth-token',
-      title: 'a URL client\'s code for scope "profile" redeems to an access token that reads /userinfo and is revoked at /revoke without client authentication',
-      rules: ['ob.indieauth.access-token'],
-      run: async (s, e) => {
-        const c = await host(t);
-        const { body } = await s.tokens({ credentials: c.credentials, scope: 'profile' });
-        if (typeof body.access_token !== 'string') throw new CheckFailure(`no access token for scope profile: ${JSON.stringify(body).slice(0, 300)}`);
-        const oidc = await s.oidc();
-        const before = await oidc.userinfo(body.access_token);
-        e.that(before.status === 200, `/userinfo with the access token: ${said(before)}`);
-        const revoked = await oidc.revoke(undefined, 'none', body.access_token);
-        e.that(revoked.status === 200, `/revoke without client authentication: ${said(revoked)}`);
-        const after = await oidc.userinfo(body.access_token);
-        // Document 2 names no status for a dead token: any refusal.
-        e.that(after.status >= 400 && after.status < 500, `/userinfo after the revocation: ${said(after)}`);
-      },
-    }),
-    check({
-      id: 'bridge/url-client/sector',
-      title: "URL clients on one host see one pairwise sub (their sector is the client_id's host); a URL client on another host sees another",
-      rules: ['ob.subject.url-client-sector'],
-      run: async (s, e) => {
-        const oidc = await s.oidc();
-        if (!((oidc.discovery as { subject_types_supported?: string[] }).subject_types_supported ?? []).includes('pairwise')) throw new CheckSkip('the bridge publishes no pairwise subject type');
-        const a = await host(t);
-        const sibling = `${a.clientId.replace(/\/client\.json$/, '')}/other.json`;
-        await t.authority.serveFile({ url: sibling, body: documentFor(sibling, 'Sibling', [`https://${a.host}/cb`]) });
-        const b = await host(t);
-        const user = await s.newUser();
-        const subOf = async (c: ClientCredentials): Promise<unknown> => {
-          const { body } = await s.tokens({ credentials: c, scope: 'profile', user: { key: user.key, browser: (await s.newUser()).browser } });
-          const info = await oidc.userinfo(String(body.access_token));
-          if (info.status !== 200) throw new CheckFailure(`/userinfo for ${c.client_id}: ${said(info)}`);
-          return (info.json() as Record<string, unknown>).sub;
-        };
-        const first = await subOf(a.credentials);
-        const second = await subOf({ ...a.credentials, client_id: sibling });
-        const other = await subOf(b.credentials);
-        e.that(typeof first === 'string' && first === second, `two URL clients on ${a.host} see ${JSON.stringify(first)} and ${JSON.stringify(second)}`);
-        e.that(other !== first, `URL clients on ${a.host} and ${b.host} see the same sub`);
-        e.that(first !== user.key.identity, 'sub is the service ID');
-      },
-    }),
-    check({
-      id: 'bridge/url-client/client-id-mismatch',
-      title: 'a document whose client_id is not the URL it was fetched from is refused with an error page, never a redirect',
-      rules: ['ob.clients.url-document'],
-      run: async (s, e) => {
-        const c = await host(t, { body: (id, h) => documentFor(`${id}.other`, 'Mismatch', [`https://${h.split('.')[0]}.elsewhere.example/cb`]) });
-        const res = await authorize(s, c.credentials, c.foreign);
-        e.that(refusedPage(res), `the bridge accepted a document naming another client_id: ${said(res)}`);
-      },
-    }),
-    check({
-      id: 'bridge/url-client/redirect-listed',
-      title: 'a URL client returns only to a redirect its document lists (another origin allowed); its own origin unlisted is refused',
-      rules: ['ob.clients.url-redirect'],
-      run: async (s, e) => {
-        const foreign = `https://elsewhere-${randomBytes(4).toString('hex')}.example/cb`;
-        const c = await host(t, { body: (id) => documentFor(id, 'Listed', [foreign]) });
-        const listed = await authorize(s, c.credentials, foreign);
-        e.that(proceeded(t, listed), `a listed redirect on another origin was refused: ${said(listed)}`);
-        const unlisted = await authorize(s, c.credentials, `https://${c.host}/cb`);
-        e.that(refusedPage(unlisted), `a redirect the document does not list was accepted: ${said(unlisted)}`);
-      },
-    }),
-    check({
-      id: 'bridge/url-client/no-document',
-      title: 'with no document published (404), a URL client may return to its own origin only',
-      rules: ['ob.clients.url-redirect'],
-      run: async (s, e) => {
-        const c = await host(t, { body: () => undefined });
-        const own = await authorize(s, c.credentials, `https://${c.host}/callback`);
-        e.that(proceeded(t, own), `a redirect on the client_id's own origin was refused: ${said(own)}`);
-        const other = await authorize(s, c.credentials, `https://other-${c.host}/cb`);
-        e.that(refusedPage(other), `a redirect on another origin was accepted without a document: ${said(other)}`);
-      },
-    }),
-    check({
-      id: 'bridge/url-client/consent-host',
-      title: "consent marks the return host verified when it is the client's own host, unverified when it is a foreign host",
-      rules: ['ob.clients.url-consent'],
-      context: ['ob.contract.transaction'],
-      run: async (s, e) => {
-        const foreign = `https://elsewhere-${randomBytes(4).toString('hex')}.example/cb`;
-        const c = await host(t, { body: (id, h) => documentFor(id, 'Two hosts', [`https://${h}/cb`, foreign]) });
-        const own = await s.signIn({ credentials: c.credentials, scope: '' });
-        e.that(own.consent?.verified === true, `consent for the own host shows verified ${JSON.stringify(own.consent?.verified)} (host ${JSON.stringify(own.consent?.host)})`);
-        const away = await s.signIn({ credentials: c.credentials, scope: '', redirectUri: foreign });
-        e.that(away.consent?.verified === false, `consent for a foreign host shows verified ${JSON.stringify(away.consent?.verified)} (host ${JSON.stringify(away.consent?.host)})`);
-      },
-    }),
-    check({
-      id: 'bridge/url-client/https-only',
-      title: 'an http client_id is never fetched, though its document is served',
-      rules: ['ob.clients.url-fetch-https'],
-      run: async (s, e) => {
-        const c = await host(t, { scheme: 'http' });
-        const res = await authorize(s, c.credentials, c.foreign);
-        e.that(refusedPage(res), `an http client_id was accepted: ${said(res)}`);
-        const n = await fetches(t, c.clientId);
-        e.that(n === 0, `the bridge fetched the http document ${n} time(s)`);
-      },
-    }),
-    check({
-      id: 'bridge/url-client/no-redirect',
-      title: 'a redirect answering the document fetch is not followed: the client is refused',
-      rules: ['ob.clients.url-fetch-no-redirect'],
-      run: async (s, e) => {
-        const target = await host(t);
-        const moved = `${target.clientId.replace(/\/client\.json$/, '')}/moved.json`;
-        // The redirect leads to a document naming the URL the bridge asked for: following it would work.
-        await t.authority.serveFile({ url: target.clientId, body: documentFor(moved, 'Moved', [`https://${target.host}/cb`, target.foreign]) });
-        await t.authority.serveFile({ url: moved, redirect: target.clientId });
-        const res = await authorize(s, { ...target.credentials, client_id: moved }, target.foreign);
-        e.that(refusedPage(res), `the bridge followed a redirect to the document: ${said(res)}`);
-      },
-    }),
-    check({
-      id: 'bridge/url-client/private-address',
-      title: 'a client_id whose host resolves to a private address (not the exempt authority address) is refused without a request',
-      rules: ['ob.clients.url-fetch-private'],
-      run: async (s, e) => {
-        const c = await host(t, { file: { otherAddress: true } });
-        const res = await authorize(s, c.credentials, c.foreign);
-        e.that(refusedPage(res), `the bridge used a document served from a private address: ${said(res)}`);
-        const n = await fetches(t, c.clientId);
-        e.that(n === 0, `the bridge sent ${n} request(s) to the private address`);
-      },
-    }),
-    check({
-      id: 'bridge/url-client/size-cap',
-      title: `a document of ${CAP} bytes is used; one of ${CAP + 1} bytes is refused`,
-      rules: ['ob.clients.url-fetch-size'],
-      run: async (s, e) => {
-        const at = await host(t, { file: { padTo: CAP } });
-        const ok = await authorize(s, at.credentials, at.foreign);
-        e.that(proceeded(t, ok), `a document of exactly ${CAP} bytes was refused: ${said(ok)}`);
-        const over = await host(t, { file: { padTo: CAP + 1 } });
-        const big = await authorize(s, over.credentials, over.foreign);
-        e.that(refusedPage(big), `a document of ${CAP + 1} bytes was accepted: ${said(big)}`);
-      },
-    }),
-    check({
-      id: 'bridge/url-client/timeout',
-      lane: 'bridge/url-client/timeout',
-      title: `a document answering after ${TIMEOUT_MS / 1000 + 1.5} s is refused; one answering after ${TIMEOUT_MS / 2000} s is used`,
-      rules: ['ob.clients.url-fetch-timeout'],
-      timeoutMs: 60_000,
-      run: async (s, e) => {
-        const slow = await host(t, { file: { delayMs: TIMEOUT_MS + 1500 } });
-        const late = await authorize(s, slow.credentials, slow.foreign);
-        e.that(refusedPage(late), `a document answering after ${TIMEOUT_MS + 1500} ms was accepted: ${said(late)}`);
-        const inTime = await host(t, { file: { delayMs: TIMEOUT_MS / 2 } });
-        const ok = await authorize(s, inTime.credentials, inTime.foreign);
-        e.that(proceeded(t, ok), `a document answering after ${TIMEOUT_MS / 2} ms was refused: ${said(ok)}`);
-      },
-    }),
-    check({
-      id: 'bridge/url-client/cache-minimum',
-      title: `a no-store document is fetched once for three requests (the cache is clamped to at least ${limits.url_client_cache_min_seconds / 60} minutes)`,
-      rules: ['ob.clients.url-fetch-cache'],
-      run: async (s, e) => {
-        const c = await host(t, { file: { headers: { 'cache-control': 'no-store' } } });
-        for (let i = 0; i < 3; i++) {
-          const res = await authorize(s, c.credentials);
-          if (!proceeded(t, res)) throw new CheckFailure(`request ${i + 1} was refused: ${said(res)}`);
-        }
-        const n = await fetches(t, c.clientId);
-        e.that(n === 1, `the bridge fetched the document ${n} times for 3 requests (a bridge of several instances caching apart may fetch once per instance)`);
-      },
-    }),
-    check({
-      id: 'bridge/url-client/secret-refused',
-      title: 'a URL client never redeems with a client secret: one whose document names client_secret_post, or one presenting a secret at /token, gets no tokens',
-      rules: ['ob.clients.url-client-secret-refused'],
-      run: async (s, e) => {
-        const oidc = await s.oidc();
-        /** Signs in with `c` and redeems presenting a client secret: what /token answered, or the refusal at /authorize. */
-        const withSecret = async (c: Hosted): Promise<string | undefined> => {
-          const res = await authorize(s, c.credentials);
-          // Refusing the document itself is one way to refuse the method (an error page, never a redirect).
-          if (refusedPage(res)) return undefined;
-          const signIn = await s.signIn({ credentials: c.credentials, scope: '' });
-          if (!signIn.response.code) throw new CheckFailure(`no code: ${signIn.response.location}`);
-          const redeemed = await oidc.token({ ...c.credentials, client_secret: randomBytes(16).toString('base64url') }, 'post', signIn.response.code, signIn.pkce.verifier);
-          const body = (() => {
-            try {
-              return redeemed.json() as Record<string, unknown>;
-            } catch {
-              return {};
-            }
-          })();
-          return redeemed.status >= 400 && redeemed.status < 500 && body.me === undefined && body.access_token === undefined ? undefined : said(redeemed);
-        };
-        const named = await withSecret(await host(t, { body: (id, h) => documentFor(id, 'Secret', [`https://${h}/cb`], { token_endpoint_auth_method: 'client_secret_post' }) }));
-        e.that(named === undefined, `a client whose document names client_secret_post redeemed with a secret: ${named}`);
-        const plain = await withSecret(await host(t));
-        e.that(plain === undefined, `a public URL client redeemed presenting a secret: ${plain}`);
-      },
-    }),
+    urlClientIndieauthLoginCheck(t),
+    urlClientIndieauthTokenCheck(t),
+    urlClientSectorCheck(t),
+    urlClientClientIdMismatchCheck(t),
+    urlClientRedirectListedCheck(t),
+    urlClientNoDocumentCheck(t),
+    urlClientConsentHostCheck(t),
+    urlClientHttpsOnlyCheck(t),
+    urlClientNoRedirectCheck(t),
+    urlClientPrivateAddressCheck(t),
+    urlClientSizeCapCheck(t),
+    urlClientTimeoutCheck(t),
+    urlClientCacheMinimumCheck(t),
+    urlClientSecretRefusedCheck(t),
   ];
 }

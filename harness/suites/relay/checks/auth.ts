@@ -49,194 +49,242 @@ export function challengeExpiryCheck(t: RelayTarget): Check {
   });
 }
 
+function authChallengeCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/auth/challenge',
+    title: 'GET /auth/challenge gives a challenge and an RFC 3339 expires_at about 60 s ahead; without identity it answers 400',
+    rules: ['ra.auth.challenge', 'ra.names.valid'],
+    run: async (s, e) => {
+      const a = await s.identity();
+      const r = await s.relay.challenge(a.identity);
+      const b = safeJson(r);
+      e.that(r.status === 200 && isObject(b) && typeof b.challenge === 'string' && b.challenge.length > 0, `${said(r)}: no challenge`);
+      const exp = isObject(b) ? Date.parse(String(b.expires_at)) : NaN;
+      e.that(
+        Number.isFinite(exp) && exp > Date.now() && exp <= Date.now() + (challengeTtlS(t) + 5) * 1000,
+        `expires_at ${isObject(b) ? String(b.expires_at) : '?'} is not within the next ${challengeTtlS(t)} s`,
+      );
+      const r2 = await s.relay.get('/auth/challenge');
+      e.that(r2.status === 400, `without identity: ${said(r2)}, not 400`);
+      const r3 = await s.relay.get('/auth/challenge?identity=not%20a%20name');
+      e.that(r3.status === 400, `identity "not a name": ${said(r3)}, not 400`);
+    },
+  });
+}
+
+function authChallengeSingleUseCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/auth/challenge-single-use',
+    title: 'a challenge answered once opens one pickup; the same answer again is refused 401',
+    rules: ['ra.auth.challenge-single-use', 'ra.pickup.auth'],
+    run: async (s, e) => {
+      const a = await s.identity();
+      const challenge = await freshChallenge(s, a);
+      const headers = challengeHeaders(s.profile, a.identity, challenge, a.seed);
+      const r1 = await s.relay.pickup(a, { mode: 'headers', headers });
+      e.that(r1.status === 200, `the first use: ${said(r1)}, not 200`);
+      const r2 = await s.relay.pickup(a, { mode: 'headers', headers });
+      e.that(r2.status === 401, `the same challenge again: ${said(r2)}, not 401`);
+    },
+  });
+}
+
+function authChallengeConcurrentCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/auth/challenge-concurrent',
+    title: 'one challenge answered by 8 concurrent pickups, named and unnamed: exactly one is accepted',
+    rules: ['ra.auth.challenge-single-use'],
+    run: async (s, e) => {
+      const a = await s.identity();
+      for (const named of [true, false]) {
+        const headers = challengeHeaders(s.profile, a.identity, await freshChallenge(s, a), a.seed, undefined, named);
+        const answers = await Promise.all(Array.from({ length: 8 }, () => s.relay.pickup(a, { mode: 'headers', headers })));
+        const accepted = answers.filter((r) => r.status === 200).length;
+        e.that(accepted === 1, `${named ? 'named' : 'unnamed'}: ${accepted} of 8 concurrent answers to one challenge were accepted (${answers.map((r) => r.status).join(',')})`);
+      }
+    },
+  });
+}
+
+function pickupRefusalsCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/pickup/refusals',
+    title: "a pickup without headers, signed by another key, or for another identity's challenge is refused 401; one for an identity not hosted there 404",
+    rules: ['ra.pickup.auth', 'ra.pickup.not-hosted'],
+    run: async (s, e) => {
+      const [a, b] = [await s.identity(), await s.identity()];
+      const r1 = await s.relay.pickup(a, { mode: 'none' });
+      e.that(r1.status === 401, `no authentication: ${said(r1)}, not 401`);
+      const r2 = await s.relay.pickup(a, { mode: 'challenge', seed: b.seed });
+      e.that(r2.status === 401, `a challenge signed by another identity's key: ${said(r2)}, not 401`);
+      const theirs = await freshChallenge(s, b);
+      const r3 = await s.relay.pickup(a, { mode: 'headers', headers: challengeHeaders(s.profile, a.identity, theirs, a.seed) });
+      e.that(r3.status === 401, `a challenge issued for another identity: ${said(r3)}, not 401`);
+      const x = await s.stranger();
+      const r4 = await s.relay.pickup(x, { mode: 'signed-request' });
+      e.that(r4.status === 404, `an identity homed elsewhere: ${said(r4)}, not 404`);
+    },
+  });
+}
+
+function authSignedRequestCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/auth/signed-request',
+    title: 'a signed request (svc-request/v1) opens a pickup without a challenge, and the relay sends a Date header',
+    rules: ['ra.signed-request', 'ra.auth.date-header'],
+    run: async (s, e) => {
+      const a = await s.identity();
+      const r = await s.relay.pickup(a, { mode: 'signed-request' });
+      e.that(r.status === 200, `a signed request: ${said(r)}, not 200`);
+      e.that(typeof r.headers.date === 'string' && Number.isFinite(Date.parse(r.headers.date)), `no Date header (got ${String(r.headers.date)})`);
+    },
+  });
+}
+
+function authSignedRequestWindowCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/auth/signed-request-window',
+    title: 'a signed request 120 s in the past or the future is refused 401',
+    rules: ['ra.auth.signed-request-window'],
+    run: async (s, e) => {
+      const a = await s.identity();
+      for (const skew of [-120, 120]) {
+        const r = await s.relay.pickup(a, { mode: 'signed-request', timestamp: Math.floor(Date.now() / 1000) + skew });
+        e.that(r.status === 401, `timestamp ${skew > 0 ? '+' : ''}${skew} s: ${said(r)}, not 401`);
+      }
+    },
+  });
+}
+
+function authSignedRequestReplayCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/auth/signed-request-replay',
+    title: 'the same signed request sent twice (same nonce) is refused the second time with 401',
+    rules: ['ra.auth.signed-request-replay'],
+    run: async (s, e) => {
+      const a = await s.identity();
+      const nonce = newNonce(18);
+      const timestamp = Math.floor(Date.now() / 1000);
+      const r1 = await s.relay.pickup(a, { mode: 'signed-request', nonce, timestamp });
+      e.that(r1.status === 200, `the first: ${said(r1)}, not 200`);
+      const r2 = await s.relay.pickup(a, { mode: 'signed-request', nonce, timestamp });
+      e.that(r2.status === 401, `the replay: ${said(r2)}, not 401`);
+    },
+  });
+}
+
+function authSignedRequestNonceCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/auth/signed-request-nonce',
+    title: 'a signed request whose nonce is shorter than 16 or longer than 64 characters is refused',
+    rules: ['ra.auth.signed-request-nonce'],
+    run: async (s, e) => {
+      const a = await s.identity();
+      for (const nonce of ['a'.repeat(limits.signed_request_nonce_min_chars - 1), 'b'.repeat(limits.signed_request_nonce_max_chars + 1)]) {
+        const r = await s.relay.pickup(a, { mode: 'signed-request', nonce });
+        e.that(refused(r), `a ${nonce.length}-character nonce: ${said(r)}, not refused`);
+      }
+      const ok = await s.relay.pickup(a, { mode: 'signed-request', nonce: 'c'.repeat(limits.signed_request_nonce_min_chars) });
+      e.that(ok.status === 200, `a ${limits.signed_request_nonce_min_chars}-character nonce: ${said(ok)}, not 200`);
+    },
+  });
+}
+
+function authSessionPickupCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/auth/session-pickup',
+    title: 'a pickup signed by a session key with X-Svc-Session-Id works; an unknown session id is 401 session_expired',
+    rules: ['ra.auth.session-key'],
+    run: async (s, e) => {
+      const a = await s.identity();
+      const { seed, sessionId } = await registeredSession(s, a);
+      const r1 = await s.relay.pickup(a, { mode: 'challenge', seed, sessionId });
+      e.that(r1.status === 200, `a challenge signed by the session key: ${said(r1)}, not 200`);
+      const r2 = await s.relay.pickup(a, { mode: 'challenge', seed, sessionId: 'sess_unknown000000000000' });
+      e.that(refusedWith(r2, 401, 'session_expired'), `an unknown session: ${said(r2)}, not 401 session_expired`);
+    },
+  });
+}
+
+function sessionsRefusalsCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/sessions/refusals',
+    title: 'POST /sessions refuses a TTL over 24 hours, malformed timestamps and an issued_at far in the future (400), and a bad signature (401)',
+    rules: ['ra.sessions.ttl', 'ra.sessions.register'],
+    run: async (s, e) => {
+      const a = await s.identity();
+      const seed = randomSeed();
+      const long = sessionRegistration(s.profile, a, seed, limits.relay_session_ttl_max_seconds + 60);
+      const r1 = await s.relay.post('/sessions', long);
+      e.that(r1.status === 400, `a TTL of 24 h + 60 s: ${said(r1)}, not 400`);
+      const r2 = await s.relay.post('/sessions', { ...sessionRegistration(s.profile, a, seed), issued_at: 'soon' });
+      e.that(r2.status === 400, `issued_at "soon": ${said(r2)}, not 400`);
+      const r3 = await s.relay.post('/sessions', sessionRegistration(s.profile, a, seed, 3600, now(3 * 3600)));
+      e.that(r3.status === 400, `issued_at 3 hours ahead: ${said(r3)}, not 400`);
+      const other = await s.identity();
+      const forged = { ...sessionRegistration(s.profile, other, seed), identity: a.identity };
+      const r4 = await s.relay.post('/sessions', forged);
+      e.that(r4.status === 401, `signed by another identity's key: ${said(r4)}, not 401`);
+    },
+  });
+}
+
+function sessionsRevokeCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/sessions/revoke',
+    title: "DELETE /sessions/:id answers 204 (also for an absent session), 401 for another identity's session, and the revoked session then gets session_expired",
+    rules: ['ra.sessions.revoke', 'ra.signing.session-revocation'],
+    run: async (s, e) => {
+      const [a, b] = [await s.identity(), await s.identity()];
+      const { seed, sessionId } = await registeredSession(s, a);
+      const r0 = await s.relay.revokeSession(b, sessionId);
+      e.that(r0.status === 401, `revoked by another identity: ${said(r0)}, not 401`);
+      const r1 = await s.relay.revokeSession(a, sessionId);
+      e.that(r1.status === 204, `revoked by its identity: ${said(r1)}, not 204`);
+      const r2 = await s.relay.revokeSession(a, sessionId);
+      e.that(r2.status === 204, `revoked again (absent): ${said(r2)}, not 204`);
+      const r3 = await s.relay.post(`/sessions/${sessionId}`, { identity: a.identity }, {}, 'DELETE');
+      e.that(r3.status === 400, `without the admin envelope: ${said(r3)}, not 400`);
+      const m = mail(s, a, b, 'after revocation', { session: { seed, sessionId } });
+      const r4 = await s.relay.send(m);
+      e.that(refusedWith(r4, 401, 'session_expired'), `a message on the revoked session: ${said(r4)}, not 401 session_expired`);
+      const p = pickupOf(await s.relay.pickup(b));
+      e.that(typeof p !== 'string' && p.messages.length === 0, 'the message on the revoked session was delivered');
+    },
+  });
+}
+
+function profileRevokedSessionProofCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/profile/revoked-session-proof',
+    title: "a revoked session's key is refused with 401 session_expired also when a message attaches the session's proof instead of its id",
+    rules: ['ra.sessions.revoked-stays-revoked'],
+    context: ['ra.sessions.revoke', 'ra.messages.session-proof'],
+    run: async (s, e) => {
+      const [a, b] = [await s.identity(), await s.identity()];
+      const { seed, sessionId } = await registeredSession(s, a);
+      const proof = sessionProof(s.profile, a, seed);
+      e.that((await s.relay.send(mail(s, a, b, 'by proof', { session: { seed, proof } }))).status === 202, 'a message by the live session proof was not accepted');
+      e.that((await s.relay.revokeSession(a, sessionId)).status === 204, 'the revocation was not answered 204');
+      const r = await s.relay.send(mail(s, a, b, 'by proof, revoked', { session: { seed, proof } }));
+      e.that(refusedWith(r, 401, 'session_expired'), `a message by the revoked session's proof: ${said(r)}, not 401 session_expired`);
+    },
+  });
+}
+
 export function authChecks(t: RelayTarget): Check[] {
   return [
-    relayCheck(t, {
-      id: 'relay/auth/challenge',
-      title: 'GET /auth/challenge gives a challenge and an RFC 3339 expires_at about 60 s ahead; without identity it answers 400',
-      rules: ['ra.auth.challenge', 'ra.names.valid'],
-      run: async (s, e) => {
-        const a = await s.identity();
-        const r = await s.relay.challenge(a.identity);
-        const b = safeJson(r);
-        e.that(r.status === 200 && isObject(b) && typeof b.challenge === 'string' && b.challenge.length > 0, `${said(r)}: no challenge`);
-        const exp = isObject(b) ? Date.parse(String(b.expires_at)) : NaN;
-        e.that(
-          Number.isFinite(exp) && exp > Date.now() && exp <= Date.now() + (challengeTtlS(t) + 5) * 1000,
-          `expires_at ${isObject(b) ? String(b.expires_at) : '?'} is not within the next ${challengeTtlS(t)} s`,
-        );
-        const r2 = await s.relay.get('/auth/challenge');
-        e.that(r2.status === 400, `without identity: ${said(r2)}, not 400`);
-        const r3 = await s.relay.get('/auth/challenge?identity=not%20a%20name');
-        e.that(r3.status === 400, `identity "not a name": ${said(r3)}, not 400`);
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/auth/challenge-single-use',
-      title: 'a challenge answered once opens one pickup; the same answer again is refused 401',
-      rules: ['ra.auth.challenge-single-use', 'ra.pickup.auth'],
-      run: async (s, e) => {
-        const a = await s.identity();
-        const challenge = await freshChallenge(s, a);
-        const headers = challengeHeaders(s.profile, a.identity, challenge, a.seed);
-        const r1 = await s.relay.pickup(a, { mode: 'headers', headers });
-        e.that(r1.status === 200, `the first use: ${said(r1)}, not 200`);
-        const r2 = await s.relay.pickup(a, { mode: 'headers', headers });
-        e.that(r2.status === 401, `the same challenge again: ${said(r2)}, not 401`);
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/auth/challenge-concurrent',
-      title: 'one challenge answered by 8 concurrent pickups, named and unnamed: exactly one is accepted',
-      rules: ['ra.auth.challenge-single-use'],
-      run: async (s, e) => {
-        const a = await s.identity();
-        for (const named of [true, false]) {
-          const headers = challengeHeaders(s.profile, a.identity, await freshChallenge(s, a), a.seed, undefined, named);
-          const answers = await Promise.all(Array.from({ length: 8 }, () => s.relay.pickup(a, { mode: 'headers', headers })));
-          const accepted = answers.filter((r) => r.status === 200).length;
-          e.that(accepted === 1, `${named ? 'named' : 'unnamed'}: ${accepted} of 8 concurrent answers to one challenge were accepted (${answers.map((r) => r.status).join(',')})`);
-        }
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/pickup/refusals',
-      title: "a pickup without headers, signed by another key, or for another identity's challenge is refused 401; one for an identity not hosted there 404",
-      rules: ['ra.pickup.auth', 'ra.pickup.not-hosted'],
-      run: async (s, e) => {
-        const [a, b] = [await s.identity(), await s.identity()];
-        const r1 = await s.relay.pickup(a, { mode: 'none' });
-        e.that(r1.status === 401, `no authentication: ${said(r1)}, not 401`);
-        const r2 = await s.relay.pickup(a, { mode: 'challenge', seed: b.seed });
-        e.that(r2.status === 401, `a challenge signed by another identity's key: ${said(r2)}, not 401`);
-        const theirs = await freshChallenge(s, b);
-        const r3 = await s.relay.pickup(a, { mode: 'headers', headers: challengeHeaders(s.profile, a.identity, theirs, a.seed) });
-        e.that(r3.status === 401, `a challenge issued for another identity: ${said(r3)}, not 401`);
-        const x = await s.stranger();
-        const r4 = await s.relay.pickup(x, { mode: 'signed-request' });
-        e.that(r4.status === 404, `an identity homed elsewhere: ${said(r4)}, not 404`);
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/auth/signed-request',
-      title: 'a signed request (svc-request/v1) opens a pickup without a challenge, and the relay sends a Date header',
-      rules: ['ra.signed-request', 'ra.auth.date-header'],
-      run: async (s, e) => {
-        const a = await s.identity();
-        const r = await s.relay.pickup(a, { mode: 'signed-request' });
-        e.that(r.status === 200, `a signed request: ${said(r)}, not 200`);
-        e.that(typeof r.headers.date === 'string' && Number.isFinite(Date.parse(r.headers.date)), `no Date header (got ${String(r.headers.date)})`);
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/auth/signed-request-window',
-      title: 'a signed request 120 s in the past or the future is refused 401',
-      rules: ['ra.auth.signed-request-window'],
-      run: async (s, e) => {
-        const a = await s.identity();
-        for (const skew of [-120, 120]) {
-          const r = await s.relay.pickup(a, { mode: 'signed-request', timestamp: Math.floor(Date.now() / 1000) + skew });
-          e.that(r.status === 401, `timestamp ${skew > 0 ? '+' : ''}${skew} s: ${said(r)}, not 401`);
-        }
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/auth/signed-request-replay',
-      title: 'the same signed request sent twice (same nonce) is refused the second time with 401',
-      rules: ['ra.auth.signed-request-replay'],
-      run: async (s, e) => {
-        const a = await s.identity();
-        const nonce = newNonce(18);
-        const timestamp = Math.floor(Date.now() / 1000);
-        const r1 = await s.relay.pickup(a, { mode: 'signed-request', nonce, timestamp });
-        e.that(r1.status === 200, `the first: ${said(r1)}, not 200`);
-        const r2 = await s.relay.pickup(a, { mode: 'signed-request', nonce, timestamp });
-        e.that(r2.status === 401, `the replay: ${said(r2)}, not 401`);
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/auth/signed-request-nonce',
-      title: 'a signed request whose nonce is shorter than 16 or longer than 64 characters is refused',
-      rules: ['ra.auth.signed-request-nonce'],
-      run: async (s, e) => {
-        const a = await s.identity();
-        for (const nonce of ['a'.repeat(limits.signed_request_nonce_min_chars - 1), 'b'.repeat(limits.signed_request_nonce_max_chars + 1)]) {
-          const r = await s.relay.pickup(a, { mode: 'signed-request', nonce });
-          e.that(refused(r), `a ${nonce.length}-character nonce: ${said(r)}, not refused`);
-        }
-        const ok = await s.relay.pickup(a, { mode: 'signed-request', nonce: 'c'.repeat(limits.signed_request_nonce_min_chars) });
-        e.that(ok.status === 200, `a ${limits.signed_request_nonce_min_chars}-character nonce: ${said(ok)}, not 200`);
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/auth/session-pickup',
-      title: 'a pickup signed by a session key with X-Svc-Session-Id works; an unknown session id is 401 session_expired',
-      rules: ['ra.auth.session-key'],
-      run: async (s, e) => {
-        const a = await s.identity();
-        const { seed, sessionId } = await registeredSession(s, a);
-        const r1 = await s.relay.pickup(a, { mode: 'challenge', seed, sessionId });
-        e.that(r1.status === 200, `a challenge signed by the session key: ${said(r1)}, not 200`);
-        const r2 = await s.relay.pickup(a, { mode: 'challenge', seed, sessionId: 'sess_unknown000000000000' });
-        e.that(refusedWith(r2, 401, 'session_expired'), `an unknown session: ${said(r2)}, not 401 session_expired`);
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/sessions/refusals',
-      title: 'POST /sessions refuses a TTL over 24 hours, malformed timestamps and an issued_at far in the future (400), and a bad signature (401)',
-      rules: ['ra.sessions.ttl', 'ra.sessions.register'],
-      run: async (s, e) => {
-        const a = await s.identity();
-        const seed = randomSeed();
-        const long = sessionRegistration(s.profile, a, seed, limits.relay_session_ttl_max_seconds + 60);
-        const r1 = await s.relay.post('/sessions', long);
-        e.that(r1.status === 400, `a TTL of 24 h + 60 s: ${said(r1)}, not 400`);
-        const r2 = await s.relay.post('/sessions', { ...sessionRegistration(s.profile, a, seed), issued_at: 'soon' });
-        e.that(r2.status === 400, `issued_at "soon": ${said(r2)}, not 400`);
-        const r3 = await s.relay.post('/sessions', sessionRegistration(s.profile, a, seed, 3600, now(3 * 3600)));
-        e.that(r3.status === 400, `issued_at 3 hours ahead: ${said(r3)}, not 400`);
-        const other = await s.identity();
-        const forged = { ...sessionRegistration(s.profile, other, seed), identity: a.identity };
-        const r4 = await s.relay.post('/sessions', forged);
-        e.that(r4.status === 401, `signed by another identity's key: ${said(r4)}, not 401`);
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/sessions/revoke',
-      title: "DELETE /sessions/:id answers 204 (also for an absent session), 401 for another identity's session, and the revoked session then gets session_expired",
-      rules: ['ra.sessions.revoke', 'ra.signing.session-revocation'],
-      run: async (s, e) => {
-        const [a, b] = [await s.identity(), await s.identity()];
-        const { seed, sessionId } = await registeredSession(s, a);
-        const r0 = await s.relay.revokeSession(b, sessionId);
-        e.that(r0.status === 401, `revoked by another identity: ${said(r0)}, not 401`);
-        const r1 = await s.relay.revokeSession(a, sessionId);
-        e.that(r1.status === 204, `revoked by its identity: ${said(r1)}, not 204`);
-        const r2 = await s.relay.revokeSession(a, sessionId);
-        e.that(r2.status === 204, `revoked again (absent): ${said(r2)}, not 204`);
-        const r3 = await s.relay.post(`/sessions/${sessionId}`, { identity: a.identity }, {}, 'DELETE');
-        e.that(r3.status === 400, `without the admin envelope: ${said(r3)}, not 400`);
-        const m = mail(s, a, b, 'after revocation', { session: { seed, sessionId } });
-        const r4 = await s.relay.send(m);
-        e.that(refusedWith(r4, 401, 'session_expired'), `a message on the revoked session: ${said(r4)}, not 401 session_expired`);
-        const p = pickupOf(await s.relay.pickup(b));
-        e.that(typeof p !== 'string' && p.messages.length === 0, 'the message on the revoked session was delivered');
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/profile/revoked-session-proof',
-      title: "a revoked session's key is refused with 401 session_expired also when a message attaches the session's proof instead of its id",
-      rules: ['ra.sessions.revoked-stays-revoked'],
-      context: ['ra.sessions.revoke', 'ra.messages.session-proof'],
-      run: async (s, e) => {
-        const [a, b] = [await s.identity(), await s.identity()];
-        const { seed, sessionId } = await registeredSession(s, a);
-        const proof = sessionProof(s.profile, a, seed);
-        e.that((await s.relay.send(mail(s, a, b, 'by proof', { session: { seed, proof } }))).status === 202, 'a message by the live session proof was not accepted');
-        e.that((await s.relay.revokeSession(a, sessionId)).status === 204, 'the revocation was not answered 204');
-        const r = await s.relay.send(mail(s, a, b, 'by proof, revoked', { session: { seed, proof } }));
-        e.that(refusedWith(r, 401, 'session_expired'), `a message by the revoked session's proof: ${said(r)}, not 401 session_expired`);
-      },
-    }),
+    authChallengeCheck(t),
+    authChallengeSingleUseCheck(t),
+    authChallengeConcurrentCheck(t),
+    pickupRefusalsCheck(t),
+    authSignedRequestCheck(t),
+    authSignedRequestWindowCheck(t),
+    authSignedRequestReplayCheck(t),
+    authSignedRequestNonceCheck(t),
+    authSessionPickupCheck(t),
+    sessionsRefusalsCheck(t),
+    sessionsRevokeCheck(t),
+    profileRevokedSessionProofCheck(t),
   ];
 }

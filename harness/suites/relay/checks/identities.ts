@@ -20,231 +20,267 @@ async function hostedDomain(s: Session): Promise<string> {
   return d;
 }
 
+function serviceBannerCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/service/banner',
+    title: 'GET / with Accept: application/json answers the banner with its fields',
+    rules: ['ra.banner'],
+    run: async (s, e) => {
+      const r = await s.relay.banner();
+      const b = safeJson(r);
+      if (r.status !== 200 || !isObject(b)) return e.fail(`GET / as JSON: ${said(r)}`);
+      for (const f of ['service', 'relay_address', 'version']) e.that(typeof b[f] === 'string', `the banner has no ${f} string`);
+      for (const f of ['launcher_hosts', 'hosted_domains']) e.that(Array.isArray(b[f]), `the banner has no ${f} array`);
+      e.that(typeof b.version === 'string' && /^\d+\.\d+\.\d+/.test(b.version), `version ${String(b.version)} is not semver`);
+      for (const f of ['launcher_host', 'web_ui', 'buildTime', 'versionHash']) e.that(f in b, `the banner lacks ${f}`);
+    },
+  });
+}
+
+function serviceHealthCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/service/health',
+    title: 'GET /health answers 200 with status ok or degraded, version, buildTime and versionHash',
+    rules: ['ra.health'],
+    run: async (s, e) => {
+      const r = await s.relay.get('/health');
+      const b = safeJson(r);
+      if (r.status !== 200 || !isObject(b)) return e.fail(`GET /health: ${said(r)}`);
+      e.that(b.status === 'ok' || b.status === 'degraded', `status ${String(b.status)}`);
+      for (const f of ['version', 'buildTime', 'versionHash']) e.that(f in b, `health lacks ${f}`);
+      if ('storage' in b) e.that(isObject(b.storage) && typeof b.storage.writable === 'boolean', 'storage has no writable boolean');
+    },
+  });
+}
+
+function identitiesRegisterCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/identities/register',
+    title: 'a hosted registration with a signed document answers 201 with identity, public_key, encryption_public_key, relay and created_at; the relay then serves it',
+    rules: ['ra.identities.hosted', 'ra.identities.get', 'ra.signing.identity-registration'],
+    run: async (s, e) => {
+      const id = await s.identity('relay', { register: false });
+      if (!id.identity.endsWith(await hostedDomain(s))) throw new CheckSkip('no hosted domain');
+      const facts = (await s.facts()).relay;
+      const r = await s.relay.register(id, facts.relayAddress, t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {});
+      const b = safeJson(r);
+      e.that(r.status === 201, `POST /identities: ${said(r)}, not 201`);
+      for (const f of ['identity', 'public_key', 'relay', 'created_at']) e.that(isObject(b) && typeof b[f] === 'string', `the 201 body lacks ${f}`);
+      e.that(isObject(b) && 'encryption_public_key' in b, 'the 201 body lacks encryption_public_key');
+      const g = await s.relay.get(`/identities/${id.identity}`);
+      const gb = safeJson(g);
+      e.that(
+        g.status === 200 && isObject(gb) && gb.identity === id.identity && typeof gb.public_key === 'string' && gb.public_key.replace(/=+$/, '') === signingKey(id),
+        `GET /identities/${id.identity}: ${said(g)}`,
+      );
+      const n = await s.relay.get(`/identities/nobody-${Date.now()}.${await hostedDomain(s)}`);
+      e.that(n.status === 404, `an identity never registered: ${said(n)}, not 404`);
+    },
+  });
+}
+
+function identitiesWellKnownCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/identities/well-known',
+    title: 'GET /.well-known/svc/id.json with Host set to a hosted identity serves its stored document',
+    rules: ['ra.identities.well-known'],
+    run: async (s, e) => {
+      const id = await s.identity();
+      await hostedDomain(s);
+      const r = await s.relay.get(s.profile.ids.id_document_path, { host: id.identity });
+      const b = safeJson(r);
+      e.that(r.status === 200 && isObject(b) && b.identity === id.identity && typeof b.signature === 'string', `the document for Host ${id.identity}: ${said(r)}`);
+      const c = await s.relay.get(s.profile.ids.capabilities_path, { host: id.identity });
+      const cb = safeJson(c);
+      e.that(c.status === 200 && isObject(cb), `capabilities.json for Host ${id.identity}: ${said(c)}`);
+      if (t.declared.oauthBridgeUrl) {
+        e.that(isObject(cb) && isObject(cb.endpoints) && typeof cb.endpoints.oauth_bridge === 'string', `capabilities.json lacks endpoints.oauth_bridge though OAUTH_BRIDGE_URL is set: ${said(c)}`);
+      }
+    },
+  });
+}
+
+function identitiesIndieauthLinkCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/identities/indieauth-link',
+    title: "with OAUTH_BRIDGE_URL set, GET / on a hosted identity's host carries a Link with rel indieauth-metadata",
+    rules: ['ra.identities.indieauth-link'],
+    run: async (s, e) => {
+      if (!t.declared.oauthBridgeUrl) throw new CheckSkip('the target declares no OAUTH_BRIDGE_URL (--relay-oauth-bridge-url)');
+      const id = await s.identity();
+      const r = await s.relay.get('/', { host: id.identity });
+      const link = r.headers.link ?? '';
+      e.that(/rel="?indieauth-metadata"?/.test(link) && link.includes(new URL(t.declared.oauthBridgeUrl).host), `Link: ${link || '(none)'}`);
+    },
+  });
+}
+
+function identitiesRegisterRefusalsCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/identities/register-refusals',
+    title: 'registration: a second one 409; a bad signature 401; no admin envelope 400; under the invite gate no invite refused',
+    rules: ['ra.identities.conflict', 'ra.identities.signature', 'ra.identities.invite'],
+    run: async (s, e) => {
+      const facts = (await s.facts()).relay;
+      const domain = await hostedDomain(s);
+      const id = await s.identity();
+      const invite = t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {};
+      const again = await s.relay.register(id, facts.relayAddress, invite);
+      e.that(again.status === 409, `the same identity again: ${said(again)}, not 409`);
+      const other = newRelayIdentity(`t${Date.now().toString(36)}x.${domain}`);
+      const body = registration(s.profile, other, facts.relayAddress, invite);
+      const bad = await s.relay.post('/identities', { ...body, identity_signature: b64(sign(id.seed, 'something else')) });
+      e.that(bad.status === 401, `a bad identity_signature: ${said(bad)}, not 401`);
+      const { issued_at: _i, nonce: _n, identity_signature: _s, ...bare } = body;
+      const none = await s.relay.post('/identities', bare);
+      e.that(none.status === 400, `no admin envelope: ${said(none)}, not 400`);
+      if (t.declared.inviteCode) {
+        const third = newRelayIdentity(`t${Date.now().toString(36)}y.${domain}`);
+        const r = await s.relay.register(third, facts.relayAddress);
+        e.that(r.status >= 400 && r.status < 500, `no invite_code under the invite gate: ${said(r)}, not refused`);
+        const r2 = await s.relay.register(third, facts.relayAddress, { invite_code: 'not-an-invite' });
+        e.that(r2.status >= 400 && r2.status < 500, `a wrong invite_code: ${said(r2)}, not refused`);
+      }
+    },
+  });
+}
+
+function identitiesAvailabilityCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/identities/availability',
+    title: 'GET /hosted/availability always answers 200 with its fields and a reason of the list (taken for a registered name), 400 without handle, CORS for any origin',
+    rules: ['ra.availability', 'ra.availability.reasons'],
+    run: async (s, e) => {
+      const domain = await hostedDomain(s);
+      const id = await s.identity();
+      const label = id.identity.slice(0, -domain.length - 1);
+      const cases: Array<[string, string | undefined]> = [
+        [label, 'taken'],
+        [`free${Date.now().toString(36)}`, 'available'],
+        ['bad_name', 'charset'],
+        ['-dash', 'hyphen'],
+        ['xn--abc', 'punycode'],
+      ];
+      for (const [handle, want] of cases) {
+        const r = await s.relay.get(`/hosted/availability?handle=${encodeURIComponent(handle)}&domain=${domain}`, { origin: 'https://elsewhere.example' });
+        const b = safeJson(r);
+        if (r.status !== 200 || !isObject(b)) {
+          e.fail(`handle ${handle}: ${said(r)}, not 200`);
+          continue;
+        }
+        for (const f of ['handle', 'identity', 'reason', 'message']) e.that(typeof b[f] === 'string', `handle ${handle}: no ${f}`);
+        e.that(typeof b.available === 'boolean', `handle ${handle}: no available boolean`);
+        e.that(
+          isObject(b.policy) && typeof b.policy.min_len === 'number' && typeof b.policy.max_len === 'number' && typeof b.policy.charset === 'string',
+          `handle ${handle}: no policy {min_len, max_len, charset}`,
+        );
+        e.that(REASONS.includes(String(b.reason)), `handle ${handle}: reason ${String(b.reason)} is not in the document's list`);
+        if (want) e.that(b.reason === want && b.available === (want === 'available'), `handle ${handle}: reason ${String(b.reason)} (available ${String(b.available)}), expected ${want}`);
+        e.that(r.headers['access-control-allow-origin'] === '*' || r.headers['access-control-allow-origin'] === 'https://elsewhere.example', `handle ${handle}: no CORS header for any origin`);
+      }
+      const other = await s.relay.get(`/hosted/availability?handle=freename&domain=not-hosted.example`);
+      const ob = safeJson(other);
+      e.that(other.status === 200 && isObject(ob) && ob.reason === 'domain_not_hosted', `a domain not hosted: ${said(other)}`);
+      const none = await s.relay.get('/hosted/availability');
+      e.that(none.status === 400, `without handle: ${said(none)}, not 400`);
+    },
+  });
+}
+
+function identitiesRotateCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/identities/rotate',
+    title: 'a rotation signed by the old key with a new document signed by the new key (previous_keys listing the old one) is accepted; the relay then serves the new key',
+    rules: ['ra.identities.rotate'],
+    context: ['ra.signing.identity-rotation'],
+    run: async (s, e) => {
+      const id = await s.identity();
+      await hostedDomain(s);
+      const facts = (await s.facts()).relay;
+      const newSeed = new Uint8Array(32).map(() => Math.floor(Math.random() * 256));
+      const oldKey = signingKey(id);
+      const newKey = encodeBase64url(publicKey(newSeed));
+      const issued_at = now();
+      const nonce = encodeBase64url(new Uint8Array(16).map(() => Math.floor(Math.random() * 256)));
+      const document = signDocument(
+        {
+          version: 1,
+          identity: id.identity,
+          public_key: newKey,
+          encryption_public_key: encodeBase64url(id.encryption.publicKey),
+          relay: facts.relayAddress,
+          previous_keys: [{ public_key: oldKey, valid_until: now(3600) }],
+          updated_at: issued_at,
+        },
+        newSeed,
+      );
+      const rotation_signature = b64(sign(id.seed, canonicalString(s.profile, 'identity-rotation', { identity: id.identity, old_public_key: oldKey, new_public_key: newKey, issued_at, nonce })));
+      const bad = await s.relay.post(`/identities/${id.identity}/rotate`, {
+        identity_document: document,
+        new_public_key: newKey,
+        rotation_signature: b64(sign(newSeed, 'x')),
+        issued_at,
+        nonce: `${nonce}x`,
+      });
+      e.that(bad.status === 401 || bad.status === 400, `a rotation not signed by the old key: ${said(bad)}, not refused`);
+      const r = await s.relay.post(`/identities/${id.identity}/rotate`, { identity_document: document, new_public_key: newKey, rotation_signature, issued_at, nonce });
+      e.that(r.status >= 200 && r.status < 300, `the rotation: ${said(r)}`);
+      const g = safeJson(await s.relay.get(`/identities/${id.identity}`));
+      e.that(isObject(g) && String(g.public_key).replace(/=+$/, '') === newKey, `GET /identities after rotation still gives ${isObject(g) ? String(g.public_key) : '?'}`);
+    },
+  });
+}
+
+function identitiesExportCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/identities/export',
+    title: 'an export with a valid identity-export envelope answers application/gzip: a tar archive holding the identity document',
+    rules: ['ra.identities.export', 'ra.signing.identity-export'],
+    run: async (s, e) => {
+      const id = await s.identity();
+      await hostedDomain(s);
+      const body = { identity: id.identity, ...adminEnvelope(s.profile, 'identity-export', { identity: id.identity }, id.seed) };
+      const r = await s.relay.post(`/identities/${id.identity}/export`, body);
+      e.that(r.status === 200 && /gzip/.test(r.headers['content-type'] ?? ''), `the export: ${r.status} ${r.headers['content-type'] ?? ''}`);
+      if (r.status !== 200) return;
+      const entries: string[] = [];
+      let docFound = false;
+      await new Promise<void>((resolve, reject) => {
+        const parser = new Parser({
+          onReadEntry: (entry) => {
+            entries.push(entry.path);
+            const chunks: Buffer[] = [];
+            entry.on('data', (c: Buffer) => chunks.push(c));
+            entry.on('end', () => {
+              if (!entry.path.endsWith('id.json')) return;
+              try {
+                const doc = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+                if (doc.identity === id.identity) docFound = true;
+              } catch {
+                // not JSON: judged below
+              }
+            });
+          },
+        });
+        Readable.from(r.body).pipe(createGunzip()).on('error', reject).pipe(parser).on('finish', resolve).on('error', reject);
+      }).catch((error: Error) => e.fail(`the export is not a gzip tar archive: ${error.message}`));
+      e.that(docFound, `no id.json with the identity document in the archive (entries: ${entries.join(', ') || 'none'})`);
+      const forged = await s.relay.post(`/identities/${id.identity}/export`, { ...body, identity_signature: b64(sign(id.seed, 'x')) });
+      e.that(forged.status === 401, `an export with a bad signature: ${said(forged)}, not 401`);
+    },
+  });
+}
+
 export function identityChecks(t: RelayTarget): Check[] {
   return [
-    relayCheck(t, {
-      id: 'relay/service/banner',
-      title: 'GET / with Accept: application/json answers the banner with its fields',
-      rules: ['ra.banner'],
-      run: async (s, e) => {
-        const r = await s.relay.banner();
-        const b = safeJson(r);
-        if (r.status !== 200 || !isObject(b)) return e.fail(`GET / as JSON: ${said(r)}`);
-        for (const f of ['service', 'relay_address', 'version']) e.that(typeof b[f] === 'string', `the banner has no ${f} string`);
-        for (const f of ['launcher_hosts', 'hosted_domains']) e.that(Array.isArray(b[f]), `the banner has no ${f} array`);
-        e.that(typeof b.version === 'string' && /^\d+\.\d+\.\d+/.test(b.version), `version ${String(b.version)} is not semver`);
-        for (const f of ['launcher_host', 'web_ui', 'buildTime', 'versionHash']) e.that(f in b, `the banner lacks ${f}`);
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/service/health',
-      title: 'GET /health answers 200 with status ok or degraded, version, buildTime and versionHash',
-      rules: ['ra.health'],
-      run: async (s, e) => {
-        const r = await s.relay.get('/health');
-        const b = safeJson(r);
-        if (r.status !== 200 || !isObject(b)) return e.fail(`GET /health: ${said(r)}`);
-        e.that(b.status === 'ok' || b.status === 'degraded', `status ${String(b.status)}`);
-        for (const f of ['version', 'buildTime', 'versionHash']) e.that(f in b, `health lacks ${f}`);
-        if ('storage' in b) e.that(isObject(b.storage) && typeof b.storage.writable === 'boolean', 'storage has no writable boolean');
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/identities/register',
-      title: 'a hosted registration with a signed document answers 201 with identity, public_key, encryption_public_key, relay and created_at; the relay then serves it',
-      rules: ['ra.identities.hosted', 'ra.identities.get', 'ra.signing.identity-registration'],
-      run: async (s, e) => {
-        const id = await s.identity('relay', { register: false });
-        if (!id.identity.endsWith(await hostedDomain(s))) throw new CheckSkip('no hosted domain');
-        const facts = (await s.facts()).relay;
-        const r = await s.relay.register(id, facts.relayAddress, t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {});
-        const b = safeJson(r);
-        e.that(r.status === 201, `POST /identities: ${said(r)}, not 201`);
-        for (const f of ['identity', 'public_key', 'relay', 'created_at']) e.that(isObject(b) && typeof b[f] === 'string', `the 201 body lacks ${f}`);
-        e.that(isObject(b) && 'encryption_public_key' in b, 'the 201 body lacks encryption_public_key');
-        const g = await s.relay.get(`/identities/${id.identity}`);
-        const gb = safeJson(g);
-        e.that(
-          g.status === 200 && isObject(gb) && gb.identity === id.identity && typeof gb.public_key === 'string' && gb.public_key.replace(/=+$/, '') === signingKey(id),
-          `GET /identities/${id.identity}: ${said(g)}`,
-        );
-        const n = await s.relay.get(`/identities/nobody-${Date.now()}.${await hostedDomain(s)}`);
-        e.that(n.status === 404, `an identity never registered: ${said(n)}, not 404`);
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/identities/well-known',
-      title: 'GET /.well-known/svc/id.json with Host set to a hosted identity serves its stored document',
-      rules: ['ra.identities.well-known'],
-      run: async (s, e) => {
-        const id = await s.identity();
-        await hostedDomain(s);
-        const r = await s.relay.get(s.profile.ids.id_document_path, { host: id.identity });
-        const b = safeJson(r);
-        e.that(r.status === 200 && isObject(b) && b.identity === id.identity && typeof b.signature === 'string', `the document for Host ${id.identity}: ${said(r)}`);
-        const c = await s.relay.get(s.profile.ids.capabilities_path, { host: id.identity });
-        const cb = safeJson(c);
-        e.that(c.status === 200 && isObject(cb), `capabilities.json for Host ${id.identity}: ${said(c)}`);
-        if (t.declared.oauthBridgeUrl) {
-          e.that(isObject(cb) && isObject(cb.endpoints) && typeof cb.endpoints.oauth_bridge === 'string', `capabilities.json lacks endpoints.oauth_bridge though OAUTH_BRIDGE_URL is set: ${said(c)}`);
-        }
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/identities/indieauth-link',
-      title: "with OAUTH_BRIDGE_URL set, GET / on a hosted identity's host carries a Link with rel indieauth-metadata",
-      rules: ['ra.identities.indieauth-link'],
-      run: async (s, e) => {
-        if (!t.declared.oauthBridgeUrl) throw new CheckSkip('the target declares no OAUTH_BRIDGE_URL (--relay-oauth-bridge-url)');
-        const id = await s.identity();
-        const r = await s.relay.get('/', { host: id.identity });
-        const link = r.headers.link ?? '';
-        e.that(/rel="?indieauth-metadata"?/.test(link) && link.includes(new URL(t.declared.oauthBridgeUrl).host), `Link: ${link || '(none)'}`);
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/identities/register-refusals',
-      title: 'registration: a second one 409; a bad signature 401; no admin envelope 400; under the invite gate no invite refused',
-      rules: ['ra.identities.conflict', 'ra.identities.signature', 'ra.identities.invite'],
-      run: async (s, e) => {
-        const facts = (await s.facts()).relay;
-        const domain = await hostedDomain(s);
-        const id = await s.identity();
-        const invite = t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {};
-        const again = await s.relay.register(id, facts.relayAddress, invite);
-        e.that(again.status === 409, `the same identity again: ${said(again)}, not 409`);
-        const other = newRelayIdentity(`t${Date.now().toString(36)}x.${domain}`);
-        const body = registration(s.profile, other, facts.relayAddress, invite);
-        const bad = await s.relay.post('/identities', { ...body, identity_signature: b64(sign(id.seed, 'something else')) });
-        e.that(bad.status === 401, `a bad identity_signature: ${said(bad)}, not 401`);
-        const { issued_at: _i, nonce: _n, identity_signature: _s, ...bare } = body;
-        const none = await s.relay.post('/identities', bare);
-        e.that(none.status === 400, `no admin envelope: ${said(none)}, not 400`);
-        if (t.declared.inviteCode) {
-          const third = newRelayIdentity(`t${Date.now().toString(36)}y.${domain}`);
-          const r = await s.relay.register(third, facts.relayAddress);
-          e.that(r.status >= 400 && r.status < 500, `no invite_code under the invite gate: ${said(r)}, not refused`);
-          const r2 = await s.relay.register(third, facts.relayAddress, { invite_code: 'not-an-invite' });
-          e.that(r2.status >= 400 && r2.status < 500, `a wrong invite_code: ${said(r2)}, not refused`);
-        }
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/identities/availability',
-      title: 'GET /hosted/availability always answers 200 with its fields and a reason of the list (taken for a registered name), 400 without handle, CORS for any origin',
-      rules: ['ra.availability', 'ra.availability.reasons'],
-      run: async (s, e) => {
-        const domain = await hostedDomain(s);
-        const id = await s.identity();
-        const label = id.identity.slice(0, -domain.length - 1);
-        const cases: Array<[string, string | undefined]> = [
-          [label, 'taken'],
-          [`free${Date.now().toString(36)}`, 'available'],
-          ['bad_name', 'charset'],
-          ['-dash', 'hyphen'],
-          ['xn--abc', 'punycode'],
-        ];
-        for (const [handle, want] of cases) {
-          const r = await s.relay.get(`/hosted/availability?handle=${encodeURIComponent(handle)}&domain=${domain}`, { origin: 'https://elsewhere.example' });
-          const b = safeJson(r);
-          if (r.status !== 200 || !isObject(b)) {
-            e.fail(`handle ${handle}: ${said(r)}, not 200`);
-            continue;
-          }
-          for (const f of ['handle', 'identity', 'reason', 'message']) e.that(typeof b[f] === 'string', `handle ${handle}: no ${f}`);
-          e.that(typeof b.available === 'boolean', `handle ${handle}: no available boolean`);
-          e.that(
-            isObject(b.policy) && typeof b.policy.min_len === 'number' && typeof b.policy.max_len === 'number' && typeof b.policy.charset === 'string',
-            `handle ${handle}: no policy {min_len, max_len, charset}`,
-          );
-          e.that(REASONS.includes(String(b.reason)), `handle ${handle}: reason ${String(b.reason)} is not in the document's list`);
-          if (want) e.that(b.reason === want && b.available === (want === 'available'), `handle ${handle}: reason ${String(b.reason)} (available ${String(b.available)}), expected ${want}`);
-          e.that(r.headers['access-control-allow-origin'] === '*' || r.headers['access-control-allow-origin'] === 'https://elsewhere.example', `handle ${handle}: no CORS header for any origin`);
-        }
-        const other = await s.relay.get(`/hosted/availability?handle=freename&domain=not-hosted.example`);
-        const ob = safeJson(other);
-        e.that(other.status === 200 && isObject(ob) && ob.reason === 'domain_not_hosted', `a domain not hosted: ${said(other)}`);
-        const none = await s.relay.get('/hosted/availability');
-        e.that(none.status === 400, `without handle: ${said(none)}, not 400`);
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/identities/rotate',
-      title: 'a rotation signed by the old key with a new document signed by the new key (previous_keys listing the old one) is accepted; the relay then serves the new key',
-      rules: ['ra.identities.rotate'],
-      context: ['ra.signing.identity-rotation'],
-      run: async (s, e) => {
-        const id = await s.identity();
-        await hostedDomain(s);
-        const facts = (await s.facts()).relay;
-        const newSeed = new Uint8Array(32).map(() => Math.floor(Math.random() * 256));
-        const oldKey = signingKey(id);
-        const newKey = encodeBase64url(publicKey(newSeed));
-        const issued_at = now();
-        const nonce = encodeBase64url(new Uint8Array(16).map(() => Math.floor(Math.random() * 256)));
-        const document = signDocument(
-          {
-            version: 1,
-            identity: id.identity,
-            public_key: newKey,
-            encryption_public_key: encodeBase64url(id.encryption.publicKey),
-            relay: facts.relayAddress,
-            previous_keys: [{ public_key: oldKey, valid_until: now(3600) }],
-            updated_at: issued_at,
-          },
-          newSeed,
-        );
-        const rotation_signature = b64(sign(id.seed, canonicalString(s.profile, 'identity-rotation', { identity: id.identity, old_public_key: oldKey, new_public_key: newKey, issued_at, nonce })));
-        const bad = await s.relay.post(`/identities/${id.identity}/rotate`, {
-          identity_document: document,
-          new_public_key: newKey,
-          rotation_signature: b64(sign(newSeed, 'x')),
-          issued_at,
-          nonce: `${nonce}x`,
-        });
-        e.that(bad.status === 401 || bad.status === 400, `a rotation not signed by the old key: ${said(bad)}, not refused`);
-        const r = await s.relay.post(`/identities/${id.identity}/rotate`, { identity_document: document, new_public_key: newKey, rotation_signature, issued_at, nonce });
-        e.that(r.status >= 200 && r.status < 300, `the rotation: ${said(r)}`);
-        const g = safeJson(await s.relay.get(`/identities/${id.identity}`));
-        e.that(isObject(g) && String(g.public_key).replace(/=+$/, '') === newKey, `GET /identities after rotation still gives ${isObject(g) ? String(g.public_key) : '?'}`);
-      },
-    }),
-    relayCheck(t, {
-      id: 'relay/identities/export',
-      title: 'an export with a valid identity-export envelope answers application/gzip: a tar archive holding the identity document',
-      rules: ['ra.identities.export', 'ra.signing.identity-export'],
-      run: async (s, e) => {
-        const id = await s.identity();
-        await hostedDomain(s);
-        const body = { identity: id.identity, ...adminEnvelope(s.profile, 'identity-export', { identity: id.identity }, id.seed) };
-        const r = await s.relay.post(`/identities/${id.identity}/export`, body);
-        e.that(r.status === 200 && /gzip/.test(r.headers['content-type'] ?? ''), `the export: ${r.status} ${r.headers['content-type'] ?? ''}`);
-        if (r.status !== 200) return;
-        const entries: string[] = [];
-        let docFound = false;
-        await new Promise<void>((resolve, reject) => {
-          const parser = new Parser({
-            onReadEntry: (entry) => {
-              entries.push(entry.path);
-              const chunks: Buffer[] = [];
-              entry.on('data', (c: Buffer) => chunks.push(c));
-              entry.on('end', () => {
-                if (!entry.path.endsWith('id.json')) return;
-                try {
-                  const doc = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
-                  if (doc.identity === id.identity) docFound = true;
-                } catch {
-                  // not JSON: judged below
-                }
-              });
-            },
-          });
-          Readable.from(r.body).pipe(createGunzip()).on('error', reject).pipe(parser).on('finish', resolve).on('error', reject);
-        }).catch((error: Error) => e.fail(`the export is not a gzip tar archive: ${error.message}`));
-        e.that(docFound, `no id.json with the identity document in the archive (entries: ${entries.join(', ') || 'none'})`);
-        const forged = await s.relay.post(`/identities/${id.identity}/export`, { ...body, identity_signature: b64(sign(id.seed, 'x')) });
-        e.that(forged.status === 401, `an export with a bad signature: ${said(forged)}, not 401`);
-      },
-    }),
+    serviceBannerCheck(t),
+    serviceHealthCheck(t),
+    identitiesRegisterCheck(t),
+    identitiesWellKnownCheck(t),
+    identitiesIndieauthLinkCheck(t),
+    identitiesRegisterRefusalsCheck(t),
+    identitiesAvailabilityCheck(t),
+    identitiesRotateCheck(t),
+    identitiesExportCheck(t),
   ];
 }

@@ -82,148 +82,183 @@ export function resumeWaitMs(lifetimeS: number): number {
   return lifetimeS * 1000 + Math.max(2000, lifetimeS * 100);
 }
 
-export function subtleChecks(target: RpTarget): Check[] {
-  const c = (spec: Parameters<typeof rpCheck>[1]) => rpCheck(target, spec);
-  const cap = target.declared.deliveryBodyMaxBytes;
-  const max = limits.statement_max_bytes;
-  const lifetime = target.declared.resumeCodeLifetimeS;
+function verifyRule7PreviousKeyAtIssuedAtCheck(target: RpTarget): Check {
+  return rpCheck(target, {
+    id: 'rp/verify/rule-7/previous-key-at-issued-at',
+    title: "an approval signed with a key rotated out after the request's issued_at but before the delivery completes: the key is judged at issued_at",
+    rules: ['ns.verify.7'],
+    context: [...DRIVE, 'ns.identity-document.previous-keys', 'ns.resolve.chain'],
+    run: async (s, e) => {
+      const t = await s.start();
+      const who = await s.identity();
+      const approval = sign(s.profile, t.request, who);
+      // The old key stays valid one second past issued_at, and has expired when the approval arrives.
+      const validUntil = isoShift(t.request.issued_at, 1);
+      await s.target.authority.rotate(who.identity, new Uint8Array(randomBytes(32)), { validUntil });
+      await sleep(parseRfc3339(validUntil)! + 1000 - Date.now(), s.signal);
+      const done = await s.completeSameDevice(t, approval);
+      e.that(done.ok, `signed at issued_at ${String(t.request.issued_at)} by a previous key valid until ${validUntil}, delivered after that: ${done.problem}`);
+    },
+  });
+}
 
+function profilePreviousKeyBoundaryCheck(target: RpTarget): Check {
+  return rpCheck(target, {
+    id: 'rp/profile/previous-key-boundary',
+    title: "a previous key whose valid_until equals the request's issued_at still verifies its approval (valid_until is inclusive)",
+    rules: ['ns.identity-document.previous-keys'],
+    context: [...DRIVE, 'ns.verify.7'],
+    run: async (s, e) => {
+      const t = await s.start();
+      const who = await s.identity();
+      const approval = sign(s.profile, t.request, who);
+      await s.target.authority.rotate(who.identity, new Uint8Array(randomBytes(32)), { validUntil: String(t.request.issued_at) });
+      const done = await s.completeSameDevice(t, approval);
+      e.that(done.ok, `signed by a previous key valid until exactly issued_at (${String(t.request.issued_at)}): ${done.problem}`);
+    },
+  });
+}
+
+function verifyRule7NonCanonicalKeyCheck(target: RpTarget): Check {
+  return rpCheck(target, {
+    id: 'rp/verify/rule-7/non-canonical-key',
+    title: 'an identity whose published key is a non-canonical encoding (y >= p, or x = 0 with the sign bit) never signs in, even with the signature (R = identity, S = 0) a lax decoder accepts',
+    // Ed25519 (RFC 8032 5.1.3, the rule's `reads`) fails to decode such a key, so no signature under it is valid.
+    rules: ['ns.verify.7'],
+    context: [...DRIVE, 'ns.verify.6', 'ns.ed25519.strict'],
+    run: async (s, e) => {
+      for (const [label, key] of NON_CANONICAL_KEYS) {
+        const t = await s.start();
+        await neverSignsIn(s, e, t, await s.deliver(t.request, await forgedApproval(s, t, key)), `the forged approval under a key with ${label}`);
+      }
+    },
+  });
+}
+
+function profileSmallOrderKeyCheck(target: RpTarget): Check {
+  return rpCheck(target, {
+    id: 'rp/profile/small-order-key',
+    title: 'an identity whose published key is the identity point (small order, canonical) never signs in with the signature R = identity, S = 0 (strict Ed25519)',
+    // RFC 8032 accepts this signature; only the project's strict verification refuses it.
+    rules: ['ns.ed25519.strict'],
+    context: [...DRIVE, 'ns.verify.7'],
+    run: async (s, e) => {
+      const t = await s.start();
+      await neverSignsIn(s, e, t, await s.deliver(t.request, await forgedApproval(s, t, SMALL_ORDER_KEY)), 'the forged approval under the small-order key');
+    },
+  });
+}
+
+function transactionMatchBeforeSignatureCheck(target: RpTarget): Check {
+  return rpCheck(target, {
+    id: 'rp/transaction/match-before-signature',
+    title:
+      "a wrong match code ends the transaction even when the approval's signature is also bad (the match code is checked first): the genuine approval with the right code afterwards does not complete",
+    rules: ['ns.transaction.cross-device', 'ns.transaction.match-wrong'],
+    context: [...DRIVE, 'ns.verify.7'],
+    run: async (s, e) => {
+      const t = await s.start();
+      const genuine = sign(s.profile, t.request, await s.identity());
+      const wrongCode = String((Number(t.matchCode) + 1) % 100).padStart(2, '0');
+      const bad = await s.deliver(t.request, { ...genuine, signature: flipByte(genuine.signature as string, 40) }, { match: wrongCode });
+      e.that(refused(bad), `a bad signature with a wrong match code answered ${said(bad)}`);
+      const right = await s.deliver(t.request, genuine, { match: t.matchCode });
+      e.that(refused(right), `the genuine approval with the right code after a wrong code (and a bad signature) answered ${said(right)}: the wrong code must have ended the transaction`);
+      e.that(!(await s.completed(t)), 'the transaction completed after a wrong match code');
+    },
+  });
+}
+
+function requestStatementOverMaxCheck(target: RpTarget): Check {
+  const max = limits.statement_max_bytes;
+  return rpCheck(target, {
+    id: 'rp/request/statement-over-max',
+    title: `asked for a ${max + 1}-byte statement (${Math.floor(max / 2) + 1} characters), the start contract refuses (4xx) or issues a request whose statement is at most ${max} bytes`,
+    rules: ['ns.request.statement', 'ns.limits.statement'],
+    context: ['ns.start.contract', 'ns.start.options'],
+    run: async (s, e) => {
+      // Two-byte characters: a limit counted in characters lets it through.
+      const long = 'é'.repeat(Math.floor(max / 2)) + 'x'.repeat(max + 1 - 2 * Math.floor(max / 2));
+      let t: Started;
+      try {
+        t = await s.start({ statement: long });
+      } catch (error) {
+        // The title's first branch: refusing to start (4xx) never issues the statement.
+        if (!(error instanceof StartRefused) || error.response.status < 400 || error.response.status >= 500) throw error;
+        return s.note(`the start contract refused the statement: ${said(error.response)}`);
+      }
+      const statement = t.request.statement;
+      const bytes = typeof statement === 'string' ? Buffer.byteLength(statement) : 0;
+      e.that(bytes <= max, `the RP issued a request with a ${bytes}-byte statement`);
+    },
+  });
+}
+
+function robustDeliveryOverDeclaredCapCheck(target: RpTarget): Check {
+  const cap = target.declared.deliveryBodyMaxBytes;
+  return rpCheck(target, {
+    id: 'rp/robust/delivery-over-declared-cap',
+    title: `a junk delivery just over the declared body cap (${cap + 1} bytes) is refused (4xx), completes nothing, and the genuine approval still completes`,
+    rules: ['ns.delivery.body'],
+    context: [...DRIVE, 'ns.delivery.body-cap'],
+    run: async (s, e) => {
+      const t = await s.start();
+      const r = await junk(s, e, t, cap + 1);
+      if (r) e.that(refused(r), `${cap + 1} bytes of junk answered ${said(r)}, expected a refusal (4xx)`);
+      e.that(!(await s.completed(t)), `the login completed after ${cap + 1} bytes of junk`);
+      const done = await s.completeSameDevice(t, sign(s.profile, t.request, await s.identity()));
+      e.that(done.ok, `the genuine approval did not complete afterwards: ${done.problem}`);
+    },
+  });
+}
+
+function profileDeliveryBodyCapEdgeCheck(target: RpTarget): Check {
+  const cap = target.declared.deliveryBodyMaxBytes;
+  return rpCheck(target, {
+    id: 'rp/profile/delivery-body-cap-edge',
+    title: `the declared delivery body cap is exact: ${cap} bytes are read (no 413), ${cap + 1} bytes answer 413 body_too_large`,
+    rules: ['ns.delivery.body-cap'],
+    context: ['ns.start.contract'],
+    run: async (s, e) => {
+      const t = await s.start();
+      const at = await junk(s, e, t, cap);
+      if (at) e.that(at.status !== 413, `${cap} bytes (the declared cap) answered ${said(at)}`);
+      const over = await junk(s, e, t, cap + 1);
+      if (over) e.that(over.status === 413 && errorCode(over) === 'body_too_large', `${cap + 1} bytes answered ${said(over)}, expected 413 body_too_large`);
+    },
+  });
+}
+
+function transactionResumeCodeExpiresCheck(target: RpTarget): Check {
+  const lifetime = target.declared.resumeCodeLifetimeS;
+  return rpCheck(target, {
+    id: 'rp/transaction/resume-code-expires',
+    title: `a resume code used after its declared lifetime (${lifetime} s, plus a margin) does not complete the login, even in the starting browser`,
+    rules: ['ns.limits.resume-code'],
+    context: [...DRIVE, 'ns.transaction.resume-refused', 'ns.transaction.same-device'],
+    timeoutMs: resumeWaitMs(lifetime) + 60_000,
+    run: async (s, e) => {
+      const { started: t, resumeUri, delivered } = await s.approveSameDevice();
+      if (resumeUri === undefined) return e.fail(`the same-device approval answered ${said(delivered)}, without resume_uri`);
+      await sleep(resumeWaitMs(lifetime), s.signal);
+      const r = await s.resume(resumeUri, t.browser);
+      const completed = await s.completed(t);
+      e.that(!completed, `resumed ${Math.round(resumeWaitMs(lifetime) / 1000)} s after approval (declared lifetime ${lifetime} s), the login completed (resume answered ${said(r)})`);
+    },
+  });
+}
+
+export function subtleChecks(target: RpTarget): Check[] {
   return [
-    c({
-      id: 'rp/verify/rule-7/previous-key-at-issued-at',
-      title: "an approval signed with a key rotated out after the request's issued_at but before the delivery completes: the key is judged at issued_at",
-      rules: ['ns.verify.7'],
-      context: [...DRIVE, 'ns.identity-document.previous-keys', 'ns.resolve.chain'],
-      run: async (s, e) => {
-        const t = await s.start();
-        const who = await s.identity();
-        const approval = sign(s.profile, t.request, who);
-        // The old key stays valid one second past issued_at, and has expired when the approval arrives.
-        const validUntil = isoShift(t.request.issued_at, 1);
-        await s.target.authority.rotate(who.identity, new Uint8Array(randomBytes(32)), { validUntil });
-        await sleep(parseRfc3339(validUntil)! + 1000 - Date.now(), s.signal);
-        const done = await s.completeSameDevice(t, approval);
-        e.that(done.ok, `signed at issued_at ${String(t.request.issued_at)} by a previous key valid until ${validUntil}, delivered after that: ${done.problem}`);
-      },
-    }),
-    c({
-      id: 'rp/profile/previous-key-boundary',
-      title: "a previous key whose valid_until equals the request's issued_at still verifies its approval (valid_until is inclusive)",
-      rules: ['ns.identity-document.previous-keys'],
-      context: [...DRIVE, 'ns.verify.7'],
-      run: async (s, e) => {
-        const t = await s.start();
-        const who = await s.identity();
-        const approval = sign(s.profile, t.request, who);
-        await s.target.authority.rotate(who.identity, new Uint8Array(randomBytes(32)), { validUntil: String(t.request.issued_at) });
-        const done = await s.completeSameDevice(t, approval);
-        e.that(done.ok, `signed by a previous key valid until exactly issued_at (${String(t.request.issued_at)}): ${done.problem}`);
-      },
-    }),
-    c({
-      id: 'rp/verify/rule-7/non-canonical-key',
-      title: 'an identity whose published key is a non-canonical encoding (y >= p, or x = 0 with the sign bit) never signs in, even with the signature (R = identity, S = 0) a lax decoder accepts',
-      // Ed25519 (RFC 8032 5.1.3, the rule's `reads`) fails to decode such a key, so no signature under it is valid.
-      rules: ['ns.verify.7'],
-      context: [...DRIVE, 'ns.verify.6', 'ns.ed25519.strict'],
-      run: async (s, e) => {
-        for (const [label, key] of NON_CANONICAL_KEYS) {
-          const t = await s.start();
-          await neverSignsIn(s, e, t, await s.deliver(t.request, await forgedApproval(s, t, key)), `the forged approval under a key with ${label}`);
-        }
-      },
-    }),
-    c({
-      id: 'rp/profile/small-order-key',
-      title: 'an identity whose published key is the identity point (small order, canonical) never signs in with the signature R = identity, S = 0 (strict Ed25519)',
-      // RFC 8032 accepts this signature; only the project's strict verification refuses it.
-      rules: ['ns.ed25519.strict'],
-      context: [...DRIVE, 'ns.verify.7'],
-      run: async (s, e) => {
-        const t = await s.start();
-        await neverSignsIn(s, e, t, await s.deliver(t.request, await forgedApproval(s, t, SMALL_ORDER_KEY)), 'the forged approval under the small-order key');
-      },
-    }),
-    c({
-      id: 'rp/transaction/match-before-signature',
-      title:
-        "a wrong match code ends the transaction even when the approval's signature is also bad (the match code is checked first): the genuine approval with the right code afterwards does not complete",
-      rules: ['ns.transaction.cross-device', 'ns.transaction.match-wrong'],
-      context: [...DRIVE, 'ns.verify.7'],
-      run: async (s, e) => {
-        const t = await s.start();
-        const genuine = sign(s.profile, t.request, await s.identity());
-        const wrongCode = String((Number(t.matchCode) + 1) % 100).padStart(2, '0');
-        const bad = await s.deliver(t.request, { ...genuine, signature: flipByte(genuine.signature as string, 40) }, { match: wrongCode });
-        e.that(refused(bad), `a bad signature with a wrong match code answered ${said(bad)}`);
-        const right = await s.deliver(t.request, genuine, { match: t.matchCode });
-        e.that(refused(right), `the genuine approval with the right code after a wrong code (and a bad signature) answered ${said(right)}: the wrong code must have ended the transaction`);
-        e.that(!(await s.completed(t)), 'the transaction completed after a wrong match code');
-      },
-    }),
-    c({
-      id: 'rp/request/statement-over-max',
-      title: `asked for a ${max + 1}-byte statement (${Math.floor(max / 2) + 1} characters), the start contract refuses (4xx) or issues a request whose statement is at most ${max} bytes`,
-      rules: ['ns.request.statement', 'ns.limits.statement'],
-      context: ['ns.start.contract', 'ns.start.options'],
-      run: async (s, e) => {
-        // Two-byte characters: a limit counted in characters lets it through.
-        const long = 'é'.repeat(Math.floor(max / 2)) + 'x'.repeat(max + 1 - 2 * Math.floor(max / 2));
-        let t: Started;
-        try {
-          t = await s.start({ statement: long });
-        } catch (error) {
-          // The title's first branch: refusing to start (4xx) never issues the statement.
-          if (!(error instanceof StartRefused) || error.response.status < 400 || error.response.status >= 500) throw error;
-          return s.note(`the start contract refused the statement: ${said(error.response)}`);
-        }
-        const statement = t.request.statement;
-        const bytes = typeof statement === 'string' ? Buffer.byteLength(statement) : 0;
-        e.that(bytes <= max, `the RP issued a request with a ${bytes}-byte statement`);
-      },
-    }),
-    c({
-      id: 'rp/robust/delivery-over-declared-cap',
-      title: `a junk delivery just over the declared body cap (${cap + 1} bytes) is refused (4xx), completes nothing, and the genuine approval still completes`,
-      rules: ['ns.delivery.body'],
-      context: [...DRIVE, 'ns.delivery.body-cap'],
-      run: async (s, e) => {
-        const t = await s.start();
-        const r = await junk(s, e, t, cap + 1);
-        if (r) e.that(refused(r), `${cap + 1} bytes of junk answered ${said(r)}, expected a refusal (4xx)`);
-        e.that(!(await s.completed(t)), `the login completed after ${cap + 1} bytes of junk`);
-        const done = await s.completeSameDevice(t, sign(s.profile, t.request, await s.identity()));
-        e.that(done.ok, `the genuine approval did not complete afterwards: ${done.problem}`);
-      },
-    }),
-    c({
-      id: 'rp/profile/delivery-body-cap-edge',
-      title: `the declared delivery body cap is exact: ${cap} bytes are read (no 413), ${cap + 1} bytes answer 413 body_too_large`,
-      rules: ['ns.delivery.body-cap'],
-      context: ['ns.start.contract'],
-      run: async (s, e) => {
-        const t = await s.start();
-        const at = await junk(s, e, t, cap);
-        if (at) e.that(at.status !== 413, `${cap} bytes (the declared cap) answered ${said(at)}`);
-        const over = await junk(s, e, t, cap + 1);
-        if (over) e.that(over.status === 413 && errorCode(over) === 'body_too_large', `${cap + 1} bytes answered ${said(over)}, expected 413 body_too_large`);
-      },
-    }),
-    c({
-      id: 'rp/transaction/resume-code-expires',
-      title: `a resume code used after its declared lifetime (${lifetime} s, plus a margin) does not complete the login, even in the starting browser`,
-      rules: ['ns.limits.resume-code'],
-      context: [...DRIVE, 'ns.transaction.resume-refused', 'ns.transaction.same-device'],
-      timeoutMs: resumeWaitMs(lifetime) + 60_000,
-      run: async (s, e) => {
-        const { started: t, resumeUri, delivered } = await s.approveSameDevice();
-        if (resumeUri === undefined) return e.fail(`the same-device approval answered ${said(delivered)}, without resume_uri`);
-        await sleep(resumeWaitMs(lifetime), s.signal);
-        const r = await s.resume(resumeUri, t.browser);
-        const completed = await s.completed(t);
-        e.that(!completed, `resumed ${Math.round(resumeWaitMs(lifetime) / 1000)} s after approval (declared lifetime ${lifetime} s), the login completed (resume answered ${said(r)})`);
-      },
-    }),
+    verifyRule7PreviousKeyAtIssuedAtCheck(target),
+    profilePreviousKeyBoundaryCheck(target),
+    verifyRule7NonCanonicalKeyCheck(target),
+    profileSmallOrderKeyCheck(target),
+    transactionMatchBeforeSignatureCheck(target),
+    requestStatementOverMaxCheck(target),
+    robustDeliveryOverDeclaredCapCheck(target),
+    profileDeliveryBodyCapEdgeCheck(target),
+    transactionResumeCodeExpiresCheck(target),
   ];
 }
 

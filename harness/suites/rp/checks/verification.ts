@@ -154,531 +154,759 @@ const S_PREFIX = vocabulary.key_ids.session_prefix;
 /** A refusal by rules 1-4 needs no lookup; anything slower waited for the hanging authority. */
 const ORDER_MAX_MS = 1000;
 
+/** An expected refusal: its status and the codes the project gives it. */
+const R = (status: number, ...codes: string[]) => ({ status, codes });
+const foreignOrigin = 'https://rp.attacker.example';
+
+// ---- acceptance (ns.auth.2, canonical string, encodings) ----
+function acceptIdentityKeyScenario(_profile: Profile): Scenario {
+  return {
+    name: 'accept/identity-key',
+    title: 'an approval signed by the identity key completes the login',
+    rules: ['ns.auth.2', 'ns.verify.6', 'ns.verify.7', 'ns.canonical.format', 'ns.canonical.lines', 'ns.response.fields', 'ns.response.key-id'],
+    context: ['ns.resolve.chain', 'ns.identity-document.format'],
+    accept: true,
+    build: (m) => m.genuine,
+  };
+}
+
+function acceptSessionKeyScenario(_profile: Profile): Scenario {
+  return {
+    name: 'accept/session-key',
+    title: 'an approval signed by a session key with its proof completes the login, with the same scopes and window',
+    rules: [
+      'ns.auth.2',
+      'ns.auth.2.same-scope-window',
+      'ns.session-proof.fields',
+      'ns.session-proof.signed-lines',
+      'ns.session-proof.signature',
+      'ns.session-proof.validation',
+      'ns.response.session-proof-presence',
+    ],
+    context: ['ns.response.key-id'],
+    start: { scopes: [...vocabulary.scopes.values] },
+    accept: true,
+    build: (m) => sessionApproval(m, session(m)),
+  };
+}
+
+function acceptLoginOnlyScenario(_profile: Profile): Scenario {
+  return {
+    name: 'accept/login-only',
+    title: 'a login-only approval (empty scopes line) without a statement completes the login',
+    rules: ['ns.canonical.statement-empty', 'ns.canonical.scopes-joined', 'ns.request.scopes-login-only'],
+    start: { scopes: [], statement: '' },
+    accept: true,
+    build: (m) => m.genuine,
+  };
+}
+
+function acceptScopesScenario(_profile: Profile): Scenario {
+  return {
+    name: 'accept/scopes',
+    title: 'an approval with several scopes (sorted, joined with a comma) completes the login',
+    rules: ['ns.canonical.scopes-joined', 'ns.request.scope-vocabulary'],
+    context: ['ns.request.scopes'],
+    start: { scopes: [...vocabulary.scopes.values].reverse() },
+    accept: true,
+    build: (m) => m.genuine,
+  };
+}
+
+function acceptSignatureStandardBase64Scenario(_profile: Profile): Scenario {
+  return {
+    name: 'accept/signature-standard-base64',
+    title: 'a signature in padded standard base64 is accepted (any base64 variant)',
+    rules: ['ns.response.signature'],
+    accept: true,
+    build: (m) => ({ ...m.genuine, signature: Buffer.from(decodeBase64Any(m.genuine.signature as string)!).toString('base64') }),
+  };
+}
+
+function acceptIdentityCaseScenario(_profile: Profile): Scenario {
+  return {
+    name: 'accept/identity-case',
+    title: 'an identity sent in upper case with spaces is lowercased and trimmed (signed lowercased)',
+    rules: ['ns.response.identity'],
+    context: ['ns.canonical.lines'],
+    accept: true,
+    build: (m) => ({ ...m.genuine, identity: `  ${m.who.identity.toUpperCase()} ` }),
+  };
+}
+
+function acceptRotatedInsideGraceScenario(_profile: Profile): Scenario {
+  return {
+    name: 'accept/rotated-inside-grace',
+    title: 'after a key rotation, an approval by the previous key inside its grace window is accepted',
+    rules: ['ns.verify.7'],
+    context: ['ns.identity-document.previous-keys', 'ns.resolve.chain'],
+    accept: true,
+    build: async (m) => {
+      const next = new Uint8Array(randomBytes(32));
+      await m.s.target.authority.publish({
+        identity: m.who.identity,
+        seed: next,
+        previousKeys: [{ publicKey: formatKey(publicKeyFromSeed(m.who.seed)), validUntil: formatRfc3339(now() + 600_000) }],
+      });
+      return m.genuine;
+    },
+  };
+}
+
+// ---- rule 1: shape and version ----
+function rule1VersionScenario(profile: Profile): Scenario {
+  return {
+    name: '1/version',
+    title: `${profile.ids.auth_field} "2" (re-signed) is refused`,
+    rules: ['ns.verify.1', 'ns.version.1'],
+    context: ['ns.request.version'],
+    expect: R(400, 'unsupported_version'),
+    build: (m) => signedWith(m, { [profile.ids.auth_field]: '2' }),
+  };
+}
+
+function rule1MissingNonceScenario(_profile: Profile): Scenario {
+  return {
+    name: '1/missing-nonce',
+    title: 'an approval without nonce is refused',
+    rules: ['ns.verify.1'],
+    context: ['ns.request.nonce', 'ns.response.fields'],
+    expect: R(400, 'missing_field', 'malformed_response'),
+    build: (m) => without(m, 'nonce'),
+  };
+}
+
+function rule1MissingRequestIdScenario(_profile: Profile): Scenario {
+  return {
+    name: '1/missing-request-id',
+    title: 'an approval without request_id is refused',
+    rules: ['ns.verify.1'],
+    context: ['ns.request.request-id', 'ns.response.fields'],
+    expect: R(400, 'missing_field', 'malformed_response'),
+    build: (m) => without(m, 'request_id'),
+  };
+}
+
+function rule1MissingSignatureScenario(_profile: Profile): Scenario {
+  return {
+    name: '1/missing-signature',
+    title: 'an approval without signature is refused',
+    rules: ['ns.verify.1'],
+    context: ['ns.response.signature', 'ns.response.fields'],
+    expect: R(400, 'missing_field', 'malformed_response'),
+    build: (m) => without(m, 'signature'),
+  };
+}
+
+function rule1MissingIdentityScenario(_profile: Profile): Scenario {
+  return {
+    name: '1/missing-identity',
+    title: 'an approval without identity is refused',
+    rules: ['ns.verify.1'],
+    context: ['ns.response.fields'],
+    expect: R(400, 'missing_field', 'malformed_response'),
+    build: (m) => without(m, 'identity', false),
+  };
+}
+
+function rule1InvalidIdentityScenario(profile: Profile): Scenario {
+  return {
+    name: '1/invalid-identity',
+    title: 'an identity that is not a valid service name (re-signed) is refused',
+    rules: ['ns.verify.1'],
+    context: ['ns.response.identity'],
+    expect: R(400, 'invalid_identity'),
+    build: (m) => resign(profile, { ...m.genuine, identity: 'not_a valid name' }, m.who.seed),
+  };
+}
+
+// ---- rule 2: audience ----
+function rule2AudienceOtherOriginScenario(_profile: Profile): Scenario {
+  return {
+    name: '2/audience-other-origin',
+    title: 'an approval for another origin (re-signed) is refused',
+    rules: ['ns.verify.2'],
+    context: ['ns.request.audience'],
+    expect: R(400, 'audience_mismatch'),
+    build: (m) => signedWith(m, { audience: foreignOrigin }),
+  };
+}
+
+function rule2AudienceNotAnOriginScenario(_profile: Profile): Scenario {
+  return {
+    name: '2/audience-not-an-origin',
+    title: 'an audience with a path (re-signed) is refused',
+    rules: ['ns.verify.2'],
+    context: ['ns.request.audience'],
+    expect: R(400, 'invalid_audience', 'audience_mismatch'),
+    build: (m) => signedWith(m, { audience: `${m.request.audience as string}/login` }),
+  };
+}
+
+function rule2AudienceOtherSchemeScenario(_profile: Profile): Scenario {
+  return {
+    name: '2/audience-other-scheme',
+    title: 'the same host under the other scheme (re-signed) is refused',
+    rules: ['ns.verify.2'],
+    context: ['ns.request.audience-http-dev', 'ns.auth.5'],
+    expect: R(400, 'audience_mismatch', 'insecure_audience'),
+    build: (m) =>
+      signedWith(m, {
+        audience: (m.request.audience as string).startsWith('https:') ? (m.request.audience as string).replace(/^https:/, 'http:') : (m.request.audience as string).replace(/^http:/, 'https:'),
+      }),
+  };
+}
+
+// ---- rule 3: action, statement, scopes ----
+function rule3UnknownActionScenario(_profile: Profile): Scenario {
+  return {
+    name: '3/unknown-action',
+    title: 'an unknown action (re-signed) is refused',
+    rules: ['ns.verify.3'],
+    context: ['ns.request.action'],
+    expect: R(400, 'unknown_action'),
+    build: (m) => signedWith(m, { action: 'delete' }),
+  };
+}
+
+function rule3StatementTooLongScenario(_profile: Profile): Scenario {
+  return {
+    name: '3/statement-too-long',
+    title: `a statement of ${limits.statement_max_bytes + 1} bytes (re-signed) is refused`,
+    rules: ['ns.verify.3', 'ns.limits.statement'],
+    context: ['ns.request.statement'],
+    expect: R(400, 'invalid_statement'),
+    build: (m) => signedWith(m, { statement: 'é'.repeat(Math.floor(limits.statement_max_bytes / 2)) + 'x' }),
+  };
+}
+
+function rule3StatementLineBreakScenario(_profile: Profile): Scenario {
+  return {
+    name: '3/statement-line-break',
+    title: 'a statement with a line feed (re-signed) is refused',
+    rules: ['ns.verify.3'],
+    context: ['ns.request.statement'],
+    expect: R(400, 'invalid_statement'),
+    build: (m) => signedWith(m, { statement: 'Sign in\nnow' }),
+  };
+}
+
+function rule3ScopesUnsortedScenario(profile: Profile): Scenario {
+  return {
+    name: '3/scopes-unsorted',
+    title: 'unsorted scopes (signed as sent) are refused, never re-sorted',
+    rules: ['ns.verify.3'],
+    context: ['ns.request.scopes'],
+    expect: R(400, 'scopes_not_canonical'),
+    build: (m) => resign(profile, { ...m.genuine, scopes: [...vocabulary.scopes.values].sort().reverse() }, m.who.seed),
+  };
+}
+
+function rule3ScopesDuplicateScenario(profile: Profile): Scenario {
+  return {
+    name: '3/scopes-duplicate',
+    title: 'duplicate scopes (signed as sent) are refused',
+    rules: ['ns.verify.3'],
+    context: ['ns.request.scopes'],
+    expect: R(400, 'scopes_not_canonical'),
+    build: (m) => resign(profile, { ...m.genuine, scopes: [vocabulary.scopes.values[0], vocabulary.scopes.values[0]] }, m.who.seed),
+  };
+}
+
+function rule3ScopeForeignScenario(profile: Profile): Scenario {
+  return {
+    name: '3/scope-foreign',
+    title: 'a scope outside the RP namespace (re-signed) is refused',
+    rules: ['ns.verify.3', 'ns.request.scope-namespace'],
+    context: ['ns.request.scope-namespace-form', 'ns.request.scope-vocabulary'],
+    expect: R(400, 'scope_not_allowed'),
+    build: (m) => resign(profile, { ...m.genuine, scopes: ['dav:rw:apps/notes'] }, m.who.seed),
+  };
+}
+
+function rule3ScopesTooManyScenario(profile: Profile): Scenario {
+  return {
+    name: '3/scopes-too-many',
+    title: `${limits.scopes_max + 1} scopes (re-signed) are refused`,
+    rules: ['ns.verify.3', 'ns.limits.scopes'],
+    context: ['ns.request.scopes'],
+    expect: R(400, 'scopes_not_canonical', 'scope_not_allowed'),
+    build: (m) => resign(profile, { ...m.genuine, scopes: Array.from({ length: limits.scopes_max + 1 }, (_, i) => vocabulary.scopes.values[i < (limits.scopes_max + 1) / 2 ? 0 : 1]!) }, m.who.seed),
+  };
+}
+
+// ---- rule 4: window ----
+function rule4ExpiredScenario(_profile: Profile): Scenario {
+  return {
+    name: '4/expired',
+    title: 'an approval past its expires_at (re-signed) is refused and the transaction does not complete',
+    rules: ['ns.verify.4', 'ns.transaction.expiry'],
+    context: ['ns.request.timestamps'],
+    expect: R(400, 'expired'),
+    build: (m) => signedWith(m, { issued_at: formatRfc3339(now() - (win - 30) * 1000), expires_at: formatRfc3339(now() - 30_000) }),
+  };
+}
+
+function rule4WindowTooLongScenario(_profile: Profile): Scenario {
+  return {
+    name: '4/window-too-long',
+    title: `a window of ${win + 1} s (re-signed) is refused`,
+    rules: ['ns.verify.4', 'ns.limits.window'],
+    context: ['ns.request.window'],
+    expect: R(400, 'window_too_long'),
+    build: (m) => signedWith(m, { expires_at: isoShift(m.request.issued_at, win + 1) }),
+  };
+}
+
+function rule4IssuedInFutureScenario(_profile: Profile): Scenario {
+  return {
+    name: '4/issued-in-future',
+    title: `issued_at ${skew + 60} s ahead (re-signed) is refused`,
+    rules: ['ns.verify.4', 'ns.limits.clock-skew'],
+    expect: R(400, 'issued_in_future'),
+    build: (m) => signedWith(m, { issued_at: formatRfc3339(now() + (skew + 60) * 1000), expires_at: formatRfc3339(now() + (skew + 120) * 1000) }),
+  };
+}
+
+function rule4NotRfc3339Scenario(_profile: Profile): Scenario {
+  return {
+    name: '4/not-rfc3339',
+    title: 'an issued_at that is not RFC 3339 (re-signed) is refused',
+    rules: ['ns.verify.4', 'ns.request.timestamps'],
+    expect: R(400, 'invalid_timestamp'),
+    build: (m) => signedWith(m, { issued_at: (m.request.issued_at as string).replace('T', ' ') }),
+  };
+}
+
+function rule4ExpiresBeforeIssuedScenario(_profile: Profile): Scenario {
+  return {
+    name: '4/expires-before-issued',
+    title: 'expires_at before issued_at (re-signed) is refused',
+    rules: ['ns.verify.4'],
+    expect: R(400, 'window_invalid', 'invalid_timestamp'),
+    build: (m) => signedWith(m, { issued_at: m.request.expires_at, expires_at: m.request.issued_at }),
+  };
+}
+
+// ---- binding to the issued request (project) ----
+function bindingWindowNotCopiedScenario(_profile: Profile): Scenario {
+  return {
+    name: 'binding/window-not-copied',
+    title: 'an approval whose window differs from the request (re-signed) is refused',
+    rules: ['ns.delivery.request-binding'],
+    context: ['ns.response.window-copied'],
+    expect: R(400, 'request_mismatch'),
+    build: (m) => signedWith(m, { issued_at: isoShift(m.request.issued_at, 1) }),
+  };
+}
+
+function bindingNonceChangedScenario(_profile: Profile): Scenario {
+  return {
+    name: 'binding/nonce-changed',
+    title: 'an approval with another nonce (re-signed) is refused',
+    rules: ['ns.delivery.request-binding'],
+    context: ['ns.request.nonce'],
+    expect: R(400, 'request_mismatch'),
+    build: (m) => signedWith(m, { nonce: encodeBase64url(randomBytes(24)) }),
+  };
+}
+
+function rule7StatementEditedScenario(_profile: Profile): Scenario {
+  return {
+    name: '7/statement-edited',
+    title: 'a statement edited after signing is refused',
+    rules: ['ns.verify.7'],
+    context: ['ns.canonical.lines'],
+    expect: R(400, 'request_mismatch', 'signature_invalid'),
+    start: { statement: 'Sign in to the conformance test' },
+    build: (m) => ({ ...m.genuine, statement: 'Transfer everything' }),
+  };
+}
+
+function bindingUnknownTransactionScenario(_profile: Profile): Scenario {
+  return {
+    name: 'binding/unknown-transaction',
+    title: 'an approval for a request_id this RP never issued (re-signed) is refused',
+    rules: ['ns.delivery.unknown-transaction'],
+    expect: R(409, 'unknown_transaction'),
+    build: (m) => signedWith(m, { request_id: `never-${encodeBase64url(randomBytes(12))}` }),
+  };
+}
+
+// ---- rules 6 and 7 ----
+function rule6UnknownIdentityScenario(profile: Profile): Scenario {
+  return {
+    name: '6/unknown-identity',
+    title: 'an approval by an identity nobody publishes is refused',
+    rules: ['ns.verify.6'],
+    context: ['ns.resolve.chain'],
+    expect: R(401, 'resolution_failed'),
+    build: (m) => sign(profile, m.request, { identity: `nobody-${randomBytes(5).toString('hex')}.${m.who.identity.split('.').slice(1).join('.')}`, seed: new Uint8Array(randomBytes(32)) }),
+  };
+}
+
+function rule6DnsHttpsDisagreeScenario(profile: Profile): Scenario {
+  return {
+    name: '6/dns-https-disagree',
+    title: 'when DNS and the identity document name different keys the approval is refused (fail closed)',
+    rules: ['ns.verify.6'],
+    context: ['ns.resolve.chain'],
+    expect: R(401, 'key_mismatch'),
+    build: async (m) => {
+      const other = await m.s.identity();
+      await m.s.target.authority.fault(other.identity, { dnsKey: true });
+      return sign(profile, m.request, other);
+    },
+  };
+}
+
+function rule6RecordsDroppedScenario(profile: Profile): Scenario {
+  return {
+    name: '6/records-dropped',
+    title: 'an approval by an identity whose records were dropped is refused',
+    rules: ['ns.verify.6'],
+    context: ['ns.resolve.chain'],
+    expect: R(401, 'resolution_failed'),
+    build: async (m) => {
+      const other = await m.s.identity();
+      await m.s.target.authority.drop(other.identity, 'both');
+      return sign(profile, m.request, other);
+    },
+  };
+}
+
+function resolveDocumentBadSignatureScenario(profile: Profile): Scenario {
+  return {
+    name: 'resolve/document-bad-signature',
+    title: 'an identity document whose signature does not verify fails resolution (no fall back to DNS)',
+    rules: ['ns.resolve.document-signature'],
+    context: ['ns.verify.6', 'ns.resolve.chain', 'ns.identity-document.format'],
+    expect: R(401, 'resolution_failed', 'key_mismatch'),
+    build: async (m) => {
+      const other = await m.s.identity();
+      await m.s.target.authority.fault(other.identity, { badSignature: true });
+      return sign(profile, m.request, other);
+    },
+  };
+}
+
+function rule6AuthorityTimeoutScenario(profile: Profile): Scenario {
+  return {
+    name: '6/authority-timeout',
+    title: 'an authority that never answers makes the approval refused, not completed',
+    rules: ['ns.verify.6'],
+    expect: R(401, 'resolution_failed'),
+    build: async (m) => {
+      const other = await m.s.identity();
+      await m.s.target.authority.fault(other.identity, { timeout: 'both' });
+      return sign(profile, m.request, other);
+    },
+  };
+}
+
+function rule7WrongKeyScenario(profile: Profile): Scenario {
+  return {
+    name: '7/wrong-key',
+    title: "an approval signed by another key than the identity's is refused",
+    rules: ['ns.verify.7', 'ns.auth.2'],
+    expect: R(401, 'signature_invalid'),
+    build: (m) => resign(profile, m.genuine, new Uint8Array(randomBytes(32))),
+  };
+}
+
+function rule7BitFlipScenario(_profile: Profile): Scenario {
+  return {
+    name: '7/bit-flip',
+    title: 'an approval with one signature bit changed is refused',
+    rules: ['ns.verify.7'],
+    context: ['ns.response.signature'],
+    expect: R(401, 'signature_invalid'),
+    build: (m) => ({ ...m.genuine, signature: flipBit(m.genuine.signature as string, 77) }),
+  };
+}
+
+function strictNonCanonicalSScenario(_profile: Profile): Scenario {
+  return {
+    name: 'strict/non-canonical-s',
+    title: 'a signature with S + L (non-canonical S) is refused (strict Ed25519)',
+    rules: ['ns.ed25519.strict'],
+    context: ['ns.verify.7'],
+    expect: R(401, 'signature_invalid'),
+    build: (m) => ({ ...m.genuine, signature: nonCanonicalS(m.genuine.signature as string) }),
+  };
+}
+
+function rule7CanonicalTrailingLfScenario(profile: Profile): Scenario {
+  return {
+    name: '7/canonical-trailing-lf',
+    title: 'a signature over the canonical string plus a trailing line feed is refused',
+    rules: ['ns.verify.7', 'ns.canonical.format'],
+    expect: R(401, 'signature_invalid'),
+    build: (m) => signLines(profile, m.genuine, m.who.seed, (l) => `${l.join('\n')}\n`),
+  };
+}
+
+function rule7CanonicalCrlfScenario(profile: Profile): Scenario {
+  return {
+    name: '7/canonical-crlf',
+    title: 'a signature over the lines joined with CR LF is refused',
+    rules: ['ns.verify.7', 'ns.canonical.format'],
+    expect: R(401, 'signature_invalid'),
+    build: (m) => signLines(profile, m.genuine, m.who.seed, (l) => l.join('\r\n')),
+  };
+}
+
+function rule7CanonicalLinesSwappedScenario(profile: Profile): Scenario {
+  return {
+    name: '7/canonical-lines-swapped',
+    title: 'a signature over the lines with audience and nonce swapped is refused',
+    rules: ['ns.verify.7', 'ns.canonical.lines'],
+    expect: R(401, 'signature_invalid'),
+    build: (m) => signLines(profile, m.genuine, m.who.seed, (l) => [...l.slice(0, 4), l[5]!, l[4]!, ...l.slice(6)].join('\n')),
+  };
+}
+
+function rule7CanonicalStatementOmittedScenario(profile: Profile): Scenario {
+  return {
+    name: '7/canonical-statement-omitted',
+    title: 'a signature that drops the empty statement line is refused',
+    rules: ['ns.verify.7', 'ns.canonical.statement-empty'],
+    start: { statement: '' },
+    expect: R(401, 'signature_invalid'),
+    build: (m) => signLines(profile, m.genuine, m.who.seed, (l) => [...l.slice(0, 9), ...l.slice(10)].join('\n')),
+  };
+}
+
+function rule7CanonicalScopesUnsortedScenario(profile: Profile): Scenario {
+  return {
+    name: '7/canonical-scopes-unsorted',
+    title: 'a signature over the scopes line in another order is refused',
+    rules: ['ns.verify.7', 'ns.canonical.scopes-joined'],
+    start: { scopes: [...vocabulary.scopes.values] },
+    expect: R(401, 'signature_invalid'),
+    build: (m) => signLines(profile, m.genuine, m.who.seed, (l) => [...l.slice(0, 10), l[10]!.split(',').reverse().join(', '), ...l.slice(11)].join('\n')),
+  };
+}
+
+function rule7RotatedOutsideGraceScenario(profile: Profile): Scenario {
+  return {
+    name: '7/rotated-outside-grace',
+    title: 'after a key rotation, an approval by the previous key past its grace window is refused',
+    rules: ['ns.verify.7'],
+    context: ['ns.identity-document.previous-keys'],
+    expect: R(401, 'signature_invalid'),
+    build: async (m) => {
+      const other = await m.s.identity();
+      await m.s.target.authority.publish({
+        identity: other.identity,
+        seed: new Uint8Array(randomBytes(32)),
+        previousKeys: [{ publicKey: formatKey(publicKeyFromSeed(other.seed)), validUntil: isoShift(m.request.issued_at, -60) }],
+      });
+      return sign(profile, m.request, other);
+    },
+  };
+}
+
+function rule7SessionWithoutProofScenario(_profile: Profile): Scenario {
+  return {
+    name: '7/session-without-proof',
+    title: 'key_id naming a session without session_proof is refused',
+    rules: ['ns.verify.7', 'ns.auth.2.session-proof', 'ns.response.session-proof-presence'],
+    expect: R(401, 'session_proof_mismatch'),
+    build: (m) => {
+      const a = sessionApproval(m, session(m));
+      delete a.session_proof;
+      return a;
+    },
+  };
+}
+
+function rule7ProofWithIdentityKeyScenario(_profile: Profile): Scenario {
+  return {
+    name: '7/proof-with-identity-key',
+    title: 'a session_proof with key_id identity is refused',
+    rules: ['ns.verify.7', 'ns.auth.2.session-proof', 'ns.response.session-proof-presence'],
+    expect: R(401, 'session_proof_mismatch'),
+    build: (m) => ({ ...m.genuine, session_proof: session(m).proof }),
+  };
+}
+
+function rule7KeyIdInvalidScenario(profile: Profile): Scenario {
+  return {
+    name: '7/key-id-invalid',
+    title: 'a key_id that is neither identity nor a session (re-signed) is refused',
+    rules: ['ns.verify.7', 'ns.response.key-id'],
+    expect: R(401, 'invalid_key_id'),
+    build: (m) => resign(profile, { ...m.genuine, key_id: 'device' }, m.who.seed),
+  };
+}
+
+function rule7ProofMissingFieldScenario(_profile: Profile): Scenario {
+  return {
+    name: '7/proof-missing-field',
+    title: 'a session proof without its nonce is refused',
+    rules: ['ns.verify.7', 'ns.session-proof.fields'],
+    context: ['ns.session-proof.validation'],
+    expect: R(401, 'session_proof_invalid'),
+    build: (m) =>
+      sessionApproval(m, session(m), (p) => {
+        delete p.nonce;
+        return p;
+      }),
+  };
+}
+
+function rule7ProofExpiredScenario(_profile: Profile): Scenario {
+  return {
+    name: '7/proof-expired',
+    title: 'an expired session proof is refused',
+    rules: ['ns.verify.7', 'ns.session-proof.validation'],
+    expect: R(401, 'session_proof_invalid'),
+    build: (m) => sessionApproval(m, session(m, { issuedAt: now() - 7200_000, ttlSeconds: 3600 })),
+  };
+}
+
+function rule7ProofTtlOverCapScenario(_profile: Profile): Scenario {
+  return {
+    name: '7/proof-ttl-over-cap',
+    title: `a session proof whose TTL exceeds ${limits.session_ttl_max_seconds} s is refused`,
+    rules: ['ns.verify.7', 'ns.session-proof.ttl', 'ns.limits.session-ttl'],
+    expect: R(401, 'session_proof_invalid'),
+    build: (m) => sessionApproval(m, session(m, { ttlSeconds: limits.session_ttl_max_seconds + 3600 })),
+  };
+}
+
+function rule7ProofBadKeyEncodingScenario(_profile: Profile): Scenario {
+  return {
+    name: '7/proof-bad-key-encoding',
+    title: 'a session proof whose session_public_key is not 32 bytes is refused',
+    rules: ['ns.verify.7', 'ns.session-proof.key-encoding'],
+    expect: R(401, 'session_proof_invalid'),
+    build: (m) => sessionApproval(m, session(m), (p) => reproof(m, { ...p, session_public_key: encodeBase64url(randomBytes(31)) })),
+  };
+}
+
+function rule7ProofWrongSignerScenario(_profile: Profile): Scenario {
+  return {
+    name: '7/proof-wrong-signer',
+    title: 'a session proof signed by another key than the identity key is refused',
+    rules: ['ns.verify.7', 'ns.session-proof.signature'],
+    expect: R(401, 'session_proof_invalid'),
+    build: (m) => sessionApproval(m, session(m, { proofSeed: new Uint8Array(randomBytes(32)) })),
+  };
+}
+
+function rule7ProofWrongLinesScenario(profile: Profile): Scenario {
+  return {
+    name: '7/proof-wrong-lines',
+    title: 'a session proof whose signed lines name another identity is refused',
+    rules: ['ns.verify.7', 'ns.session-proof.signed-lines'],
+    expect: R(401, 'session_proof_invalid'),
+    build: (m) =>
+      sessionApproval(m, session(m), (p) => ({
+        ...p,
+        identity_signature: encodeBase64url(signEd25519(m.who.seed, canonicalString(profile, 'session-registration', { ...p, identity: `x${m.who.identity}` }))),
+      })),
+  };
+}
+
+function rule7SessionKeyNotProvenScenario(profile: Profile): Scenario {
+  return {
+    name: '7/session-key-not-proven',
+    title: 'an approval signed by a key other than the proven session key is refused',
+    rules: ['ns.verify.7', 'ns.auth.2'],
+    expect: R(401, 'signature_invalid'),
+    build: (m) => {
+      const key = session(m);
+      return resign(profile, sign(profile, m.request, m.who, key), new Uint8Array(randomBytes(32)));
+    },
+  };
+}
+
+function orderAudienceBeforeResolutionScenario(profile: Profile): Scenario {
+  return {
+    name: 'order/audience-before-resolution',
+    title: 'a misaddressed approval by an identity whose authority hangs is refused at once by rule 2 (no lookup)',
+    rules: ['ns.auth.3', 'ns.verify.order', 'ns.verify.2'],
+    expect: R(400, 'audience_mismatch'),
+    build: async (m) => {
+      const other = await m.s.identity();
+      await m.s.target.authority.fault(other.identity, { timeout: 'both' });
+      return sign(profile, { ...m.request, audience: foreignOrigin }, other);
+    },
+  };
+}
+
+function orderVersionBeforeSignatureScenario(profile: Profile): Scenario {
+  return {
+    name: 'order/version-before-signature',
+    title: 'an approval failing rule 1 and rule 7 is refused by rule 1',
+    rules: ['ns.auth.3', 'ns.verify.order', 'ns.verify.1'],
+    expect: R(400, 'unsupported_version'),
+    build: (m) => ({ ...m.genuine, [profile.ids.auth_field]: '2', signature: flipBit(m.genuine.signature as string, 3) }),
+  };
+}
+
 export function scenarios(profile: Profile): Scenario[] {
-  const R = (status: number, ...codes: string[]) => ({ status, codes });
-  const foreignOrigin = 'https://rp.attacker.example';
   return [
-    // ---- acceptance (ns.auth.2, canonical string, encodings) ----
-    {
-      name: 'accept/identity-key',
-      title: 'an approval signed by the identity key completes the login',
-      rules: ['ns.auth.2', 'ns.verify.6', 'ns.verify.7', 'ns.canonical.format', 'ns.canonical.lines', 'ns.response.fields', 'ns.response.key-id'],
-      context: ['ns.resolve.chain', 'ns.identity-document.format'],
-      accept: true,
-      build: (m) => m.genuine,
-    },
-    {
-      name: 'accept/session-key',
-      title: 'an approval signed by a session key with its proof completes the login, with the same scopes and window',
-      rules: [
-        'ns.auth.2',
-        'ns.auth.2.same-scope-window',
-        'ns.session-proof.fields',
-        'ns.session-proof.signed-lines',
-        'ns.session-proof.signature',
-        'ns.session-proof.validation',
-        'ns.response.session-proof-presence',
-      ],
-      context: ['ns.response.key-id'],
-      start: { scopes: [...vocabulary.scopes.values] },
-      accept: true,
-      build: (m) => sessionApproval(m, session(m)),
-    },
-    {
-      name: 'accept/login-only',
-      title: 'a login-only approval (empty scopes line) without a statement completes the login',
-      rules: ['ns.canonical.statement-empty', 'ns.canonical.scopes-joined', 'ns.request.scopes-login-only'],
-      start: { scopes: [], statement: '' },
-      accept: true,
-      build: (m) => m.genuine,
-    },
-    {
-      name: 'accept/scopes',
-      title: 'an approval with several scopes (sorted, joined with a comma) completes the login',
-      rules: ['ns.canonical.scopes-joined', 'ns.request.scope-vocabulary'],
-      context: ['ns.request.scopes'],
-      start: { scopes: [...vocabulary.scopes.values].reverse() },
-      accept: true,
-      build: (m) => m.genuine,
-    },
-    {
-      name: 'accept/signature-standard-base64',
-      title: 'a signature in padded standard base64 is accepted (any base64 variant)',
-      rules: ['ns.response.signature'],
-      accept: true,
-      build: (m) => ({ ...m.genuine, signature: Buffer.from(decodeBase64Any(m.genuine.signature as string)!).toString('base64') }),
-    },
-    {
-      name: 'accept/identity-case',
-      title: 'an identity sent in upper case with spaces is lowercased and trimmed (signed lowercased)',
-      rules: ['ns.response.identity'],
-      context: ['ns.canonical.lines'],
-      accept: true,
-      build: (m) => ({ ...m.genuine, identity: `  ${m.who.identity.toUpperCase()} ` }),
-    },
-    {
-      name: 'accept/rotated-inside-grace',
-      title: 'after a key rotation, an approval by the previous key inside its grace window is accepted',
-      rules: ['ns.verify.7'],
-      context: ['ns.identity-document.previous-keys', 'ns.resolve.chain'],
-      accept: true,
-      build: async (m) => {
-        const next = new Uint8Array(randomBytes(32));
-        await m.s.target.authority.publish({
-          identity: m.who.identity,
-          seed: next,
-          previousKeys: [{ publicKey: formatKey(publicKeyFromSeed(m.who.seed)), validUntil: formatRfc3339(now() + 600_000) }],
-        });
-        return m.genuine;
-      },
-    },
-
-    // ---- rule 1: shape and version ----
-    {
-      name: '1/version',
-      title: `${profile.ids.auth_field} "2" (re-signed) is refused`,
-      rules: ['ns.verify.1', 'ns.version.1'],
-      context: ['ns.request.version'],
-      expect: R(400, 'unsupported_version'),
-      build: (m) => signedWith(m, { [profile.ids.auth_field]: '2' }),
-    },
-    {
-      name: '1/missing-nonce',
-      title: 'an approval without nonce is refused',
-      rules: ['ns.verify.1'],
-      context: ['ns.request.nonce', 'ns.response.fields'],
-      expect: R(400, 'missing_field', 'malformed_response'),
-      build: (m) => without(m, 'nonce'),
-    },
-    {
-      name: '1/missing-request-id',
-      title: 'an approval without request_id is refused',
-      rules: ['ns.verify.1'],
-      context: ['ns.request.request-id', 'ns.response.fields'],
-      expect: R(400, 'missing_field', 'malformed_response'),
-      build: (m) => without(m, 'request_id'),
-    },
-    {
-      name: '1/missing-signature',
-      title: 'an approval without signature is refused',
-      rules: ['ns.verify.1'],
-      context: ['ns.response.signature', 'ns.response.fields'],
-      expect: R(400, 'missing_field', 'malformed_response'),
-      build: (m) => without(m, 'signature'),
-    },
-    {
-      name: '1/missing-identity',
-      title: 'an approval without identity is refused',
-      rules: ['ns.verify.1'],
-      context: ['ns.response.fields'],
-      expect: R(400, 'missing_field', 'malformed_response'),
-      build: (m) => without(m, 'identity', false),
-    },
-    {
-      name: '1/invalid-identity',
-      title: 'an identity that is not a valid service name (re-signed) is refused',
-      rules: ['ns.verify.1'],
-      context: ['ns.response.identity'],
-      expect: R(400, 'invalid_identity'),
-      build: (m) => resign(profile, { ...m.genuine, identity: 'not_a valid name' }, m.who.seed),
-    },
-
-    // ---- rule 2: audience ----
-    {
-      name: '2/audience-other-origin',
-      title: 'an approval for another origin (re-signed) is refused',
-      rules: ['ns.verify.2'],
-      context: ['ns.request.audience'],
-      expect: R(400, 'audience_mismatch'),
-      build: (m) => signedWith(m, { audience: foreignOrigin }),
-    },
-    {
-      name: '2/audience-not-an-origin',
-      title: 'an audience with a path (re-signed) is refused',
-      rules: ['ns.verify.2'],
-      context: ['ns.request.audience'],
-      expect: R(400, 'invalid_audience', 'audience_mismatch'),
-      build: (m) => signedWith(m, { audience: `${m.request.audience as string}/login` }),
-    },
-    {
-      name: '2/audience-other-scheme',
-      title: 'the same host under the other scheme (re-signed) is refused',
-      rules: ['ns.verify.2'],
-      context: ['ns.request.audience-http-dev', 'ns.auth.5'],
-      expect: R(400, 'audience_mismatch', 'insecure_audience'),
-      build: (m) =>
-        signedWith(m, {
-          audience: (m.request.audience as string).startsWith('https:') ? (m.request.audience as string).replace(/^https:/, 'http:') : (m.request.audience as string).replace(/^http:/, 'https:'),
-        }),
-    },
-
-    // ---- rule 3: action, statement, scopes ----
-    {
-      name: '3/unknown-action',
-      title: 'an unknown action (re-signed) is refused',
-      rules: ['ns.verify.3'],
-      context: ['ns.request.action'],
-      expect: R(400, 'unknown_action'),
-      build: (m) => signedWith(m, { action: 'delete' }),
-    },
-    {
-      name: '3/statement-too-long',
-      title: `a statement of ${limits.statement_max_bytes + 1} bytes (re-signed) is refused`,
-      rules: ['ns.verify.3', 'ns.limits.statement'],
-      context: ['ns.request.statement'],
-      expect: R(400, 'invalid_statement'),
-      build: (m) => signedWith(m, { statement: 'é'.repeat(Math.floor(limits.statement_max_bytes / 2)) + 'x' }),
-    },
-    {
-      name: '3/statement-line-break',
-      title: 'a statement with a line feed (re-signed) is refused',
-      rules: ['ns.verify.3'],
-      context: ['ns.request.statement'],
-      expect: R(400, 'invalid_statement'),
-      build: (m) => signedWith(m, { statement: 'Sign in\nnow' }),
-    },
-    {
-      name: '3/scopes-unsorted',
-      title: 'unsorted scopes (signed as sent) are refused, never re-sorted',
-      rules: ['ns.verify.3'],
-      context: ['ns.request.scopes'],
-      expect: R(400, 'scopes_not_canonical'),
-      build: (m) => resign(profile, { ...m.genuine, scopes: [...vocabulary.scopes.values].sort().reverse() }, m.who.seed),
-    },
-    {
-      name: '3/scopes-duplicate',
-      title: 'duplicate scopes (signed as sent) are refused',
-      rules: ['ns.verify.3'],
-      context: ['ns.request.scopes'],
-      expect: R(400, 'scopes_not_canonical'),
-      build: (m) => resign(profile, { ...m.genuine, scopes: [vocabulary.scopes.values[0], vocabulary.scopes.values[0]] }, m.who.seed),
-    },
-    {
-      name: '3/scope-foreign',
-      title: 'a scope outside the RP namespace (re-signed) is refused',
-      rules: ['ns.verify.3', 'ns.request.scope-namespace'],
-      context: ['ns.request.scope-namespace-form', 'ns.request.scope-vocabulary'],
-      expect: R(400, 'scope_not_allowed'),
-      build: (m) => resign(profile, { ...m.genuine, scopes: ['dav:rw:apps/notes'] }, m.who.seed),
-    },
-    {
-      name: '3/scopes-too-many',
-      title: `${limits.scopes_max + 1} scopes (re-signed) are refused`,
-      rules: ['ns.verify.3', 'ns.limits.scopes'],
-      context: ['ns.request.scopes'],
-      expect: R(400, 'scopes_not_canonical', 'scope_not_allowed'),
-      build: (m) => resign(profile, { ...m.genuine, scopes: Array.from({ length: limits.scopes_max + 1 }, (_, i) => vocabulary.scopes.values[i < (limits.scopes_max + 1) / 2 ? 0 : 1]!) }, m.who.seed),
-    },
-
-    // ---- rule 4: window ----
-    {
-      name: '4/expired',
-      title: 'an approval past its expires_at (re-signed) is refused and the transaction does not complete',
-      rules: ['ns.verify.4', 'ns.transaction.expiry'],
-      context: ['ns.request.timestamps'],
-      expect: R(400, 'expired'),
-      build: (m) => signedWith(m, { issued_at: formatRfc3339(now() - (win - 30) * 1000), expires_at: formatRfc3339(now() - 30_000) }),
-    },
-    {
-      name: '4/window-too-long',
-      title: `a window of ${win + 1} s (re-signed) is refused`,
-      rules: ['ns.verify.4', 'ns.limits.window'],
-      context: ['ns.request.window'],
-      expect: R(400, 'window_too_long'),
-      build: (m) => signedWith(m, { expires_at: isoShift(m.request.issued_at, win + 1) }),
-    },
-    {
-      name: '4/issued-in-future',
-      title: `issued_at ${skew + 60} s ahead (re-signed) is refused`,
-      rules: ['ns.verify.4', 'ns.limits.clock-skew'],
-      expect: R(400, 'issued_in_future'),
-      build: (m) => signedWith(m, { issued_at: formatRfc3339(now() + (skew + 60) * 1000), expires_at: formatRfc3339(now() + (skew + 120) * 1000) }),
-    },
-    {
-      name: '4/not-rfc3339',
-      title: 'an issued_at that is not RFC 3339 (re-signed) is refused',
-      rules: ['ns.verify.4', 'ns.request.timestamps'],
-      expect: R(400, 'invalid_timestamp'),
-      build: (m) => signedWith(m, { issued_at: (m.request.issued_at as string).replace('T', ' ') }),
-    },
-    {
-      name: '4/expires-before-issued',
-      title: 'expires_at before issued_at (re-signed) is refused',
-      rules: ['ns.verify.4'],
-      expect: R(400, 'window_invalid', 'invalid_timestamp'),
-      build: (m) => signedWith(m, { issued_at: m.request.expires_at, expires_at: m.request.issued_at }),
-    },
-
-    // ---- binding to the issued request (project) ----
-    {
-      name: 'binding/window-not-copied',
-      title: 'an approval whose window differs from the request (re-signed) is refused',
-      rules: ['ns.delivery.request-binding'],
-      context: ['ns.response.window-copied'],
-      expect: R(400, 'request_mismatch'),
-      build: (m) => signedWith(m, { issued_at: isoShift(m.request.issued_at, 1) }),
-    },
-    {
-      name: 'binding/nonce-changed',
-      title: 'an approval with another nonce (re-signed) is refused',
-      rules: ['ns.delivery.request-binding'],
-      context: ['ns.request.nonce'],
-      expect: R(400, 'request_mismatch'),
-      build: (m) => signedWith(m, { nonce: encodeBase64url(randomBytes(24)) }),
-    },
-    {
-      name: '7/statement-edited',
-      title: 'a statement edited after signing is refused',
-      rules: ['ns.verify.7'],
-      context: ['ns.canonical.lines'],
-      expect: R(400, 'request_mismatch', 'signature_invalid'),
-      start: { statement: 'Sign in to the conformance test' },
-      build: (m) => ({ ...m.genuine, statement: 'Transfer everything' }),
-    },
-    {
-      name: 'binding/unknown-transaction',
-      title: 'an approval for a request_id this RP never issued (re-signed) is refused',
-      rules: ['ns.delivery.unknown-transaction'],
-      expect: R(409, 'unknown_transaction'),
-      build: (m) => signedWith(m, { request_id: `never-${encodeBase64url(randomBytes(12))}` }),
-    },
-
-    // ---- rules 6 and 7 ----
-    {
-      name: '6/unknown-identity',
-      title: 'an approval by an identity nobody publishes is refused',
-      rules: ['ns.verify.6'],
-      context: ['ns.resolve.chain'],
-      expect: R(401, 'resolution_failed'),
-      build: (m) => sign(profile, m.request, { identity: `nobody-${randomBytes(5).toString('hex')}.${m.who.identity.split('.').slice(1).join('.')}`, seed: new Uint8Array(randomBytes(32)) }),
-    },
-    {
-      name: '6/dns-https-disagree',
-      title: 'when DNS and the identity document name different keys the approval is refused (fail closed)',
-      rules: ['ns.verify.6'],
-      context: ['ns.resolve.chain'],
-      expect: R(401, 'key_mismatch'),
-      build: async (m) => {
-        const other = await m.s.identity();
-        await m.s.target.authority.fault(other.identity, { dnsKey: true });
-        return sign(profile, m.request, other);
-      },
-    },
-    {
-      name: '6/records-dropped',
-      title: 'an approval by an identity whose records were dropped is refused',
-      rules: ['ns.verify.6'],
-      context: ['ns.resolve.chain'],
-      expect: R(401, 'resolution_failed'),
-      build: async (m) => {
-        const other = await m.s.identity();
-        await m.s.target.authority.drop(other.identity, 'both');
-        return sign(profile, m.request, other);
-      },
-    },
-    {
-      name: 'resolve/document-bad-signature',
-      title: 'an identity document whose signature does not verify fails resolution (no fall back to DNS)',
-      rules: ['ns.resolve.document-signature'],
-      context: ['ns.verify.6', 'ns.resolve.chain', 'ns.identity-document.format'],
-      expect: R(401, 'resolution_failed', 'key_mismatch'),
-      build: async (m) => {
-        const other = await m.s.identity();
-        await m.s.target.authority.fault(other.identity, { badSignature: true });
-        return sign(profile, m.request, other);
-      },
-    },
-    {
-      name: '6/authority-timeout',
-      title: 'an authority that never answers makes the approval refused, not completed',
-      rules: ['ns.verify.6'],
-      expect: R(401, 'resolution_failed'),
-      build: async (m) => {
-        const other = await m.s.identity();
-        await m.s.target.authority.fault(other.identity, { timeout: 'both' });
-        return sign(profile, m.request, other);
-      },
-    },
-    {
-      name: '7/wrong-key',
-      title: "an approval signed by another key than the identity's is refused",
-      rules: ['ns.verify.7', 'ns.auth.2'],
-      expect: R(401, 'signature_invalid'),
-      build: (m) => resign(profile, m.genuine, new Uint8Array(randomBytes(32))),
-    },
-    {
-      name: '7/bit-flip',
-      title: 'an approval with one signature bit changed is refused',
-      rules: ['ns.verify.7'],
-      context: ['ns.response.signature'],
-      expect: R(401, 'signature_invalid'),
-      build: (m) => ({ ...m.genuine, signature: flipBit(m.genuine.signature as string, 77) }),
-    },
-    {
-      name: 'strict/non-canonical-s',
-      title: 'a signature with S + L (non-canonical S) is refused (strict Ed25519)',
-      rules: ['ns.ed25519.strict'],
-      context: ['ns.verify.7'],
-      expect: R(401, 'signature_invalid'),
-      build: (m) => ({ ...m.genuine, signature: nonCanonicalS(m.genuine.signature as string) }),
-    },
-    {
-      name: '7/canonical-trailing-lf',
-      title: 'a signature over the canonical string plus a trailing line feed is refused',
-      rules: ['ns.verify.7', 'ns.canonical.format'],
-      expect: R(401, 'signature_invalid'),
-      build: (m) => signLines(profile, m.genuine, m.who.seed, (l) => `${l.join('\n')}\n`),
-    },
-    {
-      name: '7/canonical-crlf',
-      title: 'a signature over the lines joined with CR LF is refused',
-      rules: ['ns.verify.7', 'ns.canonical.format'],
-      expect: R(401, 'signature_invalid'),
-      build: (m) => signLines(profile, m.genuine, m.who.seed, (l) => l.join('\r\n')),
-    },
-    {
-      name: '7/canonical-lines-swapped',
-      title: 'a signature over the lines with audience and nonce swapped is refused',
-      rules: ['ns.verify.7', 'ns.canonical.lines'],
-      expect: R(401, 'signature_invalid'),
-      build: (m) => signLines(profile, m.genuine, m.who.seed, (l) => [...l.slice(0, 4), l[5]!, l[4]!, ...l.slice(6)].join('\n')),
-    },
-    {
-      name: '7/canonical-statement-omitted',
-      title: 'a signature that drops the empty statement line is refused',
-      rules: ['ns.verify.7', 'ns.canonical.statement-empty'],
-      start: { statement: '' },
-      expect: R(401, 'signature_invalid'),
-      build: (m) => signLines(profile, m.genuine, m.who.seed, (l) => [...l.slice(0, 9), ...l.slice(10)].join('\n')),
-    },
-    {
-      name: '7/canonical-scopes-unsorted',
-      title: 'a signature over the scopes line in another order is refused',
-      rules: ['ns.verify.7', 'ns.canonical.scopes-joined'],
-      start: { scopes: [...vocabulary.scopes.values] },
-      expect: R(401, 'signature_invalid'),
-      build: (m) => signLines(profile, m.genuine, m.who.seed, (l) => [...l.slice(0, 10), l[10]!.split(',').reverse().join(', '), ...l.slice(11)].join('\n')),
-    },
-    {
-      name: '7/rotated-outside-grace',
-      title: 'after a key rotation, an approval by the previous key past its grace window is refused',
-      rules: ['ns.verify.7'],
-      context: ['ns.identity-document.previous-keys'],
-      expect: R(401, 'signature_invalid'),
-      build: async (m) => {
-        const other = await m.s.identity();
-        await m.s.target.authority.publish({
-          identity: other.identity,
-          seed: new Uint8Array(randomBytes(32)),
-          previousKeys: [{ publicKey: formatKey(publicKeyFromSeed(other.seed)), validUntil: isoShift(m.request.issued_at, -60) }],
-        });
-        return sign(profile, m.request, other);
-      },
-    },
-    {
-      name: '7/session-without-proof',
-      title: 'key_id naming a session without session_proof is refused',
-      rules: ['ns.verify.7', 'ns.auth.2.session-proof', 'ns.response.session-proof-presence'],
-      expect: R(401, 'session_proof_mismatch'),
-      build: (m) => {
-        const a = sessionApproval(m, session(m));
-        delete a.session_proof;
-        return a;
-      },
-    },
-    {
-      name: '7/proof-with-identity-key',
-      title: 'a session_proof with key_id identity is refused',
-      rules: ['ns.verify.7', 'ns.auth.2.session-proof', 'ns.response.session-proof-presence'],
-      expect: R(401, 'session_proof_mismatch'),
-      build: (m) => ({ ...m.genuine, session_proof: session(m).proof }),
-    },
-    {
-      name: '7/key-id-invalid',
-      title: 'a key_id that is neither identity nor a session (re-signed) is refused',
-      rules: ['ns.verify.7', 'ns.response.key-id'],
-      expect: R(401, 'invalid_key_id'),
-      build: (m) => resign(profile, { ...m.genuine, key_id: 'device' }, m.who.seed),
-    },
-    {
-      name: '7/proof-missing-field',
-      title: 'a session proof without its nonce is refused',
-      rules: ['ns.verify.7', 'ns.session-proof.fields'],
-      context: ['ns.session-proof.validation'],
-      expect: R(401, 'session_proof_invalid'),
-      build: (m) =>
-        sessionApproval(m, session(m), (p) => {
-          delete p.nonce;
-          return p;
-        }),
-    },
-    {
-      name: '7/proof-expired',
-      title: 'an expired session proof is refused',
-      rules: ['ns.verify.7', 'ns.session-proof.validation'],
-      expect: R(401, 'session_proof_invalid'),
-      build: (m) => sessionApproval(m, session(m, { issuedAt: now() - 7200_000, ttlSeconds: 3600 })),
-    },
-    {
-      name: '7/proof-ttl-over-cap',
-      title: `a session proof whose TTL exceeds ${limits.session_ttl_max_seconds} s is refused`,
-      rules: ['ns.verify.7', 'ns.session-proof.ttl', 'ns.limits.session-ttl'],
-      expect: R(401, 'session_proof_invalid'),
-      build: (m) => sessionApproval(m, session(m, { ttlSeconds: limits.session_ttl_max_seconds + 3600 })),
-    },
-    {
-      name: '7/proof-bad-key-encoding',
-      title: 'a session proof whose session_public_key is not 32 bytes is refused',
-      rules: ['ns.verify.7', 'ns.session-proof.key-encoding'],
-      expect: R(401, 'session_proof_invalid'),
-      build: (m) => sessionApproval(m, session(m), (p) => reproof(m, { ...p, session_public_key: encodeBase64url(randomBytes(31)) })),
-    },
-    {
-      name: '7/proof-wrong-signer',
-      title: 'a session proof signed by another key than the identity key is refused',
-      rules: ['ns.verify.7', 'ns.session-proof.signature'],
-      expect: R(401, 'session_proof_invalid'),
-      build: (m) => sessionApproval(m, session(m, { proofSeed: new Uint8Array(randomBytes(32)) })),
-    },
-    {
-      name: '7/proof-wrong-lines',
-      title: 'a session proof whose signed lines name another identity is refused',
-      rules: ['ns.verify.7', 'ns.session-proof.signed-lines'],
-      expect: R(401, 'session_proof_invalid'),
-      build: (m) =>
-        sessionApproval(m, session(m), (p) => ({
-          ...p,
-          identity_signature: encodeBase64url(signEd25519(m.who.seed, canonicalString(profile, 'session-registration', { ...p, identity: `x${m.who.identity}` }))),
-        })),
-    },
-    {
-      name: '7/session-key-not-proven',
-      title: 'an approval signed by a key other than the proven session key is refused',
-      rules: ['ns.verify.7', 'ns.auth.2'],
-      expect: R(401, 'signature_invalid'),
-      build: (m) => {
-        const key = session(m);
-        return resign(profile, sign(profile, m.request, m.who, key), new Uint8Array(randomBytes(32)));
-      },
-    },
-    {
-      name: 'order/audience-before-resolution',
-      title: 'a misaddressed approval by an identity whose authority hangs is refused at once by rule 2 (no lookup)',
-      rules: ['ns.auth.3', 'ns.verify.order', 'ns.verify.2'],
-      expect: R(400, 'audience_mismatch'),
-      build: async (m) => {
-        const other = await m.s.identity();
-        await m.s.target.authority.fault(other.identity, { timeout: 'both' });
-        return sign(profile, { ...m.request, audience: foreignOrigin }, other);
-      },
-    },
-    {
-      name: 'order/version-before-signature',
-      title: 'an approval failing rule 1 and rule 7 is refused by rule 1',
-      rules: ['ns.auth.3', 'ns.verify.order', 'ns.verify.1'],
-      expect: R(400, 'unsupported_version'),
-      build: (m) => ({ ...m.genuine, [profile.ids.auth_field]: '2', signature: flipBit(m.genuine.signature as string, 3) }),
-    },
+    acceptIdentityKeyScenario(profile),
+    acceptSessionKeyScenario(profile),
+    acceptLoginOnlyScenario(profile),
+    acceptScopesScenario(profile),
+    acceptSignatureStandardBase64Scenario(profile),
+    acceptIdentityCaseScenario(profile),
+    acceptRotatedInsideGraceScenario(profile),
+    rule1VersionScenario(profile),
+    rule1MissingNonceScenario(profile),
+    rule1MissingRequestIdScenario(profile),
+    rule1MissingSignatureScenario(profile),
+    rule1MissingIdentityScenario(profile),
+    rule1InvalidIdentityScenario(profile),
+    rule2AudienceOtherOriginScenario(profile),
+    rule2AudienceNotAnOriginScenario(profile),
+    rule2AudienceOtherSchemeScenario(profile),
+    rule3UnknownActionScenario(profile),
+    rule3StatementTooLongScenario(profile),
+    rule3StatementLineBreakScenario(profile),
+    rule3ScopesUnsortedScenario(profile),
+    rule3ScopesDuplicateScenario(profile),
+    rule3ScopeForeignScenario(profile),
+    rule3ScopesTooManyScenario(profile),
+    rule4ExpiredScenario(profile),
+    rule4WindowTooLongScenario(profile),
+    rule4IssuedInFutureScenario(profile),
+    rule4NotRfc3339Scenario(profile),
+    rule4ExpiresBeforeIssuedScenario(profile),
+    bindingWindowNotCopiedScenario(profile),
+    bindingNonceChangedScenario(profile),
+    rule7StatementEditedScenario(profile),
+    bindingUnknownTransactionScenario(profile),
+    rule6UnknownIdentityScenario(profile),
+    rule6DnsHttpsDisagreeScenario(profile),
+    rule6RecordsDroppedScenario(profile),
+    resolveDocumentBadSignatureScenario(profile),
+    rule6AuthorityTimeoutScenario(profile),
+    rule7WrongKeyScenario(profile),
+    rule7BitFlipScenario(profile),
+    strictNonCanonicalSScenario(profile),
+    rule7CanonicalTrailingLfScenario(profile),
+    rule7CanonicalCrlfScenario(profile),
+    rule7CanonicalLinesSwappedScenario(profile),
+    rule7CanonicalStatementOmittedScenario(profile),
+    rule7CanonicalScopesUnsortedScenario(profile),
+    rule7RotatedOutsideGraceScenario(profile),
+    rule7SessionWithoutProofScenario(profile),
+    rule7ProofWithIdentityKeyScenario(profile),
+    rule7KeyIdInvalidScenario(profile),
+    rule7ProofMissingFieldScenario(profile),
+    rule7ProofExpiredScenario(profile),
+    rule7ProofTtlOverCapScenario(profile),
+    rule7ProofBadKeyEncodingScenario(profile),
+    rule7ProofWrongSignerScenario(profile),
+    rule7ProofWrongLinesScenario(profile),
+    rule7SessionKeyNotProvenScenario(profile),
+    orderAudienceBeforeResolutionScenario(profile),
+    orderVersionBeforeSignatureScenario(profile),
   ];
 }
 
