@@ -32,6 +32,8 @@ export const BREAKAGES = [
   'tx-expiry',
   'creating-ignored',
   'identify-url-500',
+  'verifier-ignored',
+  'introspect-any',
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 

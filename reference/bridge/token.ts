@@ -12,7 +12,7 @@ import { logInternal } from '../shared/server.ts';
 import { authenticateClient, ClientAuthError, presentedAuth, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
 import { OAuthError } from './responses.ts';
-import { brokenCodeExpiry, brokenRedirectOmitted } from './variants/gaps.ts';
+import { brokenCodeExpiry, brokenIntrospectOwner, brokenRedirectOmitted, brokenVerifier } from './variants/gaps.ts';
 import type { ProfileClaims } from './store.ts';
 
 const FORM_MAX = limits.bridge_form_body_max_bytes;
@@ -109,7 +109,7 @@ async function tokenReply(ctx: BridgeContext, headers: Headers, contentType: str
     if (form.get('redirect_uri') !== record.redirectUri && !brokenRedirectOmitted(ctx, form)) throw invalid('redirect_uri differs from the authorization request', 'ob.code.binding');
     const pkceOff = ctx.config.breakage.has('pkce') && record.challenge === '';
     // A wrong verifier leaves the code unspent (ob.code.wrong-verifier): checked before spending.
-    if (!pkceOff && !verifierMatches(form.get('code_verifier'), record.challenge)) throw invalid('code_verifier does not match the code_challenge', 'ob.code.wrong-verifier');
+    if (!pkceOff && !verifierMatches(form.get('code_verifier'), record.challenge) && !brokenVerifier(ctx)) throw invalid('code_verifier does not match the code_challenge', 'ob.code.wrong-verifier');
     const reuse = ctx.config.breakage.has('code-reuse');
     const now = ctx.now();
     const iat = Math.floor(now / 1000);
@@ -214,7 +214,7 @@ export async function introspectHandler(ctx: BridgeContext, req: Request): Promi
     const token = form.get('token');
     if (!token) throw new OAuthError(400, 'invalid_request', 'token is required', 'ob.errors.oauth-body');
     const t = await ctx.store.token(hashSecret(token));
-    if (!t || t.revoked || ctx.now() > t.expiresAt || t.clientId !== c.clientId) return json({ active: false });
+    if (!t || t.revoked || ctx.now() > t.expiresAt || (t.clientId !== c.clientId && !brokenIntrospectOwner(ctx))) return json({ active: false });
     return json({
       active: true,
       client_id: t.clientId,

@@ -93,6 +93,8 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
   holder.ctx = ctx;
   const sweepEvery = Math.min(60_000, Math.max(1000, (config.spoolTtlSeconds * 1000) / 4));
   const sweeper = setInterval(() => {
+    // --break spool-forever: undelivered mail never expires (ra.spool.expiry).
+    if (config.breakages.has('spool-forever')) return;
     try {
       const n = sweepSpool(ctx);
       if (n > 0) ctx.log(`spool: ${n} message(s) expired into sys.delivery.failed acks`);

@@ -9,7 +9,18 @@ import type { RateLimits } from './rate-limits.ts';
 import type { DnsProviders } from './dns-providers.ts';
 
 /** Deliberate faults for the suite's negative tests (only with SVC_REFERENCE_ALLOW_BREAKAGE=1). */
-export const BREAKAGES = ['verify-after-store', 'ack-unsigned', 'challenge-reuse', 'challenge-race', 'neither-local', 'spool-memory', 'id-drop', 'revoked-proof', 'surrogate-500'] as const;
+export const BREAKAGES = [
+  'verify-after-store',
+  'ack-unsigned',
+  'challenge-reuse',
+  'challenge-race',
+  'neither-local',
+  'spool-memory',
+  'id-drop',
+  'revoked-proof',
+  'surrogate-500',
+  'spool-forever',
+] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 
 export interface RelayConfig {

@@ -27,6 +27,7 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'relay', breakage: 'id-drop', rule: 'ra.messages.accepted' },
   { suite: 'relay', breakage: 'revoked-proof', rule: 'ra.sessions.revoked-stays-revoked' },
   { suite: 'relay', breakage: 'surrogate-500', rule: 'ra.errors.listed-statuses' },
+  { suite: 'relay', breakage: 'spool-forever', rule: 'ra.spool.expiry' },
   { suite: 'bridge', breakage: 'pkce', rule: 'ob.authorize.pkce-required' },
   { suite: 'bridge', breakage: 'redirect-prefix', rule: 'ob.authorize.redirect-exact' },
   { suite: 'bridge', breakage: 'code-reuse', rule: 'ob.code.replay-revokes' },
@@ -43,6 +44,8 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'bridge', breakage: 'code-expiry', rule: 'ob.code.format' },
   { suite: 'bridge', breakage: 'tx-expiry', rule: 'ob.transaction.expiry' },
   { suite: 'bridge', breakage: 'creating-ignored', rule: 'ob.transaction.creating' },
+  { suite: 'bridge', breakage: 'verifier-ignored', rule: 'ob.code.wrong-verifier' },
+  { suite: 'bridge', breakage: 'introspect-any', rule: 'ob.introspect.owner' },
   { suite: 'rp', breakage: 'resume-without-cookie', rule: 'ns.transaction.resume-refused' },
   { suite: 'rp', breakage: 'no-nonce-no-guard', rule: 'ns.nonce.single-use' },
   // A replayed approval names its own transaction (request_id is signed), so rule 5 shows only

@@ -58,3 +58,9 @@ export function transactionTtlSeconds(ctx: Pick<BridgeContext, 'config'>): numbe
 
 /** creating-ignored breaks ob.transaction.creating: POST /t/{id}/creating answers 204 and extends nothing. */
 export const brokenCreating = (ctx: Pick<BridgeContext, 'config'>): boolean => ctx.config.breakage.has('creating-ignored');
+
+/** verifier-ignored breaks ob.code.wrong-verifier: any code_verifier (or none) redeems the code. */
+export const brokenVerifier = (ctx: Pick<BridgeContext, 'config'>): boolean => ctx.config.breakage.has('verifier-ignored');
+
+/** introspect-any breaks ob.introspect.owner: any authenticated client learns about any token. */
+export const brokenIntrospectOwner = (ctx: Pick<BridgeContext, 'config'>): boolean => ctx.config.breakage.has('introspect-any');
