@@ -233,6 +233,8 @@ function transactionResumeCodeExpiresCheck(target: RpTarget): Check {
   const lifetime = target.declared.resumeCodeLifetimeS;
   return rpCheck(target, {
     id: 'rp/transaction/resume-code-expires',
+    // Mostly a wait on a transaction of its own: its own lane, beside the suite's other checks.
+    lane: 'rp/transaction/resume-code-expires',
     title: `a resume code used after its declared lifetime (${lifetime} s, plus a margin) does not complete the login, even in the starting browser`,
     rules: ['ns.limits.resume-code'],
     context: [...DRIVE, 'ns.transaction.resume-refused', 'ns.transaction.same-device'],
