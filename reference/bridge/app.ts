@@ -134,6 +134,7 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
     publicAddresses: config.urlClientTestAddresses ?? [],
     // --break url-client-private (suite tests): every address counts as public.
     anyAddress: config.breakage.has('url-client-private'),
+    breakage: config.breakage,
     now,
   });
   const clients = new ClientRegistry([consoleClient({ config }), ...(config.staticClientsFile ? loadStaticClients(config.staticClientsFile) : [])], urlClients, config.urlClients !== 'off');

@@ -6,7 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { matchRedirect, registrableRedirect, sectorOf } from '../../protocol/bridge/redirect.ts';
-import { urlClientRedirectAllowed } from '../../protocol/bridge/url-client.ts';
+import { urlClientRedirectAllowed, verifiedHost } from '../../protocol/bridge/url-client.ts';
+import { everyHostVerified } from './variants/url-clients.ts';
+import type { BridgeContext } from './context.ts';
 import { UrlClientError, UrlClients } from './url-clients.ts';
 import { hashSecret, sameHash } from '../shared/secrets.ts';
 import type { NonceStore } from '../../protocol/signin/nonce.ts';
@@ -98,11 +100,11 @@ export class ClientRegistry {
    * authorization request) finds its cache time up; a refused document throws UrlClientError.
    */
   async resolve(clientId: string, fresh = false): Promise<Client | undefined> {
-    const known = this.get(clientId);
-    if (known || this.#clients.has(clientId) || this.#registered.has(clientId)) return known;
+    if (this.#clients.has(clientId) || this.#registered.has(clientId)) return this.get(clientId);
     if (!this.urlClients || !this.urlClientIds || !UrlClients.isUrlClientId(clientId)) return undefined;
+    // Not this.get(): its cached URL client would outlive the cache time (ob.clients.url-fetch-cache).
     const c = await this.urlClients.get(clientId, fresh);
-    return this.#suspended.has(clientId) ? undefined : c;
+    return c.suspended || this.#suspended.has(clientId) ? undefined : c;
   }
 
   /** Applications the operator suspended (from the database; see svc-oauth clients suspend). */
@@ -138,6 +140,13 @@ export function allowedRedirect(client: Client, asked: string): boolean {
   if (matchRedirect(asked, client.redirectUris, isPublic(client)) !== undefined) return true;
   return client.url !== undefined && !client.url.published && urlClientRedirectAllowed(client.clientId, undefined, asked);
 }
+
+/**
+ * Whether consent may call the redirect host verified (ob.clients.url-consent): for a URL client,
+ * the redirect is on the client_id's own host; other clients were registered with their hosts.
+ */
+export const hostVerified = (ctx: Pick<BridgeContext, 'config'>, client: Client, redirectUri: string): boolean =>
+  client.url ? verifiedHost(client.clientId, redirectUri) || everyHostVerified(ctx.config.breakage) : true;
 
 export { UrlClientError };
 
@@ -199,6 +208,8 @@ export async function authenticateClient(registry: ClientRegistry, presented: Pr
     throw error;
   }
   if (!client) throw new ClientAuthError('unknown client');
+  // --break url-client-secret: a URL client's presented secret is let through (variants/url-clients.ts).
+  if (client.url !== undefined && presented.secret !== undefined && registry.urlClients?.broken('url-client-secret')) return client;
   if (client.authMethod !== presented.method) throw new ClientAuthError(`this client authenticates with ${client.authMethod}`);
   if (presented.method === 'client_secret_basic' || presented.method === 'client_secret_post') {
     const h = hashSecret(presented.secret ?? '');

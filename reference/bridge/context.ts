@@ -8,6 +8,7 @@ import type { Site } from '../shared/pages.ts';
 import type { BridgeStore } from './store.ts';
 import type { SigningKeys } from './keys.ts';
 import type { ClientRegistry } from './clients.ts';
+import { URL_CLIENT_BREAKAGES } from './variants/url-clients.ts';
 import type { Metrics } from './metrics.ts';
 import type { ProfileReader } from './profiles.ts';
 
@@ -34,6 +35,7 @@ export const BREAKAGES = [
   'identify-url-500',
   'verifier-ignored',
   'introspect-any',
+  ...URL_CLIENT_BREAKAGES,
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 

@@ -5,7 +5,6 @@
 // and `iss`. A live session with a covering consent skips straight to a code (ob.sso.reuse).
 import { limits } from '../../schemas/ts/limits.ts';
 import { normalizeIdInput } from '../../protocol/bridge/id-input.ts';
-import { verifiedHost } from '../../protocol/bridge/url-client.ts';
 import { wellFormedChallenge } from '../../protocol/bridge/pkce.ts';
 import { encodeObject } from '../../protocol/common/codec.ts';
 import { formatRfc3339 } from '../../protocol/common/time.ts';
@@ -16,7 +15,7 @@ import { cookieName, readCookies, serializeCookie } from '../shared/cookies.ts';
 import { CSP, html, json, prefersJson, utf8Text } from '../shared/http.ts';
 import { BRIDGE_BODY, readBody } from '../shared/body.ts';
 import { browserLabel, newMatchCode, newNonce, newReferenceCode, newRequestId } from '../signin/index.ts';
-import { allowedRedirect, UrlClientError, type Client } from './clients.ts';
+import { allowedRedirect, hostVerified, UrlClientError, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
 import { transactionTtlSeconds, brokenCreating, brokenLoopback, brokenResumeReplay, brokenSessionAuthTime, clearedResume, replayingResume } from './variants/gaps.ts';
 import { authorizationRedirect, pageError, redirect } from './responses.ts';
@@ -230,12 +229,6 @@ function answer(
   return pageError(ctx, status, detail, rule);
 }
 
-/**
- * Whether consent may call the redirect host verified (ob.clients.url-consent): for a URL client,
- * the redirect is on the client_id's own host; other clients were registered with their hosts.
- */
-export const hostVerified = (client: Client, redirectUri: string): boolean => (client.url ? verifiedHost(client.clientId, redirectUri) : true);
-
 /** The status view a page script or the harness polls (ob.contract.transaction). */
 function view(ctx: BridgeContext, tx: BridgeTx): TransactionView {
   const out: TransactionView = { state: tx.status };
@@ -250,7 +243,7 @@ function view(ctx: BridgeContext, tx: BridgeTx): TransactionView {
     out.consent = {
       client_name: client?.name ?? tx.clientId,
       host: new URL(tx.redirectUri).host,
-      verified: client ? hostVerified(client, tx.redirectUri) : false,
+      verified: client ? hostVerified(ctx, client, tx.redirectUri) : false,
       identity: tx.identity ?? '',
       claims: claimScopes(ctx, tx.scopes),
     };

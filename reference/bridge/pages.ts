@@ -4,8 +4,7 @@ import QRCode from 'qrcode';
 import { esc, shell } from '../shared/pages.ts';
 import type { BridgeContext } from './context.ts';
 import type { BridgeTx } from './store.ts';
-import type { Client } from './clients.ts';
-import { verifiedHost } from '../../protocol/bridge/url-client.ts';
+import { hostVerified, type Client } from './clients.ts';
 
 const page = (ctx: BridgeContext, title: string, body: string) => shell({ title, siteName: ctx.config.name, stylesheet: ctx.site.stylesheet }, body);
 
@@ -57,7 +56,7 @@ export function consentPage(ctx: BridgeContext, tx: BridgeTx, client: Client, cl
   const host = new URL(tx.redirectUri).host;
   // A URL client names itself: its host is verified only when the return address is on it (ob.clients.url-consent).
   const owner = client.url
-    ? verifiedHost(client.clientId, tx.redirectUri)
+    ? hostVerified(ctx, client, tx.redirectUri)
       ? `<span data-testid="host-verified">verified: the application's own host</span>; nobody reviewed this application`
       : `<span class="unverified" data-testid="host-unverified">unverified: the application at <strong>${esc(client.owner)}</strong> sends you back to another host</span>; nobody reviewed this application`
     : client.owner === 'operator'

@@ -8,12 +8,13 @@ import { lookup as systemLookup, type LookupAddress } from 'node:dns';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { rootCertificates } from 'node:tls';
-import { Agent, request } from 'undici';
+import { Agent, interceptors, request, type Dispatcher } from 'undici';
 import type { JSONWebKeySet } from 'jose';
 import { clientIdUrl, privateAddress, urlClientCacheSeconds, urlClientDocument, URL_CLIENT_FETCH, type UrlClientDocument } from '../../protocol/bridge/url-client.ts';
 import type { RuleId } from '../../schemas/ts/rules.ts';
 import { Dns } from '../resolve/dns.ts';
 import type { Client } from './clients.ts';
+import * as broken from './variants/url-clients.ts';
 
 export interface UrlClientOptions {
   /** `HOST:PORT` of the DNS server to ask (a test authority); default: the system's. */
@@ -28,6 +29,8 @@ export interface UrlClientOptions {
   publicAddresses?: readonly string[];
   /** Connect to private addresses too (the suite's own tests of a broken bridge only). */
   anyAddress?: boolean;
+  /** The bridge's --break flags (the suite's sensitivity tests): see variants/url-clients.ts. */
+  breakage?: ReadonlySet<string>;
   now?: () => number;
 }
 
@@ -52,6 +55,10 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address?: string | L
 
 export class UrlClients {
   readonly #agent: Agent;
+  /** The agent, or (a broken variant) the agent following redirects. */
+  readonly #dispatcher: Dispatcher;
+  readonly #breaks: ReadonlySet<string>;
+  readonly #timeoutMs: number;
   readonly #now: () => number;
   readonly #cache = new Map<string, Cached>();
   readonly #inflight = new Map<string, Promise<Client>>();
@@ -61,6 +68,8 @@ export class UrlClients {
 
   constructor(options: UrlClientOptions = {}) {
     this.#now = options.now ?? Date.now;
+    this.#breaks = options.breakage ?? new Set();
+    this.#timeoutMs = broken.fetchTimeoutMs(this.#breaks);
     const exempt = new Set(options.publicAddresses ?? []);
     this.#allowed = (address) => options.anyAddress === true || !privateAddress(address) || exempt.has(address);
     const dns = options.dnsServer !== undefined ? new Dns({ server: options.dnsServer, timeoutMs: URL_CLIENT_FETCH.timeoutMs }).lookup() : undefined;
@@ -82,10 +91,12 @@ export class UrlClients {
     };
     const extra = options.caFile !== undefined ? readFileSync(options.caFile, 'utf8') : undefined;
     this.#agent = new Agent({
-      connect: { timeout: URL_CLIENT_FETCH.timeoutMs, lookup: guarded as never, ...(extra !== undefined ? { ca: [...rootCertificates, extra] } : {}) },
-      headersTimeout: URL_CLIENT_FETCH.timeoutMs,
-      bodyTimeout: URL_CLIENT_FETCH.timeoutMs,
+      connect: { timeout: this.#timeoutMs, lookup: guarded as never, ...(extra !== undefined ? { ca: [...rootCertificates, extra] } : {}) },
+      headersTimeout: this.#timeoutMs,
+      bodyTimeout: this.#timeoutMs,
     });
+    const redirects = broken.redirectsFollowed(this.#breaks);
+    this.#dispatcher = redirects > 0 ? this.#agent.compose(interceptors.redirect({ maxRedirections: redirects })) : this.#agent;
   }
 
   /** Whether a client_id names a URL client at all (then only this module can answer for it). */
@@ -126,17 +137,23 @@ export class UrlClients {
     return jwks;
   }
 
+  /** Whether a --break flag is on (the token endpoint's url-client-secret variant asks). */
+  broken(name: string): boolean {
+    return this.#breaks.has(name);
+  }
+
   async close(): Promise<void> {
     await this.#agent.close();
   }
 
   async #fetchClient(clientId: string): Promise<Client> {
-    const parsed = clientIdUrl(clientId);
+    const parsed = clientIdUrl(broken.asHttps(this.#breaks, clientId));
     if (!parsed.ok) throw new UrlClientError(`${clientId} is not a usable client ID URL: ${parsed.reason}`, /^http:/i.test(clientId) ? 'ob.clients.url-fetch-https' : 'ob.clients.url-document');
     const got = await this.#fetchJson(clientId);
     let document: UrlClientDocument | undefined;
     if (got.status === 200) {
-      const checked = urlClientDocument(clientId, got.body);
+      const body = broken.documentWithSecretMethod(this.#breaks, broken.documentAsFetched(this.#breaks, clientId, got.body));
+      const checked = urlClientDocument(clientId, body);
       if (!checked.ok)
         throw new UrlClientError(
           `the client document at ${clientId} is refused: ${checked.reason}`,
@@ -155,7 +172,7 @@ export class UrlClients {
       sector: parsed.value.hostname,
       owner: parsed.value.host,
       suspended: false,
-      url: { published: document !== undefined, ...(document?.logoUri ? { logoUri: document.logoUri } : {}) },
+      url: { published: document !== undefined && !broken.ownOriginAlways(this.#breaks), ...(document?.logoUri ? { logoUri: document.logoUri } : {}) },
     };
     if (document?.jwksUri !== undefined) {
       const keys = await this.#fetchJson(document.jwksUri);
@@ -164,7 +181,7 @@ export class UrlClients {
       client.jwks = jwks;
     }
     if (this.#cache.size >= CACHE_MAX) this.#cache.clear();
-    this.#cache.set(clientId, { client, until: this.#now() + got.cacheSeconds * 1000 });
+    this.#cache.set(clientId, { client, until: this.#now() + broken.cacheSeconds(this.#breaks, got.cacheSeconds) * 1000 });
     return client;
   }
 
@@ -175,7 +192,7 @@ export class UrlClients {
     if (isIP(literal) !== 0 && !this.#allowed(literal)) throw new UrlClientError(`${url} is refused: ${literal} is a private address`, 'ob.clients.url-fetch-private');
     let res: Awaited<ReturnType<typeof request>>;
     try {
-      res = await request(url, { dispatcher: this.#agent, method: 'GET', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(URL_CLIENT_FETCH.timeoutMs) });
+      res = await request(url, { dispatcher: this.#dispatcher, method: 'GET', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(this.#timeoutMs) });
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       const code = (error as { code?: string }).code ?? cause?.code;
@@ -199,8 +216,9 @@ export class UrlClients {
       const redirected = res.statusCode >= 300 && res.statusCode < 400;
       throw new UrlClientError(`${url} answered ${res.statusCode}${redirected ? ': redirects are not followed' : ''}`, redirected ? 'ob.clients.url-fetch-no-redirect' : 'ob.clients.url-document');
     }
+    const cap = broken.sizeCap(this.#breaks);
     const declared = Number(header('content-length') ?? NaN);
-    if (declared > URL_CLIENT_FETCH.maxBytes) {
+    if (declared > cap) {
       res.body.destroy();
       throw new UrlClientError(`${url} is larger than ${URL_CLIENT_FETCH.maxBytes} bytes`, 'ob.clients.url-fetch-size');
     }
@@ -209,7 +227,7 @@ export class UrlClients {
     try {
       for await (const chunk of res.body) {
         total += (chunk as Buffer).length;
-        if (total > URL_CLIENT_FETCH.maxBytes) {
+        if (total > cap) {
           res.body.destroy();
           throw new UrlClientError(`${url} is larger than ${URL_CLIENT_FETCH.maxBytes} bytes`, 'ob.clients.url-fetch-size');
         }

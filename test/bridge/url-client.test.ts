@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
 import { UrlClientError, UrlClients } from '../../reference/bridge/url-clients.ts';
+import { ClientRegistry } from '../../reference/bridge/clients.ts';
 import { clientIdUrl, privateAddress, urlClientCacheSeconds, urlClientDocument, urlClientRedirectAllowed, verifiedHost, URL_CLIENT_FETCH } from '../../protocol/bridge/url-client.ts';
 
 const ID = 'https://app.example.com/client.json';
@@ -89,6 +90,26 @@ describe('the reference fetcher (reference/bridge/url-clients.ts) against docume
     expect(c).toMatchObject({ name: 'OK', sector: 'ok.apps.test', authMethod: 'none', url: { published: true } });
     await fetcher.get(id, true);
     expect((await authority.file(id))?.fetches).toBe(1);
+  });
+
+  it('an authorization request fetches a document again once its cache time is up, not before (the registry too)', async () => {
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const clocked = new UrlClients({ dnsServer: authority.dnsServer, caFile: authority.caFile, publicAddresses: [authority.address], now: () => now });
+    const registry = new ClientRegistry([], clocked, true);
+    try {
+      const id = url('clocked.apps.test');
+      await authority.serveFile({ url: id, body: { client_id: id, client_name: 'Clocked' }, headers: { 'cache-control': 'max-age=3600' } });
+      await registry.resolve(id, true);
+      now += 3599_000;
+      await registry.resolve(id, true);
+      await registry.resolve(id); // a transaction already begun: the cached client is enough
+      expect((await authority.file(id))?.fetches).toBe(1);
+      now += 2_000;
+      await registry.resolve(id, true);
+      expect((await authority.file(id))?.fetches).toBe(2);
+    } finally {
+      await clocked.close();
+    }
   });
 
   it('a 404 is a client without a document', async () => {
