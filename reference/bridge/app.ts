@@ -26,6 +26,7 @@ import { serializeCookie } from '../shared/cookies.ts';
 import { hashSecret, sameHash } from '../shared/secrets.ts';
 import { BridgeStore } from './store.ts';
 import { SigningKeys, ALG } from './keys.ts';
+import { nativeVerifier } from './variants/grants.ts';
 import { ClientRegistry, loadStaticClients } from './clients.ts';
 import { UrlClients } from './url-clients.ts';
 import { BRIDGE_STYLESHEET, PATHS, type BridgeConfig, type BridgeContext } from './context.ts';
@@ -125,7 +126,7 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
     });
   const metrics = new Metrics();
   store.onAudit = (name) => metrics.audit(name);
-  const keys = new SigningKeys(store, now);
+  const keys = new SigningKeys(store, now, config.breakage);
   await keys.ensure();
   // URL client documents and console clients' linked key sets, under document 2's fetch rules.
   const urlClients = new UrlClients({
@@ -167,7 +168,7 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
     store,
     keys,
     clients,
-    verify: createVerifier({ profile, origin: config.issuer, resolver, nonces: opened.store, now }),
+    verify: nativeVerifier(config.breakage, createVerifier({ profile, origin: config.issuer, resolver, nonces: opened.store, now }), resolver, profile),
     resolver,
     profiles,
     nonces: opened.store,

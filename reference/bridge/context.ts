@@ -9,6 +9,7 @@ import type { BridgeStore } from './store.ts';
 import type { SigningKeys } from './keys.ts';
 import type { ClientRegistry } from './clients.ts';
 import { URL_CLIENT_BREAKAGES } from './variants/url-clients.ts';
+import { GRANT_BREAKAGES } from './variants/grants.ts';
 import type { Metrics } from './metrics.ts';
 import type { ProfileReader } from './profiles.ts';
 
@@ -36,6 +37,7 @@ export const BREAKAGES = [
   'verifier-ignored',
   'introspect-any',
   ...URL_CLIENT_BREAKAGES,
+  ...GRANT_BREAKAGES,
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 

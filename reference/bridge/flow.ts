@@ -15,6 +15,7 @@ import { cookieName, readCookies, serializeCookie } from '../shared/cookies.ts';
 import { CSP, html, json, prefersJson, utf8Text } from '../shared/http.ts';
 import { BRIDGE_BODY, readBody } from '../shared/body.ts';
 import { browserLabel, newMatchCode, newNonce, newReferenceCode, newRequestId } from '../signin/index.ts';
+import { firstPartySkipsAll, heldState, unnamedConsent } from './variants/grants.ts';
 import { allowedRedirect, hostVerified, UrlClientError, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
 import { transactionTtlSeconds, brokenCreating, brokenLoopback, brokenResumeReplay, brokenSessionAuthTime, clearedResume, replayingResume } from './variants/gaps.ts';
@@ -65,7 +66,7 @@ const claimScopes = (ctx: BridgeContext, scopes: readonly string[]) => scopes.fi
 /** ob.sso.reuse, ob.consent.first-party: does what is stored (or first-party status) cover this request? */
 async function consentCovers(ctx: BridgeContext, client: Client, identity: string, scopes: readonly string[]): Promise<boolean> {
   const wanted = claimScopes(ctx, scopes);
-  if (wanted.length === 0 && client.firstParty) return true;
+  if (client.firstParty && (wanted.length === 0 || firstPartySkipsAll(ctx))) return true;
   const stored = await ctx.store.consent(identity, client.clientId);
   return stored !== undefined && wanted.every((c) => stored.includes(c));
 }
@@ -168,7 +169,7 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
     ttlSeconds: transactionTtlSeconds(ctx),
     clientId: client.clientId,
     redirectUri,
-    state,
+    state: heldState(ctx, state),
     nonce,
     challenge: challenge ?? '',
     scopes,
@@ -240,13 +241,13 @@ function view(ctx: BridgeContext, tx: BridgeTx): TransactionView {
   }
   if (tx.status === 'consent') {
     const client = ctx.clients.get(tx.clientId);
-    out.consent = {
+    out.consent = unnamedConsent(ctx, {
       client_name: client?.name ?? tx.clientId,
       host: new URL(tx.redirectUri).host,
       verified: client ? hostVerified(ctx, client, tx.redirectUri) : false,
       identity: tx.identity ?? '',
       claims: claimScopes(ctx, tx.scopes),
-    };
+    });
   }
   if ((tx.status === 'code_issued' || tx.status === 'access_denied') && tx.redirect) out.redirect = tx.redirect;
   if (tx.status === 'failed' && tx.error) out.error = tx.error;

@@ -14,6 +14,7 @@ import { messagePage } from './pages.ts';
 import { PATHS, type BridgeContext } from './context.ts';
 import type { BridgeTx } from './store.ts';
 import { brokenApprovalInUrl } from './variants/gaps.ts';
+import { failsTransaction } from './variants/grants.ts';
 
 /** ob.native.rp-metadata */
 export function metadataHandler(ctx: BridgeContext): Response {
@@ -54,7 +55,7 @@ export async function callbackHandler(ctx: BridgeContext, req: Request): Promise
     });
     if (!verdict.ok) {
       // A bound transaction fails for good, shown to the user and never redirected.
-      if (tx) await ctx.store.move(tx.id, 'awaiting_signature', 'failed', { error: verdict.code });
+      if (tx && failsTransaction(ctx)) await ctx.store.move(tx.id, 'awaiting_signature', 'failed', { error: verdict.code });
       await ctx.store.audit('signin.failed', null, { code: verdict.code });
       throw rejectionError(verdict);
     }

@@ -13,6 +13,7 @@ import { authenticateClient, ClientAuthError, presentedAuth, type Client } from 
 import { PATHS, type BridgeContext } from './context.ts';
 import { OAuthError } from './responses.ts';
 import { brokenCodeExpiry, brokenIntrospectOwner, brokenRedirectOmitted, brokenVerifier } from './variants/gaps.ts';
+import { profileUrl, publicSubject, releasedEmail } from './variants/grants.ts';
 import type { ProfileClaims } from './store.ts';
 
 const FORM_MAX = limits.bridge_form_body_max_bytes;
@@ -46,7 +47,7 @@ async function client(ctx: BridgeContext, req: { headers: Headers }, form: URLSe
 
 /** `sub` for a client's sector (ob.subject.pairwise) or the ID itself (public). */
 export function subjectFor(ctx: BridgeContext, c: Client, identity: string): string {
-  if (ctx.config.subjectType === 'public') return identity;
+  if (ctx.config.subjectType === 'public' || publicSubject(ctx)) return identity;
   return pairwiseSubject(ctx.profile, ctx.pairwiseSecret, c.sector, identity);
 }
 
@@ -56,12 +57,13 @@ function releasedClaims(ctx: BridgeContext, identity: string, claims: readonly s
   if (claims.includes(ctx.profile.ids.id_scope)) {
     out[ctx.profile.ids.id_claim] = identity;
     if (fingerprint) out[ctx.profile.ids.key_fingerprint_claim] = fingerprint;
-    out[ctx.profile.ids.id_url_claim] = `https://${identity}/`;
+    out[ctx.profile.ids.id_url_claim] = profileUrl(ctx, identity);
+    Object.assign(out, releasedEmail(ctx, identity));
   }
   if (claims.includes('profile')) {
     if (profile?.name !== undefined) out.name = profile.name;
     if (profile?.picture !== undefined) out.picture = profile.picture;
-    out.profile = `https://${identity}/`;
+    out.profile = profileUrl(ctx, identity);
   }
   return out;
 }

@@ -169,7 +169,7 @@ export class UrlClients {
       secretHashes: [],
       firstParty: false,
       // The sector of a URL client is the host of its client_id (document 2, Pairwise subject).
-      sector: parsed.value.hostname,
+      sector: broken.sectorOf(this.#breaks, parsed.value.hostname, clientId),
       owner: parsed.value.host,
       suspended: false,
       url: { published: document !== undefined && !broken.ownOriginAlways(this.#breaks), ...(document?.logoUri ? { logoUri: document.logoUri } : {}) },

@@ -41,7 +41,11 @@ export const fetchTimeoutMs = (breaks: Breaks): number => URL_CLIENT_FETCH.timeo
 /** url-no-cache breaks ob.clients.url-fetch-cache: every request fetches the document again. */
 export const cacheSeconds = (breaks: Breaks, seconds: number): number => (breaks.has('url-no-cache') ? 0 : seconds);
 
+/** url-sector-client-id breaks ob.subject.url-client-sector: a URL client's sector is its whole client_id, not its host. */
+export const sectorOf = (breaks: Breaks, host: string, clientId: string): string => (breaks.has('url-sector-client-id') ? clientId : host);
+
 export const URL_CLIENT_BREAKAGES = [
+  'url-sector-client-id',
   'url-client-id-any',
   'url-client-secret',
   'url-redirect-origin',

@@ -274,6 +274,11 @@ function consentReleaseCheck(t: BridgeTarget): Check {
       const oidc = await s.oidc();
       const ticked = await s.tokens({ scope });
       e.that(Array.isArray(ticked.signIn.consent?.claims) && (ticked.signIn.consent.claims as string[]).includes(t.profile.ids.id_scope), 'consent did not offer the svc_id scope');
+      // The screen names the client and where it sends the user back (ob.consent.screen).
+      const named = ticked.signIn.consent ?? {};
+      const host = new URL(s.credentials('basic').redirect_uri).host;
+      e.that(typeof named.client_name === 'string' && named.client_name !== '', `consent names the client ${JSON.stringify(named.client_name)}`);
+      e.that(named.host === host, `consent names the return host ${JSON.stringify(named.host)}, not ${host}`);
       const tp = (await oidc.verifyIdToken(String(ticked.body.id_token), s.credentials('basic').client_id)).payload;
       e.that(tp[idClaim] === ticked.signIn.user.key.identity, `ticked: ${idClaim} is ${JSON.stringify(tp[idClaim])}`);
       const un = await s.tokens({ scope, tick: [] });

@@ -4,6 +4,7 @@
 // `identify`. And login_hint: it may supply the ID, and never breaks the flow.
 import type { Check } from '../../../run/model.ts';
 import type { RuleId } from '../../../../schemas/ts/rules.ts';
+import { decodeJwt } from 'jose';
 import { newPkce } from '../../../actors/oidc/client.ts';
 import { bridgeCheck } from '../check.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget } from '../driver.ts';
@@ -70,11 +71,15 @@ export function idInputChecks(t: BridgeTarget): Check[] {
       rules: ['ob.id-input.case.xn-label', 'ob.id-input.projections'],
       context: ['ob.contract.transaction'],
       run: async (s, e) => {
-        const { identity } = await t.authority.newIdentity({ label: 'xn--bcher-kva', zone: `z${Math.random().toString(36).slice(2, 10)}.id.test` });
+        const { identity, seed } = await t.authority.newIdentity({ label: 'xn--bcher-kva', zone: `z${Math.random().toString(36).slice(2, 10)}.id.test` });
         const got = await enter(s, identity);
         e.that(got.accepted, `${identity} was refused: ${got.detail}`);
-        const { body } = await s.tokens({ scope: 'openid' });
-        e.that(body.me === undefined || /^https:\/\/[^/]+\/$/.test(String(body.me)), `the profile URL projection is ${JSON.stringify(body.me)}`);
+        // The projections of document 2: the profile URL is https://<id>/ wherever it is released.
+        const { body } = await s.tokens({ scope: `openid ${t.profile.ids.id_scope}`, user: { key: { identity, seed }, browser: (await s.newUser()).browser } });
+        const url = `https://${identity}/`;
+        const claim = decodeJwt(String(body.id_token))[t.profile.ids.id_url_claim];
+        e.that(claim === undefined || claim === url, `the ID token's ${t.profile.ids.id_url_claim} is ${JSON.stringify(claim)}, not ${url}`);
+        e.that(body.me === undefined || body.me === url, `the profile URL projection (me) is ${JSON.stringify(body.me)}, not ${url}`);
       },
     }),
     bridgeCheck(t, {
