@@ -20,6 +20,7 @@ export const BREAKAGES = [
   'revoked-proof',
   'surrogate-500',
   'spool-forever',
+  'proof-expiry-ignored',
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 

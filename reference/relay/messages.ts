@@ -60,7 +60,9 @@ async function verifySignature(ctx: RelayContext, kind: Kind, e: Record<string, 
   }
   let keys: Uint8Array[] = sender.keys;
   if (e.session_proof !== undefined) {
-    const proof = checkSessionProof(ctx.config.profile, sender.identity, e.session_proof, ctx.now(), () => sender.keys);
+    // --break proof-expiry-ignored: the proof is judged at its own issued_at, so an expired one holds (ns.session-proof.relay-shared).
+    const at = ctx.config.breakages.has('proof-expiry-ignored') ? (parseRfc3339((e.session_proof as { issued_at?: unknown } | null)?.issued_at) ?? ctx.now()) : ctx.now();
+    const proof = checkSessionProof(ctx.config.profile, sender.identity, e.session_proof, at, () => sender.keys);
     if (!proof.ok) throw ruleError(401, 'ra.errors.signature-invalid', `the session proof does not hold: ${proof.detail}`);
     if (ctx.store.isRevoked(encodeBase64url(proof.sessionKey), ctx.now()) && !ctx.config.breakages.has('revoked-proof'))
       throw ruleError(401, 'ra.sessions.revoked-stays-revoked', 'this session was revoked');

@@ -4,7 +4,7 @@ import { profileFor } from '../../protocol/common/profile.ts';
 import { decodeObject, encodeObject } from '../../protocol/common/codec.ts';
 import { encodeBase64url, utf8 } from '../../protocol/common/base64.ts';
 import { pathsFor } from '../rp/config.ts';
-import { answer, at, editHeaders, editJson, editRequest, jsonAnswer, withBody, type Wire, type WireVariant } from './wire.ts';
+import { answer, at, both, editHeaders, editJson, editRequest, jsonAnswer, withBody, type Wire, type WireVariant } from './wire.ts';
 
 const profile = profileFor();
 const p = pathsFor(profile);
@@ -226,6 +226,14 @@ export const RP_WIRE: Record<string, WireVariant> = {
       const d = await delivery(req);
       return d.text.includes('"response"') && d.match === undefined ? refusal(400, 'malformed_response') : next(req);
     }),
+  },
+  'unpublished-refused': {
+    rule: 'ns.metadata.unpublished-response-uris',
+    what: 'the metadata publishes no response_uris, and the same-origin response_uri refuses deliveries',
+    wire: both(
+      metadata((m) => delete m.response_uris),
+      answer(at(p.response, 'POST'), () => refusal(403, 'response_uri_not_allowed')),
+    ),
   },
   'delivery-gone': { rule: 'ns.transport.delivery', what: 'the delivery endpoint answers 404', wire: gone(p.response, 'POST') },
   'match-signed': {

@@ -103,6 +103,21 @@ export const VERIFIER_VARIANTS: Record<string, VerifierVariant> = {
     what: 'an approval with scopes is refused',
     break: { kind: 'refuse', code: 'scope_not_allowed', when: (r) => Array.isArray(r.scopes) && r.scopes.length > 0 },
   },
+  'refuse-extra-field': {
+    rule: 'ns.response.fields',
+    what: 'an approval must carry a field the document does not list (client_id), so every document approval is refused',
+    break: { kind: 'refuse', code: 'missing_field', when: (r) => !('client_id' in r) },
+  },
+  'refuse-proof-lines': {
+    rule: 'ns.session-proof.signed-lines',
+    what: 'session proofs are checked over other lines than the document signs, so every document proof is refused',
+    break: { kind: 'refuse', code: 'session_proof_invalid', when: (r) => r.session_proof !== undefined },
+  },
+  'refuse-session-scopes': {
+    rule: 'ns.auth.2.same-scope-window',
+    what: 'a session-signed approval may carry no scopes (a narrower grant than the identity key)',
+    break: { kind: 'refuse', code: 'scope_not_allowed', when: (r) => r.key_id !== vocabulary.key_ids.identity && Array.isArray(r.scopes) && r.scopes.length > 0 },
+  },
   'refuse-session-key': { rule: 'ns.auth.2', what: 'approvals by a session key are refused', break: { kind: 'refuse', code: 'invalid_key_id', when: (r) => r.key_id !== vocabulary.key_ids.identity } },
   'accept-trailing-lf': {
     rule: 'ns.canonical.format',

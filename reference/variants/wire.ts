@@ -81,3 +81,9 @@ export function editRequest(match: Match, edit: (req: Request, url: URL) => Requ
 /** A JSON answer. */
 export const jsonAnswer = (body: unknown, status = 200, headers: Record<string, string> = {}): Response =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
+
+/** Both edits: `outer` sees what `inner` answers. */
+export const both =
+  (outer: Wire, inner: Wire): Wire =>
+  (req, next) =>
+    outer(req, (r) => inner(r, next));

@@ -80,6 +80,7 @@ export type Breakage =
   | 'refusal-ends-transaction'
   | 'nonce-before-signature'
   | 'approve-twice'
+  | 'nonce-fail-open'
   /** A wire variant of reference/variants/rp.ts. */
   | `wire:${string}`
   /** A verifier variant of reference/variants/verifier.ts. */
@@ -93,10 +94,12 @@ export type Breakage =
  * - no-audience-rule: approvals for any origin verify (the audience is neither checked nor bound);
  * - refusal-ends-transaction: any refused delivery ends its transaction (seen in an outside RP);
  * - approve-twice: an approved transaction is approved again (nonces are still spent);
+ * - nonce-fail-open: a second instance (given as --rp-broken-store) whose nonce store is down
+ *   accepts approvals as if every nonce were fresh;
  * - nonce-before-signature: the nonce is spent before resolution and signature, and never given
  *   back, so a delivery with a bad signature burns the genuine approval (seen in an outside RP).
  */
-export async function brokenRp(kind: Breakage, authority: Authority): Promise<RunningRp> {
+export async function brokenRp(kind: Breakage, authority: Authority): Promise<RunningRp & { args?: string[] }> {
   const memory = new MemoryNonceStore();
   const nonces =
     kind === 'no-nonce-no-guard'
@@ -205,6 +208,19 @@ export async function brokenRp(kind: Breakage, authority: Authority): Promise<Ru
       await close();
       await resolver.close();
     };
+  }
+  if (kind === 'nonce-fail-open') {
+    // Beside the healthy RP, an instance whose nonce store is down and that goes on as if every
+    // nonce were fresh (ns.nonce.fail-closed): the suite reaches it with --rp-broken-store.
+    const down = await startRp({ resolver: resolverOf(authority), resumeTtlSeconds: TEST_RESUME_TTL_S }, { nonces: { claim: async () => true, release: async () => undefined } });
+    const close = rp.close;
+    return Object.assign(rp, {
+      args: ['--rp-broken-store', down.origin],
+      close: async () => {
+        await close();
+        await down.close();
+      },
+    });
   }
   return rp;
 }

@@ -65,7 +65,7 @@ async function failedAgainst(v: Variant): Promise<{ failed: string[]; ran: numbe
   const authority = await startAuthority();
   const rp = await brokenRp(v.breakage, authority);
   try {
-    const run = await runCli([...rpArgs(rp.origin, authority), '--profile', '--rule', v.rule]);
+    const run = await runCli([...rpArgs(rp.origin, authority, rp.args), '--profile', '--rule', v.rule]);
     return { failed: run.failed, ran: run.report.results.length };
   } finally {
     await rp.close();
