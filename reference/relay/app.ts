@@ -2,6 +2,7 @@
 // each handler small and in its own module; every rejection is an HttpError naming its rule and
 // answers the envelope `{error, detail}` (document 3; `rule` added). Nothing a client sends can
 // make it answer 500: a bug is logged and answered as a visible 500 envelope.
+import { persistSessions } from './variants.ts';
 import { statfsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { H3, H3Event } from 'h3';
@@ -89,6 +90,8 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
     now,
     log: options.log,
   };
+  // --break sessions-persisted (ra.sessions.memory): see variants.ts.
+  if (config.breakages.has('sessions-persisted') && config.dataDir !== ':memory:') persistSessions(ctx.auth, config.dataDir);
   holder.app = createRelayApp(ctx);
   holder.ctx = ctx;
   const sweepEvery = Math.min(60_000, Math.max(1000, (config.spoolTtlSeconds * 1000) / 4));

@@ -21,6 +21,8 @@ export const BREAKAGES = [
   'surrogate-500',
   'spool-forever',
   'proof-expiry-ignored',
+  'sessions-persisted',
+  'events-replay',
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 

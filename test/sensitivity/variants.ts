@@ -29,6 +29,8 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'relay', breakage: 'surrogate-500', rule: 'ra.errors.listed-statuses' },
   { suite: 'relay', breakage: 'spool-forever', rule: 'ra.spool.expiry' },
   { suite: 'relay', breakage: 'proof-expiry-ignored', rule: 'ns.session-proof.relay-shared' },
+  { suite: 'relay', breakage: 'sessions-persisted', rule: 'ra.sessions.memory' },
+  { suite: 'relay', breakage: 'events-replay', rule: 'ra.events.no-replay' },
   { suite: 'bridge', breakage: 'pkce', rule: 'ob.authorize.pkce-required' },
   { suite: 'bridge', breakage: 'redirect-prefix', rule: 'ob.authorize.redirect-exact' },
   { suite: 'bridge', breakage: 'code-reuse', rule: 'ob.code.replay-revokes' },

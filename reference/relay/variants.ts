@@ -1,0 +1,27 @@
+// Deliberately broken relay behaviours kept out of the request path (hidden --break flags, only
+// with SVC_REFERENCE_ALLOW_BREAKAGE=1): wrappers installed at start, each breaking one rule.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Auth, Session } from './auth.ts';
+import type { RelayContext } from './config.ts';
+
+/**
+ * sessions-persisted breaks ra.sessions.memory: sessions are written beside the database and read
+ * back at start, so they outlive a restart.
+ */
+export function persistSessions(auth: Auth, dataDir: string): void {
+  const file = join(dataDir, 'sessions.json');
+  const saved: Array<Omit<Session, 'key'> & { key: string }> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : [];
+  for (const s of saved) auth.addSession({ ...s, key: new Uint8Array(Buffer.from(s.key, 'base64')) });
+  const add = auth.addSession.bind(auth);
+  auth.addSession = (s) => {
+    add(s);
+    saved.push({ ...s, key: Buffer.from(s.key).toString('base64') });
+    writeFileSync(file, JSON.stringify(saved));
+  };
+}
+
+/** events-replay breaks ra.events.no-replay: a new stream announces every message still pending. */
+export function replayPending(ctx: Pick<RelayContext, 'store' | 'events'>, identity: string): void {
+  for (const row of ctx.store.pending(identity)) if (row.kind === 'message') ctx.events.message(identity, row.id);
+}
