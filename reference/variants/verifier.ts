@@ -45,7 +45,8 @@ export const VERIFIER_VARIANTS: Record<string, VerifierVariant> = {
   'ignore-scope-namespace': { rule: 'ns.request.scope-namespace', what: 'foreign scopes are accepted', break: { kind: 'ignore', code: 'scope_not_allowed', detail: 'is not supported' } },
   'ignore-scope-count': { rule: 'ns.limits.scopes', what: 'more than 16 scopes are accepted', break: { kind: 'ignore', code: 'scope_not_allowed', detail: 'scopes; at most' } },
   'ignore-expired': { rule: 'ns.verify.4', restates: ['ns.transaction.expiry'], what: 'expired approvals are accepted', break: { kind: 'ignore', code: 'expired' } },
-  'ignore-window': { rule: 'ns.limits.window', what: 'windows longer than 5 minutes are accepted', break: { kind: 'ignore', code: 'window_too_long' } },
+  // The shared vectors pin "window over 5 minutes": a verifier that accepts one fails them too.
+  'ignore-window': { rule: 'ns.limits.window', restates: ['ns.version.vectors'], what: 'windows longer than 5 minutes are accepted', break: { kind: 'ignore', code: 'window_too_long' } },
   'ignore-skew': { rule: 'ns.limits.clock-skew', what: 'approvals issued in the future are accepted', break: { kind: 'ignore', code: 'issued_in_future' } },
   'ignore-timestamp': { rule: 'ns.request.timestamps', what: 'timestamps that are not RFC 3339 are accepted', break: { kind: 'ignore', code: 'invalid_timestamp' } },
   'ignore-resolution': { rule: 'ns.verify.6', what: 'an identity that does not resolve is accepted', break: { kind: 'ignore', code: 'resolution_failed' } },
