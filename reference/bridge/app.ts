@@ -27,6 +27,7 @@ import { hashSecret, sameHash } from '../shared/secrets.ts';
 import { BridgeStore } from './store.ts';
 import { SigningKeys, ALG } from './keys.ts';
 import { nativeVerifier } from './variants/grants.ts';
+import { boundIssuer } from './variants/gaps.ts';
 import { ClientRegistry, loadStaticClients } from './clients.ts';
 import { UrlClients } from './url-clients.ts';
 import { BRIDGE_STYLESHEET, PATHS, type BridgeConfig, type BridgeContext } from './context.ts';
@@ -385,7 +386,7 @@ export async function startBridge(config: BridgeConfig, options: { port?: number
   const closeServer = listener.close;
   const bound = listener.url;
   try {
-    bridge = await createBridgeApp({ ...config, issuer: config.issuer === '' ? bound : config.issuer }, deps);
+    bridge = await createBridgeApp({ ...config, issuer: config.issuer === '' ? boundIssuer(config, bound) : config.issuer }, deps);
   } catch (error) {
     await closeServer();
     throw error;

@@ -36,6 +36,7 @@ export const BREAKAGES = [
   'identify-url-500',
   'verifier-ignored',
   'introspect-any',
+  'issuer-localhost',
   ...URL_CLIENT_BREAKAGES,
   ...GRANT_BREAKAGES,
 ] as const;

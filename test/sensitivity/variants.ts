@@ -68,6 +68,7 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'bridge', breakage: 'id-url-no-slash', rule: 'ob.id-input.projections' },
   { suite: 'bridge', breakage: 'subject-public', rule: 'ob.subject.sector' },
   { suite: 'bridge', breakage: 'retired-key-dropped', rule: 'ob.keys.rotation' },
+  { suite: 'bridge', breakage: 'issuer-localhost', rule: 'ob.issuer.dotted-host' },
   { suite: 'rp', breakage: 'resume-without-cookie', rule: 'ns.transaction.resume-refused' },
   { suite: 'rp', breakage: 'no-nonce-no-guard', rule: 'ns.nonce.single-use' },
   // A replayed approval names its own transaction (request_id is signed), so rule 5 shows only

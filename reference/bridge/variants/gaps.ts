@@ -64,3 +64,7 @@ export const brokenVerifier = (ctx: Pick<BridgeContext, 'config'>): boolean => c
 
 /** introspect-any breaks ob.introspect.owner: any authenticated client learns about any token. */
 export const brokenIntrospectOwner = (ctx: Pick<BridgeContext, 'config'>): boolean => ctx.config.breakage.has('introspect-any');
+
+/** The issuer when none is configured: the bound address; issuer-localhost breaks ob.issuer.dotted-host by naming it localhost. */
+export const boundIssuer = (config: Pick<BridgeContext['config'], 'breakage'>, bound: string): string =>
+  config.breakage.has('issuer-localhost') ? bound.replace('//127.0.0.1:', '//localhost:') : bound;
