@@ -23,6 +23,7 @@ import { consume, events, pickup, RawJson, sweepSpool, type OwnerCall } from './
 import { acceptEnvelope } from './messages.ts';
 import { RateLimits } from './rate-limits.ts';
 import { listDevices, registerSession, revokeDevice, revokeSession } from './sessions.ts';
+import { enroll, fetchKeystore, listKeystore, removeEnrollment } from './keystore.ts';
 import { RelayStore } from './store.ts';
 
 /** Codes of a relay that follows only document 3 (the `document-only` variant): its own names where the project decided; no `rule` field. */
@@ -214,6 +215,15 @@ export function createRelayApp(ctx: RelayContext): H3 {
   route('/identities', { POST: async (req) => json(await register(ctx, await body(req, limits.signed_request_body_max_bytes)), 201) });
   route('/identities/:identity', { GET: (_req, event) => json(identityInfo(ctx, param(event, 'identity'))) });
   route('/identities/:identity/rotate', { POST: async (req, event) => json(await rotate(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes))) });
+  route('/identities/:identity/keystore', { PUT: async (req, event) => json(await enroll(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes))) });
+  route('/identities/:identity/keystore/list', { POST: async (req, event) => json(await listKeystore(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes))) });
+  route('/identities/:identity/keystore/fetch', { POST: async (req, event) => json(await fetchKeystore(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes))) });
+  route('/identities/:identity/keystore/:enrollment', {
+    DELETE: async (req, event) => {
+      const removed = await removeEnrollment(ctx, param(event, 'identity'), param(event, 'enrollment'), await body(req, limits.signed_request_body_max_bytes));
+      return removed ? json(removed) : new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
+    },
+  });
   route('/identities/:identity/export', { POST: async (req, event) => exportIdentity(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes)) });
   route('/hosted/availability', {
     GET: (req, event) => json(availability(ctx, new URL(req.url), ip(event)), 200, CORS_ANY),

@@ -183,6 +183,28 @@ export class Auth {
     this.#sessions.delete(id);
   }
 
+  /**
+   * Claims a live challenge of `identity` by its value (a WebAuthn assertion's, which carries
+   * it); false when none matches. Claimed before the signature is checked: concurrent answers
+   * spend it once.
+   */
+  takeChallenge(identity: string, challenge: string): boolean {
+    const c = (this.#challenges.get(identity) ?? []).find((x) => x.challenge === challenge && x.expiresAt > this.now());
+    return c !== undefined && this.#claim(identity, c);
+  }
+
+  /** Ends every session of an identity: the ended sessions. */
+  endSessions(identity: string): Session[] {
+    const ended: Session[] = [];
+    for (const [id, s] of this.#sessions) {
+      if (s.identity === identity) {
+        this.#sessions.delete(id);
+        ended.push(s);
+      }
+    }
+    return ended;
+  }
+
   /** Ends every session of a device; how many. */
   endDeviceSessions(identity: string, deviceId: string): number {
     let n = 0;

@@ -17,7 +17,8 @@ import type { RelayContext } from './config.ts';
 import { lookup } from './directory.ts';
 import { DnsWriteError, recordsFor } from './dns-providers.ts';
 
-const object = (bytes: Uint8Array): Record<string, unknown> => {
+/** The body as a JSON object, or 400 invalid_request. */
+export const object = (bytes: Uint8Array): Record<string, unknown> => {
   let body: unknown;
   try {
     body = JSON.parse(Buffer.from(bytes).toString('utf8'));
@@ -28,7 +29,8 @@ const object = (bytes: Uint8Array): Record<string, unknown> => {
   return body as Record<string, unknown>;
 };
 
-const hostedParent = (ctx: RelayContext, identity: string): string | undefined => ctx.config.hostedDomains.find((d) => identity.endsWith(`.${d}`) && !identity.slice(0, -d.length - 1).includes('.'));
+export const hostedParent = (ctx: RelayContext, identity: string): string | undefined =>
+  ctx.config.hostedDomains.find((d) => identity.endsWith(`.${d}`) && !identity.slice(0, -d.length - 1).includes('.'));
 
 export async function register(ctx: RelayContext, bytes: Uint8Array): Promise<Record<string, unknown>> {
   const b = object(bytes);

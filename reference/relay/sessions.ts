@@ -7,6 +7,7 @@ import { parseKey } from '../../protocol/common/keys.ts';
 import { formatRfc3339, parseRfc3339 } from '../../protocol/common/time.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
+import { object } from './identities.ts';
 import type { RelayContext } from './config.ts';
 import { lookup } from './directory.ts';
 import { owner, type OwnerCall } from './inbox.ts';
@@ -14,17 +15,6 @@ import type { DeviceRow } from './store.ts';
 
 const MAX_TTL_MS = limits.relay_session_ttl_max_seconds * 1000;
 const CLIENTS = new Set(['app', 'web', 'cli']);
-
-const object = (bytes: Uint8Array): Record<string, unknown> => {
-  let body: unknown;
-  try {
-    body = JSON.parse(Buffer.from(bytes).toString('utf8'));
-  } catch {
-    throw ruleError(400, 'ra.errors.invalid-request', 'the body is not JSON');
-  }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw ruleError(400, 'ra.errors.invalid-request', 'the body is not a JSON object');
-  return body as Record<string, unknown>;
-};
 
 /** At most `max` bytes of UTF-8, cut on a character boundary. */
 function cut(value: string | null, max: number): string | null {

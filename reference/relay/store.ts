@@ -29,6 +29,22 @@ export interface SpoolRow {
   expires_at: number;
 }
 
+/** One keystore enrollment; `wrapped` is the JSON text exactly as it was sent. */
+export interface EnrollmentRow {
+  identity: string;
+  enrollment_id: string;
+  kind: string;
+  wrap: string;
+  wrapped: string;
+  credential_id: string | null;
+  credential_public_key: string | null;
+  credential_alg: number | null;
+  label: string | null;
+  role: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
 export interface DeviceRow {
   id: string;
   identity: string;
@@ -47,6 +63,7 @@ CREATE TABLE IF NOT EXISTS relay_identities (identity TEXT PRIMARY KEY, public_k
 CREATE TABLE IF NOT EXISTS relay_spool (seq INTEGER PRIMARY KEY AUTOINCREMENT, recipient TEXT NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL, sender TEXT NOT NULL, message_id TEXT, body TEXT NOT NULL, expires_at INTEGER NOT NULL, UNIQUE (recipient, kind, id));
 CREATE INDEX IF NOT EXISTS relay_spool_expiry ON relay_spool (expires_at);
 CREATE TABLE IF NOT EXISTS relay_revoked_sessions (session_key TEXT PRIMARY KEY, identity TEXT NOT NULL, expires_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS relay_keystore (identity TEXT NOT NULL, enrollment_id TEXT NOT NULL, kind TEXT NOT NULL, wrap TEXT NOT NULL, wrapped TEXT NOT NULL, credential_id TEXT, credential_public_key TEXT, credential_alg INTEGER, label TEXT, role TEXT NOT NULL, created_at INTEGER NOT NULL, last_used_at INTEGER, PRIMARY KEY (identity, enrollment_id));
 CREATE TABLE IF NOT EXISTS relay_devices (id TEXT PRIMARY KEY, identity TEXT NOT NULL, name TEXT, kind TEXT, client TEXT, platform TEXT, browser TEXT, enrollment_id TEXT, added_at INTEGER NOT NULL, last_seen INTEGER NOT NULL);
 `;
 
@@ -90,6 +107,13 @@ export class RelayStore {
       spoolDropThrough: sp.prepare('DELETE FROM relay_spool WHERE recipient = ? AND kind = ? AND seq <= ?'),
       expired: sp.prepare("SELECT * FROM relay_spool WHERE expires_at <= ? AND kind = 'message' ORDER BY seq LIMIT 500"),
       expiredAcks: sp.prepare("DELETE FROM relay_spool WHERE expires_at <= ? AND kind = 'ack'"),
+      enrollments: db.prepare('SELECT * FROM relay_keystore WHERE identity = ? ORDER BY created_at, enrollment_id'),
+      putEnrollment: db.prepare(`INSERT INTO relay_keystore (identity, enrollment_id, kind, wrap, wrapped, credential_id, credential_public_key, credential_alg, label, role, created_at, last_used_at)
+        VALUES (@identity, @enrollment_id, @kind, @wrap, @wrapped, @credential_id, @credential_public_key, @credential_alg, @label, @role, @created_at, NULL)
+        ON CONFLICT (identity, enrollment_id) DO UPDATE SET kind = excluded.kind, wrap = excluded.wrap, wrapped = excluded.wrapped, credential_id = excluded.credential_id,
+          credential_public_key = excluded.credential_public_key, credential_alg = excluded.credential_alg, label = excluded.label, role = excluded.role, created_at = excluded.created_at`),
+      removeEnrollment: db.prepare('DELETE FROM relay_keystore WHERE identity = ? AND enrollment_id = ?'),
+      usedEnrollment: db.prepare('UPDATE relay_keystore SET last_used_at = ? WHERE identity = ? AND enrollment_id = ?'),
       device: db.prepare('SELECT * FROM relay_devices WHERE id = ?'),
       devices: db.prepare('SELECT * FROM relay_devices WHERE identity = ? ORDER BY added_at'),
       upsertDevice: db.prepare(`INSERT INTO relay_devices (id, identity, name, kind, client, platform, browser, enrollment_id, added_at, last_seen)
@@ -123,6 +147,41 @@ export class RelayStore {
       const held = this.#s.spoolOne.get(row.recipient, row.kind, row.id) as { body: string } | undefined;
       return held?.body === row.body ? 'same' : 'conflict';
     });
+  }
+
+  enrollments(identity: string): EnrollmentRow[] {
+    return this.#s.enrollments.all(identity) as EnrollmentRow[];
+  }
+
+  /**
+   * Adds or replaces an enrollment; false when the identity already holds `max` others (one
+   * transaction, so concurrent enrollments cannot pass the cap together).
+   */
+  putEnrollment(row: Omit<EnrollmentRow, 'last_used_at'>, max: number): boolean {
+    return this.#db.transaction(() => {
+      const others = this.enrollments(row.identity).filter((e) => e.enrollment_id !== row.enrollment_id);
+      if (others.length >= max) return false;
+      this.#s.putEnrollment.run(row);
+      return true;
+    })();
+  }
+
+  /**
+   * Removes an enrollment unless it is the last and `allowLast` is false: `removed`, `missing`,
+   * or `last` (one transaction, so two concurrent removals cannot both pass the last check).
+   */
+  removeEnrollment(identity: string, enrollmentId: string, allowLast: boolean): 'removed' | 'missing' | 'last' {
+    return this.#db.transaction(() => {
+      const all = this.enrollments(identity);
+      if (!all.some((e) => e.enrollment_id === enrollmentId)) return 'missing' as const;
+      if (all.length === 1 && !allowLast) return 'last' as const;
+      this.#s.removeEnrollment.run(identity, enrollmentId);
+      return 'removed' as const;
+    })();
+  }
+
+  enrollmentUsed(identity: string, enrollmentId: string, at: number): void {
+    this.#s.usedEnrollment.run(at, identity, enrollmentId);
   }
 
   /** Remembers a revoked session key until the session would have expired (ra.sessions.revoked-stays-revoked). */

@@ -1,6 +1,7 @@
 // The reference relay broken on the wire, one rule each (see wire.ts). Most are a refusal the
 // document requires answered as a success instead (what the client sees of a relay that skips
 // the check); the rest edit what the relay publishes or drop what it was asked to do.
+import { createHash } from 'node:crypto';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { answer, at, editHeaders, editJson, jsonAnswer, withBody, type Next, type Wire, type WireVariant } from './wire.ts';
 
@@ -251,6 +252,7 @@ export const RELAY_WIRE: Record<string, WireVariant> = {
     })() satisfies Wire,
   },
   ...forwarding(),
+  ...keystore(),
 };
 
 /**
@@ -282,5 +284,120 @@ function forwarding(): Record<string, WireVariant> {
       }),
     },
     'remote-dropped': { rule: 'ra.relay.local-delivery', what: 'a message from a sender homed elsewhere is answered 202 and never delivered', wire: on('inbound', async () => ok202()) },
+  };
+}
+
+/**
+ * The keystore broken on the wire: a signing string the relay builds otherwise (every correct
+ * request refused 401), a refusal answered as a success, the list leaking the seed, a removal
+ * that removes nothing, and fetches whose one failed check is waved through. A fetch's checks are
+ * read from the request itself (the assertion is plain base64url), and the challenges the relay
+ * issued and the credentials enrolled from the traffic the wrapper saw.
+ */
+function keystore(): Record<string, WireVariant> {
+  const put = (req: Request, url: URL) => req.method === 'PUT' && /^\/identities\/[^/]+\/keystore$/.test(url.pathname);
+  const list = (req: Request, url: URL) => req.method === 'POST' && /^\/identities\/[^/]+\/keystore\/list$/.test(url.pathname);
+  const fetch = (req: Request, url: URL) => req.method === 'POST' && /^\/identities\/[^/]+\/keystore\/fetch$/.test(url.pathname);
+  const remove = (req: Request, url: URL) => req.method === 'DELETE' && /^\/identities\/[^/]+\/keystore\/[^/]+$/.test(url.pathname);
+  const identityOf = (url: URL) => decodeURIComponent(url.pathname.split('/')[2] ?? '');
+  const fetched = (req: Request) => jsonAnswer({ identity: identityOf(new URL(req.url)), entries: [] });
+  const removed = () => new Response(null, { status: 204 });
+  /** The request with its body read once (a web request's body is read once): its text and a copy to pass on. */
+  const buffered = async (req: Request): Promise<{ text: string; req: Request }> => {
+    const text = await req.text();
+    return { text, req: new Request(req.url, { method: req.method, headers: req.headers, body: text }) };
+  };
+  const parsed = (text: string): Record<string, unknown> => {
+    try {
+      const v = JSON.parse(text) as unknown;
+      return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : {};
+    } catch {
+      return {};
+    }
+  };
+  /** What a fetch's assertion says, read without any key. */
+  const assertionOf = (url: URL, text: string) => {
+    const b = parsed(text) as { assertion?: Record<string, string>; rp_id?: string };
+    const a = b.assertion ?? {};
+    const client = parsed(Buffer.from(a.client_data_json ?? '', 'base64url').toString()) as { type?: string; challenge?: string };
+    const auth = Buffer.from(a.authenticator_data ?? '', 'base64url');
+    const rpOk =
+      auth.length >= 37 &&
+      createHash('sha256')
+        .update(b.rp_id ?? '')
+        .digest()
+        .equals(auth.subarray(0, 32)) &&
+      b.rp_id === identityOf(url);
+    return { credential: a.credential_id, type: client.type, challenge: client.challenge, rpOk, flagsOk: auth.length >= 37 && (auth[32]! & 0x05) === 0x05 };
+  };
+  const issued = new Set<string>();
+  const spent = new Set<string>();
+  const enrolled = new Set<string>();
+  /** Sees challenges issued, credentials enrolled and challenges answered; `waive` may turn a refused fetch into a success. */
+  const watching =
+    (waive: (a: ReturnType<typeof assertionOf>, fresh: boolean) => boolean, tell = false): Wire =>
+    async (original, next) => {
+      const url = new URL(original.url);
+      if (put(original, url)) {
+        const { text, req } = await buffered(original);
+        const b = parsed(text);
+        if (typeof b.credential_id === 'string') enrolled.add(b.credential_id);
+        return next(req);
+      }
+      if (!fetch(original, url)) {
+        const res = await next(original);
+        if (original.method === 'GET' && url.pathname === '/auth/challenge' && res.status === 200) issued.add(String(((await res.clone().json()) as { challenge?: unknown }).challenge));
+        return res;
+      }
+      const { text, req } = await buffered(original);
+      const a = assertionOf(url, text);
+      const fresh = a.challenge !== undefined && issued.has(a.challenge) && !spent.has(a.challenge);
+      if (a.challenge !== undefined) spent.add(a.challenge);
+      const res = await next(req);
+      if (res.status !== 401) return res;
+      if (tell) return jsonAnswer({ error: 'not_authorized', detail: known(a) ? 'the signature does not verify' : 'no such credential' }, 401);
+      return waive(a, fresh) ? fetched(req) : res;
+    };
+  const known = (a: { credential?: string }) => a.credential !== undefined && enrolled.has(a.credential);
+  return {
+    'keystore-enroll-string': { rule: 'ra.signing.keystore-enroll', what: 'enrollments are refused 401', wire: refusedWith(put, 'content-type') },
+    'keystore-list-string': { rule: 'ra.signing.keystore-list', what: 'keystore lists are refused 401', wire: refusedWith(list, 'content-type') },
+    'keystore-remove-string': { rule: 'ra.signing.keystore-remove', what: 'keystore removals are refused 401', wire: refusedWith(remove, 'content-type') },
+    'keystore-lone-credential': {
+      rule: 'ra.keystore.enroll',
+      what: 'an enrollment with credential_id but no public key is answered 200',
+      wire: refusalAnswered(put, byRule('ra.keystore.enroll'), () => jsonAnswer({ enrollment_id: 'accepted', created_at: new Date().toISOString() })),
+    },
+    'keystore-list-leaks': {
+      rule: 'ra.keystore.list',
+      what: 'the list carries each wrapped seed copy',
+      wire: editJson(list, (b) => void (b.enrollments as Record<string, unknown>[] | undefined)?.forEach((e) => (e.wrapped = { iv: 'AA', ciphertext: 'AA' })), [200]),
+    },
+    'keystore-fetch-empty': { rule: 'ra.keystore.fetch', what: 'a valid fetch answers no entries', wire: editJson(fetch, (b) => void (b.entries = []), [200]) },
+    'keystore-remove-noop': { rule: 'ra.keystore.remove', what: 'a removal answers 204 and removes nothing', wire: answer(remove, removed) },
+    'keystore-last-allowed': { rule: 'ra.keystore.last-enrollment', what: 'removing the last enrollment answers 204', wire: refusalAnswered(remove, byRule('ra.keystore.last-enrollment'), removed) },
+    'keystore-master-ignored': { rule: 'ra.keystore.recovery-master', what: 'a removal wanting the recovery master answers 204', wire: refusalAnswered(remove, byStatus(403), removed) },
+    'keystore-type-ignored': { rule: 'ra.keystore.assertion-type', what: 'an assertion of another type fetches', wire: watching((a) => known(a) && a.type !== 'webauthn.get') },
+    'keystore-challenge-ignored': {
+      rule: 'ra.keystore.assertion-challenge',
+      what: 'an assertion over a challenge not issued, or used, fetches',
+      wire: watching((a, fresh) => known(a) && a.type === 'webauthn.get' && !fresh),
+    },
+    'keystore-rp-id-ignored': { rule: 'ra.keystore.assertion-rp-id', what: 'an assertion for another RP id fetches', wire: watching((a) => known(a) && a.type === 'webauthn.get' && !a.rpOk) },
+    'keystore-flags-ignored': {
+      rule: 'ra.keystore.assertion-flags',
+      what: 'an assertion without UP or UV fetches',
+      wire: watching((a) => known(a) && a.type === 'webauthn.get' && a.rpOk && !a.flagsOk),
+    },
+    'keystore-signature-ignored': {
+      rule: 'ra.keystore.assertion-signature',
+      what: 'an assertion that passes every other check fetches whatever its signature',
+      wire: watching((a, fresh) => known(a) && a.type === 'webauthn.get' && a.rpOk && a.flagsOk && fresh),
+    },
+    'keystore-401-telling': {
+      rule: 'ra.keystore.fetch-indistinct',
+      what: 'a refused fetch says whether the credential is enrolled',
+      wire: watching(() => false, true),
+    },
   };
 }

@@ -90,7 +90,11 @@ export const limits = {
   "availability_charge_units": 5,
   "admin_recency_seconds": 300,
   "max_streams_per_identity_default": 8,
-  "challenges_per_identity_max": 16
+  "challenges_per_identity_max": 16,
+  "keystore_wrapped_max_bytes": 16384,
+  "keystore_label_max_bytes": 64,
+  "keystore_enrollments_max": 32,
+  "keystore_credential_id_max_bytes": 1023
 } as const;
 
 export type LimitId = keyof typeof limits;
@@ -858,6 +862,42 @@ export const limitSources = [
     "doc": 3,
     "section": "GET /auth/challenge (outstanding challenges: not shown)",
     "clause": "challenges kept per identity; the oldest is dropped beyond",
+    "origin": "project"
+  },
+  {
+    "id": "keystore_wrapped_max_bytes",
+    "value": 16384,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "Keystore enrollment (limits: not shown)",
+    "clause": "`wrapped` as sent",
+    "origin": "project"
+  },
+  {
+    "id": "keystore_label_max_bytes",
+    "value": 64,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "Keystore enrollment (limits: not shown)",
+    "clause": "`label`",
+    "origin": "project"
+  },
+  {
+    "id": "keystore_enrollments_max",
+    "value": 32,
+    "unit": "count",
+    "doc": 3,
+    "section": "Keystore enrollment (limits: not shown)",
+    "clause": "enrollments per identity",
+    "origin": "project"
+  },
+  {
+    "id": "keystore_credential_id_max_bytes",
+    "value": 1023,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "Keystore enrollment (limits: not shown)",
+    "clause": "`credential_id` (the WebAuthn maximum)",
     "origin": "project"
   }
 ] as const;

@@ -3193,6 +3193,132 @@ export const rules: readonly Rule[] = [
     "text": "Project decision: the 429 beyond MAX_STREAMS_PER_IDENTITY carries the code `too_many_streams`.",
     "origin": "project",
     "code": "too_many_streams"
+  },
+  {
+    "id": "ra.keystore.enroll",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore: PUT /identities/:identity/keystore",
+    "title": "Enrollment",
+    "text": "`PUT /identities/:identity/keystore` takes the enrollment (`enrollment_id`, `kind`, `wrap`, `wrapped`, optional `credential_id` with `credential_public_key` and `credential_alg`, `label`, `role`) in the admin envelope signed as `keystore-enroll` by the identity key, and answers 200 with `enrollment_id` and `created_at`; `credential_id` and `credential_public_key` are supplied together, otherwise 400."
+  },
+  {
+    "id": "ra.keystore.fetch",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore: POST .../keystore/fetch",
+    "title": "Fetch by assertion",
+    "text": "`POST .../keystore/fetch` with a verified WebAuthn assertion of an enrolled credential answers 200 with `identity` and `entries`, ciphertext only; it needs no identity key."
+  },
+  {
+    "id": "ra.keystore.assertion-type",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore: POST .../keystore/fetch",
+    "title": "clientDataJSON type",
+    "text": "The assertion's clientDataJSON `type` is `webauthn.get`; any other is refused with 401."
+  },
+  {
+    "id": "ra.keystore.assertion-challenge",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore: POST .../keystore/fetch",
+    "title": "Relay-issued challenge, once",
+    "text": "The clientDataJSON `challenge` is one the relay issued for the identity from `GET /auth/challenge`, live and not used before; it is consumed by the fetch, so the same assertion answered twice is refused the second time (401)."
+  },
+  {
+    "id": "ra.keystore.assertion-rp-id",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore: POST .../keystore/fetch",
+    "title": "rpIdHash",
+    "text": "The authenticatorData's rpIdHash is the SHA-256 of an acceptable RP id: the identity itself, or its registrable domain when the identity is hosted; any other is refused with 401."
+  },
+  {
+    "id": "ra.keystore.assertion-flags",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore: POST .../keystore/fetch",
+    "title": "User present and verified",
+    "text": "The authenticatorData's user-present and user-verified flags are both set; otherwise 401."
+  },
+  {
+    "id": "ra.keystore.assertion-signature",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore: POST .../keystore/fetch",
+    "title": "Assertion signature",
+    "text": "The signature verifies, with the enrolled credential's SPKI key and COSE algorithm (-7 ES256 with a DER signature, -8 EdDSA, -257 RS256), over authenticatorData followed by the SHA-256 of clientDataJSON; otherwise 401."
+  },
+  {
+    "id": "ra.keystore.fetch-indistinct",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore: POST .../keystore/fetch",
+    "title": "One 401 for unknown and bad",
+    "text": "An unenrolled credential and a bad signature give byte-identical 401 responses."
+  },
+  {
+    "id": "ra.keystore.list",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore: POST .../keystore/list",
+    "title": "Metadata only",
+    "text": "`POST .../keystore/list`, signed as `keystore-list`, returns metadata only: `enrollment_id`, `kind`, `wrap`, `label`, `role`, `has_passkey`, `created_at`, `last_used_at`; never the wrapped seed."
+  },
+  {
+    "id": "ra.keystore.remove",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore: DELETE .../keystore/:enrollment",
+    "title": "Removal",
+    "text": "`DELETE .../keystore/:enrollment`, signed as `keystore-remove`, answers 204, or 200 with `enrollment_id` and `sessions_revoked` when `revoke_sessions` is asked; the enrollment is gone from the list and can no longer fetch; an unknown enrollment answers 404."
+  },
+  {
+    "id": "ra.keystore.recovery-master",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore: DELETE .../keystore/:enrollment",
+    "title": "Recovery master required",
+    "text": "Once an identity has a `recovery-master` enrollment, every removal needs `actor_assertion`, a WebAuthn assertion from a recovery-master authenticator (with `rp_id`); without a valid one the relay answers 403."
+  },
+  {
+    "id": "ra.keystore.last-enrollment",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore: DELETE .../keystore/:enrollment",
+    "title": "Last enrollment",
+    "text": "Removing the identity's final enrollment answers 409 `last_enrollment` unless `allow_last` is true.",
+    "code": "last_enrollment"
+  },
+  {
+    "id": "ra.errors.keystore-unauthorized",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore (401 code of the fetch: not shown)",
+    "title": "Code not_authorized for a refused assertion",
+    "text": "Project decision: a keystore fetch whose assertion is refused, for any reason, answers 401 `not_authorized` with one fixed detail (the bytes never say which check failed).",
+    "origin": "project",
+    "code": "not_authorized"
+  },
+  {
+    "id": "ra.errors.recovery-master-required",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore (403 code: not shown)",
+    "title": "Code recovery_master_required",
+    "text": "Project decision: a removal refused for want of a valid recovery-master `actor_assertion` answers 403 `recovery_master_required`.",
+    "origin": "project",
+    "code": "recovery_master_required"
+  },
+  {
+    "id": "ra.keystore.enrollment-shape",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore enrollment (limits: not shown)",
+    "title": "Enrollment limits",
+    "text": "Project decision: `enrollment_id` is 1 to 64 characters of `[A-Za-z0-9_-]` other than `list` and `fetch` (the keystore's own paths); `kind`, `wrap` and `role` take the document's values; `wrapped` is an object of at most 16 KiB as sent; `label` at most 64 bytes; `credential_id` base64url of at most 1023 bytes; `credential_public_key` an SPKI key of the `credential_alg` named (-7 P-256, -8 Ed25519, -257 RSA of 2048 to 4096 bits); at most 32 enrollments per identity; a second PUT of an existing `enrollment_id` replaces it. Otherwise 400 `invalid_request`.",
+    "origin": "project"
   }
 ];
 
@@ -3565,7 +3691,22 @@ export type RuleId =
   | "ra.pickup.local"
   | "ra.errors.signature-invalid"
   | "ra.errors.relay-unreachable"
-  | "ra.errors.too-many-streams";
+  | "ra.errors.too-many-streams"
+  | "ra.keystore.enroll"
+  | "ra.keystore.fetch"
+  | "ra.keystore.assertion-type"
+  | "ra.keystore.assertion-challenge"
+  | "ra.keystore.assertion-rp-id"
+  | "ra.keystore.assertion-flags"
+  | "ra.keystore.assertion-signature"
+  | "ra.keystore.fetch-indistinct"
+  | "ra.keystore.list"
+  | "ra.keystore.remove"
+  | "ra.keystore.recovery-master"
+  | "ra.keystore.last-enrollment"
+  | "ra.errors.keystore-unauthorized"
+  | "ra.errors.recovery-master-required"
+  | "ra.keystore.enrollment-shape";
 
 /** Every error code a rule names. */
 export type ErrorCode =
@@ -3596,6 +3737,7 @@ export type ErrorCode =
   | "invite_required"
   | "issued_in_future"
   | "key_mismatch"
+  | "last_enrollment"
   | "malformed_body"
   | "malformed_delivery"
   | "malformed_response"
@@ -3612,6 +3754,7 @@ export type ErrorCode =
   | "not_found"
   | "payload_too_large"
   | "rate_limit_exceeded"
+  | "recovery_master_required"
   | "redirect_refused"
   | "reference_gone"
   | "reference_off_origin"

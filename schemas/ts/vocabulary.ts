@@ -28,6 +28,34 @@ export const vocabulary = {
     "doc": 1,
     "rule": "ns.metadata.transports"
   },
+  "keystore_kinds": {
+    "values": [
+      "passkey",
+      "hardware-key",
+      "cli-passphrase",
+      "recovery-kit",
+      "native"
+    ],
+    "doc": 3,
+    "rule": "ra.keystore.enroll"
+  },
+  "keystore_wraps": {
+    "values": [
+      "prf",
+      "passphrase",
+      "native"
+    ],
+    "doc": 3,
+    "rule": "ra.keystore.enroll"
+  },
+  "keystore_roles": {
+    "values": [
+      "device",
+      "recovery-master"
+    ],
+    "doc": 3,
+    "rule": "ra.keystore.enroll"
+  },
   "key_ids": {
     "identity": "identity",
     "session_prefix": "session:",

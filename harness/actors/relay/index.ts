@@ -6,9 +6,26 @@ import type { Profile } from '../../../protocol/common/profile.ts';
 import type { HttpClient, HttpResponse } from '../http.ts';
 import { adminEnvelope, challengeHeaders, registration, sessionRegistration, signedRequestHeaders, type Envelope, type RelayIdentity } from './envelope.ts';
 import { openEvents, type SseStream } from './sse.ts';
+import { createHash } from 'node:crypto';
+import { encodeBase64url } from '../../../protocol/common/base64.ts';
+import type { Assertion } from '../../../protocol/relay/webauthn.ts';
 
 export * from './envelope.ts';
 export * from './sse.ts';
+export * from './authenticator.ts';
+
+/** An enrollment as PUT sends it; `wrapped` is JSON text, sent as it is and digested as sent. */
+export interface EnrollmentInput {
+  enrollment_id: string;
+  kind: string;
+  wrap: string;
+  wrapped: string;
+  credential_id?: string;
+  credential_public_key?: string;
+  credential_alg?: number;
+  label?: string;
+  role?: string;
+}
 
 /** How an owner-only request is authenticated. */
 export type OwnerAuth =
@@ -100,6 +117,33 @@ export class RelayClient {
   revokeSession(id: RelayIdentity, sessionId: string, seed = id.seed): Promise<HttpResponse> {
     const body = { identity: id.identity, ...adminEnvelope(this.profile, 'session-revocation', { identity: id.identity, session_id: sessionId }, seed) };
     return this.post(`/sessions/${encodeURIComponent(sessionId)}`, body, {}, 'DELETE');
+  }
+
+  /** PUT /identities/:identity/keystore; `signedDigest` signs another wrapped_digest than the bytes sent. */
+  keystoreEnroll(id: RelayIdentity, e: EnrollmentInput, o: { signedDigest?: string; seed?: Uint8Array } = {}): Promise<HttpResponse> {
+    const { wrapped, ...rest } = e;
+    const wrapped_digest = o.signedDigest ?? encodeBase64url(createHash('sha256').update(wrapped).digest());
+    const envelope = adminEnvelope(
+      this.profile,
+      'keystore-enroll',
+      { identity: id.identity, enrollment_id: e.enrollment_id, kind: e.kind, credential_id: e.credential_id ?? '', wrapped_digest },
+      o.seed ?? id.seed,
+    );
+    const text = `{"wrapped":${wrapped},${JSON.stringify({ ...rest, ...envelope }).slice(1)}`;
+    return this.post(`/identities/${encodeURIComponent(id.identity)}/keystore`, text, {}, 'PUT');
+  }
+
+  keystoreList(id: RelayIdentity, seed = id.seed): Promise<HttpResponse> {
+    return this.post(`/identities/${encodeURIComponent(id.identity)}/keystore/list`, adminEnvelope(this.profile, 'keystore-list', { identity: id.identity }, seed));
+  }
+
+  keystoreFetch(identity: string, assertion: Assertion | Record<string, unknown>, rpId: string): Promise<HttpResponse> {
+    return this.post(`/identities/${encodeURIComponent(identity)}/keystore/fetch`, { assertion, rp_id: rpId });
+  }
+
+  keystoreRemove(id: RelayIdentity, enrollmentId: string, extra: Record<string, unknown> = {}, seed = id.seed): Promise<HttpResponse> {
+    const body = { ...extra, ...adminEnvelope(this.profile, 'keystore-remove', { identity: id.identity, enrollment_id: enrollmentId }, seed) };
+    return this.post(`/identities/${encodeURIComponent(id.identity)}/keystore/${encodeURIComponent(enrollmentId)}`, body, {}, 'DELETE');
   }
 
   async events(id: RelayIdentity, auth: OwnerAuth = { mode: 'challenge' }): Promise<SseStream> {

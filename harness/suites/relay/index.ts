@@ -15,6 +15,7 @@ import { spoolChecks } from './checks/spool.ts';
 import { limitChecks } from './checks/limits.ts';
 import { propertyChecks } from './checks/properties.ts';
 import { profileChecks } from './checks/profile.ts';
+import { keystoreChecks } from './checks/keystore.ts';
 
 export type { RelayTarget } from './driver.ts';
 
@@ -29,6 +30,7 @@ export async function relaySuite(target: RelayTarget): Promise<SuiteLoad> {
     ...spoolChecks(target),
     ...propertyChecks(target),
     ...profileChecks(target),
+    ...keystoreChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
   ];

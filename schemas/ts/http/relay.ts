@@ -239,6 +239,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/identities/{identity}/keystore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Enroll a wrapped seed copy
+         * @description The admin envelope signs `keystore-enroll`; `wrapped_digest` is the SHA-256 of the `wrapped` JSON as sent.
+         */
+        put: operations["keystoreEnroll"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identities/{identity}/keystore/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The enrollments, metadata only */
+        post: operations["keystoreList"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identities/{identity}/keystore/fetch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The wrapped copies, for a WebAuthn assertion */
+        post: operations["keystoreFetch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identities/{identity}/keystore/{enrollment}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove an enrollment */
+        delete: operations["keystoreRemove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/hosted/availability": {
         parameters: {
             query?: never;
@@ -396,6 +467,38 @@ export interface components {
             issued_at: string;
             nonce: string;
             identity_signature: string;
+        };
+        /** @description The admin envelope of a keystore operation (the identity is the path's). */
+        KeystoreEnvelope: {
+            /** Format: date-time */
+            issued_at: string;
+            nonce: string;
+            identity_signature: string;
+        };
+        Enrollment: components["schemas"]["KeystoreEnvelope"] & {
+            enrollment_id: string;
+            /** @enum {string} */
+            kind: "passkey" | "hardware-key" | "cli-passphrase" | "recovery-kit" | "native";
+            /** @enum {string} */
+            wrap: "prf" | "passphrase" | "native";
+            /** @description Opaque to the relay (iv, ciphertext); at most 16 KiB as sent. */
+            wrapped: Record<string, never>;
+            /** @description base64url; with credential_public_key */
+            credential_id?: string;
+            /** @description SPKI DER, base64url */
+            credential_public_key?: string;
+            /** @enum {integer} */
+            credential_alg?: -7 | -8 | -257;
+            label?: string;
+            /** @enum {string} */
+            role?: "device" | "recovery-master";
+        };
+        /** @description A WebAuthn assertion, every field base64url. */
+        Assertion: {
+            credential_id: string;
+            client_data_json: string;
+            authenticator_data: string;
+            signature: string;
         };
         Device: {
             id: string;
@@ -884,6 +987,171 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
+        };
+    };
+    keystoreEnroll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Enrollment"];
+            };
+        };
+        responses: {
+            /** @description Enrolled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        enrollment_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+        };
+    };
+    keystoreList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeystoreEnvelope"];
+            };
+        };
+        responses: {
+            /** @description Metadata of every enrollment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        enrollments: {
+                            enrollment_id: string;
+                            kind: string;
+                            wrap: string;
+                            label?: string | null;
+                            role: string;
+                            has_passkey: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            last_used_at?: string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+        };
+    };
+    keystoreFetch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    assertion: components["schemas"]["Assertion"];
+                    rp_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The asserted credential's wrapped copies, ciphertext only. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        identity: string;
+                        entries: {
+                            enrollment_id: string;
+                            wrap: string;
+                            wrapped: Record<string, never>;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+        };
+    };
+    keystoreRemove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                enrollment: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeystoreEnvelope"] & {
+                    actor_assertion?: components["schemas"]["Assertion"];
+                    rp_id?: string;
+                    allow_last?: boolean;
+                    revoke_sessions?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Removed, with the sessions ended (revoke_sessions). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        enrollment_id: string;
+                        sessions_revoked: number;
+                    };
+                };
+            };
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
         };
     };
     availability: {

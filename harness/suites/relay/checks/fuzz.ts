@@ -1,13 +1,14 @@
 // The relay's front doors for the fuzz (harness/fuzz): owner-only operations get a signed request
 // over the exact bytes sent (so a mutated body still reaches the operation), envelopes are signed
 // before their unsigned extras are mutated, registrations and sessions carry valid admin
-// envelopes. Kept while fuzzing: a message to an identity the fuzz never touches.
-import { randomBytes } from 'node:crypto';
+// envelopes, keystore writes their signed envelopes and the keystore fetch a fresh assertion of the
+// fuzzer's passkey. Kept while fuzzing: a message to an identity the fuzz never touches.
+import { createHash, randomBytes } from 'node:crypto';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { fuzzChecks, type FrontDoor } from '../../../fuzz/check.ts';
 import type { Draft } from '../../../fuzz/mutations.ts';
 import { loadOperations, specFile, type Operation } from '../../../fuzz/operations.ts';
-import { ack, adminEnvelope, newRelayIdentity, registration, sessionRegistration, signedRequestHeaders, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { ack, adminEnvelope, newRelayIdentity, registration, sessionRegistration, signedRequestHeaders, SoftwareAuthenticator, type RelayIdentity } from '../../../actors/relay/index.ts';
 import type { Check } from '../../../run/model.ts';
 import { Session, pickupOf, said, type RelayTarget } from '../driver.ts';
 import { mail } from './messaging.ts';
@@ -23,7 +24,16 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
   const facts = (await s.facts()).relay;
   // The event stream stays open by design: it is judged by the events checks, not fuzzed.
   const operations = loadOperations(specFile('relay')).filter((op) => !op.path.startsWith('/events/'));
-  const params = (op: Operation): Record<string, string> => Object.fromEntries(op.pathParams.map((p) => [p, p === 'identity' ? fuzzer.identity : `sess_${randomBytes(6).toString('hex')}`]));
+  // The fuzzer holds a passkey: the keystore fetch is fuzzed past a valid assertion, removals past a valid envelope.
+  const passkey = new SoftwareAuthenticator(-7);
+  const enrollment = { enrollment_id: 'fuzz-passkey', kind: 'passkey', wrap: 'prf', ...passkey.credential() };
+  const wrapped = { iv: randomBytes(12).toString('base64url'), ciphertext: randomBytes(48).toString('base64url') };
+  const enrolled = await s.relay.keystoreEnroll(fuzzer, { ...enrollment, wrapped: JSON.stringify(wrapped) });
+  if (enrolled.status !== 200) throw new Error(`enrolling the fuzzer's passkey answered ${said(enrolled)}`);
+  const params = (op: Operation): Record<string, string> =>
+    Object.fromEntries(op.pathParams.map((p) => [p, p === 'identity' ? fuzzer.identity : p === 'enrollment' ? `enr-${randomBytes(6).toString('hex')}` : `sess_${randomBytes(6).toString('hex')}`]));
+  const challenge = async (): Promise<string> => String(((await s.relay.challenge(fuzzer.identity)).json() as { challenge?: unknown }).challenge);
+  const wrappedDigest = createHash('sha256').update(JSON.stringify(wrapped)).digest('base64url');
   const bodies: Record<string, () => Record<string, unknown>> = {
     postMessage: () => mail(s, fuzzer, sink, 'fuzz'),
     postAck: () => ack(s.profile, fuzzer, sink.identity, `m_${randomBytes(6).toString('hex')}`),
@@ -43,6 +53,14 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
         query: op.query.includes('identity') ? { identity: fuzzer.identity } : op.query.includes('handle') ? { handle: 'fuzz', domain: facts.hostedDomains[0] ?? 'id.test' } : {},
       };
       const body = bodies[op.id]?.();
+      const me = fuzzer.identity;
+      if (op.id === 'keystoreEnroll') {
+        const signed = { identity: me, enrollment_id: enrollment.enrollment_id, kind: enrollment.kind, credential_id: enrollment.credential_id, wrapped_digest: wrappedDigest };
+        return { ...d, body: { ...enrollment, wrapped, ...adminEnvelope(s.profile, 'keystore-enroll', signed, fuzzer.seed) } };
+      }
+      if (op.id === 'keystoreList') return { ...d, body: adminEnvelope(s.profile, 'keystore-list', { identity: me }, fuzzer.seed) };
+      if (op.id === 'keystoreRemove') return { ...d, body: adminEnvelope(s.profile, 'keystore-remove', { identity: me, enrollment_id: d.params.enrollment! }, fuzzer.seed) };
+      if (op.id === 'keystoreFetch') return { ...d, body: { assertion: passkey.assert({ challenge: await challenge(), rpId: me }), rp_id: me } };
       if (op.id === 'revokeSession')
         return { ...d, body: { identity: fuzzer.identity, ...adminEnvelope(s.profile, 'session-revocation', { identity: fuzzer.identity, session_id: d.params.id! }, fuzzer.seed) } };
       return body ? { ...d, body } : op.bodyTypes.length > 0 ? { ...d, body: {} } : d;

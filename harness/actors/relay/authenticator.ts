@@ -1,0 +1,53 @@
+// A software WebAuthn authenticator for the keystore (document 3, Keystore): one credential of
+// COSE algorithm -7 (ES256, P-256, DER signature), -8 (EdDSA, Ed25519) or -257 (RS256, RSA 2048),
+// made with node:crypto, answering assertions with chosen flags, RP id, type, challenge and
+// counter, so a suite can send both what a real authenticator sends and each single thing wrong.
+import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { encodeBase64url } from '../../../protocol/common/base64.ts';
+import { FLAG_UP, FLAG_UV, type Assertion, type CoseAlg } from '../../../protocol/relay/webauthn.ts';
+
+export interface AssertionOptions {
+  challenge: string;
+  rpId: string;
+  /** Flags byte (default UP | UV). */
+  flags?: number;
+  /** clientDataJSON type (default webauthn.get). */
+  type?: string;
+  counter?: number;
+  /** Sign with another key than the credential's (a bad signature). */
+  wrongKey?: boolean;
+  /** The origin clientDataJSON names (default https://<rpId>). */
+  origin?: string;
+}
+
+export class SoftwareAuthenticator {
+  readonly credentialId: string;
+  readonly #privateKey: KeyObject;
+  readonly publicKeySpki: string;
+  #counter = 0;
+
+  constructor(readonly alg: CoseAlg = -7) {
+    const pair = alg === -7 ? generateKeyPairSync('ec', { namedCurve: 'P-256' }) : alg === -8 ? generateKeyPairSync('ed25519') : generateKeyPairSync('rsa', { modulusLength: 2048 });
+    this.#privateKey = pair.privateKey;
+    this.publicKeySpki = encodeBase64url(pair.publicKey.export({ format: 'der', type: 'spki' }));
+    this.credentialId = encodeBase64url(randomBytes(16));
+  }
+
+  /** The enrollment fields naming this credential. */
+  credential(): { credential_id: string; credential_public_key: string; credential_alg: CoseAlg } {
+    return { credential_id: this.credentialId, credential_public_key: this.publicKeySpki, credential_alg: this.alg };
+  }
+
+  assert(o: AssertionOptions): Assertion {
+    const clientData = Buffer.from(JSON.stringify({ type: o.type ?? 'webauthn.get', challenge: o.challenge, origin: o.origin ?? `https://${o.rpId}`, crossOrigin: false }));
+    const counter = o.counter ?? ++this.#counter;
+    const authData = Buffer.alloc(37);
+    createHash('sha256').update(o.rpId).digest().copy(authData, 0);
+    authData[32] = o.flags ?? FLAG_UP | FLAG_UV;
+    authData.writeUInt32BE(counter, 33);
+    const signed = Buffer.concat([authData, createHash('sha256').update(clientData).digest()]);
+    const key = o.wrongKey ? new SoftwareAuthenticator(this.alg).#privateKey : this.#privateKey;
+    const signature = this.alg === -8 ? sign(null, signed, key) : sign('sha256', signed, this.alg === -7 ? { key, dsaEncoding: 'der' } : key);
+    return { credential_id: this.credentialId, client_data_json: encodeBase64url(clientData), authenticator_data: encodeBase64url(authData), signature: encodeBase64url(signature) };
+  }
+}
