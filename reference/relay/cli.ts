@@ -1,5 +1,5 @@
-// `svc-reference relay`: the reference relay of document 3 (identities, authentication, messaging;
-// the keystore, pairing, system files and the drive come with a later issue). Flags, each also the
+// `svc-reference relay`: the reference relay of document 3 (identities, authentication, messaging,
+// the keystore; pairing, system files and the drive come with later issues). Flags, each also the
 // document's environment name where it has one; it prints one line,
 // `svc-reference relay listening on <origin> (<bound url>)`, then runs until SIGINT/SIGTERM.
 import { readFileSync } from 'node:fs';
@@ -53,10 +53,13 @@ Endpoints (spec/http/relay.openapi.yaml; identifiers follow the service name, sh
   GET  /devices/:id, POST /devices/:id/revoke
   POST /identities                    hosted (HOSTED_DOMAINS) or DNS (dns_provider: cloudflare, desec)
   GET  /identities/:id, POST .../rotate, POST .../export (tar.gz)
+  PUT  /identities/:id/keystore       enroll (identity-signed); POST .../keystore/list (metadata)
+  POST /identities/:id/keystore/fetch the wrapped copies, for a WebAuthn assertion (ES256, EdDSA, RS256)
+  DELETE /identities/:id/keystore/:enrollment   (recovery master: actor_assertion; 409 last_enrollment)
   GET  /hosted/availability?handle=   GET /, /health, /.well-known/svc/id.json, capabilities.json (Host-routed)
 
 Storage: <data-dir>/relay.sqlite (WAL, synchronous=FULL: every 202 is on disk, so it survives
-kill -9). Sessions, challenges and nonces are in memory: a restart forgets them.
+kill -9; keystore enrollments too). Sessions, challenges and nonces are in memory: a restart forgets them.
 
 Examples:
   svc-reference relay --port 8443 --data-dir ./data/relay --hosted-domains relay.example.test
