@@ -70,7 +70,8 @@ export function suiteArgs(origin: string, authority: Authority, extra: string[] 
 
 /** What the reference RP needs to resolve through the test authority. */
 function resolverOf(authority: Authority) {
-  return { dnsServer: authority.dnsServer, caFile: authority.caFile, timeoutMs: 1500 };
+  // 3 s: long enough that a loaded CI machine (two test files at once) resolves in time.
+  return { dnsServer: authority.dnsServer, caFile: authority.caFile, timeoutMs: 3000 };
 }
 
 export type Breakage =
