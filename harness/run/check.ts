@@ -72,7 +72,7 @@ export function sessionCheck<S extends CheckSession>(binding: SuiteBinding<S>, s
   };
 }
 
-export type SuitePropertySpec<T> = Omit<PropertyCheckSpec<T>, 'suite' | 'rules' | 'level'> & { rules: RuleId[]; context?: RuleId[]; lane?: string; exclusive?: boolean };
+export type SuitePropertySpec<T> = Omit<PropertyCheckSpec<T>, 'suite' | 'rules' | 'level'> & { rules: RuleId[]; context?: RuleId[]; lane?: string; exclusive?: boolean; timeoutMs?: number };
 
 /** A property check of a suite, cited like sessionCheck (decided rules, context, profile). */
 export function suiteProperty<T>(suite: string, spec: SuitePropertySpec<T>): Check {
@@ -82,6 +82,7 @@ export function suiteProperty<T>(suite: string, spec: SuitePropertySpec<T>): Che
     ...citation,
     ...(spec.lane !== undefined ? { lane: spec.lane } : {}),
     ...(spec.exclusive ? { exclusive: true } : {}),
+    ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
   };
 }
 

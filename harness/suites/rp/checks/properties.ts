@@ -68,8 +68,10 @@ export function propertyChecks(target: RpTarget): Check[] {
   const profile = target.profile;
   const valid = rpProperty<ValidLogin>({
     id: 'rp/property/valid-logins',
-    // Its own lane: fresh transactions and identities only, so it overlaps the suite's other checks.
+    // Its own lane: fresh transactions and identities only, so it overlaps the suite's other checks
+    // (sharing the cores with them, so it gets more than the default 30 s).
     lane: 'rp/property/valid-logins',
+    timeoutMs: 120_000,
     title: 'valid requests (random action, scopes, statement) signed by random fresh identities, by identity or session key, bare or object, same or cross device, complete',
     rules: ['ns.auth.2', 'ns.transaction.same-device', 'ns.transaction.cross-device', 'ns.delivery.body', 'ns.canonical.lines', 'ns.canonical.scopes-joined', 'ns.canonical.statement-empty'],
     context: ['ns.start.contract', 'ns.start.options', 'ns.transport.poll-shape', 'ns.auth.2.same-scope-window'],
@@ -96,6 +98,7 @@ export function propertyChecks(target: RpTarget): Check[] {
   const mutation = rpProperty<[string, number, 'identity' | 'session', boolean]>({
     id: 'rp/property/single-mutation',
     lane: 'rp/property/single-mutation',
+    timeoutMs: 120_000,
     title: 'any single change to a valid approval is refused without completing the login, and the genuine approval completes afterwards',
     // Every change breaks the signature (rule 7) if no earlier rule refuses it; refused, it spends no nonce.
     rules: ['ns.verify.1', 'ns.verify.2', 'ns.verify.3', 'ns.verify.4', 'ns.verify.7', 'ns.nonce.spend-on-success'],
