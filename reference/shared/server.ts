@@ -61,6 +61,18 @@ export interface ListenOptions {
 }
 
 /**
+ * The request a wire variant sees: a plain web Request with its body read, so a variant may read
+ * it (or a clone) and still pass it on (the node request's body streams once); the client address
+ * and runtime the apps read are carried over.
+ */
+async function rereadable(request: Request): Promise<Request> {
+  const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
+  const plain = new Request(request.url, { method: request.method, headers: request.headers, ...(body !== undefined ? { body } : {}) });
+  const node = request as Request & { ip?: unknown; runtime?: unknown };
+  return Object.assign(plain, { ip: node.ip, runtime: node.runtime });
+}
+
+/**
  * Listens on host:port (0 picks a free port) before the app exists: an app whose origin is the
  * bound address is built afterwards, and requests until then answer 503.
  */
@@ -71,7 +83,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     const fetch = options.fetch();
     if (!fetch) return new Response(null, { status: 503 });
     try {
-      return await (wire ? wire(request, async (r) => fetch(r)) : fetch(request));
+      return await (wire ? wire(await rereadable(request), async (r) => fetch(r)) : fetch(request));
     } catch (error) {
       logInternal(options.log, `${request.method} ${new URL(request.url).pathname}`, error);
       return options.internal();
