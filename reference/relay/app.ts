@@ -24,6 +24,7 @@ import { acceptEnvelope } from './messages.ts';
 import { RateLimits } from './rate-limits.ts';
 import { listDevices, registerSession, revokeDevice, revokeSession } from './sessions.ts';
 import { enroll, fetchKeystore, listKeystore, removeEnrollment } from './keystore.ts';
+import { abandon, deliver, fetchOffer, offer, Pairings, poll, reveal } from './pairing.ts';
 import { RelayStore } from './store.ts';
 
 /** Codes of a relay that follows only document 3 (the `document-only` variant): its own names where the project decided; no `rule` field. */
@@ -85,6 +86,7 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
     store: new RelayStore(config.dataDir, { spoolInMemory: config.breakages.has('spool-memory') }),
     auth: new Auth(config.profile, now, config.breakages.has('challenge-reuse'), config.challengeTtlSeconds * 1000, config.breakages.has('challenge-race')),
     events: new EventHub(config.maxStreams, now),
+    pairings: new Pairings(now),
     rate: new RateLimits({ sender: config.rate.sender, global: config.rate.global, ip: config.rate.ip }, config.rate.windowSeconds, now),
     resolver,
     dns: new DnsProviders(),
@@ -222,6 +224,23 @@ export function createRelayApp(ctx: RelayContext): H3 {
     DELETE: async (req, event) => {
       const removed = await removeEnrollment(ctx, param(event, 'identity'), param(event, 'enrollment'), await body(req, limits.signed_request_body_max_bytes));
       return removed ? json(removed) : new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
+    },
+  });
+  route('/identities/:identity/enroll/offer', { POST: async (req, event) => json(await offer(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes)), 201) });
+  route('/identities/:identity/enroll/:rendezvous/fetch', {
+    POST: async (req, event) => json(await fetchOffer(ctx, param(event, 'identity'), param(event, 'rendezvous'), await body(req, limits.signed_request_body_max_bytes))),
+  });
+  route('/identities/:identity/enroll/:rendezvous/reveal', {
+    POST: async (req, event) => json(reveal(ctx, normalized(param(event, 'identity')), param(event, 'rendezvous'), req, await body(req, limits.signed_request_body_max_bytes))),
+  });
+  route('/identities/:identity/enroll/:rendezvous/deliver', {
+    POST: async (req, event) => json(await deliver(ctx, param(event, 'identity'), param(event, 'rendezvous'), await body(req, limits.signed_request_body_max_bytes))),
+  });
+  route('/identities/:identity/enroll/:rendezvous', {
+    GET: (req, event) => json(poll(ctx, normalized(param(event, 'identity')), param(event, 'rendezvous'), req)),
+    DELETE: (req, event) => {
+      abandon(ctx, normalized(param(event, 'identity')), param(event, 'rendezvous'), req);
+      return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
     },
   });
   route('/identities/:identity/export', { POST: async (req, event) => exportIdentity(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes)) });

@@ -1,5 +1,6 @@
 // The relay's configuration (what `svc-reference relay` flags and the document's environment
 // names set) and the context every handler gets.
+import type { Pairings } from './pairing.ts';
 import type { Profile } from '../../protocol/common/profile.ts';
 import type { Resolver } from '../../protocol/signin/resolver.ts';
 import type { RelayStore } from './store.ts';
@@ -59,6 +60,8 @@ export interface RelayContext {
   store: RelayStore;
   auth: Auth;
   events: EventHub;
+  /** Live pairing offers (memory only). */
+  pairings: Pairings;
   rate: RateLimits;
   resolver: Resolver;
   dns: DnsProviders;

@@ -253,6 +253,7 @@ export const RELAY_WIRE: Record<string, WireVariant> = {
   },
   ...forwarding(),
   ...keystore(),
+  ...pairing(),
 };
 
 /**
@@ -398,6 +399,79 @@ function keystore(): Record<string, WireVariant> {
       rule: 'ra.keystore.fetch-indistinct',
       what: 'a refused fetch says whether the credential is enrolled',
       wire: watching(() => false, true),
+    },
+  };
+}
+
+/**
+ * Pairing broken on the wire: a signing string built otherwise (every correct approver call
+ * refused 401), a refusal answered as a success, a step answered without being taken, a code read
+ * strictly, and the sealed seed handed out again.
+ */
+function pairing(): Record<string, WireVariant> {
+  const route = (method: string, tail: RegExp) => (req: Request, url: URL) => req.method === method && tail.test(url.pathname);
+  const offer = route('POST', /^\/identities\/[^/]+\/enroll\/offer$/);
+  const fetch = route('POST', /^\/identities\/[^/]+\/enroll\/[^/]+\/fetch$/);
+  const reveal = route('POST', /^\/identities\/[^/]+\/enroll\/[^/]+\/reveal$/);
+  const deliver = route('POST', /^\/identities\/[^/]+\/enroll\/[^/]+\/deliver$/);
+  const poll = route('GET', /^\/identities\/[^/]+\/enroll\/[^/]+$/);
+  const abandon = route('DELETE', /^\/identities\/[^/]+\/enroll\/[^/]+$/);
+  const state = (s: string) => () => jsonAnswer({ state: s });
+  const fakeOffer = () => jsonAnswer({ rendezvous_id: '00000000', claim_token: 'accepted', expires_at: new Date(Date.now() + 600_000).toISOString() }, 201);
+  const handedOut = new Map<string, string>();
+  return {
+    'pairing-fetch-string': { rule: 'ra.signing.enroll-fetch', what: 'approver fetches are refused 401', wire: refusedWith(fetch, 'content-type') },
+    'pairing-deliver-string': { rule: 'ra.signing.enroll-deliver', what: 'deliveries are refused 401', wire: refusedWith(deliver, 'content-type') },
+    'pairing-v1-accepted': { rule: 'ra.pairing.v1-refused', what: 'a v1 offer is answered 201', wire: refusalAnswered(offer, byRule('ra.pairing.v1-refused'), fakeOffer) },
+    'pairing-offers-unlimited': { rule: 'ra.pairing.offers-max', what: 'a sixth offer is answered 201', wire: refusalAnswered(offer, byStatus(429), fakeOffer) },
+    'pairing-offer-fields': { rule: 'ra.pairing.offer', what: 'the offer answer has no expires_at', wire: editJson(offer, (b) => void delete b.expires_at, [201]) },
+    'pairing-fetch-fields': { rule: 'ra.pairing.fetch', what: 'the fetch answer has no commitment', wire: editJson(fetch, (b) => void delete b.commitment, [200]) },
+    'pairing-second-approver': {
+      rule: 'ra.pairing.already-approving',
+      what: 'a second approver is answered 200',
+      wire: refusalAnswered(fetch, byRule('ra.pairing.already-approving'), state('nonce')),
+    },
+    'pairing-any-order': {
+      rule: 'ra.pairing.out-of-order',
+      what: 'steps out of order are answered 200',
+      wire: refusalAnswered((r, u) => reveal(r, u) || deliver(r, u), byRule('ra.pairing.out-of-order'), state('revealed')),
+    },
+    'pairing-commitment-unchecked': {
+      rule: 'ra.pairing.commitment',
+      what: 'a reveal that does not open the commitment is answered 200',
+      wire: refusalAnswered(reveal, byRule('ra.pairing.commitment'), state('revealed')),
+    },
+    'pairing-reveal-dropped': { rule: 'ra.pairing.reveal', what: 'a reveal is answered 200 and not taken', wire: answer(reveal, state('revealed')) },
+    'pairing-deliver-dropped': { rule: 'ra.pairing.deliver', what: 'a delivery is answered 200 and not taken', wire: answer(deliver, state('delivered')) },
+    'pairing-code-strict': {
+      rule: 'ra.pairing.short-code',
+      what: 'a code not typed in its canonical form is not found',
+      wire: answer(
+        (req, url) => fetch(req, url) && !/^[0-9A-HJKMNP-TV-Z]{8}$/.test(decodeURIComponent(url.pathname.split('/')[4] ?? '')),
+        () => jsonAnswer({ error: 'not_found', detail: 'refused by the broken variant' }, 404),
+      ),
+    },
+    'pairing-bearer-ignored': {
+      rule: 'ra.pairing.bearer',
+      what: 'a poll or reveal with a wrong token is answered 200',
+      wire: refusalAnswered((r, u) => poll(r, u) || reveal(r, u), byStatus(401), state('nonce')),
+    },
+    'pairing-abandon-noop': { rule: 'ra.pairing.abandon', what: 'an abandon is answered 204 and keeps the offer', wire: answer(abandon, () => new Response(null, { status: 204 })) },
+    'pairing-sealed-twice': {
+      rule: 'ra.pairing.poll',
+      what: 'the sealed seed is handed out on every poll',
+      wire: async (req, next) => {
+        const url = new URL(req.url);
+        const res = await next(req);
+        if (!poll(req, url)) return res;
+        if (res.status === 200) {
+          const text = await res.clone().text();
+          if (text.includes('"sealed"')) handedOut.set(url.pathname, text);
+          return res;
+        }
+        const kept = handedOut.get(url.pathname);
+        return kept !== undefined ? jsonAnswer(JSON.parse(kept)) : res;
+      },
     },
   };
 }

@@ -94,7 +94,9 @@ export const limits = {
   "keystore_wrapped_max_bytes": 16384,
   "keystore_label_max_bytes": 64,
   "keystore_enrollments_max": 32,
-  "keystore_credential_id_max_bytes": 1023
+  "keystore_credential_id_max_bytes": 1023,
+  "pairing_sealed_max_bytes": 65536,
+  "pairing_label_max_bytes": 64
 } as const;
 
 export type LimitId = keyof typeof limits;
@@ -898,6 +900,24 @@ export const limitSources = [
     "doc": 3,
     "section": "Keystore enrollment (limits: not shown)",
     "clause": "`credential_id` (the WebAuthn maximum)",
+    "origin": "project"
+  },
+  {
+    "id": "pairing_sealed_max_bytes",
+    "value": 65536,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "Pairing (limits: not shown)",
+    "clause": "`sealed`, the seed sealed to the new device",
+    "origin": "project"
+  },
+  {
+    "id": "pairing_label_max_bytes",
+    "value": 64,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "Pairing (limits: not shown)",
+    "clause": "`label` of an offer",
     "origin": "project"
   }
 ] as const;

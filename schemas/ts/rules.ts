@@ -3319,6 +3319,117 @@ export const rules: readonly Rule[] = [
     "title": "Enrollment limits",
     "text": "Project decision: `enrollment_id` is 1 to 64 characters of `[A-Za-z0-9_-]` other than `list` and `fetch` (the keystore's own paths); `kind`, `wrap` and `role` take the document's values; `wrapped` is an object of at most 16 KiB as sent; `label` at most 64 bytes; `credential_id` base64url of at most 1023 bytes; `credential_public_key` an SPKI key of the `credential_alg` named (-7 P-256, -8 Ed25519, -257 RSA of 2048 to 4096 bits); at most 32 enrollments per identity; a second PUT of an existing `enrollment_id` replaces it. Otherwise 400 `invalid_request`.",
     "origin": "project"
+  },
+  {
+    "id": "ra.pairing.offer",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Pairing: POST /identities/:identity/enroll/offer",
+    "title": "Offer",
+    "text": "A new device offers with `commitment` and `label`, no authentication, and gets 201 with `rendezvous_id` (an 8-character short code), `claim_token` and `expires_at`, 10 minutes ahead; an identity not hosted answers 404."
+  },
+  {
+    "id": "ra.pairing.v1-refused",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Pairing (commit, then reveal)",
+    "title": "v1 offers refused",
+    "text": "An offer with `ephemeral_public_key` and no `commitment` (pairing v1) is refused with 400 `pairing_v1`.",
+    "code": "pairing_v1"
+  },
+  {
+    "id": "ra.pairing.offers-max",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Pairing: POST /identities/:identity/enroll/offer",
+    "title": "Five concurrent offers",
+    "text": "At most 5 offers of an identity are live at once; a sixth is refused with 429 `too_many_offers`.",
+    "code": "too_many_offers"
+  },
+  {
+    "id": "ra.pairing.fetch",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Pairing: POST .../enroll/:rendezvous/fetch",
+    "title": "Approver fetch",
+    "text": "The approver fetches with the admin envelope signed as `enroll-fetch`, adding `approver_nonce` (32 random bytes, base64url) and `mode` (`scan` or `compare`); the reply carries `state`, `commitment`, `label`, `expires_at`, and once the new device revealed, `ephemeral_public_key` and `commit_nonce`."
+  },
+  {
+    "id": "ra.pairing.already-approving",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Pairing: POST .../enroll/:rendezvous/fetch",
+    "title": "One approver",
+    "text": "A fetch with another `approver_nonce` than the one the offer already holds is refused with 409 `already_approving`.",
+    "code": "already_approving"
+  },
+  {
+    "id": "ra.pairing.reveal",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Pairing: POST .../enroll/:rendezvous/reveal",
+    "title": "Reveal",
+    "text": "The new device reveals `ephemeral_public_key` and `commit_nonce` with its bearer `claim_token`, once, after the approver's fetch; the relay accepts only a reveal that opens the commitment (ra.pairing.commitment)."
+  },
+  {
+    "id": "ra.pairing.out-of-order",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Pairing (commit, then reveal)",
+    "title": "Steps in order, once",
+    "text": "A reveal before the approver's fetch, a delivery before the reveal, and a second reveal or delivery are refused with 409 `out_of_order`.",
+    "code": "out_of_order"
+  },
+  {
+    "id": "ra.pairing.deliver",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Pairing: POST .../enroll/:rendezvous/deliver",
+    "title": "Deliver",
+    "text": "The approver delivers `sealed` (opaque) with the admin envelope signed as `enroll-deliver`, once, after the reveal."
+  },
+  {
+    "id": "ra.pairing.poll",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Pairing: GET .../enroll/:rendezvous",
+    "title": "New device polls",
+    "text": "The new device polls with its bearer token: `state`, `approver_nonce` and `mode` while the pairing runs; after the delivery, `state` `delivered`, `sealed` and `ready` true, once (ciphertext only); the offer is then gone."
+  },
+  {
+    "id": "ra.pairing.abandon",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Pairing: DELETE .../enroll/:rendezvous",
+    "title": "Abandon",
+    "text": "The new device abandons its offer with `DELETE` and its bearer token; the offer is gone (404 afterwards)."
+  },
+  {
+    "id": "ra.pairing.bearer",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Pairing (bearer token)",
+    "title": "Bearer claim token",
+    "text": "The new device's calls carry `Authorization: Bearer <claim_token>`; a missing or wrong token is refused (401) and changes nothing."
+  },
+  {
+    "id": "ra.errors.pairing-unauthorized",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Pairing (401 code: not shown)",
+    "title": "Code not_authorized for a bearer refused",
+    "text": "Project decision: a pairing call without the offer's claim token answers 401 `not_authorized`; the relay keeps only the token's SHA-256.",
+    "origin": "project",
+    "code": "not_authorized"
+  },
+  {
+    "id": "ra.pairing.limits",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Pairing (limits: not shown)",
+    "title": "Pairing limits",
+    "text": "Project decision: offers live in the relay's memory (a restart forgets them); `label` is at most 64 bytes, `sealed` a string of at most 64 KiB, `commitment`, `ephemeral_public_key`, `commit_nonce` and `approver_nonce` base64url of 32 bytes; an unknown, expired or finished rendezvous answers 404 `not_found`; otherwise 400 `invalid_request`.",
+    "origin": "project"
   }
 ];
 
@@ -3706,11 +3817,25 @@ export type RuleId =
   | "ra.keystore.last-enrollment"
   | "ra.errors.keystore-unauthorized"
   | "ra.errors.recovery-master-required"
-  | "ra.keystore.enrollment-shape";
+  | "ra.keystore.enrollment-shape"
+  | "ra.pairing.offer"
+  | "ra.pairing.v1-refused"
+  | "ra.pairing.offers-max"
+  | "ra.pairing.fetch"
+  | "ra.pairing.already-approving"
+  | "ra.pairing.reveal"
+  | "ra.pairing.out-of-order"
+  | "ra.pairing.deliver"
+  | "ra.pairing.poll"
+  | "ra.pairing.abandon"
+  | "ra.pairing.bearer"
+  | "ra.errors.pairing-unauthorized"
+  | "ra.pairing.limits";
 
 /** Every error code a rule names. */
 export type ErrorCode =
   | "already_approved"
+  | "already_approving"
   | "already_registered"
   | "approval_in_url"
   | "audience_mismatch"
@@ -3752,6 +3877,8 @@ export type ErrorCode =
   | "nonce_replayed"
   | "not_authorized"
   | "not_found"
+  | "out_of_order"
+  | "pairing_v1"
   | "payload_too_large"
   | "rate_limit_exceeded"
   | "recovery_master_required"
@@ -3774,6 +3901,7 @@ export type ErrorCode =
   | "session_proof_mismatch"
   | "signature_invalid"
   | "start_option_unsupported"
+  | "too_many_offers"
   | "too_many_streams"
   | "unauthorized"
   | "unknown_action"

@@ -78,7 +78,7 @@ export function signEnvelope(profile: Profile, kind: 'message' | 'ack', envelope
 /** `issued_at`, `nonce` and `identity_signature` over the named admin string (Authentication 4). */
 export function adminEnvelope(
   profile: Profile,
-  name: 'session-registration' | 'session-revocation' | 'identity-registration' | 'identity-export' | 'keystore-enroll' | 'keystore-list' | 'keystore-remove',
+  name: 'session-registration' | 'session-revocation' | 'identity-registration' | 'identity-export' | 'keystore-enroll' | 'keystore-list' | 'keystore-remove' | 'enroll-fetch' | 'enroll-deliver',
   fields: Record<string, unknown>,
   seed: Uint8Array,
   issuedAt = now(),

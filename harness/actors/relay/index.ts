@@ -27,6 +27,8 @@ export interface EnrollmentInput {
   role?: string;
 }
 
+const bearer = (token: string | undefined): Record<string, string> => (token === undefined ? {} : { authorization: `Bearer ${token}` });
+
 /** How an owner-only request is authenticated. */
 export type OwnerAuth =
   | { mode: 'challenge'; named?: boolean; sessionId?: string; seed?: Uint8Array }
@@ -144,6 +146,39 @@ export class RelayClient {
   keystoreRemove(id: RelayIdentity, enrollmentId: string, extra: Record<string, unknown> = {}, seed = id.seed): Promise<HttpResponse> {
     const body = { ...extra, ...adminEnvelope(this.profile, 'keystore-remove', { identity: id.identity, enrollment_id: enrollmentId }, seed) };
     return this.post(`/identities/${encodeURIComponent(id.identity)}/keystore/${encodeURIComponent(enrollmentId)}`, body, {}, 'DELETE');
+  }
+
+  /** POST .../enroll/offer: the new device's offer (no authentication). */
+  enrollOffer(identity: string, body: Record<string, unknown>): Promise<HttpResponse> {
+    return this.post(`/identities/${encodeURIComponent(identity)}/enroll/offer`, body);
+  }
+
+  /** The approver's fetch (`code` as typed in the path; `signedCode` the canonical code it signs). */
+  enrollFetch(id: RelayIdentity, code: string, body: { approver_nonce: string; mode: string }, signedCode = code, seed = id.seed): Promise<HttpResponse> {
+    const envelope = adminEnvelope(this.profile, 'enroll-fetch', { identity: id.identity, rendezvous_id: signedCode }, seed);
+    return this.post(`/identities/${encodeURIComponent(id.identity)}/enroll/${encodeURIComponent(code)}/fetch`, { ...body, ...envelope });
+  }
+
+  enrollDeliver(id: RelayIdentity, code: string, sealed: string, seed = id.seed): Promise<HttpResponse> {
+    const envelope = adminEnvelope(this.profile, 'enroll-deliver', { identity: id.identity, rendezvous_id: code }, seed);
+    return this.post(`/identities/${encodeURIComponent(id.identity)}/enroll/${encodeURIComponent(code)}/deliver`, { sealed, ...envelope });
+  }
+
+  /** The new device's calls, bearing its claim token (undefined: no Authorization header). */
+  enrollReveal(identity: string, code: string, token: string | undefined, body: { ephemeral_public_key: string; commit_nonce: string }): Promise<HttpResponse> {
+    return this.post(`/identities/${encodeURIComponent(identity)}/enroll/${encodeURIComponent(code)}/reveal`, body, bearer(token));
+  }
+
+  enrollPoll(identity: string, code: string, token: string | undefined): Promise<HttpResponse> {
+    return this.get(`/identities/${encodeURIComponent(identity)}/enroll/${encodeURIComponent(code)}`, bearer(token));
+  }
+
+  enrollAbandon(identity: string, code: string, token: string | undefined): Promise<HttpResponse> {
+    return this.http.request(`${this.url}/identities/${encodeURIComponent(identity)}/enroll/${encodeURIComponent(code)}`, {
+      method: 'DELETE',
+      headers: { accept: 'application/json', ...bearer(token) },
+      ...(this.signal ? { signal: this.signal } : {}),
+    });
   }
 
   async events(id: RelayIdentity, auth: OwnerAuth = { mode: 'challenge' }): Promise<SseStream> {

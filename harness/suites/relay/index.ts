@@ -16,6 +16,7 @@ import { limitChecks } from './checks/limits.ts';
 import { propertyChecks } from './checks/properties.ts';
 import { profileChecks } from './checks/profile.ts';
 import { keystoreChecks } from './checks/keystore.ts';
+import { pairingChecks } from './checks/pairing.ts';
 
 export type { RelayTarget } from './driver.ts';
 
@@ -31,6 +32,7 @@ export async function relaySuite(target: RelayTarget): Promise<SuiteLoad> {
     ...propertyChecks(target),
     ...profileChecks(target),
     ...keystoreChecks(target),
+    ...pairingChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
   ];

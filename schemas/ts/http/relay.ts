@@ -310,6 +310,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/identities/{identity}/enroll/offer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new device offers a commitment */
+        post: operations["enrollOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identities/{identity}/enroll/{rendezvous}/fetch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The approver fetches the offer (enroll-fetch) */
+        post: operations["enrollFetch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identities/{identity}/enroll/{rendezvous}/reveal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The new device reveals its key, once */
+        post: operations["enrollReveal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identities/{identity}/enroll/{rendezvous}/deliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The approver delivers the sealed seed (enroll-deliver), once */
+        post: operations["enrollDeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identities/{identity}/enroll/{rendezvous}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The new device polls; the sealed seed once */
+        get: operations["enrollPoll"];
+        put?: never;
+        post?: never;
+        /** The new device abandons its offer */
+        delete: operations["enrollAbandon"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/hosted/availability": {
         parameters: {
             query?: never;
@@ -1152,6 +1238,222 @@ export interface operations {
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
+        };
+    };
+    enrollOffer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    commitment: string;
+                    label?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Offered. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        rendezvous_id: string;
+                        claim_token: string;
+                        /** Format: date-time */
+                        expires_at: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+        };
+    };
+    enrollFetch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                /** @description The 8-character code, typed loosely. */
+                rendezvous: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeystoreEnvelope"] & {
+                    approver_nonce: string;
+                    /** @enum {string} */
+                    mode: "scan" | "compare";
+                };
+            };
+        };
+        responses: {
+            /** @description The offer; once revealed, the new device's key and commit nonce. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        state: string;
+                        commitment: string;
+                        label: string;
+                        /** Format: date-time */
+                        expires_at: string;
+                        ephemeral_public_key?: string;
+                        commit_nonce?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+        };
+    };
+    enrollReveal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                /** @description The 8-character code, typed loosely. */
+                rendezvous: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ephemeral_public_key: string;
+                    commit_nonce: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Revealed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        state: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+        };
+    };
+    enrollDeliver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                /** @description The 8-character code, typed loosely. */
+                rendezvous: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeystoreEnvelope"] & {
+                    sealed: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        state: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+        };
+    };
+    enrollPoll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                /** @description The 8-character code, typed loosely. */
+                rendezvous: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The state; after the delivery the sealed seed, once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        state: string;
+                        approver_nonce?: string;
+                        mode?: string;
+                        sealed?: string;
+                        ready?: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    enrollAbandon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                /** @description The 8-character code, typed loosely. */
+                rendezvous: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Abandoned. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
         };
     };
     availability: {

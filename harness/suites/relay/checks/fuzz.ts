@@ -2,7 +2,8 @@
 // over the exact bytes sent (so a mutated body still reaches the operation), envelopes are signed
 // before their unsigned extras are mutated, registrations and sessions carry valid admin
 // envelopes, keystore writes their signed envelopes and the keystore fetch a fresh assertion of the
-// fuzzer's passkey. Kept while fuzzing: a message to an identity the fuzz never touches.
+// fuzzer's passkey, pairing calls the approver's signed envelope or the new device's claim token.
+// Kept while fuzzing: a message to an identity the fuzz never touches.
 import { createHash, randomBytes } from 'node:crypto';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { fuzzChecks, type FrontDoor } from '../../../fuzz/check.ts';
@@ -10,6 +11,7 @@ import type { Draft } from '../../../fuzz/mutations.ts';
 import { loadOperations, specFile, type Operation } from '../../../fuzz/operations.ts';
 import { ack, adminEnvelope, newRelayIdentity, registration, sessionRegistration, signedRequestHeaders, SoftwareAuthenticator, type RelayIdentity } from '../../../actors/relay/index.ts';
 import type { Check } from '../../../run/model.ts';
+import { pairingCommitment } from '../../../../protocol/common/canonical.ts';
 import { Session, pickupOf, said, type RelayTarget } from '../driver.ts';
 import { mail } from './messaging.ts';
 
@@ -30,8 +32,16 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
   const wrapped = { iv: randomBytes(12).toString('base64url'), ciphertext: randomBytes(48).toString('base64url') };
   const enrolled = await s.relay.keystoreEnroll(fuzzer, { ...enrollment, wrapped: JSON.stringify(wrapped) });
   if (enrolled.status !== 200) throw new Error(`enrolling the fuzzer's passkey answered ${said(enrolled)}`);
-  const params = (op: Operation): Record<string, string> =>
-    Object.fromEntries(op.pathParams.map((p) => [p, p === 'identity' ? fuzzer.identity : p === 'enrollment' ? `enr-${randomBytes(6).toString('hex')}` : `sess_${randomBytes(6).toString('hex')}`]));
+  // ... and a pairing offer of its own: the approver's calls are signed for its code, the new device's bear its token.
+  const device = { ephemeral_public_key: randomBytes(32).toString('base64url'), commit_nonce: randomBytes(32).toString('base64url') };
+  const offered = await s.relay.enrollOffer(fuzzer.identity, { commitment: pairingCommitment(s.profile, device), label: 'fuzz' });
+  const pairing = offered.json() as { rendezvous_id?: string; claim_token?: string };
+  if (offered.status !== 201 || !pairing.rendezvous_id || !pairing.claim_token) throw new Error(`the fuzzer's pairing offer answered ${said(offered)}`);
+  const code = pairing.rendezvous_id;
+  const bearerOps = new Set(['enrollReveal', 'enrollPoll', 'enrollAbandon']);
+  const param = (name: string): string =>
+    name === 'identity' ? fuzzer.identity : name === 'enrollment' ? `enr-${randomBytes(6).toString('hex')}` : name === 'rendezvous' ? code : `sess_${randomBytes(6).toString('hex')}`;
+  const params = (op: Operation): Record<string, string> => Object.fromEntries(op.pathParams.map((p) => [p, param(p)]));
   const challenge = async (): Promise<string> => String(((await s.relay.challenge(fuzzer.identity)).json() as { challenge?: unknown }).challenge);
   const wrappedDigest = createHash('sha256').update(JSON.stringify(wrapped)).digest('base64url');
   const bodies: Record<string, () => Record<string, unknown>> = {
@@ -60,12 +70,26 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
       }
       if (op.id === 'keystoreList') return { ...d, body: adminEnvelope(s.profile, 'keystore-list', { identity: me }, fuzzer.seed) };
       if (op.id === 'keystoreRemove') return { ...d, body: adminEnvelope(s.profile, 'keystore-remove', { identity: me, enrollment_id: d.params.enrollment! }, fuzzer.seed) };
+      if (op.id === 'enrollOffer') return { ...d, body: { commitment: randomBytes(32).toString('base64url'), label: 'fuzz' } };
+      if (op.id === 'enrollFetch')
+        return {
+          ...d,
+          body: { approver_nonce: randomBytes(32).toString('base64url'), mode: 'compare', ...adminEnvelope(s.profile, 'enroll-fetch', { identity: me, rendezvous_id: code }, fuzzer.seed) },
+        };
+      if (op.id === 'enrollReveal') return { ...d, body: { ...device } };
+      if (op.id === 'enrollDeliver')
+        return { ...d, body: { sealed: randomBytes(48).toString('base64url'), ...adminEnvelope(s.profile, 'enroll-deliver', { identity: me, rendezvous_id: code }, fuzzer.seed) } };
       if (op.id === 'keystoreFetch') return { ...d, body: { assertion: passkey.assert({ challenge: await challenge(), rpId: me }), rp_id: me } };
       if (op.id === 'revokeSession')
         return { ...d, body: { identity: fuzzer.identity, ...adminEnvelope(s.profile, 'session-revocation', { identity: fuzzer.identity, session_id: d.params.id! }, fuzzer.seed) } };
       return body ? { ...d, body } : op.bodyTypes.length > 0 ? { ...d, body: {} } : d;
     },
-    open: async (op, path, body) => (op.authenticated ? signedRequestHeaders(s.profile, { identity: fuzzer.identity, seed: fuzzer.seed, method: op.method, path, body: body ?? '' }) : {}),
+    open: async (op, path, body) =>
+      bearerOps.has(op.id)
+        ? { authorization: `Bearer ${pairing.claim_token}` }
+        : op.authenticated
+          ? signedRequestHeaders(s.profile, { identity: fuzzer.identity, seed: fuzzer.seed, method: op.method, path, body: body ?? '' })
+          : {},
     cap: (op) => (op.id === 'postMessage' || op.id === 'postAck' ? limits.message_body_max_bytes : undefined),
     keep: async () => {
       const m = mail(s, peer, keeper, 'kept through the fuzz');
