@@ -10,6 +10,9 @@ import type { HttpResponse } from '../../../actors/http.ts';
 import { relayCheck, type Expect } from '../check.ts';
 import { CheckFailure, codeOf, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 
+/** Its own lane: fresh identities only, so these checks overlap the suite's others. */
+const LANE = 'relay/keystore';
+
 /** The metadata fields the list returns (ra.keystore.list), and nothing of the seed. */
 const LIST_FIELDS = ['enrollment_id', 'kind', 'wrap', 'label', 'role', 'has_passkey', 'created_at', 'last_used_at'];
 
@@ -67,6 +70,7 @@ function refused401(e: Expect, r: HttpResponse, what: string): void {
 function enrollListFetchCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore/enroll-list-fetch',
+    lane: LANE,
     title: 'a passkey enrolled with its wrapped JSON digested as sent is listed as metadata only and fetched by an assertion alone, ciphertext as sent',
     rules: ['ra.keystore.enroll', 'ra.signing.keystore-enroll', 'ra.keystore.list', 'ra.signing.keystore-list', 'ra.keystore.fetch'],
     context: ['ra.auth.challenge'],
@@ -108,6 +112,7 @@ function enrollListFetchCheck(t: RelayTarget): Check {
 function enrollRefusalsCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore/enroll-refusals',
+    lane: LANE,
     title: 'an enrollment is refused with 400 when credential_id comes without its public key, 401 when signed by another key or over another wrapped_digest, 404 for an identity not hosted',
     rules: ['ra.keystore.enroll', 'ra.signing.keystore-enroll'],
     run: async (s, e) => {
@@ -130,6 +135,7 @@ function enrollRefusalsCheck(t: RelayTarget): Check {
 function algorithmsCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore/algorithms',
+    lane: LANE,
     title: 'assertions of ES256 (-7, DER), EdDSA (-8) and RS256 (-257) credentials each fetch',
     rules: ['ra.keystore.assertion-signature', 'ra.keystore.fetch'],
     run: async (s, e) => {
@@ -146,6 +152,7 @@ function algorithmsCheck(t: RelayTarget): Check {
 function assertionTypeCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore/assertion-type',
+    lane: LANE,
     title: 'an assertion whose clientDataJSON type is webauthn.create is refused 401',
     rules: ['ra.keystore.assertion-type'],
     run: async (s, e) => {
@@ -159,6 +166,7 @@ function assertionTypeCheck(t: RelayTarget): Check {
 function assertionChallengeCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore/assertion-challenge',
+    lane: LANE,
     title: 'an assertion over a challenge the relay never issued is refused 401; a valid assertion fetches once, and the same assertion again is refused 401',
     rules: ['ra.keystore.assertion-challenge'],
     run: async (s, e) => {
@@ -176,6 +184,7 @@ function assertionChallengeCheck(t: RelayTarget): Check {
 function assertionRpIdCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore/assertion-rp-id',
+    lane: LANE,
     title: 'an assertion for another RP id is refused 401; for a hosted identity its registrable domain is accepted',
     rules: ['ra.keystore.assertion-rp-id'],
     run: async (s, e) => {
@@ -191,6 +200,7 @@ function assertionRpIdCheck(t: RelayTarget): Check {
 function assertionFlagsCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore/assertion-flags',
+    lane: LANE,
     title: 'an assertion without user verification, or without user presence, is refused 401',
     rules: ['ra.keystore.assertion-flags'],
     run: async (s, e) => {
@@ -204,6 +214,7 @@ function assertionFlagsCheck(t: RelayTarget): Check {
 function assertionSignatureCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore/assertion-signature',
+    lane: LANE,
     title: 'an assertion signed by another key than the enrolled credential is refused 401',
     rules: ['ra.keystore.assertion-signature'],
     run: async (s, e) => {
@@ -216,6 +227,7 @@ function assertionSignatureCheck(t: RelayTarget): Check {
 function indistinctCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore/indistinct',
+    lane: LANE,
     title: 'an unenrolled credential and a bad signature get byte-identical 401 answers',
     rules: ['ra.keystore.fetch-indistinct'],
     run: async (s, e) => {
@@ -232,6 +244,7 @@ function indistinctCheck(t: RelayTarget): Check {
 function removeCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore/remove',
+    lane: LANE,
     title: 'removing an enrollment answers 204 (or 200 with enrollment_id and sessions_revoked when asked), it leaves the list and fetches no more; an unknown one is 404',
     rules: ['ra.keystore.remove', 'ra.signing.keystore-remove'],
     run: async (s, e) => {
@@ -259,6 +272,7 @@ function removeCheck(t: RelayTarget): Check {
 function lastEnrollmentCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore/last-enrollment',
+    lane: LANE,
     title: 'removing the final enrollment answers 409 last_enrollment, and succeeds with allow_last',
     rules: ['ra.keystore.last-enrollment'],
     run: async (s, e) => {
@@ -274,6 +288,7 @@ function lastEnrollmentCheck(t: RelayTarget): Check {
 function recoveryMasterCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore/recovery-master',
+    lane: LANE,
     title: "with a recovery-master enrolled, a removal without actor_assertion, or with a device's, is refused 403; with the master's assertion it succeeds",
     rules: ['ra.keystore.recovery-master'],
     run: async (s, e) => {
@@ -293,6 +308,7 @@ function recoveryMasterCheck(t: RelayTarget): Check {
 function profileKeystoreCodesCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/profile/keystore-codes',
+    lane: LANE,
     title: 'a refused fetch answers 401 not_authorized; a removal wanting the recovery master 403 recovery_master_required; a label over 64 bytes 400',
     rules: ['ra.errors.keystore-unauthorized', 'ra.errors.recovery-master-required', 'ra.keystore.enrollment-shape'],
     run: async (s, e) => {

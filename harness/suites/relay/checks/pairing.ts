@@ -11,6 +11,9 @@ import { limits } from '../../../../schemas/ts/limits.ts';
 import { relayCheck } from '../check.ts';
 import { CheckFailure, codeOf, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 
+/** Its own lane: fresh identities only, so these checks overlap the suite's others. */
+const LANE = 'relay/pairing';
+
 const b64 = (n = 32) => randomBytes(n).toString('base64url');
 
 /** A new device's offer: its secrets, and what the relay answered. */
@@ -43,6 +46,7 @@ const body = (r: HttpResponse): Record<string, unknown> => {
 function happyPathCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/pairing/happy-path',
+    lane: LANE,
     title: 'offer, approver fetch, reveal, delivery and the sealed seed taken once: every step answers as document 3 shows, and both sides can derive the same six digits',
     rules: ['ra.pairing.offer', 'ra.pairing.fetch', 'ra.pairing.reveal', 'ra.pairing.deliver', 'ra.pairing.poll', 'ra.signing.enroll-fetch', 'ra.signing.enroll-deliver'],
     run: async (s, e) => {
@@ -78,6 +82,7 @@ function happyPathCheck(t: RelayTarget): Check {
 function v1RefusedCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/pairing/v1-refused',
+    lane: LANE,
     title: 'an offer with a key and no commitment (pairing v1) is refused 400 pairing_v1',
     rules: ['ra.pairing.v1-refused'],
     run: async (s, e) => {
@@ -91,6 +96,7 @@ function v1RefusedCheck(t: RelayTarget): Check {
 function offersMaxCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/pairing/offers-max',
+    lane: LANE,
     title: `${limits.pairing_offers_max} live offers of one identity are taken; one more is refused 429 too_many_offers`,
     rules: ['ra.pairing.offers-max'],
     run: async (s, e) => {
@@ -107,6 +113,7 @@ function offersMaxCheck(t: RelayTarget): Check {
 function alreadyApprovingCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/pairing/already-approving',
+    lane: LANE,
     title: 'a fetch with another approver_nonce than the first is refused 409 already_approving',
     rules: ['ra.pairing.already-approving'],
     run: async (s, e) => {
@@ -122,6 +129,7 @@ function alreadyApprovingCheck(t: RelayTarget): Check {
 function outOfOrderCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/pairing/out-of-order',
+    lane: LANE,
     title: 'a reveal before the fetch, a delivery before the reveal, and a second reveal or delivery are refused 409 out_of_order',
     rules: ['ra.pairing.out-of-order'],
     run: async (s, e) => {
@@ -143,6 +151,7 @@ function outOfOrderCheck(t: RelayTarget): Check {
 function commitmentCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/pairing/commitment',
+    lane: LANE,
     title: 'a reveal that does not open the commitment is refused; the one that does is taken',
     rules: ['ra.pairing.commitment', 'ra.pairing.reveal'],
     run: async (s, e) => {
@@ -165,6 +174,7 @@ function typedLoosely(code: string): string {
 function shortCodeCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/pairing/short-code',
+    lane: LANE,
     title: 'the approver may type the rendezvous code loosely (case, a dash, O for 0, L for 1)',
     rules: ['ra.pairing.short-code'],
     run: async (s, e) => {
@@ -179,6 +189,7 @@ function shortCodeCheck(t: RelayTarget): Check {
 function bearerCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/pairing/bearer',
+    lane: LANE,
     title: "the new device's calls without its claim token, or with another, are refused 401 and change nothing",
     rules: ['ra.pairing.bearer'],
     run: async (s, e) => {
@@ -202,6 +213,7 @@ function bearerCheck(t: RelayTarget): Check {
 function abandonCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/pairing/abandon',
+    lane: LANE,
     title: 'an offer abandoned with DELETE is gone: the approver cannot fetch it and the new device cannot poll it',
     rules: ['ra.pairing.abandon'],
     run: async (s, e) => {
@@ -217,6 +229,7 @@ function abandonCheck(t: RelayTarget): Check {
 function profilePairingCodesCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/profile/pairing-codes',
+    lane: LANE,
     title: 'a bearer refused answers 401 not_authorized; an unknown code 404 not_found; a 65-byte label 400',
     rules: ['ra.errors.pairing-unauthorized', 'ra.pairing.limits'],
     run: async (s, e) => {
