@@ -86,7 +86,7 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
     store: new RelayStore(config.dataDir, { spoolInMemory: config.breakages.has('spool-memory') }),
     auth: new Auth(config.profile, now, config.breakages.has('challenge-reuse'), config.challengeTtlSeconds * 1000, config.breakages.has('challenge-race')),
     events: new EventHub(config.maxStreams, now),
-    pairings: new Pairings(now),
+    pairings: new Pairings(now, config.breakages.has('pairing-forever')),
     rate: new RateLimits({ sender: config.rate.sender, global: config.rate.global, ip: config.rate.ip }, config.rate.windowSeconds, now),
     resolver,
     dns: new DnsProviders(),

@@ -24,6 +24,7 @@ interface RelayFlags {
   inviteCode: string[];
   spoolTtl?: number;
   challengeTtl: number;
+  pairingTtl: number;
   maxStreams?: number;
   webStaticDir?: string;
   oauthBridgeUrl?: string;
@@ -104,6 +105,12 @@ export const relayServer: ServerDefinition = {
         positive,
         limits.challenge_ttl_seconds,
       )
+      .option(
+        '--pairing-ttl <seconds>',
+        `a pairing offer's life (document 3 fixes ${limits.pairing_offer_ttl_seconds}; shorter only for tests, declared to the suite)`,
+        positive,
+        limits.pairing_offer_ttl_seconds,
+      )
       .option('--rate-sender <n>', 'envelopes per sender per window', positive, limits.relay_rate_sender_max)
       .option('--rate-global <n>', 'envelopes per relay per window', positive, limits.relay_rate_global_max)
       .option('--rate-ip <n>', 'units per IP per window (availability lookups)', positive, limits.relay_rate_ip_max)
@@ -177,6 +184,7 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
         ...(blocked.length > 0 ? { blockedTerms: blocked } : {}),
         spoolTtlSeconds: flags.spoolTtl ?? limits.spool_ttl_default_seconds,
         challengeTtlSeconds: flags.challengeTtl,
+        pairingTtlSeconds: flags.pairingTtl,
         maxStreams: flags.maxStreams ?? limits.max_streams_per_identity_default,
         ...(flags.webStaticDir ? { webStaticDir: flags.webStaticDir } : {}),
         ...(flags.oauthBridgeUrl ? { oauthBridgeUrl: flags.oauthBridgeUrl } : {}),

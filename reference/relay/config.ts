@@ -24,6 +24,7 @@ export const BREAKAGES = [
   'proof-expiry-ignored',
   'sessions-persisted',
   'events-replay',
+  'pairing-forever',
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 
@@ -43,6 +44,8 @@ export interface RelayConfig {
   spoolTtlSeconds: number;
   /** A challenge's life: document 3's 60 s, shorter only for tests (--challenge-ttl). */
   challengeTtlSeconds: number;
+  /** A pairing offer's life: document 3's 10 minutes, shorter only for tests (--pairing-ttl). */
+  pairingTtlSeconds?: number;
   maxStreams: number;
   webStaticDir?: string;
   oauthBridgeUrl?: string;

@@ -32,7 +32,6 @@ interface Offer {
   sealed?: string;
 }
 
-const TTL_MS = limits.pairing_offer_ttl_seconds * 1000;
 const MODES = new Set(['scan', 'compare']);
 const bad = (detail: string, rule: RuleId = 'ra.pairing.limits') => new HttpError(400, 'invalid_request', detail, rule);
 const gone = () => ruleError(404, 'ra.errors.not-found', 'no live pairing offer with this code');
@@ -50,9 +49,14 @@ function key32(v: unknown, name: string): string {
 export class Pairings {
   readonly #offers = new Map<string, Offer>();
 
-  constructor(readonly now: () => number) {}
+  constructor(
+    readonly now: () => number,
+    /** The `pairing-forever` breakage: offers never expire (ra.pairing.expiry). */
+    readonly keepForever = false,
+  ) {}
 
   #sweep(): void {
+    if (this.keepForever) return;
     for (const [code, o] of this.#offers) if (o.expiresAt <= this.now()) this.#offers.delete(code);
   }
 
@@ -107,7 +111,7 @@ export async function offer(ctx: RelayContext, raw: string, bytes: Uint8Array): 
   if (typeof label !== 'string' || Buffer.byteLength(label) > limits.pairing_label_max_bytes) throw bad(`label is a string of at most ${limits.pairing_label_max_bytes} bytes`);
   if (ctx.pairings.live(known.identity) >= limits.pairing_offers_max) throw ruleError(429, 'ra.pairing.offers-max', `${known.identity} has ${limits.pairing_offers_max} live offers`);
   const token = randomBytes(32).toString('base64url');
-  const expiresAt = ctx.now() + TTL_MS;
+  const expiresAt = ctx.now() + (ctx.config.pairingTtlSeconds ?? limits.pairing_offer_ttl_seconds) * 1000;
   const code = ctx.pairings.add({ identity: known.identity, tokenHash: hash(token), commitment, label, expiresAt, state: 'offered' });
   return { rendezvous_id: code, claim_token: token, expires_at: formatRfc3339(expiresAt) };
 }

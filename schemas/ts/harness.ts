@@ -90,6 +90,8 @@ export interface components {
                 spool_ttl_s?: number;
                 /** @description A challenge's life when the relay is started with one shorter than document 3's 60 s for tests; the expiry check waits for it. */
                 challenge_ttl_s?: number;
+                /** @description A pairing offer's life when the relay is started with one shorter than document 3's 10 minutes for tests; the expiry check waits for it. */
+                pairing_ttl_s?: number;
                 /** @description Its MAX_STREAMS_PER_IDENTITY (default the project's). */
                 max_streams?: number;
                 /** @description Its per-sender bucket (default the project's). */

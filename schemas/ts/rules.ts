@@ -3430,6 +3430,14 @@ export const rules: readonly Rule[] = [
     "title": "Pairing limits",
     "text": "Project decision: offers live in the relay's memory (a restart forgets them); `label` is at most 64 bytes, `sealed` a string of at most 64 KiB, `commitment`, `ephemeral_public_key`, `commit_nonce` and `approver_nonce` base64url of 32 bytes; an unknown, expired or finished rendezvous answers 404 `not_found`; otherwise 400 `invalid_request`.",
     "origin": "project"
+  },
+  {
+    "id": "ra.pairing.expiry",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Pairing: POST /identities/:identity/enroll/offer",
+    "title": "Offers expire",
+    "text": "An offer expires 10 minutes after it was made (its `expires_at`): afterwards neither the approver nor the new device can go on with it."
   }
 ];
 
@@ -3830,7 +3838,8 @@ export type RuleId =
   | "ra.pairing.abandon"
   | "ra.pairing.bearer"
   | "ra.errors.pairing-unauthorized"
-  | "ra.pairing.limits";
+  | "ra.pairing.limits"
+  | "ra.pairing.expiry";
 
 /** Every error code a rule names. */
 export type ErrorCode =

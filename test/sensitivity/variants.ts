@@ -31,6 +31,7 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'relay', breakage: 'proof-expiry-ignored', rule: 'ns.session-proof.relay-shared' },
   { suite: 'relay', breakage: 'sessions-persisted', rule: 'ra.sessions.memory' },
   { suite: 'relay', breakage: 'events-replay', rule: 'ra.events.no-replay' },
+  { suite: 'relay', breakage: 'pairing-forever', rule: 'ra.pairing.expiry' },
   { suite: 'bridge', breakage: 'pkce', rule: 'ob.authorize.pkce-required' },
   { suite: 'bridge', breakage: 'redirect-prefix', rule: 'ob.authorize.redirect-exact' },
   { suite: 'bridge', breakage: 'code-reuse', rule: 'ob.code.replay-revokes' },

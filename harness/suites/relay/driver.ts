@@ -20,6 +20,8 @@ export interface RelayDeclared {
   spoolTtlS?: number;
   /** A challenge's life when the target declares one shorter than document 3's 60 s (a test contract). */
   challengeTtlS?: number;
+  /** A pairing offer's life when the target declares one shorter than document 3's 10 minutes (a test contract). */
+  pairingTtlS?: number;
   /** MAX_STREAMS_PER_IDENTITY (default the project's). */
   maxStreams?: number;
   /** Its per-sender bucket (default the project's). */

@@ -15,6 +15,7 @@ import type { RelayDeclared, RelayTarget } from './driver.ts';
 export const REFERENCE_DECLARED: Required<RelayDeclared> = {
   spoolTtlS: 8,
   challengeTtlS: 5,
+  pairingTtlS: 6,
   maxStreams: 4,
   senderLimit: 120,
   inviteCode: 'harness-invite',
@@ -76,6 +77,8 @@ export async function startRelayReference(options: RelayReferenceOptions): Promi
       String(d.spoolTtlS),
       '--challenge-ttl',
       String(d.challengeTtlS),
+      '--pairing-ttl',
+      String(d.pairingTtlS),
       '--max-streams',
       String(d.maxStreams),
       '--oauth-bridge-url',

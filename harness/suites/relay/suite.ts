@@ -12,6 +12,7 @@ interface RelayFlags {
   relayPeer?: string;
   relaySpoolTtl?: number;
   relayChallengeTtl?: number;
+  relayPairingTtl?: number;
   relayMaxStreams?: number;
   relaySenderLimit?: number;
   relayInviteCode?: string;
@@ -40,6 +41,7 @@ export const relaySuiteDefinition: SuiteDefinition = {
       .option('--relay-peer <url>', 'relay: a second relay resolving through the same authority (enables the federation checks)')
       .option('--relay-spool-ttl <seconds>', 'relay: its SPOOL_TTL (the expiry check runs when it is at most 30 s)', positive)
       .option('--relay-challenge-ttl <seconds>', "relay: a challenge's life when shorter than document 3's 60 s (a test contract; the expiry check waits for it)", positive)
+      .option('--relay-pairing-ttl <seconds>', "relay: a pairing offer's life when shorter than document 3's 10 minutes (a test contract; the expiry check waits for it)", positive)
       .option('--relay-max-streams <n>', "relay: its MAX_STREAMS_PER_IDENTITY (default the project's)", positive)
       .option('--relay-sender-limit <n>', "relay: its per-sender rate-limit bucket (default the project's)", positive)
       .option('--relay-invite-code <code>', 'relay: an invite code it accepts (when REGISTRATION_GATE=invite)')
@@ -54,6 +56,7 @@ export const relaySuiteDefinition: SuiteDefinition = {
     const declared: RelayDeclared = {
       ...(d.spool_ttl_s !== undefined ? { spoolTtlS: d.spool_ttl_s } : {}),
       ...(d.challenge_ttl_s !== undefined ? { challengeTtlS: d.challenge_ttl_s } : {}),
+      ...(d.pairing_ttl_s !== undefined ? { pairingTtlS: d.pairing_ttl_s } : {}),
       ...(d.max_streams !== undefined ? { maxStreams: d.max_streams } : {}),
       ...(d.sender_limit !== undefined ? { senderLimit: d.sender_limit } : {}),
       ...(d.invite_code !== undefined ? { inviteCode: d.invite_code } : {}),
@@ -102,13 +105,16 @@ async function loadRelay(target: RelayTarget) {
 function roleOf(f: RelayFlags, fromFile: RelayRole | undefined): RelayRole | undefined {
   const url = f.relay ?? fromFile?.url;
   if (url === undefined) {
-    const stray = (['relayPeer', 'relaySpoolTtl', 'relayChallengeTtl', 'relayMaxStreams', 'relaySenderLimit', 'relayInviteCode', 'relayOauthBridgeUrl'] as const).filter((k) => f[k] !== undefined);
+    const stray = (['relayPeer', 'relaySpoolTtl', 'relayChallengeTtl', 'relayPairingTtl', 'relayMaxStreams', 'relaySenderLimit', 'relayInviteCode', 'relayOauthBridgeUrl'] as const).filter(
+      (k) => f[k] !== undefined,
+    );
     if (stray.length > 0) throw new ConfigError('the --relay-* options describe a relay: give its address with --relay URL (or "relay.url" in the targets file)');
     return undefined;
   }
   const declared = { ...(fromFile?.declared ?? {}) };
   if (f.relaySpoolTtl !== undefined) declared.spool_ttl_s = f.relaySpoolTtl;
   if (f.relayChallengeTtl !== undefined) declared.challenge_ttl_s = f.relayChallengeTtl;
+  if (f.relayPairingTtl !== undefined) declared.pairing_ttl_s = f.relayPairingTtl;
   if (f.relayMaxStreams !== undefined) declared.max_streams = f.relayMaxStreams;
   if (f.relaySenderLimit !== undefined) declared.sender_limit = f.relaySenderLimit;
   if (f.relayInviteCode !== undefined) declared.invite_code = f.relayInviteCode;

@@ -9,7 +9,7 @@ import type { RelayIdentity } from '../../../actors/relay/index.ts';
 import { pairingCommitment, pairingSas } from '../../../../protocol/common/canonical.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { relayCheck } from '../check.ts';
-import { CheckFailure, codeOf, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+import { CheckFailure, CheckSkip, codeOf, isObject, safeJson, said, sleep, type RelayTarget, type Session } from '../driver.ts';
 
 /** Its own lane: fresh identities only, so these checks overlap the suite's others. */
 const LANE = 'relay/pairing';
@@ -53,8 +53,9 @@ function happyPathCheck(t: RelayTarget): Check {
       const o = await offered(s);
       const ob = body(o.answer);
       const ttl = typeof ob.expires_at === 'string' ? (Date.parse(ob.expires_at) - Date.now()) / 1000 : NaN;
+      const life = lifeOf(t);
       e.that(/^[0-9A-HJKMNP-TV-Z]{8}$/.test(o.code), `rendezvous_id ${JSON.stringify(o.code)} is not an 8-character short code`);
-      e.that(Math.abs(ttl - limits.pairing_offer_ttl_seconds) < 60, `expires_at ${JSON.stringify(ob.expires_at)} is not 10 minutes ahead`);
+      e.that(Math.abs(ttl - life) < Math.min(60, life / 2), `expires_at ${JSON.stringify(ob.expires_at)} is not ${life} s ahead`);
       const nonce = b64();
       const f = await fetchBy(s, o, nonce);
       const fb = body(f);
@@ -244,8 +245,36 @@ function profilePairingCodesCheck(t: RelayTarget): Check {
   });
 }
 
+/** An offer's life: document 3's 10 minutes, or the shorter one the target declares for tests. */
+const lifeOf = (t: RelayTarget): number => t.declared.pairingTtlS ?? limits.pairing_offer_ttl_seconds;
+
+/** The longest declared life the expiry check waits for. */
+const MAX_WAIT_S = 60;
+
+function expiryCheck(t: RelayTarget): Check {
+  const life = lifeOf(t);
+  return relayCheck(t, {
+    id: 'relay/pairing/expiry',
+    // A wait on an offer of its own: a lane of its own, overlapping the other checks.
+    lane: 'relay/pairing/expiry',
+    title: `an offer is gone after its life (${life} s): the approver's fetch and the new device's poll are refused`,
+    rules: ['ra.pairing.expiry'],
+    timeoutMs: (Math.min(life, MAX_WAIT_S) + 40) * 1000,
+    run: async (s, e) => {
+      if (life > MAX_WAIT_S) throw new CheckSkip(`the target declares no pairing life of at most ${MAX_WAIT_S} s (--relay-pairing-ttl); document 3's 10 minutes are not waited for`);
+      const o = await offered(s);
+      await sleep((life + 1.5) * 1000, s.signal);
+      const f = await fetchBy(s, o);
+      e.that(f.status >= 400 && f.status < 500, `the approver's fetch ${life + 1.5} s after the offer answered ${said(f)}`);
+      const p = await s.relay.enrollPoll(o.id.identity, o.code, o.token);
+      e.that(p.status >= 400 && p.status < 500, `the new device's poll ${life + 1.5} s after the offer answered ${said(p)}`);
+    },
+  });
+}
+
 export function pairingChecks(t: RelayTarget): Check[] {
   return [
+    expiryCheck(t),
     happyPathCheck(t),
     v1RefusedCheck(t),
     offersMaxCheck(t),
