@@ -9,6 +9,7 @@ import type { RelayIdentity } from '../../../actors/relay/index.ts';
 import { pairingCommitment, pairingSas } from '../../../../protocol/common/canonical.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { relayCheck } from '../check.ts';
+import { pairingModelCheck } from './pairing-model.ts';
 import { CheckFailure, CheckSkip, codeOf, isObject, safeJson, said, sleep, type RelayTarget, type Session } from '../driver.ts';
 
 /** Its own lane: fresh identities only, so these checks overlap the suite's others. */
@@ -285,5 +286,6 @@ export function pairingChecks(t: RelayTarget): Check[] {
     bearerCheck(t),
     abandonCheck(t),
     profilePairingCodesCheck(t),
+    pairingModelCheck(t),
   ];
 }
