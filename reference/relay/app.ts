@@ -25,6 +25,7 @@ import { RateLimits } from './rate-limits.ts';
 import { listDevices, registerSession, revokeDevice, revokeSession } from './sessions.ts';
 import { enroll, fetchKeystore, listKeystore, removeEnrollment } from './keystore.ts';
 import { abandon, deliver, fetchOffer, offer, Pairings, poll, reveal } from './pairing.ts';
+import { passkeyPage, passkeyScript } from './test-pages.ts';
 import { RelayStore } from './store.ts';
 
 /** Codes of a relay that follows only document 3 (the `document-only` variant): its own names where the project decided; no `rule` field. */
@@ -187,6 +188,10 @@ export function createRelayApp(ctx: RelayContext): H3 {
     },
   });
   route('/health', { GET: () => json(health(ctx)) });
+  if (ctx.config.testPages) {
+    route('/test/passkey', { GET: () => passkeyPage() });
+    route('/test/passkey.js', { GET: () => passkeyScript() });
+  }
   route('/auth/challenge', {
     GET: (req) => {
       const identity = validServiceName(new URL(req.url).searchParams.get('identity') ?? '');

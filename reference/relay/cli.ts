@@ -25,6 +25,7 @@ interface RelayFlags {
   spoolTtl?: number;
   challengeTtl: number;
   pairingTtl: number;
+  testPages?: boolean;
   maxStreams?: number;
   webStaticDir?: string;
   oauthBridgeUrl?: string;
@@ -111,6 +112,7 @@ export const relayServer: ServerDefinition = {
         positive,
         limits.pairing_offer_ttl_seconds,
       )
+      .option('--test-pages', 'tests only: serve the WebAuthn test page at /test/passkey')
       .option('--rate-sender <n>', 'envelopes per sender per window', positive, limits.relay_rate_sender_max)
       .option('--rate-global <n>', 'envelopes per relay per window', positive, limits.relay_rate_global_max)
       .option('--rate-ip <n>', 'units per IP per window (availability lookups)', positive, limits.relay_rate_ip_max)
@@ -185,6 +187,7 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
         spoolTtlSeconds: flags.spoolTtl ?? limits.spool_ttl_default_seconds,
         challengeTtlSeconds: flags.challengeTtl,
         pairingTtlSeconds: flags.pairingTtl,
+        ...(flags.testPages ? { testPages: true } : {}),
         maxStreams: flags.maxStreams ?? limits.max_streams_per_identity_default,
         ...(flags.webStaticDir ? { webStaticDir: flags.webStaticDir } : {}),
         ...(flags.oauthBridgeUrl ? { oauthBridgeUrl: flags.oauthBridgeUrl } : {}),

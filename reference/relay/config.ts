@@ -46,6 +46,8 @@ export interface RelayConfig {
   challengeTtlSeconds: number;
   /** A pairing offer's life: document 3's 10 minutes, shorter only for tests (--pairing-ttl). */
   pairingTtlSeconds?: number;
+  /** Test mode (--test-pages): the WebAuthn test page at /test/passkey. */
+  testPages?: boolean;
   maxStreams: number;
   webStaticDir?: string;
   oauthBridgeUrl?: string;
