@@ -96,7 +96,11 @@ export const limits = {
   "keystore_enrollments_max": 32,
   "keystore_credential_id_max_bytes": 1023,
   "pairing_sealed_max_bytes": 65536,
-  "pairing_label_max_bytes": 64
+  "pairing_label_max_bytes": 64,
+  "contacts_max": 10000,
+  "contact_petname_max_bytes": 64,
+  "trusted_auth_services_max": 16,
+  "pow_bits_max": 32
 } as const;
 
 export type LimitId = keyof typeof limits;
@@ -918,6 +922,42 @@ export const limitSources = [
     "doc": 3,
     "section": "Pairing (limits: not shown)",
     "clause": "`label` of an offer",
+    "origin": "project"
+  },
+  {
+    "id": "contacts_max",
+    "value": 10000,
+    "unit": "count",
+    "doc": 3,
+    "section": "System files (contacts.json; schema: not shown)",
+    "clause": "contacts in one contacts.json",
+    "origin": "project"
+  },
+  {
+    "id": "contact_petname_max_bytes",
+    "value": 64,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "System files (contacts.json; schema: not shown)",
+    "clause": "a contact's petname",
+    "origin": "project"
+  },
+  {
+    "id": "trusted_auth_services_max",
+    "value": 16,
+    "unit": "count",
+    "doc": 3,
+    "section": "System files (inbox-policy.json; schema: not shown)",
+    "clause": "trusted_auth_services",
+    "origin": "project"
+  },
+  {
+    "id": "pow_bits_max",
+    "value": 32,
+    "unit": "count",
+    "doc": 3,
+    "section": "System files (inbox-policy.json; schema: not shown)",
+    "clause": "anonymous.pow_bits",
     "origin": "project"
   }
 ] as const;

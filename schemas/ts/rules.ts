@@ -3438,6 +3438,24 @@ export const rules: readonly Rule[] = [
     "section": "Pairing: POST /identities/:identity/enroll/offer",
     "title": "Offers expire",
     "text": "An offer expires 10 minutes after it was made (its `expires_at`): afterwards neither the approver nor the new device can go on with it."
+  },
+  {
+    "id": "ra.system.contacts",
+    "level": "MUST",
+    "doc": 3,
+    "section": "System files (contacts.json; schema: not shown)",
+    "title": "contacts.json",
+    "text": "Project decision (contacts.json of the interop set): `version` 1 and `contacts`, a list of at most 10000 entries, each with `identity` (a service ID, unique ignoring case), `state` `accepted` or `blocked`, and optional `pinned_key` (an `ed25519:` key), `petname` (at most 64 bytes) and `added_at` (RFC 3339); anything else is refused on write.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.system.inbox-policy",
+    "level": "MUST",
+    "doc": 3,
+    "section": "System files (inbox-policy.json; schema: not shown)",
+    "title": "inbox-policy.json",
+    "text": "Project decision (inbox-policies.json of the interop set): `version` 1, `mode` one of `open`, `contacts_only`, `contacts_and_requests`; optional `anonymous` with `allow` (boolean), `challenge` `pow` and `pow_bits` (1 to 32); optional `trusted_auth_services`, at most 16 service IDs; anything else is refused on write.",
+    "origin": "project"
   }
 ];
 
@@ -3839,7 +3857,9 @@ export type RuleId =
   | "ra.pairing.bearer"
   | "ra.errors.pairing-unauthorized"
   | "ra.pairing.limits"
-  | "ra.pairing.expiry";
+  | "ra.pairing.expiry"
+  | "ra.system.contacts"
+  | "ra.system.inbox-policy";
 
 /** Every error code a rule names. */
 export type ErrorCode =

@@ -9,6 +9,7 @@ import { normalizeOrigin, sameOrigin } from '../../../protocol/common/url.ts';
 import { validServiceName, claimable, hostedReason, dirName } from '../../../protocol/common/names.ts';
 import { documentCanonical, verifyDocument, keyValidAt, previousKeys } from '../../../protocol/common/document.ts';
 import { checkProfileDocument } from '../../../protocol/bridge/profile-document.ts';
+import { checkContacts, checkInboxPolicy } from '../../../protocol/relay/system-files.ts';
 import { openMessage } from '../../../protocol/relay/seal.ts';
 import { encodeObject, decodeObject } from '../../../protocol/common/codec.ts';
 import { checkSessionProof } from '../../../protocol/signin/session-proof.ts';
@@ -37,6 +38,8 @@ export const protocolCore = {
   keyValidAt,
   previousKeys,
   checkProfileDocument,
+  checkContacts,
+  checkInboxPolicy,
   openMessage,
   encodeObject,
   decodeObject,

@@ -15,7 +15,7 @@ import { signinChecks } from './kinds/signin.ts';
 import { idInputChecks, namesChecks, audienceChecks, referenceChecks } from './kinds/identifiers.ts';
 import { canonicalChecks, digestChecks } from './kinds/strings.ts';
 import { fingerprintChecks, ed25519Checks, documentChecks, sessionProofChecks } from './kinds/keys.ts';
-import { pairingChecks, encryptionChecks, profileChecks, requestChecks } from './kinds/payloads.ts';
+import { pairingChecks, encryptionChecks, profileChecks, requestChecks, contactsChecks, inboxPolicyChecks } from './kinds/payloads.ts';
 import { propertyChecks } from './properties.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -39,6 +39,8 @@ const KINDS: Record<string, { checks: (kc: KindContext) => Check[]; schema: stri
   'message-seal-v1': { checks: encryptionChecks, schema: 'message-seal-v1', single: true },
   profiles: { checks: profileChecks, schema: 'profiles' },
   requests: { checks: requestChecks, schema: 'requests' },
+  contacts: { checks: contactsChecks, schema: 'contacts' },
+  'inbox-policies': { checks: inboxPolicyChecks, schema: 'inbox-policies' },
 };
 
 export interface VectorSuiteOptions {

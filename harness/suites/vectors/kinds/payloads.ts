@@ -58,6 +58,19 @@ export function profileChecks(kc: KindContext): Check[] {
   );
 }
 
+/** The relay's validated system documents (contacts.json, inbox-policy.json): the verdict on write. */
+const documentChecks = (rule: 'ra.system.contacts' | 'ra.system.inbox-policy', check: (raw: unknown) => { ok: boolean }) =>
+  function (kc: KindContext): Check[] {
+    return listOf(kc.file).map((v, i) =>
+      vectorCheck(kc, nameOf(v, i), [rule, ...ruleIds(v.rules)], (expect) => {
+        expect.equal('valid', check(v.raw).ok, v.valid);
+      }),
+    );
+  };
+
+export const contactsChecks = (kc: KindContext): Check[] => documentChecks('ra.system.contacts', kc.core.checkContacts)(kc);
+export const inboxPolicyChecks = (kc: KindContext): Check[] => documentChecks('ra.system.inbox-policy', kc.core.checkInboxPolicy)(kc);
+
 export function requestChecks(kc: KindContext): Check[] {
   const { core } = kc;
   const file = kc.file as { invalid?: Record<string, unknown>[] };
