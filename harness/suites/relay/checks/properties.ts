@@ -91,8 +91,11 @@ export function propertyChecks(t: RelayTarget): Check[] {
   });
   const model = relayProperty({
     id: 'relay/properties/inbox-model',
-    // It restarts the relay between commands: nothing else of the suite may be in flight.
+    // It restarts the relay between commands: nothing else of the suite may be in flight. Restarts
+    // on a loaded machine (the other suites run meanwhile) take seconds each: 3 minutes, not 30 s,
+    // since a timeout mid-restart would leave the relay down for the rest of the run.
     ...(t.restart ? { exclusive: true } : {}),
+    timeoutMs: 180_000,
     title: `a model of each inbox: random sequences of send, ack, pickup, cursor read${t.restart ? ' and restart' : ''}, every answer as the model says`,
     rules: ['ra.pickup.drain', 'ra.pickup.cursor', 'ra.acks.accepted', ...(t.restart ? (['ra.spool.durable'] as const) : [])],
     context: ['ra.messages.accepted'],
