@@ -18,7 +18,7 @@ import { Auth } from './auth.ts';
 import type { RelayConfig, RelayContext } from './config.ts';
 import { DnsProviders } from './dns-providers.ts';
 import { EventHub } from './events.ts';
-import { availability, capabilities, exportIdentity, identityInfo, identityOfHost, register, rotate, wellKnownDocument } from './identities.ts';
+import { availability, capabilities, exportIdentity, identityInfo, identityOfHost, publicProfile, register, rotate, wellKnownDocument } from './identities.ts';
 import { consume, events, pickup, RawJson, sweepSpool, type OwnerCall } from './inbox.ts';
 import { acceptEnvelope } from './messages.ts';
 import { RateLimits } from './rate-limits.ts';
@@ -26,6 +26,7 @@ import { listDevices, registerSession, revokeDevice, revokeSession } from './ses
 import { enroll, fetchKeystore, listKeystore, removeEnrollment } from './keystore.ts';
 import { abandon, deliver, fetchOffer, offer, Pairings, poll, reveal } from './pairing.ts';
 import { passkeyPage, passkeyScript } from './test-pages.ts';
+import { deleteSystemFile, getSystemFile, putSystemFile } from './system-files.ts';
 import { RelayStore } from './store.ts';
 
 /** Codes of a relay that follows only document 3 (the `document-only` variant): its own names where the project decided; no `rule` field. */
@@ -248,12 +249,19 @@ export function createRelayApp(ctx: RelayContext): H3 {
       return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
     },
   });
+  route('/identities/:identity/system/**:path', {
+    GET: async (req, event) => getSystemFile(ctx, await call(req, event), param(event, 'path')),
+    PUT: async (req, event) => putSystemFile(ctx, await call(req, event), param(event, 'path')),
+    DELETE: async (req, event) => deleteSystemFile(ctx, await call(req, event), param(event, 'path')),
+  });
   route('/identities/:identity/export', { POST: async (req, event) => exportIdentity(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes)) });
   route('/hosted/availability', {
     GET: (req, event) => json(availability(ctx, new URL(req.url), ip(event)), 200, CORS_ANY),
     OPTIONS: () => new Response(null, { status: 204, headers: { ...CORS_ANY, 'access-control-allow-methods': 'GET', 'access-control-max-age': '600' } }),
   });
   route(ctx.config.profile.ids.id_document_path, { GET: (req) => json(wellKnownDocument(ctx, req.headers.get('host')), 200, CORS_ANY) });
+  route(`${ctx.config.profile.ids.public_files_path}profile.json`, { GET: (req) => json(publicProfile(ctx, req.headers.get('host')), 200, CORS_ANY) });
+  route(`${ctx.config.profile.ids.public_files_path}profile.json`, { GET: (req) => json(publicProfile(ctx, req.headers.get('host')), 200, CORS_ANY) });
   route(ctx.config.profile.ids.capabilities_path, { GET: (req) => json(capabilities(ctx, req.headers.get('host')), 200, CORS_ANY) });
   app.all('/**', () => render(ctx, ruleError(404, 'ra.errors.not-found', 'no such endpoint')));
   return app;

@@ -1,5 +1,5 @@
 // `svc-reference relay`: the reference relay of document 3 (identities, authentication, messaging,
-// the keystore, pairing; system files and the drive come with later issues). Flags, each also the
+// the keystore, pairing, system files; the drive comes with a later issue). Flags, each also the
 // document's environment name where it has one; it prints one line,
 // `svc-reference relay listening on <origin> (<bound url>)`, then runs until SIGINT/SIGTERM.
 import { readFileSync } from 'node:fs';
@@ -58,6 +58,8 @@ Endpoints (spec/http/relay.openapi.yaml; identifiers follow the service name, sh
   PUT  /identities/:id/keystore       enroll (identity-signed); POST .../keystore/list (metadata)
   POST /identities/:id/keystore/fetch the wrapped copies, for a WebAuthn assertion (ES256, EdDSA, RS256)
   DELETE /identities/:id/keystore/:enrollment   (recovery master: actor_assertion; 409 last_enrollment)
+  GET, PUT, DELETE /identities/:id/system/<public|relay>/<name>.json   system documents (owner-only,
+                                      validated; ETag, If-Match): profile, capabilities, contacts, inbox-policy
   POST /identities/:id/enroll/offer   pairing v2: offer (new device), then /:code/fetch (approver,
        .../:code/reveal, .../:code/deliver, GET and DELETE .../:code   enroll-fetch), reveal (bearer), deliver
                                       (enroll-deliver), poll for the sealed seed once, abandon

@@ -15,6 +15,7 @@ import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import type { RelayContext } from './config.ts';
 import { lookup } from './directory.ts';
+import { systemDocument } from './system-files.ts';
 import { DnsWriteError, recordsFor } from './dns-providers.ts';
 
 /** The body as a JSON object, or 400 invalid_request. */
@@ -104,11 +105,20 @@ export function wellKnownDocument(ctx: RelayContext, host: string | null): Recor
 export function capabilities(ctx: RelayContext, host: string | null): Record<string, unknown> {
   const row = identityOfHost(ctx, host);
   const doc = JSON.parse(row.document) as Record<string, unknown>;
-  const own = doc.capabilities !== null && typeof doc.capabilities === 'object' ? (doc.capabilities as Record<string, unknown>) : {};
+  // The owner's public/capabilities.json (System files) when written, else what the document carries.
+  const own = systemDocument(ctx, row.identity, 'public/capabilities.json') ?? (doc.capabilities !== null && typeof doc.capabilities === 'object' ? (doc.capabilities as Record<string, unknown>) : {});
   const endpoints = { ...((own.endpoints as Record<string, unknown> | undefined) ?? {}) };
   if (ctx.config.webStaticDir && endpoints.web_signer === undefined) endpoints.web_signer = `https://${row.identity}/app/`;
   if (ctx.config.oauthBridgeUrl && endpoints.oauth_bridge === undefined) endpoints.oauth_bridge = ctx.config.oauthBridgeUrl;
   return { ...own, endpoints };
+}
+
+/** GET <public files>/profile.json (Host-routed): the owner's public profile document as written. */
+export function publicProfile(ctx: RelayContext, host: string | null): Record<string, unknown> {
+  const row = identityOfHost(ctx, host);
+  const doc = systemDocument(ctx, row.identity, 'public/profile.json');
+  if (!doc) throw ruleError(404, 'ra.errors.not-found', `${row.identity} has written no profile`);
+  return doc;
 }
 
 export function identityOfHost(ctx: RelayContext, host: string | null) {

@@ -2,6 +2,7 @@
 // body cap (413, before parsing), the envelope's fields (400), encryption_required (400), the
 // at-least-one-local rule (403), the rate limits (429), then the signature or session (401); only
 // then is the envelope stored in the local inbox or forwarded as signed to the recipient's relay.
+import { systemDocument } from './system-files.ts';
 import { decodeBase64Any, encodeBase64url } from '../../protocol/common/base64.ts';
 import { canonicalString, CanonicalError } from '../../protocol/common/canonical.ts';
 import { verifyEd25519Async } from '../../protocol/common/ed25519.ts';
@@ -93,6 +94,7 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
   if (!sender) throw ruleError(401, 'ra.errors.signature-invalid', `the sender ${String(e.sender)} cannot be resolved, so its signature cannot be checked`);
   const id = e.id as string;
   const store = async (): Promise<boolean> => {
+    if (kind === 'message' && recipient?.local) admit(ctx, recipient.identity, sender.identity);
     if (recipient?.local || breaks.has('neither-local')) {
       const outcome = await ctx.store.spool({
         recipient: (recipient?.identity ?? String(e.recipient)).toLowerCase(),
@@ -122,6 +124,18 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
   if (!recipient?.relay) throw ruleError(403, 'ra.relay.locality', `the recipient ${String(e.recipient)} names no relay to forward to`);
   await forward(ctx, kind, recipient.relay, bytes);
   return { id };
+}
+
+/**
+ * The recipient's inbox policy (ra.inbox.policy): a blocked sender is refused, and under
+ * `contacts_only` so is anyone not an accepted contact. Read from the recipient's system files.
+ */
+function admit(ctx: RelayContext, recipient: string, sender: string): void {
+  const contacts = systemDocument(ctx, recipient, 'relay/contacts.json')?.contacts;
+  const entry = Array.isArray(contacts) ? (contacts as Array<{ identity?: unknown; state?: unknown }>).find((c) => typeof c.identity === 'string' && c.identity.toLowerCase() === sender) : undefined;
+  if (entry?.state === 'blocked') throw ruleError(403, 'ra.inbox.policy', 'the recipient does not take mail from this sender');
+  const mode = systemDocument(ctx, recipient, 'relay/inbox-policy.json')?.mode;
+  if (mode === 'contacts_only' && entry?.state !== 'accepted') throw ruleError(403, 'ra.inbox.policy', 'the recipient takes mail from its contacts only');
 }
 
 async function forward(ctx: RelayContext, kind: Kind, relay: string, bytes: Uint8Array): Promise<void> {

@@ -45,6 +45,15 @@ export interface EnrollmentRow {
   last_used_at: number | null;
 }
 
+/** A system document as written (ra.system.files). */
+export interface SystemFileRow {
+  identity: string;
+  path: string;
+  body: string;
+  etag: string;
+  updated_at: number;
+}
+
 export interface DeviceRow {
   id: string;
   identity: string;
@@ -64,6 +73,7 @@ CREATE TABLE IF NOT EXISTS relay_spool (seq INTEGER PRIMARY KEY AUTOINCREMENT, r
 CREATE INDEX IF NOT EXISTS relay_spool_expiry ON relay_spool (expires_at);
 CREATE TABLE IF NOT EXISTS relay_revoked_sessions (session_key TEXT PRIMARY KEY, identity TEXT NOT NULL, expires_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS relay_keystore (identity TEXT NOT NULL, enrollment_id TEXT NOT NULL, kind TEXT NOT NULL, wrap TEXT NOT NULL, wrapped TEXT NOT NULL, credential_id TEXT, credential_public_key TEXT, credential_alg INTEGER, label TEXT, role TEXT NOT NULL, created_at INTEGER NOT NULL, last_used_at INTEGER, PRIMARY KEY (identity, enrollment_id));
+CREATE TABLE IF NOT EXISTS relay_system_files (identity TEXT NOT NULL, path TEXT NOT NULL, body TEXT NOT NULL, etag TEXT NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (identity, path));
 CREATE TABLE IF NOT EXISTS relay_devices (id TEXT PRIMARY KEY, identity TEXT NOT NULL, name TEXT, kind TEXT, client TEXT, platform TEXT, browser TEXT, enrollment_id TEXT, added_at INTEGER NOT NULL, last_seen INTEGER NOT NULL);
 `;
 
@@ -114,6 +124,11 @@ export class RelayStore {
           credential_public_key = excluded.credential_public_key, credential_alg = excluded.credential_alg, label = excluded.label, role = excluded.role, created_at = excluded.created_at`),
       removeEnrollment: db.prepare('DELETE FROM relay_keystore WHERE identity = ? AND enrollment_id = ?'),
       usedEnrollment: db.prepare('UPDATE relay_keystore SET last_used_at = ? WHERE identity = ? AND enrollment_id = ?'),
+      systemFile: db.prepare('SELECT * FROM relay_system_files WHERE identity = ? AND path = ?'),
+      putSystemFile: db.prepare(
+        'INSERT INTO relay_system_files (identity, path, body, etag, updated_at) VALUES (@identity, @path, @body, @etag, @updated_at) ON CONFLICT (identity, path) DO UPDATE SET body = excluded.body, etag = excluded.etag, updated_at = excluded.updated_at',
+      ),
+      removeSystemFile: db.prepare('DELETE FROM relay_system_files WHERE identity = ? AND path = ?'),
       device: db.prepare('SELECT * FROM relay_devices WHERE id = ?'),
       devices: db.prepare('SELECT * FROM relay_devices WHERE identity = ? ORDER BY added_at'),
       upsertDevice: db.prepare(`INSERT INTO relay_devices (id, identity, name, kind, client, platform, browser, enrollment_id, added_at, last_seen)
@@ -147,6 +162,18 @@ export class RelayStore {
       const held = this.#s.spoolOne.get(row.recipient, row.kind, row.id) as { body: string } | undefined;
       return held?.body === row.body ? 'same' : 'conflict';
     });
+  }
+
+  systemFile(identity: string, path: string): SystemFileRow | undefined {
+    return this.#s.systemFile.get(identity, path) as SystemFileRow | undefined;
+  }
+
+  putSystemFile(row: SystemFileRow): void {
+    this.#s.putSystemFile.run(row);
+  }
+
+  removeSystemFile(identity: string, path: string): void {
+    this.#s.removeSystemFile.run(identity, path);
   }
 
   enrollments(identity: string): EnrollmentRow[] {

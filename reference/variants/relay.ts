@@ -254,6 +254,7 @@ export const RELAY_WIRE: Record<string, WireVariant> = {
   ...forwarding(),
   ...keystore(),
   ...pairing(),
+  ...systemFiles(),
 };
 
 /**
@@ -473,5 +474,18 @@ function pairing(): Record<string, WireVariant> {
         return kept !== undefined ? jsonAnswer(JSON.parse(kept)) : res;
       },
     },
+  };
+}
+
+/** System files and the inbox policy broken on the wire: a refusal answered as a success. */
+function systemFiles(): Record<string, WireVariant> {
+  const system = (req: Request, url: URL) => /^\/identities\/[^/]+\/system\//.test(url.pathname) && req.method !== 'OPTIONS';
+  const put = (req: Request, url: URL) => req.method === 'PUT' && system(req, url);
+  const written = () => jsonAnswer({ path: 'accepted', etag: '"accepted"' });
+  return {
+    'system-open': { rule: 'ra.system.files', what: 'system documents answer 200 without the owner', wire: refusalAnswered(system, byStatus(401), () => jsonAnswer({ version: 1 })) },
+    'system-unvalidated': { rule: 'ra.system.validated', what: 'an invalid system document is answered 200', wire: refusalAnswered(put, byRule('ra.system.validated'), written) },
+    'system-etag-ignored': { rule: 'ra.system.etag', what: 'a write on a stale If-Match is answered 200', wire: refusalAnswered(put, byStatus(412), written) },
+    'inbox-open': { rule: 'ra.inbox.policy', what: 'a message the inbox policy refuses is answered 202', wire: refusalAnswered(messages, byRule('ra.inbox.policy'), ok202) },
   };
 }

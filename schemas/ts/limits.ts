@@ -100,7 +100,8 @@ export const limits = {
   "contacts_max": 10000,
   "contact_petname_max_bytes": 64,
   "trusted_auth_services_max": 16,
-  "pow_bits_max": 32
+  "pow_bits_max": 32,
+  "system_file_max_bytes": 65536
 } as const;
 
 export type LimitId = keyof typeof limits;
@@ -958,6 +959,15 @@ export const limitSources = [
     "doc": 3,
     "section": "System files (inbox-policy.json; schema: not shown)",
     "clause": "anonymous.pow_bits",
+    "origin": "project"
+  },
+  {
+    "id": "system_file_max_bytes",
+    "value": 65536,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "System files (size caps: not shown)",
+    "clause": "one system document as written",
     "origin": "project"
   }
 ] as const;

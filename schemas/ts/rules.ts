@@ -3456,6 +3456,51 @@ export const rules: readonly Rule[] = [
     "title": "inbox-policy.json",
     "text": "Project decision (inbox-policies.json of the interop set): `version` 1, `mode` one of `open`, `contacts_only`, `contacts_and_requests`; optional `anonymous` with `allow` (boolean), `challenge` `pow` and `pow_bits` (1 to 32); optional `trusted_auth_services`, at most 16 service IDs; anything else is refused on write.",
     "origin": "project"
+  },
+  {
+    "id": "ra.system.files",
+    "level": "MUST",
+    "doc": 3,
+    "section": "System files",
+    "title": "System files, owner-only",
+    "text": "`GET`, `PUT`, `DELETE /identities/:identity/system/:path` are challenge-signed by the owner (or a signed request): a read returns what was written, a delete removes it; without the owner's proof they are refused (401)."
+  },
+  {
+    "id": "ra.system.validated",
+    "level": "MUST",
+    "doc": 3,
+    "section": "System files",
+    "title": "Validated on write",
+    "text": "A `.svc/public` or `.svc/relay` document is validated on write: one that does not follow its schema is refused (400) and the stored one is kept."
+  },
+  {
+    "id": "ra.system.paths",
+    "level": "MUST",
+    "doc": 3,
+    "section": "System files (paths and bodies: not shown)",
+    "title": "The system documents",
+    "text": "Project decision: `:path` is the document's path under the system directory, written as path segments: `public/profile.json`, `public/capabilities.json`, `relay/contacts.json`, `relay/inbox-policy.json`; the body is the document itself, at most 64 KiB; a PUT answers 200 with `path` and `etag`, a DELETE 204; another path answers 404 `not_found`.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.system.etag",
+    "level": "MUST",
+    "doc": 3,
+    "section": "System files (concurrency: not shown)",
+    "title": "ETag and If-Match",
+    "text": "Project decision: a read and a write answer the document's `ETag`; a write or delete with `If-Match` naming another version (or `*` with nothing stored) answers 412 `precondition_failed` and changes nothing.",
+    "origin": "project",
+    "code": "precondition_failed"
+  },
+  {
+    "id": "ra.inbox.policy",
+    "level": "MUST",
+    "doc": 3,
+    "section": "System files (inbox policy; enforcement: not shown)",
+    "title": "Inbox policy on delivery",
+    "text": "Project decision: a message for a local recipient is refused with 403 `not_authorized` (after its signature is checked) when the recipient's contacts.json marks the sender `blocked`, or its inbox-policy.json says `contacts_only` and the sender is not an `accepted` contact; acks are not filtered.",
+    "origin": "project",
+    "code": "not_authorized"
   }
 ];
 
@@ -3859,7 +3904,12 @@ export type RuleId =
   | "ra.pairing.limits"
   | "ra.pairing.expiry"
   | "ra.system.contacts"
-  | "ra.system.inbox-policy";
+  | "ra.system.inbox-policy"
+  | "ra.system.files"
+  | "ra.system.validated"
+  | "ra.system.paths"
+  | "ra.system.etag"
+  | "ra.inbox.policy";
 
 /** Every error code a rule names. */
 export type ErrorCode =
@@ -3909,6 +3959,7 @@ export type ErrorCode =
   | "out_of_order"
   | "pairing_v1"
   | "payload_too_large"
+  | "precondition_failed"
   | "rate_limit_exceeded"
   | "recovery_master_required"
   | "redirect_refused"

@@ -148,6 +148,18 @@ export class RelayClient {
     return this.post(`/identities/${encodeURIComponent(id.identity)}/keystore/${encodeURIComponent(enrollmentId)}`, body, {}, 'DELETE');
   }
 
+  /** A system document (`path` under the system directory, e.g. relay/contacts.json), owner-authenticated. */
+  async systemFile(id: RelayIdentity, method: 'GET' | 'PUT' | 'DELETE', path: string, body?: string, o: { auth?: OwnerAuth; headers?: Record<string, string> } = {}): Promise<HttpResponse> {
+    const target = `/identities/${encodeURIComponent(id.identity)}/system/${path}`;
+    const auth = await this.authHeaders(id, method, target, o.auth ?? { mode: 'challenge' }, body ?? '');
+    return this.http.request(`${this.url}${target}`, {
+      method,
+      ...(body !== undefined ? { body } : {}),
+      headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...auth, ...(o.headers ?? {}) },
+      ...(this.signal ? { signal: this.signal } : {}),
+    });
+  }
+
   /** POST .../enroll/offer: the new device's offer (no authentication). */
   enrollOffer(identity: string, body: Record<string, unknown>): Promise<HttpResponse> {
     return this.post(`/identities/${encodeURIComponent(identity)}/enroll/offer`, body);

@@ -17,6 +17,7 @@ import { propertyChecks } from './checks/properties.ts';
 import { profileChecks } from './checks/profile.ts';
 import { keystoreChecks } from './checks/keystore.ts';
 import { pairingChecks } from './checks/pairing.ts';
+import { systemFileChecks } from './checks/system-files.ts';
 
 export type { RelayTarget } from './driver.ts';
 
@@ -33,6 +34,7 @@ export async function relaySuite(target: RelayTarget): Promise<SuiteLoad> {
     ...profileChecks(target),
     ...keystoreChecks(target),
     ...pairingChecks(target),
+    ...systemFileChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
   ];

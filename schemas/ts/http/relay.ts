@@ -396,6 +396,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/identities/{identity}/system/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a system document */
+        get: operations["systemGet"];
+        /** Write a system document (validated) */
+        put: operations["systemPut"];
+        post?: never;
+        /** Remove a system document */
+        delete: operations["systemDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/hosted/availability": {
         parameters: {
             query?: never;
@@ -1454,6 +1473,95 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
+        };
+    };
+    systemGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                /** @description The document's path under the system directory, e.g. relay/contacts.json. */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document as written, with its ETag. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    systemPut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                /** @description The document's path under the system directory, e.g. relay/contacts.json. */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Written. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        path: string;
+                        etag: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            412: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+        };
+    };
+    systemDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                /** @description The document's path under the system directory, e.g. relay/contacts.json. */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            412: components["responses"]["Error"];
         };
     };
     availability: {

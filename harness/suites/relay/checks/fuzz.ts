@@ -40,7 +40,15 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
   const code = pairing.rendezvous_id;
   const bearerOps = new Set(['enrollReveal', 'enrollPoll', 'enrollAbandon']);
   const param = (name: string): string =>
-    name === 'identity' ? fuzzer.identity : name === 'enrollment' ? `enr-${randomBytes(6).toString('hex')}` : name === 'rendezvous' ? code : `sess_${randomBytes(6).toString('hex')}`;
+    name === 'identity'
+      ? fuzzer.identity
+      : name === 'enrollment'
+        ? `enr-${randomBytes(6).toString('hex')}`
+        : name === 'rendezvous'
+          ? code
+          : name === 'path'
+            ? 'public/profile.json'
+            : `sess_${randomBytes(6).toString('hex')}`;
   const params = (op: Operation): Record<string, string> => Object.fromEntries(op.pathParams.map((p) => [p, param(p)]));
   const challenge = async (): Promise<string> => String(((await s.relay.challenge(fuzzer.identity)).json() as { challenge?: unknown }).challenge);
   const wrappedDigest = createHash('sha256').update(JSON.stringify(wrapped)).digest('base64url');
@@ -70,6 +78,7 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
       }
       if (op.id === 'keystoreList') return { ...d, body: adminEnvelope(s.profile, 'keystore-list', { identity: me }, fuzzer.seed) };
       if (op.id === 'keystoreRemove') return { ...d, body: adminEnvelope(s.profile, 'keystore-remove', { identity: me, enrollment_id: d.params.enrollment! }, fuzzer.seed) };
+      if (op.id === 'systemPut') return { ...d, body: { version: 1, display_name: 'Fuzz' } };
       if (op.id === 'enrollOffer') return { ...d, body: { commitment: randomBytes(32).toString('base64url'), label: 'fuzz' } };
       if (op.id === 'enrollFetch')
         return {

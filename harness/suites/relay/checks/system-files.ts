@@ -1,0 +1,139 @@
+// System files (document 3, System files): owner-only reads and writes, validated on write, and in
+// the profile the project's paths, ETag and If-Match, and the inbox policy the relay enforces with
+// them (contacts.json and inbox-policy.json).
+import { randomBytes } from 'node:crypto';
+import type { Check } from '../../../run/model.ts';
+import type { HttpResponse } from '../../../actors/http.ts';
+import { relayCheck } from '../check.ts';
+import { codeOf, safeJson, said, type RelayTarget } from '../driver.ts';
+import { mail } from './messaging.ts';
+
+/** Its own lane: fresh identities only, overlapping the suite's other checks. */
+const LANE = 'relay/system';
+const PROFILE = 'public/profile.json';
+const CONTACTS = 'relay/contacts.json';
+const POLICY = 'relay/inbox-policy.json';
+const ok = (r: HttpResponse) => r.status >= 200 && r.status < 300;
+const profileDoc = (name: string) => JSON.stringify({ version: 1, display_name: name });
+
+function writeReadDeleteCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/system/write-read-delete',
+    lane: LANE,
+    title: 'the owner writes a system document, reads back what it wrote, deletes it, and then finds nothing',
+    rules: ['ra.system.files'],
+    run: async (s, e) => {
+      const id = await s.identity();
+      const put = await s.relay.systemFile(id, 'PUT', PROFILE, profileDoc('Ada'));
+      if (!e.that(ok(put), `PUT ${PROFILE} answered ${said(put)}`)) return;
+      const got = await s.relay.systemFile(id, 'GET', PROFILE);
+      e.that(got.status === 200 && JSON.stringify(safeJson(got)) === profileDoc('Ada'), `GET ${PROFILE} answered ${said(got)}`);
+      const del = await s.relay.systemFile(id, 'DELETE', PROFILE);
+      e.that(ok(del), `DELETE ${PROFILE} answered ${said(del)}`);
+      const after = await s.relay.systemFile(id, 'GET', PROFILE);
+      e.that(after.status >= 400 && after.status < 500, `GET after the delete answered ${said(after)}`);
+    },
+  });
+}
+
+function ownerOnlyCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/system/owner-only',
+    lane: LANE,
+    title: "system documents refuse (401) a request without the owner's proof or signed by another key, and such a write changes nothing",
+    rules: ['ra.system.files'],
+    run: async (s, e) => {
+      const id = await s.identity();
+      await s.relay.systemFile(id, 'PUT', PROFILE, profileDoc('Owner'));
+      const other = new Uint8Array(randomBytes(32));
+      for (const [what, auth] of [
+        ['no proof', { mode: 'none' as const }],
+        ['another key', { mode: 'challenge' as const, seed: other }],
+      ] as const) {
+        const r = await s.relay.systemFile(id, 'GET', PROFILE, undefined, { auth });
+        e.that(r.status === 401, `GET with ${what} answered ${said(r)}, expected 401`);
+        const w = await s.relay.systemFile(id, 'PUT', PROFILE, profileDoc('Intruder'), { auth });
+        e.that(w.status === 401, `PUT with ${what} answered ${said(w)}, expected 401`);
+      }
+      const kept = await s.relay.systemFile(id, 'GET', PROFILE);
+      e.that(JSON.stringify(safeJson(kept)) === profileDoc('Owner'), `after the refused writes the document is ${kept.text().slice(0, 120)}`);
+    },
+  });
+}
+
+function validatedCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/system/validated',
+    lane: LANE,
+    title: 'a contacts list naming one identity twice, or an inbox policy of an unknown mode, is refused 400 and the stored document is kept',
+    rules: ['ra.system.validated'],
+    run: async (s, e) => {
+      const id = await s.identity();
+      const good = JSON.stringify({ version: 1, contacts: [{ identity: 'bob.example.org', state: 'accepted' }] });
+      await s.relay.systemFile(id, 'PUT', CONTACTS, good);
+      const dup = JSON.stringify({
+        version: 1,
+        contacts: [
+          { identity: 'bob.example.org', state: 'accepted' },
+          { identity: 'BOB.example.org', state: 'blocked' },
+        ],
+      });
+      const r = await s.relay.systemFile(id, 'PUT', CONTACTS, dup);
+      e.that(r.status === 400, `a contacts list naming bob twice answered ${said(r)}, expected 400`);
+      const kept = await s.relay.systemFile(id, 'GET', CONTACTS);
+      e.that(JSON.stringify(safeJson(kept)) === good, `after the refused write contacts.json is ${kept.text().slice(0, 160)}`);
+      const mode = await s.relay.systemFile(id, 'PUT', POLICY, JSON.stringify({ version: 1, mode: 'everyone' }));
+      e.that(mode.status === 400, `an inbox policy of mode "everyone" answered ${said(mode)}, expected 400`);
+    },
+  });
+}
+
+function profileSystemPathsCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/profile/system-files',
+    lane: LANE,
+    title: 'the system documents live at the project paths with an ETag; If-Match on another version answers 412 precondition_failed and changes nothing',
+    rules: ['ra.system.paths', 'ra.system.etag'],
+    run: async (s, e) => {
+      const id = await s.identity();
+      const unknown = await s.relay.systemFile(id, 'PUT', 'relay/secrets.json', '{}');
+      e.that(unknown.status === 404 && codeOf(unknown) === 'not_found', `an unknown path answered ${said(unknown)}, expected 404 not_found`);
+      const first = await s.relay.systemFile(id, 'PUT', PROFILE, profileDoc('One'));
+      const etag = first.headers.etag;
+      if (!e.that(first.status === 200 && typeof etag === 'string', `PUT answered ${said(first)} with ETag ${JSON.stringify(etag)}`)) return;
+      const stale = await s.relay.systemFile(id, 'PUT', PROFILE, profileDoc('Two'), { headers: { 'if-match': '"stale"' } });
+      e.that(stale.status === 412 && codeOf(stale) === 'precondition_failed', `If-Match on another version answered ${said(stale)}, expected 412 precondition_failed`);
+      const kept = await s.relay.systemFile(id, 'GET', PROFILE);
+      e.that(JSON.stringify(safeJson(kept)) === profileDoc('One') && kept.headers.etag === etag, `after the 412 the document is ${kept.text().slice(0, 120)}`);
+      const fresh = await s.relay.systemFile(id, 'PUT', PROFILE, profileDoc('Three'), { headers: { 'if-match': etag! } });
+      e.that(fresh.status === 200, `If-Match on the stored version answered ${said(fresh)}`);
+    },
+  });
+}
+
+function profileInboxPolicyCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/profile/inbox-policy',
+    lane: LANE,
+    title: 'under contacts_only a message from an accepted contact is delivered, one from anyone else refused 403 not_authorized; a blocked sender is refused under any mode',
+    rules: ['ra.inbox.policy'],
+    run: async (s, e) => {
+      const [owner, friend, stranger] = [await s.identity(), await s.identity(), await s.identity()];
+      const contacts = { version: 1, contacts: [{ identity: friend.identity, state: 'accepted' }] };
+      await s.relay.systemFile(owner, 'PUT', CONTACTS, JSON.stringify(contacts));
+      await s.relay.systemFile(owner, 'PUT', POLICY, JSON.stringify({ version: 1, mode: 'contacts_only' }));
+      const fromFriend = await s.relay.send(mail(s, friend, owner, 'hello'));
+      e.that(fromFriend.status === 202, `a message from an accepted contact answered ${said(fromFriend)}`);
+      const fromStranger = await s.relay.send(mail(s, stranger, owner, 'hello'));
+      e.that(fromStranger.status === 403 && codeOf(fromStranger) === 'not_authorized', `under contacts_only a stranger's message answered ${said(fromStranger)}, expected 403 not_authorized`);
+      await s.relay.systemFile(owner, 'PUT', POLICY, JSON.stringify({ version: 1, mode: 'open' }));
+      await s.relay.systemFile(owner, 'PUT', CONTACTS, JSON.stringify({ version: 1, contacts: [{ identity: stranger.identity, state: 'blocked' }] }));
+      const blocked = await s.relay.send(mail(s, stranger, owner, 'again'));
+      e.that(blocked.status === 403, `a blocked sender's message under mode open answered ${said(blocked)}, expected 403`);
+    },
+  });
+}
+
+export function systemFileChecks(t: RelayTarget): Check[] {
+  return [writeReadDeleteCheck(t), ownerOnlyCheck(t), validatedCheck(t), profileSystemPathsCheck(t), profileInboxPolicyCheck(t)];
+}

@@ -1,0 +1,81 @@
+// System files (document 3, System files): the owner's `.svc/public` and `.svc/relay` documents,
+// challenge-signed, validated on write, with an ETag and `If-Match` for safe updates. Public ones
+// are served at /.well-known/svc/<name> (capabilities with the relay's defaults merged in); the
+// relay reads contacts.json and inbox-policy.json when it admits mail (ra.inbox.policy).
+import { createHash } from 'node:crypto';
+import { checkProfileDocument } from '../../protocol/bridge/profile-document.ts';
+import { checkContacts, checkInboxPolicy, type DocumentCheck } from '../../protocol/relay/system-files.ts';
+import { limits } from '../../schemas/ts/limits.ts';
+import { HttpError, ruleError } from '../shared/errors.ts';
+import type { RelayContext } from './config.ts';
+import { owner, type OwnerCall } from './inbox.ts';
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The documents a relay keeps, by path under the system directory, and how each is checked on write. */
+export const SYSTEM_FILES: Readonly<Record<string, (doc: unknown) => DocumentCheck>> = {
+  'public/profile.json': (d) => checkProfileDocument(d),
+  'public/capabilities.json': (d) =>
+    isObject(d) && (d.endpoints === undefined || isObject(d.endpoints)) ? { ok: true } : { ok: false, reason: 'capabilities.json is an object; endpoints, when present, an object' },
+  'relay/contacts.json': checkContacts,
+  'relay/inbox-policy.json': checkInboxPolicy,
+};
+
+const etagOf = (text: string) => `"${createHash('sha256').update(text).digest('base64url')}"`;
+
+/** The path the request names, checked against the documents the relay keeps (404 otherwise). */
+function known(path: string): string {
+  if (!(path in SYSTEM_FILES)) throw ruleError(404, 'ra.errors.not-found', `no system document ${path} (the relay keeps ${Object.keys(SYSTEM_FILES).join(', ')})`);
+  return path;
+}
+
+/** `If-Match` against the stored ETag: a mismatch (or a document that is not there) answers 412. */
+function preconditions(req: Request, current: string | undefined): void {
+  const wanted = req.headers.get('if-match');
+  if (wanted === null) return;
+  const ok = wanted.trim() === '*' ? current !== undefined : current !== undefined && wanted.split(',').some((t) => t.trim() === current);
+  if (!ok) throw new HttpError(412, 'precondition_failed', 'If-Match does not name the stored version', 'ra.system.etag');
+}
+
+export async function getSystemFile(ctx: RelayContext, call: OwnerCall, path: string): Promise<Response> {
+  const who = await owner(ctx, call);
+  const row = ctx.store.systemFile(who.identity, known(path));
+  if (!row) throw ruleError(404, 'ra.errors.not-found', `${path} is not written yet`);
+  return new Response(row.body, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', etag: row.etag } });
+}
+
+export async function putSystemFile(ctx: RelayContext, call: OwnerCall, path: string): Promise<Response> {
+  const who = await owner(ctx, call);
+  const check = SYSTEM_FILES[known(path)]!;
+  if (call.body.length > limits.system_file_max_bytes) throw ruleError(413, 'ra.errors.payload-too-large', `a system document is at most ${limits.system_file_max_bytes} bytes`);
+  let doc: unknown;
+  const text = Buffer.from(call.body).toString('utf8');
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw new HttpError(400, 'invalid_request', `${path} is not JSON`, 'ra.system.validated');
+  }
+  const verdict = check(doc);
+  if (!verdict.ok) throw new HttpError(400, 'invalid_request', `${path} is refused: ${verdict.reason}`, 'ra.system.validated');
+  preconditions(call.req, ctx.store.systemFile(who.identity, path)?.etag);
+  const etag = etagOf(text);
+  ctx.store.putSystemFile({ identity: who.identity, path, body: text, etag, updated_at: ctx.now() });
+  return new Response(JSON.stringify({ path, etag }), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', etag } });
+}
+
+export async function deleteSystemFile(ctx: RelayContext, call: OwnerCall, path: string): Promise<Response> {
+  const who = await owner(ctx, call);
+  const row = ctx.store.systemFile(who.identity, known(path));
+  preconditions(call.req, row?.etag);
+  if (!row) throw ruleError(404, 'ra.errors.not-found', `${path} is not written yet`);
+  ctx.store.removeSystemFile(who.identity, path);
+  return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
+}
+
+/** A stored system document parsed, or undefined (the relay's own reads: policy, public files). */
+export function systemDocument(ctx: RelayContext, identity: string, path: string): Record<string, unknown> | undefined {
+  const row = ctx.store.systemFile(identity, path);
+  if (!row) return undefined;
+  const doc = JSON.parse(row.body) as unknown;
+  return isObject(doc) ? doc : undefined;
+}
