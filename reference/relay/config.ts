@@ -25,6 +25,7 @@ export const BREAKAGES = [
   'sessions-persisted',
   'events-replay',
   'pairing-forever',
+  'auth-request-untrusted',
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 
