@@ -26,6 +26,7 @@ export const BREAKAGES = [
   'events-replay',
   'pairing-forever',
   'auth-request-untrusted',
+  'relay-written-writable',
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 

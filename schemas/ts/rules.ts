@@ -3525,6 +3525,16 @@ export const rules: readonly Rule[] = [
     "code": "precondition_failed"
   },
   {
+    "id": "ra.system.relay-written",
+    "level": "MUST",
+    "doc": 3,
+    "section": "System files (a relay-written zone: not shown)",
+    "title": "The relay-written zone",
+    "text": "Project decision: under `relay-written/` the relay keeps documents for the owner to read and never to write: `relay-written/identity.json` (`version`, `identity`, `signing_key`, `encryption_key` when registered, `registered_at`, `relay`) and `relay-written/usage.json` (`version`, `pending` `{messages, acks}`, `devices`, `enrollments`, `system_files`), read with the owner's proof like any system document; a `PUT` or `DELETE` there answers 403 `not_authorized` and changes nothing. Both are in the identity's export.",
+    "origin": "project",
+    "code": "not_authorized"
+  },
+  {
     "id": "ra.inbox.policy",
     "level": "MUST",
     "doc": 3,
@@ -3964,6 +3974,7 @@ export type RuleId =
   | "ra.system.validated"
   | "ra.system.paths"
   | "ra.system.etag"
+  | "ra.system.relay-written"
   | "ra.inbox.policy"
   | "ra.inbox.auth-request"
   | "ra.inbox.auth-request-expiry";

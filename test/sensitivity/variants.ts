@@ -34,6 +34,7 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'relay', breakage: 'pairing-forever', rule: 'ra.pairing.expiry' },
   { suite: 'relay', breakage: 'auth-request-untrusted', rule: 'ob.push.trusted' },
   { suite: 'relay', breakage: 'auth-request-untrusted', rule: 'ra.inbox.auth-request' },
+  { suite: 'relay', breakage: 'relay-written-writable', rule: 'ra.system.relay-written' },
   { suite: 'bridge', breakage: 'pkce', rule: 'ob.authorize.pkce-required' },
   { suite: 'bridge', breakage: 'redirect-prefix', rule: 'ob.authorize.redirect-exact' },
   { suite: 'bridge', breakage: 'code-reuse', rule: 'ob.code.replay-revokes' },

@@ -210,6 +210,33 @@ function profileAuthRequestExpiryCheck(t: RelayTarget): Check {
   });
 }
 
+function profileRelayWrittenCheck(t: RelayTarget): Check {
+  const IDENTITY = 'relay-written/identity.json';
+  const USAGE = 'relay-written/usage.json';
+  return relayCheck(t, {
+    id: 'relay/profile/relay-written',
+    lane: LANE,
+    title: 'the owner reads the relay-written zone (its identity record, its usage) and a PUT or DELETE there is refused 403 not_authorized, the document unchanged',
+    rules: ['ra.system.relay-written'],
+    run: async (s, e) => {
+      const [owner, sender] = [await s.identity(), await s.identity()];
+      await s.relay.send(mail(s, sender, owner, 'counted'));
+      const read = await s.relay.systemFile(owner, 'GET', IDENTITY);
+      const record = safeJson(read) as Record<string, unknown> | undefined;
+      e.that(read.status === 200 && record?.identity === owner.identity && typeof record.signing_key === 'string', `GET ${IDENTITY} answered ${said(read)}`);
+      const usage = await s.relay.systemFile(owner, 'GET', USAGE);
+      const pending = (safeJson(usage) as { pending?: { messages?: unknown } } | undefined)?.pending;
+      e.that(usage.status === 200 && pending?.messages === 1, `GET ${USAGE} with one message waiting answered ${said(usage)}`);
+      const put = await s.relay.systemFile(owner, 'PUT', IDENTITY, JSON.stringify({ version: 1, identity: 'mallory.example' }));
+      e.that(put.status === 403 && codeOf(put) === 'not_authorized', `the owner's PUT ${IDENTITY} answered ${said(put)}, expected 403 not_authorized`);
+      const del = await s.relay.systemFile(owner, 'DELETE', USAGE);
+      e.that(del.status === 403 && codeOf(del) === 'not_authorized', `the owner's DELETE ${USAGE} answered ${said(del)}, expected 403 not_authorized`);
+      const after = await s.relay.systemFile(owner, 'GET', IDENTITY);
+      e.that(after.status === 200 && after.text() === read.text(), `after the refused PUT, ${IDENTITY} reads ${said(after)}`);
+    },
+  });
+}
+
 export function systemFileChecks(t: RelayTarget): Check[] {
   return [
     writeReadDeleteCheck(t),
@@ -220,5 +247,6 @@ export function systemFileChecks(t: RelayTarget): Check[] {
     authRequestTrustedCheck(t),
     profileAuthRequestCheck(t),
     profileAuthRequestExpiryCheck(t),
+    profileRelayWrittenCheck(t),
   ];
 }
