@@ -12,7 +12,7 @@ import { checkAssertion, credentialKey, FLAG_UP, FLAG_UV, type Assertion, type C
 const RP = 'alice.example.com';
 
 /** The credential's SPKI as the COSE_Key an authenticator would have registered (RFC 9053). */
-function coseKey(spki: string, alg: CoseAlg): Uint8Array {
+function coseKey(spki: string, alg: CoseAlg): Uint8Array<ArrayBuffer> {
   const jwk = createPublicKey({ key: Buffer.from(spki, 'base64url'), format: 'der', type: 'spki' }).export({ format: 'jwk' });
   const b = (v: string | undefined) => new Uint8Array(Buffer.from(v!, 'base64url'));
   const entries: Array<[number, number | Uint8Array]> =
@@ -37,7 +37,7 @@ function coseKey(spki: string, alg: CoseAlg): Uint8Array {
             [-1, b(jwk.n)],
             [-2, b(jwk.e)],
           ];
-  return isoCBOR.encode(new Map<number, number | Uint8Array>(entries));
+  return new Uint8Array(isoCBOR.encode(new Map<number, number | Uint8Array>(entries)));
 }
 
 async function oracle(a: Assertion, auth: SoftwareAuthenticator, challenge: string): Promise<boolean> {
