@@ -86,7 +86,7 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
   const e = parseEnvelope(kind, bytes);
   // --break surrogate-500 (the fuzz's own test): a handler that URI-encodes every string field throws on a lone surrogate.
   if (ctx.config.breakages.has('surrogate-500')) for (const v of Object.values(e)) if (typeof v === 'string') encodeURIComponent(v);
-  if (kind === 'message' && e.type === AUTH_REQUEST) promptExpiry(ctx, e.expires_at);
+  if (kind === 'message' && e.type === AUTH_REQUEST && !ctx.config.documentOnly) promptExpiry(ctx, e.expires_at);
   const [sender, recipient] = await Promise.all([lookup(ctx, e.sender), lookup(ctx, e.recipient)]);
   const breaks = ctx.config.breakages;
   if (!sender?.local && !recipient?.local && !breaks.has('neither-local')) throw ruleError(403, 'ra.relay.locality', 'neither the sender nor the recipient is local to this relay');
@@ -142,7 +142,9 @@ function admit(ctx: RelayContext, recipient: string, sender: string, type: unkno
   const policy = systemDocument(ctx, recipient, 'relay/inbox-policy.json');
   if (type === AUTH_REQUEST) {
     const trusted = Array.isArray(policy?.trusted_auth_services) && policy.trusted_auth_services.some((s) => typeof s === 'string' && s.toLowerCase() === sender);
-    // --break auth-request-untrusted: a prompt from anyone is stored.
+    // --break auth-request-untrusted: a prompt from anyone is stored. The document-only variant
+    // refuses it openly instead (document 2 says only that it is dropped).
+    if (!trusted && ctx.config.documentOnly) throw new HttpError(403, 'not_authorized', 'the recipient does not trust this sender for sign-in prompts', 'ra.inbox.auth-request');
     return trusted || ctx.config.breakages.has('auth-request-untrusted') ? 'store' : 'drop';
   }
   if (policy?.mode === 'contacts_only' && entry?.state !== 'accepted') throw ruleError(403, 'ra.inbox.policy', 'the recipient takes mail from its contacts only');

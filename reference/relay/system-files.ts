@@ -61,8 +61,9 @@ function prefixed(prefix: string, key: string): string {
 const writableZone = (ctx: RelayContext) => ctx.config.breakages.has('relay-written-writable');
 
 /** The path the request names, checked against the documents the relay keeps (404 otherwise). */
-function known(path: string): string {
-  if (!(path in SYSTEM_FILES) && !(path in RELAY_WRITTEN))
+function known(ctx: RelayContext, path: string): string {
+  // The document-only variant keeps no relay-written zone (document 3 names none).
+  if (!(path in SYSTEM_FILES) && !(path in RELAY_WRITTEN && !ctx.config.documentOnly))
     throw ruleError(404, 'ra.errors.not-found', `no system document ${path} (the relay keeps ${[...Object.keys(SYSTEM_FILES), ...Object.keys(RELAY_WRITTEN)].join(', ')})`);
   return path;
 }
@@ -99,14 +100,14 @@ function preconditions(req: Request, current: string | undefined): void {
 
 export async function getSystemFile(ctx: RelayContext, call: OwnerCall, path: string): Promise<Response> {
   const who = await owner(ctx, call);
-  const row = current(ctx, who.identity, known(path));
+  const row = current(ctx, who.identity, known(ctx, path));
   if (!row) throw ruleError(404, 'ra.errors.not-found', `${path} is not written yet`);
   return new Response(row.body, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', etag: row.etag } });
 }
 
 export async function putSystemFile(ctx: RelayContext, call: OwnerCall, path: string): Promise<Response> {
   const who = await owner(ctx, call);
-  ownerWrites(ctx, known(path));
+  ownerWrites(ctx, known(ctx, path));
   const check = SYSTEM_FILES[path] ?? (() => ({ ok: true }) as DocumentCheck);
   if (call.body.length > limits.system_file_max_bytes) throw ruleError(413, 'ra.errors.payload-too-large', `a system document is at most ${limits.system_file_max_bytes} bytes`);
   let doc: unknown;
@@ -126,7 +127,7 @@ export async function putSystemFile(ctx: RelayContext, call: OwnerCall, path: st
 
 export async function deleteSystemFile(ctx: RelayContext, call: OwnerCall, path: string): Promise<Response> {
   const who = await owner(ctx, call);
-  ownerWrites(ctx, known(path));
+  ownerWrites(ctx, known(ctx, path));
   const row = ctx.store.systemFile(who.identity, path);
   preconditions(call.req, row?.etag);
   if (!row) throw ruleError(404, 'ra.errors.not-found', `${path} is not written yet`);
