@@ -44,7 +44,7 @@ function pushOffer(tx: BridgeTx, push: PushView | undefined): string {
     push.last === 'failed'
       ? '<p class="unverified" data-testid="push-failed">The last prompt could not be sent.</p>'
       : push.last === 'sent'
-        ? '<p class="muted" data-testid="push-sent">Sent: open the app and enter the match code below.</p>'
+        ? '<p class="muted" data-testid="push-sent">Sent: open the app and enter the match code shown above.</p>'
         : '';
   const control =
     push.remaining === 0

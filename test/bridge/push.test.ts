@@ -11,6 +11,9 @@ import type { BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
 import { newPkce } from '../../harness/actors/oidc/client.ts';
 import { parseRfc3339 } from '../../protocol/common/time.ts';
 import { limits } from '../../schemas/ts/limits.ts';
+import { chromium } from 'playwright-core';
+import { CHROMIUM, need } from '../setup/needs.ts';
+import { prompts, pushUser } from '../../harness/suites/bridge/checks/push.ts';
 import { bridge, runCli, suiteArgs } from './helpers.ts';
 
 let run: BridgeReferenceRun;
@@ -36,6 +39,47 @@ describe('push to the app', () => {
     ]);
     const text = await (await fetch(metrics)).text();
     expect(text).toMatch(/^svc_bridge_audit_events_total\{event="push\.sent"\} [1-9]\d*$/m);
+  }, 120_000);
+
+  it('offers Send to my app on the waiting page in Chromium (scripting off): the app gets the prompt and approves with the code the page shows', async () => {
+    const s = new BridgeSession(run.target);
+    const browser = await chromium.launch({ executablePath: need(CHROMIUM), args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    try {
+      const user = await pushUser(s);
+      const c = run.target.clients.basic;
+      const url = new URL(`${run.target.issuer}/authorize`);
+      const pkce = newPkce();
+      for (const [k, v] of Object.entries({
+        response_type: 'code',
+        client_id: c.client_id,
+        redirect_uri: c.redirect_uri,
+        state: 'st',
+        scope: 'openid',
+        code_challenge: pkce.challenge,
+        code_challenge_method: 'S256',
+      }))
+        url.searchParams.set(k, v);
+      const page = await (await browser.newContext({ javaScriptEnabled: false })).newPage();
+      await page.goto(url.href);
+      await page.locator('input[name=id]').fill(user.key.identity);
+      await page.locator('form[action$="/identify"] button[type=submit]').click();
+      const txUrl = page.url().split('?')[0]!;
+      // The bridge's ID is on the status view; the user trusts it at their relay.
+      const view = (await (await page.context().request.get(txUrl, { headers: { accept: 'application/json' } })).json()) as { push: { identity: string } };
+      await user.relay.systemFile(user.mailbox, 'PUT', 'relay/inbox-policy.json', JSON.stringify({ version: 1, mode: 'open', trusted_auth_services: [view.push.identity] }));
+      await page.getByTestId('push').click();
+      await page.getByTestId('push-sent').waitFor({ timeout: 15_000 });
+      await page.screenshot({ path: 'reports/screenshots/bridge-push-sent.png' });
+      const [prompt] = await prompts({ user, from: view.push.identity });
+      const body = prompt!.body as { request_uri: string };
+      const match = (await page.getByTestId('match-code').textContent())!.trim();
+      const approved = await s.signer.approve(body.request_uri, { key: user.key, match });
+      expect(approved.receipt).toEqual({ status: 'ok' });
+      await page.waitForSelector('form[action$="/consent"]', { timeout: 15_000 });
+    } finally {
+      await browser.close();
+      await s.close();
+    }
   }, 120_000);
 
   it("waits the document's 15 s by default, and shows, audits and counts a prompt that could not be sent", async () => {

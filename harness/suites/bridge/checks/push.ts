@@ -25,7 +25,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /** A user homed at the users' relay, whose inbox the harness reads as the user's app. */
-interface PushUser extends User {
+export interface PushUser extends User {
   mailbox: RelayIdentity;
   relay: RelayClient;
 }
@@ -45,7 +45,7 @@ interface Waiting {
   from: string;
 }
 
-async function pushUser(s: BridgeSession): Promise<PushUser> {
+export async function pushUser(s: BridgeSession): Promise<PushUser> {
   const push = s.target.push;
   if (!push) throw new CheckSkip("no users' relay given (bridge.push.user_relay): push to the app is not checked");
   const relay = new RelayClient(s.target.profile, push.userRelay, s.http, s.signal);
@@ -79,7 +79,7 @@ async function waiting(s: BridgeSession, trust = true): Promise<Waiting> {
 const press = (w: Waiting): Promise<HttpResponse> => w.user.browser.http.post(`${w.txUrl}/push`, '', { headers: { accept: 'application/json' } });
 
 /** Drains the user's inbox: the prompts from `from`, opened with the user's key. */
-async function prompts(w: Waiting): Promise<Prompt[]> {
+export async function prompts(w: Pick<Waiting, 'user' | 'from'>): Promise<Prompt[]> {
   const r = await w.user.relay.pickup(w.user.mailbox);
   if (r.status !== 200) throw new CheckFailure(`the push user's pickup at the users' relay answered ${said(r)}`);
   const messages = ((r.json() as { messages?: unknown[] }).messages ?? []).filter(isObject);
