@@ -3,6 +3,7 @@
 // fails, with the target's own answer in its detail (npm run sensitivity runs the same selection).
 import { describe, expect, it } from 'vitest';
 import { bridge, runCli, suiteArgs } from './helpers.ts';
+import { REFERENCE_TX_TTL_S } from '../../harness/suites/bridge/launch.ts';
 
 async function suiteAgainst(args: string[], rule: string) {
   const b = await bridge(args);
@@ -30,13 +31,13 @@ const cases: Array<{ variant: string; rule: string; check: string; detail: RegEx
     check: 'bridge/transaction/valid-approval-in-url',
     detail: /the approval in the URL was answered 200[\s\S]*the transaction is "authenticated"/,
   },
-  { variant: 'code-expiry', rule: 'ob.code.format', check: 'bridge/lifetimes/expired', detail: /the code redeemed 1\d s after it was issued \(declared lifetime 5 s\): 200/ },
-  { variant: 'tx-expiry', rule: 'ob.transaction.expiry', check: 'bridge/lifetimes/expired', detail: /the transaction went on past its declared lifetime of 10 s: 200/ },
+  { variant: 'code-expiry', rule: 'ob.code.format', check: 'bridge/lifetimes/expired', detail: /the code redeemed \d+ s after it was issued \(declared lifetime 5 s\): 200/ },
+  { variant: 'tx-expiry', rule: 'ob.transaction.expiry', check: 'bridge/lifetimes/expired', detail: new RegExp(`the transaction went on past its declared lifetime of ${REFERENCE_TX_TTL_S} s: 200`) },
   {
     variant: 'creating-ignored',
     rule: 'ob.transaction.creating',
     check: 'bridge/lifetimes/expired',
-    detail: /the transaction extended by \/t\/\{id\}\/creating ended with the declared lifetime of 10 s: 4\d\d [\s\S]*expired/,
+    detail: new RegExp(`the transaction extended by /t/\\{id\\}/creating ended with the declared lifetime of ${REFERENCE_TX_TTL_S} s: 4\\d\\d [\\s\\S]*expired`),
   },
 ];
 
