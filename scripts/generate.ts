@@ -62,6 +62,29 @@ function crossCheck(rules: RuleEntry[], signing: { strings: Record<string, { rul
   }
 }
 
+type DriveSpec = Record<string, { rule?: string } & Record<string, unknown>> & { strings: Record<string, { rule: string }>; hashes: Record<string, { rule: string }> };
+
+/** Every rule spec/drive.yaml cites, keyed by where it is cited, for the cross-check. */
+function driveCitations(drive: DriveSpec): Record<string, { rule: string }> {
+  const out: Record<string, { rule: string }> = {};
+  for (const [section, value] of Object.entries(drive)) {
+    if (typeof value.rule === 'string') out[`drive.${section}`] = { rule: value.rule };
+  }
+  for (const [name, s] of Object.entries(drive.strings)) out[`drive.strings.${name}`] = s;
+  for (const [name, h] of Object.entries(drive.hashes)) out[`drive.hashes.${name}`] = h;
+  return out;
+}
+
+/** spec/drive.yaml names limits by id (padding bucket, PoW window...): each must exist. */
+function checkDriveLimits(drive: DriveSpec, limits: { id: string }[]): void {
+  const ids = new Set(limits.map((l) => l.id));
+  const walk = (node: unknown, path: string): void => {
+    if (typeof node === 'string' && /^drive_[a-z0-9_]+$/.test(node) && !ids.has(node)) throw new Error(`spec/drive.yaml ${path} names unknown limit ${node}`);
+    if (node !== null && typeof node === 'object') for (const [k, v] of Object.entries(node)) walk(v, `${path}.${k}`);
+  };
+  walk(drive, 'drive');
+}
+
 const ts = (value: unknown) => JSON.stringify(value, null, 2);
 
 function constantsModules(): Output[] {
@@ -73,7 +96,10 @@ function constantsModules(): Output[] {
   validateMeta('vocabulary', vocabulary);
   validateMeta('profile', profile);
   validateMeta('signing', signing);
-  crossCheck(rules.rules, { strings: { ...signing.strings, ...vocabulary } }, limits.limits);
+  const drive = loadYaml('drive.yaml') as DriveSpec;
+  validateMeta('drive', drive);
+  crossCheck(rules.rules, { strings: { ...signing.strings, ...vocabulary, ...driveCitations(drive) } }, limits.limits);
+  checkDriveLimits(drive, limits.limits);
 
   const limitValues = Object.fromEntries(limits.limits.map((l) => [l.id, l.value]));
   return [
@@ -103,6 +129,15 @@ export const limitSources = ${ts(limits.limits)} as const;
 export const signingSpec = ${ts(signing)} as const;
 
 export type SignedStringName = keyof typeof signingSpec.strings;
+`,
+    },
+    {
+      path: 'schemas/ts/drive.ts',
+      content: `${HEADER('spec/drive.yaml')}
+export const driveSpec = ${ts(drive)} as const;
+
+export type DriveStringName = keyof typeof driveSpec.strings;
+export type DriveHashName = keyof typeof driveSpec.hashes;
 `,
     },
     {
