@@ -184,35 +184,38 @@ ${[...new Set(rules.rules.flatMap((r) => (r.code ? [r.code] : [])))]
 // A standalone schema: every file it references (transitively) is inlined under $defs, and each
 // `x.schema.json` reference becomes `#/$defs/x`, so any language's validator can use one file.
 function bundle(dir: string, name: string): Record<string, unknown> {
-  const load = (n: string) => JSON.parse(readFileSync(join(dir, `${n}.schema.json`), 'utf8')) as Record<string, unknown>;
-  const main = load(name);
+  const load = (d: string, n: string) => JSON.parse(readFileSync(join(d, `${n}.schema.json`), 'utf8')) as Record<string, unknown>;
+  const main = load(dir, name);
   const defs: Record<string, unknown> = {};
-  const rewrite = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(rewrite);
+  // `x.schema.json` names a schema beside the referring one; `../objects/x.schema.json` one of spec/objects/.
+  const rewrite = (node: unknown, at: string): unknown => {
+    if (Array.isArray(node)) return node.map((n) => rewrite(n, at));
     if (node === null || typeof node !== 'object') return node;
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(node)) {
-      if (k === '$ref' && typeof v === 'string' && /^[a-z0-9-]+\.schema\.json$/.test(v)) {
-        const ref = basename(v, '.schema.json');
-        if (ref === name) {
+      const m = k === '$ref' && typeof v === 'string' ? /^(?:\.\.\/([a-z]+)\/)?([a-z0-9-]+)\.schema\.json$/.exec(v) : null;
+      if (m) {
+        const refDir = m[1] ? spec(m[1]) : at;
+        const ref = m[2]!;
+        if (ref === name && refDir === dir) {
           out[k] = '#';
           continue;
         }
         if (!(ref in defs)) {
           defs[ref] = {};
-          const sub = load(ref);
+          const sub = load(refDir, ref);
           delete sub.$schema;
           delete sub.$id;
-          defs[ref] = rewrite(sub);
+          defs[ref] = rewrite(sub, refDir);
         }
         out[k] = `#/$defs/${ref}`;
       } else {
-        out[k] = rewrite(v);
+        out[k] = rewrite(v, at);
       }
     }
     return out;
   };
-  const result = rewrite(main) as Record<string, unknown>;
+  const result = rewrite(main, dir) as Record<string, unknown>;
   if (Object.keys(defs).length > 0) {
     result.$defs = { ...((result.$defs as Record<string, unknown>) ?? {}), ...defs };
   }

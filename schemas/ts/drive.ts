@@ -432,7 +432,7 @@ export const driveSpec = {
       "purpose",
       "generation"
     ],
-    "field_max_bytes": 1024,
+    "field_max_bytes": "drive_context_field_max_bytes",
     "purposes": {
       "name": "the node's name, sealed to the containing folder's public key",
       "node-key": "the node's X25519 private key, sealed to the containing folder (the identity encryption key for the root)",
@@ -477,9 +477,9 @@ export const driveSpec = {
         "use": "group epoch keys"
       },
       "message": {
-        "domain": "{name}/msg/v1",
+        "identifier": "message_seal_domain",
         "context": "empty",
-        "use": "messages (ra.seal.message)"
+        "use": "messages (ra.seal.message; the domain lives in spec/profile.yaml)"
       }
     },
     "group_contexts": {
@@ -504,14 +504,14 @@ export const driveSpec = {
   },
   "link_kdf": {
     "rule": "ra.drive.link-kdf",
-    "vector": "drive-shares.json (link-create-password; verifier_hash is the SHA-256 of the verifier)",
+    "vector": "drive-shares.json (link-create-password kdf, salt, verifier_hash)",
     "name": "argon2id-m65536-t3-p1",
     "algorithm": "argon2id",
     "memory_kib": 65536,
     "passes": 3,
     "lanes": 1,
     "output_bytes": 64,
-    "salt_bytes": 16,
+    "salt_bytes": "drive_link_salt_bytes",
     "key_bytes": [
       0,
       32

@@ -127,7 +127,9 @@ export interface components {
             pages: string[];
             /** @description a public node: its plain name (and a file's plain content key) are signed in clear */
             public?: boolean;
+            /** @description a public node's NFC name, signed in clear (ra.drive.manifest-shape) */
             plain_name?: string;
+            /** @description a public file's 32-byte content key, base64url, signed in clear */
             plain_key?: string;
             signature: string;
         };

@@ -3539,6 +3539,15 @@ export const rules: readonly Rule[] = [
     "origin": "project"
   },
   {
+    "id": "ra.drive.manifest-shape",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /drive/:identity/commit (signed manifest)",
+    "title": "Manifest operations",
+    "text": "Project decision (drive-manifests.json manifests): a folder has no mode, content key or content, a file's mode is `replace` or `append`; a name (sealed `name`, or `plain_name` on a public node) and its `name_hash` go together; a `create` has no parent, names its folder and name except for the root, and carries the node key (a file also its content key) unless the node is public, whose name and a file's content key (`plain_key`) are signed in clear; a `replace` changes only a file's content; a `move` carries the new folder, name and re-sealed node key; a `rotate` new keys only; a `remove` no keys, name or content.",
+    "origin": "project"
+  },
+  {
     "id": "ra.drive.record",
     "level": "MUST",
     "doc": 3,
@@ -3598,7 +3607,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "GET /drive/:identity/links/:link; X-Svc-Link-Verifier",
     "title": "Link password KDF",
-    "text": "Project decision (drive-shares.json link-create-password): `argon2id-m65536-t3-p1` derives 64 bytes from the password and the share's 16-byte salt; the first 32 enter the link key, the last 32 are the verifier, and the share's verifier_hash is the hex SHA-256 of the verifier.",
+    "text": "Project decision (drive-shares.json link-create-password fixes the name, salt and verifier_hash; the derivation is the deployed system's, pinned by the project's own vectors): `argon2id-m65536-t3-p1` derives 64 bytes from the password and the share's 16-byte salt; the first 32 enter the link key, the last 32 are the verifier, and the share's verifier_hash is the hex SHA-256 of the verifier.",
     "origin": "project"
   },
   {
@@ -4067,6 +4076,7 @@ export type RuleId =
   | "ra.drive.page"
   | "ra.drive.manifest"
   | "ra.drive.manifest-pages"
+  | "ra.drive.manifest-shape"
   | "ra.drive.record"
   | "ra.drive.share"
   | "ra.drive.context"
