@@ -1,7 +1,6 @@
 // `svc-conformance relay`: the relay client by hand, for people trying a relay: make a key (signing
 // and encryption), register it as a hosted identity (and publish it in a test authority, as a DNS
 // provider would), send a sealed message, and read (and open) the mail waiting.
-import { readFile, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { CommandContext } from '../actors/command-context.ts';
 
@@ -15,32 +14,17 @@ Examples (two relays and a test authority on loopback, see docs/try-it.md):
   $ svc-conformance relay read --key bob.json --relay http://127.0.0.1:8442
 `;
 
-interface KeyFile {
-  identity: string;
-  seed: string;
-  encryption_private_key: string;
-}
-
 /** What the relay subcommands share: the parent command, output, and key/client loaders. */
 interface RelayKit {
   relay: Command;
   io: CommandContext['io'];
   run: (label: string, body: () => Promise<number>) => () => Promise<void>;
-  load: (file: string) => Promise<LoadedKey>;
+  load: (file: string) => Promise<import('../actors/relay/index.ts').RelayIdentity>;
   client: (url: string, service: string) => Promise<import('../actors/relay/index.ts').RelayClient>;
   refused: (what: string, r: { status: number; text(): string }) => number;
 }
 
-type LoadedKey = Awaited<ReturnType<typeof loadKey>>;
-
-async function loadKey(file: string) {
-  const { newRelayIdentity } = await import('../actors/relay/index.ts');
-  const { x25519PublicKeyOf } = await import('../impl/noble.ts');
-  const k = JSON.parse(await readFile(file, 'utf8')) as KeyFile;
-  const id = newRelayIdentity(k.identity, new Uint8Array(Buffer.from(k.seed, 'base64url')));
-  const privateKey = new Uint8Array(Buffer.from(k.encryption_private_key, 'base64url'));
-  return { ...id, encryption: { privateKey, publicKey: x25519PublicKeyOf(privateKey) } };
-}
+const loadKey = async (file: string) => (await import('../actors/relay/keyfile.ts')).readRelayKey(file);
 
 export function registerRelayCommands(program: Command, ctx: CommandContext): void {
   const { io } = ctx;
@@ -80,9 +64,9 @@ function keygenCommand({ relay, io, run }: RelayKit): void {
     .action((flags: { identity: string; out: string }) =>
       run('keygen', async () => {
         const { newRelayIdentity } = await import('../actors/relay/index.ts');
+        const { writeRelayKey } = await import('../actors/relay/keyfile.ts');
         const id = newRelayIdentity(flags.identity.toLowerCase());
-        const file: KeyFile = { identity: id.identity, seed: Buffer.from(id.seed).toString('base64url'), encryption_private_key: Buffer.from(id.encryption.privateKey).toString('base64url') };
-        await writeFile(flags.out, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+        await writeRelayKey(flags.out, id);
         io.stdout.write(`wrote ${flags.out} for ${id.identity}\n`);
         return 0;
       })(),
@@ -128,25 +112,37 @@ function sendCommand({ relay, io, run, load, client, refused }: RelayKit): void 
     .requiredOption('--key <file>', "the sender's key file")
     .requiredOption('--relay <url>', "the sender's relay")
     .requiredOption('--to <identity>', 'the recipient')
-    .requiredOption('--text <text>', 'the message')
+    .requiredOption('--text <text>', 'the message; - reads it from stdin')
     .requiredOption('--authority <admin-url>', "where the recipient's encryption key is looked up (a test authority)")
+    .option('--type <type>', 'the signed message type, e.g. sys.auth.request (a bridge pushing a sign-in prompt)')
+    .option('--expires-at <rfc3339>', 'the signed expiry of the message')
     .option('--service-name <name>', 'the profile name', 'svc')
-    .action((flags: { key: string; relay: string; to: string; text: string; authority: string; serviceName: string }) =>
+    .action((flags: { key: string; relay: string; to: string; text: string; authority: string; type?: string; expiresAt?: string; serviceName: string }) =>
       run('send', async () => {
         const id = await load(flags.key);
+        const text = flags.text === '-' ? await readStdin() : flags.text;
         const { AuthorityClient } = await import('../actors/authority/client.ts');
         const info = await new AuthorityClient(flags.authority).identity(flags.to.toLowerCase());
         const enc = info?.encryption_public_key?.replace(/^x25519:/, '');
         if (!enc) throw new Error(`${flags.to} publishes no encryption key in the authority`);
         const c = await client(flags.relay, flags.serviceName);
         const { message } = await import('../actors/relay/index.ts');
-        const m = message(c.profile, id, flags.to.toLowerCase(), new Uint8Array(Buffer.from(enc, 'base64url')), flags.text);
+        const m = message(c.profile, id, flags.to.toLowerCase(), new Uint8Array(Buffer.from(enc, 'base64url')), text, {
+          ...(flags.type !== undefined ? { type: flags.type } : {}),
+          ...(flags.expiresAt !== undefined ? { expiresAt: flags.expiresAt } : {}),
+        });
         const r = await c.send(m);
         if (r.status !== 202) return refused('send', r);
         io.stdout.write(`sent ${String(m.id)} to ${flags.to} (202)\n`);
         return 0;
       })(),
     );
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function readCommand({ relay, io, run, load, client, refused }: RelayKit): void {

@@ -1,5 +1,6 @@
 // Runs selected checks and assembles the RunReport. Every way a check can go wrong (throw,
 // hang, bad outcome, unserialisable evidence) ends as a result, never as a crashed run.
+import { setMaxListeners } from 'node:events';
 import { inspect } from 'node:util';
 import type { Check, CheckContext, CheckResult, Outcome, Reporter, RuleEntry, RunReport, SkippedInput } from './model.ts';
 import { computeCoverage } from './coverage.ts';
@@ -58,6 +59,8 @@ export async function runChecks(checks: readonly Check[], options: RunOptions): 
   const startedAt = new Date();
   const t0 = performance.now();
   const runSignal = options.signal ?? new AbortController().signal;
+  // Every lane's check and every request of a check listen on these: many at once is expected.
+  setMaxListeners(0, runSignal);
   const selected = selectChecks(checks, options.selection ?? {});
   validate(checks, selected, options);
   if (selected.length === 0 && checks.length > 0) options.onWarning?.(`no check matched the selection (${checks.length} available)`);
@@ -154,6 +157,7 @@ async function runOne(check: Check, options: RunOptions, runSignal: AbortSignal)
   const timeoutMs = Math.max(check.timeoutMs ?? 0, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const timeout = new AbortController();
   const signal = AbortSignal.any([runSignal, timeout.signal]);
+  setMaxListeners(0, signal);
   const log: string[] = [];
   const ctx: CheckContext = {
     seed: options.seed,

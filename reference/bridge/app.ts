@@ -31,7 +31,19 @@ import { boundIssuer } from './variants/gaps.ts';
 import { ClientRegistry, loadStaticClients } from './clients.ts';
 import { UrlClients } from './url-clients.ts';
 import { BRIDGE_STYLESHEET, PATHS, type BridgeConfig, type BridgeContext } from './context.ts';
-import { authorizeHandler, consentHandler, creatingHandler, currentSession, grantableScopes, identifyHandler, resumeHandler, retryHandler, sessionCookieName, transactionHandler } from './flow.ts';
+import {
+  authorizeHandler,
+  consentHandler,
+  creatingHandler,
+  currentSession,
+  grantableScopes,
+  identifyHandler,
+  pushHandler,
+  resumeHandler,
+  retryHandler,
+  sessionCookieName,
+  transactionHandler,
+} from './flow.ts';
 import { callbackHandler, callbackPreflight, contextHandler, metadataHandler, referenceHandler } from './native.ts';
 import { introspectHandler, revokeHandler, tokenHandler, tokenNode, userinfoHandler } from './token.ts';
 import { accountPage, messagePage, STYLE } from './pages.ts';
@@ -275,6 +287,7 @@ function protocolRoutes(ctx: BridgeContext, { route, limited, tail }: BridgeRout
     POST: limited(`${PATHS.transaction}:id/identify`, config.rateLimits.identifyPerMinute, (req, e) => identifyHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH))),
   });
   route(`${PATHS.transaction}:id/retry`, { POST: (req, e) => retryHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
+  route(`${PATHS.transaction}:id/push`, { POST: (req, e) => pushHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
   route(`${PATHS.transaction}:id/creating`, { POST: (req, e) => creatingHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
   route(`${PATHS.transaction}:id/consent`, { POST: (req, e) => consentHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
 }

@@ -14,6 +14,7 @@ import { startBridge } from './app.ts';
 import { cliLog } from '../shared/server.ts';
 import { ClientFileError } from './clients.ts';
 import { BREAKAGES, type Breakage, type BridgeConfig } from './context.ts';
+import { pushKeyFile, type PushConfig } from './push.ts';
 
 interface BridgeFlags {
   issuer?: string;
@@ -42,6 +43,10 @@ interface BridgeFlags {
   launcherUrl: string;
   metricsAddr?: string;
   testOperatorToken?: string;
+  pushIdentity?: string;
+  pushHome?: string;
+  pushCli?: string;
+  pushInterval: number;
   break: string[];
   variant?: string;
   quiet?: boolean;
@@ -68,7 +73,7 @@ const HELP = `
 Endpoints: /.well-known/openid-configuration (and /.well-known/oauth-authorization-server),
 /authorize, /token, /userinfo, /revoke, /introspect, /jwks.json, /.well-known/svc.json, /svc/callback,
 /svc/resume, /svc/context, /r/{code}, /t/{id} (page and status poll; /identify, /consent, /retry,
-/creating), /login, /account, /developers, /health, /privacy, /security, /abuse.
+/creating, /push), /login, /account, /developers, /health, /privacy, /security, /abuse.
 
 Every OAUTH_* configuration name of document 2 is read from the environment and may be given as
 the flag of the same name (flags win).
@@ -113,6 +118,16 @@ export const bridgeServer: ServerDefinition = {
         if (isIP(v) === 0) throw new InvalidArgumentError('an IP address');
         return [...p, v];
       })
+      .option('--push-identity <id>', "OAUTH_PUSH_IDENTITY: the bridge's own service ID; with --push-home and --push-cli the waiting page offers Send to my app", env('OAUTH_PUSH_IDENTITY'))
+      .option('--push-home <dir>', 'OAUTH_PUSH_HOME: the directory holding key.json, the key of --push-identity (as `svc-conformance relay keygen` writes it)', env('OAUTH_PUSH_HOME'))
+      .option(
+        '--push-cli <command>',
+        'OAUTH_PUSH_CLI: a shell command that sends one message; the bridge appends --key FILE --to ID --type sys.auth.request --expires-at TIME --text - and writes the body on stdin (e.g. "svc-conformance relay send --relay URL --authority URL")',
+        env('OAUTH_PUSH_CLI'),
+      )
+      .addOption(
+        new Option('--push-interval <seconds>', 'seconds between prompts (shorter for tests, declared to the suite)').argParser(positive).default(limits.push_prompt_interval_seconds).hideHelp(),
+      )
       .option('--identify-limit <n>', 'POST /t/{id}/identify requests per client IP per minute', positive, limits.bridge_identify_per_ip_per_minute)
       .option('--authorize-limit <n>', '/authorize requests per client IP per minute', positive, limits.bridge_authorize_per_ip_per_minute)
       .option('--test-operator-token <token>', 'enables POST /operator/keys/rotate with this bearer token (tests only)')
@@ -163,6 +178,20 @@ async function runBridge(flags: BridgeFlags, io: ReferenceIO): Promise<Started> 
       return fail(`--registration-allowlist: ${(error as Error).message}`);
     }
   }
+  const pushFlags = [flags.pushIdentity, flags.pushHome, flags.pushCli];
+  if (pushFlags.some((v) => v !== undefined) && pushFlags.some((v) => v === undefined)) return fail('push to the app needs all three of --push-identity, --push-home and --push-cli (OAUTH_PUSH_*)');
+  let push: PushConfig | undefined;
+  if (flags.pushIdentity !== undefined && flags.pushHome !== undefined && flags.pushCli !== undefined) {
+    const parsed = normalizeIdInput(flags.pushIdentity);
+    if (!parsed.ok) return fail(`--push-identity ${flags.pushIdentity} is not an ID (${parsed.reason})`);
+    push = { identity: parsed.id, home: flags.pushHome, cli: flags.pushCli, intervalSeconds: flags.pushInterval };
+    try {
+      const key = JSON.parse(readFileSync(pushKeyFile(push), 'utf8')) as { identity?: unknown };
+      if (key.identity !== parsed.id) return fail(`${pushKeyFile(push)} is the key of ${String(key.identity)}, not of --push-identity ${parsed.id}`);
+    } catch (error) {
+      return fail(`--push-home: cannot read ${pushKeyFile(push)}: ${(error as Error).message}`);
+    }
+  }
   let issuer = '';
   try {
     if (flags.issuer !== undefined) issuer = parseIssuer(flags.issuer);
@@ -194,6 +223,7 @@ async function runBridge(flags: BridgeFlags, io: ReferenceIO): Promise<Started> 
     ...(flags.defaultSigner !== undefined ? { defaultSigner: flags.defaultSigner.replace(/\/+$/, '') } : {}),
     ...(flags.metricsAddr !== undefined ? { metricsAddr: flags.metricsAddr } : {}),
     ...(flags.testOperatorToken !== undefined ? { operatorToken: flags.testOperatorToken } : {}),
+    ...(push ? { push } : {}),
   };
   try {
     const running = await startBridge(config, { port: flags.port, host: flags.host }, { log: cliLog(io.stderr, flags.quiet === true) });

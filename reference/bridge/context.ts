@@ -10,6 +10,8 @@ import type { SigningKeys } from './keys.ts';
 import type { ClientRegistry } from './clients.ts';
 import { URL_CLIENT_BREAKAGES } from './variants/url-clients.ts';
 import { GRANT_BREAKAGES } from './variants/grants.ts';
+import { PUSH_BREAKAGES } from './variants/push.ts';
+import type { PushConfig } from './push.ts';
 import type { Metrics } from './metrics.ts';
 import type { ProfileReader } from './profiles.ts';
 
@@ -39,6 +41,7 @@ export const BREAKAGES = [
   'issuer-localhost',
   ...URL_CLIENT_BREAKAGES,
   ...GRANT_BREAKAGES,
+  ...PUSH_BREAKAGES,
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 
@@ -70,6 +73,8 @@ export interface BridgeConfig {
   resolver?: { dnsServer?: string; caFile?: string; timeoutMs?: number };
   /** Requests per client IP per minute on /t/{id}/identify and /authorize (ob.errors.rate-limited). */
   rateLimits: { identifyPerMinute: number; authorizePerMinute: number };
+  /** Push to the app (OAUTH_PUSH_*), when the bridge has its own service ID. */
+  push?: PushConfig;
   /** Private addresses a URL client fetch may still connect to (tests only: a test authority's). */
   urlClientTestAddresses?: string[];
   breakage: ReadonlySet<Breakage>;

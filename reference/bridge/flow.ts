@@ -7,6 +7,7 @@ import { limits } from '../../schemas/ts/limits.ts';
 import { normalizeIdInput } from '../../protocol/bridge/id-input.ts';
 import { wellFormedChallenge } from '../../protocol/bridge/pkce.ts';
 import { encodeObject } from '../../protocol/common/codec.ts';
+import { pushView, sendPrompt } from './push.ts';
 import { formatRfc3339 } from '../../protocol/common/time.ts';
 import { keyFingerprint } from '../../protocol/common/canonical.ts';
 import { formatKey } from '../../protocol/common/keys.ts';
@@ -224,7 +225,7 @@ function answer(
   ctx: BridgeContext,
   status: number,
   detail: string,
-  rule: 'ob.contract.transaction' | 'ob.transaction.resume-binding' | 'ob.transaction.identify' | 'ob.transaction.failed',
+  rule: 'ob.contract.transaction' | 'ob.transaction.resume-binding' | 'ob.transaction.identify' | 'ob.transaction.failed' | 'ob.contract.push',
 ): Response {
   if (prefersJson(req)) return json({ error: 'invalid_request', error_description: detail, rule }, status);
   return pageError(ctx, status, detail, rule);
@@ -238,6 +239,7 @@ function view(ctx: BridgeContext, tx: BridgeTx): TransactionView {
     out.request_uri = `${ctx.config.issuer}${PATHS.reference}${tx.refCode}`;
     if (tx.matchCode !== null) out.match_code = tx.matchCode;
     if (tx.requestExpiresAt !== null) out.request_expires_at = formatRfc3339(tx.requestExpiresAt);
+    if (ctx.config.push) out.push = pushView(ctx, ctx.config.push, tx);
   }
   if (tx.status === 'consent') {
     const client = ctx.clients.get(tx.clientId);
@@ -294,7 +296,8 @@ export async function transactionHandler(ctx: BridgeContext, req: Request, id: s
       // The handoff link of document 1 (`<signer>/app/?auth=<request>`), for each signer in order.
       const encoded = tx.request ? encodeObject(tx.request) : '';
       const signers = tx.signers.map((base) => `${base}?auth=${encodeURIComponent(encoded)}`);
-      return html(waitingPage(ctx, tx, { requestUri, deepLink, signers, qr: await qrSvg(requestUri) }), 200, headers);
+      const push = ctx.config.push ? pushView(ctx, ctx.config.push, tx) : undefined;
+      return html(waitingPage(ctx, tx, { requestUri, deepLink, signers, qr: await qrSvg(requestUri), ...(push ? { push } : {}) }), 200, headers);
     }
     case 'consent': {
       // The consent form's answer redirects to the client: the page's form-action allows that origin alone besides this one.
@@ -374,6 +377,7 @@ export async function identifyHandler(ctx: BridgeContext, req: Request, id: stri
     ref_code: newReferenceCode(),
     match_code: newMatchCode(),
     request_expires_at: requestExpires,
+    push_to: parsed.id,
   };
   if (!(await ctx.store.move(tx.id, tx.status, 'awaiting_signature', set))) return answer(req, ctx, 409, 'this sign-in moved on', 'ob.contract.transaction');
   return resultFor(ctx, req, tx);
@@ -383,7 +387,22 @@ export async function identifyHandler(ctx: BridgeContext, req: Request, id: stri
 export async function retryHandler(ctx: BridgeContext, req: Request, id: string): Promise<Response> {
   const bound = await boundTx(ctx, req, id);
   if (bound instanceof Response) return bound;
-  await ctx.store.move(bound.id, 'awaiting_signature', 'identify', { request_id: null, ref_code: null, match_code: null });
+  await ctx.store.move(bound.id, 'awaiting_signature', 'identify', { request_id: null, ref_code: null, match_code: null, push_to: null });
+  return resultFor(ctx, req, bound);
+}
+
+/** POST /t/{id}/push: Send to my app, one prompt if one is due (ob.contract.push, ob.push.limits). */
+export async function pushHandler(ctx: BridgeContext, req: Request, id: string): Promise<Response> {
+  const bound = await boundTx(ctx, req, id);
+  if (bound instanceof Response) return bound;
+  const push = ctx.config.push;
+  if (!push) return answer(req, ctx, 404, 'this bridge does not push to apps', 'ob.contract.push');
+  if (bound.status !== 'awaiting_signature') return answer(req, ctx, 409, `this sign-in is ${bound.status}`, 'ob.contract.push');
+  const outcome = await sendPrompt(ctx, push, bound);
+  if (outcome === undefined && prefersJson(req)) {
+    const left = pushView(ctx, push, (await ctx.store.tx(bound.id)) ?? bound);
+    return answer(req, ctx, 429, left.remaining === 0 ? 'no prompt is left for this sign-in' : `the next prompt may go at ${left.next_at ?? 'once the last one is sent'}`, 'ob.contract.push');
+  }
   return resultFor(ctx, req, bound);
 }
 

@@ -5,6 +5,7 @@ import { esc, shell } from '../shared/pages.ts';
 import type { BridgeContext } from './context.ts';
 import type { BridgeTx } from './store.ts';
 import { hostVerified, type Client } from './clients.ts';
+import type { PushView } from './push.ts';
 
 const page = (ctx: BridgeContext, title: string, body: string) => shell({ title, siteName: ctx.config.name, stylesheet: ctx.site.stylesheet }, body);
 
@@ -36,7 +37,25 @@ export async function qrSvg(text: string): Promise<string> {
   return svg.replace('<svg ', '<svg data-testid="qr-svg" role="img" aria-label="QR code of the sign-in link" width="200" height="200" ');
 }
 
-export function waitingPage(ctx: BridgeContext, tx: BridgeTx, links: { requestUri: string; deepLink: string; signers: string[]; qr: string }): string {
+/** Send to my app: the button while a prompt is due, else why not (ob.contract.push). */
+function pushOffer(tx: BridgeTx, push: PushView | undefined): string {
+  if (!push) return '';
+  const last =
+    push.last === 'failed'
+      ? '<p class="unverified" data-testid="push-failed">The last prompt could not be sent.</p>'
+      : push.last === 'sent'
+        ? '<p class="muted" data-testid="push-sent">Sent: open the app and enter the match code shown above.</p>'
+        : '';
+  const control =
+    push.remaining === 0
+      ? '<p class="muted">No more prompts for this sign-in.</p>'
+      : push.next_at !== undefined
+        ? `<p class="muted">You can send another prompt shortly (${push.remaining} left).</p>`
+        : `<form method="post" action="/t/${esc(tx.id)}/push"><button type="submit" data-testid="push">Send to my app</button> <span class="muted">(${push.remaining} left)</span></form>`;
+  return `${last}${control}`;
+}
+
+export function waitingPage(ctx: BridgeContext, tx: BridgeTx, links: { requestUri: string; deepLink: string; signers: string[]; qr: string; push?: PushView }): string {
   return page(
     ctx,
     'Approve the sign-in',
@@ -48,6 +67,7 @@ export function waitingPage(ctx: BridgeContext, tx: BridgeTx, links: { requestUr
 ${links.qr}
 <p>On another device, scan the code or open <code data-testid="request-uri">${esc(links.requestUri)}</code> and enter the match code</p>
 <p class="match" data-testid="match-code">${esc(tx.matchCode ?? '')}</p>
+${pushOffer(tx, links.push)}
 <form method="post" action="/t/${esc(tx.id)}/retry"><button type="submit">Use another ID</button></form>`,
   );
 }

@@ -44,6 +44,11 @@ export interface BridgeTx {
   redirect: string | null;
   /** Web signer bases found for the typed ID, in order (JSON), or null. */
   signers: string[];
+  /** The typed ID, the recipient of push prompts (awaiting_signature). */
+  pushTo: string | null;
+  pushSent: number;
+  pushAt: number | null;
+  pushLast: string | null;
 }
 
 export interface Session {
@@ -138,6 +143,11 @@ CREATE INDEX IF NOT EXISTS bridge_clients_owner ON bridge_clients (owner);`,
 ALTER TABLE bridge_tokens ADD COLUMN profile TEXT;`,
   // 6: a console client's private_key_jwt key set, pasted ({jwks}) or linked ({jwksUri}).
   `ALTER TABLE bridge_clients ADD COLUMN key_set TEXT;`,
+  // 7: push to the app: the typed ID the prompts go to, how many went, when, and how the last one ended.
+  `ALTER TABLE bridge_transactions ADD COLUMN push_to TEXT;
+ALTER TABLE bridge_transactions ADD COLUMN push_sent INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE bridge_transactions ADD COLUMN push_at BIGINT;
+ALTER TABLE bridge_transactions ADD COLUMN push_last TEXT;`,
 ];
 
 /** A client registered in the console, as stored. */
@@ -194,6 +204,10 @@ const txOf = (r: any): BridgeTx => ({
   error: r.error,
   redirect: r.redirect,
   signers: typeof r.signers === 'string' ? list(r.signers) : [],
+  pushTo: r.push_to ?? null,
+  pushSent: Number(r.push_sent ?? 0),
+  pushAt: r.push_at === null || r.push_at === undefined ? null : Number(r.push_at),
+  pushLast: r.push_last ?? null,
 });
 const profileOf = (v: unknown): ProfileClaims | null => (typeof v === 'string' ? (JSON.parse(v) as ProfileClaims) : null);
 const codeOf = (r: any): CodeRecord => ({
@@ -351,6 +365,23 @@ export class BridgeStore {
     const cols = Object.keys(set).filter((c) => /^[a-z_]+$/.test(c));
     const sql = `UPDATE bridge_transactions SET status = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE id = ? AND status = ?`;
     return db.run(sql, [to, ...cols.map((c) => set[c]), id, from]).then((n) => n === 1);
+  }
+
+  /**
+   * Claims one push prompt for the request still awaited, if fewer than `max` went and the last
+   * went at least `intervalMs` ago: one compare-and-set, so of racing presses one sends.
+   */
+  claimPush(id: string, requestId: string, now: number, max: number, intervalMs: number): Promise<boolean> {
+    return this.sql
+      .run(
+        "UPDATE bridge_transactions SET push_sent = push_sent + 1, push_at = ?, push_last = NULL WHERE id = ? AND status = 'awaiting_signature' AND request_id = ? AND push_sent < ? AND (push_at IS NULL OR push_at <= ?)",
+        [now, id, requestId, max, now - intervalMs],
+      )
+      .then((n) => n === 1);
+  }
+
+  async pushDone(id: string, outcome: 'sent' | 'failed'): Promise<void> {
+    await this.sql.run('UPDATE bridge_transactions SET push_last = ? WHERE id = ?', [outcome, id]);
   }
 
   async extend(id: string, expiresAt: number): Promise<void> {

@@ -41,6 +41,7 @@ const DOCUMENT_ONLY_CODES: Record<string, string> = {
   already_registered: 'exists',
   too_many_streams: 'busy',
   invite_required: 'no_invite',
+  precondition_failed: 'stale_version',
 };
 
 const INTERNAL = () => new HttpError(500, 'internal_error', 'internal error', 'ra.errors.envelope');

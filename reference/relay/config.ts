@@ -25,6 +25,8 @@ export const BREAKAGES = [
   'sessions-persisted',
   'events-replay',
   'pairing-forever',
+  'auth-request-untrusted',
+  'relay-written-writable',
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 

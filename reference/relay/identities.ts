@@ -15,7 +15,7 @@ import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import type { RelayContext } from './config.ts';
 import { lookup } from './directory.ts';
-import { systemDocument } from './system-files.ts';
+import { systemDocument, systemDocuments } from './system-files.ts';
 import { DnsWriteError, recordsFor } from './dns-providers.ts';
 
 /** The body as a JSON object, or 400 invalid_request. */
@@ -209,6 +209,8 @@ export async function exportIdentity(ctx: RelayContext, raw: string, bytes: Uint
   const files: Array<[string, string]> = [
     ['id.json', `${JSON.stringify(JSON.parse(row.document), null, 2)}\n`],
     [`${dir}/public/id.json`, `${JSON.stringify(JSON.parse(row.document), null, 2)}\n`],
+    // The owner's system documents and the relay-written zone (ra.system.relay-written).
+    ...systemDocuments(ctx, known.identity).map(([path, body]): [string, string] => [`${dir}/${path}`, body]),
   ];
   // The archive is written by the tar package from a scratch directory (never hand-rolled).
   const scratch = await mkdtemp(join(tmpdir(), 'svc-relay-export-'));

@@ -10,11 +10,13 @@ import { parseKey } from '../../protocol/common/keys.ts';
 import { parseRfc3339 } from '../../protocol/common/time.ts';
 import { checkSessionProof } from '../../protocol/signin/session-proof.ts';
 import { limits } from '../../schemas/ts/limits.ts';
+import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import { HttpError, ruleError, type Code } from '../shared/errors.ts';
 import type { RelayContext } from './config.ts';
 import { lookup, relayBase, type Known } from './directory.ts';
 
 type Kind = 'message' | 'ack';
+const AUTH_REQUEST = vocabulary.message_types.auth_request;
 const REQUIRED: Record<Kind, readonly string[]> = {
   message: ['id', 'sender', 'recipient', 'timestamp', 'payload', 'signature'],
   ack: ['type', 'id', 'message_id', 'state', 'sender', 'recipient', 'timestamp', 'signature'],
@@ -84,6 +86,7 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
   const e = parseEnvelope(kind, bytes);
   // --break surrogate-500 (the fuzz's own test): a handler that URI-encodes every string field throws on a lone surrogate.
   if (ctx.config.breakages.has('surrogate-500')) for (const v of Object.values(e)) if (typeof v === 'string') encodeURIComponent(v);
+  if (kind === 'message' && e.type === AUTH_REQUEST && !ctx.config.documentOnly) promptExpiry(ctx, e.expires_at);
   const [sender, recipient] = await Promise.all([lookup(ctx, e.sender), lookup(ctx, e.recipient)]);
   const breaks = ctx.config.breakages;
   if (!sender?.local && !recipient?.local && !breaks.has('neither-local')) throw ruleError(403, 'ra.relay.locality', 'neither the sender nor the recipient is local to this relay');
@@ -94,7 +97,8 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
   if (!sender) throw ruleError(401, 'ra.errors.signature-invalid', `the sender ${String(e.sender)} cannot be resolved, so its signature cannot be checked`);
   const id = e.id as string;
   const store = async (): Promise<boolean> => {
-    if (kind === 'message' && recipient?.local) admit(ctx, recipient.identity, sender.identity);
+    // A dropped sign-in prompt is answered 202 like a stored one (ra.inbox.auth-request).
+    if (kind === 'message' && recipient?.local && admit(ctx, recipient.identity, sender.identity, e.type) === 'drop') return true;
     if (recipient?.local || breaks.has('neither-local')) {
       const outcome = await ctx.store.spool({
         recipient: (recipient?.identity ?? String(e.recipient)).toLowerCase(),
@@ -128,14 +132,33 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
 
 /**
  * The recipient's inbox policy (ra.inbox.policy): a blocked sender is refused, and under
- * `contacts_only` so is anyone not an accepted contact. Read from the recipient's system files.
+ * `contacts_only` so is anyone not an accepted contact. A sign-in prompt is kept only from a
+ * service the recipient trusts, whatever the mode, and otherwise dropped (ra.inbox.auth-request).
  */
-function admit(ctx: RelayContext, recipient: string, sender: string): void {
+function admit(ctx: RelayContext, recipient: string, sender: string, type: unknown): 'store' | 'drop' {
   const contacts = systemDocument(ctx, recipient, 'relay/contacts.json')?.contacts;
   const entry = Array.isArray(contacts) ? (contacts as Array<{ identity?: unknown; state?: unknown }>).find((c) => typeof c.identity === 'string' && c.identity.toLowerCase() === sender) : undefined;
   if (entry?.state === 'blocked') throw ruleError(403, 'ra.inbox.policy', 'the recipient does not take mail from this sender');
-  const mode = systemDocument(ctx, recipient, 'relay/inbox-policy.json')?.mode;
-  if (mode === 'contacts_only' && entry?.state !== 'accepted') throw ruleError(403, 'ra.inbox.policy', 'the recipient takes mail from its contacts only');
+  const policy = systemDocument(ctx, recipient, 'relay/inbox-policy.json');
+  if (type === AUTH_REQUEST) {
+    const trusted = Array.isArray(policy?.trusted_auth_services) && policy.trusted_auth_services.some((s) => typeof s === 'string' && s.toLowerCase() === sender);
+    // --break auth-request-untrusted: a prompt from anyone is stored. The document-only variant
+    // refuses it openly instead (document 2 says only that it is dropped).
+    if (!trusted && ctx.config.documentOnly) throw new HttpError(403, 'not_authorized', 'the recipient does not trust this sender for sign-in prompts', 'ra.inbox.auth-request');
+    return trusted || ctx.config.breakages.has('auth-request-untrusted') ? 'store' : 'drop';
+  }
+  if (policy?.mode === 'contacts_only' && entry?.state !== 'accepted') throw ruleError(403, 'ra.inbox.policy', 'the recipient takes mail from its contacts only');
+  return 'store';
+}
+
+/** A sign-in prompt's signed expiry: in the future, and near (ra.inbox.auth-request-expiry). */
+function promptExpiry(ctx: RelayContext, expiresAt: unknown): void {
+  const at = parseRfc3339(expiresAt);
+  const now = ctx.now();
+  if (at === undefined) throw ruleError(400, 'ra.inbox.auth-request-expiry', `a ${AUTH_REQUEST} needs expires_at (RFC 3339)`);
+  if (at <= now) throw ruleError(400, 'ra.inbox.auth-request-expiry', `this ${AUTH_REQUEST} expired at ${String(expiresAt)}`);
+  if (at > now + limits.auth_request_ttl_max_seconds * 1000)
+    throw ruleError(400, 'ra.inbox.auth-request-expiry', `a ${AUTH_REQUEST} may expire at most ${limits.auth_request_ttl_max_seconds} s ahead`);
 }
 
 async function forward(ctx: RelayContext, kind: Kind, relay: string, bytes: Uint8Array): Promise<void> {

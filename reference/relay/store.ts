@@ -125,6 +125,7 @@ export class RelayStore {
       removeEnrollment: db.prepare('DELETE FROM relay_keystore WHERE identity = ? AND enrollment_id = ?'),
       usedEnrollment: db.prepare('UPDATE relay_keystore SET last_used_at = ? WHERE identity = ? AND enrollment_id = ?'),
       systemFile: db.prepare('SELECT * FROM relay_system_files WHERE identity = ? AND path = ?'),
+      systemFiles: db.prepare('SELECT * FROM relay_system_files WHERE identity = ? ORDER BY path'),
       putSystemFile: db.prepare(
         'INSERT INTO relay_system_files (identity, path, body, etag, updated_at) VALUES (@identity, @path, @body, @etag, @updated_at) ON CONFLICT (identity, path) DO UPDATE SET body = excluded.body, etag = excluded.etag, updated_at = excluded.updated_at',
       ),
@@ -162,6 +163,10 @@ export class RelayStore {
       const held = this.#s.spoolOne.get(row.recipient, row.kind, row.id) as { body: string } | undefined;
       return held?.body === row.body ? 'same' : 'conflict';
     });
+  }
+
+  systemFiles(identity: string): SystemFileRow[] {
+    return this.#s.systemFiles.all(identity) as SystemFileRow[];
   }
 
   systemFile(identity: string, path: string): SystemFileRow | undefined {

@@ -5,7 +5,9 @@
 import { createHash } from 'node:crypto';
 import { checkProfileDocument } from '../../protocol/bridge/profile-document.ts';
 import { checkContacts, checkInboxPolicy, type DocumentCheck } from '../../protocol/relay/system-files.ts';
+import { formatRfc3339 } from '../../protocol/common/time.ts';
 import { limits } from '../../schemas/ts/limits.ts';
+import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import type { RelayContext } from './config.ts';
 import { owner, type OwnerCall } from './inbox.ts';
@@ -23,10 +25,69 @@ export const SYSTEM_FILES: Readonly<Record<string, (doc: unknown) => DocumentChe
 
 const etagOf = (text: string) => `"${createHash('sha256').update(text).digest('base64url')}"`;
 
+/**
+ * The relay-written zone (ra.system.relay-written): documents the relay keeps for the owner to
+ * read, made from its own records when read, never written by the owner.
+ */
+export const RELAY_WRITTEN: Readonly<Record<string, (ctx: RelayContext, identity: string) => Record<string, unknown> | undefined>> = {
+  'relay-written/identity.json': (ctx, identity) => {
+    const row = ctx.store.identity(identity);
+    if (!row) return undefined;
+    return {
+      version: 1,
+      identity,
+      signing_key: prefixed(vocabulary.key_prefixes.signing, row.public_key),
+      ...(row.encryption_public_key ? { encryption_key: prefixed(vocabulary.key_prefixes.encryption, row.encryption_public_key) } : {}),
+      registered_at: formatRfc3339(row.created_at),
+      relay: ctx.config.relayAddress,
+    };
+  },
+  'relay-written/usage.json': (ctx, identity) => {
+    const pending = ctx.store.pending(identity);
+    return {
+      version: 1,
+      pending: { messages: pending.filter((r) => r.kind === 'message').length, acks: pending.filter((r) => r.kind === 'ack').length },
+      devices: ctx.store.devices(identity).length,
+      enrollments: ctx.store.enrollments(identity).length,
+      system_files: ctx.store.systemFiles(identity).length,
+    };
+  },
+};
+const RELAY_ZONE = 'relay-written/';
+/** A key as registered, with its algorithm prefix (registration takes it with or without). */
+function prefixed(prefix: string, key: string): string {
+  return key.startsWith(prefix) ? key : `${prefix}${key}`;
+}
+const writableZone = (ctx: RelayContext) => ctx.config.breakages.has('relay-written-writable');
+
 /** The path the request names, checked against the documents the relay keeps (404 otherwise). */
-function known(path: string): string {
-  if (!(path in SYSTEM_FILES)) throw ruleError(404, 'ra.errors.not-found', `no system document ${path} (the relay keeps ${Object.keys(SYSTEM_FILES).join(', ')})`);
+function known(ctx: RelayContext, path: string): string {
+  // The document-only variant keeps no relay-written zone (document 3 names none).
+  if (!(path in SYSTEM_FILES) && !(path in RELAY_WRITTEN && !ctx.config.documentOnly))
+    throw ruleError(404, 'ra.errors.not-found', `no system document ${path} (the relay keeps ${[...Object.keys(SYSTEM_FILES), ...Object.keys(RELAY_WRITTEN)].join(', ')})`);
   return path;
+}
+
+/** A write into the relay's own zone (ra.system.relay-written); --break relay-written-writable lets it through. */
+function ownerWrites(ctx: RelayContext, path: string): void {
+  if (path.startsWith(RELAY_ZONE) && !writableZone(ctx)) throw ruleError(403, 'ra.system.relay-written', `${path} is written by the relay; the owner reads it only`);
+}
+
+/** A relay-written document as text, or a stored owner document's row. */
+function current(ctx: RelayContext, identity: string, path: string): { body: string; etag: string } | undefined {
+  const stored = ctx.store.systemFile(identity, path);
+  if (stored || !(path in RELAY_WRITTEN)) return stored;
+  const doc = RELAY_WRITTEN[path]!(ctx, identity);
+  if (!doc) return undefined;
+  const body = JSON.stringify(doc);
+  return { body, etag: etagOf(body) };
+}
+
+/** Every system document of `identity` as the export writes it: the owner's and the relay's. */
+export function systemDocuments(ctx: RelayContext, identity: string): Array<[string, string]> {
+  const out = ctx.store.systemFiles(identity).map((r): [string, string] => [r.path, r.body]);
+  for (const path of Object.keys(RELAY_WRITTEN)) if (!out.some(([p]) => p === path)) out.push([path, current(ctx, identity, path)!.body]);
+  return out;
 }
 
 /** `If-Match` against the stored ETag: a mismatch (or a document that is not there) answers 412. */
@@ -39,14 +100,15 @@ function preconditions(req: Request, current: string | undefined): void {
 
 export async function getSystemFile(ctx: RelayContext, call: OwnerCall, path: string): Promise<Response> {
   const who = await owner(ctx, call);
-  const row = ctx.store.systemFile(who.identity, known(path));
+  const row = current(ctx, who.identity, known(ctx, path));
   if (!row) throw ruleError(404, 'ra.errors.not-found', `${path} is not written yet`);
   return new Response(row.body, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', etag: row.etag } });
 }
 
 export async function putSystemFile(ctx: RelayContext, call: OwnerCall, path: string): Promise<Response> {
   const who = await owner(ctx, call);
-  const check = SYSTEM_FILES[known(path)]!;
+  ownerWrites(ctx, known(ctx, path));
+  const check = SYSTEM_FILES[path] ?? (() => ({ ok: true }) as DocumentCheck);
   if (call.body.length > limits.system_file_max_bytes) throw ruleError(413, 'ra.errors.payload-too-large', `a system document is at most ${limits.system_file_max_bytes} bytes`);
   let doc: unknown;
   const text = Buffer.from(call.body).toString('utf8');
@@ -65,7 +127,8 @@ export async function putSystemFile(ctx: RelayContext, call: OwnerCall, path: st
 
 export async function deleteSystemFile(ctx: RelayContext, call: OwnerCall, path: string): Promise<Response> {
   const who = await owner(ctx, call);
-  const row = ctx.store.systemFile(who.identity, known(path));
+  ownerWrites(ctx, known(ctx, path));
+  const row = ctx.store.systemFile(who.identity, path);
   preconditions(call.req, row?.etag);
   if (!row) throw ruleError(404, 'ra.errors.not-found', `${path} is not written yet`);
   ctx.store.removeSystemFile(who.identity, path);

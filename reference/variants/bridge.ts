@@ -279,5 +279,13 @@ export const BRIDGE_WIRE: Record<string, WireVariant> = {
   },
   'identify-gone': { rule: 'ob.transaction.identify', what: 'the sign-in form answers 404', wire: answer(isIdentify, () => refusal(404, 'not_found')) },
   'callback-gone': { rule: 'ob.transaction.callback', what: 'the native callback answers 404', wire: answer(at(ids.callback_path, 'POST'), () => refusal(404, 'not_found')) },
+  'push-refusal-200': {
+    rule: 'ob.contract.push',
+    what: 'a press with no prompt due answers 200 instead of 429',
+    wire: async (req, next) => {
+      const res = await next(req);
+      return req.method === 'POST' && new URL(req.url).pathname.endsWith('/push') && res.status === 429 ? withBody(res, await res.text(), 200) : res;
+    },
+  },
   'refresh-token': { rule: 'ob.token.grant-type', what: 'the token response carries a refresh token', wire: editJson(at(PATHS.token, 'POST'), (t) => void (t.refresh_token = 'rt_123'), [200]) },
 };

@@ -487,5 +487,10 @@ function systemFiles(): Record<string, WireVariant> {
     'system-unvalidated': { rule: 'ra.system.validated', what: 'an invalid system document is answered 200', wire: refusalAnswered(put, byRule('ra.system.validated'), written) },
     'system-etag-ignored': { rule: 'ra.system.etag', what: 'a write on a stale If-Match is answered 200', wire: refusalAnswered(put, byStatus(412), written) },
     'inbox-open': { rule: 'ra.inbox.policy', what: 'a message the inbox policy refuses is answered 202', wire: refusalAnswered(messages, byRule('ra.inbox.policy'), ok202) },
+    'prompt-expiry-ignored': {
+      rule: 'ra.inbox.auth-request-expiry',
+      what: 'an expired sys.auth.request is answered 202',
+      wire: refusalAnswered(messages, byRule('ra.inbox.auth-request-expiry'), ok202),
+    },
   };
 }

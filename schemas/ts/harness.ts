@@ -68,6 +68,16 @@ export interface components {
                  * @default 600
                  */
                 transaction_lifetime_s: number;
+                /**
+                 * @description Seconds between push prompts (document 2: 15; a test deployment may declare less so the push check takes seconds, and is then judged against what it declares).
+                 * @default 15
+                 */
+                push_interval_s: number;
+            };
+            /** @description Push to the app (document 2, Authentication 7). The harness plays the user's app: it registers each push user at `user_relay` (a relay of document 3 that hosts a domain, registers openly and is reachable from the bridge's relay), publishes it in the test authority, lists the bridge's push identity (from the transaction view) in its trusted_auth_services, and reads the prompts there. Without it, or when the bridge shows no `push` in its transaction view, the push checks are skipped. */
+            push?: {
+                /** @description Base URL of the users' relay. */
+                user_relay: string;
             };
             /**
              * @description The bridge's OAUTH_URL_CLIENTS mode (ob.contract.url-clients). The URL client checks run when it is `indieauth` or `on` and the bridge fetches client documents through the test authority's DNS and CA, treating the authority's address as public; absent or `off`, they are skipped.

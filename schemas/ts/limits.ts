@@ -100,6 +100,7 @@ export const limits = {
   "contacts_max": 10000,
   "contact_petname_max_bytes": 64,
   "trusted_auth_services_max": 16,
+  "auth_request_ttl_max_seconds": 600,
   "pow_bits_max": 32,
   "system_file_max_bytes": 65536,
   "drive_chunk_padding_bytes": 4096,
@@ -969,6 +970,15 @@ export const limitSources = [
     "doc": 3,
     "section": "System files (inbox-policy.json; schema: not shown)",
     "clause": "trusted_auth_services",
+    "origin": "project"
+  },
+  {
+    "id": "auth_request_ttl_max_seconds",
+    "value": 600,
+    "unit": "seconds",
+    "doc": 3,
+    "section": "System files (inbox policy; enforcement: not shown)",
+    "clause": "a sys.auth.request with an expiry in the near future (a bridge's transaction lives 10 minutes)",
     "origin": "project"
   },
   {

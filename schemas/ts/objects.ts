@@ -5,6 +5,33 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * Sign-in prompt (sys.auth.request body)
+         * @description The plaintext of the encrypted `sys.auth.request` message a bridge pushes to the user's app (document 2, Authentication 7): the same public request the QR code shows (its short link, and the encoded request itself so the app needs no second fetch), the application's name and host, and the expiry; never the match code. The field names are a project decision (document 2 shows none); an app ignores fields it does not know.
+         */
+        AuthRequest: {
+            /** @constant */
+            version: 1;
+            /**
+             * Format: uri
+             * @description The short link the QR code encodes (`<issuer>/r/<code>`).
+             */
+            request_uri: string;
+            /** @description The encoded native request the short link resolves to (document 1). */
+            request: string;
+            app: {
+                /** @description The application's name, as consent shows it. */
+                name: string;
+                /** @description The host of the redirect URI the sign-in returns to. */
+                host: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description When the native request expires (RFC 3339); also the envelope's signed `expires_at`. */
+            expires_at: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * Context record
          * @description Returned by the RP's `context_uri` while the request can still be approved (document 1, Context record); the signer shows it for a cross-device approval. All five fields are required and NO other field is allowed (additionalProperties false): the record must never carry a precise location (ns.context.no-location), and a closed field set is the only way a schema can enforce that.
          */

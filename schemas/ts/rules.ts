@@ -2192,13 +2192,45 @@ export const rules: readonly Rule[] = [
     "unobservable": "deletion inside storage over days"
   },
   {
-    "id": "ob.push",
-    "level": "MAY",
+    "id": "ob.push.limits",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Authentication 7; Limits",
+    "title": "Push prompts: at most three, 15 seconds apart",
+    "text": "The waiting page offers Send to my app at most three times per sign-in, 15 seconds apart: the user's app never receives a fourth prompt for one sign-in, nor two less than 15 seconds apart."
+  },
+  {
+    "id": "ob.push.message",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Authentication 7; Events",
+    "title": "The pushed sys.auth.request",
+    "text": "A push is an encrypted message of type `sys.auth.request` from the bridge's own service ID, through its own relay, whose body is the same public request the QR code shows, the application's name and host, and the expiry."
+  },
+  {
+    "id": "ob.push.no-match-code",
+    "level": "MUST",
     "doc": 2,
     "section": "Authentication 7",
-    "title": "Push to the app",
-    "text": "Push to the app: at most three prompts 15 seconds apart through the bridge's own relay, never with the match code.",
-    "unobservable": "left to the relay issue; needs the bridge to hold its own service ID"
+    "title": "A push never carries the match code",
+    "text": "The pushed message never carries the match code: approving from the app requires the user to type the code the initiating screen shows, because the app is by definition another device."
+  },
+  {
+    "id": "ob.push.trusted",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Authentication 7",
+    "title": "The user's relay drops untrusted prompts",
+    "text": "The user's relay drops a `sys.auth.request` unless the user listed its sender in `trusted_auth_services` (the relay's inbox policy); a relay suite checks it."
+  },
+  {
+    "id": "ob.contract.push",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Authentication 7 (the waiting page's controls: not shown)",
+    "title": "Push contract",
+    "text": "Project decision: a bridge that pushes shows `push` in the transaction view while `awaiting_signature` (`identity`, its own service ID; `sent`; `remaining`; `next_at` when a prompt must wait; `last` `sent` or `failed`), and `POST /t/{id}/push` with the transaction cookie sends one prompt: `200` with the view, `429` `invalid_request` when none is left or it comes within 15 seconds of the last (nothing sent), `409` outside `awaiting_signature`, `404` when the bridge does not push. The body is an `auth-request` object; the envelope's `expires_at` is the request's expiry.",
+    "origin": "project"
   },
   {
     "id": "ob.contract.transaction",
@@ -3493,6 +3525,16 @@ export const rules: readonly Rule[] = [
     "code": "precondition_failed"
   },
   {
+    "id": "ra.system.relay-written",
+    "level": "MUST",
+    "doc": 3,
+    "section": "System files (a relay-written zone: not shown)",
+    "title": "The relay-written zone",
+    "text": "Project decision: under `relay-written/` the relay keeps documents for the owner to read and never to write: `relay-written/identity.json` (`version`, `identity`, `signing_key`, `encryption_key` when registered, `registered_at`, `relay`) and `relay-written/usage.json` (`version`, `pending` `{messages, acks}`, `devices`, `enrollments`, `system_files`), read with the owner's proof like any system document; a `PUT` or `DELETE` there answers 403 `not_authorized` and changes nothing. Both are in the identity's export.",
+    "origin": "project",
+    "code": "not_authorized"
+  },
+  {
     "id": "ra.inbox.policy",
     "level": "MUST",
     "doc": 3,
@@ -3663,6 +3705,25 @@ export const rules: readonly Rule[] = [
     "title": "Commit body",
     "text": "Project decision (the deployed system's design notes): a commit is `{id, manifest, pages}`, `{id, records}` or `{id, trim: {node, before, snapshot: {node, version}}}` with `id` 16 random bytes in hex (a retry returns the first result); bodies are at most 16 MiB.",
     "origin": "project"
+  },
+  {
+    "id": "ra.inbox.auth-request",
+    "level": "MUST",
+    "doc": 3,
+    "section": "System files (inbox policy; enforcement: not shown)",
+    "title": "Sign-in prompts on delivery",
+    "text": "Project decision (document 2, Authentication 7): a message of type `sys.auth.request` for a local recipient is stored only when its sender is in the recipient's `trusted_auth_services`, and then whatever the mode (a blocked sender stays refused); from anyone else it is answered `202` and dropped, so a sender cannot probe the list.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.inbox.auth-request-expiry",
+    "level": "MUST",
+    "doc": 3,
+    "section": "System files (inbox policy; enforcement: not shown)",
+    "title": "A sign-in prompt expires soon",
+    "text": "Project decision: a `sys.auth.request` must carry `expires_at` (RFC 3339, signed) in the future and at most `auth_request_ttl_max_seconds` ahead; otherwise `400` `invalid_request`, so an expired prompt is never shown.",
+    "origin": "project",
+    "code": "invalid_request"
   }
 ];
 
@@ -3921,7 +3982,11 @@ export type RuleId =
   | "ob.metrics"
   | "ob.pages.security-headers"
   | "ob.retention"
-  | "ob.push"
+  | "ob.push.limits"
+  | "ob.push.message"
+  | "ob.push.no-match-code"
+  | "ob.push.trusted"
+  | "ob.contract.push"
   | "ob.contract.transaction"
   | "ob.contract.clients"
   | "ob.contract.url-clients"
@@ -4071,6 +4136,7 @@ export type RuleId =
   | "ra.system.validated"
   | "ra.system.paths"
   | "ra.system.etag"
+  | "ra.system.relay-written"
   | "ra.inbox.policy"
   | "ra.drive.framing"
   | "ra.drive.page"
@@ -4089,7 +4155,9 @@ export type RuleId =
   | "ra.drive.group-roster"
   | "ra.drive.group-keys"
   | "ra.drive.changed-event"
-  | "ra.drive.commit";
+  | "ra.drive.commit"
+  | "ra.inbox.auth-request"
+  | "ra.inbox.auth-request-expiry";
 
 /** Every error code a rule names. */
 export type ErrorCode =

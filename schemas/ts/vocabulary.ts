@@ -216,5 +216,10 @@ export const vocabulary = {
     },
     "doc": 1,
     "rule": "ns.version.vectors"
+  },
+  "message_types": {
+    "auth_request": "sys.auth.request",
+    "doc": 2,
+    "rule": "ob.push.message"
   }
 } as const;

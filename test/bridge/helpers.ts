@@ -5,13 +5,20 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { profileFor } from '../../protocol/common/profile.ts';
-import { REFERENCE_CODE_TTL_S, REFERENCE_TX_TTL_S, startBridgeReference, type BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
+import { REFERENCE_CODE_TTL_S, REFERENCE_PUSH_INTERVAL_S, REFERENCE_TX_TTL_S, startBridgeReference, type BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
 
 export { runCli } from '../rp/helpers.ts';
 
 /** A reference bridge; `args` may carry the hidden --break/--variant flags, `env` a wire variant (both allowed here by env). */
-export function bridge(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<BridgeReferenceRun> {
-  return startBridgeReference({ profile: profileFor(), codeTtlS: REFERENCE_CODE_TTL_S, txTtlS: REFERENCE_TX_TTL_S, extraArgs: args, env: { SVC_REFERENCE_ALLOW_BREAKAGE: '1', ...env } });
+export function bridge(args: string[] = [], env: NodeJS.ProcessEnv = {}, options: { push?: boolean } = {}): Promise<BridgeReferenceRun> {
+  return startBridgeReference({
+    profile: profileFor(),
+    codeTtlS: REFERENCE_CODE_TTL_S,
+    txTtlS: REFERENCE_TX_TTL_S,
+    ...(options.push ? { pushIntervalS: REFERENCE_PUSH_INTERVAL_S } : {}),
+    extraArgs: args,
+    env: { SVC_REFERENCE_ALLOW_BREAKAGE: '1', ...env },
+  });
 }
 
 /** `run --suite bridge` against `run` as an outside bridge: flags, a clients file, the rotation hook. */
@@ -35,6 +42,8 @@ export async function suiteArgs(run: BridgeReferenceRun, extra: string[] = []): 
     'on',
     ...(run.target.declared?.codeLifetimeS !== undefined ? ['--bridge-code-lifetime', String(run.target.declared.codeLifetimeS)] : []),
     ...(run.target.declared?.transactionLifetimeS !== undefined ? ['--bridge-transaction-lifetime', String(run.target.declared.transactionLifetimeS)] : []),
+    ...(run.target.declared?.pushIntervalS !== undefined ? ['--bridge-push-interval', String(run.target.declared.pushIntervalS)] : []),
+    ...(run.target.push ? ['--bridge-push-user-relay', run.target.push.userRelay] : []),
     '--authority',
     run.authority.adminUrl,
     '--runs',

@@ -54,7 +54,7 @@ async function failedAgainst(v: Variant): Promise<{ failed: string[]; ran: numbe
   }
   if (v.suite === 'bridge') {
     const how = breakage(v);
-    const b = await bridge(how.extraArgs, how.env);
+    const b = await bridge(how.extraArgs, how.env, { push: /^ob\.(push|contract\.push)/.test(v.rule) });
     try {
       const run = await runCli([...(await bridgeArgs(b)), '--profile', '--rule', v.rule]);
       return { failed: run.failed, ran: run.report.results.length };

@@ -45,7 +45,7 @@ export function message(
   to: string,
   recipientKey: Uint8Array,
   plaintext: string,
-  options: { id?: string; session?: SessionKey; timestamp?: string } = {},
+  options: { id?: string; session?: SessionKey; timestamp?: string; type?: string; expiresAt?: string } = {},
 ): Envelope {
   const sealed = sealMessage(profile.ids.message_seal_domain, recipientKey, new TextEncoder().encode(plaintext));
   const envelope: Envelope = {
@@ -56,6 +56,9 @@ export function message(
     payload: encodeBase64url(sealed.ciphertext),
     encryption: { alg: 'x25519-chacha20-poly1305', ephemeral_public_key: encodeBase64url(sealed.ephemeral), nonce: encodeBase64url(sealed.nonce) },
   };
+  // Signed as the `type:` and `expires:` lines (spec/signing.yaml, the message's optional lines).
+  if (options.type !== undefined) envelope.type = options.type;
+  if (options.expiresAt !== undefined) envelope.expires_at = options.expiresAt;
   if (options.session?.sessionId) envelope.session_id = options.session.sessionId;
   if (options.session?.proof) envelope.session_proof = options.session.proof;
   return signEnvelope(profile, 'message', envelope, options.session?.seed ?? from.seed);

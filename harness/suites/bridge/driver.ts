@@ -28,7 +28,9 @@ export interface BridgeTarget {
   urlClients?: 'indieauth' | 'on' | 'off';
   requestTimeoutMs: number;
   /** Limits the target declares (bridge.declared): the checks wait them out. */
-  declared?: { codeLifetimeS?: number; transactionLifetimeS?: number };
+  declared?: { codeLifetimeS?: number; transactionLifetimeS?: number; pushIntervalS?: number };
+  /** Push to the app (bridge.push): a relay that registers the harness's push users, homed there. */
+  push?: { userRelay: string };
 }
 
 /** Where an authorization ended: the client's redirect URI with its parameters. */

@@ -15,6 +15,7 @@ import { robustnessChecks } from './checks/robustness.ts';
 import { urlClientChecks } from './checks/url-clients.ts';
 import { bridgeFuzzChecks } from './checks/fuzz.ts';
 import { gapChecks } from './checks/gaps.ts';
+import { pushChecks } from './checks/push.ts';
 
 export type { BridgeTarget } from './driver.ts';
 
@@ -35,6 +36,7 @@ export async function bridgeSuite(target: BridgeTarget): Promise<SuiteLoad> {
     ...idInputChecks(target),
     ...urlClientChecks(target),
     ...gapChecks(target),
+    ...pushChecks(target),
     ...robustnessChecks(target),
     ...propertyChecks(target),
     ...bridgeFuzzChecks(target),

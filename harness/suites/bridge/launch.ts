@@ -13,6 +13,7 @@ import { spawnReference, stopChild, type ReferenceChild } from '../../run/spawn.
 import { startAuthority, type Authority } from '../../actors/authority/index.ts';
 import type { ClientCredentials } from '../../actors/oidc/client.ts';
 import type { BridgeTarget } from './driver.ts';
+import { startPushRelays } from './push-launch.ts';
 
 export interface BridgeReferenceOptions {
   profile: Profile;
@@ -28,6 +29,8 @@ export interface BridgeReferenceOptions {
   codeTtlS?: number;
   /** A shorter transaction lifetime, passed as --tx-ttl and declared to the suite (suite runs). */
   txTtlS?: number;
+  /** Push to the app through two reference relays, prompts this many seconds apart (declared to the suite). */
+  pushIntervalS?: number;
 }
 
 export interface BridgeReferenceRun {
@@ -46,8 +49,10 @@ export interface BridgeReferenceRun {
 
 /** The reference's authorization code lifetime in suite runs, declared to the suite so the expiry check waits seconds, not a minute. */
 export const REFERENCE_CODE_TTL_S = 5;
-/** The reference's transaction lifetime in suite runs: long enough for every sign-in flow of the suite. */
-export const REFERENCE_TX_TTL_S = 10;
+/** The reference's transaction lifetime in suite runs: long enough for every sign-in flow of the suite (the push limits check presses for about 8 s). */
+export const REFERENCE_TX_TTL_S = 20;
+/** The reference's push interval in suite runs (the document's 15 s would make the push check a minute long). */
+export const REFERENCE_PUSH_INTERVAL_S = 2;
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('base64url');
 
@@ -97,7 +102,9 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
     const clientsFile = join(dir, 'clients.json');
     await writeFile(clientsFile, JSON.stringify(file, null, 2));
     const token = randomBytes(24).toString('base64url');
+    const push = options.pushIntervalS !== undefined ? await startPushRelays({ profile: options.profile, authority, dir, children, ...(options.log ? { log: options.log } : {}) }) : undefined;
     const args = [
+      ...(push ? [...push.bridgeArgs, '--push-interval', String(options.pushIntervalS)] : []),
       ...(options.codeTtlS !== undefined ? ['--code-ttl', String(options.codeTtlS)] : []),
       ...(options.txTtlS !== undefined ? ['--tx-ttl', String(options.txTtlS)] : []),
       '--port',
@@ -126,13 +133,18 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       '--quiet',
       ...(options.extraArgs ?? []),
     ];
+    const bridges: ReferenceChild[] = [];
     const spawnOne = (more: string[]) =>
-      spawnReference('bridge', [...args, ...more], { ...(options.log ? { log: options.log } : {}), ...(options.env ? { env: options.env } : {}), onSpawn: (c) => void children.push(c) });
+      spawnReference('bridge', [...args, ...more], {
+        ...(options.log ? { log: options.log } : {}),
+        ...(options.env ? { env: options.env } : {}),
+        onSpawn: (c) => void (children.push(c), bridges.push(c)),
+      });
     const bridge = await spawnOne([]);
     // The others share the database and the issuer; the rotation hook on the last one shows the
     // key set is shared (the harness reads it through the first).
     for (let i = 1; i < (options.processes ?? 1); i++) await spawnOne(['--issuer', bridge.origin]);
-    const last = children[children.length - 1]!;
+    const last = bridges[bridges.length - 1]!;
     const target: BridgeTarget = {
       profile: options.profile,
       issuer: bridge.origin,
@@ -141,9 +153,14 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       rotate: { url: `${last.url}/operator/keys/rotate`, token },
       urlClients: 'on',
       requestTimeoutMs: 20_000,
-      declared: { ...(options.codeTtlS !== undefined ? { codeLifetimeS: options.codeTtlS } : {}), ...(options.txTtlS !== undefined ? { transactionLifetimeS: options.txTtlS } : {}) },
+      declared: {
+        ...(options.codeTtlS !== undefined ? { codeLifetimeS: options.codeTtlS } : {}),
+        ...(options.txTtlS !== undefined ? { transactionLifetimeS: options.txTtlS } : {}),
+        ...(options.pushIntervalS !== undefined ? { pushIntervalS: options.pushIntervalS } : {}),
+      },
+      ...(push ? { push: { userRelay: push.userRelay } } : {}),
     };
-    return { target, authority, bridge, processes: [...children], dataDir: join(dir, 'data'), clientsFile, args, stop };
+    return { target, authority, bridge, processes: [...bridges], dataDir: join(dir, 'data'), clientsFile, args, stop };
   } catch (error) {
     await stop();
     throw error;

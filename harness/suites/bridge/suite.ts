@@ -16,6 +16,8 @@ interface BridgeFlags {
   bridgeUrlClients?: 'indieauth' | 'on' | 'off';
   bridgeCodeLifetime?: number;
   bridgeTransactionLifetime?: number;
+  bridgePushUserRelay?: string;
+  bridgePushInterval?: number;
   bridgeDatabase?: string;
   bridgeProcesses?: number;
   requestTimeout?: number;
@@ -48,6 +50,11 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
         if (!/^[1-9]\d*$/.test(v) || Number(v) > 600) throw new InvalidArgumentError('must be whole seconds from 1 to 600');
         return Number(v);
       })
+      .option('--bridge-push-user-relay <url>', "bridge: a relay that registers the harness's push users (bridge.push.user_relay; enables the push checks)")
+      .option('--bridge-push-interval <s>', 'bridge: the seconds between push prompts it declares (bridge.declared.push_interval_s; default 15)', (v: string) => {
+        if (!/^[1-9]\d*$/.test(v) || Number(v) < 2 || Number(v) > 15) throw new InvalidArgumentError('must be whole seconds from 2 to 15');
+        return Number(v);
+      })
       .option('--bridge-database <url>', 'bridge with --reference: postgres://USER:PASS@HOST:PORT/DB instead of SQLite')
       .option('--bridge-processes <n>', 'bridge with --reference: bridge processes sharing the database (default 2)', (v: string) => {
         if (!/^[1-9]\d*$/.test(v)) throw new InvalidArgumentError('must be a positive integer');
@@ -71,7 +78,9 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
       declared: {
         ...(role.declared?.code_lifetime_s !== undefined ? { codeLifetimeS: role.declared.code_lifetime_s } : {}),
         ...(role.declared?.transaction_lifetime_s !== undefined ? { transactionLifetimeS: role.declared.transaction_lifetime_s } : {}),
+        ...(role.declared?.push_interval_s !== undefined ? { pushIntervalS: role.declared.push_interval_s } : {}),
       },
+      ...(role.push ? { push: { userRelay: role.push.user_relay.replace(/\/$/, '') } } : {}),
     };
     return {
       suite: 'bridge',
@@ -86,12 +95,13 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
 
   async reference({ flags, profile, log }: ReferenceInput): Promise<PreparedSuite> {
     const f = flags as BridgeFlags;
-    const { startBridgeReference, REFERENCE_CODE_TTL_S, REFERENCE_TX_TTL_S } = await import('./launch.ts');
+    const { startBridgeReference, REFERENCE_CODE_TTL_S, REFERENCE_TX_TTL_S, REFERENCE_PUSH_INTERVAL_S } = await import('./launch.ts');
     if (f.bridgeDatabase !== undefined && !/^postgres(ql)?:\/\/\S+$/.test(f.bridgeDatabase)) throw new ConfigError(`--bridge-database ${f.bridgeDatabase}: expected postgres://USER:PASS@HOST:PORT/DB`);
     const run = await startBridgeReference({
       profile,
       codeTtlS: REFERENCE_CODE_TTL_S,
       txTtlS: REFERENCE_TX_TTL_S,
+      pushIntervalS: REFERENCE_PUSH_INTERVAL_S,
       processes: f.bridgeProcesses ?? 2,
       ...(f.bridgeDatabase ? { database: f.bridgeDatabase } : {}),
       ...(log ? { log } : {}),
@@ -108,6 +118,7 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
         processes: run.processes.map((p) => p.url),
         database: f.bridgeDatabase ? 'postgres' : 'sqlite',
         authority: run.authority.adminUrl,
+        ...(target.push ? { push_user_relay: target.push.userRelay } : {}),
       },
       banner: `reference bridge at ${target.issuer} (${run.processes.length} processes on ${f.bridgeDatabase ? 'PostgreSQL' : 'one SQLite data dir'}), authority ${run.authority.adminUrl} (DNS ${run.authority.dnsServer})`,
       stop: () => run.stop(),
@@ -144,6 +155,8 @@ async function roleOf(f: BridgeFlags, fromFile: BridgeRole | undefined): Promise
   const declared: Partial<NonNullable<BridgeRole['declared']>> = { ...role.declared };
   if (f.bridgeCodeLifetime !== undefined) declared.code_lifetime_s = f.bridgeCodeLifetime;
   if (f.bridgeTransactionLifetime !== undefined) declared.transaction_lifetime_s = f.bridgeTransactionLifetime;
+  if (f.bridgePushInterval !== undefined) declared.push_interval_s = f.bridgePushInterval;
   role.declared = declared as BridgeRole['declared'];
+  if (f.bridgePushUserRelay !== undefined) role.push = { user_relay: f.bridgePushUserRelay };
   return role;
 }

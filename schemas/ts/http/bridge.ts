@@ -298,6 +298,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/t/{id}/push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send to my app (one sys.auth.request prompt) */
+        post: operations["push"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/t/{id}/creating": {
         parameters: {
             query?: never;
@@ -520,6 +539,17 @@ export interface components {
             };
             /** @description The authorization response URL (code_issued, access_denied). */
             redirect?: string;
+            /** @description Send to my app, when the bridge pushes (awaiting_signature; ob.contract.push). */
+            push?: {
+                /** @description The bridge's own service ID, the sender of the prompts (for trusted_auth_services). */
+                identity: string;
+                sent: number;
+                remaining: number;
+                /** @description RFC 3339: the earliest time of the next prompt, when it must wait. */
+                next_at?: string;
+                /** @enum {unknown} */
+                last?: "sent" | "failed";
+            };
             error?: string;
         };
         /**
@@ -1307,6 +1337,78 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    push: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The prompt was handed to the push command; the status view (JSON) shows `push`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransactionView"];
+                };
+            };
+            /** @description Back to the transaction page (forms). */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A malformed transaction id (a bad percent escape). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Another browser. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unknown transaction, or the bridge does not push. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The transaction is not awaiting a signature. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description No prompt left, or the last one was sent less than 15 seconds ago (nothing sent). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
             };
         };
     };

@@ -5,8 +5,11 @@ import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { relayCheck } from '../check.ts';
-import { codeOf, safeJson, said, type RelayTarget } from '../driver.ts';
-import { mail } from './messaging.ts';
+import { codeOf, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+import { expectInbox, mail } from './messaging.ts';
+import { now, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { limits } from '../../../../schemas/ts/limits.ts';
+import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 
 /** Its own lane: fresh identities only, overlapping the suite's other checks. */
 const LANE = 'relay/system';
@@ -134,6 +137,116 @@ function profileInboxPolicyCheck(t: RelayTarget): Check {
   });
 }
 
+const PROMPT = vocabulary.message_types.auth_request;
+/** A sign-in prompt as a bridge sends it: typed, with a signed expiry `expiresInS` ahead (null: none). */
+const prompt = (s: Session, from: RelayIdentity, to: RelayIdentity, expiresInS: number | null = 120) =>
+  mail(s, from, to, JSON.stringify({ version: 1 }), { type: PROMPT, ...(expiresInS === null ? {} : { expiresAt: now(expiresInS) }) });
+const trusting = (service: RelayIdentity, mode = 'open') => JSON.stringify({ version: 1, mode, trusted_auth_services: [service.identity] });
+
+function authRequestTrustedCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/inbox/auth-request-trusted',
+    lane: LANE,
+    title: `a ${PROMPT} reaches the inbox from a service the user lists in trusted_auth_services, and is dropped from anyone else`,
+    rules: ['ob.push.trusted'],
+    context: ['ra.system.files'],
+    run: async (s, e) => {
+      const [owner, service, other] = [await s.identity(), await s.identity(), await s.identity()];
+      const put = await s.relay.systemFile(owner, 'PUT', POLICY, trusting(service));
+      if (!e.that(ok(put), `PUT ${POLICY} with trusted_auth_services answered ${said(put)}`)) return;
+      const untrusted = prompt(s, other, owner);
+      const fromOther = await s.relay.send(untrusted);
+      e.that(fromOther.status < 500, `a prompt from an untrusted sender answered ${said(fromOther)}`);
+      const trusted = prompt(s, service, owner);
+      const fromService = await s.relay.send(trusted);
+      if (!e.that(fromService.status === 202, `a prompt from the trusted service answered ${said(fromService)}`)) return;
+      // Exactly the trusted one: the other must not be in the inbox, whatever its answer was.
+      await expectInbox(s, e, owner, [trusted]);
+    },
+  });
+}
+
+function profileAuthRequestCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/profile/auth-request',
+    lane: LANE,
+    title: `a dropped ${PROMPT} is answered 202 like a stored one; a trusted service's prompt passes contacts_only, and a blocked sender stays refused`,
+    rules: ['ra.inbox.auth-request'],
+    run: async (s, e) => {
+      const [owner, service, other] = [await s.identity(), await s.identity(), await s.identity()];
+      await s.relay.systemFile(owner, 'PUT', POLICY, trusting(service, 'contacts_only'));
+      const dropped = await s.relay.send(prompt(s, other, owner));
+      e.that(dropped.status === 202, `a prompt from an untrusted sender answered ${said(dropped)}, expected 202 (dropped unseen)`);
+      const kept = prompt(s, service, owner);
+      const fromService = await s.relay.send(kept);
+      e.that(fromService.status === 202, `under contacts_only a trusted service's prompt answered ${said(fromService)}, expected 202`);
+      await expectInbox(s, e, owner, [kept]);
+      await s.relay.systemFile(owner, 'PUT', CONTACTS, JSON.stringify({ version: 1, contacts: [{ identity: service.identity, state: 'blocked' }] }));
+      const blocked = await s.relay.send(prompt(s, service, owner));
+      e.that(blocked.status === 403, `a trusted but blocked service's prompt answered ${said(blocked)}, expected 403`);
+    },
+  });
+}
+
+function profileAuthRequestExpiryCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/profile/auth-request-expiry',
+    lane: LANE,
+    title: `a ${PROMPT} without expires_at, expired, or expiring more than ${limits.auth_request_ttl_max_seconds} s ahead is refused 400 invalid_request`,
+    rules: ['ra.inbox.auth-request-expiry'],
+    run: async (s, e) => {
+      const [owner, service] = [await s.identity(), await s.identity()];
+      await s.relay.systemFile(owner, 'PUT', POLICY, trusting(service));
+      for (const [what, ahead] of [
+        ['without expires_at', null],
+        ['expired 5 s ago', -5],
+        [`expiring ${limits.auth_request_ttl_max_seconds + 120} s ahead`, limits.auth_request_ttl_max_seconds + 120],
+      ] as const) {
+        const r = await s.relay.send(prompt(s, service, owner, ahead));
+        e.that(r.status === 400 && codeOf(r) === 'invalid_request', `a prompt ${what} answered ${said(r)}, expected 400 invalid_request`);
+      }
+      await expectInbox(s, e, owner, []);
+    },
+  });
+}
+
+function profileRelayWrittenCheck(t: RelayTarget): Check {
+  const IDENTITY = 'relay-written/identity.json';
+  const USAGE = 'relay-written/usage.json';
+  return relayCheck(t, {
+    id: 'relay/profile/relay-written',
+    lane: LANE,
+    title: 'the owner reads the relay-written zone (its identity record, its usage) and a PUT or DELETE there is refused 403 not_authorized, the document unchanged',
+    rules: ['ra.system.relay-written'],
+    run: async (s, e) => {
+      const [owner, sender] = [await s.identity(), await s.identity()];
+      await s.relay.send(mail(s, sender, owner, 'counted'));
+      const read = await s.relay.systemFile(owner, 'GET', IDENTITY);
+      const record = safeJson(read) as Record<string, unknown> | undefined;
+      e.that(read.status === 200 && record?.identity === owner.identity && typeof record.signing_key === 'string', `GET ${IDENTITY} answered ${said(read)}`);
+      const usage = await s.relay.systemFile(owner, 'GET', USAGE);
+      const pending = (safeJson(usage) as { pending?: { messages?: unknown } } | undefined)?.pending;
+      e.that(usage.status === 200 && pending?.messages === 1, `GET ${USAGE} with one message waiting answered ${said(usage)}`);
+      const put = await s.relay.systemFile(owner, 'PUT', IDENTITY, JSON.stringify({ version: 1, identity: 'mallory.example' }));
+      e.that(put.status === 403 && codeOf(put) === 'not_authorized', `the owner's PUT ${IDENTITY} answered ${said(put)}, expected 403 not_authorized`);
+      const del = await s.relay.systemFile(owner, 'DELETE', USAGE);
+      e.that(del.status === 403 && codeOf(del) === 'not_authorized', `the owner's DELETE ${USAGE} answered ${said(del)}, expected 403 not_authorized`);
+      const after = await s.relay.systemFile(owner, 'GET', IDENTITY);
+      e.that(after.status === 200 && after.text() === read.text(), `after the refused PUT, ${IDENTITY} reads ${said(after)}`);
+    },
+  });
+}
+
 export function systemFileChecks(t: RelayTarget): Check[] {
-  return [writeReadDeleteCheck(t), ownerOnlyCheck(t), validatedCheck(t), profileSystemPathsCheck(t), profileInboxPolicyCheck(t)];
+  return [
+    writeReadDeleteCheck(t),
+    ownerOnlyCheck(t),
+    validatedCheck(t),
+    profileSystemPathsCheck(t),
+    profileInboxPolicyCheck(t),
+    authRequestTrustedCheck(t),
+    profileAuthRequestCheck(t),
+    profileAuthRequestExpiryCheck(t),
+    profileRelayWrittenCheck(t),
+  ];
 }
