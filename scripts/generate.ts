@@ -62,6 +62,29 @@ function crossCheck(rules: RuleEntry[], signing: { strings: Record<string, { rul
   }
 }
 
+type DriveSpec = Record<string, { rule?: string } & Record<string, unknown>> & { strings: Record<string, { rule: string }>; hashes: Record<string, { rule: string }> };
+
+/** Every rule spec/drive.yaml cites, keyed by where it is cited, for the cross-check. */
+function driveCitations(drive: DriveSpec): Record<string, { rule: string }> {
+  const out: Record<string, { rule: string }> = {};
+  for (const [section, value] of Object.entries(drive)) {
+    if (typeof value.rule === 'string') out[`drive.${section}`] = { rule: value.rule };
+  }
+  for (const [name, s] of Object.entries(drive.strings)) out[`drive.strings.${name}`] = s;
+  for (const [name, h] of Object.entries(drive.hashes)) out[`drive.hashes.${name}`] = h;
+  return out;
+}
+
+/** spec/drive.yaml names limits by id (padding bucket, PoW window...): each must exist. */
+function checkDriveLimits(drive: DriveSpec, limits: { id: string }[]): void {
+  const ids = new Set(limits.map((l) => l.id));
+  const walk = (node: unknown, path: string): void => {
+    if (typeof node === 'string' && /^drive_[a-z0-9_]+$/.test(node) && !ids.has(node)) throw new Error(`spec/drive.yaml ${path} names unknown limit ${node}`);
+    if (node !== null && typeof node === 'object') for (const [k, v] of Object.entries(node)) walk(v, `${path}.${k}`);
+  };
+  walk(drive, 'drive');
+}
+
 const ts = (value: unknown) => JSON.stringify(value, null, 2);
 
 function constantsModules(): Output[] {
@@ -73,7 +96,10 @@ function constantsModules(): Output[] {
   validateMeta('vocabulary', vocabulary);
   validateMeta('profile', profile);
   validateMeta('signing', signing);
-  crossCheck(rules.rules, { strings: { ...signing.strings, ...vocabulary } }, limits.limits);
+  const drive = loadYaml('drive.yaml') as DriveSpec;
+  validateMeta('drive', drive);
+  crossCheck(rules.rules, { strings: { ...signing.strings, ...vocabulary, ...driveCitations(drive) } }, limits.limits);
+  checkDriveLimits(drive, limits.limits);
 
   const limitValues = Object.fromEntries(limits.limits.map((l) => [l.id, l.value]));
   return [
@@ -103,6 +129,15 @@ export const limitSources = ${ts(limits.limits)} as const;
 export const signingSpec = ${ts(signing)} as const;
 
 export type SignedStringName = keyof typeof signingSpec.strings;
+`,
+    },
+    {
+      path: 'schemas/ts/drive.ts',
+      content: `${HEADER('spec/drive.yaml')}
+export const driveSpec = ${ts(drive)} as const;
+
+export type DriveStringName = keyof typeof driveSpec.strings;
+export type DriveHashName = keyof typeof driveSpec.hashes;
 `,
     },
     {
@@ -149,35 +184,38 @@ ${[...new Set(rules.rules.flatMap((r) => (r.code ? [r.code] : [])))]
 // A standalone schema: every file it references (transitively) is inlined under $defs, and each
 // `x.schema.json` reference becomes `#/$defs/x`, so any language's validator can use one file.
 function bundle(dir: string, name: string): Record<string, unknown> {
-  const load = (n: string) => JSON.parse(readFileSync(join(dir, `${n}.schema.json`), 'utf8')) as Record<string, unknown>;
-  const main = load(name);
+  const load = (d: string, n: string) => JSON.parse(readFileSync(join(d, `${n}.schema.json`), 'utf8')) as Record<string, unknown>;
+  const main = load(dir, name);
   const defs: Record<string, unknown> = {};
-  const rewrite = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(rewrite);
+  // `x.schema.json` names a schema beside the referring one; `../objects/x.schema.json` one of spec/objects/.
+  const rewrite = (node: unknown, at: string): unknown => {
+    if (Array.isArray(node)) return node.map((n) => rewrite(n, at));
     if (node === null || typeof node !== 'object') return node;
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(node)) {
-      if (k === '$ref' && typeof v === 'string' && /^[a-z0-9-]+\.schema\.json$/.test(v)) {
-        const ref = basename(v, '.schema.json');
-        if (ref === name) {
+      const m = k === '$ref' && typeof v === 'string' ? /^(?:\.\.\/([a-z]+)\/)?([a-z0-9-]+)\.schema\.json$/.exec(v) : null;
+      if (m) {
+        const refDir = m[1] ? spec(m[1]) : at;
+        const ref = m[2]!;
+        if (ref === name && refDir === dir) {
           out[k] = '#';
           continue;
         }
         if (!(ref in defs)) {
           defs[ref] = {};
-          const sub = load(ref);
+          const sub = load(refDir, ref);
           delete sub.$schema;
           delete sub.$id;
-          defs[ref] = rewrite(sub);
+          defs[ref] = rewrite(sub, refDir);
         }
         out[k] = `#/$defs/${ref}`;
       } else {
-        out[k] = rewrite(v);
+        out[k] = rewrite(v, at);
       }
     }
     return out;
   };
-  const result = rewrite(main) as Record<string, unknown>;
+  const result = rewrite(main, dir) as Record<string, unknown>;
   if (Object.keys(defs).length > 0) {
     result.$defs = { ...((result.$defs as Record<string, unknown>) ?? {}), ...defs };
   }

@@ -28,6 +28,8 @@ import './vectors/requests.ts';
 import './vectors/session-proofs.ts';
 import './vectors/audience.ts';
 import './vectors/ed25519.ts';
+import './vectors/drive-content.ts';
+import './vectors/drive-keys.ts';
 import { counts, outputs } from './vectors/emit.ts';
 import { writeOrCheck } from './lib/outputs.ts';
 

@@ -102,7 +102,26 @@ export const limits = {
   "trusted_auth_services_max": 16,
   "auth_request_ttl_max_seconds": 600,
   "pow_bits_max": 32,
-  "system_file_max_bytes": 65536
+  "system_file_max_bytes": 65536,
+  "drive_chunk_padding_bytes": 4096,
+  "drive_chunk_max_plaintext_bytes": 4194304,
+  "drive_chunk_max_bytes": 4198440,
+  "drive_chunk_min_bytes": 4136,
+  "drive_page_max_refs": 1024,
+  "drive_record_max_chunks": 1024,
+  "drive_name_max_bytes": 255,
+  "drive_context_field_max_bytes": 1024,
+  "drive_link_salt_bytes": 16,
+  "drive_pow_min_bits": 8,
+  "drive_pow_max_bits": 30,
+  "drive_pow_default_bits": 16,
+  "drive_group_max_members": 1000,
+  "drive_group_max_key_epochs": 128,
+  "drive_commit_body_max_bytes": 16777216,
+  "drive_listing_max_entries": 1000,
+  "drive_missing_max_chunks": 1024,
+  "drive_append_batch_max_records": 1024,
+  "drive_event_inline_records_max_bytes": 16384
 } as const;
 
 export type LimitId = keyof typeof limits;
@@ -977,7 +996,177 @@ export const limitSources = [
     "unit": "bytes",
     "doc": 3,
     "section": "System files (size caps: not shown)",
-    "clause": "one system document as written",
+    "clause": "one system document as written"
+  },
+  {
+    "id": "drive_chunk_padding_bytes",
+    "value": 4096,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "Drive API (chunk format: not shown)",
+    "clause": "a chunk's padded plaintext is a whole number of 4096-byte buckets (drive-chunks.json: sizes 0, 1 and 4092 store 4136 bytes, 4093 stores 8232)",
+    "origin": "project"
+  },
+  {
+    "id": "drive_chunk_max_plaintext_bytes",
+    "value": 4194304,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "Drive API (chunk format: not shown)",
+    "clause": "a chunk holds at most 4 MiB of plaintext",
+    "origin": "project"
+  },
+  {
+    "id": "drive_chunk_max_bytes",
+    "value": 4198440,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "PUT /drive/:identity/chunks/:hash (size: not shown)",
+    "clause": "a stored chunk is at most 24 (nonce) + 4 MiB + 4096 (length prefix and padding) + 16 (tag) bytes",
+    "origin": "project"
+  },
+  {
+    "id": "drive_chunk_min_bytes",
+    "value": 4136,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "PUT /drive/:identity/chunks/:hash (size: not shown)",
+    "clause": "the smallest stored chunk: nonce, one 4096-byte bucket and the tag (drive-chunks.json size 0)",
+    "origin": "project"
+  },
+  {
+    "id": "drive_page_max_refs",
+    "value": 1024,
+    "unit": "count",
+    "doc": 3,
+    "section": "GET /drive/:identity/nodes/:node/versions/:version/pages/:page (page size: not shown)",
+    "clause": "a chunk-list page holds 1 to 1024 chunk references; every page but the last is full (drive-manifests.json: pages of 1024 and 6 for 1030 chunks)",
+    "origin": "project"
+  },
+  {
+    "id": "drive_record_max_chunks",
+    "value": 1024,
+    "unit": "count",
+    "doc": 3,
+    "section": "POST /drive/:identity/commit (append records: not shown)",
+    "clause": "an append record names at most 1024 chunks, or carries one sealed payload",
+    "origin": "project"
+  },
+  {
+    "id": "drive_name_max_bytes",
+    "value": 255,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "Drive API (names: not shown)",
+    "clause": "a node name is 1 to 255 bytes of NFC UTF-8",
+    "origin": "project"
+  },
+  {
+    "id": "drive_context_field_max_bytes",
+    "value": 1024,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "Drive API (envelope context: not shown)",
+    "clause": "each context field (drive, node, purpose, generation) is 1 to 1024 bytes",
+    "origin": "project"
+  },
+  {
+    "id": "drive_link_salt_bytes",
+    "value": 16,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "GET /drive/:identity/links/:link (salt: not shown)",
+    "clause": "a password link's salt is 16 bytes (drive-shares.json link-create-password)",
+    "origin": "project"
+  },
+  {
+    "id": "drive_pow_min_bits",
+    "value": 8,
+    "unit": "bits",
+    "doc": 3,
+    "section": "GET /drive/:identity/links/:link (proof-of-work: not shown)",
+    "clause": "requested difficulties below 8 bits are raised to 8 (pow-clamp.json)",
+    "origin": "project"
+  },
+  {
+    "id": "drive_pow_max_bits",
+    "value": 30,
+    "unit": "bits",
+    "doc": 3,
+    "section": "GET /drive/:identity/links/:link (proof-of-work: not shown)",
+    "clause": "requested difficulties above 30 bits are lowered to 30; a share may not ask for more (pow-clamp.json)",
+    "origin": "project"
+  },
+  {
+    "id": "drive_pow_default_bits",
+    "value": 16,
+    "unit": "bits",
+    "doc": 3,
+    "section": "GET /drive/:identity/links/:link (proof-of-work: not shown)",
+    "clause": "a requested difficulty of 0 or less means 16 bits (pow-clamp.json)",
+    "origin": "project"
+  },
+  {
+    "id": "drive_group_max_members",
+    "value": 1000,
+    "unit": "count",
+    "doc": 3,
+    "section": "Drive API (X-Svc-Group-Roster: not shown)",
+    "clause": "a group roster lists at most 1000 members and 1000 admins",
+    "origin": "project"
+  },
+  {
+    "id": "drive_group_max_key_epochs",
+    "value": 128,
+    "unit": "count",
+    "doc": 3,
+    "section": "GET /groups/:group/epoch (key history: not shown)",
+    "clause": "a group keyring keeps at most 128 earlier epochs",
+    "origin": "project"
+  },
+  {
+    "id": "drive_commit_body_max_bytes",
+    "value": 16777216,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "POST /drive/:identity/commit (body size: not shown)",
+    "clause": "commit bodies are at most 16 MiB (the deployed system's design notes)",
+    "origin": "project"
+  },
+  {
+    "id": "drive_listing_max_entries",
+    "value": 1000,
+    "unit": "count",
+    "doc": 3,
+    "section": "GET /drive/:identity/changes, /children, /records (page size: not shown)",
+    "clause": "1000 entries per listing page (the deployed system's design notes)",
+    "origin": "project"
+  },
+  {
+    "id": "drive_missing_max_chunks",
+    "value": 1024,
+    "unit": "count",
+    "doc": 3,
+    "section": "POST /drive/:identity/chunks/missing (size: not shown)",
+    "clause": "at most 1024 chunk references per request",
+    "origin": "project"
+  },
+  {
+    "id": "drive_append_batch_max_records",
+    "value": 1024,
+    "unit": "count",
+    "doc": 3,
+    "section": "POST /drive/:identity/commit (append records: not shown)",
+    "clause": "an append commit carries at most 1024 records",
+    "origin": "project"
+  },
+  {
+    "id": "drive_event_inline_records_max_bytes",
+    "value": 16384,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "Events (drive.changed payload: not shown)",
+    "clause": "append records ride inline in drive.changed when they serialize to at most 16 KiB",
     "origin": "project"
   }
 ] as const;

@@ -63,6 +63,196 @@ export interface components {
             [key: string]: unknown;
         });
         /**
+         * drive.changed event
+         * @description The drive event stream's payload after a durable commit; advisory, a reader resumes from GET /drive/:identity/changes at its cursor.
+         */
+        DriveChanged: {
+            /** @constant */
+            type: "drive.changed";
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            identity: string;
+            /** Format: date-time */
+            timestamp: string;
+            drive: {
+                /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+                drive: string;
+                seq: number;
+                node?: string;
+                operation?: string;
+                position?: number;
+                records?: {
+                    position: number;
+                    record: components["schemas"]["DriveRecord"];
+                }[];
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * Chunk reference
+         * @description An encrypted chunk: its id (hex SHA-256 of the stored bytes) and stored size (nonce, padded ciphertext and tag: 40 + a multiple of 4096, limits drive_chunk_min_bytes..drive_chunk_max_bytes).
+         */
+        DriveChunkRef: {
+            id: string;
+            size: number;
+        };
+        /**
+         * Commit request
+         * @description The body of POST /drive/:identity/commit: a manifest with its new pages, append records, or a trim, under a 16-byte hex request id.
+         */
+        DriveCommit: {
+            id: string;
+            manifest?: components["schemas"]["DriveManifest"];
+            pages?: components["schemas"]["DrivePage"][];
+            records?: components["schemas"]["DriveRecord"][];
+            trim?: components["schemas"]["DriveTrim"];
+        } & (unknown | unknown | unknown);
+        /**
+         * Link opening
+         * @description The public answer of GET /drive/:identity/links/:link: how to open a link (the KDF and salt of a password link, the proof-of-work difficulty, opens left).
+         */
+        DriveLink: {
+            link: string;
+            node_public: string;
+            /** @constant */
+            kdf?: "argon2id-m65536-t3-p1";
+            salt?: string;
+            pow: number;
+            opens_left?: number | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * Signed manifest
+         * @description One signed version of a node (spec/drive.yaml strings.manifest); the relay checks shape, the author's role and the base version, readers verify the signature and the pages.
+         */
+        DriveManifest: {
+            /** @constant */
+            format: 1;
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            drive: string;
+            node: string;
+            version: string;
+            parent: string;
+            /** @enum {unknown} */
+            operation: "create" | "replace" | "move" | "rotate" | "remove";
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            author: string;
+            generation: number;
+            /** @enum {unknown} */
+            kind: "file" | "folder";
+            /** @enum {unknown} */
+            mode: "" | "replace" | "append";
+            folder: string;
+            name?: components["schemas"]["DriveSealed"];
+            name_hash: string;
+            node_key?: components["schemas"]["DriveSealed"];
+            content_key?: components["schemas"]["DriveSealed"];
+            count: number;
+            pages: string[];
+            /** @description a public node: its plain name (and a file's plain content key) are signed in clear */
+            public?: boolean;
+            /** @description a public node's NFC name, signed in clear (ra.drive.manifest-shape) */
+            plain_name?: string;
+            /** @description a public file's 32-byte content key, base64url, signed in clear */
+            plain_key?: string;
+            signature: string;
+        };
+        /**
+         * Chunk-list page
+         * @description An immutable slice of a node's chunk list, addressed by the hex SHA-256 of its framed string (spec/drive.yaml strings.page).
+         */
+        DrivePage: {
+            /** @constant */
+            format: 1;
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            drive: string;
+            node: string;
+            chunks: components["schemas"]["DriveChunkRef"][];
+        };
+        /**
+         * Append record
+         * @description An author's signed contribution to an append file (spec/drive.yaml strings.record): chunks or one sealed payload, chained per author by sequence and previous hash.
+         */
+        DriveRecord: {
+            /** @constant */
+            format: 1;
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            drive: string;
+            node: string;
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            author: string;
+            generation: number;
+            sequence: number;
+            previous: string;
+            chunks: components["schemas"]["DriveChunkRef"][];
+            sealed?: components["schemas"]["DriveSealed"];
+            signature: string;
+        };
+        /**
+         * Sealed payload
+         * @description x25519-chacha20-poly1305 seal (ra.seal.message) under a drive domain, each field strict unpadded base64url: a 32-byte ephemeral key, a 12-byte nonce and the ciphertext with its 16-byte tag.
+         */
+        DriveSealed: {
+            ciphertext: string;
+            ephemeral_public_key: string;
+            nonce: string;
+        };
+        /**
+         * Signed share
+         * @description A role on a node for one member or one link holder (spec/drive.yaml strings.share).
+         */
+        DriveShare: {
+            /** @constant */
+            format: 1;
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            drive: string;
+            id: string;
+            node: string;
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            member?: string;
+            link?: string;
+            /** @enum {unknown} */
+            role: "read" | "write" | "append" | "create" | "admin";
+            generation: number;
+            node_key?: components["schemas"]["DriveSealed"];
+            node_public: string;
+            /** Format: date-time */
+            expires?: string;
+            /** @description zero or absent: unlimited */
+            caps: {
+                bytes?: number;
+                files?: number;
+                records?: number;
+                downloads?: number;
+                per_hour?: number;
+            };
+            /** @constant */
+            kdf?: "argon2id-m65536-t3-p1";
+            salt?: string;
+            verifier_hash?: string;
+            pow?: number;
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            issuer: string;
+            /** Format: date-time */
+            issued: string;
+            signature: string;
+        } & (unknown | unknown);
+        /**
+         * Trim
+         * @description Discards an append file's records before a position, once a committed snapshot version covers them (POST /drive/:identity/commit `{id, trim}`).
+         */
+        DriveTrim: {
+            node: string;
+            before: number;
+            snapshot: {
+                node: string;
+                version: string;
+            };
+        };
+        /**
          * Encoded request (and encoded approval)
          * @description The encoded form of a request object: its compact JSON serialization, base64url-encoded without padding (ns.encoding.compact). The same encoding carries an approval (a response object), so this schema also describes the bare encoded approval of a delivery and the `request` of a reference answer. This schema describes the PRODUCED form only; decoders also accept raw JSON and padded base64url (ns.encoding.decode), which is checked by code and is not a reason for a producer to emit those forms.
          */
@@ -80,6 +270,57 @@ export interface components {
             rule?: string;
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * Group public key
+         * @description A group's current public key, signed by the group (spec/drive.yaml strings.group-key).
+         */
+        GroupKey: {
+            /** @constant */
+            version: 1;
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            group: string;
+            epoch: number;
+            public: string;
+            /** Format: date-time */
+            updated_at: string;
+            signature: string;
+        };
+        /**
+         * Group keyring
+         * @description A group identity's epoch key sealed to every member, with earlier epochs sealed to the current key (spec/drive.yaml strings.group-keys).
+         */
+        GroupKeyring: {
+            /** @constant */
+            version: 1;
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            group: string;
+            epoch: number;
+            public: string;
+            sealed: {
+                [key: string]: components["schemas"]["DriveSealed"];
+            };
+            previous?: {
+                epoch: number;
+                public: string;
+                sealed: components["schemas"]["DriveSealed"];
+            }[];
+            /** Format: date-time */
+            updated_at: string;
+            signature: string;
+        };
+        /**
+         * Group roster
+         * @description A signed member list (spec/drive.yaml strings.group-roster), sent base64url as X-Svc-Group-Roster by a member of a group identity on another relay.
+         */
+        GroupRoster: {
+            group: string;
+            owner: string;
+            members: string[] | null;
+            admins?: string[];
+            epoch?: number;
+            updated_at: string;
+            signature: string;
         };
         /**
          * Identity document

@@ -3545,6 +3545,168 @@ export const rules: readonly Rule[] = [
     "code": "not_authorized"
   },
   {
+    "id": "ra.drive.framing",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (object encodings: not shown)",
+    "title": "Drive string framing",
+    "text": "Project decision (drive-manifests.json, drive-records.json, drive-shares.json): a drive signing string is its domain literal and a line feed, then each field as a uint32 big-endian UTF-8 byte length and the bytes; integers are decimal ASCII, an absent string is an empty field and an absent sealed payload three empty fields.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.page",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /drive/:identity/nodes/:node/versions/:version/pages/:page",
+    "title": "Chunk-list page",
+    "text": "Project decision (drive-manifests.json pages): a page names format 1, its drive and node and 1 to 1024 chunk references (id, stored size); its address is the hex SHA-256 of the framed string `svc/drive/page/v1` format, drive, node, count, then each id and size.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.manifest",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /drive/:identity/commit (signed manifest)",
+    "title": "Signed manifest",
+    "text": "Project decision (drive-manifests.json manifests): the author signs with Ed25519 the framed string `svc/drive/manifest-sign/v1` format, drive, node, version, parent, operation, author, generation, kind, mode, folder, name (three fields), name_hash, node_key (three), content_key (three), count, page count, page hashes, and for a public node `public`, plain_name, plain_key; the manifest hash is the hex SHA-256 of `svc/drive/manifest-hash/v1` LF, that string and the raw signature.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.manifest-pages",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /drive/:identity/commit (signed manifest)",
+    "title": "Manifest pages",
+    "text": "Project decision (drive-manifests.json): a manifest's pages are its content in order; every page but the last holds 1024 references, the count is the total, and each page names the manifest's drive and node.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.manifest-shape",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /drive/:identity/commit (signed manifest)",
+    "title": "Manifest operations",
+    "text": "Project decision (drive-manifests.json manifests): a folder has no mode, content key or content, a file's mode is `replace` or `append`; a name (sealed `name`, or `plain_name` on a public node) and its `name_hash` go together; a `create` has no parent, names its folder and name except for the root, and carries the node key (a file also its content key) unless the node is public, whose name and a file's content key (`plain_key`) are signed in clear; a `replace` changes only a file's content; a `move` carries the new folder, name and re-sealed node key; a `rotate` new keys only; a `remove` no keys, name or content.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.record",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /drive/:identity/commit (append records)",
+    "title": "Append record",
+    "text": "Project decision (drive-records.json): the author signs the framed string `svc/drive/record-sign/v1` format, drive, node, author, generation, sequence, previous, chunk count, each id and size, sealed (three fields); a record carries chunks or one sealed payload, never both; sequence 1 has an empty previous and each later record names the hash (`svc/drive/record-hash/v1` LF, string, raw signature) of the author's previous one.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.share",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /drive/:identity/shares",
+    "title": "Signed share",
+    "text": "Project decision (drive-shares.json): the issuer signs the framed string `svc/drive/share/v1` format, drive, id, node, member, link, role, generation, node_key (three), node_public, expires, caps bytes, files, records, downloads, per_hour, kdf, salt, verifier_hash, pow, issuer, issued; a share names a member or a link, read/write/admin shares carry the node key and append/create shares do not; its hash uses `svc/drive/share-hash/v1`.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.context",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (envelope context: not shown)",
+    "title": "Envelope context",
+    "text": "Project decision (drive-chunks.json context): chunks and sealed keys and names are bound to the framed fields drive, node, purpose (`name`, `node-key`, `content-key`, `content`, or `record:<author>:<sequence>:<previous>`) and key generation, with no domain line.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.chunk",
+    "level": "MUST",
+    "doc": 3,
+    "section": "PUT /drive/:identity/chunks/:hash",
+    "title": "Chunk format",
+    "text": "Project decision (drive-chunks.json): a chunk is a 24-byte nonce and XChaCha20-Poly1305 over a uint32 big-endian length, the plaintext and zero padding to a multiple of 4096 bytes, with AAD `svc/drive/chunk/v1` LF and the context; its id is the hex SHA-256 of the stored bytes; an opener refuses a bad length, a mismatched length prefix or non-zero padding.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.seal",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (sealed keys and names: not shown)",
+    "title": "Drive seals",
+    "text": "Project decision (drive-seals.json, group-keys.json): keys, names, sealed records and group keys are sealed as messages (ra.seal.message) under the domains `svc/drive/seal/v1`, `svc/drive/name/v1`, `svc/drive/record/v1` and `svc/group/key/v1`, with the context appended to the AAD; a drive seal requires a context and a message seal takes none.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.name-hash",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /drive/:identity/nodes/:node/children",
+    "title": "Name normalization and hash",
+    "text": "Project decision (drive-names.json): a name is NFC, case-sensitive, 1 to 255 bytes, not `.` or `..`, without `/` or NUL; its lookup token is the hex HMAC-SHA256 of the NFC name under HKDF-SHA256(folder private key, salt folder public key, info `svc/drive/name-index/v1`).",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.link-kdf",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /drive/:identity/links/:link; X-Svc-Link-Verifier",
+    "title": "Link password KDF",
+    "text": "Project decision (drive-shares.json link-create-password fixes the name, salt and verifier_hash; the derivation is the deployed system's, pinned by the project's own vectors): `argon2id-m65536-t3-p1` derives 64 bytes from the password and the share's 16-byte salt; the first 32 enter the link key, the last 32 are the verifier, and the share's verifier_hash is the hex SHA-256 of the verifier.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.guest",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (link writes)",
+    "title": "Guest author",
+    "text": "Project decision (drive-shares.json guests): an anonymous link writer signs as `g` + lowercase unpadded base32 of its Ed25519 public key + `.guest.invalid`; the key is read from the name.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.pow",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /drive/:identity/links/:link (proof-of-work)",
+    "title": "Proof of work",
+    "text": "Project decision (pow.json, pow-clamp.json): a solution is valid when SHA-256 of token `.` solution has at least the required leading zero bits; a requested difficulty of 0 or less means 16, and others are clamped to 8..30.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.group-roster",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (X-Svc-Group-Roster)",
+    "title": "Group roster",
+    "text": "Project decision (groups.json): the owner signs the lines `svc-share-group`, group and owner (lowercased, trimmed), the members lowercased, trimmed, sorted and comma-joined, updated_at; a group identity (with admins) adds `svc-group-identity`, the sorted admins and the epoch.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.group-keys",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /groups/:group/epoch (group keys: not shown)",
+    "title": "Group keyring",
+    "text": "Project decision (group-keys.json): the group signs the lines `svc-group-keys`, version, group, epoch, public, recipient count, one tab-separated line per recipient in key order (identity, ciphertext, ephemeral key, nonce), earlier-epoch count and lines, updated_at; each epoch key is sealed under `svc/group/key/v1` with context `member` LF group LF epoch LF recipient, earlier keys to the current key with `previous` LF group LF epoch LF current.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.changed-event",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Events (drive.changed payload: not shown)",
+    "title": "drive.changed event",
+    "text": "Project decision (the deployed system's design notes): after a commit is durable the stream carries `type` `drive.changed`, `identity`, `timestamp` and `drive` (`drive`, `seq`, `node`, `operation`, and for appends `position` and, when they serialize to at most 16 KiB, the `records` inline); events are advisory and a reader resumes from `changes` at its cursor.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.commit",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /drive/:identity/commit",
+    "title": "Commit body",
+    "text": "Project decision (the deployed system's design notes): a commit is `{id, manifest, pages}`, `{id, records}` or `{id, trim: {node, before, snapshot: {node, version}}}` with `id` 16 random bytes in hex (a retry returns the first result); bodies are at most 16 MiB.",
+    "origin": "project"
+  },
+  {
     "id": "ra.inbox.auth-request",
     "level": "MUST",
     "doc": 3,
@@ -3976,6 +4138,24 @@ export type RuleId =
   | "ra.system.etag"
   | "ra.system.relay-written"
   | "ra.inbox.policy"
+  | "ra.drive.framing"
+  | "ra.drive.page"
+  | "ra.drive.manifest"
+  | "ra.drive.manifest-pages"
+  | "ra.drive.manifest-shape"
+  | "ra.drive.record"
+  | "ra.drive.share"
+  | "ra.drive.context"
+  | "ra.drive.chunk"
+  | "ra.drive.seal"
+  | "ra.drive.name-hash"
+  | "ra.drive.link-kdf"
+  | "ra.drive.guest"
+  | "ra.drive.pow"
+  | "ra.drive.group-roster"
+  | "ra.drive.group-keys"
+  | "ra.drive.changed-event"
+  | "ra.drive.commit"
   | "ra.inbox.auth-request"
   | "ra.inbox.auth-request-expiry";
 

@@ -39,7 +39,8 @@ describe('svc-conformance vectors', () => {
     const report = JSON.parse(readFileSync(`${dir}/r.json`, 'utf8'));
     expect(report.summary.failed).toBe(0);
     const sources = new Set(report.results.map((x: { id: string }) => x.id.split('#')[0]));
-    for (const f of ['signin', 'signin-reference', 'id-input', 'names', 'canonical', 'documents', 'fingerprints', 'pairing', 'encryption', 'profiles']) {
+    const drive = ['drive-chunks', 'drive-manifests', 'drive-names', 'drive-records', 'drive-seals', 'drive-shares', 'group-keys', 'groups', 'pow', 'pow-clamp'];
+    for (const f of ['signin', 'signin-reference', 'id-input', 'names', 'canonical', 'documents', 'fingerprints', 'pairing', 'encryption', 'profiles', ...drive]) {
       expect(sources).toContain(`vectors/poweur/${f}.json`);
     }
     expect(readFileSync(`${dir}/r.xml`, 'utf8')).toContain('<testsuites');
@@ -72,5 +73,28 @@ describe('svc-conformance vectors', () => {
     const audience = failed.find((x: { id: string }) => x.id.endsWith('signin.json#wrong-audience'));
     expect(audience.rules).toContain('ns.verify.2');
     expect(audience.detail).toMatch(/rule 2/);
+  });
+
+  it('catches a drive core that skips NFC and one that accepts any manifest, naming the drive rules', async () => {
+    const drive = {
+      ...protocolCore.drive,
+      normalizeName: (name: string) => name,
+      nameHash: (...[p, k, name]: Parameters<typeof protocolCore.drive.nameHash>) => protocolCore.drive.nameHash(p, k, `${name}\u200b`),
+      manifestProblems: () => [],
+    };
+    const failures = async (args: string[]) => {
+      const dir = mkdtempSync(join(tmpdir(), 'svc-broken-drive-'));
+      const r = await run(['vectors', ...args, '--runs', '2', '--report', `json=${dir}/r.json`], {
+        vectorSuite: (o: { dirs: string[]; serviceName: string }) => vectorSuite({ ...o, core: { ...protocolCore, drive } }),
+      });
+      expect(r.code).toBe(1);
+      return JSON.parse(readFileSync(`${dir}/r.json`, 'utf8')).results.filter((x: { status: string }) => x.status === 'failed') as { id: string; rules: string[] }[];
+    };
+    const interop = await failures(['--service-name', 'poweur', '--dir', INTEROP]);
+    const names = interop.filter((x) => x.id.startsWith('vectors/poweur/drive-names.json#'));
+    expect(names).toHaveLength(5);
+    expect(names.every((x) => x.rules.includes('ra.drive.name-hash'))).toBe(true);
+    const own = await failures([]);
+    expect(own.find((x) => x.id.endsWith('drive-manifests.json#manifest:replace-with-a-name'))?.rules).toContain('ra.drive.manifest-shape');
   });
 });

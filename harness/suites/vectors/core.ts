@@ -13,6 +13,51 @@ import { checkContacts, checkInboxPolicy } from '../../../protocol/relay/system-
 import { openMessage } from '../../../protocol/relay/seal.ts';
 import { encodeObject, decodeObject } from '../../../protocol/common/codec.ts';
 import { checkSessionProof } from '../../../protocol/signin/session-proof.ts';
+import { x25519PublicKey } from '../../../protocol/relay/seal.ts';
+import { driveString } from '../../../protocol/relay/drive/framing.ts';
+import { driveContext } from '../../../protocol/relay/drive/context.ts';
+import { sealChunk, openChunk, chunkId, validChunkSize } from '../../../protocol/relay/drive/chunk.ts';
+import { sealTo, openSeal, sealKindOf } from '../../../protocol/relay/drive/seal.ts';
+import { normalizeName, nameHash } from '../../../protocol/relay/drive/names.ts';
+import { deriveLink, verifierHash } from '../../../protocol/relay/drive/link.ts';
+import { clampPowBits, checkPow } from '../../../protocol/relay/drive/pow.ts';
+import { guestAuthor, guestKey } from '../../../protocol/relay/drive/guest.ts';
+import { verifyDrive, driveHash } from '../../../protocol/relay/drive/sign.ts';
+import { manifestProblems, verifyPages } from '../../../protocol/relay/drive/manifest.ts';
+import { recordProblems, chainProblem, openRecord } from '../../../protocol/relay/drive/record.ts';
+import { shareProblems } from '../../../protocol/relay/drive/share.ts';
+import { openKeyring } from '../../../protocol/relay/drive/groups.ts';
+
+/** The drive's formats (protocol/relay/drive), one namespace so a test can break one piece. */
+const drive = {
+  driveString,
+  driveContext,
+  sealChunk,
+  openChunk,
+  chunkId,
+  validChunkSize,
+  sealTo,
+  openSeal,
+  sealKindOf,
+  normalizeName,
+  nameHash,
+  deriveLink,
+  verifierHash,
+  clampPowBits,
+  checkPow,
+  guestAuthor,
+  guestKey,
+  verifyDrive,
+  driveHash,
+  manifestProblems,
+  verifyPages,
+  recordProblems,
+  chainProblem,
+  openRecord,
+  shareProblems,
+  openKeyring,
+  x25519PublicKey,
+};
 
 export const protocolCore = {
   createVerifier,
@@ -44,6 +89,7 @@ export const protocolCore = {
   encodeObject,
   decodeObject,
   checkSessionProof,
+  drive,
 };
 
 export type Core = typeof protocolCore;

@@ -16,6 +16,8 @@ import { idInputChecks, namesChecks, audienceChecks, referenceChecks } from './k
 import { canonicalChecks, digestChecks } from './kinds/strings.ts';
 import { fingerprintChecks, ed25519Checks, documentChecks, sessionProofChecks } from './kinds/keys.ts';
 import { pairingChecks, encryptionChecks, profileChecks, requestChecks, contactsChecks, inboxPolicyChecks } from './kinds/payloads.ts';
+import { driveChunkChecks, driveManifestChecks, driveRecordChecks } from './kinds/drive-content.ts';
+import { driveSealChecks, driveNameChecks, driveShareChecks, groupChecks, groupKeyChecks, powChecks, powClampChecks } from './kinds/drive-keys.ts';
 import { propertyChecks } from './properties.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -41,6 +43,16 @@ const KINDS: Record<string, { checks: (kc: KindContext) => Check[]; schema: stri
   requests: { checks: requestChecks, schema: 'requests' },
   contacts: { checks: contactsChecks, schema: 'contacts' },
   'inbox-policies': { checks: inboxPolicyChecks, schema: 'inbox-policies' },
+  'drive-chunks': { checks: driveChunkChecks, schema: 'drive-chunks' },
+  'drive-manifests': { checks: driveManifestChecks, schema: 'drive-manifests' },
+  'drive-records': { checks: driveRecordChecks, schema: 'drive-records' },
+  'drive-seals': { checks: driveSealChecks, schema: 'drive-seals' },
+  'drive-names': { checks: driveNameChecks, schema: 'drive-names' },
+  'drive-shares': { checks: driveShareChecks, schema: 'drive-shares' },
+  groups: { checks: groupChecks, schema: 'groups' },
+  'group-keys': { checks: groupKeyChecks, schema: 'group-keys' },
+  pow: { checks: powChecks, schema: 'pow' },
+  'pow-clamp': { checks: powClampChecks, schema: 'pow-clamp' },
 };
 
 export interface VectorSuiteOptions {
