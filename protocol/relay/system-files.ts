@@ -1,10 +1,12 @@
 // The relay's validated system documents (document 3, System files: "validated on write", schemas
-// not shown; the interop set decides): contacts.json and inbox-policy.json.
+// not shown; the interop set decides): contacts.json, inbox-policy.json and the group roster.
 import { limits } from '../../schemas/ts/limits.ts';
 import { byteLength } from '../common/base64.ts';
 import { parseKey } from '../common/keys.ts';
 import { validServiceName } from '../common/names.ts';
 import { parseRfc3339 } from '../common/time.ts';
+import type { Profile } from '../common/profile.ts';
+import { verifyDrive } from './drive/sign.ts';
 
 export type DocumentCheck = { ok: true } | { ok: false; reason: string };
 
@@ -50,4 +52,31 @@ export function checkInboxPolicy(doc: unknown): DocumentCheck {
     for (const s of t as unknown[]) if (typeof s !== 'string' || validServiceName(s) === undefined) return bad(`${JSON.stringify(s)} is not a service ID`);
   }
   return { ok: true };
+}
+
+const MEMBERS_MAX = 1000;
+const names = (v: unknown): v is string[] => Array.isArray(v) && v.length <= MEMBERS_MAX && v.every((m) => typeof m === 'string' && m.trim() !== '');
+
+/**
+ * The identity's signed group roster (ra.system.group-roster): its own roster, so `owner` is the
+ * identity and the signature verifies with its key (ra.drive.group-roster); for a group identity
+ * (with admins and an epoch) `group` is the identity too, and the epoch never goes back.
+ */
+export function checkGroupRoster(profile: Profile, identity: string, publicKey: Uint8Array, storedEpoch?: number): (doc: unknown) => DocumentCheck {
+  return (doc) => {
+    if (!isObject(doc)) return bad('the roster is an object');
+    if (typeof doc.group !== 'string' || doc.group.trim() === '') return bad('group is a non-empty string');
+    if (typeof doc.owner !== 'string' || doc.owner.trim().toLowerCase() !== identity) return bad(`owner is ${identity}, whose roster this is`);
+    if (doc.members !== null && !names(doc.members)) return bad(`members is null or a list of at most ${MEMBERS_MAX} IDs`);
+    if (parseRfc3339(doc.updated_at) === undefined) return bad('updated_at is RFC 3339');
+    const groupIdentity = doc.admins !== undefined || doc.epoch !== undefined;
+    if (groupIdentity) {
+      if (!names(doc.admins)) return bad(`admins is a list of at most ${MEMBERS_MAX} IDs`);
+      if (typeof doc.epoch !== 'number' || !Number.isSafeInteger(doc.epoch) || doc.epoch < 1) return bad('epoch is a positive integer');
+      if (doc.group.trim().toLowerCase() !== identity) return bad(`a group identity's roster names itself: group is ${identity}`);
+      if (storedEpoch !== undefined && doc.epoch < storedEpoch) return bad(`epoch ${doc.epoch} is below the stored ${storedEpoch}`);
+    }
+    if (!verifyDrive(profile, 'group-roster', doc, publicKey)) return bad(`the signature does not verify with ${identity}'s key`);
+    return { ok: true };
+  };
 }

@@ -18,7 +18,7 @@ import { Auth } from './auth.ts';
 import type { RelayConfig, RelayContext } from './config.ts';
 import { DnsProviders } from './dns-providers.ts';
 import { EventHub } from './events.ts';
-import { availability, capabilities, exportIdentity, identityInfo, identityOfHost, publicProfile, register, rotate, wellKnownDocument } from './identities.ts';
+import { availability, capabilities, exportIdentity, identityInfo, identityOfHost, publicDocument, register, rotate, wellKnownDocument } from './identities.ts';
 import { consume, events, pickup, RawJson, sweepSpool, type OwnerCall } from './inbox.ts';
 import { acceptEnvelope } from './messages.ts';
 import { RateLimits } from './rate-limits.ts';
@@ -261,8 +261,7 @@ export function createRelayApp(ctx: RelayContext): H3 {
     OPTIONS: () => new Response(null, { status: 204, headers: { ...CORS_ANY, 'access-control-allow-methods': 'GET', 'access-control-max-age': '600' } }),
   });
   route(ctx.config.profile.ids.id_document_path, { GET: (req) => json(wellKnownDocument(ctx, req.headers.get('host')), 200, CORS_ANY) });
-  route(`${ctx.config.profile.ids.public_files_path}profile.json`, { GET: (req) => json(publicProfile(ctx, req.headers.get('host')), 200, CORS_ANY) });
-  route(`${ctx.config.profile.ids.public_files_path}profile.json`, { GET: (req) => json(publicProfile(ctx, req.headers.get('host')), 200, CORS_ANY) });
+  route(`${ctx.config.profile.ids.public_files_path}:name`, { GET: (req, event) => json(publicDocument(ctx, req.headers.get('host'), param(event, 'name')), 200, CORS_ANY) });
   route(ctx.config.profile.ids.capabilities_path, { GET: (req) => json(capabilities(ctx, req.headers.get('host')), 200, CORS_ANY) });
   app.all('/**', () => render(ctx, ruleError(404, 'ra.errors.not-found', 'no such endpoint')));
   return app;

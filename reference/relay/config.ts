@@ -27,6 +27,7 @@ export const BREAKAGES = [
   'pairing-forever',
   'auth-request-untrusted',
   'relay-written-writable',
+  'roster-unverified',
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 

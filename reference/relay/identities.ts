@@ -113,11 +113,11 @@ export function capabilities(ctx: RelayContext, host: string | null): Record<str
   return { ...own, endpoints };
 }
 
-/** GET <public files>/profile.json (Host-routed): the owner's public profile document as written. */
-export function publicProfile(ctx: RelayContext, host: string | null): Record<string, unknown> {
+/** GET <public files>/<name> (Host-routed): the owner's public document as written (profile.json, group-roster.json). */
+export function publicDocument(ctx: RelayContext, host: string | null, name: string): Record<string, unknown> {
   const row = identityOfHost(ctx, host);
-  const doc = systemDocument(ctx, row.identity, 'public/profile.json');
-  if (!doc) throw ruleError(404, 'ra.errors.not-found', `${row.identity} has written no profile`);
+  const doc = /^[a-z0-9-]+\.json$/.test(name) ? systemDocument(ctx, row.identity, `public/${name}`) : undefined;
+  if (!doc) throw ruleError(404, 'ra.errors.not-found', `${row.identity} has written no public ${name}`);
   return doc;
 }
 

@@ -4,7 +4,8 @@
 // relay reads contacts.json and inbox-policy.json when it admits mail (ra.inbox.policy).
 import { createHash } from 'node:crypto';
 import { checkProfileDocument } from '../../protocol/bridge/profile-document.ts';
-import { checkContacts, checkInboxPolicy, type DocumentCheck } from '../../protocol/relay/system-files.ts';
+import { checkContacts, checkGroupRoster, checkInboxPolicy, type DocumentCheck } from '../../protocol/relay/system-files.ts';
+import { parseKey } from '../../protocol/common/keys.ts';
 import { formatRfc3339 } from '../../protocol/common/time.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
@@ -15,13 +16,25 @@ import { owner, type OwnerCall } from './inbox.ts';
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The documents a relay keeps, by path under the system directory, and how each is checked on write. */
-export const SYSTEM_FILES: Readonly<Record<string, (doc: unknown) => DocumentCheck>> = {
+export const SYSTEM_FILES: Readonly<Record<string, (doc: unknown, ctx: RelayContext, identity: string) => DocumentCheck>> = {
   'public/profile.json': (d) => checkProfileDocument(d),
   'public/capabilities.json': (d) =>
     isObject(d) && (d.endpoints === undefined || isObject(d.endpoints)) ? { ok: true } : { ok: false, reason: 'capabilities.json is an object; endpoints, when present, an object' },
+  'public/group-roster.json': groupRoster,
   'relay/contacts.json': checkContacts,
   'relay/inbox-policy.json': checkInboxPolicy,
 };
+
+/** The identity's own signed roster, checked with its registered key (ra.system.group-roster). */
+function groupRoster(doc: unknown, ctx: RelayContext, identity: string): DocumentCheck {
+  const key = parseKey(ctx.store.identity(identity)?.public_key);
+  if (!key) return { ok: false, reason: `${identity} has no registered key to check the roster with` };
+  const stored = systemDocument(ctx, identity, 'public/group-roster.json')?.epoch;
+  // --break roster-unverified: the signature is checked with a key that never fails (any roster of the right shape).
+  const verdict = checkGroupRoster(ctx.config.profile, identity, key, typeof stored === 'number' ? stored : undefined)(doc);
+  if (!verdict.ok && ctx.config.breakages.has('roster-unverified') && verdict.reason.startsWith('the signature')) return { ok: true };
+  return verdict;
+}
 
 const etagOf = (text: string) => `"${createHash('sha256').update(text).digest('base64url')}"`;
 
@@ -108,7 +121,7 @@ export async function getSystemFile(ctx: RelayContext, call: OwnerCall, path: st
 export async function putSystemFile(ctx: RelayContext, call: OwnerCall, path: string): Promise<Response> {
   const who = await owner(ctx, call);
   ownerWrites(ctx, known(ctx, path));
-  const check = SYSTEM_FILES[path] ?? (() => ({ ok: true }) as DocumentCheck);
+  const check = SYSTEM_FILES[path] ?? ((): DocumentCheck => ({ ok: true }));
   if (call.body.length > limits.system_file_max_bytes) throw ruleError(413, 'ra.errors.payload-too-large', `a system document is at most ${limits.system_file_max_bytes} bytes`);
   let doc: unknown;
   const text = Buffer.from(call.body).toString('utf8');
@@ -117,7 +130,7 @@ export async function putSystemFile(ctx: RelayContext, call: OwnerCall, path: st
   } catch {
     throw new HttpError(400, 'invalid_request', `${path} is not JSON`, 'ra.system.validated');
   }
-  const verdict = check(doc);
+  const verdict = check(doc, ctx, who.identity);
   if (!verdict.ok) throw new HttpError(400, 'invalid_request', `${path} is refused: ${verdict.reason}`, 'ra.system.validated');
   preconditions(call.req, ctx.store.systemFile(who.identity, path)?.etag);
   const etag = etagOf(text);

@@ -3511,8 +3511,18 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "System files (paths and bodies: not shown)",
     "title": "The system documents",
-    "text": "Project decision: `:path` is the document's path under the system directory, written as path segments: `public/profile.json`, `public/capabilities.json`, `relay/contacts.json`, `relay/inbox-policy.json`; the body is the document itself, at most 64 KiB; a PUT answers 200 with `path` and `etag`, a DELETE 204; another path answers 404 `not_found`.",
+    "text": "Project decision: `:path` is the document's path under the system directory, written as path segments: `public/profile.json`, `public/capabilities.json`, `public/group-roster.json`, `relay/contacts.json`, `relay/inbox-policy.json` (and the relay-written zone); the body is the document itself, at most 64 KiB; a PUT answers 200 with `path` and `etag`, a DELETE 204; another path answers 404 `not_found`.",
     "origin": "project"
+  },
+  {
+    "id": "ra.system.group-roster",
+    "level": "MUST",
+    "doc": 3,
+    "section": "System files (the group roster: not shown)",
+    "title": "The group roster as a system document",
+    "text": "Project decision: `public/group-roster.json` is the identity's own signed group roster (`ra.drive.group-roster`, the object of `spec/objects/group-roster.schema.json`): `owner` is the identity and the signature verifies with its registered key; a group identity's roster (with `admins` and `epoch`) names itself as `group` and its epoch never goes below the stored one; otherwise 400 `invalid_request` and the stored roster is kept. It is served Host-routed at `/.well-known/svc/group-roster.json`.",
+    "origin": "project",
+    "code": "invalid_request"
   },
   {
     "id": "ra.system.etag",
@@ -4135,6 +4145,7 @@ export type RuleId =
   | "ra.system.files"
   | "ra.system.validated"
   | "ra.system.paths"
+  | "ra.system.group-roster"
   | "ra.system.etag"
   | "ra.system.relay-written"
   | "ra.inbox.policy"

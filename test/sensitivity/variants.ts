@@ -35,6 +35,7 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'relay', breakage: 'auth-request-untrusted', rule: 'ob.push.trusted' },
   { suite: 'relay', breakage: 'auth-request-untrusted', rule: 'ra.inbox.auth-request' },
   { suite: 'relay', breakage: 'relay-written-writable', rule: 'ra.system.relay-written' },
+  { suite: 'relay', breakage: 'roster-unverified', rule: 'ra.system.group-roster' },
   { suite: 'bridge', breakage: 'pkce', rule: 'ob.authorize.pkce-required' },
   { suite: 'bridge', breakage: 'redirect-prefix', rule: 'ob.authorize.redirect-exact' },
   { suite: 'bridge', breakage: 'code-reuse', rule: 'ob.code.replay-revokes' },

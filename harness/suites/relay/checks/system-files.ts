@@ -8,6 +8,9 @@ import { relayCheck } from '../check.ts';
 import { codeOf, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 import { expectInbox, mail } from './messaging.ts';
 import { now, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { sign } from '../../../impl/noble.ts';
+import { driveString } from '../../../impl/noble-drive.ts';
+import { encodeBase64url } from '../../../../protocol/common/base64.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 
@@ -237,6 +240,41 @@ function profileRelayWrittenCheck(t: RelayTarget): Check {
   });
 }
 
+/** A roster signed by `by` (default the owner), base64url signature (ra.drive.group-roster). */
+function roster(s: Session, owner: RelayIdentity, fields: Record<string, unknown>, by: RelayIdentity = owner): string {
+  const doc: Record<string, unknown> = { group: owner.identity, owner: owner.identity, members: [], updated_at: now(), ...fields };
+  return JSON.stringify({ ...doc, signature: encodeBase64url(sign(by.seed, driveString(s.profile, 'group-roster', doc))) });
+}
+
+function profileGroupRosterCheck(t: RelayTarget): Check {
+  const ROSTER = 'public/group-roster.json';
+  return relayCheck(t, {
+    id: 'relay/profile/group-roster',
+    lane: LANE,
+    title: `${ROSTER} takes the identity's own signed roster and serves it publicly; a roster signed by another key, naming another owner, or a group identity's epoch going back is refused 400`,
+    rules: ['ra.system.group-roster'],
+    run: async (s, e) => {
+      const [group, member, other] = [await s.identity(), await s.identity(), await s.identity()];
+      const members = [member.identity, group.identity];
+      const v2 = roster(s, group, { members, admins: [group.identity], epoch: 2 });
+      const put = await s.relay.systemFile(group, 'PUT', ROSTER, v2);
+      if (!e.that(ok(put), `PUT ${ROSTER} with the group identity's own roster (epoch 2) answered ${said(put)}`)) return;
+      const served = await s.relay.get(`${t.profile.ids.public_files_path}group-roster.json`, { host: group.identity });
+      e.that(served.status === 200 && served.text() === v2, `the roster served at ${t.profile.ids.public_files_path}group-roster.json answered ${said(served)}`);
+      for (const [what, body] of [
+        ['signed by another key', roster(s, group, { members, admins: [group.identity], epoch: 3 }, other)],
+        ['naming another owner', roster(s, group, { owner: other.identity, members }, other)],
+        ['with its epoch going back to 1', roster(s, group, { members, admins: [group.identity], epoch: 1 })],
+      ] as const) {
+        const r = await s.relay.systemFile(group, 'PUT', ROSTER, body);
+        e.that(r.status === 400 && codeOf(r) === 'invalid_request', `a roster ${what} answered ${said(r)}, expected 400 invalid_request`);
+      }
+      const kept = await s.relay.systemFile(group, 'GET', ROSTER);
+      e.that(kept.text() === v2, `after the refused writes ${ROSTER} reads ${said(kept)}`);
+    },
+  });
+}
+
 export function systemFileChecks(t: RelayTarget): Check[] {
   return [
     writeReadDeleteCheck(t),
@@ -248,5 +286,6 @@ export function systemFileChecks(t: RelayTarget): Check[] {
     profileAuthRequestCheck(t),
     profileAuthRequestExpiryCheck(t),
     profileRelayWrittenCheck(t),
+    profileGroupRosterCheck(t),
   ];
 }
