@@ -3,6 +3,7 @@
 // provider would), send a sealed message, and read (and open) the mail waiting.
 import type { Command } from 'commander';
 import type { CommandContext } from '../actors/command-context.ts';
+import { registerOwnerCommands } from './relay-owner.ts';
 
 const EXAMPLES = `
 Exit codes: 0 done; 1 the relay refused (its status and error are printed); 2 bad usage.
@@ -12,10 +13,18 @@ Examples (two relays and a test authority on loopback, see docs/try-it.md):
   $ svc-conformance relay register --key alice.json --relay http://127.0.0.1:8441 --authority http://127.0.88.1:8055
   $ svc-conformance relay send --key alice.json --relay http://127.0.0.1:8441 --to bob.b.relay.test --text 'hello bob' --authority http://127.0.88.1:8055
   $ svc-conformance relay read --key bob.json --relay http://127.0.0.1:8442
+
+The owner's side (see docs/walkthrough.md):
+  $ svc-conformance relay passkey new --out passkey.json
+  $ svc-conformance relay keystore enroll --key alice.json --passkey passkey.json --relay http://127.0.0.1:8441
+  $ svc-conformance relay keystore fetch --identity alice.a.relay.test --passkey passkey.json --relay http://127.0.0.1:8441 --out restored.json
+  $ svc-conformance relay pair new --relay http://127.0.0.1:8441 --identity alice.a.relay.test --out phone.json
+  $ svc-conformance relay pair approve --key alice.json --relay http://127.0.0.1:8441 --code XXXX-XXXX
+  $ svc-conformance relay system put relay/inbox-policy.json --key alice.json --relay http://127.0.0.1:8441 --json '{"version":1,"mode":"open"}'
 `;
 
 /** What the relay subcommands share: the parent command, output, and key/client loaders. */
-interface RelayKit {
+export interface RelayKit {
   relay: Command;
   io: CommandContext['io'];
   run: (label: string, body: () => Promise<number>) => () => Promise<void>;
@@ -28,7 +37,7 @@ const loadKey = async (file: string) => (await import('../actors/relay/keyfile.t
 
 export function registerRelayCommands(program: Command, ctx: CommandContext): void {
   const { io } = ctx;
-  const relay = ctx.configure(program.command('relay')).description('a relay client by hand: keygen, register, send, read').addHelpText('after', EXAMPLES);
+  const relay = ctx.configure(program.command('relay')).description('a relay client by hand: keygen, register, send, read; passkey, keystore, pair').addHelpText('after', EXAMPLES);
   const run = (label: string, body: () => Promise<number>) => async () => {
     try {
       ctx.setCode(await body());
@@ -53,6 +62,7 @@ export function registerRelayCommands(program: Command, ctx: CommandContext): vo
   registerCommand(kit);
   sendCommand(kit);
   readCommand(kit);
+  registerOwnerCommands(kit);
 }
 
 function keygenCommand({ relay, io, run }: RelayKit): void {
@@ -139,6 +149,19 @@ function sendCommand({ relay, io, run, load, client, refused }: RelayKit): void 
     );
 }
 
+const AUTH_REQUEST = 'sys.auth.request';
+
+/** A pushed sign-in prompt (document 2, Authentication 7) as the user's app would show it. */
+function promptLine(text: string): string {
+  try {
+    const p = JSON.parse(text) as { request_uri?: string; app?: { name?: string; host?: string }; expires_at?: string };
+    return `sign-in request for ${p.app?.name ?? 'an application'} at ${p.app?.host ?? '?'} (until ${p.expires_at ?? '?'})
+  approve with: svc-conformance signer approve --key <your key file> --match <the code the sign-in page shows> ${p.request_uri ?? ''}`;
+  } catch {
+    return `a ${AUTH_REQUEST} that is not JSON: ${text.slice(0, 200)}`;
+  }
+}
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -169,7 +192,8 @@ function readCommand({ relay, io, run, load, client, refused }: RelayKit): void 
             Buffer.from(enc.nonce!, 'base64url'),
             Buffer.from(String(m.payload), 'base64url'),
           );
-          io.stdout.write(`${String(m.timestamp)} from ${String(m.sender)}: ${text ? new TextDecoder().decode(text) : '(cannot be opened with this key)'}\n`);
+          const opened = text ? new TextDecoder().decode(text) : undefined;
+          io.stdout.write(`${String(m.timestamp)} from ${String(m.sender)}: ${m.type === AUTH_REQUEST && opened ? promptLine(opened) : (opened ?? '(cannot be opened with this key)')}\n`);
         }
         for (const a of body.acks) io.stdout.write(`ack ${String(a.state)} for ${String(a.message_id)} from ${String(a.sender)}\n`);
         if (body.messages.length + body.acks.length === 0) io.stdout.write('no mail\n');

@@ -221,5 +221,11 @@ export const vocabulary = {
     "auth_request": "sys.auth.request",
     "doc": 2,
     "rule": "ob.push.message"
+  },
+  "keystore_cli_wrap": {
+    "info": "{name}-keystore-wrap-v1",
+    "origin": "project",
+    "doc": 3,
+    "rule": "ra.keystore.enroll"
   }
 } as const;

@@ -2,7 +2,7 @@
 // COSE algorithm -7 (ES256, P-256, DER signature), -8 (EdDSA, Ed25519) or -257 (RS256, RSA 2048),
 // made with node:crypto, answering assertions with chosen flags, RP id, type, challenge and
 // counter, so a suite can send both what a real authenticator sends and each single thing wrong.
-import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { createHash, createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { encodeBase64url } from '../../../protocol/common/base64.ts';
 import { FLAG_UP, FLAG_UV, type Assertion, type CoseAlg } from '../../../protocol/relay/webauthn.ts';
 
@@ -20,17 +20,54 @@ export interface AssertionOptions {
   origin?: string;
 }
 
+/** What `svc-conformance relay passkey new` writes: the credential and its secrets (keep it private). */
+export interface SavedAuthenticator {
+  alg: CoseAlg;
+  credential_id: string;
+  /** PKCS#8 DER, base64url. */
+  private_key: string;
+  /** The secret behind the PRF extension (CTAP2 hmac-secret), base64url. */
+  prf_secret: string;
+  counter: number;
+}
+
 export class SoftwareAuthenticator {
   readonly credentialId: string;
   readonly #privateKey: KeyObject;
   readonly publicKeySpki: string;
+  readonly #prfSecret: Buffer;
   #counter = 0;
 
-  constructor(readonly alg: CoseAlg = -7) {
-    const pair = alg === -7 ? generateKeyPairSync('ec', { namedCurve: 'P-256' }) : alg === -8 ? generateKeyPairSync('ed25519') : generateKeyPairSync('rsa', { modulusLength: 2048 });
-    this.#privateKey = pair.privateKey;
-    this.publicKeySpki = encodeBase64url(pair.publicKey.export({ format: 'der', type: 'spki' }));
-    this.credentialId = encodeBase64url(randomBytes(16));
+  constructor(
+    readonly alg: CoseAlg = -7,
+    saved?: SavedAuthenticator,
+  ) {
+    this.#privateKey = saved
+      ? createPrivateKey({ key: Buffer.from(saved.private_key, 'base64url'), format: 'der', type: 'pkcs8' })
+      : (alg === -7 ? generateKeyPairSync('ec', { namedCurve: 'P-256' }) : alg === -8 ? generateKeyPairSync('ed25519') : generateKeyPairSync('rsa', { modulusLength: 2048 })).privateKey;
+    this.publicKeySpki = encodeBase64url(createPublicKey(this.#privateKey).export({ format: 'der', type: 'spki' }));
+    this.credentialId = saved?.credential_id ?? encodeBase64url(randomBytes(16));
+    this.#prfSecret = saved ? Buffer.from(saved.prf_secret, 'base64url') : randomBytes(32);
+    this.#counter = saved?.counter ?? 0;
+  }
+
+  static load(saved: SavedAuthenticator): SoftwareAuthenticator {
+    return new SoftwareAuthenticator(saved.alg, saved);
+  }
+
+  save(): SavedAuthenticator {
+    return {
+      alg: this.alg,
+      credential_id: this.credentialId,
+      private_key: encodeBase64url(this.#privateKey.export({ format: 'der', type: 'pkcs8' })),
+      prf_secret: encodeBase64url(this.#prfSecret),
+      counter: this.#counter,
+    };
+  }
+
+  /** The PRF extension's output for `salt`, as a platform authenticator derives it (HMAC-SHA-256 under a per-credential secret). */
+  prf(salt: Uint8Array): Uint8Array {
+    return new Uint8Array(createHmac('sha256', this.#prfSecret).update(salt).digest());
   }
 
   /** The enrollment fields naming this credential. */
@@ -41,6 +78,7 @@ export class SoftwareAuthenticator {
   assert(o: AssertionOptions): Assertion {
     const clientData = Buffer.from(JSON.stringify({ type: o.type ?? 'webauthn.get', challenge: o.challenge, origin: o.origin ?? `https://${o.rpId}`, crossOrigin: false }));
     const counter = o.counter ?? ++this.#counter;
+    this.#counter = Math.max(this.#counter, counter);
     const authData = Buffer.alloc(37);
     createHash('sha256').update(o.rpId).digest().copy(authData, 0);
     authData[32] = o.flags ?? FLAG_UP | FLAG_UV;

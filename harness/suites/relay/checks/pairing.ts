@@ -1,15 +1,13 @@
 // Pairing v2 (document 3, Pairing: commit, then reveal), driven as both sides: the new device
 // (offer, reveal, poll, abandon with its bearer claim token) and the approver (fetch and deliver
-// signed by the identity key). The six digits both show come from pairingSas (the relay computes
+// signed by the identity key). The six digits both show come from pairingSas through the pairing actor (the relay computes
 // none); the approver seals the seed to the revealed key with message-seal-v1 and the new device
 // opens it, while the relay only carries the opaque `sealed` string.
 import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import type { RelayIdentity } from '../../../actors/relay/index.ts';
-import { pairingCommitment, pairingSas } from '../../../../protocol/common/canonical.ts';
-import { encodeBase64url } from '../../../../protocol/common/base64.ts';
-import { openMessage, sealMessage, x25519PublicKey } from '../../../../protocol/relay/seal.ts';
+import { offer, openSealed as openWith, sealFor as sealWith, sixDigits } from '../../../actors/relay/pairing.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { relayCheck } from '../check.ts';
 import { pairingModelCheck } from './pairing-model.ts';
@@ -34,32 +32,13 @@ interface Offered {
 
 async function offered(s: Session, id?: RelayIdentity): Promise<Offered> {
   const who = id ?? (await s.identity());
-  const secret = new Uint8Array(randomBytes(32));
-  const key = { ephemeral_public_key: encodeBase64url(x25519PublicKey(secret)), commit_nonce: b64() };
-  const commitment = pairingCommitment(s.profile, key);
-  const answer = await s.relay.enrollOffer(who.identity, { commitment, label: 'harness phone' });
-  const b = safeJson(answer);
-  if (answer.status !== 201 || !isObject(b) || typeof b.rendezvous_id !== 'string' || typeof b.claim_token !== 'string')
-    throw new CheckFailure(`the offer (POST .../enroll/offer) answered ${said(answer)}, not 201 with rendezvous_id and claim_token`);
-  return { id: who, code: b.rendezvous_id, token: b.claim_token, key, secret, commitment, answer };
+  const o = await offer(s.relay, who.identity, 'harness phone');
+  if (o.code === undefined || o.token === undefined) throw new CheckFailure(`the offer (POST .../enroll/offer) answered ${said(o.answer)}, not 201 with rendezvous_id and claim_token`);
+  return { id: who, code: o.code, token: o.token, key: o.key, secret: o.secret, commitment: o.commitment, answer: o.answer };
 }
 
-/** The seed sealed to the new device with message-seal-v1, as the opaque `sealed` string (base64url JSON). */
-function sealFor(s: Session, devicePublic: string, seed: Uint8Array): string {
-  const x = sealMessage(s.profile, new Uint8Array(Buffer.from(devicePublic, 'base64url')), seed);
-  const fields = { ephemeral_public_key: encodeBase64url(x.ephemeralPublicKey), nonce: encodeBase64url(x.nonce), ciphertext: encodeBase64url(x.ciphertext) };
-  return Buffer.from(JSON.stringify(fields)).toString('base64url');
-}
-
-function openSealed(s: Session, secret: Uint8Array, sealed: string): Uint8Array | undefined {
-  try {
-    const f = JSON.parse(Buffer.from(sealed, 'base64url').toString('utf8')) as Record<string, string>;
-    const raw = (k: string) => new Uint8Array(Buffer.from(f[k] ?? '', 'base64url'));
-    return openMessage(s.profile, secret, { ephemeralPublicKey: raw('ephemeral_public_key'), nonce: raw('nonce'), ciphertext: raw('ciphertext') });
-  } catch {
-    return undefined;
-  }
-}
+const sealFor = (s: Session, devicePublic: string, seed: Uint8Array): string => sealWith(s.profile, devicePublic, seed);
+const openSealed = (s: Session, secret: Uint8Array, sealed: string): Uint8Array | undefined => openWith(s.profile, secret, sealed);
 
 const fetchBy = (s: Session, o: Offered, nonce = b64(), code = o.code) => s.relay.enrollFetch(o.id, code, { approver_nonce: nonce, mode: 'compare' }, o.code);
 const body = (r: HttpResponse): Record<string, unknown> => {
@@ -91,7 +70,7 @@ function happyPathCheck(t: RelayTarget): Check {
       if (!e.that(r.status >= 200 && r.status < 300, `the reveal answered ${said(r)}`)) return;
       const again = body(await fetchBy(s, o, nonce));
       e.that(again.ephemeral_public_key === o.key.ephemeral_public_key && again.commit_nonce === o.key.commit_nonce, `after the reveal the fetch shows ${JSON.stringify(again)}`);
-      const sas = pairingSas(s.profile, { commitment: o.commitment, ...o.key, approver_nonce: nonce });
+      const sas = sixDigits(s.profile, o, nonce);
       s.note(`six digits ${sas}`);
       // The approver seals the seed to the revealed key (message-seal-v1); the new device opens it.
       const seed = new Uint8Array(randomBytes(32));
