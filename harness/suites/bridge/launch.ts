@@ -49,8 +49,8 @@ export interface BridgeReferenceRun {
 
 /** The reference's authorization code lifetime in suite runs, declared to the suite so the expiry check waits seconds, not a minute. */
 export const REFERENCE_CODE_TTL_S = 5;
-/** The reference's transaction lifetime in suite runs: long enough for every sign-in flow of the suite (the push limits check presses for about 8 s). */
-export const REFERENCE_TX_TTL_S = 20;
+/** The reference's transaction lifetime in suite runs: long enough for every sign-in flow of the suite (the push checks extend theirs). */
+export const REFERENCE_TX_TTL_S = 10;
 /** The reference's push interval in suite runs (the document's 15 s would make the push check a minute long). */
 export const REFERENCE_PUSH_INTERVAL_S = 2;
 

@@ -68,6 +68,10 @@ async function waiting(s: BridgeSession, trust = true): Promise<Waiting> {
   const txUrl = new URL(res.location, s.target.issuer).href.split('?')[0]!;
   const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
   if (view.state !== 'awaiting_signature') throw new CheckFailure(`entering the push user's ID led to ${JSON.stringify(view).slice(0, 300)}`);
+  // Prompts come seconds apart: the sign-in is kept open as the tab keeps it while an ID is made
+  // (document 2's /t/{id}/creating), so a short transaction lifetime a target declares cannot end it first.
+  const creating = await user.browser.http.post(`${txUrl}/creating`, '', { headers: { accept: 'application/json' } });
+  if (creating.status >= 300) throw new CheckFailure(`POST /t/{id}/creating answered ${said(creating)}`);
   const push = view.push;
   if (!isObject(push) || typeof push.identity !== 'string') throw new CheckSkip('the transaction view shows no `push`: this bridge does not push to apps (ob.contract.push)');
   const policy = JSON.stringify({ version: 1, mode: 'open', trusted_auth_services: trust ? [push.identity] : [] });
@@ -136,7 +140,7 @@ function promptCheck(t: BridgeTarget): Check {
     lane: LANE,
     title: `Send to my app delivers an encrypted ${PROMPT} from the bridge's own ID carrying the request the QR code shows and the application's host, never the match code; the app approves with the match code`,
     rules: ['ob.push.message', 'ob.push.no-match-code', 'ob.transaction.callback'],
-    context: ['ob.contract.push'],
+    context: ['ob.contract.push', 'ob.transaction.creating'],
     run: async (s, e) => {
       const w = await waiting(s);
       const r = await press(w);
@@ -169,7 +173,7 @@ function untrustedCheck(t: BridgeTarget): Check {
     lane: LANE,
     title: "a user who does not list the bridge in trusted_auth_services never receives its prompt (the user's relay drops it)",
     rules: ['ob.push.trusted'],
-    context: ['ob.contract.push'],
+    context: ['ob.contract.push', 'ob.transaction.creating'],
     run: async (s, e) => {
       const w = await waiting(s, false);
       const r = await press(w);
@@ -188,7 +192,7 @@ function limitsCheck(t: BridgeTarget): Check {
     lane: `${LANE}/limits`,
     title: `Send to my app pressed twice at once, again within ${intervalS} s, then every ${intervalS} s (the document's 15 s, or what the target declares) sends at most ${max} prompts, never two closer than that`,
     rules: ['ob.push.limits'],
-    context: ['ob.contract.push'],
+    context: ['ob.contract.push', 'ob.transaction.creating'],
     timeoutMs: (intervalS * 4 + 60) * 1000,
     run: async (s, e) => {
       const w = await waiting(s);
@@ -232,6 +236,7 @@ function profilePushCheck(t: BridgeTarget): Check {
     title:
       'POST /t/{id}/push answers the view with push.sent and remaining, 429 invalid_request to a second press at the same moment, 409 before an ID is entered; the prompt is an auth-request object expiring with the request',
     rules: ['ob.contract.push'],
+    context: ['ob.transaction.creating'],
     run: async (s, e) => {
       const w = await waiting(s);
       // Two presses at once: one sends (200 with the view), the other finds none due (429).
