@@ -26,7 +26,7 @@ import { listDevices, registerSession, revokeDevice, revokeSession } from './ses
 import { enroll, fetchKeystore, listKeystore, removeEnrollment } from './keystore.ts';
 import { abandon, deliver, fetchOffer, offer, Pairings, poll, reveal } from './pairing.ts';
 import { passkeyPage, passkeyScript } from './test-pages.ts';
-import { deleteSystemFile, getSystemFile, putSystemFile } from './system-files.ts';
+import { deleteSystemFile, getSystemFile, groupEpoch, putSystemFile } from './system-files.ts';
 import { RelayStore } from './store.ts';
 
 /** Codes of a relay that follows only document 3 (the `document-only` variant): its own names where the project decided; no `rule` field. */
@@ -255,6 +255,7 @@ export function createRelayApp(ctx: RelayContext): H3 {
     PUT: async (req, event) => putSystemFile(ctx, await call(req, event), param(event, 'path')),
     DELETE: async (req, event) => deleteSystemFile(ctx, await call(req, event), param(event, 'path')),
   });
+  route('/groups/:group/epoch', { GET: (_req, event) => json(groupEpoch(ctx, normalized(param(event, 'group'))), 200, CORS_ANY) });
   route('/identities/:identity/export', { POST: async (req, event) => exportIdentity(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes)) });
   route('/hosted/availability', {
     GET: (req, event) => json(availability(ctx, new URL(req.url), ip(event)), 200, CORS_ANY),

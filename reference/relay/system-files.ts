@@ -155,3 +155,14 @@ export function systemDocument(ctx: RelayContext, identity: string, path: string
   const doc = JSON.parse(row.body) as unknown;
   return isObject(doc) ? doc : undefined;
 }
+
+/**
+ * GET /groups/:group/epoch (ra.groups.epoch, public): the epoch of a group identity's roster, 0 for
+ * an identity that is not a group; 404 for one the relay does not host.
+ */
+export function groupEpoch(ctx: RelayContext, group: string): { group: string; epoch: number } {
+  if (!ctx.store.identity(group)) throw ruleError(404, 'ra.errors.not-found', `${group} is not hosted here`);
+  const roster = systemDocument(ctx, group, 'public/group-roster.json');
+  const epoch = roster && Array.isArray(roster.admins) && typeof roster.epoch === 'number' ? roster.epoch : 0;
+  return { group, epoch };
+}

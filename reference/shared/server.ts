@@ -68,8 +68,10 @@ export interface ListenOptions {
 async function rereadable(request: Request): Promise<Request> {
   const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
   const plain = new Request(request.url, { method: request.method, headers: request.headers, ...(body !== undefined ? { body } : {}) });
-  const node = request as Request & { ip?: unknown; runtime?: unknown };
-  return Object.assign(plain, { ip: node.ip, runtime: node.runtime });
+  const node = request as Request & { ip?: unknown; runtime?: { node?: Record<string, unknown> } };
+  // Without node's request: its body stream is spent, and the body readers prefer it to the copy.
+  const runtime = node.runtime?.node ? { ...node.runtime, node: { ...node.runtime.node, req: undefined } } : node.runtime;
+  return Object.assign(plain, { ip: node.ip, runtime });
 }
 
 /**

@@ -487,6 +487,15 @@ function systemFiles(): Record<string, WireVariant> {
     'system-unvalidated': { rule: 'ra.system.validated', what: 'an invalid system document is answered 200', wire: refusalAnswered(put, byRule('ra.system.validated'), written) },
     'system-etag-ignored': { rule: 'ra.system.etag', what: 'a write on a stale If-Match is answered 200', wire: refusalAnswered(put, byStatus(412), written) },
     'inbox-open': { rule: 'ra.inbox.policy', what: 'a message the inbox policy refuses is answered 202', wire: refusalAnswered(messages, byRule('ra.inbox.policy'), ok202) },
+    'group-epoch-zero': {
+      rule: 'ra.groups.epoch',
+      what: "a group's epoch answered 0 whatever its roster says",
+      wire: editJson(
+        (req, url) => req.method === 'GET' && /^\/groups\/[^/]+\/epoch$/.test(url.pathname),
+        (b) => void (b.epoch = 0),
+        [200],
+      ),
+    },
     'prompt-expiry-ignored': {
       rule: 'ra.inbox.auth-request-expiry',
       what: 'an expired sys.auth.request is answered 202',

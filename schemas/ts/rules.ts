@@ -3690,6 +3690,23 @@ export const rules: readonly Rule[] = [
     "origin": "project"
   },
   {
+    "id": "ra.groups.epoch",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (GET /groups/:group/epoch)",
+    "title": "A group's public epoch",
+    "text": "`GET /groups/:group/epoch` is public (no authentication) and answers the group's current membership epoch, 0 for an identity that is not a group."
+  },
+  {
+    "id": "ra.groups.epoch-body",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (GET /groups/:group/epoch; bodies: not shown)",
+    "title": "The epoch answer",
+    "text": "Project decision: `200` with `{group, epoch}`, the epoch being that of the identity's `public/group-roster.json` when it is a group identity's (with `admins` and `epoch`), else 0; an identity the relay does not host answers `404` `not_found`.",
+    "origin": "project"
+  },
+  {
     "id": "ra.drive.group-keys",
     "level": "MUST",
     "doc": 3,
@@ -4164,6 +4181,8 @@ export type RuleId =
   | "ra.drive.guest"
   | "ra.drive.pow"
   | "ra.drive.group-roster"
+  | "ra.groups.epoch"
+  | "ra.groups.epoch-body"
   | "ra.drive.group-keys"
   | "ra.drive.changed-event"
   | "ra.drive.commit"

@@ -275,6 +275,44 @@ function profileGroupRosterCheck(t: RelayTarget): Check {
   });
 }
 
+function groupEpochCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/groups/epoch',
+    lane: LANE,
+    title: "GET /groups/:group/epoch answers without authentication: 0 for an identity that is not a group, then the epoch of the group's roster",
+    rules: ['ra.groups.epoch'],
+    context: ['ra.system.group-roster'],
+    run: async (s, e) => {
+      const group = await s.identity();
+      const path = `/groups/${encodeURIComponent(group.identity)}/epoch`;
+      const epochOf = (r: HttpResponse) => (safeJson(r) as { epoch?: unknown } | undefined)?.epoch;
+      const before = await s.relay.get(path);
+      e.that(before.status === 200 && epochOf(before) === 0, `before it is a group, ${path} answered ${said(before)}, expected epoch 0`);
+      const put = await s.relay.systemFile(group, 'PUT', 'public/group-roster.json', roster(s, group, { members: [group.identity], admins: [group.identity], epoch: 4 }));
+      if (!e.that(ok(put), `writing the group identity's roster (epoch 4) answered ${said(put)}`)) return;
+      const after = await s.relay.get(path);
+      e.that(after.status === 200 && epochOf(after) === 4, `with a roster at epoch 4, ${path} answered ${said(after)}`);
+    },
+  });
+}
+
+function profileGroupEpochCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/profile/group-epoch',
+    lane: LANE,
+    title: 'GET /groups/:group/epoch answers {group, epoch}, and 404 not_found for an identity the relay does not host',
+    rules: ['ra.groups.epoch-body'],
+    run: async (s, e) => {
+      const group = await s.identity();
+      const r = await s.relay.get(`/groups/${encodeURIComponent(group.identity)}/epoch`);
+      e.that(r.status === 200 && JSON.stringify(safeJson(r)) === JSON.stringify({ group: group.identity, epoch: 0 }), `the epoch answered ${said(r)}`);
+      const stranger = await s.stranger();
+      const missing = await s.relay.get(`/groups/${encodeURIComponent(stranger.identity)}/epoch`);
+      e.that(missing.status === 404 && codeOf(missing) === 'not_found', `an identity not hosted here answered ${said(missing)}, expected 404 not_found`);
+    },
+  });
+}
+
 export function systemFileChecks(t: RelayTarget): Check[] {
   return [
     writeReadDeleteCheck(t),
@@ -287,5 +325,7 @@ export function systemFileChecks(t: RelayTarget): Check[] {
     profileAuthRequestExpiryCheck(t),
     profileRelayWrittenCheck(t),
     profileGroupRosterCheck(t),
+    groupEpochCheck(t),
+    profileGroupEpochCheck(t),
   ];
 }
