@@ -14,7 +14,14 @@ const isIdentify = (req: Request, url: URL) => req.method === 'POST' && url.path
 /** Rewrites the typed ID of matching sign-in forms (`to` returns the ID the bridge then sees). */
 function typedId(when: (id: string) => boolean, to: (id: string) => string): Wire {
   return editRequest(isIdentify, async (req) => {
-    const form = new URLSearchParams(await req.clone().text());
+    const text = await req.clone().text();
+    // The form as a browser posts it, or the JSON body the bridge takes as well.
+    if (text.trimStart().startsWith('{')) {
+      const body = JSON.parse(text) as { id?: unknown };
+      if (typeof body.id !== 'string' || !when(body.id)) return req;
+      return new Request(req.url, { method: 'POST', headers: req.headers, body: JSON.stringify({ ...body, id: to(body.id) }) });
+    }
+    const form = new URLSearchParams(text);
     const id = form.get('id');
     if (id === null || !when(id)) return req;
     form.set('id', to(id));
