@@ -59,11 +59,14 @@ Endpoints (spec/http/relay.openapi.yaml; identifiers follow the service name, sh
   POST /identities/:id/keystore/fetch the wrapped copies, for a WebAuthn assertion (ES256, EdDSA, RS256)
   DELETE /identities/:id/keystore/:enrollment   (recovery master: actor_assertion; 409 last_enrollment)
   GET, PUT, DELETE /identities/:id/system/<public|relay>/<name>.json   system documents (owner-only,
-                                      validated; ETag, If-Match): profile, capabilities, contacts, inbox-policy
+                                      validated; ETag, If-Match): profile, capabilities, group-roster,
+                                      contacts, inbox-policy; GET relay-written/<identity|usage>.json
+  GET  /groups/:group/epoch           public: a group identity's roster epoch, 0 for others
   POST /identities/:id/enroll/offer   pairing v2: offer (new device), then /:code/fetch (approver,
        .../:code/reveal, .../:code/deliver, GET and DELETE .../:code   enroll-fetch), reveal (bearer), deliver
                                       (enroll-deliver), poll for the sealed seed once, abandon
-  GET  /hosted/availability?handle=   GET /, /health, /.well-known/svc/id.json, capabilities.json (Host-routed)
+  GET  /hosted/availability?handle=   GET /, /health, /.well-known/svc/id.json, capabilities.json and the
+                                      public documents, e.g. profile.json, group-roster.json (Host-routed)
 
 Storage: <data-dir>/relay.sqlite (WAL, synchronous=FULL: every 202 is on disk, so it survives
 kill -9; keystore enrollments too). Sessions, challenges, nonces and pairing offers are in memory: a restart forgets them.
