@@ -8,7 +8,7 @@ import { argon2idAsync } from '@noble/hashes/argon2.js';
 import { hkdf } from '@noble/hashes/hkdf.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import { bytesToHex, concatBytes, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { driveSpec } from '../../schemas/ts/drive.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import type { Profile } from '../../protocol/common/profile.ts';
@@ -117,9 +117,19 @@ export function openChunk(profile: Profile, key: Uint8Array, chunk: Uint8Array, 
 
 export const sha256Hex = (bytes: Uint8Array): string => bytesToHex(sha256(bytes));
 
-/** An x25519-chacha20-poly1305 seal under `domain`, the context appended to the AAD. */
 /** A drive seal kind's domain under a profile (spec/drive.yaml `seals`). */
 export const sealDomainOf = (profile: Profile, kind: 'key' | 'name' | 'record' | 'group'): string => fillTemplate(driveSpec.seals.domains[kind].domain, profile.name);
+
+/** An x25519-chacha20-poly1305 seal under `domain` to `recipient`, the context appended to the AAD. */
+export function sealTo(domain: string, recipient: Uint8Array, plaintext: Uint8Array, ctx: Uint8Array): { ephemeral_public_key: string; nonce: string; ciphertext: string } {
+  const eph = x25519.utils.randomSecretKey();
+  const ephPub = x25519.getPublicKey(eph);
+  const key = hkdf(sha256, x25519.getSharedSecret(eph, recipient), concatBytes(ephPub, recipient), utf8ToBytes(domain), 32);
+  const nonce = randomBytes(12);
+  const ciphertext = chacha20poly1305(key, nonce, concatBytes(utf8ToBytes(`${domain}\n`), ephPub, recipient, ctx)).encrypt(plaintext);
+  const enc = (b: Uint8Array) => Buffer.from(b).toString('base64url');
+  return { ephemeral_public_key: enc(ephPub), nonce: enc(nonce), ciphertext: enc(ciphertext) };
+}
 
 export function openSeal(domain: string, recipientPrivate: Uint8Array, payload: Obj, ctx: Uint8Array): Uint8Array | undefined {
   try {

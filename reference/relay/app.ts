@@ -28,6 +28,7 @@ import { abandon, deliver, fetchOffer, offer, Pairings, poll, reveal } from './p
 import { passkeyPage, passkeyScript } from './test-pages.ts';
 import { deleteSystemFile, getSystemFile, groupEpoch, putSystemFile } from './system-files.ts';
 import { RelayStore } from './store.ts';
+import { driveRoutes } from './drive/routes.ts';
 
 /** Codes of a relay that follows only document 3 (the `document-only` variant): its own names where the project decided; no `rule` field. */
 const DOCUMENT_ONLY_CODES: Record<string, string> = {
@@ -95,6 +96,7 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
     dns: new DnsProviders(),
     now,
     log: options.log,
+    closers: [],
   };
   // --break sessions-persisted (ra.sessions.memory): see variants.ts.
   if (config.breakages.has('sessions-persisted') && config.dataDir !== ':memory:') persistSessions(ctx.auth, config.dataDir);
@@ -119,6 +121,7 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
     async close() {
       clearInterval(sweeper);
       ctx.events.closeAll();
+      for (const close of ctx.closers) close();
       await listener.close();
       await resolver.close();
       ctx.store.close();
@@ -126,7 +129,7 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
   };
 }
 
-type Handler = (req: Request, event: H3Event) => Promise<Response> | Response;
+export type Handler = (req: Request, event: H3Event) => Promise<Response> | Response;
 
 /** POST /messages or /acks on node's request: the same answers as through the app. */
 function envelopeNode(ctx: RelayContext, kind: 'message' | 'ack', req: IncomingMessage, res: ServerResponse): void {
@@ -167,7 +170,7 @@ export function createRelayApp(ctx: RelayContext): H3 {
     return `${u.pathname}${u.search}`;
   };
   const body = (req: Request, max: number): Promise<Uint8Array> => readBody(req, max, RELAY_BODY);
-  const call = async (req: Request, event: H3Event, max = limits.signed_request_body_max_bytes): Promise<OwnerCall> => ({
+  const call = async (req: Request, event: H3Event, max: number = limits.signed_request_body_max_bytes): Promise<OwnerCall> => ({
     identity: normalized(param(event, 'identity')),
     req,
     target: target(req),
@@ -255,6 +258,7 @@ export function createRelayApp(ctx: RelayContext): H3 {
     PUT: async (req, event) => putSystemFile(ctx, await call(req, event), param(event, 'path')),
     DELETE: async (req, event) => deleteSystemFile(ctx, await call(req, event), param(event, 'path')),
   });
+  driveRoutes(ctx, route, call, param);
   route('/groups/:group/epoch', { GET: (_req, event) => json(groupEpoch(ctx, normalized(param(event, 'group'))), 200, CORS_ANY) });
   route('/identities/:identity/export', { POST: async (req, event) => exportIdentity(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes)) });
   route('/hosted/availability', {

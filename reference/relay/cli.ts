@@ -1,5 +1,5 @@
 // `svc-reference relay`: the reference relay of document 3 (identities, authentication, messaging,
-// the keystore, pairing, system files; the drive comes with a later issue). Flags, each also the
+// the keystore, pairing, system files, the drive). Flags, each also the
 // document's environment name where it has one; it prints one line,
 // `svc-reference relay listening on <origin> (<bound url>)`, then runs until SIGINT/SIGTERM.
 import { readFileSync } from 'node:fs';
@@ -27,6 +27,7 @@ interface RelayFlags {
   pairingTtl: number;
   testPages?: boolean;
   maxStreams?: number;
+  driveQuota?: number;
   webStaticDir?: string;
   oauthBridgeUrl?: string;
   rateSender: number;
@@ -58,6 +59,8 @@ Endpoints (spec/http/relay.openapi.yaml; identifiers follow the service name, sh
   PUT  /identities/:id/keystore       enroll (identity-signed); POST .../keystore/list (metadata)
   POST /identities/:id/keystore/fetch the wrapped copies, for a WebAuthn assertion (ES256, EdDSA, RS256)
   DELETE /identities/:id/keystore/:enrollment   (recovery master: actor_assertion; 409 last_enrollment)
+  /drive/:id/...                      the end-to-end encrypted drive: root, chunks/missing, chunks/:hash,
+                                      commit (409 with head), changes, nodes, shares, events, links
   GET, PUT, DELETE /identities/:id/system/<public|relay>/<name>.json   system documents (owner-only,
                                       validated; ETag, If-Match): profile, capabilities, group-roster,
                                       contacts, inbox-policy; GET relay-written/<identity|usage>.json
@@ -102,6 +105,12 @@ export const relayServer: ServerDefinition = {
         `event streams per identity (MAX_STREAMS_PER_IDENTITY; default ${limits.max_streams_per_identity_default})`,
         positive,
         env('MAX_STREAMS_PER_IDENTITY') ? Number(env('MAX_STREAMS_PER_IDENTITY')) : undefined,
+      )
+      .option(
+        '--drive-quota <bytes>',
+        `each drive's quota of stored chunks (DRIVE_QUOTA; default ${limits.drive_quota_default_bytes})`,
+        positive,
+        env('DRIVE_QUOTA') ? Number(env('DRIVE_QUOTA')) : undefined,
       )
       .option('--web-static-dir <dir>', 'web signer files; fills endpoints.web_signer (WEB_STATIC_DIR)', env('WEB_STATIC_DIR'))
       .option('--oauth-bridge-url <url>', 'the OAuth bridge; fills endpoints.oauth_bridge and the indieauth-metadata Link (OAUTH_BRIDGE_URL)', httpUrl, env('OAUTH_BRIDGE_URL'))
@@ -194,6 +203,7 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
         pairingTtlSeconds: flags.pairingTtl,
         ...(flags.testPages ? { testPages: true } : {}),
         maxStreams: flags.maxStreams ?? limits.max_streams_per_identity_default,
+        ...(flags.driveQuota !== undefined ? { driveQuota: flags.driveQuota } : {}),
         ...(flags.webStaticDir ? { webStaticDir: flags.webStaticDir } : {}),
         ...(flags.oauthBridgeUrl ? { oauthBridgeUrl: flags.oauthBridgeUrl } : {}),
         rate: { sender: flags.rateSender, global: flags.rateGlobal, ip: flags.rateIp, windowSeconds: flags.rateWindow },

@@ -28,6 +28,16 @@ export const BREAKAGES = [
   'auth-request-untrusted',
   'relay-written-writable',
   'roster-unverified',
+  // the drive (reference/relay/drive/)
+  'read-can-write',
+  'share-no-inherit',
+  'stale-base-accepted',
+  'chunk-by-hash',
+  'revoked-stream-open',
+  'link-verifier-ignored',
+  'link-opens-ignored',
+  'events-unfiltered',
+  'commit-half-applied',
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 
@@ -52,6 +62,8 @@ export interface RelayConfig {
   /** Test mode (--test-pages): the WebAuthn test page at /test/passkey. */
   testPages?: boolean;
   maxStreams: number;
+  /** A drive's quota in bytes (--drive-quota; ra.drive.quota). */
+  driveQuota?: number;
   webStaticDir?: string;
   oauthBridgeUrl?: string;
   rate: { sender: number; global: number; ip: number; windowSeconds: number };
@@ -76,4 +88,6 @@ export interface RelayContext {
   now: () => number;
   /** Log lines; internal errors are logged with level `error` (kept under --quiet). */
   log: (line: string, level?: 'error') => void;
+  /** What else closes with the relay (the drive's streams). */
+  closers: Array<() => void>;
 }

@@ -291,6 +291,11 @@ export class RelayStore {
     }
   }
 
+  /** The relay's database, for the drive's tables (reference/relay/drive/store.ts). */
+  get database(): Database.Database {
+    return this.#db;
+  }
+
   close(): void {
     if (this.#spool !== this.#db) this.#spool.close();
     this.#db.close();

@@ -121,7 +121,9 @@ export const limits = {
   "drive_listing_max_entries": 1000,
   "drive_missing_max_chunks": 1024,
   "drive_append_batch_max_records": 1024,
-  "drive_event_inline_records_max_bytes": 16384
+  "drive_event_inline_records_max_bytes": 16384,
+  "drive_quota_default_bytes": 1073741824,
+  "drive_link_pow_token_seconds": 600
 } as const;
 
 export type LimitId = keyof typeof limits;
@@ -1130,7 +1132,7 @@ export const limitSources = [
     "unit": "bytes",
     "doc": 3,
     "section": "POST /drive/:identity/commit (body size: not shown)",
-    "clause": "commit bodies are at most 16 MiB (the deployed system's design notes)",
+    "clause": "commit bodies are at most 16 MiB",
     "origin": "project"
   },
   {
@@ -1139,7 +1141,7 @@ export const limitSources = [
     "unit": "count",
     "doc": 3,
     "section": "GET /drive/:identity/changes, /children, /records (page size: not shown)",
-    "clause": "1000 entries per listing page (the deployed system's design notes)",
+    "clause": "1000 entries per listing page",
     "origin": "project"
   },
   {
@@ -1167,6 +1169,24 @@ export const limitSources = [
     "doc": 3,
     "section": "Events (drive.changed payload: not shown)",
     "clause": "append records ride inline in drive.changed when they serialize to at most 16 KiB",
+    "origin": "project"
+  },
+  {
+    "id": "drive_quota_default_bytes",
+    "value": 1073741824,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "Drive API (quota: not shown)",
+    "clause": "a drive holds 1 GiB of stored chunks unless the operator sets --drive-quota (ra.drive.quota)",
+    "origin": "project"
+  },
+  {
+    "id": "drive_link_pow_token_seconds",
+    "value": 600,
+    "unit": "seconds",
+    "doc": 3,
+    "section": "GET /drive/:identity/links/:link (proof-of-work: not shown)",
+    "clause": "a link's proof-of-work token is good for 10 minutes of requests (ra.drive.link-opens)",
     "origin": "project"
   }
 ] as const;

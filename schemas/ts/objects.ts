@@ -100,7 +100,7 @@ export interface components {
         };
         /**
          * Commit request
-         * @description The body of POST /drive/:identity/commit: a manifest with its new pages, append records, or a trim, under a 16-byte hex request id.
+         * @description The body of POST /drive/:identity/commit: exactly one operation (a manifest with its new pages, append records, a trim, a share or an unshare) under a 16-byte hex request id.
          */
         DriveCommit: {
             id: string;
@@ -108,7 +108,11 @@ export interface components {
             pages?: components["schemas"]["DrivePage"][];
             records?: components["schemas"]["DriveRecord"][];
             trim?: components["schemas"]["DriveTrim"];
-        } & (unknown | unknown | unknown);
+            share?: components["schemas"]["DriveShare"];
+            unshare?: {
+                share: string;
+            };
+        } & (unknown | unknown | unknown | unknown | unknown);
         /**
          * Link opening
          * @description The public answer of GET /drive/:identity/links/:link: how to open a link (the KDF and salt of a password link, the proof-of-work difficulty, opens left).

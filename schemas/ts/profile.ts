@@ -218,6 +218,12 @@ export const profileSpec = {
       "doc": 3,
       "section": "Drive API"
     },
+    "header_link_pow": {
+      "template": "X-{Name}-Link-Pow",
+      "doc": 3,
+      "section": "Drive API (proof-of-work: not shown)",
+      "origin": "project"
+    },
     "request_literal": {
       "template": "{name}-request/v1",
       "doc": 3,

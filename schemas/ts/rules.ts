@@ -3721,7 +3721,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "Events (drive.changed payload: not shown)",
     "title": "drive.changed event",
-    "text": "Project decision (the deployed system's design notes): after a commit is durable the stream carries `type` `drive.changed`, `identity`, `timestamp` and `drive` (`drive`, `seq`, `node`, `operation`, and for appends `position` and, when they serialize to at most 16 KiB, the `records` inline); events are advisory and a reader resumes from `changes` at its cursor.",
+    "text": "Project decision: after a commit is durable the stream carries `type` `drive.changed`, `identity`, `timestamp` and `drive` (`drive`, `seq`, `node`, `operation`, and for appends `position` and, when they serialize to at most 16 KiB, the `records` inline); events are advisory and a reader resumes from `changes` at its cursor.",
     "origin": "project"
   },
   {
@@ -3730,8 +3730,306 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "POST /drive/:identity/commit",
     "title": "Commit body",
-    "text": "Project decision (the deployed system's design notes): a commit is `{id, manifest, pages}`, `{id, records}` or `{id, trim: {node, before, snapshot: {node, version}}}` with `id` 16 random bytes in hex (a retry returns the first result); bodies are at most 16 MiB.",
+    "text": "Project decision: a commit carries exactly one operation under a request `id` of 16 bytes in hex: `{id, manifest, pages}` (the manifest's new pages, in order), `{id, records}` (1 to 1024 append records of one node), `{id, trim: {node, before, snapshot: {node, version}}}` (drop a node's records before a position once a committed version, the snapshot, covers them), `{id, share}` (a signed share) or `{id, unshare: {share}}` (a share's id); bodies are at most 16 MiB, and anything else answers 400 `invalid_request` with nothing stored.",
     "origin": "project"
+  },
+  {
+    "id": "ra.drive.commit-idempotent",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /drive/:identity/commit (request id: not shown)",
+    "title": "A retried commit",
+    "text": "Project decision: a commit whose request `id` the drive already applied answers the first result again (200, the same body) and applies nothing twice.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.commit-answer",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /drive/:identity/commit (reply: not shown)",
+    "title": "Commit answer",
+    "text": "Project decision: an applied commit answers 200 `{id, seq, node}` with the drive's new change sequence, plus `version` for a manifest, `position` (the last record's) for records and `share` for a share or unshare; a 200 means the commit is durable.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.commit-validated",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /drive/:identity/commit (validation: not shown)",
+    "title": "What a commit must be",
+    "text": "Project decision: a manifest, record or share must match its schema and shape (ra.drive.manifest-shape, ra.drive.record, ra.drive.share), name this drive, be signed by the caller (a link writer by its guest key), reference only chunks stored in this drive with their stored sizes, and a manifest's pages must be exactly its content; a record continues its author's chain. Otherwise 400 `invalid_request` (`signature_invalid` 401 for a bad signature) and nothing of the commit is stored.",
+    "origin": "project",
+    "code": "invalid_request"
+  },
+  {
+    "id": "ra.drive.stale-base",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /drive/:identity/commit (409 with head on a stale base)",
+    "title": "A stale base is refused with the head",
+    "text": "A commit whose base is not the node's current head (another writer committed first) answers `409` with the current head, and changes nothing."
+  },
+  {
+    "id": "ra.drive.conflict-body",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /drive/:identity/commit (409 body: not shown)",
+    "title": "The 409 body",
+    "text": "Project decision: the 409 carries code `conflict` and `head` `{node, version, seq}` (the node's current head; `version` empty for a node that does not exist), and for records the author's last `sequence` and `hash`. A `create` of an existing node, or of a name already taken in its folder, is a stale base too (the head is the existing node's).",
+    "origin": "project",
+    "code": "conflict"
+  },
+  {
+    "id": "ra.drive.tree",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /drive/:identity/commit (tree rules: not shown)",
+    "title": "The tree stays a tree",
+    "text": "Project decision: the root is a folder created by the owner with no folder and no name, once; every other node is created in, or moved into, a live folder of the same drive that is not itself or below itself; a removed node takes no further commits, and a folder with live children cannot be removed (409 `conflict`).",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.root",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (GET /drive/:identity)",
+    "title": "The drive's root",
+    "text": "`GET /drive/:identity` answers the owner the root node, the bytes used and the quota."
+  },
+  {
+    "id": "ra.drive.root-body",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (GET /drive/:identity; body: not shown)",
+    "title": "The root answer",
+    "text": "Project decision: `200` `{drive, root, seq, used, quota}`: the root node's id (`null` before it is created), the last change sequence, the stored bytes and the quota in bytes.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.owner",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (the owner may do anything)",
+    "title": "The owner may do anything",
+    "text": "The owner, proving its identity with the challenge headers, may call every drive endpoint of its drive; a caller with no proof, or a proof that does not verify, is refused."
+  },
+  {
+    "id": "ra.drive.members",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (members what their shares' roles allow)",
+    "title": "Members do what their roles allow",
+    "text": "A member does what its shares' roles allow and nothing else: a member with a read role reads but cannot commit, and a caller with no share on a node can neither read nor change it."
+  },
+  {
+    "id": "ra.drive.remote-members",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (callers from other relays authenticate the same way)",
+    "title": "Members homed elsewhere",
+    "text": "A member homed on another relay authenticates at the drive's relay with the same challenge headers (a challenge issued there for the member) and gets what its shares allow."
+  },
+  {
+    "id": "ra.drive.roles",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (roles: not shown)",
+    "title": "Roles",
+    "text": "Project decision: a share's role holds on its node and every node below it, and a member's rights are the union over its live shares on the node and its ancestors: `read` reads (nodes, versions, pages, chunks, records, changes and events of what it can see); `write` also commits manifests and records below the shared node; `admin` also shares and unshares there; `append` only commits records to files; `create` only creates nodes in folders. Anything else answers 403 `not_authorized`.",
+    "origin": "project",
+    "code": "not_authorized"
+  },
+  {
+    "id": "ra.drive.missing",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (POST /drive/:identity/chunks/missing)",
+    "title": "Which chunks to upload, and where",
+    "text": "`POST /drive/:identity/chunks/missing` names the chunks the drive lacks and where to upload each; a chunk uploaded there can then be referenced by a commit, and a chunk the drive already holds is not listed."
+  },
+  {
+    "id": "ra.drive.missing-body",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /drive/:identity/chunks/missing (bodies: not shown)",
+    "title": "The missing list",
+    "text": "Project decision: the request is `{chunks: [{id, size}]}` (1 to 1024); the answer `{missing: [{id, size, upload: {method, url, headers}}]}` in request order, the `url` absolute or relative to the relay (by default its own `PUT /drive/:identity/chunks/:hash`), `headers` to send as given.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.chunk-upload",
+    "level": "MUST",
+    "doc": 3,
+    "section": "PUT /drive/:identity/chunks/:hash",
+    "title": "Chunk upload",
+    "text": "Project decision: `PUT /drive/:identity/chunks/:hash` stores the body when its SHA-256 is `:hash` and its size is on the chunk grid (ra.drive.chunk), answering 201, or 200 when the chunk is already stored (create-only: stored bytes never change); a body that does not hash to its name answers 400 `chunk_mismatch`, a size off the grid 400 `invalid_request`, and nothing is stored. Only the owner and members who may write, append or create upload.",
+    "origin": "project",
+    "code": "chunk_mismatch"
+  },
+  {
+    "id": "ra.drive.quota",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (quota: not shown)",
+    "title": "Quota",
+    "text": "Project decision: a chunk upload (or a missing list) that would take the drive's stored bytes above its quota answers 507 `quota_exceeded` and stores nothing; `--drive-quota` sets it (default 1 GiB).",
+    "origin": "project",
+    "code": "quota_exceeded"
+  },
+  {
+    "id": "ra.drive.changes",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (GET /drive/:identity/changes?cursor=N)",
+    "title": "Changes after a cursor",
+    "text": "`GET /drive/:identity/changes?cursor=N` answers the changes after sequence N, in order, each once: a reader that follows the cursor sees every commit it may see."
+  },
+  {
+    "id": "ra.drive.changes-body",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /drive/:identity/changes (body: not shown)",
+    "title": "The changes answer",
+    "text": "Project decision: `{changes: [{seq, node, operation, version?, position?, share?}], cursor, more}` with at most 1000 changes; `cursor` is the last sequence returned (N when none) and `more` says whether to ask again; a member sees only changes to nodes it may read.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.nodes",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (GET /drive/:identity/nodes/:node and /children, /history, /records)",
+    "title": "Node, children, history, records",
+    "text": "`GET /drive/:identity/nodes/:node` answers the node's head, `/children` its children, `/history` its retained versions and `/records` its append tail."
+  },
+  {
+    "id": "ra.drive.nodes-body",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /drive/:identity/nodes/:node (bodies: not shown)",
+    "title": "Node answers",
+    "text": "Project decision: a node is `{node, version, seq, manifest, removed, rotate}` (the signed head manifest; `rotate` true after an unshare asks the owner to rotate its keys); `/children` `{children: [node...]}` of live children; `/history` `{versions: [{version, seq, operation}]}` newest first; `/records?after=P` `{records: [{position, record}], more}`; an unknown node answers 404 `not_found`.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.versions",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (GET .../versions/:version, /pages/:page, /chunks/:hash)",
+    "title": "Versions, pages and chunks",
+    "text": "`GET .../nodes/:node/versions/:version` answers that signed manifest, `/pages/:page` a chunk-list page of it and `/chunks/:hash` a chunk it references, the bytes as uploaded; `GET .../nodes/:node/chunks/:hash` a chunk of one of the node's append records."
+  },
+  {
+    "id": "ra.drive.chunk-access",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET .../chunks/:hash (access: not shown)",
+    "title": "A chunk is read through what references it",
+    "text": "Project decision: a chunk is served only through a version (or, on the node route, a retained record) of that node that references it; any other hash answers 404 `not_found`, so knowing a hash grants nothing.",
+    "origin": "project",
+    "code": "not_found"
+  },
+  {
+    "id": "ra.drive.cache",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (caching: not shown)",
+    "title": "Cacheable only what never changes",
+    "text": "Project decision: versions, pages and chunks (immutable, addressed by hash) answer `cache-control: private, max-age=31536000, immutable`; every other drive answer `no-store`.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.shares-list",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (GET /drive/:identity/shares)",
+    "title": "Shares the caller may see",
+    "text": "`GET /drive/:identity/shares` answers the shares the caller may see: a member its own, with their sealed keys."
+  },
+  {
+    "id": "ra.drive.node-shares",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (GET /drive/:identity/nodes/:node/shares)",
+    "title": "Shares on a node and its ancestors",
+    "text": "`GET /drive/:identity/nodes/:node/shares` answers the shares on the node and on its ancestors."
+  },
+  {
+    "id": "ra.drive.shares-body",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /drive/:identity/shares (body: not shown)",
+    "title": "Share listings",
+    "text": "Project decision: `{shares: [share...]}` of live shares as signed; the owner and admins of the node see every share, other members only their own; an unshared or expired share is not listed.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.unshare",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /drive/:identity/commit (unshare: not shown)",
+    "title": "Unsharing",
+    "text": "Project decision: an unshare ends the share at once (its member or link holder is refused from the next request) and marks the shared node and every node below it `rotate`, since the former member held their keys.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.events",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (GET /drive/:identity/events)",
+    "title": "The drive event stream",
+    "text": "`GET /drive/:identity/events` streams `drive.changed` after commits, filtered to the caller: a member hears only of nodes it may read."
+  },
+  {
+    "id": "ra.drive.events-revocation",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (GET /drive/:identity/events: closes on revocation)",
+    "title": "A revoked member's stream closes",
+    "text": "When a member's last share on the drive ends, its drive event stream closes."
+  },
+  {
+    "id": "ra.drive.revoked-event",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Events (drive stream on revocation: not shown)",
+    "title": "drive.revoked",
+    "text": "Project decision: before closing a revoked member's stream the relay sends one `drive.revoked` event `{type, identity, timestamp, drive: {drive, share}}`.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.links",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (GET /drive/:identity/links/:link)",
+    "title": "How to open a link is public",
+    "text": "`GET /drive/:identity/links/:link` needs no authentication and answers how to open the link: its salt and KDF (for a password), its proof-of-work and the opens left."
+  },
+  {
+    "id": "ra.drive.links-body",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /drive/:identity/links/:link (body: not shown)",
+    "title": "The link answer",
+    "text": "Project decision: `{link, drive, node, role, kdf, salt, pow, opens_left, expires}`, `kdf` and `salt` empty without a password, `pow` `{bits, token}` when the share asks for work (else null), `opens_left` null when unlimited; an unknown, unshared or expired link answers 404 `not_found`.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.drive.link-auth",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (link holders send X-Svc-Link and X-Svc-Link-Verifier)",
+    "title": "Link holders",
+    "text": "A link holder sends `X-Svc-Link` (and for a password link `X-Svc-Link-Verifier`) instead of the challenge headers and gets what the link's role allows; a password link without the right verifier is refused."
+  },
+  {
+    "id": "ra.drive.link-opens",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (links: opens left, proof-of-work: not shown)",
+    "title": "Opens and work",
+    "text": "Project decision: each chunk read through a link spends one of its `caps.downloads` opens (0 means unlimited); a link with no opens left, or past `expires`, answers 410 `link_gone`; a share with `pow` asks every link request for `X-Svc-Link-Pow: <token>.<solution>` solving the token of its link answer (valid 10 minutes) at the clamped difficulty, else 403 `not_authorized`; a wrong verifier is 403 `not_authorized`.",
+    "origin": "project",
+    "code": "link_gone"
   },
   {
     "id": "ra.inbox.auth-request",
@@ -4186,6 +4484,40 @@ export type RuleId =
   | "ra.drive.group-keys"
   | "ra.drive.changed-event"
   | "ra.drive.commit"
+  | "ra.drive.commit-idempotent"
+  | "ra.drive.commit-answer"
+  | "ra.drive.commit-validated"
+  | "ra.drive.stale-base"
+  | "ra.drive.conflict-body"
+  | "ra.drive.tree"
+  | "ra.drive.root"
+  | "ra.drive.root-body"
+  | "ra.drive.owner"
+  | "ra.drive.members"
+  | "ra.drive.remote-members"
+  | "ra.drive.roles"
+  | "ra.drive.missing"
+  | "ra.drive.missing-body"
+  | "ra.drive.chunk-upload"
+  | "ra.drive.quota"
+  | "ra.drive.changes"
+  | "ra.drive.changes-body"
+  | "ra.drive.nodes"
+  | "ra.drive.nodes-body"
+  | "ra.drive.versions"
+  | "ra.drive.chunk-access"
+  | "ra.drive.cache"
+  | "ra.drive.shares-list"
+  | "ra.drive.node-shares"
+  | "ra.drive.shares-body"
+  | "ra.drive.unshare"
+  | "ra.drive.events"
+  | "ra.drive.events-revocation"
+  | "ra.drive.revoked-event"
+  | "ra.drive.links"
+  | "ra.drive.links-body"
+  | "ra.drive.link-auth"
+  | "ra.drive.link-opens"
   | "ra.inbox.auth-request"
   | "ra.inbox.auth-request-expiry";
 
@@ -4198,6 +4530,8 @@ export type ErrorCode =
   | "audience_mismatch"
   | "body_too_large"
   | "challenge_invalid"
+  | "chunk_mismatch"
+  | "conflict"
   | "dns_write_failed"
   | "encryption_required"
   | "expired"
@@ -4220,6 +4554,7 @@ export type ErrorCode =
   | "issued_in_future"
   | "key_mismatch"
   | "last_enrollment"
+  | "link_gone"
   | "malformed_body"
   | "malformed_delivery"
   | "malformed_response"
@@ -4238,6 +4573,7 @@ export type ErrorCode =
   | "pairing_v1"
   | "payload_too_large"
   | "precondition_failed"
+  | "quota_exceeded"
   | "rate_limit_exceeded"
   | "recovery_master_required"
   | "redirect_refused"

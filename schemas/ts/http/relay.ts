@@ -415,6 +415,295 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/drive/{identity}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The root node, bytes used and quota */
+        get: operations["driveRoot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drive/{identity}/chunks/missing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Which chunks to upload and where */
+        post: operations["driveMissing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drive/{identity}/chunks/{hash}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Upload one encrypted chunk */
+        put: operations["driveChunkPut"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drive/{identity}/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** One signed operation (a manifest with its pages, records, a trim, a share or an unshare) */
+        post: operations["driveCommit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drive/{identity}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Changes after a cursor */
+        get: operations["driveChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drive/{identity}/nodes/{node}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A node head */
+        get: operations["driveNode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drive/{identity}/nodes/{node}/children": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A folder's live children */
+        get: operations["driveChildren"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drive/{identity}/nodes/{node}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retained versions */
+        get: operations["driveHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drive/{identity}/nodes/{node}/records": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The append tail */
+        get: operations["driveRecords"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drive/{identity}/nodes/{node}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A signed manifest */
+        get: operations["driveVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drive/{identity}/nodes/{node}/versions/{version}/pages/{page}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A chunk-list page */
+        get: operations["drivePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drive/{identity}/nodes/{node}/versions/{version}/chunks/{hash}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A chunk of a version */
+        get: operations["driveVersionChunk"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drive/{identity}/nodes/{node}/chunks/{hash}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A chunk of an append record */
+        get: operations["driveRecordChunk"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drive/{identity}/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Shares the caller may see */
+        get: operations["driveShares"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drive/{identity}/nodes/{node}/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Shares on a node and its ancestors */
+        get: operations["driveNodeShares"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drive/{identity}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The drive.changed stream, filtered to the caller (closes on revocation) */
+        get: operations["driveEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drive/{identity}/links/{link}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How to open a link (public) */
+        get: operations["driveLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/groups/{group}/epoch": {
         parameters: {
             query?: never;
@@ -634,6 +923,157 @@ export interface components {
             added_at: string;
             last_seen: string;
         };
+        /**
+         * Chunk reference
+         * @description An encrypted chunk: its id (hex SHA-256 of the stored bytes) and stored size (nonce, padded ciphertext and tag: 40 + a multiple of 4096, limits drive_chunk_min_bytes..drive_chunk_max_bytes).
+         */
+        "drive-chunk-ref.schema": {
+            id: string;
+            size: number;
+        };
+        /**
+         * Sealed payload
+         * @description x25519-chacha20-poly1305 seal (ra.seal.message) under a drive domain, each field strict unpadded base64url: a 32-byte ephemeral key, a 12-byte nonce and the ciphertext with its 16-byte tag.
+         */
+        "drive-sealed.schema": {
+            ciphertext: string;
+            ephemeral_public_key: string;
+            nonce: string;
+        };
+        /**
+         * Signed manifest
+         * @description One signed version of a node (spec/drive.yaml strings.manifest); the relay checks shape, the author's role and the base version, readers verify the signature and the pages.
+         */
+        "drive-manifest.schema": {
+            /** @constant */
+            format: 1;
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            drive: string;
+            node: string;
+            version: string;
+            parent: string;
+            /** @enum {unknown} */
+            operation: "create" | "replace" | "move" | "rotate" | "remove";
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            author: string;
+            generation: number;
+            /** @enum {unknown} */
+            kind: "file" | "folder";
+            /** @enum {unknown} */
+            mode: "" | "replace" | "append";
+            folder: string;
+            name?: components["schemas"]["drive-sealed.schema"];
+            name_hash: string;
+            node_key?: components["schemas"]["drive-sealed.schema"];
+            content_key?: components["schemas"]["drive-sealed.schema"];
+            count: number;
+            pages: string[];
+            /** @description a public node: its plain name (and a file's plain content key) are signed in clear */
+            public?: boolean;
+            /** @description a public node's NFC name, signed in clear (ra.drive.manifest-shape) */
+            plain_name?: string;
+            /** @description a public file's 32-byte content key, base64url, signed in clear */
+            plain_key?: string;
+            signature: string;
+        };
+        /**
+         * Chunk-list page
+         * @description An immutable slice of a node's chunk list, addressed by the hex SHA-256 of its framed string (spec/drive.yaml strings.page).
+         */
+        "drive-page.schema": {
+            /** @constant */
+            format: 1;
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            drive: string;
+            node: string;
+            chunks: components["schemas"]["drive-chunk-ref.schema"][];
+        };
+        /**
+         * Append record
+         * @description An author's signed contribution to an append file (spec/drive.yaml strings.record): chunks or one sealed payload, chained per author by sequence and previous hash.
+         */
+        "drive-record.schema": {
+            /** @constant */
+            format: 1;
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            drive: string;
+            node: string;
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            author: string;
+            generation: number;
+            sequence: number;
+            previous: string;
+            chunks: components["schemas"]["drive-chunk-ref.schema"][];
+            sealed?: components["schemas"]["drive-sealed.schema"];
+            signature: string;
+        };
+        /**
+         * Trim
+         * @description Discards an append file's records before a position, once a committed snapshot version covers them (POST /drive/:identity/commit `{id, trim}`).
+         */
+        "drive-trim.schema": {
+            node: string;
+            before: number;
+            snapshot: {
+                node: string;
+                version: string;
+            };
+        };
+        /**
+         * Signed share
+         * @description A role on a node for one member or one link holder (spec/drive.yaml strings.share).
+         */
+        "drive-share.schema": {
+            /** @constant */
+            format: 1;
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            drive: string;
+            id: string;
+            node: string;
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            member?: string;
+            link?: string;
+            /** @enum {unknown} */
+            role: "read" | "write" | "append" | "create" | "admin";
+            generation: number;
+            node_key?: components["schemas"]["drive-sealed.schema"];
+            node_public: string;
+            /** Format: date-time */
+            expires?: string;
+            /** @description zero or absent: unlimited */
+            caps: {
+                bytes?: number;
+                files?: number;
+                records?: number;
+                downloads?: number;
+                per_hour?: number;
+            };
+            /** @constant */
+            kdf?: "argon2id-m65536-t3-p1";
+            salt?: string;
+            verifier_hash?: string;
+            pow?: number;
+            /** @description a lowercase identity without surrounding whitespace (or a guest author) */
+            issuer: string;
+            /** Format: date-time */
+            issued: string;
+            signature: string;
+        } & (unknown | unknown);
+        /**
+         * Commit request
+         * @description The body of POST /drive/:identity/commit: exactly one operation (a manifest with its new pages, append records, a trim, a share or an unshare) under a 16-byte hex request id.
+         */
+        "drive-commit.schema": {
+            id: string;
+            manifest?: components["schemas"]["drive-manifest.schema"];
+            pages?: components["schemas"]["drive-page.schema"][];
+            records?: components["schemas"]["drive-record.schema"][];
+            trim?: components["schemas"]["drive-trim.schema"];
+            share?: components["schemas"]["drive-share.schema"];
+            unshare?: {
+                share: string;
+            };
+        } & (unknown | unknown | unknown | unknown | unknown);
     };
     responses: {
         /** @description The error envelope. */
@@ -1579,6 +2019,1271 @@ export interface operations {
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
             412: components["responses"]["Error"];
+        };
+    };
+    driveRoot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The drive. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        drive: string;
+                        root: string | null;
+                        seq: number;
+                        used: number;
+                        quota: number;
+                    };
+                };
+            };
+            /** @description A malformed request or path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No proof of the caller, or one that does not verify. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this (its roles, a wrong link verifier or missing work). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such drive, node, version, page, chunk or link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has no opens left or has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    driveMissing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    chunks: components["schemas"]["drive-chunk-ref.schema"][];
+                };
+            };
+        };
+        responses: {
+            /** @description The chunks to upload, in request order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        missing: {
+                            id: string;
+                            size: number;
+                            upload: {
+                                method: string;
+                                url: string;
+                                headers: {
+                                    [key: string]: string;
+                                };
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description A malformed request or path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No proof of the caller, or one that does not verify. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this (its roles, a wrong link verifier or missing work). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such drive, node, version, page, chunk or link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has no opens left or has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over its cap. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The chunks would exceed the quota. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    driveChunkPut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                hash: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Stored (201) or already stored (200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        size: number;
+                    };
+                };
+            };
+            /** @description Stored. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description A malformed request or path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No proof of the caller, or one that does not verify. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this (its roles, a wrong link verifier or missing work). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such drive, node, version, page, chunk or link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has no opens left or has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the largest chunk. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the quota. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    driveCommit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["drive-commit.schema"];
+            };
+        };
+        responses: {
+            /** @description Applied (and durable). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        seq: number;
+                        node: string;
+                        version?: string;
+                        position?: number;
+                        share?: string;
+                    };
+                };
+            };
+            /** @description A malformed request or path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No proof of the caller, or one that does not verify. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this (its roles, a wrong link verifier or missing work). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such drive, node, version, page, chunk or link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A stale base: the body carries the head. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has no opens left or has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over its cap. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    driveChanges: {
+        parameters: {
+            query?: {
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Changes in order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        changes: unknown[];
+                        cursor: number;
+                        more: boolean;
+                    };
+                };
+            };
+            /** @description A malformed request or path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No proof of the caller, or one that does not verify. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this (its roles, a wrong link verifier or missing work). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such drive, node, version, page, chunk or link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has no opens left or has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    driveNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                node: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The node. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description A malformed request or path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No proof of the caller, or one that does not verify. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this (its roles, a wrong link verifier or missing work). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such drive, node, version, page, chunk or link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has no opens left or has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    driveChildren: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                node: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The children. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description A malformed request or path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No proof of the caller, or one that does not verify. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this (its roles, a wrong link verifier or missing work). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such drive, node, version, page, chunk or link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has no opens left or has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    driveHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                node: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description A malformed request or path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No proof of the caller, or one that does not verify. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this (its roles, a wrong link verifier or missing work). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such drive, node, version, page, chunk or link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has no opens left or has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    driveRecords: {
+        parameters: {
+            query?: {
+                after?: string;
+            };
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                node: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description A malformed request or path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No proof of the caller, or one that does not verify. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this (its roles, a wrong link verifier or missing work). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such drive, node, version, page, chunk or link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has no opens left or has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    driveVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                node: string;
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The manifest. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["drive-manifest.schema"];
+                };
+            };
+            /** @description A malformed request or path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No proof of the caller, or one that does not verify. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this (its roles, a wrong link verifier or missing work). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such drive, node, version, page, chunk or link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has no opens left or has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    drivePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                node: string;
+                version: string;
+                page: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["drive-page.schema"];
+                };
+            };
+            /** @description A malformed request or path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No proof of the caller, or one that does not verify. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this (its roles, a wrong link verifier or missing work). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such drive, node, version, page, chunk or link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has no opens left or has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    driveVersionChunk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                node: string;
+                version: string;
+                hash: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The chunk as uploaded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description A malformed request or path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No proof of the caller, or one that does not verify. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this (its roles, a wrong link verifier or missing work). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such drive, node, version, page, chunk or link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has no opens left or has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    driveRecordChunk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                node: string;
+                hash: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The chunk as uploaded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description A malformed request or path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No proof of the caller, or one that does not verify. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this (its roles, a wrong link verifier or missing work). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such drive, node, version, page, chunk or link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has no opens left or has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    driveShares: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The shares. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        shares: components["schemas"]["drive-share.schema"][];
+                    };
+                };
+            };
+            /** @description A malformed request or path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No proof of the caller, or one that does not verify. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this (its roles, a wrong link verifier or missing work). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such drive, node, version, page, chunk or link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has no opens left or has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    driveNodeShares: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                node: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The shares. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        shares: components["schemas"]["drive-share.schema"][];
+                    };
+                };
+            };
+            /** @description A malformed request or path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No proof of the caller, or one that does not verify. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this (its roles, a wrong link verifier or missing work). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such drive, node, version, page, chunk or link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has no opens left or has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    driveEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An event stream. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description A malformed request or path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No proof of the caller, or one that does not verify. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this (its roles, a wrong link verifier or missing work). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such drive, node, version, page, chunk or link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has no opens left or has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many open streams. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    driveLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                identity: components["parameters"]["Identity"];
+                link: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        link: string;
+                        drive: string;
+                        node: string;
+                        role: string;
+                        kdf: string;
+                        salt: string;
+                        pow: Record<string, never> | null;
+                        opens_left: number | null;
+                        expires?: string;
+                    };
+                };
+            };
+            /** @description A malformed path parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     groupEpoch: {

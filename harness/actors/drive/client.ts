@@ -1,0 +1,111 @@
+// A drive client over HTTP (document 3, Drive API): every call authenticates as its actor, an
+// identity with the challenge headers (a challenge fetched from the drive's relay for that
+// identity, homed there or not) or a link holder with the link headers; uploads go through
+// whatever `upload` the missing list answers (same origin or not, its headers as given).
+import type { Profile } from '../../../protocol/common/profile.ts';
+import type { HttpClient, HttpResponse } from '../http.ts';
+import { challengeHeaders } from '../relay/envelope.ts';
+import { openEvents, type SseStream } from '../relay/sse.ts';
+import type { Chunk } from './objects.ts';
+
+type Obj = Record<string, unknown>;
+
+export type DriveActor = { identity: string; seed: Uint8Array } | { link: string; verifier?: Uint8Array; pow?: string } | { none: true };
+
+export class DriveClient {
+  constructor(
+    readonly profile: Profile,
+    /** The drive's relay, base URL. */
+    readonly url: string,
+    readonly http: HttpClient,
+    readonly signal?: AbortSignal,
+  ) {}
+
+  /** The headers that authenticate `actor` for one request. */
+  async headers(actor: DriveActor): Promise<Record<string, string>> {
+    const ids = this.profile.ids;
+    if ('none' in actor) return {};
+    if ('link' in actor)
+      return {
+        [ids.header_link.toLowerCase()]: actor.link,
+        ...(actor.verifier ? { [ids.header_link_verifier.toLowerCase()]: Buffer.from(actor.verifier).toString('base64url') } : {}),
+        ...(actor.pow ? { [ids.header_link_pow.toLowerCase()]: actor.pow } : {}),
+      };
+    const r = await this.http.get(`${this.url}/auth/challenge?identity=${encodeURIComponent(actor.identity)}`);
+    const challenge = (r.status === 200 ? (r.json() as Obj).challenge : undefined) as string | undefined;
+    if (typeof challenge !== 'string') throw new Error(`GET /auth/challenge for ${actor.identity} answered ${r.status}: ${r.text().slice(0, 200)}`);
+    return challengeHeaders(this.profile, actor.identity, challenge, actor.seed);
+  }
+
+  path(drive: string, rest = ''): string {
+    return `${this.url}/drive/${encodeURIComponent(drive)}${rest}`;
+  }
+
+  async get(drive: string, rest: string, actor: DriveActor, maxBodyBytes?: number): Promise<HttpResponse> {
+    return this.http.get(this.path(drive, rest), { headers: { accept: 'application/json', ...(await this.headers(actor)) }, ...(maxBodyBytes ? { maxBodyBytes } : {}) });
+  }
+
+  async post(drive: string, rest: string, actor: DriveActor, body: Obj): Promise<HttpResponse> {
+    return this.http.post(this.path(drive, rest), JSON.stringify(body), { headers: { 'content-type': 'application/json', ...(await this.headers(actor)) } });
+  }
+
+  root(drive: string, actor: DriveActor): Promise<HttpResponse> {
+    return this.get(drive, '', actor);
+  }
+
+  commit(drive: string, actor: DriveActor, body: Obj): Promise<HttpResponse> {
+    return this.post(drive, '/commit', actor, body);
+  }
+
+  missing(drive: string, actor: DriveActor, chunks: readonly Pick<Chunk, 'id' | 'size'>[]): Promise<HttpResponse> {
+    return this.post(drive, '/chunks/missing', actor, { chunks: chunks.map((c) => ({ id: c.id, size: c.size })) });
+  }
+
+  async putChunk(drive: string, actor: DriveActor, chunk: Pick<Chunk, 'id' | 'bytes'>, url = this.path(drive, `/chunks/${chunk.id}`), headers: Record<string, string> = {}): Promise<HttpResponse> {
+    const same = new URL(url, this.url).origin === new URL(this.url).origin;
+    return this.http.request(new URL(url, this.url).href, {
+      method: 'PUT',
+      body: chunk.bytes,
+      headers: { 'content-type': 'application/octet-stream', ...headers, ...(same ? await this.headers(actor) : {}) },
+    });
+  }
+
+  /**
+   * Uploads what the drive lacks, through the missing list's answers; the first problem as text,
+   * or undefined when every chunk is stored.
+   */
+  async upload(drive: string, actor: DriveActor, chunks: readonly Chunk[]): Promise<string | undefined> {
+    if (chunks.length === 0) return undefined;
+    const r = await this.missing(drive, actor, chunks);
+    const list = r.status === 200 ? (r.json() as Obj).missing : undefined;
+    if (!Array.isArray(list)) return `chunks/missing answered ${r.status}: ${r.text().slice(0, 300)}`;
+    for (const m of list as Obj[]) {
+      const chunk = chunks.find((c) => c.id === m.id);
+      const up = (m.upload ?? {}) as Obj;
+      if (!chunk || typeof up.url !== 'string') return `chunks/missing listed ${JSON.stringify(m).slice(0, 200)}, which names no chunk of the request or no upload URL`;
+      const put = await this.putChunk(drive, actor, chunk, up.url, (up.headers ?? {}) as Record<string, string>);
+      if (put.status < 200 || put.status >= 300) return `uploading ${chunk.id} to ${up.url} answered ${put.status}: ${put.text().slice(0, 300)}`;
+    }
+    return undefined;
+  }
+
+  changes(drive: string, actor: DriveActor, cursor: number | string = 0): Promise<HttpResponse> {
+    return this.get(drive, `/changes?cursor=${cursor}`, actor);
+  }
+
+  node(drive: string, actor: DriveActor, node: string, sub = ''): Promise<HttpResponse> {
+    return this.get(drive, `/nodes/${node}${sub}`, actor);
+  }
+
+  chunk(drive: string, actor: DriveActor, node: string, version: string | undefined, hash: string): Promise<HttpResponse> {
+    return this.get(drive, version === undefined ? `/nodes/${node}/chunks/${hash}` : `/nodes/${node}/versions/${version}/chunks/${hash}`, actor, 8 * 1024 * 1024);
+  }
+
+  link(drive: string, link: string): Promise<HttpResponse> {
+    return this.http.get(this.path(drive, `/links/${link}`), { headers: { accept: 'application/json' } });
+  }
+
+  async events(drive: string, actor: DriveActor): Promise<SseStream> {
+    return openEvents(this.path(drive, '/events'), await this.headers(actor), this.signal ? { signal: this.signal } : {});
+  }
+}

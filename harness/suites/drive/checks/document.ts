@@ -1,0 +1,372 @@
+// What document 3 itself decides about the drive (its table and "Drive API" prose): the owner may
+// do anything and nobody unproven anything; members what their roles allow, from any relay; a
+// stale base is refused 409 with the head; the missing list, the changes cursor, the reads; the
+// event stream filtered and closed on revocation; links public and their headers. The formats
+// these checks speak are the project's (spec/drive.yaml), cited as context.
+import { randomBytes } from 'node:crypto';
+import type { Check } from '../../../run/model.ts';
+import { sessionCheck, type CheckSpec } from '../../../run/check.ts';
+import { decryptChunk, encryptContent, openContentKey, openShareKey, replace, type NodeKeys } from '../../../actors/drive/objects.ts';
+import { linkSecrets, powValid } from '../../../impl/noble-drive.ts';
+import type { RuleId } from '../../../../schemas/ts/rules.ts';
+import { DriveSession, bodyOf, headNames, ok, refused, said, type RelayTarget } from '../driver.ts';
+
+type Obj = Record<string, unknown>;
+const FORMATS: RuleId[] = ['ra.drive.commit', 'ra.drive.manifest', 'ra.drive.chunk', 'ra.drive.missing-body', 'ra.drive.commit-answer'];
+const text = (s: string) => new Uint8Array(Buffer.from(s));
+const same = (a: Uint8Array | undefined, b: Uint8Array | undefined) => a !== undefined && b !== undefined && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
+
+export function driveCheck(t: RelayTarget, spec: CheckSpec<DriveSession>): Check {
+  return sessionCheck({ suite: 'drive', open: (signal) => new DriveSession(t, signal) }, { lane: 'drive', ...spec, context: [...FORMATS, ...(spec.context ?? [])] });
+}
+
+/** Reads a file's first chunk through its head version and opens it with `keys`. */
+async function readBack(s: DriveSession, drive: string, actor: Parameters<DriveSession['drive']['get']>[2], node: string, keys: NodeKeys): Promise<{ plain?: Uint8Array; problem?: string }> {
+  const head = await s.drive.node(drive, actor, node);
+  const m = bodyOf(head)?.manifest as Obj | undefined;
+  const version = String(m?.version ?? bodyOf(head)?.version ?? '');
+  if (!ok(head) || !version) return { problem: `GET the node answered ${said(head)}` };
+  const v = await s.drive.get(drive, `/nodes/${node}/versions/${version}`, actor);
+  const manifest = bodyOf(v);
+  if (!ok(v) || !manifest) return { problem: `GET its version answered ${said(v)}` };
+  const page = await s.drive.get(drive, `/nodes/${node}/versions/${version}/pages/${String((manifest.pages as string[])[0])}`, actor);
+  const ref = ((bodyOf(page)?.chunks as Obj[] | undefined) ?? [])[0];
+  if (!ok(page) || !ref) return { problem: `GET its first page answered ${said(page)}` };
+  const c = await s.drive.chunk(drive, actor, node, version, String(ref.id));
+  if (!ok(c)) return { problem: `GET its chunk answered ${said(c)}` };
+  const content = keys.content ?? openContentKey(s.profile, manifest, keys.private);
+  const plain = content ? decryptChunk(s.profile, drive, { ...keys, content }, new Uint8Array(c.body)) : undefined;
+  return plain ? { plain } : { problem: 'the chunk read back does not open with the file key (its bytes changed)' };
+}
+
+function ownerRoundTrip(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/owner/round-trip',
+    title: 'the owner uploads what the missing list asks for, commits a file, and reads its node, version, page and chunk back as written',
+    rules: ['ra.drive.owner', 'ra.drive.missing', 'ra.drive.versions', 'ra.drive.nodes'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const plain = text(`hello ${randomBytes(8).toString('hex')}`);
+      const f = await s.file(id, root.keys, 'hello.txt', plain);
+      const again = await s.drive.missing(id.identity, s.actor(id), f.chunks);
+      const listed = (bodyOf(again)?.missing as unknown[] | undefined) ?? [];
+      e.that(ok(again) && listed.length === 0, `asking again for a chunk the drive holds answered ${said(again)} (it must not be listed)`);
+      const back = await readBack(s, id.identity, s.actor(id), f.keys.node, f.keys);
+      e.that(same(back.plain, plain), back.problem ?? 'the content read back differs from what was written');
+      const kids = await s.drive.node(id.identity, s.actor(id), root.keys.node, '/children');
+      e.that(ok(kids) && kids.text().includes(f.keys.node), `the root's children answered ${said(kids)}, without the new file`);
+      const hist = await s.drive.node(id.identity, s.actor(id), f.keys.node, '/history');
+      e.that(ok(hist) && hist.text().includes(f.version), `the file's history answered ${said(hist)}, without its version`);
+    },
+  });
+}
+
+function unauthenticated(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/owner/proof-required',
+    title: "without the owner's proof (none, or another key signing for the owner) the drive refuses to answer or change anything",
+    rules: ['ra.drive.owner'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const f = await s.file(id, root.keys, 'secret.txt', text('secret'));
+      const impostor = { identity: id.identity, seed: new Uint8Array(randomBytes(32)) };
+      for (const [what, actor] of [
+        ['no proof', { none: true as const }],
+        ['another key', impostor],
+      ] as const) {
+        const r = await s.drive.node(id.identity, actor, f.keys.node);
+        e.that(refused(r), `reading a node with ${what} answered ${said(r)}`);
+        const w = await s.drive.commit(
+          id.identity,
+          actor,
+          replace(s.profile, { drive: id.identity, author: { identity: id.identity, seed: actor === impostor ? impostor.seed : id.seed }, keys: f.keys, parent: f.version, chunks: f.chunks }),
+        );
+        e.that(refused(w), `a commit with ${what} answered ${said(w)}`);
+      }
+      const head = await s.drive.node(id.identity, s.actor(id), f.keys.node);
+      e.that(head.text().includes(f.version), `after the refused commits the file's head is ${head.text().slice(0, 200)}`);
+    },
+  });
+}
+
+function membersReadOnly(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/members/read-only',
+    title: 'a member with `read` on a folder reads a file in it but cannot commit there, and an identity with no share can do neither',
+    rules: ['ra.drive.members'],
+    context: ['ra.drive.roles', 'ra.drive.share'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const docs = await s.folder(id, root.keys, 'docs');
+      const plain = text('shared words');
+      const f = await s.file(id, docs.keys, 'a.txt', plain);
+      const [reader, stranger] = [await s.identity(), await s.identity()];
+      await s.share(id, { node: docs.keys, role: 'read', member: { identity: reader.identity, encryption: reader.encryption.publicKey } });
+      const back = await readBack(s, id.identity, s.actor(reader), f.keys.node, f.keys);
+      e.that(same(back.plain, plain), back.problem ? `the reader: ${back.problem}` : 'the reader read other content');
+      const w = await s.drive.commit(id.identity, s.actor(reader), replace(s.profile, { drive: id.identity, author: reader, keys: f.keys, parent: f.version, chunks: f.chunks }));
+      e.that(refused(w), `a commit by the read-only member answered ${said(w)}`);
+      const r = await s.drive.node(id.identity, s.actor(stranger), f.keys.node);
+      e.that(refused(r), `a read by an identity with no share answered ${said(r)}`);
+      const head = await s.drive.node(id.identity, s.actor(id), f.keys.node);
+      e.that(head.text().includes(f.version), `after the refused commit the head is ${head.text().slice(0, 200)}`);
+    },
+  });
+}
+
+function remoteMember(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/members/remote',
+    title: 'a member homed on another relay authenticates at the drive with the same challenge headers, opens its share and reads the file',
+    rules: ['ra.drive.remote-members'],
+    context: ['ra.drive.roles', 'ra.drive.share', 'ra.drive.seal'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const plain = text('for a friend elsewhere');
+      const f = await s.file(id, root.keys, 'far.txt', plain);
+      const friend = await s.identity('peer');
+      await s.share(id, { node: f.keys, role: 'read', member: { identity: friend.identity, encryption: friend.encryption.publicKey } });
+      const list = await s.drive.get(id.identity, '/shares', s.actor(friend));
+      const mine = ((bodyOf(list)?.shares as Obj[] | undefined) ?? []).find((x) => x.node === f.keys.node);
+      const key = mine ? openShareKey(s.profile, mine, friend.encryption.privateKey) : undefined;
+      if (!e.that(ok(list) && key !== undefined, `the friend's share list answered ${said(list)}; no share of the file whose key opens`)) return;
+      const back = await readBack(s, id.identity, s.actor(friend), f.keys.node, { node: f.keys.node, private: key!, public: f.keys.public });
+      e.that(same(back.plain, plain), back.problem ?? 'the friend read other content');
+    },
+  });
+}
+
+function staleBase(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/commit/stale-base',
+    title: 'two writers commit on one base at once: exactly one wins, the other gets 409 carrying the winning head, and the head is the winner',
+    rules: ['ra.drive.stale-base'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const f = await s.file(id, root.keys, 'race.txt', text('v1'));
+      const bodies = ['v2a', 'v2b'].map((v) => {
+        const chunks = encryptContent(s.profile, id.identity, f.keys, text(v));
+        return { chunks, body: replace(s.profile, { drive: id.identity, author: id, keys: f.keys, parent: f.version, chunks }) };
+      });
+      for (const b of bodies) await s.drive.upload(id.identity, s.actor(id), b.chunks);
+      const answers = await Promise.all(bodies.map((b) => s.drive.commit(id.identity, s.actor(id), b.body)));
+      const winners = answers.filter(ok);
+      const losers = answers.filter((r) => r.status === 409);
+      if (!e.that(winners.length === 1 && losers.length === 1, `the two commits answered ${answers.map(said).join(' and ')}; expected one 200 and one 409`)) return;
+      const won = String((bodies[answers.indexOf(winners[0]!)]!.body.manifest as Obj).version);
+      e.that(headNames(losers[0]!, won), `the 409 does not carry the head (${won}): ${said(losers[0]!)}`);
+      const stale = await s.drive.commit(id.identity, s.actor(id), replace(s.profile, { drive: id.identity, author: id, keys: f.keys, parent: f.version, chunks: f.chunks }));
+      e.that(stale.status === 409 && headNames(stale, won), `a third commit on the old base answered ${said(stale)}`);
+      const head = await s.drive.node(id.identity, s.actor(id), f.keys.node);
+      e.that(head.text().includes(won), `the head after the race is ${head.text().slice(0, 200)}, not the winner ${won}`);
+    },
+  });
+}
+
+function changesCursor(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/changes/cursor',
+    title: 'following the changes cursor from 0 sees every commit once, in order, and nothing after the last',
+    rules: ['ra.drive.changes'],
+    context: ['ra.drive.changes-body'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const made = [root];
+      for (const n of ['one', 'two', 'three']) made.push(await s.file(id, root.keys, n, text(n)));
+      const seen: string[] = [];
+      let cursor: unknown = 0;
+      for (let i = 0; i < 10; i++) {
+        const r = await s.drive.changes(id.identity, s.actor(id), String(cursor));
+        const b = bodyOf(r);
+        if (!e.that(ok(r) && Array.isArray(b?.changes), `GET changes?cursor=${String(cursor)} answered ${said(r)}`)) return;
+        for (const c of b!.changes as Obj[]) seen.push(String(c.node));
+        if (!b!.more) {
+          cursor = b!.cursor;
+          break;
+        }
+        cursor = b!.cursor;
+      }
+      const want = made.map((m) => m.keys.node);
+      e.that(JSON.stringify(seen) === JSON.stringify(want), `the changes named nodes ${JSON.stringify(seen)}, expected ${JSON.stringify(want)} (every commit once, in order)`);
+      const after = await s.drive.changes(id.identity, s.actor(id), String(cursor));
+      e.that(ok(after) && ((bodyOf(after)?.changes as unknown[] | undefined) ?? []).length === 0, `after the last cursor the changes answered ${said(after)}`);
+    },
+  });
+}
+
+function eventsFiltered(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/events/filtered',
+    title: 'the owner hears drive.changed for every commit; a member shared one folder hears of commits there and not of another folder',
+    rules: ['ra.drive.events'],
+    context: ['ra.drive.changed-event'],
+    timeoutMs: 30_000,
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const [open, closed] = [await s.folder(id, root.keys, 'open'), await s.folder(id, root.keys, 'closed')];
+      const member = await s.identity();
+      await s.share(id, { node: open.keys, role: 'read', member: { identity: member.identity, encryption: member.encryption.publicKey } });
+      const [ownerStream, memberStream] = [await s.drive.events(id.identity, s.actor(id)), await s.drive.events(id.identity, s.actor(member))];
+      try {
+        if (!e.that(ownerStream.status === 200 && memberStream.status === 200, `the streams answered ${ownerStream.status} and ${memberStream.status}`)) return;
+        const hidden = await s.file(id, closed.keys, 'hidden.txt', text('no'));
+        const shown = await s.file(id, open.keys, 'shown.txt', text('yes'));
+        const about = (n: string) => (ev: { event: string; raw: string }) => ev.event === 'drive.changed' && ev.raw.includes(n);
+        const heard = await ownerStream.next(about(shown.keys.node), 5000).then(
+          () => true,
+          () => false,
+        );
+        e.that(heard && ownerStream.events.some(about(hidden.keys.node)), 'the owner did not hear drive.changed for both commits');
+        const memberHeard = await memberStream.next(about(shown.keys.node), 5000).then(
+          () => true,
+          () => false,
+        );
+        e.that(memberHeard, 'the member did not hear drive.changed for the commit in its shared folder');
+        e.that(!memberStream.events.some(about(hidden.keys.node)), 'the member heard of a commit in a folder not shared with it');
+      } finally {
+        await ownerStream.close();
+        await memberStream.close();
+      }
+    },
+  });
+}
+
+function eventsRevocation(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/events/closed-on-revocation',
+    title: "when the member's share ends, its drive event stream closes",
+    rules: ['ra.drive.events-revocation'],
+    timeoutMs: 30_000,
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const member = await s.identity();
+      const sh = await s.share(id, { node: root.keys, role: 'read', member: { identity: member.identity, encryption: member.encryption.publicKey } });
+      const stream = await s.drive.events(id.identity, s.actor(member));
+      try {
+        if (!e.that(stream.status === 200, `the member's stream answered ${stream.status}`)) return;
+        const r = await s.unshare(id, String(sh.share.id));
+        if (!e.that(ok(r), `the unshare answered ${said(r)}`)) return;
+        for (let i = 0; i < 50 && !stream.ended; i++) await new Promise((res) => setTimeout(res, 100));
+        e.that(stream.ended, "the member's stream is still open 5 s after its share ended");
+        const after = await s.drive.node(id.identity, s.actor(member), root.keys.node);
+        e.that(refused(after), `after the unshare the former member's read answered ${said(after)}`);
+      } finally {
+        await stream.close();
+      }
+    },
+  });
+}
+
+function linksPublic(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/links/public',
+    title: 'how to open a link is answered to anyone, without authentication: its salt, KDF, proof-of-work and opens left',
+    rules: ['ra.drive.links'],
+    context: ['ra.drive.links-body', 'ra.drive.pow'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const f = await s.file(id, root.keys, 'public.txt', text('to anyone'));
+      const salt = new Uint8Array(randomBytes(16));
+      const secrets = await linkSecrets('correct horse', salt);
+      const link = randomBytes(16).toString('hex');
+      await s.share(id, { node: f.keys, role: 'read', link, caps: { downloads: 3 }, password: { salt, verifierHash: secrets.verifierHash, key: secrets.key }, pow: 8 });
+      const r = await s.drive.link(id.identity, link);
+      const b = bodyOf(r);
+      e.that(r.status === 200 && b !== undefined, `GET links/:link without authentication answered ${said(r)}`);
+      const body = r.text();
+      e.that(body.includes(Buffer.from(salt).toString('base64url')), `the link answer does not carry the salt: ${body.slice(0, 300)}`);
+      e.that(body.includes('argon2id'), `the link answer does not name the KDF: ${body.slice(0, 300)}`);
+      e.that(Object.values(b ?? {}).includes(3), `the link answer does not say the 3 opens left: ${body.slice(0, 300)}`);
+    },
+  });
+}
+
+function linkHeaders(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/links/verifier',
+    title: 'a password link holder is refused without the right verifier and reads the file with it (and the work the link asks for)',
+    rules: ['ra.drive.link-auth'],
+    context: ['ra.drive.link-kdf', 'ra.drive.link-opens', 'ra.drive.pow'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const plain = text('behind a password');
+      const f = await s.file(id, root.keys, 'locked.txt', plain);
+      const salt = new Uint8Array(randomBytes(16));
+      const secrets = await linkSecrets('open sesame', salt);
+      const link = randomBytes(16).toString('hex');
+      await s.share(id, { node: f.keys, role: 'read', link, password: { salt, verifierHash: secrets.verifierHash, key: secrets.key }, pow: 8 });
+      const info = bodyOf(await s.drive.link(id.identity, link));
+      const pow = info?.pow as Obj | null | undefined;
+      let solution: string | undefined;
+      if (pow && typeof pow.token === 'string') for (let i = 0; i < 1 << 22 && solution === undefined; i++) if (powValid(pow.token, String(i), Number(pow.bits))) solution = `${pow.token}.${i}`;
+      const holder = (verifier?: Uint8Array) => ({ link, ...(verifier ? { verifier } : {}), ...(solution ? { pow: solution } : {}) });
+      const wrong = await s.drive.node(id.identity, holder(new Uint8Array(32)), f.keys.node);
+      e.that(refused(wrong), `a wrong verifier answered ${said(wrong)}`);
+      const none = await s.drive.node(id.identity, holder(), f.keys.node);
+      e.that(refused(none), `no verifier answered ${said(none)}`);
+      const back = await readBack(s, id.identity, holder(secrets.verifier), f.keys.node, f.keys);
+      e.that(same(back.plain, plain), back.problem ?? 'the link holder read other content');
+    },
+  });
+}
+
+function sharesVisible(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/shares/visible',
+    title: "a member lists its own share with its sealed key (and not another member's); a node's shares include those on its ancestors",
+    rules: ['ra.drive.shares-list', 'ra.drive.node-shares'],
+    context: ['ra.drive.shares-body'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const docs = await s.folder(id, root.keys, 'docs');
+      const f = await s.file(id, docs.keys, 'f.txt', text('f'));
+      const [a, b] = [await s.identity(), await s.identity()];
+      const sa = await s.share(id, { node: docs.keys, role: 'read', member: { identity: a.identity, encryption: a.encryption.publicKey } });
+      const sb = await s.share(id, { node: f.keys, role: 'read', member: { identity: b.identity, encryption: b.encryption.publicKey } });
+      const list = await s.drive.get(id.identity, '/shares', s.actor(a));
+      const shares = (bodyOf(list)?.shares as Obj[] | undefined) ?? [];
+      const own = shares.find((x) => x.id === sa.share.id);
+      e.that(
+        ok(list) && own !== undefined && openShareKey(s.profile, own, a.encryption.privateKey) !== undefined,
+        `member A's share list answered ${said(list)}, without its share and a key that opens`,
+      );
+      e.that(!shares.some((x) => x.id === sb.share.id), "member A's list shows member B's share");
+      const on = await s.drive.node(id.identity, s.actor(id), f.keys.node, '/shares');
+      e.that(ok(on) && on.text().includes(String(sa.share.id)) && on.text().includes(String(sb.share.id)), `the file's shares answered ${said(on)}; expected its own and its folder's`);
+    },
+  });
+}
+
+function rootAnswer(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/root',
+    title: 'GET /drive/:identity answers the owner its root node, the bytes used and the quota',
+    rules: ['ra.drive.root'],
+    context: ['ra.drive.root-body'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      await s.file(id, root.keys, 'x', text('x'));
+      const r = await s.drive.root(id.identity, s.actor(id));
+      e.that(r.status === 200 && r.text().includes(root.keys.node), `GET /drive/:identity answered ${said(r)}, without the root node ${root.keys.node}`);
+      const numbers = Object.values(bodyOf(r) ?? {}).filter((v) => typeof v === 'number' && v > 0);
+      e.that(numbers.length >= 2, `the root answer carries no bytes used and quota: ${r.text().slice(0, 200)}`);
+    },
+  });
+}
+
+export function documentChecks(t: RelayTarget): Check[] {
+  return [
+    ownerRoundTrip(t),
+    unauthenticated(t),
+    membersReadOnly(t),
+    remoteMember(t),
+    staleBase(t),
+    changesCursor(t),
+    eventsFiltered(t),
+    eventsRevocation(t),
+    linksPublic(t),
+    linkHeaders(t),
+    sharesVisible(t),
+    rootAnswer(t),
+  ];
+}

@@ -1,0 +1,13 @@
+// The `drive` suite: document 3's end-to-end encrypted drive on any relay, over the network (the
+// relay and, for members homed elsewhere, its peer; the test authority for identities). Document
+// checks decide what the document says (who may do what, 409 with the head, the cursor, the
+// streams, links); profile checks the project's bodies, codes and caps (spec/drive.yaml).
+import type { Check, SuiteLoad } from '../../run/model.ts';
+import type { RelayTarget } from '../relay/driver.ts';
+import { documentChecks } from './checks/document.ts';
+import { profileChecks } from './checks/profile.ts';
+
+export async function driveSuite(target: RelayTarget): Promise<SuiteLoad> {
+  const checks: Check[] = [...documentChecks(target), ...profileChecks(target)];
+  return { checks, skipped: [], coverageDocs: [3] };
+}

@@ -1,0 +1,66 @@
+// The drive suite in the registry. The drive is part of a relay: it takes the relay role (`--relay`,
+// `--relay-peer` or the targets file's `relay`), and `--reference` starts its own pair of
+// reference relays (a member homed on the second), with a small drive quota it declares.
+import type { ExternalInput, PreparedSuite, ReferenceInput, SuiteDefinition } from '../suite.ts';
+import type { RelayTarget } from '../relay/driver.ts';
+
+/** The quota of the reference relays the suite starts: two largest chunks do not fit. */
+export const REFERENCE_DRIVE_QUOTA = 8 * 1024 * 1024;
+
+interface DriveFlags {
+  relay?: string;
+  relayPeer?: string;
+  requestTimeout?: number;
+  profile?: boolean;
+}
+
+export const driveSuiteDefinition: SuiteDefinition = {
+  name: 'drive',
+  title: "a relay's end-to-end encrypted drive (document 3, Drive API)",
+  referenceFlags: [],
+  options(): void {
+    // The relay suite's --relay and --relay-peer describe the drive's relay too.
+  },
+
+  async external({ flags, file, profile, authority }: ExternalInput): Promise<PreparedSuite | undefined> {
+    const f = flags as DriveFlags;
+    const url = f.relay ?? file.relay?.url;
+    if (url === undefined) return undefined;
+    const peer = f.relayPeer ?? file.relay?.peer_url;
+    const target: RelayTarget = {
+      profile,
+      url: url.replace(/\/$/, ''),
+      ...(peer ? { peerUrl: peer.replace(/\/$/, '') } : {}),
+      authority: await authority(),
+      requestTimeoutMs: (f.requestTimeout ?? file.relay?.request_timeout_s ?? 20) * 1000,
+      declared: { ...(file.relay?.declared?.invite_code !== undefined ? { inviteCode: file.relay.declared.invite_code } : {}) },
+    };
+    return {
+      suite: 'drive',
+      load: () => loadDrive(target),
+      profileGates: f.profile ?? file.relay?.profile ?? false,
+      config: { suite: 'drive', reference: false, relay: target.url, peer: target.peerUrl ?? null },
+      stop: async () => undefined,
+    };
+  },
+
+  async reference({ flags, profile, log }: ReferenceInput): Promise<PreparedSuite> {
+    const f = flags as DriveFlags;
+    const { startRelayReference } = await import('../relay/launch.ts');
+    const run = await startRelayReference({ profile, ...(log ? { log } : {}), extraArgs: ['--drive-quota', String(REFERENCE_DRIVE_QUOTA)] });
+    const target: RelayTarget = { ...run.target, ...(f.requestTimeout !== undefined ? { requestTimeoutMs: f.requestTimeout * 1000 } : {}) };
+    return {
+      suite: 'drive',
+      load: () => loadDrive(target),
+      profileGates: true,
+      config: { suite: 'drive', reference: true, relay: target.url, peer: target.peerUrl, quota: REFERENCE_DRIVE_QUOTA },
+      banner: `reference relays for the drive at ${target.url} and ${target.peerUrl} (quota ${REFERENCE_DRIVE_QUOTA} bytes)`,
+      stop: () => run.stop(),
+    };
+  },
+};
+
+async function loadDrive(target: RelayTarget) {
+  const { driveSuite } = await import('./index.ts');
+  return driveSuite(target);
+}

@@ -1,0 +1,151 @@
+// Who calls a drive and what they may do (document 3, Drive API): the owner anything; a member,
+// homed here or on another relay, what the roles of its live shares on the node and its ancestors
+// allow (ra.drive.roles); a link holder what the link's role allows, after its verifier and
+// proof-of-work (ra.drive.link-auth, ra.drive.link-opens). Members and the owner prove themselves
+// with the challenge headers (or a signed request), checked with the keys lookup() finds.
+import { createHash, randomBytes } from 'node:crypto';
+import { decodeBase64Any } from '../../../protocol/common/base64.ts';
+import { checkPow, clampPowBits } from '../../../protocol/relay/drive/pow.ts';
+import { limits } from '../../../schemas/ts/limits.ts';
+import { HttpError, ruleError } from '../../shared/errors.ts';
+import type { RelayContext } from '../config.ts';
+import { lookup, type Known } from '../directory.ts';
+import type { OwnerCall } from '../inbox.ts';
+import type { ChunkStore } from './chunks.ts';
+import type { DriveEvents } from './events.ts';
+import type { DriveStore, NodeRow, ShareRow } from './store.ts';
+
+export type Role = 'read' | 'write' | 'admin' | 'append' | 'create';
+export type Caller = { kind: 'owner'; known: Known } | { kind: 'member'; known: Known } | { kind: 'link'; share: ShareRow };
+
+/** What every drive handler gets. */
+export interface Drive {
+  ctx: RelayContext;
+  store: DriveStore;
+  chunks: ChunkStore;
+  events: DriveEvents;
+  links: LinkTokens;
+  quota: number;
+}
+
+const READ: readonly Role[] = ['read', 'write', 'admin'];
+/** Which roles allow each action (ra.drive.roles). */
+export const ALLOW = {
+  read: READ,
+  write: ['write', 'admin'],
+  admin: ['admin'],
+  append: ['append', 'write', 'admin'],
+  create: ['create', 'write', 'admin'],
+  upload: ['append', 'create', 'write', 'admin'],
+} as const satisfies Record<string, readonly Role[]>;
+export type Action = keyof typeof ALLOW;
+
+/** The drive of `identity`, hosted here; 404 otherwise. */
+export async function hostedDrive(d: Drive, identity: string): Promise<string> {
+  const known = await lookup(d.ctx, identity);
+  if (!known?.local) throw ruleError(404, 'ra.errors.not-found', `${identity} has no drive here`);
+  return known.identity;
+}
+
+/** Authenticates the caller of a drive request. */
+export async function callerOf(d: Drive, drive: string, call: OwnerCall): Promise<Caller> {
+  const ids = d.ctx.config.profile.ids;
+  const link = call.req.headers.get(ids.header_link);
+  if (link !== null) return { kind: 'link', share: linkShare(d, drive, link, call.req.headers) };
+  const claimed = call.req.headers.get(ids.header_identity);
+  if (claimed === null)
+    throw ruleError(401, 'ra.errors.challenge-invalid', `the drive needs the challenge headers (${ids.header_identity}, ${ids.header_challenge}, ${ids.header_signature}) or ${ids.header_link}`);
+  const known = await lookup(d.ctx, claimed);
+  if (!known) throw ruleError(401, 'ra.errors.challenge-invalid', `${claimed} cannot be resolved, so its proof cannot be checked`);
+  await d.ctx.auth.owner(known.identity, { headers: call.req.headers, method: call.req.method, target: call.target, body: call.body }, async () => known.keys);
+  return known.identity === drive ? { kind: 'owner', known } : { kind: 'member', known };
+}
+
+function linkShare(d: Drive, drive: string, link: string, headers: Headers): ShareRow {
+  const ids = d.ctx.config.profile.ids;
+  const share = /^[0-9a-f]{32}$/.test(link) ? d.store.shareByLink(drive, link) : undefined;
+  if (!share) throw new HttpError(403, 'not_authorized', `${ids.header_link} names no live link of this drive`, 'ra.drive.link-auth');
+  if (gone(d, share)) throw ruleError(410, 'ra.drive.link-opens', 'the link has expired or has no opens left');
+  const body = JSON.parse(share.body) as { verifier_hash?: string; pow?: number };
+  if (body.verifier_hash) {
+    const verifier = decodeBase64Any(headers.get(ids.header_link_verifier) ?? '');
+    const hash = verifier ? createHash('sha256').update(verifier).digest('hex') : '';
+    // --break link-verifier-ignored: a password link opens without its verifier (ra.drive.link-auth).
+    if (hash !== body.verifier_hash && !d.ctx.config.breakages.has('link-verifier-ignored'))
+      throw new HttpError(403, 'not_authorized', `a password link needs the right ${ids.header_link_verifier}`, 'ra.drive.link-auth');
+  }
+  if ((body.pow ?? 0) > 0) {
+    const [token = '', solution = ''] = (headers.get(ids.header_link_pow) ?? '').split('.', 2);
+    if (!d.links.live(share.id, token) || !checkPow(token, solution, clampPowBits(body.pow!)))
+      throw new HttpError(403, 'not_authorized', `this link asks for ${ids.header_link_pow}: <token>.<solution> solving its link answer's token`, 'ra.drive.link-opens');
+  }
+  return share;
+}
+
+/** An expired link, or one with no opens left. */
+export function gone(d: Drive, share: ShareRow): boolean {
+  if (share.expires_at !== null && share.expires_at <= d.ctx.now()) return true;
+  // --break link-opens-ignored: a link outlives its opens (ra.drive.link-opens).
+  return share.downloads > 0 && share.used >= share.downloads && !d.ctx.config.breakages.has('link-opens-ignored');
+}
+
+/** The node and its folders up to the root, nearest first (a bounded walk: a tree, never a loop). */
+export function lineage(d: Drive, drive: string, node: string): NodeRow[] {
+  const out: NodeRow[] = [];
+  const seen = new Set<string>();
+  for (let at = d.store.node(drive, node); at && !seen.has(at.node); at = at.folder ? d.store.node(drive, at.folder) : undefined) {
+    seen.add(at.node);
+    out.push(at);
+  }
+  return out;
+}
+
+/** The roles `caller` holds on `node` (the union over its live shares on the node and its ancestors). */
+export function rolesOn(d: Drive, drive: string, caller: Caller, node: string): Set<Role> {
+  if (caller.kind === 'owner') return new Set(['read', 'write', 'admin', 'append', 'create']);
+  const above = new Set(lineage(d, drive, node).map((n) => n.node));
+  // --break share-no-inherit: a share holds on its own node only (ra.drive.roles).
+  const holds = (s: ShareRow) => (d.ctx.config.breakages.has('share-no-inherit') ? s.node === node : above.has(s.node)) && !expired(d, s);
+  const shares = caller.kind === 'link' ? [caller.share] : d.store.sharesOf(drive, caller.known.identity);
+  return new Set(shares.filter(holds).map((s) => s.role as Role));
+}
+
+const expired = (d: Drive, s: ShareRow) => s.expires_at !== null && s.expires_at <= d.ctx.now();
+
+export function may(d: Drive, drive: string, caller: Caller, node: string, action: Action): boolean {
+  // --break read-can-write: a member with `read` may also write (ra.drive.members).
+  const allowed: readonly Role[] = d.ctx.config.breakages.has('read-can-write') && action !== 'admin' ? [...ALLOW[action], 'read'] : ALLOW[action];
+  const roles = rolesOn(d, drive, caller, node);
+  return allowed.some((r) => roles.has(r));
+}
+
+export function require(d: Drive, drive: string, caller: Caller, node: string, action: Action): void {
+  if (!may(d, drive, caller, node, action)) throw new HttpError(403, 'not_authorized', `the caller may not ${action} here (ra.drive.roles)`, 'ra.drive.roles');
+}
+
+/** Any live share at all (the owner always): who may open the drive's stream, list shares, upload. */
+export function anyRole(d: Drive, drive: string, caller: Caller): Set<Role> {
+  if (caller.kind === 'owner') return new Set(['read', 'write', 'admin', 'append', 'create']);
+  const shares = caller.kind === 'link' ? [caller.share] : d.store.sharesOf(drive, caller.known.identity);
+  return new Set(shares.filter((s) => !expired(d, s)).map((s) => s.role as Role));
+}
+
+/** Proof-of-work tokens a link's answer hands out, good for a while (ra.drive.link-opens). */
+export class LinkTokens {
+  readonly #tokens = new Map<string, { share: string; until: number }>();
+
+  constructor(readonly now: () => number) {}
+
+  issue(share: string): string {
+    const now = this.now();
+    for (const [t, v] of this.#tokens) if (v.until <= now) this.#tokens.delete(t);
+    const token = randomBytes(16).toString('base64url');
+    this.#tokens.set(token, { share, until: now + limits.drive_link_pow_token_seconds * 1000 });
+    return token;
+  }
+
+  live(share: string, token: string): boolean {
+    const t = this.#tokens.get(token);
+    return t !== undefined && t.share === share && t.until > this.now();
+  }
+}

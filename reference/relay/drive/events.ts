@@ -1,0 +1,96 @@
+// The drive's event streams (GET /drive/:identity/events): `ready` on open, `drive.changed` after
+// each durable commit to a node the stream's caller may read (ra.drive.events,
+// ra.drive.changed-event), a keepalive comment every 25 s; when a member's last share ends, one
+// `drive.revoked` and the stream closes (ra.drive.events-revocation, ra.drive.revoked-event).
+// Advisory: nothing is replayed, a reader resumes from `changes` at its cursor.
+import { formatRfc3339 } from '../../../protocol/common/time.ts';
+import { limits } from '../../../schemas/ts/limits.ts';
+
+const encoder = new TextEncoder();
+const KEEPALIVE_MS = limits.event_keepalive_seconds * 1000;
+
+/** Who holds a stream: the owner, a member by identity, or a link by its share id. */
+export interface Listener {
+  who: string;
+  /** Whether this listener may see a change of `node` now. */
+  sees: (node: string) => boolean;
+}
+
+interface Stream extends Listener {
+  send(chunk: string): void;
+  close(): void;
+}
+
+export class DriveEvents {
+  readonly #streams = new Map<string, Set<Stream>>();
+
+  constructor(
+    readonly maxStreams: number,
+    readonly now: () => number,
+  ) {}
+
+  /** A new stream's body, or undefined when this listener has its maximum open on the drive. */
+  open(drive: string, listener: Listener, signal?: AbortSignal): ReadableStream<Uint8Array> | undefined {
+    const set = this.#streams.get(drive) ?? new Set<Stream>();
+    if ([...set].filter((s) => s.who === listener.who).length >= this.maxStreams) return undefined;
+    this.#streams.set(drive, set);
+    let stream: Stream | undefined;
+    let timer: ReturnType<typeof setInterval> | undefined;
+    const end = () => {
+      if (timer) clearInterval(timer);
+      if (stream) set.delete(stream);
+      if (set.size === 0) this.#streams.delete(drive);
+    };
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        let closed = false;
+        stream = {
+          ...listener,
+          send: (chunk) => {
+            if (!closed) controller.enqueue(encoder.encode(chunk));
+          },
+          close: () => {
+            if (closed) return;
+            closed = true;
+            end();
+            controller.close();
+          },
+        };
+        set.add(stream);
+        stream.send(frame('ready', { type: 'ready', identity: drive, timestamp: formatRfc3339(this.now()) }));
+        timer = setInterval(() => stream?.send(': keepalive\n\n'), KEEPALIVE_MS);
+        timer.unref?.();
+        signal?.addEventListener('abort', () => stream?.close(), { once: true });
+      },
+      cancel: () => end(),
+    });
+  }
+
+  /** A durable commit: `drive.changed` to every stream whose listener may see the node. */
+  changed(drive: string, change: Record<string, unknown> & { node: string }, unfiltered = false): void {
+    const set = this.#streams.get(drive);
+    if (!set) return;
+    const f = frame('drive.changed', { type: 'drive.changed', identity: drive, timestamp: formatRfc3339(this.now()), drive: { drive, ...change } });
+    for (const s of set) if (unfiltered || s.sees(change.node)) s.send(f);
+  }
+
+  /** `who` lost its last share: `drive.revoked`, then its streams close. */
+  revoked(drive: string, who: string, share: string): void {
+    const set = this.#streams.get(drive);
+    if (!set) return;
+    const f = frame('drive.revoked', { type: 'drive.revoked', identity: drive, timestamp: formatRfc3339(this.now()), drive: { drive, share } });
+    for (const s of [...set]) {
+      if (s.who !== who) continue;
+      s.send(f);
+      s.close();
+    }
+  }
+
+  closeAll(): void {
+    for (const set of this.#streams.values()) for (const s of [...set]) s.close();
+  }
+}
+
+function frame(event: string, data: Record<string, unknown>): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}

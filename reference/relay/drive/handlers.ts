@@ -1,0 +1,240 @@
+// The drive's routes (document 3, Drive API): each authenticates its caller (access.ts), checks
+// what the caller may do on the node it touches, and answers; reads of immutable objects
+// (versions, pages, chunks) may be cached, everything else is `no-store` (ra.drive.cache).
+import { createHash } from 'node:crypto';
+import { clampPowBits } from '../../../protocol/relay/drive/pow.ts';
+import { validChunkSize } from '../../../protocol/relay/drive/chunk.ts';
+import { limits } from '../../../schemas/ts/limits.ts';
+import { HttpError, ruleError } from '../../shared/errors.ts';
+import type { OwnerCall } from '../inbox.ts';
+import { anyRole, callerOf, gone, hostedDrive, may, require, type Caller, type Drive } from './access.ts';
+import { applyCommit, parseCommit } from './commit.ts';
+import type { ChangeRow, NodeRow, ShareRow } from './store.ts';
+
+type Obj = Record<string, unknown>;
+const IMMUTABLE = 'private, max-age=31536000, immutable';
+
+const json = (body: unknown, status = 200, cache = 'no-store') => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': cache } });
+const HEX32 = /^[0-9a-f]{32}$/;
+const HEX64 = /^[0-9a-f]{64}$/;
+const notFound = (what: string) => ruleError(404, 'ra.errors.not-found', `${what} does not exist here`);
+
+async function open(d: Drive, call: OwnerCall): Promise<{ drive: string; caller: Caller }> {
+  const drive = await hostedDrive(d, call.identity);
+  return { drive, caller: await callerOf(d, drive, call) };
+}
+
+/** A node the caller may read; 404 for one that does not exist (before the 403, so ids are not probed by members only). */
+function readable(d: Drive, drive: string, caller: Caller, node: string): NodeRow {
+  const row = HEX32.test(node) ? d.store.node(drive, node) : undefined;
+  if (!row) throw notFound(`node ${node}`);
+  require(d, drive, caller, node, 'read');
+  return row;
+}
+
+const nodeView = (n: NodeRow) => ({ node: n.node, version: n.version, seq: n.seq, manifest: JSON.parse(n.manifest) as Obj, removed: n.removed === 1, rotate: n.rotate === 1 });
+
+export async function root(d: Drive, call: OwnerCall): Promise<Response> {
+  const { drive, caller } = await open(d, call);
+  if (caller.kind !== 'owner' && anyRole(d, drive, caller).size === 0) throw new HttpError(403, 'not_authorized', 'the caller holds no share of this drive', 'ra.drive.roles');
+  const meta = d.store.meta(drive);
+  return json({ drive, root: meta.root, seq: meta.seq, used: meta.used, quota: d.quota });
+}
+
+export async function missing(d: Drive, call: OwnerCall): Promise<Response> {
+  const { drive, caller } = await open(d, call);
+  if (!(['append', 'create', 'write', 'admin'] as const).some((r) => anyRole(d, drive, caller).has(r))) throw new HttpError(403, 'not_authorized', 'only writers upload chunks', 'ra.drive.roles');
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.from(call.body).toString('utf8'));
+  } catch {
+    body = undefined;
+  }
+  const chunks = (body as Obj | undefined)?.chunks;
+  const refs = Array.isArray(chunks) ? (chunks as unknown[]) : [];
+  if (refs.length === 0 || refs.length > limits.drive_missing_max_chunks || !refs.every((r) => HEX64.test(String((r as Obj)?.id)) && validChunkSize(Number((r as Obj)?.size))))
+    throw new HttpError(400, 'invalid_request', `the body is {chunks: [{id, size}]} with 1 to ${limits.drive_missing_max_chunks} chunks of sizes on the chunk grid`, 'ra.drive.missing-body');
+  const wanted = (refs as Obj[]).filter((r, i) => d.store.chunkSize(drive, String(r.id)) === undefined && refs.findIndex((x) => (x as Obj).id === r.id) === i);
+  const adding = wanted.reduce((sum, r) => sum + Number(r.size), 0);
+  if (d.store.meta(drive).used + adding > d.quota) throw ruleError(507, 'ra.drive.quota', `the drive would hold more than its quota of ${d.quota} bytes`);
+  const base = new URL(call.req.url);
+  return json({
+    missing: wanted.map((r) => ({
+      id: r.id,
+      size: r.size,
+      upload: { method: 'PUT', url: `${base.origin}/drive/${encodeURIComponent(drive)}/chunks/${String(r.id)}`, headers: { 'content-type': 'application/octet-stream' } },
+    })),
+  });
+}
+
+export async function putChunk(d: Drive, call: OwnerCall, hash: string): Promise<Response> {
+  const { drive, caller } = await open(d, call);
+  if (!(['append', 'create', 'write', 'admin'] as const).some((r) => anyRole(d, drive, caller).has(r))) throw new HttpError(403, 'not_authorized', 'only writers upload chunks', 'ra.drive.roles');
+  if (!HEX64.test(hash)) throw new HttpError(400, 'invalid_request', 'a chunk is named by its lowercase hex SHA-256', 'ra.drive.chunk-upload');
+  if (!validChunkSize(call.body.length))
+    throw new HttpError(400, 'invalid_request', `${call.body.length} bytes is not a chunk size (ra.drive.chunk: nonce, whole 4096-byte buckets, tag)`, 'ra.drive.chunk-upload');
+  if (createHash('sha256').update(call.body).digest('hex') !== hash) throw ruleError(400, 'ra.drive.chunk-upload', 'the body does not hash to its name');
+  if (d.store.chunkSize(drive, hash) !== undefined) return json({ id: hash, size: call.body.length });
+  if (d.store.meta(drive).used + call.body.length > d.quota) throw ruleError(507, 'ra.drive.quota', `the drive would hold more than its quota of ${d.quota} bytes`);
+  d.chunks.put(drive, hash, call.body);
+  d.store.putChunk(drive, hash, call.body.length, d.ctx.now());
+  return json({ id: hash, size: call.body.length }, 201);
+}
+
+export async function commit(d: Drive, call: OwnerCall): Promise<Response> {
+  const { drive, caller } = await open(d, call);
+  const applied = applyCommit(d, drive, caller, parseCommit(call.body));
+  if (applied.change) d.events.changed(drive, changeView(applied.change), d.ctx.config.breakages.has('events-unfiltered'));
+  // --break revoked-stream-open: an unshared member's stream stays open (ra.drive.events-revocation).
+  if (applied.revoked && !d.ctx.config.breakages.has('revoked-stream-open')) d.events.revoked(drive, applied.revoked.who, applied.revoked.share);
+  return json(applied.result);
+}
+
+const changeView = (c: ChangeRow) => ({
+  seq: c.seq,
+  node: c.node,
+  operation: c.operation,
+  ...(c.version !== null ? { version: c.version } : {}),
+  ...(c.position !== null ? { position: c.position } : {}),
+  ...(c.share !== null ? { share: c.share } : {}),
+});
+
+export async function changes(d: Drive, call: OwnerCall): Promise<Response> {
+  const { drive, caller } = await open(d, call);
+  const raw = new URL(call.req.url).searchParams.get('cursor') ?? '0';
+  if (!/^\d{1,15}$/.test(raw)) throw new HttpError(400, 'invalid_request', 'cursor is a decimal change sequence', 'ra.drive.changes-body');
+  if (caller.kind !== 'owner' && anyRole(d, drive, caller).size === 0) throw new HttpError(403, 'not_authorized', 'the caller holds no share of this drive', 'ra.drive.roles');
+  let cursor = Number(raw);
+  const out: ReturnType<typeof changeView>[] = [];
+  const max = limits.drive_listing_max_entries;
+  // A member's page is filtered; the cursor still moves past what it may not see.
+  for (;;) {
+    const rows = d.store.changes(drive, cursor, max);
+    for (const r of rows) {
+      if (out.length >= max) return json({ changes: out, cursor, more: true });
+      cursor = r.seq;
+      if (caller.kind === 'owner' || may(d, drive, caller, r.node, 'read')) out.push(changeView(r));
+    }
+    if (rows.length < max) return json({ changes: out, cursor, more: false });
+  }
+}
+
+export async function node(d: Drive, call: OwnerCall, id: string): Promise<Response> {
+  const { drive, caller } = await open(d, call);
+  return json(nodeView(readable(d, drive, caller, id)));
+}
+
+export async function children(d: Drive, call: OwnerCall, id: string): Promise<Response> {
+  const { drive, caller } = await open(d, call);
+  readable(d, drive, caller, id);
+  return json({ children: d.store.children(drive, id, limits.drive_listing_max_entries).map(nodeView) });
+}
+
+export async function history(d: Drive, call: OwnerCall, id: string): Promise<Response> {
+  const { drive, caller } = await open(d, call);
+  readable(d, drive, caller, id);
+  return json({ versions: d.store.versions(drive, id, limits.drive_listing_max_entries) });
+}
+
+export async function records(d: Drive, call: OwnerCall, id: string): Promise<Response> {
+  const { drive, caller } = await open(d, call);
+  readable(d, drive, caller, id);
+  const raw = new URL(call.req.url).searchParams.get('after') ?? '0';
+  if (!/^\d{1,15}$/.test(raw)) throw new HttpError(400, 'invalid_request', 'after is a decimal record position', 'ra.drive.nodes-body');
+  const max = limits.drive_listing_max_entries;
+  const rows = d.store.records(drive, id, Number(raw), max + 1);
+  return json({ records: rows.slice(0, max).map((r) => ({ position: r.position, record: JSON.parse(r.body) as Obj })), more: rows.length > max });
+}
+
+export async function version(d: Drive, call: OwnerCall, id: string, v: string): Promise<Response> {
+  const { drive, caller } = await open(d, call);
+  readable(d, drive, caller, id);
+  const row = HEX32.test(v) ? d.store.version(drive, id, v) : undefined;
+  if (!row) throw notFound(`version ${v} of ${id}`);
+  return new Response(row.manifest, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': IMMUTABLE } });
+}
+
+export async function page(d: Drive, call: OwnerCall, id: string, v: string, hash: string): Promise<Response> {
+  const { drive, caller } = await open(d, call);
+  readable(d, drive, caller, id);
+  const body = HEX32.test(v) && HEX64.test(hash) ? d.store.page(drive, id, v, hash) : undefined;
+  if (body === undefined) throw notFound(`page ${hash} of ${id} version ${v}`);
+  return new Response(body, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': IMMUTABLE } });
+}
+
+/** A chunk through what references it: a version of the node, or (no version) one of its records. */
+export async function chunk(d: Drive, call: OwnerCall, id: string, v: string | undefined, hash: string): Promise<Response> {
+  const { drive, caller } = await open(d, call);
+  readable(d, drive, caller, id);
+  // --break chunk-by-hash: any chunk of the drive is served by its hash alone (ra.drive.chunk-access).
+  const byHash = d.ctx.config.breakages.has('chunk-by-hash');
+  const referenced = HEX64.test(hash) && (byHash || (v === undefined ? d.store.recordReferences(drive, id, hash) : HEX32.test(v) && d.store.versionReferences(drive, id, v, hash)));
+  const bytes = referenced ? d.chunks.get(drive, hash) : undefined;
+  if (!bytes) throw ruleError(404, 'ra.drive.chunk-access', `no ${v === undefined ? 'record' : `version ${v}`} of ${id} references chunk ${hash}`);
+  if (caller.kind === 'link' && !d.store.spendOpen(drive, caller.share.id)) throw ruleError(410, 'ra.drive.link-opens', 'the link has no opens left');
+  return new Response(bytes as Uint8Array<ArrayBuffer>, { status: 200, headers: { 'content-type': 'application/octet-stream', 'cache-control': IMMUTABLE, 'content-length': String(bytes.length) } });
+}
+
+const shareView = (s: ShareRow) => JSON.parse(s.body) as Obj;
+
+export async function shares(d: Drive, call: OwnerCall): Promise<Response> {
+  const { drive, caller } = await open(d, call);
+  if (caller.kind === 'owner')
+    return json({
+      shares: d.store
+        .allShares(drive)
+        .filter((s) => !gone(d, s))
+        .map(shareView),
+    });
+  const mine = caller.kind === 'link' ? [caller.share] : d.store.sharesOf(drive, caller.known.identity);
+  return json({ shares: mine.filter((s) => !gone(d, s)).map(shareView) });
+}
+
+export async function nodeShares(d: Drive, call: OwnerCall, id: string): Promise<Response> {
+  const { drive, caller } = await open(d, call);
+  readable(d, drive, caller, id);
+  const admin = may(d, drive, caller, id, 'admin');
+  const mine = (s: ShareRow) => (caller.kind === 'member' ? s.member === caller.known.identity : caller.kind === 'link' ? s.id === caller.share.id : true);
+  const above = lineageIds(d, drive, id);
+  const list = above.flatMap((n) => d.store.sharesOn(drive, n)).filter((s) => !gone(d, s) && (admin || mine(s)));
+  return json({ shares: list.map(shareView) });
+}
+
+function lineageIds(d: Drive, drive: string, id: string): string[] {
+  const out: string[] = [];
+  for (let at = d.store.node(drive, id); at && !out.includes(at.node); at = at.folder ? d.store.node(drive, at.folder) : undefined) out.push(at.node);
+  return out;
+}
+
+export async function events(d: Drive, call: OwnerCall): Promise<Response> {
+  const { drive, caller } = await open(d, call);
+  if (caller.kind !== 'owner' && !anyRole(d, drive, caller).has('read') && !anyRole(d, drive, caller).has('write') && !anyRole(d, drive, caller).has('admin'))
+    throw new HttpError(403, 'not_authorized', 'only readers follow the drive', 'ra.drive.roles');
+  const who = caller.kind === 'owner' ? drive : caller.kind === 'member' ? caller.known.identity : `link:${caller.share.id}`;
+  const stream = d.events.open(drive, { who, sees: (n) => caller.kind === 'owner' || may(d, drive, caller, n, 'read') }, call.req.signal);
+  if (!stream) throw ruleError(429, 'ra.errors.too-many-streams', `${who} has ${d.ctx.config.maxStreams} drive streams open`);
+  return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' } });
+}
+
+/** GET /drive/:identity/links/:link, public (ra.drive.links, ra.drive.links-body). */
+export async function link(d: Drive, identity: string, id: string): Promise<Response> {
+  const drive = await hostedDrive(d, identity);
+  const s = HEX32.test(id) ? d.store.shareByLink(drive, id) : undefined;
+  if (!s || gone(d, s)) throw notFound(`link ${id}`);
+  const body = shareView(s);
+  const bits = Number(body.pow ?? 0);
+  return new Response(
+    JSON.stringify({
+      link: id,
+      drive,
+      node: s.node,
+      role: s.role,
+      kdf: String(body.kdf ?? ''),
+      salt: String(body.salt ?? ''),
+      pow: bits > 0 ? { bits: clampPowBits(bits), token: d.links.issue(s.id) } : null,
+      opens_left: s.downloads > 0 ? Math.max(0, s.downloads - s.used) : null,
+      expires: String(body.expires ?? ''),
+    }),
+    { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', 'access-control-allow-origin': '*' } },
+  );
+}
