@@ -38,6 +38,16 @@ export const BREAKAGES = [
   'link-opens-ignored',
   'events-unfiltered',
   'commit-half-applied',
+  'drive-unauthenticated',
+  'remote-members-refused',
+  'changes-skip',
+  'links-authenticated',
+  'missing-lists-stored',
+  'chunk-bytes-altered',
+  'children-empty',
+  'shares-empty',
+  'node-shares-no-ancestors',
+  'root-no-root',
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 

@@ -10,6 +10,8 @@ import { profileFor } from '../../protocol/common/profile.ts';
 import { startAuthority } from '../../harness/actors/authority/index.ts';
 import { runChecks } from '../../harness/run/runner.ts';
 import { relaySuite } from '../../harness/suites/relay/index.ts';
+import { driveSuite } from '../../harness/suites/drive/index.ts';
+import { REFERENCE_DRIVE_QUOTA } from '../../harness/suites/drive/suite.ts';
 import { startRelayReference } from '../../harness/suites/relay/launch.ts';
 import { bridge, suiteArgs as bridgeArgs } from '../bridge/helpers.ts';
 import { brokenRp, runCli, suiteArgs as rpArgs } from '../rp/helpers.ts';
@@ -42,10 +44,11 @@ function breakage(v: Variant): { extraArgs: string[]; env: NodeJS.ProcessEnv } {
 }
 
 async function failedAgainst(v: Variant): Promise<{ failed: string[]; ran: number }> {
-  if (v.suite === 'relay') {
-    const run = await startRelayReference({ profile: profileFor(), ...breakage(v) });
+  if (v.suite === 'relay' || v.suite === 'drive') {
+    const how = breakage(v);
+    const run = await startRelayReference({ profile: profileFor(), ...how, ...(v.suite === 'drive' ? { extraArgs: [...how.extraArgs, '--drive-quota', String(REFERENCE_DRIVE_QUOTA)] } : {}) });
     try {
-      const load = await relaySuite(run.target);
+      const load = v.suite === 'drive' ? await driveSuite(run.target) : await relaySuite(run.target);
       const report = await runChecks(load.checks, { seed: 11, runs: 6, timeoutMs: 60_000, rules, profileGates: true, selection: { rules: [v.rule] } });
       return { failed: report.results.filter((r) => r.status === 'failed' || r.status === 'error').map((r) => r.id), ran: report.results.length };
     } finally {

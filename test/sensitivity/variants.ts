@@ -10,7 +10,11 @@ import { RELAY_WIRE } from '../../reference/variants/relay.ts';
 import type { WireVariant } from '../../reference/variants/wire.ts';
 import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
 
-export type Variant = { suite: 'relay'; breakage: string; rule: RuleId } | { suite: 'bridge'; breakage: string; rule: RuleId } | { suite: 'rp'; breakage: RpBreakage; rule: RuleId };
+export type Variant =
+  | { suite: 'relay'; breakage: string; rule: RuleId }
+  | { suite: 'drive'; breakage: string; rule: RuleId }
+  | { suite: 'bridge'; breakage: string; rule: RuleId }
+  | { suite: 'rp'; breakage: RpBreakage; rule: RuleId };
 
 /** One variant per rule a wire variant breaks (its rule and the rules restating it). */
 function wire(suite: 'rp' | 'bridge' | 'relay', table: Record<string, WireVariant>): Variant[] {
@@ -36,6 +40,25 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'relay', breakage: 'auth-request-untrusted', rule: 'ra.inbox.auth-request' },
   { suite: 'relay', breakage: 'relay-written-writable', rule: 'ra.system.relay-written' },
   { suite: 'relay', breakage: 'roster-unverified', rule: 'ra.system.group-roster' },
+  { suite: 'drive', breakage: 'drive-unauthenticated', rule: 'ra.drive.owner' },
+  { suite: 'drive', breakage: 'read-can-write', rule: 'ra.drive.members' },
+  { suite: 'drive', breakage: 'remote-members-refused', rule: 'ra.drive.remote-members' },
+  { suite: 'drive', breakage: 'stale-base-accepted', rule: 'ra.drive.stale-base' },
+  { suite: 'drive', breakage: 'changes-skip', rule: 'ra.drive.changes' },
+  { suite: 'drive', breakage: 'events-unfiltered', rule: 'ra.drive.events' },
+  { suite: 'drive', breakage: 'revoked-stream-open', rule: 'ra.drive.events-revocation' },
+  { suite: 'drive', breakage: 'links-authenticated', rule: 'ra.drive.links' },
+  { suite: 'drive', breakage: 'link-verifier-ignored', rule: 'ra.drive.link-auth' },
+  { suite: 'drive', breakage: 'missing-lists-stored', rule: 'ra.drive.missing' },
+  { suite: 'drive', breakage: 'chunk-bytes-altered', rule: 'ra.drive.versions' },
+  { suite: 'drive', breakage: 'children-empty', rule: 'ra.drive.nodes' },
+  { suite: 'drive', breakage: 'shares-empty', rule: 'ra.drive.shares-list' },
+  { suite: 'drive', breakage: 'node-shares-no-ancestors', rule: 'ra.drive.node-shares' },
+  { suite: 'drive', breakage: 'root-no-root', rule: 'ra.drive.root' },
+  { suite: 'drive', breakage: 'chunk-by-hash', rule: 'ra.drive.chunk-access' },
+  { suite: 'drive', breakage: 'link-opens-ignored', rule: 'ra.drive.link-opens' },
+  { suite: 'drive', breakage: 'commit-half-applied', rule: 'ra.drive.commit-validated' },
+  { suite: 'drive', breakage: 'share-no-inherit', rule: 'ra.drive.roles' },
   { suite: 'bridge', breakage: 'pkce', rule: 'ob.authorize.pkce-required' },
   { suite: 'bridge', breakage: 'redirect-prefix', rule: 'ob.authorize.redirect-exact' },
   { suite: 'bridge', breakage: 'code-reuse', rule: 'ob.code.replay-revokes' },

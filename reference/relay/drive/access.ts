@@ -53,10 +53,14 @@ export async function callerOf(d: Drive, drive: string, call: OwnerCall): Promis
   const link = call.req.headers.get(ids.header_link);
   if (link !== null) return { kind: 'link', share: linkShare(d, drive, link, call.req.headers) };
   const claimed = call.req.headers.get(ids.header_identity);
+  // --break drive-unauthenticated: a caller with no proof is taken for the owner (ra.drive.owner).
+  if (claimed === null && d.ctx.config.breakages.has('drive-unauthenticated')) return { kind: 'owner', known: (await lookup(d.ctx, drive))! };
   if (claimed === null)
     throw ruleError(401, 'ra.errors.challenge-invalid', `the drive needs the challenge headers (${ids.header_identity}, ${ids.header_challenge}, ${ids.header_signature}) or ${ids.header_link}`);
   const known = await lookup(d.ctx, claimed);
   if (!known) throw ruleError(401, 'ra.errors.challenge-invalid', `${claimed} cannot be resolved, so its proof cannot be checked`);
+  // --break remote-members-refused: only identities homed here may call (ra.drive.remote-members).
+  if (!known.local && d.ctx.config.breakages.has('remote-members-refused')) throw ruleError(401, 'ra.errors.challenge-invalid', `${claimed} is not homed here`);
   await d.ctx.auth.owner(known.identity, { headers: call.req.headers, method: call.req.method, target: call.target, body: call.body }, async () => known.keys);
   return known.identity === drive ? { kind: 'owner', known } : { kind: 'member', known };
 }

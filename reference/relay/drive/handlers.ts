@@ -38,7 +38,8 @@ export async function root(d: Drive, call: OwnerCall): Promise<Response> {
   const { drive, caller } = await open(d, call);
   if (caller.kind !== 'owner' && anyRole(d, drive, caller).size === 0) throw new HttpError(403, 'not_authorized', 'the caller holds no share of this drive', 'ra.drive.roles');
   const meta = d.store.meta(drive);
-  return json({ drive, root: meta.root, seq: meta.seq, used: meta.used, quota: d.quota });
+  // --break root-no-root: the answer leaves the root out (ra.drive.root).
+  return json({ drive, root: d.ctx.config.breakages.has('root-no-root') ? null : meta.root, seq: meta.seq, used: meta.used, quota: d.quota });
 }
 
 export async function missing(d: Drive, call: OwnerCall): Promise<Response> {
@@ -54,7 +55,9 @@ export async function missing(d: Drive, call: OwnerCall): Promise<Response> {
   const refs = Array.isArray(chunks) ? (chunks as unknown[]) : [];
   if (refs.length === 0 || refs.length > limits.drive_missing_max_chunks || !refs.every((r) => HEX64.test(String((r as Obj)?.id)) && validChunkSize(Number((r as Obj)?.size))))
     throw new HttpError(400, 'invalid_request', `the body is {chunks: [{id, size}]} with 1 to ${limits.drive_missing_max_chunks} chunks of sizes on the chunk grid`, 'ra.drive.missing-body');
-  const wanted = (refs as Obj[]).filter((r, i) => d.store.chunkSize(drive, String(r.id)) === undefined && refs.findIndex((x) => (x as Obj).id === r.id) === i);
+  // --break missing-lists-stored: chunks the drive holds are listed again (ra.drive.missing).
+  const stored = (id: string) => d.store.chunkSize(drive, id) !== undefined && !d.ctx.config.breakages.has('missing-lists-stored');
+  const wanted = (refs as Obj[]).filter((r, i) => !stored(String(r.id)) && refs.findIndex((x) => (x as Obj).id === r.id) === i);
   const adding = wanted.reduce((sum, r) => sum + Number(r.size), 0);
   if (d.store.meta(drive).used + adding > d.quota) throw ruleError(507, 'ra.drive.quota', `the drive would hold more than its quota of ${d.quota} bytes`);
   const base = new URL(call.req.url);
@@ -104,7 +107,8 @@ export async function changes(d: Drive, call: OwnerCall): Promise<Response> {
   const raw = new URL(call.req.url).searchParams.get('cursor') ?? '0';
   if (!/^\d{1,15}$/.test(raw)) throw new HttpError(400, 'invalid_request', 'cursor is a decimal change sequence', 'ra.drive.changes-body');
   if (caller.kind !== 'owner' && anyRole(d, drive, caller).size === 0) throw new HttpError(403, 'not_authorized', 'the caller holds no share of this drive', 'ra.drive.roles');
-  let cursor = Number(raw);
+  // --break changes-skip: the change right after the cursor is skipped (ra.drive.changes).
+  let cursor = Number(raw) + (d.ctx.config.breakages.has('changes-skip') ? 1 : 0);
   const out: ReturnType<typeof changeView>[] = [];
   const max = limits.drive_listing_max_entries;
   // A member's page is filtered; the cursor still moves past what it may not see.
@@ -127,7 +131,8 @@ export async function node(d: Drive, call: OwnerCall, id: string): Promise<Respo
 export async function children(d: Drive, call: OwnerCall, id: string): Promise<Response> {
   const { drive, caller } = await open(d, call);
   readable(d, drive, caller, id);
-  return json({ children: d.store.children(drive, id, limits.drive_listing_max_entries).map(nodeView) });
+  // --break children-empty: a folder lists no children (ra.drive.nodes).
+  return json({ children: d.ctx.config.breakages.has('children-empty') ? [] : d.store.children(drive, id, limits.drive_listing_max_entries).map(nodeView) });
 }
 
 export async function history(d: Drive, call: OwnerCall, id: string): Promise<Response> {
@@ -169,9 +174,12 @@ export async function chunk(d: Drive, call: OwnerCall, id: string, v: string | u
   // --break chunk-by-hash: any chunk of the drive is served by its hash alone (ra.drive.chunk-access).
   const byHash = d.ctx.config.breakages.has('chunk-by-hash');
   const referenced = HEX64.test(hash) && (byHash || (v === undefined ? d.store.recordReferences(drive, id, hash) : HEX32.test(v) && d.store.versionReferences(drive, id, v, hash)));
-  const bytes = referenced ? d.chunks.get(drive, hash) : undefined;
+  let bytes = referenced ? d.chunks.get(drive, hash) : undefined;
   if (!bytes) throw ruleError(404, 'ra.drive.chunk-access', `no ${v === undefined ? 'record' : `version ${v}`} of ${id} references chunk ${hash}`);
-  if (caller.kind === 'link' && !d.store.spendOpen(drive, caller.share.id)) throw ruleError(410, 'ra.drive.link-opens', 'the link has no opens left');
+  if (caller.kind === 'link' && !d.store.spendOpen(drive, caller.share.id) && !d.ctx.config.breakages.has('link-opens-ignored'))
+    throw ruleError(410, 'ra.drive.link-opens', 'the link has no opens left');
+  // --break chunk-bytes-altered: a chunk is served with its last byte changed (ra.drive.versions).
+  if (d.ctx.config.breakages.has('chunk-bytes-altered')) bytes = Uint8Array.from(bytes, (b, i) => (i === bytes!.length - 1 ? b ^ 1 : b));
   return new Response(bytes as Uint8Array<ArrayBuffer>, { status: 200, headers: { 'content-type': 'application/octet-stream', 'cache-control': IMMUTABLE, 'content-length': String(bytes.length) } });
 }
 
@@ -187,6 +195,8 @@ export async function shares(d: Drive, call: OwnerCall): Promise<Response> {
         .map(shareView),
     });
   const mine = caller.kind === 'link' ? [caller.share] : d.store.sharesOf(drive, caller.known.identity);
+  // --break shares-empty: a member's list is empty (ra.drive.shares-list).
+  if (d.ctx.config.breakages.has('shares-empty')) return json({ shares: [] });
   return json({ shares: mine.filter((s) => !gone(d, s)).map(shareView) });
 }
 
@@ -195,7 +205,8 @@ export async function nodeShares(d: Drive, call: OwnerCall, id: string): Promise
   readable(d, drive, caller, id);
   const admin = may(d, drive, caller, id, 'admin');
   const mine = (s: ShareRow) => (caller.kind === 'member' ? s.member === caller.known.identity : caller.kind === 'link' ? s.id === caller.share.id : true);
-  const above = lineageIds(d, drive, id);
+  // --break node-shares-no-ancestors: only the node's own shares (ra.drive.node-shares).
+  const above = d.ctx.config.breakages.has('node-shares-no-ancestors') ? [id] : lineageIds(d, drive, id);
   const list = above.flatMap((n) => d.store.sharesOn(drive, n)).filter((s) => !gone(d, s) && (admin || mine(s)));
   return json({ shares: list.map(shareView) });
 }
@@ -217,8 +228,10 @@ export async function events(d: Drive, call: OwnerCall): Promise<Response> {
 }
 
 /** GET /drive/:identity/links/:link, public (ra.drive.links, ra.drive.links-body). */
-export async function link(d: Drive, identity: string, id: string): Promise<Response> {
+export async function link(d: Drive, identity: string, id: string, req: Request): Promise<Response> {
   const drive = await hostedDrive(d, identity);
+  // --break links-authenticated: the link answer wants the challenge headers (ra.drive.links).
+  if (d.ctx.config.breakages.has('links-authenticated') && !req.headers.get(d.ctx.config.profile.ids.header_identity)) throw ruleError(401, 'ra.errors.challenge-invalid', 'authenticate first');
   const s = HEX32.test(id) ? d.store.shareByLink(drive, id) : undefined;
   if (!s || gone(d, s)) throw notFound(`link ${id}`);
   const body = shareView(s);

@@ -41,7 +41,7 @@ export function driveRoutes(ctx: RelayContext, route: Route, call: Call, param: 
   route(`${base}/changes`, { GET: async (req, e) => h.changes(d, await call(req, e)) });
   route(`${base}/shares`, { GET: async (req, e) => h.shares(d, await call(req, e)) });
   route(`${base}/events`, { GET: async (req, e) => h.events(d, await call(req, e)) });
-  route(`${base}/links/:link`, { GET: async (_req, e) => h.link(d, p(e, 'identity'), p(e, 'link')) });
+  route(`${base}/links/:link`, { GET: async (req, e) => h.link(d, p(e, 'identity'), p(e, 'link'), req) });
   route(`${base}/nodes/:node`, { GET: async (req, e) => h.node(d, await call(req, e), p(e, 'node')) });
   route(`${base}/nodes/:node/children`, { GET: async (req, e) => h.children(d, await call(req, e), p(e, 'node')) });
   route(`${base}/nodes/:node/history`, { GET: async (req, e) => h.history(d, await call(req, e), p(e, 'node')) });

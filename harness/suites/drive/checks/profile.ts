@@ -1,5 +1,319 @@
+// The project's decisions where document 3 shows the drive's endpoints only (spec/rules
+// ra.drive.*, origin project): bodies, codes, the 409's head, retries, chunk checks and access,
+// caching, quota, link opens, validation that stores nothing, roles, the tree, unsharing.
+import { createHash, randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
-import type { RelayTarget } from '../driver.ts';
-export function profileChecks(_t: RelayTarget): Check[] {
-  return [];
+import { create, encryptContent, nodeKeys, replace } from '../../../actors/drive/objects.ts';
+import { bodyOf, ok, said, type RelayTarget } from '../driver.ts';
+import { driveCheck } from './document.ts';
+import { CheckSkip } from '../../../run/verdict.ts';
+
+type Obj = Record<string, unknown>;
+const text = (s: string) => new Uint8Array(Buffer.from(s));
+const codeOf = (r: { text(): string }) => {
+  try {
+    return (JSON.parse(r.text()) as Obj).error;
+  } catch {
+    return undefined;
+  }
+};
+
+function conflictBody(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/conflict-body',
+    title: 'a stale base answers 409 `conflict` with `head` {node, version, seq} naming the current head',
+    rules: ['ra.drive.conflict-body'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const f = await s.file(id, root.keys, 'a', text('a'));
+      const first = await s.drive.commit(id.identity, s.actor(id), replace(s.profile, { drive: id.identity, author: id, keys: f.keys, parent: f.version, chunks: f.chunks }));
+      const won = String((bodyOf(first) ?? {}).version);
+      const stale = await s.drive.commit(id.identity, s.actor(id), replace(s.profile, { drive: id.identity, author: id, keys: f.keys, parent: f.version, chunks: f.chunks }));
+      const head = bodyOf(stale)?.head as Obj | undefined;
+      e.that(stale.status === 409 && codeOf(stale) === 'conflict' && head?.node === f.keys.node && head.version === won && typeof head.seq === 'number', `the stale commit answered ${said(stale)}`);
+    },
+  });
+}
+
+function idempotent(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/idempotent',
+    title: 'a retried commit (same request id) answers the first result again, {id, seq, node, version}, and is applied once',
+    rules: ['ra.drive.commit-idempotent', 'ra.drive.commit-answer'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const k = nodeKeys();
+      const body = create(s.profile, { drive: id.identity, author: id, keys: k, kind: 'folder', at: { folder: root.keys, name: 'once' }, ownerEncryption: id.encryption.publicKey });
+      const [a, b] = [await s.drive.commit(id.identity, s.actor(id), body), await s.drive.commit(id.identity, s.actor(id), body)];
+      const first = bodyOf(a);
+      e.that(ok(a) && first?.id === body.id && typeof first?.seq === 'number' && first?.node === k.node && first?.version === (body.manifest as Obj).version, `the commit answered ${said(a)}`);
+      e.that(b.status === a.status && b.text() === a.text(), `the retry answered ${said(b)}, not the first result`);
+      const changes = await s.drive.changes(id.identity, s.actor(id), 0);
+      const about = ((bodyOf(changes)?.changes as Obj[] | undefined) ?? []).filter((c) => c.node === k.node);
+      e.that(about.length === 1, `the changes list the retried commit ${about.length} times`);
+    },
+  });
+}
+
+function chunkUpload(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/chunk-upload',
+    title: 'a chunk whose bytes do not hash to its name is refused 400 `chunk_mismatch`, a size off the grid 400, and neither is stored; a second upload of a stored chunk answers 200',
+    rules: ['ra.drive.chunk-upload'],
+    run: async (s, e) => {
+      const { id } = await s.owner();
+      const keys = nodeKeys(undefined, true);
+      const [c] = encryptContent(s.profile, id.identity, keys, text('chunk'));
+      const bad = await s.drive.putChunk(id.identity, s.actor(id), { id: createHash('sha256').update('other').digest('hex'), bytes: c!.bytes });
+      e.that(bad.status === 400 && codeOf(bad) === 'chunk_mismatch', `a mismatched chunk answered ${said(bad)}`);
+      const odd = new Uint8Array(randomBytes(5000));
+      const off = await s.drive.putChunk(id.identity, s.actor(id), { id: createHash('sha256').update(odd).digest('hex'), bytes: odd });
+      e.that(off.status === 400, `a 5000-byte chunk answered ${said(off)}`);
+      const first = await s.drive.putChunk(id.identity, s.actor(id), c!);
+      const again = await s.drive.putChunk(id.identity, s.actor(id), c!);
+      e.that(first.status === 201 && again.status === 200, `two uploads of one chunk answered ${first.status} then ${again.status}, expected 201 then 200`);
+    },
+  });
+}
+
+function chunkAccess(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/chunk-access',
+    title: "a chunk is served only through a version that references it: another file's chunk through this file, or an uploaded but unreferenced chunk, answers 404",
+    rules: ['ra.drive.chunk-access'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const [a, b] = [await s.file(id, root.keys, 'a', text('a')), await s.file(id, root.keys, 'b', text('b'))];
+      const cross = await s.drive.chunk(id.identity, s.actor(id), b.keys.node, b.version, a.chunks[0]!.id);
+      e.that(cross.status === 404, `file a's chunk through file b's version answered ${said(cross)}`);
+      const [loose] = encryptContent(s.profile, id.identity, nodeKeys(undefined, true), text('loose'));
+      await s.drive.upload(id.identity, s.actor(id), [loose!]);
+      const byHash = await s.drive.chunk(id.identity, s.actor(id), a.keys.node, undefined, loose!.id);
+      e.that(byHash.status === 404, `an unreferenced chunk by its hash answered ${said(byHash)}`);
+    },
+  });
+}
+
+function caching(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/cache',
+    title: 'versions, pages and chunks are cacheable as immutable; node answers are no-store',
+    rules: ['ra.drive.cache'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const f = await s.file(id, root.keys, 'c', text('c'));
+      const m = (await s.drive.get(id.identity, `/nodes/${f.keys.node}/versions/${f.version}`, s.actor(id))).headers['cache-control'];
+      const c = (await s.drive.chunk(id.identity, s.actor(id), f.keys.node, f.version, f.chunks[0]!.id)).headers['cache-control'];
+      const n = (await s.drive.node(id.identity, s.actor(id), f.keys.node)).headers['cache-control'];
+      e.that(/immutable/.test(m ?? '') && /immutable/.test(c ?? ''), `a version answered cache-control ${m}, a chunk ${c}`);
+      e.that(n === 'no-store', `a node answered cache-control ${n}`);
+    },
+  });
+}
+
+function quota(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/quota',
+    title: 'an upload past the quota is refused 507 `quota_exceeded` and the bytes used do not change',
+    rules: ['ra.drive.quota'],
+    timeoutMs: 60_000,
+    run: async (s, e) => {
+      const { id } = await s.owner();
+      const root = bodyOf(await s.drive.root(id.identity, s.actor(id)));
+      const q = Number(root?.quota);
+      if (!(q > 0 && q <= 16 * 1024 * 1024)) throw new CheckSkip(`the quota is ${String(root?.quota)} bytes: filling it is not checked above 16 MiB`);
+      const keys = nodeKeys(undefined, true);
+      let refusedAt: Awaited<ReturnType<typeof s.drive.putChunk>> | undefined;
+      for (let i = 0; i < 8 && !refusedAt; i++) {
+        const [c] = encryptContent(s.profile, id.identity, keys, new Uint8Array(randomBytes(4 * 1024 * 1024 - 8)), 1, 4 * 1024 * 1024);
+        const r = await s.drive.putChunk(id.identity, s.actor(id), c!);
+        if (!ok(r)) refusedAt = r;
+      }
+      const before = Number(bodyOf(await s.drive.root(id.identity, s.actor(id)))?.used);
+      e.that(refusedAt?.status === 507 && codeOf(refusedAt) === 'quota_exceeded', `past the quota an upload answered ${refusedAt ? said(refusedAt) : 'nothing but success'}`);
+      e.that(before <= q, `the drive holds ${before} bytes, over its quota ${q}`);
+    },
+  });
+}
+
+function linkOpens(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/link-opens',
+    title: 'a link with one download serves one chunk, then answers 410 `link_gone`, and its answer says 0 opens left',
+    rules: ['ra.drive.link-opens', 'ra.drive.links-body'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const f = await s.file(id, root.keys, 'once.txt', text('once'));
+      const link = randomBytes(16).toString('hex');
+      await s.share(id, { node: f.keys, role: 'read', link, caps: { downloads: 1 } });
+      const info = bodyOf(await s.drive.link(id.identity, link));
+      e.that(info?.opens_left === 1 && info.pow === null && info.kdf === '' && info.node === f.keys.node, `the link answered ${JSON.stringify(info)}`);
+      const first = await s.drive.chunk(id.identity, { link }, f.keys.node, f.version, f.chunks[0]!.id);
+      const second = await s.drive.chunk(id.identity, { link }, f.keys.node, f.version, f.chunks[0]!.id);
+      e.that(ok(first) && second.status === 410 && codeOf(second) === 'link_gone', `two downloads answered ${said(first)} then ${said(second)}`);
+    },
+  });
+}
+
+function validated(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/commit-validated',
+    title: 'a commit naming a chunk never uploaded is refused 400 and stores nothing; a manifest signed by another key is refused 401 `signature_invalid`',
+    rules: ['ra.drive.commit-validated'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const keys = nodeKeys(undefined, true);
+      const chunks = encryptContent(s.profile, id.identity, keys, text('never uploaded'));
+      const body = create(s.profile, { drive: id.identity, author: id, keys, kind: 'file', at: { folder: root.keys, name: 'ghost' }, ownerEncryption: id.encryption.publicKey, chunks });
+      const r = await s.drive.commit(id.identity, s.actor(id), body);
+      e.that(r.status === 400 && codeOf(r) === 'invalid_request', `a commit naming an unknown chunk answered ${said(r)}`);
+      const node = await s.drive.node(id.identity, s.actor(id), keys.node);
+      e.that(node.status === 404, `after the refused commit its node answered ${said(node)}`);
+      const forged = create(s.profile, {
+        drive: id.identity,
+        author: { identity: id.identity, seed: new Uint8Array(randomBytes(32)) },
+        keys: nodeKeys(),
+        kind: 'folder',
+        at: { folder: root.keys, name: 'forged' },
+        ownerEncryption: id.encryption.publicKey,
+      });
+      const f = await s.drive.commit(id.identity, s.actor(id), forged);
+      e.that(f.status === 401 && codeOf(f) === 'signature_invalid', `a manifest signed by another key answered ${said(f)}`);
+    },
+  });
+}
+
+function roles(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/roles',
+    title: 'a `write` share on a folder holds below it (the member creates a file in a subfolder); a `read` member is refused 403 `not_authorized`',
+    rules: ['ra.drive.roles'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const team = await s.folder(id, root.keys, 'team');
+      const sub = await s.folder(id, team.keys, 'sub');
+      const [writer, reader] = [await s.identity(), await s.identity()];
+      await s.share(id, { node: team.keys, role: 'write', member: { identity: writer.identity, encryption: writer.encryption.publicKey } });
+      await s.share(id, { node: team.keys, role: 'read', member: { identity: reader.identity, encryption: reader.encryption.publicKey } });
+      const made = await s.file(id, sub.keys, 'by-writer', text('w'), { author: writer }).then(
+        () => undefined,
+        (error: Error) => error.message,
+      );
+      e.that(made === undefined, `the writer's file in a subfolder: ${made}`);
+      const k = nodeKeys();
+      const r = await s.drive.commit(
+        id.identity,
+        s.actor(reader),
+        create(s.profile, { drive: id.identity, author: reader, keys: k, kind: 'folder', at: { folder: sub.keys, name: 'nope' }, ownerEncryption: id.encryption.publicKey }),
+      );
+      e.that(r.status === 403 && codeOf(r) === 'not_authorized', `the reader's commit answered ${said(r)}`);
+    },
+  });
+}
+
+function tree(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/tree',
+    title: 'a name taken in a folder, and removing a folder with live children, answer 409 `conflict`',
+    rules: ['ra.drive.tree', 'ra.drive.conflict-body'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const docs = await s.folder(id, root.keys, 'docs');
+      await s.folder(id, docs.keys, 'inner');
+      const dup = await s.drive.commit(
+        id.identity,
+        s.actor(id),
+        create(s.profile, { drive: id.identity, author: id, keys: nodeKeys(), kind: 'folder', at: { folder: root.keys, name: 'docs' }, ownerEncryption: id.encryption.publicKey }),
+      );
+      e.that(dup.status === 409 && codeOf(dup) === 'conflict', `creating a second "docs" answered ${said(dup)}`);
+      const { remove } = await import('../../../actors/drive/objects.ts');
+      const rm = await s.drive.commit(id.identity, s.actor(id), remove(s.profile, { drive: id.identity, author: id, node: docs.keys.node, kind: 'folder', parent: docs.version }));
+      e.that(rm.status === 409 && codeOf(rm) === 'conflict', `removing a folder with a child answered ${said(rm)}`);
+    },
+  });
+}
+
+function unshare(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/unshare',
+    title: 'an unshare marks the shared node and those below it `rotate`, and the member hears `drive.revoked` before its stream closes',
+    rules: ['ra.drive.unshare', 'ra.drive.revoked-event'],
+    timeoutMs: 30_000,
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const docs = await s.folder(id, root.keys, 'docs');
+      const f = await s.file(id, docs.keys, 'f', text('f'));
+      const member = await s.identity();
+      const sh = await s.share(id, { node: docs.keys, role: 'read', member: { identity: member.identity, encryption: member.encryption.publicKey } });
+      const stream = await s.drive.events(id.identity, s.actor(member));
+      try {
+        await s.unshare(id, String(sh.share.id));
+        const ev = await stream.next((x) => x.event === 'drive.revoked', 5000).catch(() => undefined);
+        e.that(ev !== undefined && (ev.data as Obj)?.type === 'drive.revoked', `the member's stream carried ${JSON.stringify(stream.events.map((x) => x.event))}`);
+      } finally {
+        await stream.close();
+      }
+      for (const n of [docs.keys.node, f.keys.node]) {
+        const r = bodyOf(await s.drive.node(id.identity, s.actor(id), n));
+        e.that(r?.rotate === true, `after the unshare node ${n} answered rotate ${String(r?.rotate)}`);
+      }
+    },
+  });
+}
+
+function bodies(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/bodies',
+    title: 'the root, missing list, changes, node, children, history, records and share answers have the project shapes',
+    rules: ['ra.drive.root-body', 'ra.drive.missing-body', 'ra.drive.changes-body', 'ra.drive.nodes-body', 'ra.drive.shares-body', 'ra.drive.changed-event'],
+    timeoutMs: 30_000,
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const stream = await s.drive.events(id.identity, s.actor(id));
+      try {
+        const f = await s.file(id, root.keys, 'shape', text('shape'));
+        const r = bodyOf(await s.drive.root(id.identity, s.actor(id)));
+        e.that(
+          r?.drive === id.identity && r.root === root.keys.node && typeof r.seq === 'number' && typeof r.used === 'number' && typeof r.quota === 'number',
+          `the root answered ${JSON.stringify(r)}`,
+        );
+        const [c] = encryptContent(s.profile, id.identity, nodeKeys(undefined, true), text('m'));
+        const m = bodyOf(await s.drive.missing(id.identity, s.actor(id), [c!]));
+        const entry = ((m?.missing as Obj[] | undefined) ?? [])[0];
+        const up = entry?.upload as Obj | undefined;
+        e.that(entry?.id === c!.id && entry.size === c!.size && up?.method === 'PUT' && typeof up.url === 'string' && typeof up.headers === 'object', `the missing list answered ${JSON.stringify(m)}`);
+        const ch = bodyOf(await s.drive.changes(id.identity, s.actor(id), 0));
+        e.that(Array.isArray(ch?.changes) && typeof ch.cursor === 'number' && ch.more === false, `the changes answered ${JSON.stringify(ch).slice(0, 300)}`);
+        const n = bodyOf(await s.drive.node(id.identity, s.actor(id), f.keys.node));
+        e.that(
+          n?.node === f.keys.node && n.version === f.version && typeof n.seq === 'number' && typeof n.manifest === 'object' && n.removed === false && n.rotate === false,
+          `the node answered ${JSON.stringify(n).slice(0, 300)}`,
+        );
+        const kids = bodyOf(await s.drive.node(id.identity, s.actor(id), root.keys.node, '/children'));
+        e.that(Array.isArray(kids?.children), `the children answered ${JSON.stringify(kids).slice(0, 200)}`);
+        const hist = bodyOf(await s.drive.node(id.identity, s.actor(id), f.keys.node, '/history'));
+        e.that(Array.isArray(hist?.versions) && (hist.versions as Obj[])[0]?.version === f.version, `the history answered ${JSON.stringify(hist).slice(0, 200)}`);
+        const shares = bodyOf(await s.drive.get(id.identity, '/shares', s.actor(id)));
+        e.that(Array.isArray(shares?.shares), `the shares answered ${JSON.stringify(shares).slice(0, 200)}`);
+        const ev = await stream.next((x) => x.event === 'drive.changed' && x.raw.includes(f.keys.node), 5000).catch(() => undefined);
+        const data = ev?.data as Obj | undefined;
+        const inner = data?.drive as Obj | undefined;
+        e.that(
+          data?.type === 'drive.changed' &&
+            data.identity === id.identity &&
+            typeof data.timestamp === 'string' &&
+            inner?.drive === id.identity &&
+            typeof inner.seq === 'number' &&
+            inner.node === f.keys.node,
+          `drive.changed was ${JSON.stringify(data)}`,
+        );
+      } finally {
+        await stream.close();
+      }
+    },
+  });
+}
+
+export function profileChecks(t: RelayTarget): Check[] {
+  return [conflictBody(t), idempotent(t), chunkUpload(t), chunkAccess(t), caching(t), quota(t), linkOpens(t), validated(t), roles(t), tree(t), unshare(t), bodies(t)];
 }

@@ -14,6 +14,9 @@ import type { Check } from '../../../run/model.ts';
 import { pairingCommitment } from '../../../../protocol/common/canonical.ts';
 import { Session, pickupOf, said, type RelayTarget } from '../driver.ts';
 import { mail } from './messaging.ts';
+import { HttpClient } from '../../../actors/http.ts';
+import { DriveClient } from '../../../actors/drive/client.ts';
+import { create, encryptContent, hex16, nodeKeys, share } from '../../../actors/drive/objects.ts';
 
 export function relayFuzzChecks(t: RelayTarget): Check[] {
   return fuzzChecks('relay', { document: ['ra.errors.listed-statuses', 'ra.errors.envelope'], profile: ['ra.errors.openapi-statuses'] }, () => relayDoor(t));
@@ -24,8 +27,8 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
   // The fuzzer writes to a sink; the kept message goes from peer to keeper, whom the fuzz never touches.
   const [fuzzer, sink, peer, keeper] = [await s.identity(), await s.identity(), await s.identity(), await s.identity()];
   const facts = (await s.facts()).relay;
-  // The event stream stays open by design: it is judged by the events checks, not fuzzed.
-  const operations = loadOperations(specFile('relay')).filter((op) => !op.path.startsWith('/events/'));
+  // Event streams stay open by design: they are judged by the events checks, not fuzzed.
+  const operations = loadOperations(specFile('relay')).filter((op) => !op.path.startsWith('/events/') && !op.path.endsWith('/events'));
   // The fuzzer holds a passkey: the keystore fetch is fuzzed past a valid assertion, removals past a valid envelope.
   const passkey = new SoftwareAuthenticator(-7);
   const enrollment = { enrollment_id: 'fuzz-passkey', kind: 'passkey', wrap: 'prf', ...passkey.credential() };
@@ -38,9 +41,38 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
   const pairing = offered.json() as { rendezvous_id?: string; claim_token?: string };
   if (offered.status !== 201 || !pairing.rendezvous_id || !pairing.claim_token) throw new Error(`the fuzzer's pairing offer answered ${said(offered)}`);
   const code = pairing.rendezvous_id;
+  // ... and a drive: a root, a file with one chunk, a link (valid ids for every drive path parameter).
+  const drive = new DriveClient(s.profile, t.url, new HttpClient({ timeoutMs: t.requestTimeoutMs }));
+  const me = { identity: fuzzer.identity, seed: fuzzer.seed };
+  const rootKeys = nodeKeys();
+  const fileKeys = nodeKeys(undefined, true);
+  const chunks = encryptContent(s.profile, fuzzer.identity, fileKeys, Buffer.from('fuzz'));
+  const fileBody = create(s.profile, {
+    drive: fuzzer.identity,
+    author: me,
+    keys: fileKeys,
+    kind: 'file',
+    at: { folder: rootKeys, name: 'fuzz.txt' },
+    ownerEncryption: fuzzer.encryption.publicKey,
+    chunks,
+  });
+  const linkId = hex16();
+  for (const step of [
+    () => drive.commit(fuzzer.identity, me, create(s.profile, { drive: fuzzer.identity, author: me, keys: rootKeys, kind: 'folder', at: {}, ownerEncryption: fuzzer.encryption.publicKey })),
+    async () => ({ status: (await drive.upload(fuzzer.identity, me, chunks)) === undefined ? 200 : 500, text: () => 'upload failed' }),
+    () => drive.commit(fuzzer.identity, me, fileBody),
+    () => drive.commit(fuzzer.identity, me, share(s.profile, { drive: fuzzer.identity, issuer: me, node: fileKeys, role: 'read', link: linkId }).body),
+  ]) {
+    const r = await step();
+    if (r.status !== 200) throw new Error(`setting up the fuzzer's drive answered ${r.status}: ${r.text().slice(0, 200)}`);
+  }
+  await drive.http.close();
+  const fileManifest = fileBody.manifest as Record<string, unknown>;
+  const driveParams: Record<string, string> = { node: fileKeys.node, version: String(fileManifest.version), page: String((fileManifest.pages as string[])[0]), hash: chunks[0]!.id, link: linkId };
   const bearerOps = new Set(['enrollReveal', 'enrollPoll', 'enrollAbandon']);
   const param = (name: string): string =>
-    name === 'identity'
+    driveParams[name] ??
+    (name === 'identity'
       ? fuzzer.identity
       : name === 'enrollment'
         ? `enr-${randomBytes(6).toString('hex')}`
@@ -48,7 +80,7 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
           ? code
           : name === 'path'
             ? 'public/profile.json'
-            : `sess_${randomBytes(6).toString('hex')}`;
+            : `sess_${randomBytes(6).toString('hex')}`);
   const params = (op: Operation): Record<string, string> => Object.fromEntries(op.pathParams.map((p) => [p, param(p)]));
   const challenge = async (): Promise<string> => String(((await s.relay.challenge(fuzzer.identity)).json() as { challenge?: unknown }).challenge);
   const wrappedDigest = createHash('sha256').update(JSON.stringify(wrapped)).digest('base64url');
@@ -57,6 +89,11 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
     postAck: () => ack(s.profile, fuzzer, sink.identity, `m_${randomBytes(6).toString('hex')}`),
     consume: () => ({ through: '0', ack_through: '0' }),
     registerSession: () => sessionRegistration(s.profile, fuzzer, new Uint8Array(randomBytes(32))),
+    driveCommit: () => {
+      const k = nodeKeys();
+      return create(s.profile, { drive: fuzzer.identity, author: me, keys: k, kind: 'folder', at: { folder: rootKeys, name: `f${hex16()}` }, ownerEncryption: fuzzer.encryption.publicKey });
+    },
+    driveMissing: () => ({ chunks: [{ id: chunks[0]!.id, size: chunks[0]!.size }] }),
     register: () => {
       const id: RelayIdentity = newRelayIdentity(`f${randomBytes(5).toString('hex')}.${facts.hostedDomains[0] ?? 'id.test'}`);
       return registration(s.profile, id, facts.relayAddress, t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {});
@@ -78,6 +115,7 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
       }
       if (op.id === 'keystoreList') return { ...d, body: adminEnvelope(s.profile, 'keystore-list', { identity: me }, fuzzer.seed) };
       if (op.id === 'keystoreRemove') return { ...d, body: adminEnvelope(s.profile, 'keystore-remove', { identity: me, enrollment_id: d.params.enrollment! }, fuzzer.seed) };
+      if (op.id === 'driveChunkPut') return { ...d, raw: chunks[0]!.bytes, contentType: 'application/octet-stream' };
       if (op.id === 'systemPut') return { ...d, body: { version: 1, display_name: 'Fuzz' } };
       if (op.id === 'enrollOffer') return { ...d, body: { commitment: randomBytes(32).toString('base64url'), label: 'fuzz' } };
       if (op.id === 'enrollFetch')
