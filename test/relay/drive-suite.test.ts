@@ -58,6 +58,8 @@ describe('the drive suite', () => {
     ['revoked-stream-open', ['drive/events/closed-on-revocation'], ['drive/events/filtered']],
     ['link-opens-ignored', ['drive/profile/link-opens'], ['drive/links/public']],
     ['commit-half-applied', ['drive/profile/commit-validated'], ['drive/owner/round-trip']],
+    ['share-no-inherit', ['drive/model'], ['drive/owner/round-trip']],
+    ['changes-skip', ['drive/model', 'drive/changes/cursor'], ['drive/owner/round-trip']],
   ];
   for (const [kind, mustFail, mustPass] of cases) {
     it(`--break ${kind} fails ${mustFail.join(', ')}`, async () => {

@@ -5,9 +5,10 @@
 import type { Check, SuiteLoad } from '../../run/model.ts';
 import type { RelayTarget } from '../relay/driver.ts';
 import { documentChecks } from './checks/document.ts';
+import { driveModelCheck } from './checks/model.ts';
 import { profileChecks } from './checks/profile.ts';
 
 export async function driveSuite(target: RelayTarget): Promise<SuiteLoad> {
-  const checks: Check[] = [...documentChecks(target), ...profileChecks(target)];
+  const checks: Check[] = [...documentChecks(target), driveModelCheck(target), ...profileChecks(target)];
   return { checks, skipped: [], coverageDocs: [3] };
 }
