@@ -60,7 +60,9 @@ Endpoints (spec/http/relay.openapi.yaml; identifiers follow the service name, sh
   POST /identities/:id/keystore/fetch the wrapped copies, for a WebAuthn assertion (ES256, EdDSA, RS256)
   DELETE /identities/:id/keystore/:enrollment   (recovery master: actor_assertion; 409 last_enrollment)
   /drive/:id/...                      the end-to-end encrypted drive: root, chunks/missing, chunks/:hash,
-                                      commit (409 with head), changes, nodes, shares, events, links
+                                      commit (409 with head), changes, nodes, shares, events, links;
+                                      owner and members by challenge (a group's member adds
+                                      X-Svc-Group-Roster), link holders by X-Svc-Link
   GET, PUT, DELETE /identities/:id/system/<public|relay>/<name>.json   system documents (owner-only,
                                       validated; ETag, If-Match): profile, capabilities, group-roster,
                                       contacts, inbox-policy; GET relay-written/<identity|usage>.json
@@ -72,7 +74,9 @@ Endpoints (spec/http/relay.openapi.yaml; identifiers follow the service name, sh
                                       public documents, e.g. profile.json, group-roster.json (Host-routed)
 
 Storage: <data-dir>/relay.sqlite (WAL, synchronous=FULL: every 202 is on disk, so it survives
-kill -9; keystore enrollments too). Sessions, challenges, nonces and pairing offers are in memory: a restart forgets them.
+kill -9; keystore enrollments and drive metadata too); drive chunks under <data-dir>/drive,
+content-addressed and fsynced. Sessions, challenges, nonces and pairing offers are in memory: a
+restart forgets them.
 
 Examples:
   svc-reference relay --port 8443 --data-dir ./data/relay --hosted-domains relay.example.test

@@ -3830,6 +3830,24 @@ export const rules: readonly Rule[] = [
     "text": "A member homed on another relay authenticates at the drive's relay with the same challenge headers (a challenge issued there for the member) and gets what its shares allow."
   },
   {
+    "id": "ra.drive.group-members",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (a member of a group identity on another relay adds X-Svc-Group-Roster)",
+    "title": "Members of a group",
+    "text": "A member of a group identity authenticates with its own challenge headers and adds `X-Svc-Group-Roster`, the group's signed roster (base64url); it then gets what the group's shares allow. Without the roster, or with one the group did not sign or that does not list the caller, the group's shares give it nothing."
+  },
+  {
+    "id": "ra.drive.group-roster-check",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (X-Svc-Group-Roster: checks not shown)",
+    "title": "Which rosters are taken",
+    "text": "Project decision: a roster is taken when it is a group roster object (ra.drive.group-roster) whose `group` and `owner` both name the group, its signature verifies with a key the group's identity document lists now, the caller is among its `members` (lowercased, trimmed), and its `epoch` (0 when absent) is not below the group's public epoch (`GET /groups/:group/epoch` at the group's relay, or the stored roster's for a group hosted here); otherwise 403 `not_authorized` and the roster gives nothing, so a member removed in a later epoch cannot present an older roster. A roster that is not base64url JSON answers 400 `invalid_request`.",
+    "origin": "project",
+    "code": "not_authorized"
+  },
+  {
     "id": "ra.drive.roles",
     "level": "MUST",
     "doc": 3,
@@ -4495,6 +4513,8 @@ export type RuleId =
   | "ra.drive.owner"
   | "ra.drive.members"
   | "ra.drive.remote-members"
+  | "ra.drive.group-members"
+  | "ra.drive.group-roster-check"
   | "ra.drive.roles"
   | "ra.drive.missing"
   | "ra.drive.missing-body"

@@ -10,7 +10,8 @@ import type { Chunk } from './objects.ts';
 
 type Obj = Record<string, unknown>;
 
-export type DriveActor = { identity: string; seed: Uint8Array } | { link: string; verifier?: Uint8Array; pow?: string } | { none: true };
+/** Who calls: an identity (with, for a member of a group, the group's roster header), a link holder, or nobody. */
+export type DriveActor = { identity: string; seed: Uint8Array; roster?: string } | { link: string; verifier?: Uint8Array; pow?: string } | { none: true };
 
 export class DriveClient {
   constructor(
@@ -34,7 +35,7 @@ export class DriveClient {
     const r = await this.http.get(`${this.url}/auth/challenge?identity=${encodeURIComponent(actor.identity)}`);
     const challenge = (r.status === 200 ? (r.json() as Obj).challenge : undefined) as string | undefined;
     if (typeof challenge !== 'string') throw new Error(`GET /auth/challenge for ${actor.identity} answered ${r.status}: ${r.text().slice(0, 200)}`);
-    return challengeHeaders(this.profile, actor.identity, challenge, actor.seed);
+    return { ...challengeHeaders(this.profile, actor.identity, challenge, actor.seed), ...(actor.roster !== undefined ? { [ids.header_group_roster.toLowerCase()]: actor.roster } : {}) };
   }
 
   path(drive: string, rest = ''): string {

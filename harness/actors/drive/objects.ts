@@ -63,7 +63,7 @@ export function pagesOf(profile: Profile, drive: string, node: string, chunks: r
   return { pages, hashes: pages.map((p) => hashOf(profile, 'page', p)) };
 }
 
-const signed = (profile: Profile, which: 'manifest' | 'record' | 'share', o: Obj, seed: Uint8Array): Obj => ({ ...o, signature: b64(sign(seed, driveString(profile, which, o))) });
+const signed = (profile: Profile, which: 'manifest' | 'record' | 'share' | 'group-roster', o: Obj, seed: Uint8Array): Obj => ({ ...o, signature: b64(sign(seed, driveString(profile, which, o))) });
 
 interface Placement {
   /** The containing folder's keys (absent for the root). */
@@ -198,3 +198,14 @@ export function openShareKey(profile: Profile, s: Obj, recipientPrivate: Uint8Ar
 export function openContentKey(profile: Profile, m: Obj, nodePrivate: Uint8Array): Uint8Array | undefined {
   return openSeal(sealDomainOf(profile, 'key'), nodePrivate, m.content_key as Obj, context(String(m.drive), String(m.node), 'content-key', Number(m.generation)));
 }
+
+/**
+ * A group's roster signed by `signer` (the group itself, for the roster a member presents):
+ * `group` and `owner` name the group; `fields` adds members, admins and epoch (ra.drive.group-roster).
+ */
+export function groupRoster(profile: Profile, group: string, signer: Author, fields: { members: string[]; admins?: string[]; epoch?: number }): Obj {
+  return signed(profile, 'group-roster', { group, owner: group, ...fields, updated_at: NOW() }, signer.seed);
+}
+
+/** A roster as the X-Svc-Group-Roster header carries it: its JSON, base64url. */
+export const rosterHeader = (roster: Obj): string => Buffer.from(JSON.stringify(roster)).toString('base64url');

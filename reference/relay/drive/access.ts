@@ -12,11 +12,13 @@ import type { RelayContext } from '../config.ts';
 import { lookup, type Known } from '../directory.ts';
 import type { OwnerCall } from '../inbox.ts';
 import type { ChunkStore } from './chunks.ts';
+import { rosterGroup } from './groups.ts';
 import type { DriveEvents } from './events.ts';
 import type { DriveStore, NodeRow, ShareRow } from './store.ts';
 
 export type Role = 'read' | 'write' | 'admin' | 'append' | 'create';
-export type Caller = { kind: 'owner'; known: Known } | { kind: 'member'; known: Known } | { kind: 'link'; share: ShareRow };
+/** A member's `groups`: group identities whose roster it presented (ra.drive.group-members). */
+export type Caller = { kind: 'owner'; known: Known } | { kind: 'member'; known: Known; groups: string[] } | { kind: 'link'; share: ShareRow };
 
 /** What every drive handler gets. */
 export interface Drive {
@@ -62,7 +64,11 @@ export async function callerOf(d: Drive, drive: string, call: OwnerCall): Promis
   // --break remote-members-refused: only identities homed here may call (ra.drive.remote-members).
   if (!known.local && d.ctx.config.breakages.has('remote-members-refused')) throw ruleError(401, 'ra.errors.challenge-invalid', `${claimed} is not homed here`);
   await d.ctx.auth.owner(known.identity, { headers: call.req.headers, method: call.req.method, target: call.target, body: call.body }, async () => known.keys);
-  return known.identity === drive ? { kind: 'owner', known } : { kind: 'member', known };
+  if (known.identity === drive) return { kind: 'owner', known };
+  const roster = call.req.headers.get(ids.header_group_roster);
+  // --break group-members-refused: the roster header is ignored (ra.drive.group-members).
+  const groups = roster === null || d.ctx.config.breakages.has('group-members-refused') ? [] : [await rosterGroup(d.ctx, roster, known.identity)];
+  return { kind: 'member', known, groups };
 }
 
 function linkShare(d: Drive, drive: string, link: string, headers: Headers): ShareRow {
@@ -110,8 +116,17 @@ export function rolesOn(d: Drive, drive: string, caller: Caller, node: string): 
   const above = new Set(lineage(d, drive, node).map((n) => n.node));
   // --break share-no-inherit: a share holds on its own node only (ra.drive.roles).
   const holds = (s: ShareRow) => (d.ctx.config.breakages.has('share-no-inherit') ? s.node === node : above.has(s.node)) && !expired(d, s);
-  const shares = caller.kind === 'link' ? [caller.share] : d.store.sharesOf(drive, caller.known.identity);
-  return new Set(shares.filter(holds).map((s) => s.role as Role));
+  return new Set(
+    sharesOfCaller(d, drive, caller)
+      .filter(holds)
+      .map((s) => s.role as Role),
+  );
+}
+
+/** The live shares a member or link holder calls with: its own, and those of the groups it proved. */
+export function sharesOfCaller(d: Drive, drive: string, caller: Exclude<Caller, { kind: 'owner' }>): ShareRow[] {
+  if (caller.kind === 'link') return [caller.share];
+  return [caller.known.identity, ...caller.groups].flatMap((who) => d.store.sharesOf(drive, who));
 }
 
 const expired = (d: Drive, s: ShareRow) => s.expires_at !== null && s.expires_at <= d.ctx.now();
@@ -130,8 +145,11 @@ export function require(d: Drive, drive: string, caller: Caller, node: string, a
 /** Any live share at all (the owner always): who may open the drive's stream, list shares, upload. */
 export function anyRole(d: Drive, drive: string, caller: Caller): Set<Role> {
   if (caller.kind === 'owner') return new Set(['read', 'write', 'admin', 'append', 'create']);
-  const shares = caller.kind === 'link' ? [caller.share] : d.store.sharesOf(drive, caller.known.identity);
-  return new Set(shares.filter((s) => !expired(d, s)).map((s) => s.role as Role));
+  return new Set(
+    sharesOfCaller(d, drive, caller)
+      .filter((s) => !expired(d, s))
+      .map((s) => s.role as Role),
+  );
 }
 
 /** Proof-of-work tokens a link's answer hands out, good for a while (ra.drive.link-opens). */

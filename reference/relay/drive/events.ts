@@ -12,8 +12,12 @@ const KEEPALIVE_MS = limits.event_keepalive_seconds * 1000;
 /** Who holds a stream: the owner, a member by identity, or a link by its share id. */
 export interface Listener {
   who: string;
+  /** The groups whose rosters the listener presented (a group's revocation reaches it too). */
+  groups: readonly string[];
   /** Whether this listener may see a change of `node` now. */
   sees: (node: string) => boolean;
+  /** Whether it still holds any live share (a member of a group may hold its own). */
+  holds: () => boolean;
 }
 
 interface Stream extends Listener {
@@ -74,13 +78,13 @@ export class DriveEvents {
     for (const s of set) if (unfiltered || s.sees(change.node)) s.send(f);
   }
 
-  /** `who` lost its last share: `drive.revoked`, then its streams close. */
+  /** `who` (a member or a group) lost its last share: `drive.revoked`, then the streams left with nothing close. */
   revoked(drive: string, who: string, share: string): void {
     const set = this.#streams.get(drive);
     if (!set) return;
     const f = frame('drive.revoked', { type: 'drive.revoked', identity: drive, timestamp: formatRfc3339(this.now()), drive: { drive, share } });
     for (const s of [...set]) {
-      if (s.who !== who) continue;
+      if ((s.who !== who && !s.groups.includes(who)) || s.holds()) continue;
       s.send(f);
       s.close();
     }

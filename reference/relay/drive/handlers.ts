@@ -7,7 +7,7 @@ import { validChunkSize } from '../../../protocol/relay/drive/chunk.ts';
 import { limits } from '../../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../../shared/errors.ts';
 import type { OwnerCall } from '../inbox.ts';
-import { anyRole, callerOf, gone, hostedDrive, may, require, type Caller, type Drive } from './access.ts';
+import { anyRole, callerOf, gone, hostedDrive, may, require, sharesOfCaller, type Caller, type Drive } from './access.ts';
 import { applyCommit, parseCommit } from './commit.ts';
 import type { ChangeRow, NodeRow, ShareRow } from './store.ts';
 
@@ -194,7 +194,7 @@ export async function shares(d: Drive, call: OwnerCall): Promise<Response> {
         .filter((s) => !gone(d, s))
         .map(shareView),
     });
-  const mine = caller.kind === 'link' ? [caller.share] : d.store.sharesOf(drive, caller.known.identity);
+  const mine = sharesOfCaller(d, drive, caller);
   // --break shares-empty: a member's list is empty (ra.drive.shares-list).
   if (d.ctx.config.breakages.has('shares-empty')) return json({ shares: [] });
   return json({ shares: mine.filter((s) => !gone(d, s)).map(shareView) });
@@ -204,7 +204,7 @@ export async function nodeShares(d: Drive, call: OwnerCall, id: string): Promise
   const { drive, caller } = await open(d, call);
   readable(d, drive, caller, id);
   const admin = may(d, drive, caller, id, 'admin');
-  const mine = (s: ShareRow) => (caller.kind === 'member' ? s.member === caller.known.identity : caller.kind === 'link' ? s.id === caller.share.id : true);
+  const mine = (s: ShareRow) => (caller.kind === 'member' ? s.member === caller.known.identity || caller.groups.includes(s.member ?? '') : caller.kind === 'link' ? s.id === caller.share.id : true);
   // --break node-shares-no-ancestors: only the node's own shares (ra.drive.node-shares).
   const above = d.ctx.config.breakages.has('node-shares-no-ancestors') ? [id] : lineageIds(d, drive, id);
   const list = above.flatMap((n) => d.store.sharesOn(drive, n)).filter((s) => !gone(d, s) && (admin || mine(s)));
@@ -222,7 +222,16 @@ export async function events(d: Drive, call: OwnerCall): Promise<Response> {
   if (caller.kind !== 'owner' && !anyRole(d, drive, caller).has('read') && !anyRole(d, drive, caller).has('write') && !anyRole(d, drive, caller).has('admin'))
     throw new HttpError(403, 'not_authorized', 'only readers follow the drive', 'ra.drive.roles');
   const who = caller.kind === 'owner' ? drive : caller.kind === 'member' ? caller.known.identity : `link:${caller.share.id}`;
-  const stream = d.events.open(drive, { who, sees: (n) => caller.kind === 'owner' || may(d, drive, caller, n, 'read') }, call.req.signal);
+  const stream = d.events.open(
+    drive,
+    {
+      who,
+      groups: caller.kind === 'member' ? caller.groups : [],
+      sees: (n) => caller.kind === 'owner' || may(d, drive, caller, n, 'read'),
+      holds: () => caller.kind === 'owner' || (caller.kind === 'member' && anyRole(d, drive, caller).size > 0),
+    },
+    call.req.signal,
+  );
   if (!stream) throw ruleError(429, 'ra.errors.too-many-streams', `${who} has ${d.ctx.config.maxStreams} drive streams open`);
   return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' } });
 }

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import { sessionCheck, type CheckSpec } from '../../../run/check.ts';
-import { decryptChunk, encryptContent, openContentKey, openShareKey, replace, type NodeKeys } from '../../../actors/drive/objects.ts';
+import { decryptChunk, encryptContent, groupRoster, openContentKey, openShareKey, replace, rosterHeader, type NodeKeys } from '../../../actors/drive/objects.ts';
 import { linkSecrets, powValid } from '../../../impl/noble-drive.ts';
 import type { RuleId } from '../../../../schemas/ts/rules.ts';
 import { DriveSession, bodyOf, headNames, ok, refused, said, type RelayTarget } from '../driver.ts';
@@ -132,6 +132,36 @@ function remoteMember(t: RelayTarget): Check {
       if (!e.that(ok(list) && key !== undefined, `the friend's share list answered ${said(list)}; no share of the file whose key opens`)) return;
       const back = await readBack(s, id.identity, s.actor(friend), f.keys.node, { node: f.keys.node, private: key!, public: f.keys.public });
       e.that(same(back.plain, plain), back.problem ?? 'the friend read other content');
+    },
+  });
+}
+
+function groupMembers(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/members/group',
+    title:
+      "a member of a group identity on another relay reads what the group's share allows with the group's signed roster, and not without it, with a roster the group did not sign, or one that does not list it",
+    rules: ['ra.drive.group-members'],
+    context: ['ra.drive.group-roster', 'ra.drive.remote-members'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const team = await s.folder(id, root.keys, 'team');
+      const plain = text('for the group');
+      const f = await s.file(id, team.keys, 'plan.txt', plain);
+      const [group, member, outsider] = [await s.identity('peer'), await s.identity('peer'), await s.identity('peer')];
+      await s.share(id, { node: team.keys, role: 'read', member: { identity: group.identity, encryption: group.encryption.publicKey } });
+      const signedBy = (signer: typeof group) => rosterHeader(groupRoster(s.profile, group.identity, signer, { members: [member.identity], admins: [group.identity], epoch: 0 }));
+      const roster = signedBy(group);
+      const back = await readBack(s, id.identity, { ...s.actor(member), roster }, f.keys.node, f.keys);
+      e.that(same(back.plain, plain), back.problem ? `the group's member, with the roster: ${back.problem}` : 'the member read other content');
+      for (const [what, actor] of [
+        ['without the roster', s.actor(member)],
+        ['with a roster signed by the member itself', { ...s.actor(member), roster: signedBy(member) }],
+        ['not listed in the roster', { ...s.actor(outsider), roster }],
+      ] as const) {
+        const r = await s.drive.node(id.identity, actor, f.keys.node);
+        e.that(refused(r), `a read by a caller ${what} answered ${said(r)}`);
+      }
     },
   });
 }
@@ -360,6 +390,7 @@ export function documentChecks(t: RelayTarget): Check[] {
     unauthenticated(t),
     membersReadOnly(t),
     remoteMember(t),
+    groupMembers(t),
     staleBase(t),
     changesCursor(t),
     eventsFiltered(t),

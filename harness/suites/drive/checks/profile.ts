@@ -3,7 +3,7 @@
 // caching, quota, link opens, validation that stores nothing, roles, the tree, unsharing.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
-import { create, encryptContent, nodeKeys, replace } from '../../../actors/drive/objects.ts';
+import { create, encryptContent, groupRoster, nodeKeys, replace, rosterHeader } from '../../../actors/drive/objects.ts';
 import { bodyOf, ok, said, type RelayTarget } from '../driver.ts';
 import { driveCheck } from './document.ts';
 import { CheckSkip } from '../../../run/verdict.ts';
@@ -314,6 +314,30 @@ function bodies(t: RelayTarget): Check {
   });
 }
 
+function rosterFresh(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/group-roster',
+    title: "a group member's roster older than the group's public epoch answers 403 `not_authorized`, the current one reads, and a roster that is not base64url JSON 400 `invalid_request`",
+    rules: ['ra.drive.group-roster-check'],
+    context: ['ra.groups.epoch', 'ra.system.group-roster'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const f = await s.file(id, root.keys, 'g.txt', text('g'));
+      const [group, member] = [await s.identity('peer'), await s.identity('peer')];
+      await s.share(id, { node: f.keys, role: 'read', member: { identity: group.identity, encryption: group.encryption.publicKey } });
+      const at = (epoch: number) => groupRoster(s.profile, group.identity, group, { members: [member.identity], admins: [group.identity], epoch });
+      const put = await s.peer.systemFile(group, 'PUT', 'public/group-roster.json', JSON.stringify(at(2)));
+      if (!e.that(ok(put), `storing the group's epoch-2 roster at its relay answered ${said(put)}`)) return;
+      const old = await s.drive.node(id.identity, { ...s.actor(member), roster: rosterHeader(at(1)) }, f.keys.node);
+      e.that(old.status === 403 && codeOf(old) === 'not_authorized', `a read with the epoch-1 roster answered ${said(old)}, expected 403 not_authorized`);
+      const now = await s.drive.node(id.identity, { ...s.actor(member), roster: rosterHeader(at(2)) }, f.keys.node);
+      e.that(ok(now), `a read with the current (epoch-2) roster answered ${said(now)}`);
+      const junk = await s.drive.node(id.identity, { ...s.actor(member), roster: '%%%' }, f.keys.node);
+      e.that(junk.status === 400 && codeOf(junk) === 'invalid_request', `a roster header that is not base64url JSON answered ${said(junk)}, expected 400 invalid_request`);
+    },
+  });
+}
+
 export function profileChecks(t: RelayTarget): Check[] {
-  return [conflictBody(t), idempotent(t), chunkUpload(t), chunkAccess(t), caching(t), quota(t), linkOpens(t), validated(t), roles(t), tree(t), unshare(t), bodies(t)];
+  return [conflictBody(t), idempotent(t), chunkUpload(t), chunkAccess(t), caching(t), quota(t), linkOpens(t), validated(t), roles(t), tree(t), unshare(t), rosterFresh(t), bodies(t)];
 }
