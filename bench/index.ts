@@ -4,8 +4,9 @@ import { benchVerifier, type BenchRow } from './verifier.ts';
 import { benchRpDelivery } from './rp-delivery.ts';
 import { benchBridgeToken } from './bridge.ts';
 import { benchRelay } from './relay.ts';
+import { benchDrive } from './drive.ts';
 
-const benches: Record<string, () => Promise<BenchRow[]>> = { verifier: benchVerifier, rp: benchRpDelivery, bridge: benchBridgeToken, relay: benchRelay };
+const benches: Record<string, () => Promise<BenchRow[]>> = { verifier: benchVerifier, rp: benchRpDelivery, bridge: benchBridgeToken, relay: benchRelay, drive: benchDrive };
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 for (const name of chosen) if (!(name in benches)) throw new Error(`unknown benchmark ${name}; known: ${Object.keys(benches).join(', ')}`);
 

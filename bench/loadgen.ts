@@ -10,7 +10,7 @@ export interface RawRequest {
   method: string;
   path: string;
   headers: Readonly<Record<string, string>>;
-  body: string;
+  body: string | Uint8Array;
 }
 
 export interface LoadResult {

@@ -141,7 +141,7 @@ async function peerRateFor(bodies: readonly string[]): Promise<number> {
   }
 }
 
-function startPeer(publicKey: string): Promise<{ url: string; proc: ChildProcess }> {
+export function startPeer(publicKey: string): Promise<{ url: string; proc: ChildProcess }> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, ['--import', 'tsx', PEER], { env: { ...process.env, BENCH_PUBLIC_KEY: publicKey }, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';

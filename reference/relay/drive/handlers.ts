@@ -14,7 +14,10 @@ import type { ChangeRow, NodeRow, ShareRow } from './store.ts';
 type Obj = Record<string, unknown>;
 const IMMUTABLE = 'private, max-age=31536000, immutable';
 
-const json = (body: unknown, status = 200, cache = 'no-store') => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': cache } });
+/** JSON with its length, as the relay's other answers (node then sends it whole, not chunked). */
+const json = (body: unknown, status = 200, cache = 'no-store') => jsonText(JSON.stringify(body), status, cache);
+const jsonText = (text: string, status = 200, cache = 'no-store') =>
+  new Response(text, { status, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), 'cache-control': cache } });
 const HEX32 = /^[0-9a-f]{32}$/;
 const HEX64 = /^[0-9a-f]{64}$/;
 const notFound = (what: string) => ruleError(404, 'ra.errors.not-found', `${what} does not exist here`);
@@ -156,7 +159,7 @@ export async function version(d: Drive, call: OwnerCall, id: string, v: string):
   readable(d, drive, caller, id);
   const row = HEX32.test(v) ? d.store.version(drive, id, v) : undefined;
   if (!row) throw notFound(`version ${v} of ${id}`);
-  return new Response(row.manifest, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': IMMUTABLE } });
+  return jsonText(row.manifest, 200, IMMUTABLE);
 }
 
 export async function page(d: Drive, call: OwnerCall, id: string, v: string, hash: string): Promise<Response> {
@@ -164,7 +167,7 @@ export async function page(d: Drive, call: OwnerCall, id: string, v: string, has
   readable(d, drive, caller, id);
   const body = HEX32.test(v) && HEX64.test(hash) ? d.store.page(drive, id, v, hash) : undefined;
   if (body === undefined) throw notFound(`page ${hash} of ${id} version ${v}`);
-  return new Response(body, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': IMMUTABLE } });
+  return jsonText(body, 200, IMMUTABLE);
 }
 
 /** A chunk through what references it: a version of the node, or (no version) one of its records. */

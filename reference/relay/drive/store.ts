@@ -56,6 +56,8 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS drive_meta (drive TEXT PRIMARY KEY, root TEXT, seq INTEGER NOT NULL DEFAULT 0, used INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS drive_nodes (drive TEXT NOT NULL, node TEXT NOT NULL, kind TEXT NOT NULL, folder TEXT NOT NULL, name_hash TEXT NOT NULL, version TEXT NOT NULL, seq INTEGER NOT NULL, removed INTEGER NOT NULL DEFAULT 0, rotate INTEGER NOT NULL DEFAULT 0, manifest TEXT NOT NULL, PRIMARY KEY (drive, node));
 CREATE INDEX IF NOT EXISTS drive_nodes_folder ON drive_nodes (drive, folder);
+-- The name check of every create and move: without it, a scan of the folder's children.
+CREATE INDEX IF NOT EXISTS drive_nodes_name ON drive_nodes (drive, folder, name_hash);
 CREATE TABLE IF NOT EXISTS drive_versions (drive TEXT NOT NULL, node TEXT NOT NULL, version TEXT NOT NULL, seq INTEGER NOT NULL, operation TEXT NOT NULL, manifest TEXT NOT NULL, PRIMARY KEY (drive, node, version));
 CREATE TABLE IF NOT EXISTS drive_pages (drive TEXT NOT NULL, node TEXT NOT NULL, version TEXT NOT NULL, hash TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (drive, node, version, hash));
 CREATE TABLE IF NOT EXISTS drive_refs (drive TEXT NOT NULL, node TEXT NOT NULL, version TEXT NOT NULL, position INTEGER NOT NULL, chunk TEXT NOT NULL, PRIMARY KEY (drive, node, version, position, chunk));

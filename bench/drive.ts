@@ -1,0 +1,256 @@
+// The reference drive (document 3, Drive API), started as a user starts the relay, against floors
+// measured in the same run. Target (issue 9 style): ratio 0.5 or better for each.
+//
+// a. Upload: bytes/s of encrypted 64 KiB chunks sent through the missing list (one POST per file,
+//    its answers checked against the prepared PUTs), PUT one by one and committed (one create per
+//    file), against the same chunk bytes SHA-256-hashed and written to files with fsync in the same
+//    filesystem (the data dir's), in this process: the disk's floor under any drive that hashes
+//    and keeps what it acknowledges.
+// b. Commits: small create commits (a folder each, in the root) per second, concurrent over
+//    keep-alive sockets, against bare h3 checking one Ed25519 signature per request
+//    (./peers/h3-verify.ts) on bodies of the same size.
+//
+// Every request is signed (a signed request: timestamp and nonce) and serialized before its clock
+// starts (./loadgen.ts); the relay's DNS and document answers are cached, as in ./relay.ts.
+import { createHash, generateKeyPairSync, sign as nodeSign } from 'node:crypto';
+import { open as openFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Agent, request } from 'undici';
+import { startAuthority } from '../harness/actors/authority/index.ts';
+import { create, encryptContent, nodeKeys, type Chunk, type NodeKeys } from '../harness/actors/drive/objects.ts';
+import { newRelayIdentity, signedRequestHeaders, type RelayIdentity } from '../harness/actors/relay/index.ts';
+import { spawnReference, type ReferenceChild } from '../harness/run/spawn.ts';
+import { encodeBase64url } from '../protocol/common/base64.ts';
+import { defaultProfile as profile } from '../protocol/common/profile.ts';
+import { runLoad, serialize } from './loadgen.ts';
+import { startPeer } from './relay.ts';
+import type { BenchRow } from './verifier.ts';
+
+type Obj = Record<string, unknown>;
+
+const FILES = Number(process.env.BENCH_DRIVE_FILES ?? 8);
+const CHUNKS_PER_FILE = Number(process.env.BENCH_DRIVE_CHUNKS ?? 40);
+const UPLOAD_CONCURRENCY = Number(process.env.BENCH_DRIVE_UPLOAD_CONCURRENCY ?? 8);
+const COMMITS = Number(process.env.BENCH_DRIVE_COMMITS ?? 3000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+/** 64 KiB of padded plaintext: the length prefix and the bytes fill 16 buckets exactly. */
+const CHUNK_PLAIN = 64 * 1024 - 4;
+
+export async function benchDrive(): Promise<BenchRow[]> {
+  const authority = await startAuthority({ profile, ttl: 300 });
+  const dir = await mkdtemp(join(tmpdir(), 'svc-bench-drive-'));
+  let relay: ReferenceChild | undefined;
+  try {
+    relay = await spawnReference('relay', [
+      '--port',
+      '0',
+      '--data-dir',
+      join(dir, 'relay'),
+      '--dns-server',
+      authority.dnsServer,
+      '--ca',
+      authority.caFile,
+      '--drive-quota',
+      String(2 ** 40),
+      '--quiet',
+    ]);
+    const host = new URL(relay.url).host;
+    const owner = newRelayIdentity(`drive-${Date.now().toString(36)}.id.test`);
+    await authority.publish({
+      identity: owner.identity,
+      seed: owner.seed,
+      encryptionPublicKey: `x25519:${encodeBase64url(owner.encryption.publicKey)}`,
+      relay: host,
+      cacheControl: 'max-age=300',
+    });
+    const drive = owner.identity;
+    const base = `/drive/${encodeURIComponent(drive)}`;
+    const signed = (method: string, path: string, body: string | Uint8Array, headers: Record<string, string>) =>
+      serialize(host, { method, path, headers: { ...headers, ...signedRequestHeaders(profile, { identity: drive, seed: owner.seed, method, path, body }) }, body });
+    const commitRequest = (body: Obj) => {
+      const text = JSON.stringify(body);
+      return { text, raw: signed('POST', `${base}/commit`, text, { 'content-type': 'application/json' }) };
+    };
+
+    // The root, and a warm-up (the owner resolved, every route's code run once), untimed.
+    const root = nodeKeys();
+    const rootCommit = commitRequest(create(profile, { drive, author: owner, keys: root, kind: 'folder', at: {}, ownerEncryption: owner.encryption.publicKey }));
+    await expectAll(relay.url, [rootCommit.raw], 1, 200, 'the root');
+    const warm = prepareUpload(owner, root, 1, 2, signed, commitRequest);
+    await upload(relay.url, warm);
+    const warmCommits = Array.from({ length: 200 }, (_, i) => commitRequest(folder(owner, root, `warm${i}`)).raw);
+    await expectAll(relay.url, warmCommits, 8, 200, 'warm-up commits');
+
+    // a. Upload through the missing list, against hashing and fsyncing the same bytes.
+    const files = prepareUpload(owner, root, FILES, CHUNKS_PER_FILE, signed, commitRequest);
+    const bytes = files.reduce((sum, f) => sum + f.chunks.reduce((s, c) => s + c.size, 0), 0);
+    const uploadSeconds = await upload(relay.url, files);
+    const uploadRate = bytes / uploadSeconds;
+    const floors = await diskFloor(
+      join(dir, 'floor'),
+      files.flatMap((f) => f.chunks.map((c) => c.bytes)),
+    );
+    const diskRate = bytes / Math.min(floors.sequential, floors.concurrent);
+
+    // b. Small create commits, against bare h3 with one Ed25519 verify per request.
+    const commits = Array.from({ length: COMMITS }, (_, i) => commitRequest(folder(owner, root, `bench${i}`)));
+    const load = await expectAll(
+      relay.url,
+      commits.map((c) => c.raw),
+      CONCURRENCY,
+      200,
+      'create commits',
+    );
+    const commitRate = COMMITS / load.seconds;
+    const peerRate = await peerRateFor(commits.map((c) => c.text));
+
+    const mib = (r: number) => r / 2 ** 20;
+    return [
+      {
+        name: `disk floor: SHA-256 + write + fsync per 64 KiB chunk, MiB/s (seq ${mib(bytes / floors.sequential).toFixed(1)}, ${UPLOAD_CONCURRENCY} concurrent ${mib(bytes / floors.concurrent).toFixed(1)})`,
+        opsPerSecond: mib(diskRate),
+      },
+      {
+        name: `relay drive upload MiB/s: ${FILES} files x ${CHUNKS_PER_FILE} chunks, missing + PUT (${UPLOAD_CONCURRENCY} concurrent) + commit`,
+        opsPerSecond: mib(uploadRate),
+        ratio: uploadRate / diskRate,
+        target: 0.5,
+      },
+      { name: 'bare h3 + one Ed25519 verify per request (same run, commit-sized bodies)', opsPerSecond: peerRate },
+      { name: `relay drive commits/s: create a folder (${CONCURRENCY} concurrent)`, opsPerSecond: commitRate, ratio: commitRate / peerRate, target: 0.5 },
+    ];
+  } finally {
+    await relay?.stop();
+    await authority.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+type Signed = (method: string, path: string, body: string | Uint8Array, headers: Record<string, string>) => Buffer;
+
+interface PreparedFile {
+  chunks: Chunk[];
+  /** POST chunks/missing, signed. */
+  missing: { url: string; headers: Record<string, string>; body: string };
+  /** The PUTs the missing list should name, by path. */
+  puts: Map<string, Buffer>;
+  commit: Buffer;
+}
+
+/** Files of `chunks` encrypted 64 KiB chunks each, with every request of their upload signed. */
+function prepareUpload(owner: RelayIdentity, root: NodeKeys, files: number, chunks: number, signed: Signed, commitRequest: (b: Obj) => { raw: Buffer }): PreparedFile[] {
+  const drive = owner.identity;
+  const base = `/drive/${encodeURIComponent(drive)}`;
+  return Array.from({ length: files }, (_, f) => {
+    const keys = nodeKeys(undefined, true);
+    const plaintext = new Uint8Array(Buffer.alloc(chunks * CHUNK_PLAIN, f + 1));
+    const list = encryptContent(profile, drive, keys, plaintext, 1, CHUNK_PLAIN);
+    const body = JSON.stringify({ chunks: list.map((c) => ({ id: c.id, size: c.size })) });
+    const path = `${base}/chunks/missing`;
+    return {
+      chunks: list,
+      missing: {
+        url: path,
+        headers: { 'content-type': 'application/json', ...signedRequestHeaders(profile, { identity: drive, seed: owner.seed, method: 'POST', path, body }) },
+        body,
+      },
+      puts: new Map(list.map((c) => [`${base}/chunks/${c.id}`, signed('PUT', `${base}/chunks/${c.id}`, c.bytes, { 'content-type': 'application/octet-stream' })])),
+      commit: commitRequest(create(profile, { drive, author: owner, keys, kind: 'file', at: { folder: root, name: `file-${keys.node}` }, ownerEncryption: owner.encryption.publicKey, chunks: list }))
+        .raw,
+    };
+  });
+}
+
+/** Missing lists (each must name every chunk, at the prepared PUT's path), the PUTs, the commits: seconds. */
+async function upload(url: string, files: PreparedFile[]): Promise<number> {
+  const agent = new Agent({ connections: files.length });
+  const t0 = performance.now();
+  try {
+    const puts: Buffer[] = [];
+    await Promise.all(
+      files.map(async (f) => {
+        const res = await request(`${url}${f.missing.url}`, { method: 'POST', headers: f.missing.headers, body: f.missing.body, dispatcher: agent });
+        const answer = (await res.body.json()) as { missing?: Array<{ upload?: { url?: string } }> };
+        if (res.statusCode !== 200 || answer.missing?.length !== f.chunks.length) throw new Error(`chunks/missing answered ${res.statusCode}: ${JSON.stringify(answer).slice(0, 300)}`);
+        for (const m of answer.missing) {
+          const put = f.puts.get(new URL(String(m.upload?.url), url).pathname);
+          if (!put) throw new Error(`chunks/missing named ${String(m.upload?.url)}, no chunk of the file`);
+          puts.push(put);
+        }
+      }),
+    );
+    await expectAll(url, puts, UPLOAD_CONCURRENCY, 201, 'chunk PUTs');
+    await expectAll(
+      url,
+      files.map((f) => f.commit),
+      files.length,
+      200,
+      'file commits',
+    );
+    return (performance.now() - t0) / 1000;
+  } finally {
+    await agent.close();
+  }
+}
+
+/** The floor: each chunk hashed, written to its own file and fsynced; one by one, and `UPLOAD_CONCURRENCY` at a time. */
+async function diskFloor(dir: string, chunks: Uint8Array[]): Promise<{ sequential: number; concurrent: number }> {
+  await mkdir(join(dir, 'seq'), { recursive: true });
+  await mkdir(join(dir, 'conc'), { recursive: true });
+  let t0 = performance.now();
+  for (const bytes of chunks) {
+    const fd = openSync(join(dir, 'seq', createHash('sha256').update(bytes).digest('hex')), 'wx');
+    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
+    fsyncSync(fd);
+    closeSync(fd);
+  }
+  const sequential = (performance.now() - t0) / 1000;
+  t0 = performance.now();
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < chunks.length; i = next++) {
+      const bytes = chunks[i]!;
+      const file = await openFile(join(dir, 'conc', createHash('sha256').update(bytes).digest('hex')), 'wx');
+      await file.write(bytes);
+      await file.sync();
+      await file.close();
+    }
+  };
+  await Promise.all(Array.from({ length: UPLOAD_CONCURRENCY }, worker));
+  return { sequential, concurrent: (performance.now() - t0) / 1000 };
+}
+
+function folder(owner: RelayIdentity, root: NodeKeys, name: string): Obj {
+  return create(profile, { drive: owner.identity, author: owner, keys: nodeKeys(), kind: 'folder', at: { folder: root, name }, ownerEncryption: owner.encryption.publicKey });
+}
+
+async function expectAll(url: string, requests: Buffer[], connections: number, status: number, what: string): Promise<{ seconds: number }> {
+  const load = await runLoad(url, requests, connections);
+  const ok = load.statuses.get(status) ?? 0;
+  if (ok !== requests.length) throw new Error(`${what}: ${requests.length - ok} of ${requests.length} not ${status} (${JSON.stringify([...load.statuses])}): ${load.firstFailure}`);
+  return load;
+}
+
+/** The peer's rate on bodies of the same size, each signed for it over its own bytes. */
+async function peerRateFor(bodies: readonly string[]): Promise<number> {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const peer = await startPeer(encodeBase64url(publicKey.export({ format: 'der', type: 'spki' }).subarray(12)));
+  try {
+    const { host } = new URL(peer.url);
+    const requests = bodies.map((b) => {
+      const body = JSON.parse(b) as Obj;
+      const text = JSON.stringify({ ...body, signature: nodeSign(null, Buffer.from(JSON.stringify(body)), privateKey).toString('base64url') });
+      return serialize(host, { method: 'POST', path: '/messages', headers: { 'content-type': 'application/json' }, body: text });
+    });
+    await runLoad(peer.url, requests.slice(0, 200), 8);
+    const load = await runLoad(peer.url, requests, CONCURRENCY);
+    const ok = load.statuses.get(202) ?? 0;
+    if (ok !== requests.length) throw new Error(`the peer refused ${requests.length - ok}: ${load.firstFailure}`);
+    return ok / load.seconds;
+  } finally {
+    peer.proc.kill('SIGKILL');
+  }
+}
