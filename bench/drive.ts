@@ -1,11 +1,13 @@
 // The reference drive (document 3, Drive API), started as a user starts the relay, against floors
-// measured in the same run. Target (issue 9 style): ratio 0.5 or better for each.
+// measured in the same run. Target (issue 16): ratio 0.5 or better for the 1 MiB upload and for
+// commits.
 //
-// a. Upload: bytes/s of encrypted 64 KiB chunks sent through the missing list (one POST per file,
-//    its answers checked against the prepared PUTs), PUT one by one and committed (one create per
-//    file), against the same chunk bytes SHA-256-hashed and written to files with fsync in the same
-//    filesystem (the data dir's), in this process: the disk's floor under any drive that hashes
-//    and keeps what it acknowledges.
+// a. Upload: bytes/s of encrypted chunks (1 MiB, as the CLI writes; and 64 KiB, shown without a
+//    target) sent through the missing list (one POST per file, its answers checked against the
+//    prepared PUTs), PUT 8 at a time and committed (one create per file), against the same chunk
+//    bytes SHA-256-hashed and written to files with fsync in the same filesystem (the data
+//    dir's), in this process: the disk's floor under any drive that hashes and keeps what it
+//    acknowledges.
 // b. Commits: small create commits (a folder each, in the root) per second, concurrent over
 //    keep-alive sockets, against bare h3 checking one Ed25519 signature per request
 //    (./peers/h3-verify.ts) on bodies of the same size.
@@ -32,12 +34,21 @@ import type { BenchRow } from './verifier.ts';
 type Obj = Record<string, unknown>;
 
 const FILES = Number(process.env.BENCH_DRIVE_FILES ?? 8);
-const CHUNKS_PER_FILE = Number(process.env.BENCH_DRIVE_CHUNKS ?? 40);
+/** MiB of plaintext per file in the upload rows. */
+const FILE_MIB = Number(process.env.BENCH_DRIVE_FILE_MIB ?? 8);
 const UPLOAD_CONCURRENCY = Number(process.env.BENCH_DRIVE_UPLOAD_CONCURRENCY ?? 8);
 const COMMITS = Number(process.env.BENCH_DRIVE_COMMITS ?? 3000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
-/** 64 KiB of padded plaintext: the length prefix and the bytes fill 16 buckets exactly. */
-const CHUNK_PLAIN = 64 * 1024 - 4;
+/**
+ * Chunk sizes of the upload rows, as padded plaintext (the 4-byte length prefix and the bytes fill
+ * whole buckets): 1 MiB, what `svc-conformance drive put` writes (the target's row), and 64 KiB,
+ * where the per-request work (a signed request, its Ed25519 verify, the HTTP exchange) bounds the
+ * rate rather than the disk (shown, no target).
+ */
+const SIZES = [
+  { kib: 1024, target: 0.5 },
+  { kib: 64, target: undefined },
+] as const;
 
 export async function benchDrive(): Promise<BenchRow[]> {
   const authority = await startAuthority({ profile, ttl: 300 });
@@ -79,21 +90,38 @@ export async function benchDrive(): Promise<BenchRow[]> {
     const root = nodeKeys();
     const rootCommit = commitRequest(create(profile, { drive, author: owner, keys: root, kind: 'folder', at: {}, ownerEncryption: owner.encryption.publicKey }));
     await expectAll(relay.url, [rootCommit.raw], 1, 200, 'the root');
-    const warm = prepareUpload(owner, root, 1, 2, signed, commitRequest);
+    const warm = prepareUpload(owner, root, 1, 2, 64 * 1024 - 4, signed, commitRequest);
     await upload(relay.url, warm);
     const warmCommits = Array.from({ length: 200 }, (_, i) => commitRequest(folder(owner, root, `warm${i}`)).raw);
     await expectAll(relay.url, warmCommits, 8, 200, 'warm-up commits');
 
     // a. Upload through the missing list, against hashing and fsyncing the same bytes.
-    const files = prepareUpload(owner, root, FILES, CHUNKS_PER_FILE, signed, commitRequest);
-    const bytes = files.reduce((sum, f) => sum + f.chunks.reduce((s, c) => s + c.size, 0), 0);
-    const uploadSeconds = await upload(relay.url, files);
-    const uploadRate = bytes / uploadSeconds;
-    const floors = await diskFloor(
-      join(dir, 'floor'),
-      files.flatMap((f) => f.chunks.map((c) => c.bytes)),
-    );
-    const diskRate = bytes / Math.min(floors.sequential, floors.concurrent);
+    const mib = (r: number) => r / 2 ** 20;
+    const uploadRows: BenchRow[] = [];
+    for (const size of SIZES) {
+      const plain = size.kib * 1024 - 4;
+      const files = prepareUpload(owner, root, FILES, Math.max(1, Math.round((FILE_MIB * 1024) / size.kib)), plain, signed, commitRequest);
+      const bytes = files.reduce((sum, f) => sum + f.chunks.reduce((s, c) => s + c.size, 0), 0);
+      const uploadRate = bytes / (await upload(relay.url, files));
+      const floors = await diskFloor(
+        join(dir, `floor-${size.kib}`),
+        files.flatMap((f) => f.chunks.map((c) => c.bytes)),
+      );
+      const diskRate = bytes / Math.min(floors.sequential, floors.concurrent);
+      const what = `${size.kib} KiB chunks`;
+      uploadRows.push(
+        {
+          name: `disk floor, ${what}: SHA-256 + write + fsync each, MiB/s (seq ${mib(bytes / floors.sequential).toFixed(1)}, ${UPLOAD_CONCURRENCY} concurrent ${mib(bytes / floors.concurrent).toFixed(1)})`,
+          opsPerSecond: mib(diskRate),
+        },
+        {
+          name: `relay drive upload MiB/s, ${what}: ${FILES} files x ${files[0]!.chunks.length}, missing + PUT (${UPLOAD_CONCURRENCY} concurrent) + commit`,
+          opsPerSecond: mib(uploadRate),
+          ratio: uploadRate / diskRate,
+          ...(size.target !== undefined ? { target: size.target } : {}),
+        },
+      );
+    }
 
     // b. Small create commits, against bare h3 with one Ed25519 verify per request.
     const commits = Array.from({ length: COMMITS }, (_, i) => commitRequest(folder(owner, root, `bench${i}`)));
@@ -107,18 +135,8 @@ export async function benchDrive(): Promise<BenchRow[]> {
     const commitRate = COMMITS / load.seconds;
     const peerRate = await peerRateFor(commits.map((c) => c.text));
 
-    const mib = (r: number) => r / 2 ** 20;
     return [
-      {
-        name: `disk floor: SHA-256 + write + fsync per 64 KiB chunk, MiB/s (seq ${mib(bytes / floors.sequential).toFixed(1)}, ${UPLOAD_CONCURRENCY} concurrent ${mib(bytes / floors.concurrent).toFixed(1)})`,
-        opsPerSecond: mib(diskRate),
-      },
-      {
-        name: `relay drive upload MiB/s: ${FILES} files x ${CHUNKS_PER_FILE} chunks, missing + PUT (${UPLOAD_CONCURRENCY} concurrent) + commit`,
-        opsPerSecond: mib(uploadRate),
-        ratio: uploadRate / diskRate,
-        target: 0.5,
-      },
+      ...uploadRows,
       { name: 'bare h3 + one Ed25519 verify per request (same run, commit-sized bodies)', opsPerSecond: peerRate },
       { name: `relay drive commits/s: create a folder (${CONCURRENCY} concurrent)`, opsPerSecond: commitRate, ratio: commitRate / peerRate, target: 0.5 },
     ];
@@ -140,14 +158,14 @@ interface PreparedFile {
   commit: Buffer;
 }
 
-/** Files of `chunks` encrypted 64 KiB chunks each, with every request of their upload signed. */
-function prepareUpload(owner: RelayIdentity, root: NodeKeys, files: number, chunks: number, signed: Signed, commitRequest: (b: Obj) => { raw: Buffer }): PreparedFile[] {
+/** Files of `chunks` encrypted chunks of `plain` plaintext bytes each, with every request of their upload signed. */
+function prepareUpload(owner: RelayIdentity, root: NodeKeys, files: number, chunks: number, plain: number, signed: Signed, commitRequest: (b: Obj) => { raw: Buffer }): PreparedFile[] {
   const drive = owner.identity;
   const base = `/drive/${encodeURIComponent(drive)}`;
   return Array.from({ length: files }, (_, f) => {
     const keys = nodeKeys(undefined, true);
-    const plaintext = new Uint8Array(Buffer.alloc(chunks * CHUNK_PLAIN, f + 1));
-    const list = encryptContent(profile, drive, keys, plaintext, 1, CHUNK_PLAIN);
+    const plaintext = new Uint8Array(Buffer.alloc(chunks * plain, f + 1));
+    const list = encryptContent(profile, drive, keys, plaintext, 1, plain);
     const body = JSON.stringify({ chunks: list.map((c) => ({ id: c.id, size: c.size })) });
     const path = `${base}/chunks/missing`;
     return {

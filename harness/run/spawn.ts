@@ -35,7 +35,9 @@ export interface SpawnOptions {
 export function spawnReference(server: ReferenceServer, args: string[], options: SpawnOptions = {}): Promise<ReferenceChild> {
   const listening = new RegExp(`svc-reference ${server} listening on (\\S+) \\((\\S+)\\)`);
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [BIN, server, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
+    // SVC_CHILD_PROF=<dir>: each server writes a V8 CPU profile there when it stops (bench work).
+    const profiling = process.env.SVC_CHILD_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SVC_CHILD_PROF}`] : [];
+    const proc = spawn(process.execPath, [...profiling, BIN, server, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
     const child: ReferenceChild = { server, proc, origin: '', url: '', output: [], stop: () => stopChild(child) };
     options.onSpawn?.(child);
     let settled = false;

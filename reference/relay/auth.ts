@@ -2,13 +2,14 @@
 // challenges (60 s, single use), signed-request nonces (60 s window), admin-envelope nonces and
 // sessions (at most 24 h; a restart forgets them all, ra.sessions.memory).
 import { randomBytes } from 'node:crypto';
-import { canonicalString, sha256 } from '../../protocol/common/canonical.ts';
+import { canonicalString } from '../../protocol/common/canonical.ts';
 import { decodeBase64Any } from '../../protocol/common/base64.ts';
 import { verifyEd25519Async } from '../../protocol/common/ed25519.ts';
 import { parseRfc3339 } from '../../protocol/common/time.ts';
 import type { Profile } from '../../protocol/common/profile.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
+import { bodySha256 } from '../shared/body.ts';
 
 export interface Session {
   id: string;
@@ -123,7 +124,7 @@ export class Auth {
     if (timestamp === undefined || !/^\d{1,12}$/.test(timestamp)) throw ruleError(401, 'ra.errors.request-expired', 'the timestamp is not Unix seconds');
     if (Math.abs(Number(timestamp) * 1000 - this.now()) > WINDOW_MS)
       throw ruleError(401, 'ra.errors.request-expired', `the timestamp is more than ${limits.signed_request_window_seconds} s from this relay's clock (see the Date header)`);
-    const body_sha256 = sha256(req.body).toString('hex');
+    const body_sha256 = bodySha256(req.body);
     const line = canonicalString(this.profile, 'signed-request', { identity, method: req.method, path: req.target, timestamp, nonce, body_sha256 });
     if (!(await verifyWith(line))) throw ruleError(401, 'ra.errors.signature-invalid', 'the signed request does not verify');
     this.#spendNonce(`req|${identity}|${nonce}`, WINDOW_MS * 2);

@@ -3,6 +3,7 @@
 // "malformed". An oversized body is read and discarded (up to body_drain_max_bytes) before the
 // 413 is answered, so the client reads the answer rather than a reset connection; a JSON body
 // nested deeper than json_depth_max is refused with 400 before anything parses or stores it.
+import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { limits } from '../../schemas/ts/limits.ts';
 import type { RuleId } from '../../schemas/ts/rules.ts';
@@ -141,4 +142,16 @@ export function jsonTooDeep(bytes: Uint8Array | string, max: number = limits.jso
     } else if (CLOSE.has(c)) depth--;
   }
   return false;
+}
+
+const digests = new WeakMap<Uint8Array, string>();
+
+/**
+ * The body's SHA-256, hex, computed once per body: a signed request's check and a handler that
+ * names content by its hash (a drive chunk) both need it, and a chunk is up to 4 MiB.
+ */
+export function bodySha256(body: Uint8Array): string {
+  let hex = digests.get(body);
+  if (hex === undefined) digests.set(body, (hex = createHash('sha256').update(body).digest('hex')));
+  return hex;
 }

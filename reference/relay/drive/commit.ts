@@ -13,6 +13,7 @@ import { chainProblem, recordProblems } from '../../../protocol/relay/drive/reco
 import { shareProblems } from '../../../protocol/relay/drive/share.ts';
 import { driveHash, verifyDrive, type SignedName } from '../../../protocol/relay/drive/sign.ts';
 import { HttpError, ruleError } from '../../shared/errors.ts';
+import { batchFor } from '../../stores/batch.ts';
 import { lineage, require, type Caller, type Drive } from './access.ts';
 import type { ChangeRow, NodeRow } from './store.ts';
 
@@ -57,8 +58,12 @@ export function parseCommit(bytes: Uint8Array): Obj {
   return body as Obj;
 }
 
-/** Applies a parsed commit for `caller`; the result, or the first result of the same request id. */
-export function applyCommit(d: Drive, drive: string, caller: Caller, body: Obj): Applied {
+/**
+ * Applies a parsed commit for `caller`; the result, or the first result of the same request id.
+ * The commit runs as one savepoint inside the relay's group-committed transaction (one WAL fsync
+ * for every write of the turn); it resolves once that transaction is durable.
+ */
+export async function applyCommit(d: Drive, drive: string, caller: Caller, body: Obj): Promise<Applied> {
   const id = String(body.id);
   // Signatures and permissions are checked before the transaction (they read only what a commit
   // cannot change under us: keys, and the shares the transaction re-reads).
@@ -69,7 +74,7 @@ export function applyCommit(d: Drive, drive: string, caller: Caller, body: Obj):
   // --break commit-half-applied: no transaction, and a manifest's head is written before its
   // chunks are checked, so a refused commit leaves part of itself (ra.drive.commit-validated).
   const half = d.ctx.config.breakages.has('commit-half-applied');
-  const atomic = half ? <T>(fn: () => T): T => fn() : <T>(fn: () => T): T => d.store.transaction(fn);
+  const atomic = half ? <T>(fn: () => T): Promise<T> => Promise.resolve(fn()) : <T>(fn: () => T): Promise<T> => batchFor(d.store.db).run(() => d.store.transaction(fn));
   return atomic(() => {
     const first = d.store.appliedCommit(drive, id);
     if (first !== undefined) return { result: JSON.parse(first) as Obj };

@@ -1,11 +1,11 @@
 // The drive's routes (document 3, Drive API): each authenticates its caller (access.ts), checks
 // what the caller may do on the node it touches, and answers; reads of immutable objects
 // (versions, pages, chunks) may be cached, everything else is `no-store` (ra.drive.cache).
-import { createHash } from 'node:crypto';
 import { clampPowBits } from '../../../protocol/relay/drive/pow.ts';
 import { validChunkSize } from '../../../protocol/relay/drive/chunk.ts';
 import { limits } from '../../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../../shared/errors.ts';
+import { bodySha256 } from '../../shared/body.ts';
 import type { OwnerCall } from '../inbox.ts';
 import { anyRole, callerOf, gone, hostedDrive, may, require, sharesOfCaller, type Caller, type Drive } from './access.ts';
 import { applyCommit, parseCommit } from './commit.ts';
@@ -79,17 +79,26 @@ export async function putChunk(d: Drive, call: OwnerCall, hash: string): Promise
   if (!HEX64.test(hash)) throw new HttpError(400, 'invalid_request', 'a chunk is named by its lowercase hex SHA-256', 'ra.drive.chunk-upload');
   if (!validChunkSize(call.body.length))
     throw new HttpError(400, 'invalid_request', `${call.body.length} bytes is not a chunk size (ra.drive.chunk: nonce, whole 4096-byte buckets, tag)`, 'ra.drive.chunk-upload');
-  if (createHash('sha256').update(call.body).digest('hex') !== hash) throw ruleError(400, 'ra.drive.chunk-upload', 'the body does not hash to its name');
+  if (bodySha256(call.body) !== hash) throw ruleError(400, 'ra.drive.chunk-upload', 'the body does not hash to its name');
   if (d.store.chunkSize(drive, hash) !== undefined) return json({ id: hash, size: call.body.length });
-  if (d.store.meta(drive).used + call.body.length > d.quota) throw ruleError(507, 'ra.drive.quota', `the drive would hold more than its quota of ${d.quota} bytes`);
-  d.chunks.put(drive, hash, call.body);
-  d.store.putChunk(drive, hash, call.body.length, d.ctx.now());
+  // Uploads in flight hold their bytes against the quota, so concurrent ones cannot overrun it.
+  const inFlight = d.uploading.get(drive) ?? 0;
+  if (d.store.meta(drive).used + inFlight + call.body.length > d.quota) throw ruleError(507, 'ra.drive.quota', `the drive would hold more than its quota of ${d.quota} bytes`);
+  d.uploading.set(drive, inFlight + call.body.length);
+  try {
+    await d.chunks.put(drive, hash, call.body);
+    d.store.putChunk(drive, hash, call.body.length, d.ctx.now());
+  } finally {
+    const left = (d.uploading.get(drive) ?? 0) - call.body.length;
+    if (left > 0) d.uploading.set(drive, left);
+    else d.uploading.delete(drive);
+  }
   return json({ id: hash, size: call.body.length }, 201);
 }
 
 export async function commit(d: Drive, call: OwnerCall): Promise<Response> {
   const { drive, caller } = await open(d, call);
-  const applied = applyCommit(d, drive, caller, parseCommit(call.body));
+  const applied = await applyCommit(d, drive, caller, parseCommit(call.body));
   if (applied.change) d.events.changed(drive, changeView(applied.change), d.ctx.config.breakages.has('events-unfiltered'));
   // --break revoked-stream-open: an unshared member's stream stays open (ra.drive.events-revocation).
   if (applied.revoked && !d.ctx.config.breakages.has('revoked-stream-open')) d.events.revoked(drive, applied.revoked.who, applied.revoked.share);
@@ -177,7 +186,7 @@ export async function chunk(d: Drive, call: OwnerCall, id: string, v: string | u
   // --break chunk-by-hash: any chunk of the drive is served by its hash alone (ra.drive.chunk-access).
   const byHash = d.ctx.config.breakages.has('chunk-by-hash');
   const referenced = HEX64.test(hash) && (byHash || (v === undefined ? d.store.recordReferences(drive, id, hash) : HEX32.test(v) && d.store.versionReferences(drive, id, v, hash)));
-  let bytes = referenced ? d.chunks.get(drive, hash) : undefined;
+  let bytes = referenced ? await d.chunks.get(drive, hash) : undefined;
   if (!bytes) throw ruleError(404, 'ra.drive.chunk-access', `no ${v === undefined ? 'record' : `version ${v}`} of ${id} references chunk ${hash}`);
   if (caller.kind === 'link' && !d.store.spendOpen(drive, caller.share.id) && !d.ctx.config.breakages.has('link-opens-ignored'))
     throw ruleError(410, 'ra.drive.link-opens', 'the link has no opens left');

@@ -25,6 +25,7 @@ export function createDrive(ctx: RelayContext): Drive {
     events: new DriveEvents(ctx.config.maxStreams, ctx.now),
     links: new LinkTokens(ctx.now),
     quota: ctx.config.driveQuota ?? limits.drive_quota_default_bytes,
+    uploading: new Map(),
   };
 }
 
