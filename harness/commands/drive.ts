@@ -140,14 +140,15 @@ async function at(s: Session, path: string | undefined): Promise<Opened> {
 
 /** The folder `path` names, creating it (and with `parents` the folders above it) when absent. */
 async function folderAt(s: Session, path: string, parents: boolean): Promise<Opened> {
+  const { DriveRefused } = await import('../actors/drive/tree.ts');
+  const absent = (name: string) => new DriveRefused(`no folder ${name} (give --parents to create the folders on the way)`);
+  // The owner's first write makes the root, unless it is refused anyway.
+  if (!s.start && s.owner && split(path).name !== '' && !parents) throw absent(path.split('/').find(Boolean)!);
   const start = s.start ?? (s.owner ? await s.tree.createRoot(s.id!, s.id!.encryption.publicKey) : await at(s, undefined));
   s.start = start;
   const { found, missing } = await s.tree.walk(start, path);
   let folder = found[found.length - 1]!;
-  if (missing.length > 0 && !parents) {
-    const { DriveRefused } = await import('../actors/drive/tree.ts');
-    throw new DriveRefused(`${path}: no ${missing[0]} (give --parents to create the folders on the way)`);
-  }
+  if (missing.length > 0 && !parents) throw absent(missing[0]!);
   for (const name of missing) folder = await s.tree.mkdir(s.id!, folder, name);
   return folder;
 }
