@@ -96,7 +96,7 @@ async function httpClient(relay: string, serviceName: string) {
 }
 
 /** Opens the drive as the key file's identity: the owner from its root, a member from its share. */
-async function session(flags: Common): Promise<Session> {
+async function session(flags: Common, pick = true): Promise<Session> {
   if (!flags.key || !flags.relay) throw new Error('give --key and --relay (or --link)');
   const { readRelayKey } = await import('../actors/relay/keyfile.ts');
   const { DriveTree } = await import('../actors/drive/tree.ts');
@@ -107,6 +107,7 @@ async function session(flags: Common): Promise<Session> {
     const root = await tree.ownerRoot(id.encryption.privateKey);
     return { tree, id, owner: true, ...(root ? { start: root } : {}) };
   }
+  if (!pick) return { tree, id, owner: false };
   const mine = (await tree.shares()).filter((s) => s.member === id.identity && (flags.share === undefined || s.id === flags.share));
   if (mine.length !== 1) {
     const { DriveRefused } = await import('../actors/drive/tree.ts');
@@ -312,7 +313,7 @@ function shareCommands({ drive, io, run }: Kit): void {
   keyed(drive.command('shares').description("list shares: the drive's (the owner: all; a member: its own), or those on a path and its folders").argument('[drive-path]', 'a file or folder')).action(
     (path: string | undefined, flags: Common) =>
       run('shares', async () => {
-        const s = await session(flags);
+        const s = await session(flags, path !== undefined);
         let list: Obj[];
         if (path) {
           const { DriveRefused } = await import('../actors/drive/tree.ts');

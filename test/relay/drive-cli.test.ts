@@ -1,7 +1,7 @@
 // docs/drive.md as a user runs it: a test authority, two reference relays, and `svc-conformance
 // drive`: Alice on relay A puts, lists and gets a file back; shares a folder with Bob (homed on
 // relay B), who reads it from her drive; a password link opens for a guest with no key file; and
-// the unshare closes Bob's event stream and refuses his next read.
+// the unshare closes Bob's event stream and refuses his next read; with a write share he writes.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -128,5 +128,14 @@ describe('svc-conformance drive, between two relays', () => {
     const refused = await cli('drive', 'get', 'notes.txt', ...asBob);
     expect(refused.code).toBe(1);
     expect(refused.err).toMatch(/holds no share/);
+
+    // A write share: Bob, still homed on relay B, writes into Alice's folder and she reads his file.
+    expect((await cli('drive', 'mkdir', 'inbox', ...asAlice)).code).toBe(0);
+    expect((await cli('drive', 'share', 'inbox', '--with', 'bob.b.relay.test', '--role', 'write', '--authority', authority.adminUrl, ...asAlice)).code).toBe(0);
+    const reply = join(dir, 'reply.txt');
+    await writeFile(reply, 'from bob\n');
+    const wrote = await cli('drive', 'put', reply, 'replies/', '--parents', ...asBob);
+    expect(wrote.code, wrote.err).toBe(0);
+    expect((await cli('drive', 'get', 'inbox/replies/reply.txt', ...asAlice)).out).toBe('from bob\n');
   }, 120_000);
 });
