@@ -3,10 +3,11 @@
 // key file: every run opens the drive from what it holds (harness/actors/drive/tree.ts).
 import { readFile, writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { Command } from 'commander';
 import type { CommandContext } from '../actors/command-context.ts';
 import type { DriveTree, Opened } from '../actors/drive/tree.ts';
 import type { RelayIdentity } from '../actors/relay/index.ts';
+import { registerShareCommands } from './drive-share.ts';
 
 const EXAMPLES = `
 Paths are slash-separated names from the drive's root (the owner) or from the shared node (a
@@ -27,7 +28,7 @@ Examples (two relays and a test authority on loopback, see docs/drive.md):
   $ svc-conformance drive unshare 3f2a… --key alice.json --relay http://127.0.0.1:8441
 `;
 
-interface Common {
+export interface Common {
   key?: string;
   relay?: string;
   drive?: string;
@@ -35,11 +36,8 @@ interface Common {
   serviceName: string;
 }
 
-type Obj = Record<string, unknown>;
-const ROLES = ['read', 'write', 'admin', 'append', 'create'] as const;
-
 /** The caller's view of a drive: the tree, where paths start, and who signs. */
-interface Session {
+export interface Session {
   tree: DriveTree;
   id?: RelayIdentity;
   /** The root (owner, undefined before the first write) or the shared node. */
@@ -63,20 +61,23 @@ export function registerDriveCommands(program: Command, ctx: CommandContext): vo
       ctx.setCode(error instanceof DriveRefused || error instanceof LinkRefused ? 1 : 2);
     }
   };
-  const kit: Kit = { drive, io, run };
+  const kit: DriveKit = { drive, io, run, keyed, session, at, httpClient };
   putCommand(kit);
   getCommand(kit);
   lsCommand(kit);
   mkdirCommand(kit);
-  shareCommands(kit);
-  linkCommand(kit);
-  watchCommand(kit);
+  registerShareCommands(kit);
 }
 
-interface Kit {
+/** What the drive subcommands share: the parent command, output, and opening a drive. */
+export interface DriveKit {
   drive: Command;
   io: CommandContext['io'];
   run: (label: string, body: () => Promise<number>) => () => Promise<void>;
+  keyed: typeof keyed;
+  session: typeof session;
+  at: typeof at;
+  httpClient: typeof httpClient;
 }
 
 /** The options every keyed drive command takes. */
@@ -159,7 +160,7 @@ const split = (path: string): { dir: string; name: string } => {
   return { dir: parts.slice(0, -1).join('/'), name: parts[parts.length - 1] ?? '' };
 };
 
-function putCommand({ drive, io, run }: Kit): void {
+function putCommand({ drive, io, run }: DriveKit): void {
   keyed(
     drive
       .command('put')
@@ -188,7 +189,7 @@ function putCommand({ drive, io, run }: Kit): void {
     );
 }
 
-function getCommand({ drive, io, run }: Kit): void {
+function getCommand({ drive, io, run }: DriveKit): void {
   keyed(
     drive.command('get').description('read a file from the drive and decrypt it (as its owner, a member, or with --link a guest)').argument('[drive-path]', 'the file (a link to a file needs none)'),
     false,
@@ -210,7 +211,7 @@ function getCommand({ drive, io, run }: Kit): void {
     );
 }
 
-function lsCommand({ drive, io, run }: Kit): void {
+function lsCommand({ drive, io, run }: DriveKit): void {
   keyed(drive.command('ls').description("list a folder's children with their opened names").argument('[drive-path]', 'the folder (default: the root, or the shared node)'), false)
     .option('--link <link>', 'a link string from `drive link`')
     .option('--password <password>', "the link's password")
@@ -231,7 +232,7 @@ function lsCommand({ drive, io, run }: Kit): void {
     );
 }
 
-function mkdirCommand({ drive, io, run }: Kit): void {
+function mkdirCommand({ drive, io, run }: DriveKit): void {
   keyed(drive.command('mkdir').description('create a folder').argument('<drive-path>', 'the new folder'))
     .option('--parents', 'create missing folders on the way, and accept one that exists')
     .action((path: string, flags: Common & { parents?: boolean }) =>
@@ -250,179 +251,4 @@ function mkdirCommand({ drive, io, run }: Kit): void {
         return 0;
       })(),
     );
-}
-
-const printShare = (io: Kit['io'], s: Obj) =>
-  io.stdout.write(
-    `${String(s.id)}  ${String(s.role).padEnd(6)}  ${s.member ? String(s.member) : `link ${String(s.link)}`}  node ${String(s.node)}${s.expires ? `  until ${String(s.expires)}` : ''}\n`,
-  );
-
-/** A member's encryption key: given, or looked up in a test authority as `relay send` does. */
-async function encryptionKeyOf(identity: string, flags: { authority?: string; encryptionKey?: string }): Promise<Uint8Array> {
-  let text = flags.encryptionKey;
-  if (text === undefined && flags.authority !== undefined) {
-    const { AuthorityClient } = await import('../actors/authority/client.ts');
-    text = (await new AuthorityClient(flags.authority).identity(identity))?.encryption_public_key;
-    if (!text) throw new Error(`${identity} publishes no encryption key in the authority`);
-  }
-  if (text === undefined) throw new Error(`give --authority (where ${identity}'s encryption key is published) or --encryption-key x25519:<base64url>`);
-  const key = Buffer.from(text.replace(/^x25519:/, ''), 'base64url');
-  if (key.length !== 32) throw new Error(`${text} is not an X25519 public key`);
-  return new Uint8Array(key);
-}
-
-function shareCommands({ drive, io, run }: Kit): void {
-  keyed(drive.command('share').description("share a file or folder with an identity (its node key sealed to the member's encryption key)").argument('<drive-path>', 'what to share'))
-    .requiredOption('--with <identity>', 'the member, homed on any relay')
-    .addOption(new Option('--role <role>', 'what the member may do').choices(ROLES).default('read'))
-    .option('--authority <admin-url>', "where the member's encryption key is looked up (a test authority)")
-    .option('--encryption-key <key>', "the member's encryption key, x25519:<base64url> (instead of --authority)")
-    .option('--expires <rfc3339>', 'when the share ends')
-    .action((path: string, flags: Common & { with: string; role: (typeof ROLES)[number]; authority?: string; encryptionKey?: string; expires?: string }) =>
-      run('share', async () => {
-        const member = flags.with.toLowerCase();
-        const encryption = await encryptionKeyOf(member, flags);
-        const s = await session(flags);
-        const node = await at(s, path);
-        const { share } = await import('../actors/drive/objects.ts');
-        const made = share(s.tree.profile, {
-          drive: s.tree.drive,
-          issuer: s.id!,
-          node: node.keys,
-          role: flags.role,
-          member: { identity: member, encryption },
-          ...(flags.expires ? { expires: flags.expires } : {}),
-        });
-        await s.tree.commit(`sharing ${path}`, made.body);
-        io.stdout.write(`shared ${path} with ${member} (${flags.role}): share ${String((made.body.share as Obj).id)}\n`);
-        return 0;
-      })(),
-    );
-
-  keyed(drive.command('unshare').description('end a share (member or link); its member hears drive.revoked and its stream closes').argument('<share-id>', 'from `drive shares`')).action(
-    (id: string, flags: Common) =>
-      run('unshare', async () => {
-        const s = await session(flags);
-        const { hex16 } = await import('../actors/drive/objects.ts');
-        await s.tree.commit(`ending share ${id}`, { id: hex16(), unshare: { share: id } });
-        io.stdout.write(`ended share ${id}\n`);
-        return 0;
-      })(),
-  );
-
-  keyed(drive.command('shares').description("list shares: the drive's (the owner: all; a member: its own), or those on a path and its folders").argument('[drive-path]', 'a file or folder')).action(
-    (path: string | undefined, flags: Common) =>
-      run('shares', async () => {
-        const s = await session(flags, path !== undefined);
-        let list: Obj[];
-        if (path) {
-          const { DriveRefused } = await import('../actors/drive/tree.ts');
-          const node = await at(s, path);
-          const r = await s.tree.client.node(s.tree.drive, s.tree.actor, node.node, '/shares');
-          if (r.status !== 200) throw new DriveRefused(`the shares of ${path}`, r);
-          list = (r.json() as { shares: Obj[] }).shares;
-        } else list = await s.tree.shares();
-        for (const x of list) printShare(io, x);
-        if (list.length === 0) io.stdout.write('no shares\n');
-        return 0;
-      })(),
-  );
-}
-
-function linkCommand({ drive, io, run }: Kit): void {
-  keyed(drive.command('link').description('make a link: anyone holding the printed string reads the file or folder (its key travels after #)').argument('<drive-path>', 'what to share'))
-    .option('--password <password>', 'also ask for this password (the relay checks its argon2id verifier)')
-    .option('--downloads <n>', 'how many chunk downloads the link allows', positive)
-    .option('--pow <bits>', 'ask each guest for a proof of work of this many bits', positive)
-    .option('--expires <rfc3339>', 'when the link ends')
-    .action((path: string, flags: Common & { password?: string; downloads?: number; pow?: number; expires?: string }) =>
-      run('link', async () => {
-        const s = await session(flags);
-        const node = await at(s, path);
-        const { randomBytes } = await import('node:crypto');
-        const { hex16, share } = await import('../actors/drive/objects.ts');
-        const { linkSecrets } = await import('../impl/noble-drive.ts');
-        const { formatLink } = await import('../actors/drive/link.ts');
-        let password: { salt: Uint8Array; verifierHash: string; key: Uint8Array } | undefined;
-        if (flags.password !== undefined) {
-          const salt = new Uint8Array(randomBytes(16));
-          password = { salt, ...(await linkSecrets(flags.password, salt)) };
-        }
-        const link = hex16();
-        const made = share(s.tree.profile, {
-          drive: s.tree.drive,
-          issuer: s.id!,
-          node: node.keys,
-          role: 'read',
-          link,
-          ...(flags.downloads ? { caps: { downloads: flags.downloads } } : {}),
-          ...(password ? { password } : {}),
-          ...(flags.pow ? { pow: flags.pow } : {}),
-          ...(flags.expires ? { expires: flags.expires } : {}),
-        });
-        await s.tree.commit(`linking ${path}`, made.body);
-        io.stdout.write(`${formatLink({ relay: s.tree.client.url, drive: s.tree.drive, link, key: made.linkKey! })}\n`);
-        io.stderr.write(`share ${String((made.body.share as Obj).id)} (drive unshare ends the link)\n`);
-        return 0;
-      })(),
-    );
-}
-
-function watchCommand({ drive, io, run }: Kit): void {
-  keyed(drive.command('watch').description("print the drive's events (drive.changed, drive.revoked) until the relay closes the stream"))
-    .option('--timeout <s>', 'stop after this many seconds', positive)
-    .action((flags: Common & { timeout?: number }) =>
-      run('watch', async () => {
-        if (!flags.key || !flags.relay) throw new Error('give --key and --relay');
-        const { readRelayKey } = await import('../actors/relay/keyfile.ts');
-        const { untilInterrupted } = await import('../actors/command-context.ts');
-        const id = await readRelayKey(flags.key);
-        const client = await httpClient(flags.relay, flags.serviceName);
-        const name = (flags.drive ?? id.identity).toLowerCase();
-        const stream = await client.events(name, { identity: id.identity, seed: id.seed });
-        if (stream.status !== 200) {
-          io.stderr.write(`svc-conformance drive watch: the relay answered ${stream.status} ${(stream.body ?? '').slice(0, 300)}\n`);
-          return 1;
-        }
-        io.stdout.write(`watching ${name}'s drive as ${id.identity}\n`);
-        const stop = new AbortController();
-        const interrupted = untilInterrupted(AbortSignal.any([stop.signal, ...(io.signal ? [io.signal] : [])])).then(() => 'stopped');
-        const timer = flags.timeout ? setTimeout(() => stop.abort(), flags.timeout * 1000) : undefined;
-        try {
-          for (let seen = 0; ; seen++) {
-            const next = stream
-              .next(() => true, 2 ** 31 - 1, seen)
-              .then(
-                (e) => e,
-                () => undefined,
-              );
-            const e = await Promise.race([next, interrupted]);
-            if (typeof e === 'string') {
-              io.stdout.write('stopped\n');
-              return 0;
-            }
-            if (e === undefined) break;
-            io.stdout.write(`${eventLine(e.event, e.data as Obj)}\n`);
-          }
-          io.stdout.write('the relay closed the stream\n');
-          return 0;
-        } finally {
-          if (timer) clearTimeout(timer);
-          stop.abort();
-          await stream.close();
-        }
-      })(),
-    );
-}
-
-function eventLine(event: string, data: Obj): string {
-  const d = (data.drive ?? {}) as Obj;
-  if (event === 'drive.changed') return `${String(data.timestamp)} drive.changed seq ${String(d.seq)} ${String(d.operation)} node ${String(d.node)}${d.share ? ` share ${String(d.share)}` : ''}`;
-  if (event === 'drive.revoked') return `${String(data.timestamp)} drive.revoked share ${String(d.share)}`;
-  return `${String(data.timestamp ?? '')} ${event}`.trim();
-}
-
-function positive(value: string): number {
-  if (!/^\d+$/.test(value.trim()) || Number(value) < 1) throw new InvalidArgumentError('a whole number, at least 1');
-  return Number(value);
 }
