@@ -150,6 +150,7 @@ async function folderAt(s: Session, path: string, parents: boolean): Promise<Ope
   s.start = start;
   const { found, missing } = await s.tree.walk(start, path);
   let folder = found[found.length - 1]!;
+  if (folder.kind !== 'folder') throw new DriveRefused(`${folder.name} is a file, not a folder`);
   if (missing.length > 0 && !parents) throw absent(missing[0]!);
   for (const name of missing) folder = await s.tree.mkdir(s.id!, folder, name);
   return folder;
