@@ -69,6 +69,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}, deps: CliDep
   (await import('./commands/signer.ts')).registerSignerCommands(program, { io: out, configure, setCode: (c) => void (code = c) });
   (await import('./commands/authority.ts')).registerAuthorityCommand(program, { io: out, configure, setCode: (c) => void (code = c) });
   (await import('./commands/relay.ts')).registerRelayCommands(program, { io: out, configure, setCode: (c) => void (code = c) });
+  (await import('./commands/drive.ts')).registerDriveCommands(program, { io: out, configure, setCode: (c) => void (code = c) });
 
   try {
     await program.parseAsync(argv);

@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import { sessionCheck, type CheckSpec } from '../../../run/check.ts';
 import { decryptChunk, encryptContent, groupRoster, openContentKey, openShareKey, replace, rosterHeader, type NodeKeys } from '../../../actors/drive/objects.ts';
-import { linkSecrets, powValid } from '../../../impl/noble-drive.ts';
+import { linkSecrets } from '../../../impl/noble-drive.ts';
+import { solvePow } from '../../../actors/drive/link.ts';
 import type { RuleId } from '../../../../schemas/ts/rules.ts';
 import { DriveSession, bodyOf, headNames, ok, refused, said, type RelayTarget } from '../driver.ts';
 
@@ -327,8 +328,7 @@ function linkHeaders(t: RelayTarget): Check {
       await s.share(id, { node: f.keys, role: 'read', link, password: { salt, verifierHash: secrets.verifierHash, key: secrets.key }, pow: 8 });
       const info = bodyOf(await s.drive.link(id.identity, link));
       const pow = info?.pow as Obj | null | undefined;
-      let solution: string | undefined;
-      if (pow && typeof pow.token === 'string') for (let i = 0; i < 1 << 22 && solution === undefined; i++) if (powValid(pow.token, String(i), Number(pow.bits))) solution = `${pow.token}.${i}`;
+      const solution = pow && typeof pow.token === 'string' ? solvePow(pow.token, Number(pow.bits), 1 << 22) : undefined;
       const holder = (verifier?: Uint8Array) => ({ link, ...(verifier ? { verifier } : {}), ...(solution ? { pow: solution } : {}) });
       const wrong = await s.drive.node(id.identity, holder(new Uint8Array(32)), f.keys.node);
       e.that(refused(wrong), `a wrong verifier answered ${said(wrong)}`);
