@@ -120,15 +120,16 @@ async function session(flags: Common, pick = true): Promise<Session> {
 
 /** Opens the drive as a link's guest: the link's node, its key from the link string. */
 async function linkSession(text: string, password: string | undefined, serviceName: string): Promise<Session> {
-  const { parseLink, linkActor } = await import('../actors/drive/link.ts');
+  const { parseLink, openLink } = await import('../actors/drive/link.ts');
   const { DriveTree } = await import('../actors/drive/tree.ts');
   const ref = parseLink(text);
   if (!ref) throw new Error(`${text} is not a drive link (<relay>/drive/<identity>/links/<id>#<key>)`);
   const client = await httpClient(ref.relay, serviceName);
-  const tree = new DriveTree(client, ref.drive, await linkActor(client, ref, password));
+  const opened = await openLink(client, ref, password);
+  const tree = new DriveTree(client, ref.drive, opened.actor);
   const [s] = await tree.shares();
   if (!s) throw new Error('the link lists no share');
-  return { tree, owner: false, start: await tree.fromShare(s, ref.key) };
+  return { tree, owner: false, start: await tree.fromShare(s, opened.linkKey) };
 }
 
 /** The node at `path`, or the start; the session's start is required. */

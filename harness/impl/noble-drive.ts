@@ -163,6 +163,15 @@ export async function linkSecrets(password: string, salt: Uint8Array): Promise<{
   return { key: out.slice(...k.key_bytes), verifier, verifierHash: sha256Hex(verifier) };
 }
 
+/**
+ * The link key (ra.drive.link-kdf): the X25519 private key a link share's node_key is sealed to,
+ * from the secret the link string carries and, for a password link, the KDF's key bytes.
+ */
+export function linkPrivateKey(profile: Profile, secret: Uint8Array, kdfKey?: Uint8Array): Uint8Array {
+  if (!kdfKey) return secret;
+  return hkdf(sha256, secret, kdfKey, utf8ToBytes(fillTemplate(driveSpec.link_kdf.link_key_domain, profile.name)), 32);
+}
+
 export function powValid(token: string, solution: string, bits: number): boolean {
   const d = sha256(utf8ToBytes(`${token}${driveSpec.pow.join}${solution}`));
   const zeros = d.findIndex((b) => b !== 0);

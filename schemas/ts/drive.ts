@@ -519,7 +519,8 @@ export const driveSpec = {
     "verifier_bytes": [
       32,
       64
-    ]
+    ],
+    "link_key_domain": "{name}/drive/link-key/v1"
   },
   "guest": {
     "rule": "ra.drive.guest",

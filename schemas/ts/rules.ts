@@ -3659,7 +3659,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "GET /drive/:identity/links/:link; X-Svc-Link-Verifier",
     "title": "Link password KDF",
-    "text": "Project decision (drive-shares.json link-create-password fixes the name, salt and verifier_hash; the derivation is the deployed system's, pinned by the project's own vectors): `argon2id-m65536-t3-p1` derives 64 bytes from the password and the share's 16-byte salt; the first 32 enter the link key, the last 32 are the verifier, and the share's verifier_hash is the hex SHA-256 of the verifier.",
+    "text": "Project decision (drive-shares.json link-create-password fixes the name, salt and verifier_hash; the derivation is the deployed system's, pinned by the project's own vectors): `argon2id-m65536-t3-p1` derives 64 bytes from the password and the share's 16-byte salt; the first 32 enter the link key (the X25519 key the share's node_key is sealed to: HKDF-SHA256 of the link's secret, salted with them, info `{name}/drive/link-key/v1`; the secret alone without a password), the last 32 are the verifier, and the share's verifier_hash is the hex SHA-256 of the verifier.",
     "origin": "project"
   },
   {

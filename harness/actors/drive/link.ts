@@ -1,8 +1,9 @@
 // A link as a guest holds it: one string carrying the drive's relay, the drive, the link id and
-// (after `#`, so it never reaches a server) the key its share's node key is sealed to. Opening it
-// asks the relay's public link answer what else it wants: the password's verifier (argon2id with
-// the answer's salt) and a proof of work on the answer's token.
-import { linkSecrets, powValid } from '../../impl/noble-drive.ts';
+// (after `#`, so it never reaches a server) the secret its share's node key is sealed to (mixed
+// with the password's KDF key for a password link). Opening it asks the relay's public link
+// answer what else it wants: the password's verifier (argon2id with the answer's salt) and a
+// proof of work on the answer's token.
+import { linkPrivateKey, linkSecrets, powValid } from '../../impl/noble-drive.ts';
 import type { DriveActor, DriveClient } from './client.ts';
 
 export interface LinkRef {
@@ -39,17 +40,23 @@ export function solvePow(token: string, bits: number, tries = 1 << 26): string |
 
 export class LinkRefused extends Error {}
 
-/** The link headers for `ref`: fetches the link answer, derives the verifier, does the work asked. */
-export async function linkActor(client: DriveClient, ref: LinkRef, password?: string): Promise<DriveActor> {
+/**
+ * The link headers for `ref` (fetches the link answer, derives the verifier, does the work asked)
+ * and the link key its share's node key opens with (ra.drive.link-kdf).
+ */
+export async function openLink(client: DriveClient, ref: LinkRef, password?: string): Promise<{ actor: DriveActor; linkKey: Uint8Array }> {
   const r = await client.link(ref.drive, ref.link);
   if (r.status !== 200) throw new LinkRefused(`the link answered ${r.status} ${r.text().slice(0, 300)}`);
   const info = r.json() as { kdf?: string; salt?: string; pow?: { bits: number; token: string } | null };
-  let verifier: Uint8Array | undefined;
+  let secrets: { key: Uint8Array; verifier: Uint8Array } | undefined;
   if (info.kdf) {
     if (password === undefined) throw new Error('this link has a password: give it with --password');
-    verifier = (await linkSecrets(password, new Uint8Array(Buffer.from(String(info.salt), 'base64url')))).verifier;
+    secrets = await linkSecrets(password, new Uint8Array(Buffer.from(String(info.salt), 'base64url')));
   }
   const pow = info.pow ? solvePow(info.pow.token, info.pow.bits) : undefined;
   if (info.pow && !pow) throw new Error(`no proof of work found for ${info.pow.bits} bits`);
-  return { link: ref.link, ...(verifier ? { verifier } : {}), ...(pow ? { pow } : {}) };
+  return {
+    actor: { link: ref.link, ...(secrets ? { verifier: secrets.verifier } : {}), ...(pow ? { pow } : {}) },
+    linkKey: linkPrivateKey(client.profile, ref.key, secrets?.key),
+  };
 }

@@ -8,7 +8,7 @@ import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { limits } from '../../../schemas/ts/limits.ts';
 import type { Profile } from '../../../protocol/common/profile.ts';
 import { sign } from '../../impl/noble.ts';
-import { context, driveString, hashOf, nameHash, openChunk, openSeal, recordContext, sealChunk, sealDomainOf, sealTo, sha256Hex } from '../../impl/noble-drive.ts';
+import { context, driveString, hashOf, linkPrivateKey, nameHash, openChunk, openSeal, recordContext, sealChunk, sealDomainOf, sealTo, sha256Hex } from '../../impl/noble-drive.ts';
 
 type Obj = Record<string, unknown>;
 export const hex16 = (): string => randomBytes(16).toString('hex');
@@ -166,8 +166,9 @@ export interface ShareInput {
 export function share(profile: Profile, o: ShareInput): { body: Obj; linkKey?: Uint8Array } {
   const id = hex16();
   const bearing = o.role === 'read' || o.role === 'write' || o.role === 'admin';
+  // A link's string carries `linkSecret`; with a password, the key it seals to needs both (ra.drive.link-kdf).
   const linkSecret = o.link ? x25519.utils.randomSecretKey() : undefined;
-  const to = o.member?.encryption ?? (linkSecret ? x25519.getPublicKey(linkSecret) : undefined);
+  const to = o.member?.encryption ?? (linkSecret ? x25519.getPublicKey(linkPrivateKey(profile, linkSecret, o.password?.key)) : undefined);
   const s: Obj = {
     format: 1,
     drive: o.drive,

@@ -69,6 +69,18 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
   await drive.http.close();
   const fileManifest = fileBody.manifest as Record<string, unknown>;
   const driveParams: Record<string, string> = { node: fileKeys.node, version: String(fileManifest.version), page: String((fileManifest.pages as string[])[0]), hash: chunks[0]!.id, link: linkId };
+  // What the drive accepted before the fuzz still reads back after it: the file's head and its chunk's bytes.
+  const driveKept = async (): Promise<string | undefined> => {
+    const reader = new DriveClient(s.profile, t.url, new HttpClient({ timeoutMs: t.requestTimeoutMs, maxBodyBytes: 8 * 1024 * 1024 }));
+    try {
+      const head = await reader.node(fuzzer.identity, me, fileKeys.node);
+      if (head.status !== 200 || !head.text().includes(driveParams.version!)) return `after the fuzz the drive's file answered ${said(head)}, not its head ${driveParams.version!}`;
+      const c = await reader.chunk(fuzzer.identity, me, fileKeys.node, driveParams.version, chunks[0]!.id);
+      return c.status === 200 && Buffer.from(c.body).equals(Buffer.from(chunks[0]!.bytes)) ? undefined : `after the fuzz the file's chunk answered ${said(c)}, not the bytes stored before`;
+    } finally {
+      await reader.http.close();
+    }
+  };
   const bearerOps = new Set(['enrollReveal', 'enrollPoll', 'enrollAbandon']);
   const param = (name: string): string =>
     driveParams[name] ??
@@ -142,6 +154,8 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
       const m = mail(s, peer, keeper, 'kept through the fuzz');
       const sent = await s.relay.send(m);
       return async () => {
+        const lost = await driveKept();
+        if (lost) return lost;
         if (sent.status !== 202) return `the message sent before the fuzz was not accepted: ${said(sent)}`;
         const p = pickupOf(await s.relay.pickup(keeper, { mode: 'signed-request' }));
         if (typeof p === 'string') return `after the fuzz, ${p}`;
