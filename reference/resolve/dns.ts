@@ -22,7 +22,9 @@ export class Dns {
   readonly #custom: boolean;
 
   constructor(options: DnsOptions) {
-    this.#resolver = new Resolver({ timeout: options.timeoutMs, tries: 1 });
+    // Two tries within the budget (c-ares doubles the wait for the retry: t + 2t): one datagram
+    // answered late, or lost, costs a retry rather than the lookup.
+    this.#resolver = new Resolver({ timeout: Math.max(1, Math.floor(options.timeoutMs / 3)), tries: 2 });
     this.#custom = options.server !== undefined;
     if (options.server !== undefined) this.#resolver.setServers([options.server]);
   }
