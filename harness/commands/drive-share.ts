@@ -95,7 +95,7 @@ function shareCommands({ drive, io, run, keyed, session, at }: DriveKit): void {
 function linkCommand({ drive, io, run, keyed, session, at }: DriveKit): void {
   keyed(drive.command('link').description('make a link: anyone holding the printed string reads the file or folder (its key travels after #)').argument('<drive-path>', 'what to share'))
     .option('--password <password>', 'also ask for this password (the relay checks its argon2id verifier)')
-    .option('--downloads <n>', 'how many chunk downloads the link allows', parsePositive)
+    .option('--downloads <n>', 'how many downloads of the file the link allows (each read of its first chunk spends one)', parsePositive)
     .option('--pow <bits>', 'ask each guest for a proof of work of this many bits', parsePositive)
     .option('--expires <rfc3339>', 'when the link ends')
     .action((path: string, flags: Common & { password?: string; downloads?: number; pow?: number; expires?: string }) =>

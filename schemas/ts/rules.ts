@@ -4028,7 +4028,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "GET /drive/:identity/links/:link (body: not shown)",
     "title": "The link answer",
-    "text": "Project decision: `{link, drive, node, role, kdf, salt, pow, opens_left, expires}`, `kdf` and `salt` empty without a password, `pow` `{bits, token}` when the share asks for work (else null), `opens_left` null when unlimited; an unknown, unshared or expired link answers 404 `not_found`.",
+    "text": "Project decision: `{link, drive, node, role, kdf, salt, pow, opens_left, expires}`, `kdf` and `salt` empty without a password, `pow` `{bits, token}` when the share asks for work (else null), `opens_left` null when unlimited; an unknown, unshared, expired or spent link (no opens left) answers 404 `not_found`.",
     "origin": "project"
   },
   {
@@ -4045,7 +4045,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "Drive API (links: opens left, proof-of-work: not shown)",
     "title": "Opens and work",
-    "text": "Project decision: each chunk read through a link spends one of its `caps.downloads` opens (0 means unlimited); a link with no opens left, or past `expires`, answers 410 `link_gone`; a share with `pow` asks every link request for `X-Svc-Link-Pow: <token>.<solution>` solving the token of its link answer (valid 10 minutes) at the clamped difficulty, else 403 `not_authorized`; a wrong verifier is 403 `not_authorized`.",
+    "text": "Project decision: each download through a link spends one of its `caps.downloads` opens (0 means unlimited), a download being a read of a version's first chunk (its first page's first reference) or of an append record's first chunk, so a file of any size downloads once per open; a link with no opens left, or past `expires`, answers 410 `link_gone`; a share with `pow` asks every link request for `X-Svc-Link-Pow: <token>.<solution>` solving the token of its link answer (valid 10 minutes) at the clamped difficulty, else 403 `not_authorized`; a wrong verifier is 403 `not_authorized`.",
     "origin": "project",
     "code": "link_gone"
   },

@@ -188,7 +188,8 @@ export async function chunk(d: Drive, call: OwnerCall, id: string, v: string | u
   const referenced = HEX64.test(hash) && (byHash || (v === undefined ? d.store.recordReferences(drive, id, hash) : HEX32.test(v) && d.store.versionReferences(drive, id, v, hash)));
   let bytes = referenced ? await d.chunks.get(drive, hash) : undefined;
   if (!bytes) throw ruleError(404, 'ra.drive.chunk-access', `no ${v === undefined ? 'record' : `version ${v}`} of ${id} references chunk ${hash}`);
-  if (caller.kind === 'link' && !d.store.spendOpen(drive, caller.share.id) && !d.ctx.config.breakages.has('link-opens-ignored'))
+  // A download through a link (a read of a version's or record's first chunk) spends one open.
+  if (caller.kind === 'link' && d.store.startsContent(drive, id, v, hash) && !d.store.spendOpen(drive, caller.share.id) && !d.ctx.config.breakages.has('link-opens-ignored'))
     throw ruleError(410, 'ra.drive.link-opens', 'the link has no opens left');
   // --break chunk-bytes-altered: a chunk is served with its last byte changed (ra.drive.versions).
   if (d.ctx.config.breakages.has('chunk-bytes-altered')) bytes = Uint8Array.from(bytes, (b, i) => (i === bytes!.length - 1 ? b ^ 1 : b));

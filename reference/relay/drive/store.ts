@@ -102,6 +102,9 @@ export class DriveStore {
       recordRef: db.prepare(
         "SELECT 1 FROM drive_refs r JOIN drive_records d ON d.drive = r.drive AND d.node = r.node AND d.position = r.position WHERE r.drive = ? AND r.node = ? AND r.version = '' AND r.chunk = ?",
       ),
+      recordBodies: db.prepare(
+        "SELECT d.body FROM drive_refs r JOIN drive_records d ON d.drive = r.drive AND d.node = r.node AND d.position = r.position WHERE r.drive = ? AND r.node = ? AND r.version = '' AND r.chunk = ?",
+      ),
       records: db.prepare('SELECT * FROM drive_records WHERE drive = ? AND node = ? AND position > ? ORDER BY position LIMIT ?'),
       lastPosition: db.prepare('SELECT max(position) AS p FROM drive_records WHERE drive = ? AND node = ?'),
       putRecord: db.prepare('INSERT INTO drive_records (drive, node, position, author, sequence, hash, body) VALUES (@drive, @node, @position, @author, @sequence, @hash, @body)'),
@@ -196,6 +199,18 @@ export class DriveStore {
   /** Whether a retained record of the node references the chunk. */
   recordReferences(drive: string, node: string, chunk: string): boolean {
     return this.#s.recordRef.get(drive, node, chunk) !== undefined;
+  }
+
+  /**
+   * Whether `chunk` starts what it is read as part of: the first chunk of the version (its first
+   * page's first reference) or, without a version, of a retained record that references it.
+   */
+  startsContent(drive: string, node: string, version: string | undefined, chunk: string): boolean {
+    const first = (body: string | undefined) => ((body ? (JSON.parse(body) as { chunks?: Array<{ id?: unknown }> }).chunks : undefined) ?? [])[0]?.id;
+    if (version === undefined) return (this.#s.recordBodies.all(drive, node, chunk) as Array<{ body: string }>).some((r) => first(r.body) === chunk);
+    const manifest = this.version(drive, node, version)?.manifest;
+    const page = manifest ? (JSON.parse(manifest) as { pages?: unknown[] }).pages?.[0] : undefined;
+    return typeof page === 'string' && first(this.page(drive, node, version, page)) === chunk;
   }
 
   records(drive: string, node: string, after: number, limit: number): RecordRow[] {

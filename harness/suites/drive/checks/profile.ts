@@ -139,18 +139,21 @@ function quota(t: RelayTarget): Check {
 function linkOpens(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/link-opens',
-    title: 'a link with one download serves one chunk, then answers 410 `link_gone`, and its answer says 0 opens left',
+    title: 'a link with one download serves a two-chunk file once (both chunks), then answers 410 `link_gone`, and its spent answer 404',
     rules: ['ra.drive.link-opens', 'ra.drive.links-body'],
     run: async (s, e) => {
       const { id, root } = await s.owner();
-      const f = await s.file(id, root.keys, 'once.txt', text('once'));
+      const f = await s.file(id, root.keys, 'once.bin', new Uint8Array(randomBytes(70_000)));
       const link = randomBytes(16).toString('hex');
       await s.share(id, { node: f.keys, role: 'read', link, caps: { downloads: 1 } });
       const info = bodyOf(await s.drive.link(id.identity, link));
       e.that(info?.opens_left === 1 && info.pow === null && info.kdf === '' && info.node === f.keys.node, `the link answered ${JSON.stringify(info)}`);
-      const first = await s.drive.chunk(id.identity, { link }, f.keys.node, f.version, f.chunks[0]!.id);
-      const second = await s.drive.chunk(id.identity, { link }, f.keys.node, f.version, f.chunks[0]!.id);
-      e.that(ok(first) && second.status === 410 && codeOf(second) === 'link_gone', `two downloads answered ${said(first)} then ${said(second)}`);
+      const download = f.chunks.length === 2 ? await Promise.all(f.chunks.map((c) => s.drive.chunk(id.identity, { link }, f.keys.node, f.version, c.id))) : [];
+      e.that(download.length === 2 && download.every(ok), `the one download (both chunks of the file) answered ${download.map(said).join(' and ') || `(the file has ${f.chunks.length} chunks)`}`);
+      const after = await s.drive.link(id.identity, link);
+      e.that(after.status === 404 && codeOf(after) === 'not_found', `after the download the link answer answered ${said(after)}, not 404 not_found`);
+      const again = await s.drive.chunk(id.identity, { link }, f.keys.node, f.version, f.chunks[0]!.id);
+      e.that(again.status === 410 && codeOf(again) === 'link_gone', `a second download answered ${said(again)}`);
     },
   });
 }
