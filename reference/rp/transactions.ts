@@ -93,6 +93,12 @@ const SQL = {
   sweep: 'DELETE FROM rp_transactions WHERE expires_at < ?',
 } as const;
 
+/**
+ * PostgreSQL text cannot hold NUL (the query fails), and no key this RP issues has one: a
+ * client's key with NUL names no transaction, on either engine, rather than a 500.
+ */
+const storable = (key: string): boolean => !key.includes('\0');
+
 export class TransactionStore {
   readonly #sql: Sql;
   readonly #now: () => number;
@@ -125,6 +131,7 @@ export class TransactionStore {
   }
 
   async #get(sql: string, key: string): Promise<Transaction | undefined> {
+    if (!storable(key)) return undefined;
     const row = await this.#sql.get<Row>(sql, [key]);
     if (!row) return undefined;
     const tx = fromRow(row);
@@ -146,6 +153,7 @@ export class TransactionStore {
 
   /** The transaction a delivery binds to, without its request (expired as `byRequestId` does). */
   async forDelivery(requestId: string): Promise<DeliveryView | undefined> {
+    if (!storable(requestId)) return undefined;
     const row = await this.#sql.get<Pick<Row, 'request_id' | 'match_code' | 'state' | 'expires_at'> & { binding: string | null }>(SQL.forDelivery, [requestId]);
     if (!row) return undefined;
     const state = (await this.#expired(row.request_id, row.state, row.expires_at)) ? 'expired' : row.state;
