@@ -135,16 +135,22 @@ export class TransactionStore {
     const row = await this.#sql.get<Row>(sql, [key]);
     if (!row) return undefined;
     const tx = fromRow(row);
-    if (await this.#expired(tx.requestId, tx.state, tx.expiresAt)) tx.state = 'expired';
+    if (this.#lapsed(tx.state, tx.expiresAt)) {
+      await this.#expire(tx.requestId);
+      tx.state = 'expired';
+    }
     return tx;
   }
 
-  /** A pending transaction past expires_at is expired (ns.transaction.expiry): records it. */
-  async #expired(requestId: string, state: TxState, expiresAt: number): Promise<boolean> {
+  /** A pending transaction past expires_at is expired (ns.transaction.expiry). */
+  #lapsed(state: TxState, expiresAt: number): boolean {
+    return state === 'pending' && this.#now() > expiresAt;
+  }
+
+  /** Records the expiry (a compare-and-set: a transaction approved meanwhile stays approved). */
+  async #expire(requestId: string): Promise<void> {
     const now = this.#now();
-    if (state !== 'pending' || now <= expiresAt) return false;
     await this.#sql.run(SQL.expire, [now, requestId, now]);
-    return true;
   }
 
   byRequestId(requestId: string): Promise<Transaction | undefined> {
@@ -156,7 +162,11 @@ export class TransactionStore {
     if (!storable(requestId)) return undefined;
     const row = await this.#sql.get<Pick<Row, 'request_id' | 'match_code' | 'state' | 'expires_at'> & { binding: string | null }>(SQL.forDelivery, [requestId]);
     if (!row) return undefined;
-    const state = (await this.#expired(row.request_id, row.state, row.expires_at)) ? 'expired' : row.state;
+    let state = row.state;
+    if (this.#lapsed(state, row.expires_at)) {
+      await this.#expire(row.request_id);
+      state = 'expired';
+    }
     return { requestId: row.request_id, binding: row.binding, matchCode: row.match_code, state };
   }
 

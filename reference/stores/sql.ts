@@ -54,10 +54,27 @@ export class SqliteSql implements Sql {
     return stmt;
   }
 
+  /** Calls queued or running (a transaction holds the queue across its awaits). */
+  #pending = 0;
+
   #serial<T>(fn: () => T | Promise<T>): Promise<T> {
+    this.#pending++;
     const next = this.#queue.then(fn, fn);
-    this.#queue = next.catch(() => undefined);
+    this.#queue = next.then(
+      () => void this.#pending--,
+      () => void this.#pending--,
+    );
     return next;
+  }
+
+  /** One statement: at once when nothing is queued (the same order, without a trip through the queue). */
+  #one<T>(fn: () => T): Promise<T> {
+    if (this.#pending > 0) return this.#serial(fn);
+    try {
+      return Promise.resolve(fn());
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
   }
 
   #direct(): Sql {
@@ -78,20 +95,20 @@ export class SqliteSql implements Sql {
   }
 
   get<T>(sql: string, params: readonly unknown[] = []): Promise<T | undefined> {
-    return this.#serial(() => this.#stmt(sql).get(...params) as T | undefined);
+    return this.#one(() => this.#stmt(sql).get(...params) as T | undefined);
   }
   all<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    return this.#serial(() => this.#stmt(sql).all(...params) as T[]);
+    return this.#one(() => this.#stmt(sql).all(...params) as T[]);
   }
   run(sql: string, params: readonly unknown[] = []): Promise<number> {
-    return this.#serial(() => this.#stmt(sql).run(...params).changes);
+    return this.#one(() => this.#stmt(sql).run(...params).changes);
   }
   write(sql: string, params: readonly unknown[] = []): Promise<number> {
     const stmt = this.#stmt(sql);
     return batchFor(this.#db).run(() => stmt.run(...params).changes);
   }
   exec(sql: string): Promise<void> {
-    return this.#serial(() => void this.#db.exec(sql));
+    return this.#one(() => void this.#db.exec(sql));
   }
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
     return this.#serial(async () => {
