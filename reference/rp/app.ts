@@ -12,16 +12,14 @@ import { verifyEd25519Async } from '../../protocol/common/ed25519.ts';
 import type { NonceStore } from '../../protocol/signin/nonce.ts';
 import type { Resolver } from '../../protocol/signin/resolver.ts';
 import { limits } from '../../schemas/ts/limits.ts';
-import { IN_MEMORY, openDatabase, type Db } from '../stores/sqlite.ts';
-import { openNonceStore } from '../stores/index.ts';
+import { IN_MEMORY, type Db } from '../stores/sqlite.ts';
 import { NetworkResolver } from '../resolve/network.ts';
 import { DEFAULT_NAME, DEFAULT_SIGNER_URL, pathsFor, siteOf, type RpConfig, type RpContext } from './config.ts';
 import { HttpError } from '../shared/errors.ts';
 import { asset, errorFor, errorJson, html } from '../shared/http.ts';
 import { createH3, listen, logInternal, silent, type Log } from '../shared/server.ts';
 import { cookieName, readCookies, serializeCookie } from '../shared/cookies.ts';
-import { TransactionStore } from './transactions.ts';
-import { SessionStore } from './sessions.ts';
+import { openRpDatabase } from './database.ts';
 import { metadataHandler } from './metadata.ts';
 import { loginPageHandler, startHandler } from './login.ts';
 import { deliveryHandler, deliveryNode, deliveryPreflight } from './delivery.ts';
@@ -37,7 +35,7 @@ export interface RpDeps {
   resolver?: Resolver;
   nonces?: NonceStore;
   now?: () => number;
-  /** An already-open database (otherwise `<dataDir>/rp.sqlite`). */
+  /** An already-open SQLite database (otherwise `<dataDir>/rp.sqlite`, or --database). */
   db?: Db;
   /** Log lines (default: none); internal errors come with level `error`. */
   log?: Log;
@@ -59,16 +57,22 @@ const INTERNAL = (detail: string) => new HttpError(500, 'internal_error', detail
 const JS = 'text/javascript; charset=utf-8';
 const CSS = 'text/css; charset=utf-8';
 
-export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
+export async function createRpApp(input: RpConfig, deps: RpDeps = {}): Promise<RpApp> {
   const origin = normalizeOrigin(input.origin);
   if (origin === undefined) throw new TypeError(`--origin ${input.origin} is not an origin (scheme://host[:port])`);
   const config: RpConfig = { ...input, origin };
   const profile: Profile = profileFor(config.serviceName);
   const now = deps.now ?? Date.now;
   const log = deps.log ?? silent;
-  const db = deps.db ?? openDatabase(config.dataDir);
-  const ownsDb = deps.db === undefined;
-  const opened = deps.nonces ? { store: deps.nonces, close: async () => undefined } : openNonceStore(config.nonceStore, { db, prefix: `${profile.name}:${origin}`, now, onError: () => undefined });
+  const database = await openRpDatabase({
+    dataDir: config.dataDir,
+    ...(config.database !== undefined ? { database: config.database } : {}),
+    nonceStore: config.nonceStore,
+    noncePrefix: `${profile.name}:${origin}`,
+    now,
+    ...(deps.db ? { db: deps.db } : {}),
+    ...(deps.nonces ? { nonces: deps.nonces } : {}),
+  });
   const resolver =
     deps.resolver ??
     new NetworkResolver({
@@ -84,9 +88,9 @@ export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
     paths,
     site: siteOf(config, paths),
     secure: origin.startsWith('https:'),
-    transactions: new TransactionStore(db, now),
-    sessions: new SessionStore(db, now),
-    verify: createVerifier({ profile, origin, resolver, nonces: opened.store, now, verifySignature: verifyEd25519Async }),
+    transactions: database.transactions,
+    sessions: database.sessions,
+    verify: createVerifier({ profile, origin, resolver, nonces: database.nonces, now, verifySignature: verifyEd25519Async }),
     now,
     log,
   };
@@ -128,16 +132,16 @@ export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
   route(
     p.home,
     {
-      GET: (req) => html(homePage(config.name, ctx.sessions.identity(readCookies(req).get(cookieName(profile.ids.rp_session_cookie, ctx.secure))))),
+      GET: async (req) => html(homePage(config.name, await ctx.sessions.identity(readCookies(req).get(cookieName(profile.ids.rp_session_cookie, ctx.secure))))),
     },
     ['GET'],
   );
   route(
     '/logout',
     {
-      POST: (req) => {
+      POST: async (req) => {
         const name = cookieName(profile.ids.rp_session_cookie, ctx.secure);
-        ctx.sessions.end(readCookies(req).get(name));
+        await ctx.sessions.end(readCookies(req).get(name));
         return new Response(null, { status: 303, headers: { location: p.home, 'set-cookie': serializeCookie(name, '', { secure: ctx.secure, maxAge: 0 }) } });
       },
     },
@@ -161,9 +165,8 @@ export function createRpApp(input: RpConfig, deps: RpDeps = {}): RpApp {
     },
     context: ctx,
     async close() {
-      await opened.close();
       if (resolver instanceof NetworkResolver) await resolver.close();
-      if (ownsDb) db.close();
+      await database.close();
     },
   };
   return rpApp;
@@ -192,6 +195,7 @@ export function rpConfig(options: StartRpOptions, boundOrigin: string): RpConfig
     signerUrl: options.signerUrl ?? DEFAULT_SIGNER_URL,
     dataDir: options.dataDir ?? IN_MEMORY,
     nonceStore: options.nonceStore ?? 'sqlite',
+    ...(options.database !== undefined ? { database: options.database } : {}),
     resumeTtlSeconds: options.resumeTtlSeconds ?? limits.resume_code_ttl_seconds,
   };
   if (options.contactUri !== undefined) config.contactUri = options.contactUri;
@@ -215,7 +219,7 @@ export async function startRp(options: StartRpOptions = {}, deps: RpDeps = {}): 
   const closeServer = listener.close;
   const bound = listener.url;
   try {
-    rp = createRpApp(rpConfig(options, bound), deps);
+    rp = await createRpApp(rpConfig(options, bound), deps);
   } catch (error) {
     await closeServer();
     throw error;

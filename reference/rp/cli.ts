@@ -11,14 +11,20 @@ import { hostPort, httpUrl, nonceStore, origin, port, positive, serviceName, typ
 import { startRp, type RunningRp, type StartRpOptions } from './app.ts';
 import { DEFAULT_NAME, DEFAULT_SIGNER_URL } from './config.ts';
 import { inWorker, reportListening, startWorkers } from './cluster.ts';
+import { POSTGRES_URL } from './database.ts';
 import { IN_MEMORY } from '../stores/sqlite.ts';
 import { cliLog } from '../shared/server.ts';
+
+/** The environment variable --database defaults to (a PaaS-style URL in the environment). */
+export const DATABASE_ENV = 'RP_DATABASE';
+const env = (name: string): string | undefined => process.env[name] || undefined;
 
 interface RpFlags {
   port: number;
   host: string;
   origin?: string;
   dataDir: string;
+  database?: string;
   nonceStore: string;
   dnsServer?: string;
   ca?: string;
@@ -48,6 +54,9 @@ Stores: transactions, sessions and (with --nonce-store sqlite) spent nonces live
 <data-dir>/rp.sqlite (WAL). Processes started with the same --data-dir and --origin form one RP.
 --data-dir :memory: keeps everything in this process. --workers N runs N such processes on one
 port (node:cluster), one per core is the useful most; they need the shared sqlite or redis stores.
+With --database postgres://... (or ${DATABASE_ENV}) they live in PostgreSQL instead, same tables,
+nonces too unless --nonce-store redis://...: processes on any machines started with the same
+database and --origin form one RP (behind one load balancer, no affinity needed).
 
 Resolution: https://<id>/.well-known/svc/id.json, then DNS TXT _svc.<id>; with --dns-server both the
 TXT and the A lookups go to that server, and --ca adds a CA to trust for the HTTPS fetch (this is
@@ -57,6 +66,7 @@ Examples:
   svc-reference rp --port 8080
   svc-reference rp --port 8443 --origin https://rp.example.net --data-dir /var/lib/svc-rp
   svc-reference rp --nonce-store redis://127.0.0.1:6379 --data-dir ./data/rp
+  svc-reference rp --origin https://rp.example.net --database postgres://rp:secret@db.internal:5432/rp
   svc-reference rp --dns-server 127.0.88.1:53 --ca ./authority/ca.pem
 `;
 
@@ -71,7 +81,8 @@ export const rpServer: ServerDefinition = {
       .option('--host <address>', 'address to bind', '127.0.0.1')
       .option('--origin <url>', "the RP's public origin, the audience of its requests (default: http://<host>:<bound port>)", origin)
       .option('--data-dir <dir>', 'directory of rp.sqlite (transactions, sessions, sqlite nonces); :memory: for one process', './data/rp')
-      .option('--nonce-store <store>', 'spent-nonce cache: sqlite (shared through --data-dir), memory, or redis://HOST:PORT', nonceStore, 'sqlite')
+      .option('--database <url>', `sqlite (default, under --data-dir) or postgres://USER:PASS@HOST:PORT/DB, shared by RP processes on several machines (${DATABASE_ENV})`, env(DATABASE_ENV))
+      .option('--nonce-store <store>', 'spent-nonce cache: sqlite (in the database: --data-dir or --database), memory, or redis://HOST:PORT', nonceStore, 'sqlite')
       .option('--dns-server <host:port>', 'ask this DNS server for TXT and A records (e.g. a test authority)', hostPort)
       .option('--ca <file>', 'PEM file of an extra CA to trust when fetching identity documents')
       .option('--signer-url <url>', 'web signer for the handoff link <url>/app/?auth=...', httpUrl, DEFAULT_SIGNER_URL)
@@ -92,11 +103,16 @@ export const rpServer: ServerDefinition = {
 };
 
 async function runRp(flags: RpFlags, io: ReferenceIO, args: readonly string[]): Promise<Started> {
+  if (flags.database !== undefined && flags.database !== 'sqlite' && !POSTGRES_URL.test(flags.database)) {
+    io.stderr.write('svc-reference rp: --database must be sqlite or postgres://USER:PASS@HOST:PORT/DB\n');
+    return { code: 2 };
+  }
   if (flags.workers > 1 && !inWorker()) return runPrimary(flags, io, args);
   const options: StartRpOptions = {
     port: flags.port,
     host: flags.host,
     dataDir: flags.dataDir,
+    ...(flags.database !== undefined && flags.database !== 'sqlite' ? { database: flags.database } : {}),
     nonceStore: flags.nonceStore,
     signerUrl: flags.signerUrl,
     name: flags.name,
@@ -126,8 +142,9 @@ async function runRp(flags: RpFlags, io: ReferenceIO, args: readonly string[]): 
 /** --workers N: forks N workers with these same arguments; they share the port and the stores. */
 async function runPrimary(flags: RpFlags, io: ReferenceIO, args: readonly string[]): Promise<Started> {
   // Per-process stores would split the RP: a nonce spent in one worker unspent in another.
-  if (flags.dataDir === IN_MEMORY || flags.nonceStore === 'memory') {
-    io.stderr.write(`svc-reference rp: --workers ${flags.workers} needs stores the workers share: a --data-dir on disk and --nonce-store sqlite or redis\n`);
+  const postgres = flags.database !== undefined && flags.database !== 'sqlite';
+  if ((flags.dataDir === IN_MEMORY && !postgres) || flags.nonceStore === 'memory') {
+    io.stderr.write(`svc-reference rp: --workers ${flags.workers} needs stores the workers share: a --data-dir on disk or --database postgres://, and --nonce-store sqlite or redis\n`);
     return { code: 2 };
   }
   try {

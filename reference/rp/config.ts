@@ -15,8 +15,10 @@ export interface RpConfig {
   name: string;
   /** Web signer for the handoff link `{signerUrl}/app/?auth=...`. */
   signerUrl: string;
-  /** Directory of rp.sqlite, or ':memory:'. */
+  /** Directory of rp.sqlite, or ':memory:' (unused with a PostgreSQL database). */
   dataDir: string;
+  /** sqlite (under dataDir, the default) or postgres://USER:PASS@HOST:PORT/DB: several machines, one RP. */
+  database?: string;
   /** sqlite | memory | redis://HOST:PORT */
   nonceStore: string;
   /** Abuse contact published in the metadata. */

@@ -5,11 +5,11 @@ import { HttpError, ruleError } from '../shared/errors.ts';
 import { CORS_ANY, json } from '../shared/http.ts';
 import type { RpContext } from './config.ts';
 
-export function contextHandler(ctx: RpContext, req: Request): Response {
+export async function contextHandler(ctx: RpContext, req: Request): Promise<Response> {
   const ids = new URL(req.url).searchParams.getAll('request_id');
   const requestId = ids[0];
   if (ids.length !== 1 || !requestId) throw new HttpError(400, 'missing_field', 'request_id is required (once)', 'ns.transport.context', CORS_ANY);
-  const tx = ctx.transactions.byRequestId(requestId);
+  const tx = await ctx.transactions.byRequestId(requestId);
   if (tx?.state !== 'pending') throw ruleError(404, 'ns.delivery.unknown-transaction', 'no transaction with this request_id can still be approved', CORS_ANY);
   return json(
     {

@@ -68,22 +68,22 @@ async function deliver(ctx: RpContext, bytes: Uint8Array): Promise<Reply> {
   const { approval, match } = parseDelivery(bytes);
 
   let tx: DeliveryView | undefined;
-  const verdict = await ctx.verify(approval, (r) => {
-    tx = ctx.transactions.forDelivery(r.request_id as string);
+  const verdict = await ctx.verify(approval, async (r) => {
+    tx = await ctx.transactions.forDelivery(r.request_id as string);
     if (!tx) throw ruleError(409, 'ns.delivery.unknown-transaction', 'no live transaction has this request_id', CORS_ANY);
     if (tx.state === 'expired') throw ruleError(400, 'ns.transaction.expiry', 'this sign-in has expired', CORS_ANY);
     if (tx.state !== 'pending') throw ruleError(409, 'ns.transaction.one-approval', 'this sign-in was already approved or has ended', CORS_ANY);
     // One string compare; the request is read and compared field by field only to name the
     // field that differs (or on a row stored before the binding column).
     if (tx.binding === null || bindingOf(r) !== tx.binding) {
-      const request = ctx.transactions.byRequestId(tx.requestId)?.request ?? {};
+      const request = (await ctx.transactions.byRequestId(tx.requestId))?.request ?? {};
       for (const f of COPIED) {
         if (!sameValue(r[f], request[f])) throw ruleError(400, 'ns.delivery.request-binding', `${f} differs from the request this RP issued`, CORS_ANY);
       }
     }
     if (match !== undefined && match !== tx.matchCode) {
       // One attempt (ns.transaction.match-wrong): a wrong code ends the transaction for good.
-      if (!ctx.transactions.move(tx.requestId, 'pending', 'ended')) throw ruleError(409, 'ns.transaction.one-approval', 'this sign-in was already approved or has ended', CORS_ANY);
+      if (!(await ctx.transactions.move(tx.requestId, 'pending', 'ended'))) throw ruleError(409, 'ns.transaction.one-approval', 'this sign-in was already approved or has ended', CORS_ANY);
       throw ruleError(403, 'ns.transaction.match-wrong', 'the match code does not match; this sign-in has ended', CORS_ANY);
     }
   });

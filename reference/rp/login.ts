@@ -28,7 +28,7 @@ export function webSignerLink(ctx: RpContext, auth: string): string {
 }
 
 export async function loginPageHandler(ctx: RpContext, req: Request): Promise<Response> {
-  const started = startTransaction(ctx, defaultStartOptions(ctx), req.headers.get('user-agent'));
+  const started = await startTransaction(ctx, defaultStartOptions(ctx), req.headers.get('user-agent'));
   const page = await loginPage({
     rpName: ctx.config.name,
     serviceName: ctx.profile.name,
@@ -61,6 +61,6 @@ export async function startHandler(ctx: RpContext, req: Request): Promise<Respon
     }
   }
   const options = parseStartOptions(ctx, body);
-  const started = startTransaction(ctx, options, req.headers.get('user-agent'));
+  const started = await startTransaction(ctx, options, req.headers.get('user-agent'));
   return json({ request: started.encoded, request_uri: started.requestUri, poll_secret: started.pollSecret, match_code: started.matchCode }, 201, { 'set-cookie': bindingCookie(ctx, started) });
 }

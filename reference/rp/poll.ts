@@ -42,15 +42,15 @@ export async function pollHandler(ctx: RpContext, req: Request): Promise<Respons
   const secret = await pollSecretFrom(req);
   const unknown = () => ruleError(404, 'ns.delivery.unknown-transaction', 'no live transaction has this poll secret');
   if (!wellFormedSecret(secret)) throw unknown();
-  let tx = ctx.transactions.byPollHash(hashSecret(secret));
+  let tx = await ctx.transactions.byPollHash(hashSecret(secret));
   if (!tx) throw unknown();
   if (tx.state === 'approved_cross_device' && tx.identity !== null) {
-    if (ctx.transactions.move(tx.requestId, 'approved_cross_device', 'completed')) {
-      const session = ctx.sessions.create(tx.identity);
+    if (await ctx.transactions.move(tx.requestId, 'approved_cross_device', 'completed')) {
+      const session = await ctx.sessions.create(tx.identity);
       ctx.log(`signed in ${tx.identity} (${tx.requestId}, poll)`);
       return json({ status: 'completed', identity: tx.identity }, 200, { 'set-cookie': sessionCookie(ctx, session) });
     }
-    tx = ctx.transactions.byPollHash(hashSecret(secret));
+    tx = await ctx.transactions.byPollHash(hashSecret(secret));
     if (!tx) throw unknown();
   }
   const status = STATUS[tx.state];

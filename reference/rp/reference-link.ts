@@ -11,19 +11,19 @@ import { referencePage } from './pages/reference-page.ts';
 
 const VARY = { vary: 'Accept' };
 
-export function referenceHandler(ctx: RpContext, req: Request, rawCode: string): Response {
+export async function referenceHandler(ctx: RpContext, req: Request, rawCode: string): Promise<Response> {
   try {
-    return reference(ctx, req, rawCode);
+    return await reference(ctx, req, rawCode);
   } catch (error) {
     if (error instanceof HttpError) return errorFor(req, error, ctx.site, { ...CORS_ANY, ...VARY });
     throw error;
   }
 }
 
-function reference(ctx: RpContext, req: Request, rawCode: string): Response {
+async function reference(ctx: RpContext, req: Request, rawCode: string): Promise<Response> {
   const decoded = decodePathParam(rawCode, RP_PATH);
   const code = decoded.length <= 64 ? normalizeShortCode(decoded) : undefined;
-  const tx = code === undefined ? undefined : ctx.transactions.byReference(code);
+  const tx = code === undefined ? undefined : await ctx.transactions.byReference(code);
   if (!tx) throw ruleError(404, 'ns.reference.gone', 'unknown reference');
   if (tx.state === 'expired') throw ruleError(410, 'ns.reference.gone', 'this sign-in link has expired');
   if (tx.state !== 'pending') throw ruleError(410, 'ns.reference.gone', 'this sign-in link was already used');

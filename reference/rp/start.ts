@@ -70,7 +70,7 @@ export function parseStartOptions(ctx: RpContext, body: unknown): StartOptions {
   return options;
 }
 
-export function startTransaction(ctx: RpContext, options: StartOptions, userAgent: string | null): Started {
+export async function startTransaction(ctx: RpContext, options: StartOptions, userAgent: string | null): Promise<Started> {
   const issued = Math.floor(ctx.now() / 1000) * 1000;
   const expiresAt = issued + limits.window_max_seconds * 1000;
   const origin = ctx.config.origin;
@@ -94,7 +94,7 @@ export function startTransaction(ctx: RpContext, options: StartOptions, userAgen
     const pollSecret = newSecret();
     const bindingCookie = newSecret();
     const matchCode = newMatchCode();
-    const inserted = ctx.transactions.insert({
+    const inserted = await ctx.transactions.insert({
       requestId,
       request,
       encoded,

@@ -1,10 +1,10 @@
-// The RP's transaction records (ns.transaction.record, ns.transaction.states) in SQLite. Every
-// state change is a compare-and-set (`UPDATE ... WHERE state = ?`): of two processes racing on
-// one transaction exactly one wins, which is what "one approval per transaction", "one match
-// attempt" and "single-use resume code" rest on.
+// The RP's transaction records (ns.transaction.record, ns.transaction.states) in SQLite or
+// PostgreSQL (../stores/sql.ts; tables in ./schema.ts). Every state change is a compare-and-set
+// (`UPDATE ... WHERE state = ?`): of two processes racing on one transaction exactly one wins,
+// which is what "one approval per transaction", "one match attempt" and "single-use resume code"
+// rest on. Each is one statement, so it needs no transaction of its own on either engine.
 import { limits } from '../../schemas/ts/limits.ts';
-import type { Db } from '../stores/sqlite.ts';
-import { batchFor, type WriteBatch } from '../stores/batch.ts';
+import type { Sql } from '../stores/sql.ts';
 import { bindingOf } from '../signin/binding.ts';
 
 /** ns.transaction.states; completed, unfinished, ended and expired are terminal. */
@@ -75,135 +75,133 @@ const fromRow = (r: Row): Transaction => ({
   resumeExpiresAt: r.resume_expires_at,
 });
 
-/** Adds a column to a table created by an earlier version; another process may win the race. */
-function addColumn(db: Db, table: string, column: string): void {
-  const name = column.split(' ')[0]!;
-  if ((db.pragma(`table_info(${table})`) as { name: string }[]).some((c) => c.name === name)) return;
-  try {
-    db.exec(`ALTER TABLE ${table} ADD COLUMN ${column}`);
-  } catch (error) {
-    if (!/duplicate column/i.test((error as Error).message)) throw error;
-  }
-}
-
 /** How long a finished or expired record is kept (so its links answer 410 rather than 404). */
 const RETAIN_MS = limits.rp_transaction_retention_seconds * 1000;
 
+const SQL = {
+  insert: `INSERT INTO rp_transactions (request_id, request, encoded, ref_code, binding_hash, poll_hash, match_code, state, started_at, expires_at, browser, updated_at, binding)
+    VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  // The delivery hot path: a handful of short columns, not the row's request and encoded JSON.
+  forDelivery: 'SELECT request_id, binding, match_code, state, expires_at FROM rp_transactions WHERE request_id = ?',
+  byId: 'SELECT * FROM rp_transactions WHERE request_id = ?',
+  byRef: 'SELECT * FROM rp_transactions WHERE ref_code = ?',
+  byPoll: 'SELECT * FROM rp_transactions WHERE poll_hash = ?',
+  byResume: 'SELECT * FROM rp_transactions WHERE resume_hash = ?',
+  move: 'UPDATE rp_transactions SET state = ?, updated_at = ? WHERE request_id = ? AND state = ?',
+  approve: "UPDATE rp_transactions SET state = ?, identity = ?, resume_hash = ?, resume_expires_at = ?, updated_at = ? WHERE request_id = ? AND state = 'pending'",
+  expire: "UPDATE rp_transactions SET state = 'expired', updated_at = ? WHERE request_id = ? AND state = 'pending' AND expires_at < ?",
+  sweep: 'DELETE FROM rp_transactions WHERE expires_at < ?',
+} as const;
+
+/**
+ * PostgreSQL text cannot hold NUL (the query fails), and no key this RP issues has one: a
+ * client's key with NUL names no transaction, on either engine, rather than a 500.
+ */
+const storable = (key: string): boolean => !key.includes('\0');
+
 export class TransactionStore {
+  readonly #sql: Sql;
   readonly #now: () => number;
-  readonly #stmts;
-  readonly #batch: WriteBatch;
   #lastSweep = 0;
 
-  constructor(db: Db, now: () => number = Date.now) {
-    this.#batch = batchFor(db);
+  /** Over a database whose schema ./schema.ts has migrated. */
+  constructor(sql: Sql, now: () => number = Date.now) {
+    this.#sql = sql;
     this.#now = now;
-    db.exec(`CREATE TABLE IF NOT EXISTS rp_transactions (
-      request_id TEXT PRIMARY KEY,
-      request TEXT NOT NULL,
-      encoded TEXT NOT NULL,
-      ref_code TEXT NOT NULL UNIQUE,
-      binding_hash TEXT NOT NULL,
-      poll_hash TEXT NOT NULL UNIQUE,
-      match_code TEXT NOT NULL,
-      state TEXT NOT NULL,
-      started_at INTEGER NOT NULL,
-      expires_at INTEGER NOT NULL,
-      browser TEXT NOT NULL,
-      identity TEXT,
-      resume_hash TEXT UNIQUE,
-      resume_expires_at INTEGER,
-      updated_at INTEGER NOT NULL,
-      binding TEXT
-    )`);
-    addColumn(db, 'rp_transactions', 'binding TEXT');
-    this.#stmts = {
-      insert: db.prepare(`INSERT INTO rp_transactions (request_id, request, encoded, ref_code, binding_hash, poll_hash, match_code, state, started_at, expires_at, browser, updated_at, binding)
-        VALUES (@requestId, @request, @encoded, @refCode, @bindingHash, @pollHash, @matchCode, 'pending', @startedAt, @expiresAt, @browser, @startedAt, @binding)`),
-      // The delivery hot path: a handful of short columns, not the row's request and encoded JSON.
-      forDelivery: db.prepare('SELECT request_id, binding, match_code, state, expires_at FROM rp_transactions WHERE request_id = ?'),
-      byId: db.prepare('SELECT * FROM rp_transactions WHERE request_id = ?'),
-      byRef: db.prepare('SELECT * FROM rp_transactions WHERE ref_code = ?'),
-      byPoll: db.prepare('SELECT * FROM rp_transactions WHERE poll_hash = ?'),
-      byResume: db.prepare('SELECT * FROM rp_transactions WHERE resume_hash = ?'),
-      move: db.prepare('UPDATE rp_transactions SET state = @to, updated_at = @now WHERE request_id = @requestId AND state = @from'),
-      approve: db.prepare(`UPDATE rp_transactions SET state = @to, identity = @identity, resume_hash = @resumeHash, resume_expires_at = @resumeExpiresAt, updated_at = @now
-        WHERE request_id = @requestId AND state = 'pending'`),
-      expire: db.prepare("UPDATE rp_transactions SET state = 'expired', updated_at = @now WHERE request_id = @requestId AND state = 'pending' AND expires_at < @now"),
-      sweep: db.prepare('DELETE FROM rp_transactions WHERE expires_at < ?'),
-    };
   }
 
   /** Inserts a pending transaction; false when a unique value (request id, code, secret) collides. */
-  insert(tx: NewTransaction): boolean {
+  async insert(tx: NewTransaction): Promise<boolean> {
     this.#maybeSweep();
-    try {
-      this.#stmts.insert.run({ ...tx, request: JSON.stringify(tx.request), binding: bindingOf(tx.request) });
-      return true;
-    } catch (error) {
-      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' || (error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return false;
-      throw error;
-    }
+    const changed = await this.#sql.run(SQL.insert, [
+      tx.requestId,
+      JSON.stringify(tx.request),
+      tx.encoded,
+      tx.refCode,
+      tx.bindingHash,
+      tx.pollHash,
+      tx.matchCode,
+      tx.startedAt,
+      tx.expiresAt,
+      tx.browser,
+      tx.startedAt,
+      bindingOf(tx.request),
+    ]);
+    return changed === 1;
   }
 
-  #get(stmt: ReturnType<Db['prepare']>, key: string): Transaction | undefined {
-    const row = stmt.get(key) as Row | undefined;
+  async #get(sql: string, key: string): Promise<Transaction | undefined> {
+    if (!storable(key)) return undefined;
+    const row = await this.#sql.get<Row>(sql, [key]);
     if (!row) return undefined;
     const tx = fromRow(row);
-    // A pending transaction past expires_at is expired (ns.transaction.expiry); record it.
-    if (tx.state === 'pending' && this.#now() > tx.expiresAt) {
-      this.#stmts.expire.run({ requestId: tx.requestId, now: this.#now() });
+    if (this.#lapsed(tx.state, tx.expiresAt)) {
+      await this.#expire(tx.requestId);
       tx.state = 'expired';
     }
     return tx;
   }
 
-  byRequestId(requestId: string): Transaction | undefined {
-    return this.#get(this.#stmts.byId, requestId);
+  /** A pending transaction past expires_at is expired (ns.transaction.expiry). */
+  #lapsed(state: TxState, expiresAt: number): boolean {
+    return state === 'pending' && this.#now() > expiresAt;
+  }
+
+  /** Records the expiry (a compare-and-set: a transaction approved meanwhile stays approved). */
+  async #expire(requestId: string): Promise<void> {
+    const now = this.#now();
+    await this.#sql.run(SQL.expire, [now, requestId, now]);
+  }
+
+  byRequestId(requestId: string): Promise<Transaction | undefined> {
+    return this.#get(SQL.byId, requestId);
   }
 
   /** The transaction a delivery binds to, without its request (expired as `byRequestId` does). */
-  forDelivery(requestId: string): DeliveryView | undefined {
-    const row = this.#stmts.forDelivery.get(requestId) as (Pick<Row, 'request_id' | 'match_code' | 'state' | 'expires_at'> & { binding: string | null }) | undefined;
+  async forDelivery(requestId: string): Promise<DeliveryView | undefined> {
+    if (!storable(requestId)) return undefined;
+    const row = await this.#sql.get<Pick<Row, 'request_id' | 'match_code' | 'state' | 'expires_at'> & { binding: string | null }>(SQL.forDelivery, [requestId]);
     if (!row) return undefined;
     let state = row.state;
-    if (state === 'pending' && this.#now() > row.expires_at) {
-      this.#stmts.expire.run({ requestId: row.request_id, now: this.#now() });
+    if (this.#lapsed(state, row.expires_at)) {
+      await this.#expire(row.request_id);
       state = 'expired';
     }
     return { requestId: row.request_id, binding: row.binding, matchCode: row.match_code, state };
   }
 
-  byReference(code: string): Transaction | undefined {
-    return this.#get(this.#stmts.byRef, code);
+  byReference(code: string): Promise<Transaction | undefined> {
+    return this.#get(SQL.byRef, code);
   }
 
-  byPollHash(hash: string): Transaction | undefined {
-    return this.#get(this.#stmts.byPoll, hash);
+  byPollHash(hash: string): Promise<Transaction | undefined> {
+    return this.#get(SQL.byPoll, hash);
   }
 
-  byResumeHash(hash: string): Transaction | undefined {
-    return this.#get(this.#stmts.byResume, hash);
+  byResumeHash(hash: string): Promise<Transaction | undefined> {
+    return this.#get(SQL.byResume, hash);
   }
 
   /** Compare-and-set `from` -> `to`; true when this caller made the change. */
-  move(requestId: string, from: TxState, to: TxState): boolean {
-    return this.#stmts.move.run({ requestId, from, to, now: this.#now() }).changes === 1;
+  async move(requestId: string, from: TxState, to: TxState): Promise<boolean> {
+    return (await this.#sql.run(SQL.move, [to, this.#now(), requestId, from])) === 1;
   }
 
   /**
    * pending -> approved (same or cross device), recording the identity and resume code hash;
-   * group-committed with the other writes of this turn (the delivery hot path).
+   * group-committed with the other writes of this turn on SQLite (the delivery hot path).
    */
-  approve(requestId: string, to: 'approved_same_device' | 'approved_cross_device', identity: string, resume?: { hash: string; expiresAt: number }): Promise<boolean> {
-    const row = { requestId, to, identity, resumeHash: resume?.hash ?? null, resumeExpiresAt: resume?.expiresAt ?? null, now: this.#now() };
-    return this.#batch.run(() => this.#stmts.approve.run(row).changes === 1);
+  async approve(requestId: string, to: 'approved_same_device' | 'approved_cross_device', identity: string, resume?: { hash: string; expiresAt: number }): Promise<boolean> {
+    const changed = await this.#sql.write(SQL.approve, [to, identity, resume?.hash ?? null, resume?.expiresAt ?? null, this.#now(), requestId]);
+    return changed === 1;
   }
 
+  /** Forgets records past their retention, at most once a minute per process, beside the caller. */
   #maybeSweep(): void {
     const now = this.#now();
     if (now - this.#lastSweep < 60_000) return;
     this.#lastSweep = now;
-    this.#stmts.sweep.run(now - RETAIN_MS);
+    // A failed sweep is tried again a minute later; the insert reports a database fault itself.
+    this.#sql.run(SQL.sweep, [now - RETAIN_MS]).catch(() => undefined);
   }
 }

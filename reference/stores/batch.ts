@@ -64,6 +64,8 @@ export class WriteBatch {
   readonly #flush = (): void => {
     this.#scheduled = false;
     if (this.#queue.length === 0) return;
+    // A transaction of this connection is open across an await (./sql.ts): commit after it.
+    if (this.#db.inTransaction) return this.#reschedule();
     if (!this.#begin()) return;
     const ops = this.#queue;
     this.#queue = [];

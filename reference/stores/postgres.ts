@@ -30,6 +30,7 @@ export class PostgresSql implements Sql {
       get: async <T>(sql: string, params: readonly unknown[] = []) => (await client.query(positional(sql), params as unknown[])).rows[0] as T | undefined,
       all: async <T>(sql: string, params: readonly unknown[] = []) => (await client.query(positional(sql), params as unknown[])).rows as T[],
       run: async (sql, params = []) => (await client.query(positional(sql), params as unknown[])).rowCount ?? 0,
+      write: (sql, params) => self.run(sql, params),
       exec: async (sql) => void (await client.query(sql)),
       transaction: (fn) => fn(self),
       close: async () => undefined,
@@ -45,6 +46,10 @@ export class PostgresSql implements Sql {
   }
   run(sql: string, params: readonly unknown[] = []): Promise<number> {
     return PostgresSql.on(this.pool).run(sql, params);
+  }
+  /** Its own autocommit statement: PostgreSQL commits concurrent statements side by side. */
+  write(sql: string, params: readonly unknown[] = []): Promise<number> {
+    return this.run(sql, params);
   }
   exec(sql: string): Promise<void> {
     return PostgresSql.on(this.pool).exec(sql);
@@ -81,19 +86,27 @@ export class PostgresSql implements Sql {
   }
 }
 
-/** Spent nonces in PostgreSQL: a claim inserts, or takes over an expired row, in one statement. */
+/**
+ * Spent nonces in PostgreSQL: a claim inserts, or takes over an expired row, in one statement.
+ * `table` names where (the bridge's svc_nonces; the RP's rp_nonces, as in its SQLite file).
+ * Expired rows are swept at most once a minute per process (ns.nonce.memory).
+ */
 export class PostgresNonceStore implements NonceStore {
   readonly #sql: Sql;
   readonly #now: () => number;
+  readonly #table: string;
   #ready: Promise<void> | undefined;
+  #lastSweep = 0;
 
-  constructor(sql: Sql, now: () => number = Date.now) {
+  constructor(sql: Sql, now: () => number = Date.now, table = 'svc_nonces') {
+    if (!/^[a-z_]+$/.test(table)) throw new TypeError(`bad nonce table name ${table}`);
     this.#sql = sql;
     this.#now = now;
+    this.#table = table;
   }
 
   #init(): Promise<void> {
-    return (this.#ready ??= this.#sql.exec('CREATE TABLE IF NOT EXISTS svc_nonces (key TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)').catch((error: unknown) => {
+    return (this.#ready ??= this.#sql.exec(`CREATE TABLE IF NOT EXISTS ${this.#table} (key TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)`).catch((error: unknown) => {
       this.#ready = undefined;
       // Two instances creating the table at once: the loser's error is harmless.
       if (!/already exists|duplicate key/.test((error as Error).message)) throw error;
@@ -103,7 +116,12 @@ export class PostgresNonceStore implements NonceStore {
   async claim(key: string, expiresAt: number): Promise<boolean> {
     await this.#init();
     const now = this.#now();
-    const changed = await this.#sql.run('INSERT INTO svc_nonces (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE svc_nonces.expires_at < ?', [
+    if (now - this.#lastSweep > 60_000) {
+      this.#lastSweep = now;
+      void this.#sql.run(`DELETE FROM ${this.#table} WHERE expires_at < ?`, [now]).catch(() => undefined);
+    }
+    const t = this.#table;
+    const changed = await this.#sql.run(`INSERT INTO ${t} (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE ${t}.expires_at < ?`, [
       key,
       expiresAt,
       now,
@@ -113,6 +131,6 @@ export class PostgresNonceStore implements NonceStore {
 
   async release(key: string): Promise<void> {
     await this.#init();
-    await this.#sql.run('DELETE FROM svc_nonces WHERE key = ?', [key]);
+    await this.#sql.run(`DELETE FROM ${this.#table} WHERE key = ?`, [key]);
   }
 }

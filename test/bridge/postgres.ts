@@ -13,7 +13,8 @@ export interface ThrowawayDb {
 const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 const psql = (sql: string) => run('runuser', ['-u', 'postgres', '--', 'psql', '-v', 'ON_ERROR_STOP=1', '-qAt', '-c', sql]);
 
-export function throwawayDatabase(): ThrowawayDb {
+/** `prefix` names the role and database (`<prefix>_<random>`), so a leftover shows whose it is. */
+export function throwawayDatabase(prefix = 'svc_bridge'): ThrowawayDb {
   need(POSTGRESQL);
   let clusters = run('pg_lsclusters', ['-h']).trim();
   if (clusters === '') {
@@ -23,7 +24,7 @@ export function throwawayDatabase(): ThrowawayDb {
   }
   const [version, name, port, status] = clusters.split('\n')[0]!.split(/\s+/);
   if (status !== 'online') run('pg_ctlcluster', [version!, name!, 'start']);
-  const id = `svc_bridge_${randomBytes(5).toString('hex')}`;
+  const id = `${prefix}_${randomBytes(5).toString('hex')}`;
   const password = randomBytes(12).toString('hex');
   psql(`CREATE ROLE ${id} LOGIN PASSWORD '${password}'`);
   psql(`CREATE DATABASE ${id} OWNER ${id}`);

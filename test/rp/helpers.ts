@@ -134,7 +134,7 @@ export async function brokenRp(kind: Breakage, authority: Authority): Promise<Ru
     rp.app.fetch = async (req: Request) => {
       const url = new URL(req.url);
       if (url.pathname === ctx.paths.resume && url.searchParams.get('code')) {
-        const tx = ctx.transactions.byResumeHash(hashSecret(url.searchParams.get('code')!));
+        const tx = await ctx.transactions.byResumeHash(hashSecret(url.searchParams.get('code')!));
         const cookie = tx ? cookies.get(tx.requestId) : undefined;
         if (cookie) {
           const headers = new Headers(req.headers);
@@ -158,8 +158,8 @@ export async function brokenRp(kind: Breakage, authority: Authority): Promise<Ru
     const byRequestId = store.byRequestId.bind(store);
     const forDelivery = store.forDelivery.bind(store);
     const approve = store.approve.bind(store);
-    store.forDelivery = (id: string) => {
-      const tx = forDelivery(id);
+    store.forDelivery = async (id: string) => {
+      const tx = await forDelivery(id);
       if (tx?.state.startsWith('approved')) tx.state = 'pending';
       return tx;
     };
@@ -167,8 +167,8 @@ export async function brokenRp(kind: Breakage, authority: Authority): Promise<Ru
     // another approval of the same batch: a lost compare-and-set resets and approves again.
     store.approve = async (id, to, identity, resume) => {
       for (let attempt = 0; attempt < 3; attempt++) {
-        const tx = byRequestId(id);
-        if (tx && tx.state !== 'pending') store.move(id, tx.state, 'pending');
+        const tx = await byRequestId(id);
+        if (tx && tx.state !== 'pending') await store.move(id, tx.state, 'pending');
         if (await approve(id, to, identity, resume)) return true;
       }
       return false;
@@ -176,17 +176,17 @@ export async function brokenRp(kind: Breakage, authority: Authority): Promise<Ru
   }
   if (kind === 'refusal-ends-transaction') {
     const original = ctx.verify;
-    const end = (response: unknown) => {
+    const end = async (response: unknown) => {
       const id = (response as { request_id?: unknown } | null)?.request_id;
-      if (typeof id === 'string') ctx.transactions.move(id, 'pending', 'ended');
+      if (typeof id === 'string') await ctx.transactions.move(id, 'pending', 'ended');
     };
     ctx.verify = async (response, beforeNonce) => {
       try {
         const verdict = await original(response, beforeNonce);
-        if (!verdict.ok) end(response);
+        if (!verdict.ok) await end(response);
         return verdict;
       } catch (error) {
-        end(response);
+        await end(response);
         throw error;
       }
     };
@@ -294,8 +294,8 @@ export async function documentOnlyRp(authority: Authority): Promise<RunningRp> {
     verify(
       response,
       beforeNonce &&
-        ((r) => {
-          const tx = ctx.transactions.byRequestId(r.request_id as string);
+        (async (r) => {
+          const tx = await ctx.transactions.byRequestId(r.request_id as string);
           if (!tx) return beforeNonce(r);
           const bound: Record<string, unknown> = { ...r };
           for (const f of COPIED) {

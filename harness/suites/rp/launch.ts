@@ -1,7 +1,7 @@
 // `run --reference --suite rp`: starts the pieces the suite needs on loopback. An in-process test
 // authority (harness actor), and N child processes of the reference RP, spawned from its bin
-// (the harness never imports reference/), sharing one data directory and one origin, pointed at
-// the authority's DNS server and CA. One more RP instance with an unreachable Redis nonce store
+// (the harness never imports reference/), sharing one data directory (or one PostgreSQL database)
+// and one origin, pointed at the authority's DNS server and CA. One more RP instance with an unreachable Redis nonce store
 // serves the fail-closed check. Everything is stopped (also on SIGINT and at exit) and the
 // temporary directory removed.
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -25,6 +25,8 @@ export interface ReferenceOptions {
   profile: Profile;
   /** sqlite (default), memory, or redis://HOST:PORT. */
   nonceStore?: string;
+  /** postgres://USER:PASS@HOST:PORT/DB: the processes share it instead of a data directory. */
+  database?: string;
   processes?: number;
   /** Write child output here (verbose). */
   log?: (line: string) => void;
@@ -77,7 +79,7 @@ export async function startReference(options: ReferenceOptions): Promise<Referen
       '--resume-ttl',
       String(REFERENCE_RESUME_TTL_S),
     ];
-    const store = options.nonceStore ? ['--nonce-store', options.nonceStore] : [];
+    const store = [...(options.nonceStore ? ['--nonce-store', options.nonceStore] : []), ...(options.database ? ['--database', options.database] : [])];
     const spawnRp = (args: string[], log?: (line: string) => void) =>
       spawnReferenceRp(args, { ...(log ? { log } : {}), onSpawn: (c) => children.push(c) }).then((c) => {
         // Keep it in `children` once (onSpawn pushed it at spawn).

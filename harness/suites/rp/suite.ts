@@ -18,6 +18,7 @@ interface RpFlags {
   rpResumeLifetime?: number;
   rpBodyCap?: number;
   nonceStore?: string;
+  rpDatabase?: string;
   rpProcesses?: number;
   requestTimeout?: number;
   profile?: boolean;
@@ -30,7 +31,7 @@ const PROJECT_START_PATH = '/login';
 export const rpSuiteDefinition: SuiteDefinition = {
   name: 'rp',
   title: 'a relying party of document 1 (native sign-in)',
-  referenceFlags: ['nonceStore', 'rpProcesses'],
+  referenceFlags: ['nonceStore', 'rpDatabase', 'rpProcesses'],
   options(cmd: Command): void {
     cmd
       .option('--rp <origin>', 'rp: origin of the RP under test (the audience of its requests)')
@@ -41,7 +42,8 @@ export const rpSuiteDefinition: SuiteDefinition = {
       .option('--rp-resume-lifetime <seconds>', `rp: how long its resume code lives (default ${limits.resume_code_ttl_seconds})`, positive)
       .option('--rp-body-cap <bytes>', `rp: its delivery body cap, probed just above (default the project's ${limits.rp_delivery_body_max_bytes})`, positive)
       .option('--nonce-store <store>', 'rp with --reference: sqlite (default), memory or redis://HOST:PORT')
-      .option('--rp-processes <n>', 'rp with --reference: RP processes sharing one data directory (default 2, so sharing is checked)', positive);
+      .option('--rp-database <url>', 'rp with --reference: postgres://USER:PASS@HOST:PORT/DB the RP processes share instead of a data directory')
+      .option('--rp-processes <n>', 'rp with --reference: RP processes sharing one data directory or database (default 2, so sharing is checked)', positive);
   },
 
   async external({ flags, file, profile, authority }: ExternalInput): Promise<PreparedSuite | undefined> {
@@ -89,15 +91,26 @@ export const rpSuiteDefinition: SuiteDefinition = {
     const processes = f.rpProcesses ?? (store === 'memory' ? 1 : 2);
     if (!/^(sqlite|memory|redis:\/\/[^\s/]+:\d+\/?)$/.test(store)) throw new ConfigError(`--nonce-store ${store}: use sqlite, memory or redis://HOST:PORT`);
     if (store === 'memory' && processes > 1) throw new ConfigError('--nonce-store memory cannot be shared between processes: use sqlite or redis with --rp-processes');
+    if (f.rpDatabase !== undefined && !/^postgres(ql)?:\/\/\S+$/.test(f.rpDatabase)) throw new ConfigError(`--rp-database ${f.rpDatabase}: expected postgres://USER:PASS@HOST:PORT/DB`);
+    if (f.rpDatabase !== undefined && store === 'memory') throw new ConfigError('--rp-database needs shared nonces: --nonce-store sqlite (then in the database) or redis://HOST:PORT');
     const { startReference } = await import('./launch.ts');
-    const run = await startReference({ profile, nonceStore: store, processes, ...(log ? { log } : {}) });
+    const run = await startReference({ profile, nonceStore: store, processes, ...(f.rpDatabase ? { database: f.rpDatabase } : {}), ...(log ? { log } : {}) });
+    const where = f.rpDatabase ? 'PostgreSQL' : 'one SQLite data dir';
     const target: RpTarget = { ...run.target, ...(f.requestTimeout !== undefined ? { requestTimeoutMs: f.requestTimeout * 1000 } : {}) };
     return {
       suite: 'rp',
       load: () => loadRp(target),
       profileGates: true,
-      config: { suite: 'rp', reference: true, rp: target.origin, nonce_store: store, rp_processes: target.processes, authority: run.authority.adminUrl },
-      banner: `reference RP at ${target.origin} (${run.rp.map((p) => p.url).join(', ')}; nonce store ${store}), authority ${run.authority.adminUrl} (DNS ${run.authority.dnsServer})`,
+      config: {
+        suite: 'rp',
+        reference: true,
+        rp: target.origin,
+        database: f.rpDatabase ? 'postgres' : 'sqlite',
+        nonce_store: store,
+        rp_processes: target.processes,
+        authority: run.authority.adminUrl,
+      },
+      banner: `reference RP at ${target.origin} (${run.rp.map((p) => p.url).join(', ')} on ${where}; nonce store ${store}), authority ${run.authority.adminUrl} (DNS ${run.authority.dnsServer})`,
       stop: () => run.stop(),
     };
   },
