@@ -29,6 +29,7 @@ import { passkeyPage, passkeyScript } from './test-pages.ts';
 import { deleteSystemFile, getSystemFile, groupEpoch, putSystemFile } from './system-files.ts';
 import { RelayStore } from './store.ts';
 import { driveRoutes } from './drive/routes.ts';
+import { S3Chunks } from './drive/s3-chunks.ts';
 
 /** Codes of a relay that follows only document 3 (the `document-only` variant): its own names where the project decided; no `rule` field. */
 const DOCUMENT_ONLY_CODES: Record<string, string> = {
@@ -67,6 +68,8 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
   // The relay address may depend on the bound port, so the listener comes first and hands every
   // request to the app once it exists.
   const holder: { app?: H3; ctx?: RelayContext } = {};
+  // Object storage for drive chunks answers before the relay listens: a wrong endpoint or key fails the start.
+  if (options.config.driveS3) await S3Chunks.ensureBucket(options.config.driveS3);
   const listener = await listen({
     host: options.host,
     port: options.port,

@@ -11,6 +11,7 @@ import { hostPort, httpUrl, port, positive, serviceName, type ReferenceIO, type 
 import { startRelay } from './app.ts';
 import { cliLog } from '../shared/server.ts';
 import { BREAKAGES, type Breakage } from './config.ts';
+import { s3Location, type S3Location } from './drive/s3-chunks.ts';
 
 interface RelayFlags {
   port: number;
@@ -28,6 +29,7 @@ interface RelayFlags {
   testPages?: boolean;
   maxStreams?: number;
   driveQuota?: number;
+  driveS3?: string;
   webStaticDir?: string;
   oauthBridgeUrl?: string;
   rateSender: number;
@@ -75,7 +77,9 @@ Endpoints (spec/http/relay.openapi.yaml; identifiers follow the service name, sh
 
 Storage: <data-dir>/relay.sqlite (WAL, synchronous=FULL: every 202 is on disk, so it survives
 kill -9; keystore enrollments and drive metadata too); drive chunks under <data-dir>/drive,
-content-addressed and fsynced. Sessions, challenges, nonces and pairing offers are in memory: a
+content-addressed and fsynced, or with --drive-s3 in an S3 bucket (keys from DRIVE_S3_ACCESS_KEY
+and DRIVE_S3_SECRET_KEY): chunks/missing then answers presigned PUT URLs for chunks whose md5 the
+client names, and chunk reads redirect (307) to presigned GETs. Sessions, challenges, nonces and pairing offers are in memory: a
 restart forgets them.
 
 Examples:
@@ -116,6 +120,7 @@ export const relayServer: ServerDefinition = {
         positive,
         env('DRIVE_QUOTA') ? Number(env('DRIVE_QUOTA')) : undefined,
       )
+      .option('--drive-s3 <url>', 'keep drive chunks in an S3 bucket, http(s)://host:port/bucket (DRIVE_S3; keys: DRIVE_S3_ACCESS_KEY, DRIVE_S3_SECRET_KEY, DRIVE_S3_REGION)', env('DRIVE_S3'))
       .option('--web-static-dir <dir>', 'web signer files; fills endpoints.web_signer (WEB_STATIC_DIR)', env('WEB_STATIC_DIR'))
       .option('--oauth-bridge-url <url>', 'the OAuth bridge; fills endpoints.oauth_bridge and the indieauth-metadata Link (OAUTH_BRIDGE_URL)', httpUrl, env('OAUTH_BRIDGE_URL'))
       .option(
@@ -186,6 +191,12 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
       listenPort = Number(m[2]);
     } else host = flags.address;
   }
+  let driveS3: S3Location | undefined;
+  try {
+    if (flags.driveS3 !== undefined) driveS3 = s3Location(flags.driveS3);
+  } catch (error) {
+    return fail((error as Error).message);
+  }
   const log = cliLog(io.stderr, flags.quiet === true);
   try {
     const running = await startRelay({
@@ -208,6 +219,7 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
         ...(flags.testPages ? { testPages: true } : {}),
         maxStreams: flags.maxStreams ?? limits.max_streams_per_identity_default,
         ...(flags.driveQuota !== undefined ? { driveQuota: flags.driveQuota } : {}),
+        ...(driveS3 ? { driveS3 } : {}),
         ...(flags.webStaticDir ? { webStaticDir: flags.webStaticDir } : {}),
         ...(flags.oauthBridgeUrl ? { oauthBridgeUrl: flags.oauthBridgeUrl } : {}),
         rate: { sender: flags.rateSender, global: flags.rateGlobal, ip: flags.rateIp, windowSeconds: flags.rateWindow },

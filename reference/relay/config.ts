@@ -8,6 +8,7 @@ import type { Auth } from './auth.ts';
 import type { EventHub } from './events.ts';
 import type { RateLimits } from './rate-limits.ts';
 import type { DnsProviders } from './dns-providers.ts';
+import type { S3Location } from './drive/s3-chunks.ts';
 
 /** Deliberate faults for the suite's negative tests (only with SVC_REFERENCE_ALLOW_BREAKAGE=1). */
 export const BREAKAGES = [
@@ -77,6 +78,8 @@ export interface RelayConfig {
   maxStreams: number;
   /** A drive's quota in bytes (--drive-quota; ra.drive.quota). */
   driveQuota?: number;
+  /** Drive chunks in S3-compatible object storage (--drive-s3) instead of under dataDir. */
+  driveS3?: S3Location;
   webStaticDir?: string;
   oauthBridgeUrl?: string;
   rate: { sender: number; global: number; ip: number; windowSeconds: number };

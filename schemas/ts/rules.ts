@@ -3871,7 +3871,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "POST /drive/:identity/chunks/missing (bodies: not shown)",
     "title": "The missing list",
-    "text": "Project decision: the request is `{chunks: [{id, size}]}` (1 to 1024); the answer `{missing: [{id, size, upload: {method, url, headers}}]}` in request order, the `url` absolute or relative to the relay (by default its own `PUT /drive/:identity/chunks/:hash`), `headers` to send as given.",
+    "text": "Project decision: the request is `{chunks: [{id, size}]}` (1 to 1024); the answer `{missing: [{id, size, upload: {method, url, headers}}]}` in request order, the `url` absolute or relative to the relay (by default its own `PUT /drive/:identity/chunks/:hash`), `headers` to send as given. A chunk may also carry `md5` (base64 MD5 of its bytes): a relay keeping chunks in object storage may then answer a presigned URL on another origin that signs it (and create-only `If-None-Match: *`), so the store refuses other bytes; it still records the chunk, for commits to reference, only once its SHA-256 is checked. A chunk read may answer 307 to a presigned URL serving the chunk as uploaded.",
     "origin": "project"
   },
   {

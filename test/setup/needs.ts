@@ -13,7 +13,12 @@ export const CHROMIUM: Needed = { binary: '/usr/bin/chromium', package: 'chromiu
 /** PostgreSQL (the bridge's shared database); its clusters are managed with postgresql-common. */
 export const POSTGRESQL: Needed = { binary: '/usr/bin/pg_ctlcluster', package: 'postgresql' };
 
-export const PACKAGES: readonly Needed[] = [REDIS_SERVER, CHROMIUM, POSTGRESQL];
+/** Ceph's RADOS Gateway (S3) with a monitor and an OSD: drive chunks on object storage (test/setup/ceph.sh). */
+export const RADOSGW: Needed = { binary: '/usr/bin/radosgw', package: 'radosgw' };
+export const CEPH_MON: Needed = { binary: '/usr/bin/ceph-mon', package: 'ceph-mon' };
+export const CEPH_OSD: Needed = { binary: '/usr/bin/ceph-osd', package: 'ceph-osd' };
+
+export const PACKAGES: readonly Needed[] = [REDIS_SERVER, CHROMIUM, POSTGRESQL, RADOSGW, CEPH_MON, CEPH_OSD];
 
 export const missing = (p: Needed): boolean => !existsSync(p.binary);
 

@@ -1,7 +1,9 @@
 // A drive client over HTTP (document 3, Drive API): every call authenticates as its actor, an
 // identity with the challenge headers (a challenge fetched from the drive's relay for that
 // identity, homed there or not) or a link holder with the link headers; uploads go through
-// whatever `upload` the missing list answers (same origin or not, its headers as given).
+// whatever `upload` the missing list answers (same origin or not, its headers as given), and a
+// chunk read follows a redirect (a relay may serve chunks from presigned storage URLs).
+import { createHash } from 'node:crypto';
 import type { Profile } from '../../../protocol/common/profile.ts';
 import type { HttpClient, HttpResponse } from '../http.ts';
 import { challengeHeaders } from '../relay/envelope.ts';
@@ -58,8 +60,10 @@ export class DriveClient {
     return this.post(drive, '/commit', actor, body);
   }
 
-  missing(drive: string, actor: DriveActor, chunks: readonly Pick<Chunk, 'id' | 'size'>[]): Promise<HttpResponse> {
-    return this.post(drive, '/chunks/missing', actor, { chunks: chunks.map((c) => ({ id: c.id, size: c.size })) });
+  /** Each chunk whose bytes are at hand also names its MD5, which a relay on object storage signs into the upload URL. */
+  missing(drive: string, actor: DriveActor, chunks: readonly (Pick<Chunk, 'id' | 'size'> & { bytes?: Uint8Array })[]): Promise<HttpResponse> {
+    const ref = (c: (typeof chunks)[number]) => ({ id: c.id, size: c.size, ...(c.bytes ? { md5: createHash('md5').update(c.bytes).digest('base64') } : {}) });
+    return this.post(drive, '/chunks/missing', actor, { chunks: chunks.map(ref) });
   }
 
   async putChunk(drive: string, actor: DriveActor, chunk: Pick<Chunk, 'id' | 'bytes'>, url = this.path(drive, `/chunks/${chunk.id}`), headers: Record<string, string> = {}): Promise<HttpResponse> {
@@ -98,8 +102,18 @@ export class DriveClient {
     return this.get(drive, `/nodes/${node}${sub}`, actor);
   }
 
-  chunk(drive: string, actor: DriveActor, node: string, version: string | undefined, hash: string): Promise<HttpResponse> {
-    return this.get(drive, version === undefined ? `/nodes/${node}/chunks/${hash}` : `/nodes/${node}/versions/${version}/chunks/${hash}`, actor, 8 * 1024 * 1024);
+  /** A chunk, following up to two redirects (the actor's headers go only to the relay's origin). */
+  async chunk(drive: string, actor: DriveActor, node: string, version: string | undefined, hash: string): Promise<HttpResponse> {
+    const max = 8 * 1024 * 1024;
+    let r = await this.get(drive, version === undefined ? `/nodes/${node}/chunks/${hash}` : `/nodes/${node}/versions/${version}/chunks/${hash}`, actor, max);
+    for (let hop = 0; hop < 2 && [301, 302, 303, 307, 308].includes(r.status); hop++) {
+      const location = r.headers.location;
+      if (typeof location !== 'string') break;
+      const next = new URL(location, r.url);
+      const same = next.origin === new URL(this.url).origin;
+      r = await this.http.get(next.href, { headers: same ? await this.headers(actor) : {}, maxBodyBytes: max });
+    }
+    return r;
   }
 
   link(drive: string, link: string): Promise<HttpResponse> {

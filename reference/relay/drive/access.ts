@@ -30,6 +30,8 @@ export interface Drive {
   quota: number;
   /** Bytes of chunk uploads in flight, per drive (held against the quota until stored). */
   uploading: Map<string, number>;
+  /** Per link share, the download its last open started (see finishing). */
+  downloads: Map<string, { node: string; version: string | undefined; until: number }>;
 }
 
 const READ: readonly Role[] = ['read', 'write', 'admin'];
@@ -55,7 +57,7 @@ export async function hostedDrive(d: Drive, identity: string): Promise<string> {
 export async function callerOf(d: Drive, drive: string, call: OwnerCall): Promise<Caller> {
   const ids = d.ctx.config.profile.ids;
   const link = call.req.headers.get(ids.header_link);
-  if (link !== null) return { kind: 'link', share: linkShare(d, drive, link, call.req.headers) };
+  if (link !== null) return { kind: 'link', share: linkShare(d, drive, link, call.req.headers, call.target) };
   const claimed = call.req.headers.get(ids.header_identity);
   // --break drive-unauthenticated: a caller with no proof is taken for the owner (ra.drive.owner).
   if (claimed === null && d.ctx.config.breakages.has('drive-unauthenticated')) return { kind: 'owner', known: (await lookup(d.ctx, drive))! };
@@ -73,11 +75,11 @@ export async function callerOf(d: Drive, drive: string, call: OwnerCall): Promis
   return { kind: 'member', known, groups };
 }
 
-function linkShare(d: Drive, drive: string, link: string, headers: Headers): ShareRow {
+function linkShare(d: Drive, drive: string, link: string, headers: Headers, target: string): ShareRow {
   const ids = d.ctx.config.profile.ids;
   const share = /^[0-9a-f]{32}$/.test(link) ? d.store.shareByLink(drive, link) : undefined;
   if (!share) throw new HttpError(403, 'not_authorized', `${ids.header_link} names no live link of this drive`, 'ra.drive.link-auth');
-  if (gone(d, share)) throw ruleError(410, 'ra.drive.link-opens', 'the link has expired or has no opens left');
+  if (gone(d, share) && !finishing(d, share, target)) throw ruleError(410, 'ra.drive.link-opens', 'the link has expired or has no opens left');
   const body = JSON.parse(share.body) as { verifier_hash?: string; pow?: number };
   if (body.verifier_hash) {
     const verifier = decodeBase64Any(headers.get(ids.header_link_verifier) ?? '');
@@ -92,6 +94,21 @@ function linkShare(d: Drive, drive: string, link: string, headers: Headers): Sha
       throw new HttpError(403, 'not_authorized', `this link asks for ${ids.header_link_pow}: <token>.<solution> solving its link answer's token`, 'ra.drive.link-opens');
   }
   return share;
+}
+
+/** How long the rest of a download may follow the read of its first chunk that spent the last open. */
+export const DOWNLOAD_WINDOW_MS = 10 * 60_000;
+
+/**
+ * A download spends its open on its first chunk (ra.drive.link-opens), so a link whose last open
+ * that read spent still reads the rest of that version (or the node's records), unexpired,
+ * for DOWNLOAD_WINDOW_MS); whether the chunk belongs to it is the chunk handler's check.
+ */
+function finishing(d: Drive, share: ShareRow, target: string): boolean {
+  const open = d.downloads.get(share.id);
+  if (!open || open.until <= d.ctx.now() || (share.expires_at !== null && share.expires_at <= d.ctx.now())) return false;
+  const m = /^\/drive\/[^/]+\/nodes\/([0-9a-f]{32})(?:\/versions\/([0-9a-f]{32}))?\/chunks\/[0-9a-f]{64}$/.exec(target.split('?')[0]!);
+  return m !== null && m[1] === open.node && m[2] === open.version;
 }
 
 /** An expired link, or one with no opens left. */

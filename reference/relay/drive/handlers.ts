@@ -7,8 +7,9 @@ import { limits } from '../../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../../shared/errors.ts';
 import { bodySha256 } from '../../shared/body.ts';
 import type { OwnerCall } from '../inbox.ts';
-import { anyRole, callerOf, gone, hostedDrive, may, require, sharesOfCaller, type Caller, type Drive } from './access.ts';
+import { anyRole, callerOf, DOWNLOAD_WINDOW_MS, gone, hostedDrive, may, require, sharesOfCaller, type Caller, type Drive } from './access.ts';
 import { applyCommit, parseCommit } from './commit.ts';
+import { S3Chunks, UPLOAD_TTL_SECONDS, type Upload } from './s3-chunks.ts';
 import type { ChangeRow, NodeRow, ShareRow } from './store.ts';
 
 type Obj = Record<string, unknown>;
@@ -20,6 +21,8 @@ const jsonText = (text: string, status = 200, cache = 'no-store') =>
   new Response(text, { status, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), 'cache-control': cache } });
 const HEX32 = /^[0-9a-f]{32}$/;
 const HEX64 = /^[0-9a-f]{64}$/;
+/** A base64 MD5 (ra.drive.missing-body's optional `md5`). */
+const MD5 = /^[A-Za-z0-9+/]{21}[AQgw]==$/;
 const notFound = (what: string) => ruleError(404, 'ra.errors.not-found', `${what} does not exist here`);
 
 async function open(d: Drive, call: OwnerCall): Promise<{ drive: string; caller: Caller }> {
@@ -56,21 +59,62 @@ export async function missing(d: Drive, call: OwnerCall): Promise<Response> {
   }
   const chunks = (body as Obj | undefined)?.chunks;
   const refs = Array.isArray(chunks) ? (chunks as unknown[]) : [];
-  if (refs.length === 0 || refs.length > limits.drive_missing_max_chunks || !refs.every((r) => HEX64.test(String((r as Obj)?.id)) && validChunkSize(Number((r as Obj)?.size))))
-    throw new HttpError(400, 'invalid_request', `the body is {chunks: [{id, size}]} with 1 to ${limits.drive_missing_max_chunks} chunks of sizes on the chunk grid`, 'ra.drive.missing-body');
+  const valid = (r: Obj | undefined) => HEX64.test(String(r?.id)) && validChunkSize(Number(r?.size)) && (r?.md5 === undefined || MD5.test(String(r.md5)));
+  if (refs.length === 0 || refs.length > limits.drive_missing_max_chunks || !refs.every((r) => valid(r as Obj | undefined)))
+    throw new HttpError(400, 'invalid_request', `the body is {chunks: [{id, size, md5?}]} with 1 to ${limits.drive_missing_max_chunks} chunks of sizes on the chunk grid`, 'ra.drive.missing-body');
   // --break missing-lists-stored: chunks the drive holds are listed again (ra.drive.missing).
   const stored = (id: string) => d.store.chunkSize(drive, id) !== undefined && !d.ctx.config.breakages.has('missing-lists-stored');
   const wanted = (refs as Obj[]).filter((r, i) => !stored(String(r.id)) && refs.findIndex((x) => (x as Obj).id === r.id) === i);
   const adding = wanted.reduce((sum, r) => sum + Number(r.size), 0);
-  if (d.store.meta(drive).used + adding > d.quota) throw ruleError(507, 'ra.drive.quota', `the drive would hold more than its quota of ${d.quota} bytes`);
+  const s3 = d.chunks instanceof S3Chunks ? d.chunks : undefined;
+  // Upload URLs already promised for other chunks count: their bytes may arrive without the relay.
+  const promised = s3 ? s3.reservedBytes(drive, new Set(wanted.map((r) => String(r.id)))) + (d.uploading.get(drive) ?? 0) : 0;
+  if (d.store.meta(drive).used + promised + adding > d.quota) throw ruleError(507, 'ra.drive.quota', `the drive would hold more than its quota of ${d.quota} bytes`);
   const base = new URL(call.req.url);
-  return json({
-    missing: wanted.map((r) => ({
-      id: r.id,
-      size: r.size,
-      upload: { method: 'PUT', url: `${base.origin}/drive/${encodeURIComponent(drive)}/chunks/${String(r.id)}`, headers: { 'content-type': 'application/octet-stream' } },
-    })),
-  });
+  const own = (id: string): Upload => ({ method: 'PUT', url: `${base.origin}/drive/${encodeURIComponent(drive)}/chunks/${id}`, headers: { 'content-type': 'application/octet-stream' } });
+  const until = d.ctx.now() + (UPLOAD_TTL_SECONDS + 60) * 1000;
+  const missing = await Promise.all(
+    wanted.map(async (r) => {
+      const id = String(r.id);
+      // Straight to object storage when the client named the MD5 the URL must sign; else through the relay.
+      if (!s3 || r.md5 === undefined) return { id, size: r.size, upload: own(id) };
+      s3.reserve(drive, id, Number(r.size), until);
+      return { id, size: r.size, upload: await s3.uploadUrl(drive, id, Number(r.size), String(r.md5)) };
+    }),
+  );
+  return json({ missing });
+}
+
+/**
+ * Chunks uploaded straight to object storage are recorded, so a commit may reference them, only
+ * once read back with a SHA-256 equal to their name (S3Chunks.settle); a no-op for other stores.
+ */
+export async function settleUploads(d: Drive, drive: string, refs: Iterable<{ id: string }>): Promise<void> {
+  if (!(d.chunks instanceof S3Chunks)) return;
+  const s3 = d.chunks;
+  for (const { id } of refs) {
+    if (d.store.chunkSize(drive, id) !== undefined) continue;
+    const reserved = s3.reserved(drive, id);
+    const outcome = await s3.settle(drive, id, (size) => {
+      if (d.store.chunkSize(drive, id) !== undefined) return true;
+      if (!validChunkSize(size)) return false;
+      // An upload no live reservation counted (it lapsed, or the relay restarted) must fit now.
+      const others = s3.reservedBytes(drive, new Set([id])) + (d.uploading.get(drive) ?? 0);
+      if ((reserved === undefined || reserved !== size) && d.store.meta(drive).used + others + size > d.quota) return false;
+      d.store.putChunk(drive, id, size, d.ctx.now());
+      return true;
+    });
+    if (outcome !== 'absent') s3.release(drive, id);
+  }
+}
+
+/** Settles the upload URLs that lapsed: what arrived counts like any uploaded chunk, the rest is freed. */
+export async function settleLapsed(d: Drive): Promise<void> {
+  if (!(d.chunks instanceof S3Chunks)) return;
+  for (const r of d.chunks.expired(d.ctx.now())) {
+    await settleUploads(d, r.drive, [r]);
+    d.chunks.release(r.drive, r.id);
+  }
 }
 
 export async function putChunk(d: Drive, call: OwnerCall, hash: string): Promise<Response> {
@@ -81,13 +125,16 @@ export async function putChunk(d: Drive, call: OwnerCall, hash: string): Promise
     throw new HttpError(400, 'invalid_request', `${call.body.length} bytes is not a chunk size (ra.drive.chunk: nonce, whole 4096-byte buckets, tag)`, 'ra.drive.chunk-upload');
   if (bodySha256(call.body) !== hash) throw ruleError(400, 'ra.drive.chunk-upload', 'the body does not hash to its name');
   if (d.store.chunkSize(drive, hash) !== undefined) return json({ id: hash, size: call.body.length });
-  // Uploads in flight hold their bytes against the quota, so concurrent ones cannot overrun it.
+  // Uploads in flight hold their bytes against the quota, so concurrent ones cannot overrun it;
+  // so do upload URLs promised for other chunks (object storage).
   const inFlight = d.uploading.get(drive) ?? 0;
-  if (d.store.meta(drive).used + inFlight + call.body.length > d.quota) throw ruleError(507, 'ra.drive.quota', `the drive would hold more than its quota of ${d.quota} bytes`);
+  const promised = d.chunks instanceof S3Chunks ? d.chunks.reservedBytes(drive, new Set([hash])) : 0;
+  if (d.store.meta(drive).used + inFlight + promised + call.body.length > d.quota) throw ruleError(507, 'ra.drive.quota', `the drive would hold more than its quota of ${d.quota} bytes`);
   d.uploading.set(drive, inFlight + call.body.length);
   try {
     await d.chunks.put(drive, hash, call.body);
     d.store.putChunk(drive, hash, call.body.length, d.ctx.now());
+    if (d.chunks instanceof S3Chunks) d.chunks.release(drive, hash);
   } finally {
     const left = (d.uploading.get(drive) ?? 0) - call.body.length;
     if (left > 0) d.uploading.set(drive, left);
@@ -98,11 +145,20 @@ export async function putChunk(d: Drive, call: OwnerCall, hash: string): Promise
 
 export async function commit(d: Drive, call: OwnerCall): Promise<Response> {
   const { drive, caller } = await open(d, call);
-  const applied = await applyCommit(d, drive, caller, parseCommit(call.body));
+  const body = parseCommit(call.body);
+  await settleUploads(d, drive, chunkRefs(body));
+  const applied = await applyCommit(d, drive, caller, body);
   if (applied.change) d.events.changed(drive, changeView(applied.change), d.ctx.config.breakages.has('events-unfiltered'));
   // --break revoked-stream-open: an unshared member's stream stays open (ra.drive.events-revocation).
   if (applied.revoked && !d.ctx.config.breakages.has('revoked-stream-open')) d.events.revoked(drive, applied.revoked.who, applied.revoked.share);
   return json(applied.result);
+}
+
+/** The chunks a commit's pages and records name (applyCommit checks each is recorded). */
+function chunkRefs(body: Obj): Array<{ id: string }> {
+  const holders = [...(Array.isArray(body.pages) ? (body.pages as Obj[]) : []), ...(Array.isArray(body.records) ? (body.records as Obj[]) : [])];
+  const ids = holders.flatMap((h) => (Array.isArray(h?.chunks) ? (h.chunks as Obj[]) : []).map((c) => String(c?.id))).filter((id) => HEX64.test(id));
+  return [...new Set(ids)].map((id) => ({ id }));
 }
 
 const changeView = (c: ChangeRow) => ({
@@ -186,11 +242,22 @@ export async function chunk(d: Drive, call: OwnerCall, id: string, v: string | u
   // --break chunk-by-hash: any chunk of the drive is served by its hash alone (ra.drive.chunk-access).
   const byHash = d.ctx.config.breakages.has('chunk-by-hash');
   const referenced = HEX64.test(hash) && (byHash || (v === undefined ? d.store.recordReferences(drive, id, hash) : HEX32.test(v) && d.store.versionReferences(drive, id, v, hash)));
-  let bytes = referenced ? await d.chunks.get(drive, hash) : undefined;
-  if (!bytes) throw ruleError(404, 'ra.drive.chunk-access', `no ${v === undefined ? 'record' : `version ${v}`} of ${id} references chunk ${hash}`);
+  const s3 = d.chunks instanceof S3Chunks && !d.ctx.config.breakages.has('chunk-bytes-altered') ? d.chunks : undefined;
+  // The bytes, or where the store serves them (the presigned URL made, as a file is read, before an open is spent).
+  const location = referenced && s3 ? await s3.readUrl(drive, hash, IMMUTABLE) : undefined;
+  let bytes = referenced && !s3 ? await d.chunks.get(drive, hash) : undefined;
+  if (!bytes && !location) throw ruleError(404, 'ra.drive.chunk-access', `no ${v === undefined ? 'record' : `version ${v}`} of ${id} references chunk ${hash}`);
   // A download through a link (a read of a version's or record's first chunk) spends one open.
-  if (caller.kind === 'link' && d.store.startsContent(drive, id, v, hash) && !d.store.spendOpen(drive, caller.share.id) && !d.ctx.config.breakages.has('link-opens-ignored'))
-    throw ruleError(410, 'ra.drive.link-opens', 'the link has no opens left');
+  if (caller.kind === 'link' && d.store.startsContent(drive, id, v, hash)) {
+    if (!d.store.spendOpen(drive, caller.share.id) && !d.ctx.config.breakages.has('link-opens-ignored')) throw ruleError(410, 'ra.drive.link-opens', 'the link has no opens left');
+    // The rest of this download may follow even when this read spent the last open.
+    for (const [share, o] of d.downloads) if (o.until <= d.ctx.now()) d.downloads.delete(share);
+    d.downloads.set(caller.share.id, { node: id, version: v, until: d.ctx.now() + DOWNLOAD_WINDOW_MS });
+  }
+  // A recorded chunk is stored (and was verified when recorded): object storage serves it. The
+  // presigned URL expires, so the redirect is not cached; what it leads to is immutable.
+  if (location) return new Response(null, { status: 307, headers: { location, 'cache-control': 'no-store', 'content-length': '0' } });
+  if (!bytes) throw new Error('unreachable: a chunk with neither bytes nor location');
   // --break chunk-bytes-altered: a chunk is served with its last byte changed (ra.drive.versions).
   if (d.ctx.config.breakages.has('chunk-bytes-altered')) bytes = Uint8Array.from(bytes, (b, i) => (i === bytes!.length - 1 ? b ^ 1 : b));
   return new Response(bytes as Uint8Array<ArrayBuffer>, { status: 200, headers: { 'content-type': 'application/octet-stream', 'cache-control': IMMUTABLE, 'content-length': String(bytes.length) } });

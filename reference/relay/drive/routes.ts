@@ -1,6 +1,7 @@
 // The drive's routes on the relay's app (document 3, Drive API; spec/http/relay.openapi.yaml tag
 // `drive`), and the drive state one relay keeps: its tables in the relay's database, chunks under
-// the data directory (or memory), its event streams and link tokens.
+// the data directory, in memory, or in S3-compatible object storage (--drive-s3), its event streams
+// and link tokens.
 import { join } from 'node:path';
 import type { H3Event } from 'h3';
 import { limits } from '../../../schemas/ts/limits.ts';
@@ -11,6 +12,7 @@ import { LinkTokens, type Drive } from './access.ts';
 import { FileChunks, MemoryChunks } from './chunks.ts';
 import { DriveEvents } from './events.ts';
 import * as h from './handlers.ts';
+import { S3Chunks } from './s3-chunks.ts';
 import { DriveStore } from './store.ts';
 
 type Route = (path: string, methods: Record<string, Handler>) => void;
@@ -21,11 +23,12 @@ export function createDrive(ctx: RelayContext): Drive {
   return {
     ctx,
     store: new DriveStore(ctx.store.database),
-    chunks: dir === ':memory:' ? new MemoryChunks() : new FileChunks(join(dir, 'drive')),
+    chunks: ctx.config.driveS3 ? new S3Chunks(ctx.config.driveS3) : dir === ':memory:' ? new MemoryChunks() : new FileChunks(join(dir, 'drive')),
     events: new DriveEvents(ctx.config.maxStreams, ctx.now),
     links: new LinkTokens(ctx.now),
     quota: ctx.config.driveQuota ?? limits.drive_quota_default_bytes,
     uploading: new Map(),
+    downloads: new Map(),
   };
 }
 
@@ -55,5 +58,15 @@ export function driveRoutes(ctx: RelayContext, route: Route, call: Call, param: 
     GET: async (req, e) => h.chunk(d, await call(req, e), p(e, 'node'), p(e, 'version'), p(e, 'hash')),
   });
   ctx.closers.push(() => d.events.closeAll());
+  if (d.chunks instanceof S3Chunks) {
+    const chunks = d.chunks;
+    // Upload URLs that lapsed are settled: what arrived through them is verified and counted.
+    const sweeper = setInterval(() => void h.settleLapsed(d).catch((error: unknown) => ctx.log(`drive: settling lapsed uploads failed: ${(error as Error).message}`, 'error')), 30_000);
+    sweeper.unref();
+    ctx.closers.push(() => {
+      clearInterval(sweeper);
+      chunks.close();
+    });
+  }
   return d;
 }

@@ -924,14 +924,6 @@ export interface components {
             last_seen: string;
         };
         /**
-         * Chunk reference
-         * @description An encrypted chunk: its id (hex SHA-256 of the stored bytes) and stored size (nonce, padded ciphertext and tag: 40 + a multiple of 4096, limits drive_chunk_min_bytes..drive_chunk_max_bytes).
-         */
-        "drive-chunk-ref.schema": {
-            id: string;
-            size: number;
-        };
-        /**
          * Sealed payload
          * @description x25519-chacha20-poly1305 seal (ra.seal.message) under a drive domain, each field strict unpadded base64url: a 32-byte ephemeral key, a 12-byte nonce and the ciphertext with its 16-byte tag.
          */
@@ -975,6 +967,14 @@ export interface components {
             /** @description a public file's 32-byte content key, base64url, signed in clear */
             plain_key?: string;
             signature: string;
+        };
+        /**
+         * Chunk reference
+         * @description An encrypted chunk: its id (hex SHA-256 of the stored bytes) and stored size (nonce, padded ciphertext and tag: 40 + a multiple of 4096, limits drive_chunk_min_bytes..drive_chunk_max_bytes).
+         */
+        "drive-chunk-ref.schema": {
+            id: string;
+            size: number;
         };
         /**
          * Chunk-list page
@@ -2106,7 +2106,12 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    chunks: components["schemas"]["drive-chunk-ref.schema"][];
+                    chunks: {
+                        id: string;
+                        size: number;
+                        /** @description Base64 MD5 of the chunk's bytes, for an upload URL that signs it (object storage). */
+                        md5?: string;
+                    }[];
                 };
             };
         };
@@ -2904,6 +2909,14 @@ export interface operations {
                     "application/octet-stream": string;
                 };
             };
+            /** @description The chunk at a presigned object-storage URL (Location) that serves it as uploaded; follow it. */
+            307: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description A malformed request or path parameter. */
             400: {
                 headers: {
@@ -2972,6 +2985,14 @@ export interface operations {
                 content: {
                     "application/octet-stream": string;
                 };
+            };
+            /** @description The chunk at a presigned object-storage URL (Location) that serves it as uploaded; follow it. */
+            307: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description A malformed request or path parameter. */
             400: {
