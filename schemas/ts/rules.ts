@@ -4045,7 +4045,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "Drive API (links: opens left, proof-of-work: not shown)",
     "title": "Opens and work",
-    "text": "Project decision: each download through a link spends one of its `caps.downloads` opens (0 means unlimited), a download being a read of a version's first chunk (its first page's first reference) or of an append record's first chunk, so a file of any size downloads once per open; a link with no opens left, or past `expires`, answers 410 `link_gone`; a share with `pow` asks every link request for `X-Svc-Link-Pow: <token>.<solution>` solving the token of its link answer (valid 10 minutes) at the clamped difficulty, else 403 `not_authorized`; a wrong verifier is 403 `not_authorized`.",
+    "text": "Project decision: each download through a link spends one of its `caps.downloads` opens (0 means unlimited), a download being a read of a version's first chunk (its first page's first reference) or of an append record's first chunk, so a file of any size downloads once per open; a link with no opens left, or past `expires`, answers 410 `link_gone`, except that the download its last open started may read the rest of that version's chunks (or that node's record chunks) for 10 minutes; a share with `pow` asks every link request for `X-Svc-Link-Pow: <token>.<solution>` solving the token of its link answer (valid 10 minutes) at the clamped difficulty, else 403 `not_authorized`; a wrong verifier is 403 `not_authorized`.",
     "origin": "project",
     "code": "link_gone"
   },
