@@ -1,9 +1,11 @@
 // What `svc-reference` knows about a server: its name, a one-line summary, and how it registers
 // its subcommand (flags, help, start). Each server defines itself in its own folder.
+import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { profileFor } from '../protocol/common/profile.ts';
 import { normalizeOrigin } from '../protocol/common/url.ts';
 import { parseNonceStoreSpec } from './stores/index.ts';
+import type { TlsFiles } from './shared/server.ts';
 
 export interface ReferenceIO {
   stdout: { write(s: string): unknown };
@@ -70,3 +72,10 @@ export const httpUrl = (v: string) =>
     if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new Error('expected an http(s) URL');
     return v.replace(/\/+$/, '');
   });
+
+/** --tls-cert and --tls-key (PEM files) go together; with neither the server speaks plain http. */
+export function readTls(cert: string | undefined, key: string | undefined): TlsFiles | undefined {
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined || key === undefined) throw new TypeError('--tls-cert and --tls-key go together');
+  return { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') };
+}

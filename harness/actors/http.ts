@@ -76,6 +76,8 @@ export interface HttpClientOptions {
   hosts?: Readonly<Record<string, string>>;
   /** Resolve every other non-IP host name with A queries to this DNS server (`IP:PORT`). */
   dnsServer?: string;
+  /** With `dnsServer`: a name it does not know (NXDOMAIN) goes to the system resolver. */
+  dnsFallback?: boolean;
   /** Response bytes kept in each exchange's evidence (default 4096). */
   evidenceBytes?: number;
   /** Called with every exchange (also kept in `exchanges`, the last `keepExchanges`, default 200). */
@@ -112,7 +114,7 @@ export class HttpClient {
     const extra = options.ca === undefined ? [] : typeof options.ca === 'string' ? [options.ca] : [...options.ca];
     const connect: Record<string, unknown> = {};
     if (extra.length > 0) connect.ca = [...rootCertificates, ...extra];
-    if (options.hosts || options.dnsServer) connect.lookup = makeLookup(options.hosts ?? {}, options.dnsServer);
+    if (options.hosts || options.dnsServer) connect.lookup = makeLookup(options.hosts ?? {}, options.dnsServer, options.dnsFallback === true);
     this.#agent = new Agent({ connect, headersTimeout: options.timeoutMs ?? DEFAULT_TIMEOUT, bodyTimeout: options.timeoutMs ?? DEFAULT_TIMEOUT });
   }
 
@@ -251,8 +253,8 @@ function describe(error: unknown): string {
   return `${e.code ? `${e.code} ` : ''}${e.message}${cause}`;
 }
 
-/** A net/tls `lookup` that maps chosen names (and, with a DNS server, every name) to addresses. */
-function makeLookup(hosts: Readonly<Record<string, string>>, dnsServer: string | undefined): LookupFunction {
+/** A net/tls `lookup` that maps chosen names (and, with a DNS server, every name it knows, or every name) to addresses. */
+function makeLookup(hosts: Readonly<Record<string, string>>, dnsServer: string | undefined, fallback: boolean): LookupFunction {
   let resolver: DnsResolver | undefined;
   if (dnsServer) {
     resolver = new DnsResolver({ timeout: 2000, tries: 1 });
@@ -270,11 +272,22 @@ function makeLookup(hosts: Readonly<Record<string, string>>, dnsServer: string |
     if (isIP(hostname)) return answer(hostname);
     if (resolver) {
       resolver.resolve4(hostname, (err, addresses) => {
-        if (err || !addresses[0]) callback(err ?? new Error(`no A record for ${hostname}`), undefined);
+        if (fallback && err?.code === 'ENOTFOUND') dnsLookup(hostname, options as never, callback as never);
+        else if (err || !addresses[0]) callback(err ?? new Error(`no A record for ${hostname}`), undefined);
         else answer(addresses[0]);
       });
       return;
     }
     dnsLookup(hostname, options as never, callback as never);
   }) as LookupFunction;
+}
+
+/**
+ * How a suite's clients reach its target: the test authority's CA trusted and its DNS asked
+ * first, the system resolver for names it does not know. A target on a name the authority
+ * publishes (a reference over https, Authority.serverName) is reached like any other.
+ */
+export async function viaAuthority(authority: { info(): Promise<{ caPem: string; dnsServer: string }> }): Promise<Pick<HttpClientOptions, 'ca' | 'dnsServer' | 'dnsFallback'>> {
+  const { caPem, dnsServer } = await authority.info();
+  return { ca: caPem, dnsServer, dnsFallback: true };
 }

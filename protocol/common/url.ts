@@ -57,6 +57,15 @@ export function normalizeOrigin(raw: unknown): string | undefined {
   return originOf(p);
 }
 
+/** ns.auth.5: development hosts are `localhost` (and `*.localhost`), 127.0.0.0/8 and ::1. */
+export function isDevelopmentHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  if (h === '[::1]' || h === '::1') return true;
+  const m = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
+  return m?.slice(1).every((o) => Number(o) <= 255) ?? false;
+}
+
 /** The origin of any http(s) URL (its path, query and fragment ignored). */
 export function urlOrigin(url: string): string | undefined {
   const p = splitUrl(url.trim());

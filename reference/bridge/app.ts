@@ -20,7 +20,7 @@ import { IpWindows } from './rate-limits.ts';
 import { asset, errorFor, html, json, prefersJson, utf8Text } from '../shared/http.ts';
 import { BRIDGE_BODY, readBody } from '../shared/body.ts';
 import { BRIDGE_PATH, decodePathParam, pathParam } from '../shared/params.ts';
-import { createH3, listen, logInternal, silent, type Log } from '../shared/server.ts';
+import { createH3, listen, logInternal, silent, type Log, type TlsFiles } from '../shared/server.ts';
 import { HttpError } from '../shared/errors.ts';
 import { serializeCookie } from '../shared/cookies.ts';
 import { hashSecret, sameHash } from '../shared/secrets.ts';
@@ -372,7 +372,7 @@ export interface RunningBridge {
 }
 
 /** Starts the bridge on `host:port`; `config.issuer` empty means the bound address. */
-export async function startBridge(config: BridgeConfig, options: { port?: number; host?: string } = {}, deps: BridgeDeps = {}): Promise<RunningBridge> {
+export async function startBridge(config: BridgeConfig, options: { port?: number; host?: string; tls?: TlsFiles } = {}, deps: BridgeDeps = {}): Promise<RunningBridge> {
   let bridge: BridgeApp | undefined;
   const fetch = async (request: Request): Promise<Response> => {
     const res = await bridge!.fetch(request);
@@ -395,6 +395,7 @@ export async function startBridge(config: BridgeConfig, options: { port?: number
     },
     log: deps.log ?? silent,
     internal: INTERNAL,
+    ...(options.tls ? { tls: options.tls } : {}),
   });
   const closeServer = listener.close;
   const bound = listener.url;

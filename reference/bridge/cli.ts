@@ -9,7 +9,7 @@ import { profileFor, ProfileError } from '../../protocol/common/profile.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { NonceStoreSpecError } from '../stores/index.ts';
 import { DEFAULT_RESOLVER_TIMEOUT_MS } from '../resolve/network.ts';
-import { hostPort, httpUrl, nonceStore, port, positive, serviceName, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
+import { hostPort, httpUrl, nonceStore, port, positive, readTls, serviceName, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
 import { startBridge } from './app.ts';
 import { cliLog } from '../shared/server.ts';
 import { ClientFileError } from './clients.ts';
@@ -50,6 +50,8 @@ interface BridgeFlags {
   break: string[];
   variant?: string;
   quiet?: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
 }
 
 export const DEFAULT_BRIDGE_NAME = 'svc reference bridge';
@@ -80,6 +82,7 @@ the flag of the same name (flags win).
 
 Examples:
   svc-reference bridge --issuer https://sso.example.net --port 8443 --static-clients clients.json
+  svc-reference bridge --issuer https://sso.example.net:8443 --port 8443 --tls-cert sso.pem --tls-key sso-key.pem
   svc-reference bridge --port 9000 --dns-server 127.0.88.1:53 --ca .authority/ca.pem --static-clients clients.json
 `;
 
@@ -92,7 +95,9 @@ export const bridgeServer: ServerDefinition = {
     program
       .command('bridge')
       .description('Start the reference OpenID Connect bridge of document 2.')
-      .option('--issuer <url>', 'the issuer: scheme and dotted host, no path (default http://<host>:<bound port>)')
+      .option('--issuer <url>', 'the issuer: scheme and dotted host, no path (default http(s)://<host>:<bound port>)')
+      .option('--tls-cert <file>', 'serve https with this certificate chain (PEM), with --tls-key (default: plain http)')
+      .option('--tls-key <file>', 'the private key (PEM) of --tls-cert')
       .option('--port <n>', 'TCP port; 0 picks a free one', port, 9000)
       .option('--host <address>', 'address to bind', '127.0.0.1')
       .option('--data-dir <dir>', 'directory of bridge.sqlite (WAL); :memory: for one process', './data/bridge')
@@ -226,7 +231,8 @@ async function runBridge(flags: BridgeFlags, io: ReferenceIO): Promise<Started> 
     ...(push ? { push } : {}),
   };
   try {
-    const running = await startBridge(config, { port: flags.port, host: flags.host }, { log: cliLog(io.stderr, flags.quiet === true) });
+    const tls = readTls(flags.tlsCert, flags.tlsKey);
+    const running = await startBridge(config, { port: flags.port, host: flags.host, ...(tls ? { tls } : {}) }, { log: cliLog(io.stderr, flags.quiet === true) });
     io.stdout.write(`svc-reference bridge listening on ${running.issuer} (${running.url})\n`);
     return { code: 0, running };
   } catch (error) {

@@ -39,6 +39,7 @@ export const BREAKAGES = [
   'verifier-ignored',
   'introspect-any',
   'issuer-localhost',
+  'cookies-unprefixed',
   ...URL_CLIENT_BREAKAGES,
   ...GRANT_BREAKAGES,
   ...PUSH_BREAKAGES,

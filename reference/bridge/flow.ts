@@ -19,7 +19,7 @@ import { browserLabel, newMatchCode, newNonce, newReferenceCode, newRequestId } 
 import { firstPartySkipsAll, heldState, unnamedConsent } from './variants/grants.ts';
 import { allowedRedirect, hostVerified, UrlClientError, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
-import { transactionTtlSeconds, brokenCreating, brokenLoopback, brokenResumeReplay, brokenSessionAuthTime, clearedResume, replayingResume } from './variants/gaps.ts';
+import { brokenCookieName, transactionTtlSeconds, brokenCreating, brokenLoopback, brokenResumeReplay, brokenSessionAuthTime, clearedResume, replayingResume } from './variants/gaps.ts';
 import { authorizationRedirect, pageError, redirect } from './responses.ts';
 import { consentPage, identifyPage, messagePage, qrSvg, waitingPage } from './pages.ts';
 import { launcherOrigin, visitorOffer } from './visitor.ts';
@@ -44,8 +44,8 @@ const consentScopes = (ctx: BridgeContext) => [ctx.profile.ids.id_scope, 'profil
 const VSCHAR = /^[\x20-\x7e]*$/;
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 
-export const txCookieName = (ctx: BridgeContext) => cookieName(ctx.profile.ids.bridge_tx_cookie, ctx.secure);
-export const sessionCookieName = (ctx: BridgeContext) => cookieName(ctx.profile.ids.session_cookie, ctx.secure);
+export const txCookieName = (ctx: BridgeContext) => brokenCookieName(ctx, cookieName(ctx.profile.ids.bridge_tx_cookie, ctx.secure));
+export const sessionCookieName = (ctx: BridgeContext) => brokenCookieName(ctx, cookieName(ctx.profile.ids.session_cookie, ctx.secure));
 
 export async function currentSession(ctx: BridgeContext, req: Request): Promise<(Session & { hash: string }) | undefined> {
   const value = readCookies(req).get(sessionCookieName(ctx));

@@ -17,7 +17,7 @@ import { NetworkResolver } from '../resolve/network.ts';
 import { DEFAULT_NAME, DEFAULT_SIGNER_URL, pathsFor, siteOf, type RpConfig, type RpContext } from './config.ts';
 import { HttpError } from '../shared/errors.ts';
 import { asset, errorFor, errorJson, html } from '../shared/http.ts';
-import { createH3, listen, logInternal, silent, type Log } from '../shared/server.ts';
+import { createH3, listen, logInternal, silent, type Log, type TlsFiles } from '../shared/server.ts';
 import { cookieName, readCookies, serializeCookie } from '../shared/cookies.ts';
 import { openRpDatabase } from './database.ts';
 import { metadataHandler } from './metadata.ts';
@@ -175,6 +175,8 @@ export async function createRpApp(input: RpConfig, deps: RpDeps = {}): Promise<R
 export interface StartRpOptions extends Partial<RpConfig> {
   port?: number;
   host?: string;
+  /** Serve https with this certificate (the origin then defaults to https://<host>:<port>). */
+  tls?: TlsFiles;
 }
 
 export interface RunningRp {
@@ -215,6 +217,7 @@ export async function startRp(options: StartRpOptions = {}, deps: RpDeps = {}): 
     serveNode: (req, res) => rp?.serveNode(req, res) ?? false,
     log: deps.log ?? silent,
     internal: () => errorJson(INTERNAL('internal error')),
+    ...(options.tls ? { tls: options.tls } : {}),
   });
   const closeServer = listener.close;
   const bound = listener.url;

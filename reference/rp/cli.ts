@@ -2,12 +2,13 @@
 // prints one line, `svc-reference rp listening on <origin> (<bound url>)` (tests and the harness
 // parse it), then runs until SIGINT/SIGTERM. With --workers N it is the primary of N cluster
 // workers (./cluster.ts) and prints the same one line once all of them listen.
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { limits } from '../../schemas/ts/limits.ts';
 import { profileFor, ProfileError } from '../../protocol/common/profile.ts';
 import { NonceStoreSpecError } from '../stores/index.ts';
 import { DEFAULT_RESOLVER_TIMEOUT_MS } from '../resolve/network.ts';
-import { hostPort, httpUrl, nonceStore, origin, port, positive, serviceName, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
+import { hostPort, httpUrl, nonceStore, origin, port, positive, readTls, serviceName, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
+import { isDevelopmentHost, splitUrl } from '../../protocol/common/url.ts';
 import { startRp, type RunningRp, type StartRpOptions } from './app.ts';
 import { DEFAULT_NAME, DEFAULT_SIGNER_URL } from './config.ts';
 import { inWorker, reportListening, startWorkers } from './cluster.ts';
@@ -36,7 +37,19 @@ interface RpFlags {
   contact?: string;
   quiet?: boolean;
   workers: number;
+  tlsCert?: string;
+  tlsKey?: string;
 }
+
+/**
+ * --origin, the audience of every request: http only on a development host
+ * (ns.request.audience-http-dev, ns.auth.5); a production RP publishes over TLS.
+ */
+const rpOrigin = (v: string): string => {
+  const o = origin(v);
+  if (o.startsWith('http:') && !isDevelopmentHost(splitUrl(o)!.host)) throw new InvalidArgumentError('http only on a development host (localhost, 127.0.0.0/8, ::1); otherwise https');
+  return o;
+};
 
 const RP_HELP = `
 Endpoints (paths follow the service name; shown for svc):
@@ -65,6 +78,7 @@ how the RP is pointed at a test authority: svc-conformance authority prints both
 Examples:
   svc-reference rp --port 8080
   svc-reference rp --port 8443 --origin https://rp.example.net --data-dir /var/lib/svc-rp
+  svc-reference rp --port 8443 --origin https://rp.example.net:8443 --tls-cert rp.pem --tls-key rp-key.pem
   svc-reference rp --nonce-store redis://127.0.0.1:6379 --data-dir ./data/rp
   svc-reference rp --origin https://rp.example.net --database postgres://rp:secret@db.internal:5432/rp
   svc-reference rp --dns-server 127.0.88.1:53 --ca ./authority/ca.pem
@@ -79,7 +93,9 @@ export const rpServer: ServerDefinition = {
       .description('Start the reference relying party (RP) of document 1, native sign-in.')
       .option('--port <n>', 'TCP port to listen on; 0 picks a free one', port, 8080)
       .option('--host <address>', 'address to bind', '127.0.0.1')
-      .option('--origin <url>', "the RP's public origin, the audience of its requests (default: http://<host>:<bound port>)", origin)
+      .option('--origin <url>', "the RP's public origin, the audience of its requests; http only on a development host (default: http(s)://<host>:<bound port>)", rpOrigin)
+      .option('--tls-cert <file>', 'serve https with this certificate chain (PEM), with --tls-key (default: plain http)')
+      .option('--tls-key <file>', 'the private key (PEM) of --tls-cert')
       .option('--data-dir <dir>', 'directory of rp.sqlite (transactions, sessions, sqlite nonces); :memory: for one process', './data/rp')
       .option('--database <url>', `sqlite (default, under --data-dir) or postgres://USER:PASS@HOST:PORT/DB, shared by RP processes on several machines (${DATABASE_ENV})`, env(DATABASE_ENV))
       .option('--nonce-store <store>', 'spent-nonce cache: sqlite (in the database: --data-dir or --database), memory, or redis://HOST:PORT', nonceStore, 'sqlite')
@@ -128,6 +144,8 @@ async function runRp(flags: RpFlags, io: ReferenceIO, args: readonly string[]): 
   if (flags.contact !== undefined) options.contactUri = flags.contact;
   let running: RunningRp;
   try {
+    const tls = readTls(flags.tlsCert, flags.tlsKey);
+    if (tls) options.tls = tls;
     running = await startRp(options, { log: cliLog(io.stderr, flags.quiet === true) });
   } catch (error) {
     const known = error instanceof ProfileError || error instanceof NonceStoreSpecError || error instanceof TypeError;

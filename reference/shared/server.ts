@@ -2,6 +2,7 @@
 // its hot routes beside the h3 app, the bound address, closing, the CLI's log (where --quiet drops
 // request lines but never errors) and the last-resort error handler of the app.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { H3, type H3Event } from 'h3';
 import { toNodeHandler } from 'srvx/node';
 import { wireFromEnv } from '../variants/wire.ts';
@@ -41,7 +42,7 @@ export function createH3(log: Log, internal: () => Response): H3 {
 
 export interface Listener {
   server: Server;
-  /** The bound address, e.g. http://127.0.0.1:41234. */
+  /** The bound address, e.g. http://127.0.0.1:41234 (https:// with `tls`). */
   url: string;
   /** host[:port] as it appears in the URL (IPv6 in brackets). */
   hostPort: string;
@@ -58,6 +59,14 @@ export interface ListenOptions {
   /** The answer when the web handler itself throws (logged as an internal error). */
   internal: () => Response;
   log: Log;
+  /** Certificate and key (PEM): serve https instead of http (--tls-cert, --tls-key). */
+  tls?: TlsFiles;
+}
+
+/** A server certificate chain and its private key, PEM. */
+export interface TlsFiles {
+  cert: string;
+  key: string;
 }
 
 /**
@@ -91,10 +100,12 @@ export async function listen(options: ListenOptions): Promise<Listener> {
       return options.internal();
     }
   });
-  const server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     if (!wire && options.serveNode?.(req, res)) return;
     void web(req as never, res as never); // srvx types ask for http and http2 at once
-  });
+  };
+  // Over TLS the handlers see https request URLs (srvx reads the socket), so nothing else changes.
+  const server: Server = options.tls ? createTlsServer({ cert: options.tls.cert, key: options.tls.key }, handle) : createServer(handle);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -113,5 +124,5 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     throw new Error('the server has no TCP address');
   }
   const hostPort = `${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-  return { server, url: `http://${hostPort}`, hostPort, close };
+  return { server, url: `${options.tls ? 'https' : 'http'}://${hostPort}`, hostPort, close };
 }

@@ -9,13 +9,14 @@ import { REFERENCE_CODE_TTL_S, REFERENCE_PUSH_INTERVAL_S, REFERENCE_TX_TTL_S, st
 
 export { runCli } from '../rp/helpers.ts';
 
-/** A reference bridge; `args` may carry the hidden --break/--variant flags, `env` a wire variant (both allowed here by env). */
-export function bridge(args: string[] = [], env: NodeJS.ProcessEnv = {}, options: { push?: boolean } = {}): Promise<BridgeReferenceRun> {
+/** A reference bridge; `args` may carry the hidden --break/--variant flags, `env` a wire variant (both allowed here by env); `tls`: served over https on a name. */
+export function bridge(args: string[] = [], env: NodeJS.ProcessEnv = {}, options: { push?: boolean; tls?: boolean } = {}): Promise<BridgeReferenceRun> {
   return startBridgeReference({
     profile: profileFor(),
     codeTtlS: REFERENCE_CODE_TTL_S,
     txTtlS: REFERENCE_TX_TTL_S,
     ...(options.push ? { pushIntervalS: REFERENCE_PUSH_INTERVAL_S } : {}),
+    ...(options.tls ? { tls: true } : {}),
     extraArgs: args,
     env: { SVC_REFERENCE_ALLOW_BREAKAGE: '1', ...env },
   });

@@ -36,6 +36,10 @@ describe('svc-reference rp (child processes)', () => {
     const bad = spawnSync(process.execPath, [bin, 'rp', '--nonce-store', 'mongo://x'], { encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('--nonce-store');
+    // ns.request.audience-http-dev: an http audience only on a development host.
+    const http = spawnSync(process.execPath, [bin, 'rp', '--origin', 'http://rp.example.net'], { encoding: 'utf8' });
+    expect(http.status).toBe(2);
+    expect(http.stderr).toContain('http only on a development host');
   });
 
   it('prints one listening line, resolves through the authority, and closes on SIGTERM with exit 0', async () => {
@@ -53,7 +57,7 @@ describe('svc-reference rp (child processes)', () => {
 
   it('two processes with one data dir form one RP: start on A, deliver on B, poll on A; a replay on either is refused', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'svc-rp-'));
-    const origin = 'http://rp.test:8080';
+    const origin = 'http://rp.localhost:8080';
     const [a, b] = await Promise.all([rp(['--data-dir', dir, '--origin', origin]), rp(['--data-dir', dir, '--origin', origin])]);
     expect(a.origin).toBe(origin);
     const { identity, seed } = await authority.newIdentity();

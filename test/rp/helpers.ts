@@ -11,7 +11,7 @@ import type { Authority } from '../../harness/actors/authority/index.ts';
 import { createVerifier, type Verifier } from '../../protocol/signin/verifier.ts';
 import { MemoryNonceStore } from '../../protocol/signin/nonce.ts';
 import { normalizeOrigin } from '../../protocol/common/url.ts';
-import { startRp, type RunningRp } from '../../reference/rp/app.ts';
+import { startRp, type RunningRp, type StartRpOptions } from '../../reference/rp/app.ts';
 import { hashSecret } from '../../reference/rp/secrets.ts';
 import { NetworkResolver } from '../../reference/resolve/network.ts';
 import { MemoryOutput } from '../harness/fakes.ts';
@@ -74,6 +74,21 @@ function resolverOf(authority: Authority) {
   return { dnsServer: authority.dnsServer, caFile: authority.caFile, timeoutMs: 3000 };
 }
 
+/** The name a test RP serves https on (`tls`): the authority resolves it to 127.0.0.1 and certifies it. */
+export const RP_TLS_NAME = 'rp.svc-tls.test';
+
+/** Where a test RP serves https on RP_TLS_NAME: its port chosen first (the origin names it), the authority's certificate. */
+async function onTlsName(authority: Authority): Promise<StartRpOptions> {
+  const tls = await authority.serverName(RP_TLS_NAME, '127.0.0.1');
+  const port = await closedPort();
+  return { host: '127.0.0.1', port, origin: `https://${RP_TLS_NAME}:${port}`, tls };
+}
+
+/** The correct reference RP over https on RP_TLS_NAME. */
+export async function tlsRp(authority: Authority): Promise<RunningRp> {
+  return startRp({ resolver: resolverOf(authority), resumeTtlSeconds: TEST_RESUME_TTL_S, ...(await onTlsName(authority)) });
+}
+
 export type Breakage =
   | 'resume-without-cookie'
   | 'no-nonce-no-guard'
@@ -82,6 +97,7 @@ export type Breakage =
   | 'nonce-before-signature'
   | 'approve-twice'
   | 'nonce-fail-open'
+  | 'http-origin'
   /** A wire variant of reference/variants/rp.ts. */
   | `wire:${string}`
   /** A verifier variant of reference/variants/verifier.ts. */
@@ -98,9 +114,12 @@ export type Breakage =
  * - nonce-fail-open: a second instance (given as --rp-broken-store) whose nonce store is down
  *   accepts approvals as if every nonce were fresh;
  * - nonce-before-signature: the nonce is spent before resolution and signature, and never given
- *   back, so a delivery with a bad signature burns the genuine approval (seen in an outside RP).
+ *   back, so a delivery with a bad signature burns the genuine approval (seen in an outside RP);
+ * - http-origin: the RP past its CLI's --origin guard, published over plain http on a production
+ *   name, RP_TLS_NAME (ns.request.audience-http-dev, ns.auth.5): its requests carry an http audience.
+ * With `tls` the RP serves https on RP_TLS_NAME (the sensitivity runner's `tls` variants).
  */
-export async function brokenRp(kind: Breakage, authority: Authority): Promise<RunningRp & { args?: string[] }> {
+export async function brokenRp(kind: Breakage, authority: Authority, options: { tls?: boolean } = {}): Promise<RunningRp & { args?: string[] }> {
   const memory = new MemoryNonceStore();
   const nonces =
     kind === 'no-nonce-no-guard'
@@ -108,7 +127,9 @@ export async function brokenRp(kind: Breakage, authority: Authority): Promise<Ru
       : kind === 'nonce-before-signature'
         ? { claim: (key: string, until: number) => memory.claim(key, until), release: async () => undefined }
         : undefined;
-  const rp = await startRp({ resolver: resolverOf(authority), resumeTtlSeconds: TEST_RESUME_TTL_S }, nonces ? { nonces } : {});
+  const named = options.tls || kind === 'http-origin' ? await onTlsName(authority) : {};
+  const place = kind === 'http-origin' ? { host: named.host, port: named.port, origin: named.origin!.replace(/^https:/, 'http:') } : named;
+  const rp = await startRp({ resolver: resolverOf(authority), resumeTtlSeconds: TEST_RESUME_TTL_S, ...place }, nonces ? { nonces } : {});
   const ctx = rp.app.context;
   if (kind.startsWith('wire:')) {
     const variant = RP_WIRE[kind.slice('wire:'.length)];

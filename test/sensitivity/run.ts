@@ -57,7 +57,7 @@ async function failedAgainst(v: Variant): Promise<{ failed: string[]; ran: numbe
   }
   if (v.suite === 'bridge') {
     const how = breakage(v);
-    const b = await bridge(how.extraArgs, how.env, { push: /^ob\.(push|contract\.push)/.test(v.rule) });
+    const b = await bridge(how.extraArgs, how.env, { push: /^ob\.(push|contract\.push)/.test(v.rule), tls: v.tls === true });
     try {
       const run = await runCli([...(await bridgeArgs(b)), '--profile', '--rule', v.rule]);
       return { failed: run.failed, ran: run.report.results.length };
@@ -66,7 +66,7 @@ async function failedAgainst(v: Variant): Promise<{ failed: string[]; ran: numbe
     }
   }
   const authority = await startAuthority();
-  const rp = await brokenRp(v.breakage, authority);
+  const rp = await brokenRp(v.breakage, authority, { tls: v.tls === true });
   try {
     const run = await runCli([...rpArgs(rp.origin, authority, rp.args), '--profile', '--rule', v.rule]);
     return { failed: run.failed, ran: run.report.results.length };

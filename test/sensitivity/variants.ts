@@ -10,11 +10,16 @@ import { RELAY_WIRE } from '../../reference/variants/relay.ts';
 import type { WireVariant } from '../../reference/variants/wire.ts';
 import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
 
+/**
+ * `tls`: the variant is started on a name the test authority resolves, with its certificate, and
+ * judged there: the rules of https (an http audience off development, `__Host-` cookies) show
+ * only off loopback http, where the documents allow what they forbid elsewhere.
+ */
 export type Variant =
   | { suite: 'relay'; breakage: string; rule: RuleId }
   | { suite: 'drive'; breakage: string; rule: RuleId }
-  | { suite: 'bridge'; breakage: string; rule: RuleId }
-  | { suite: 'rp'; breakage: RpBreakage; rule: RuleId };
+  | { suite: 'bridge'; breakage: string; rule: RuleId; tls?: true }
+  | { suite: 'rp'; breakage: RpBreakage; rule: RuleId; tls?: true };
 
 /** One variant per rule a wire variant breaks (its rule and the rules restating it). */
 function wire(suite: 'rp' | 'bridge' | 'relay', table: Record<string, WireVariant>): Variant[] {
@@ -104,6 +109,7 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'bridge', breakage: 'push-no-cap', rule: 'ob.push.limits' },
   { suite: 'bridge', breakage: 'push-match-code', rule: 'ob.push.no-match-code' },
   { suite: 'bridge', breakage: 'push-untyped', rule: 'ob.push.message' },
+  { suite: 'bridge', breakage: 'cookies-unprefixed', rule: 'ob.cookies.host-prefix', tls: true },
   { suite: 'rp', breakage: 'resume-without-cookie', rule: 'ns.transaction.resume-refused' },
   { suite: 'rp', breakage: 'no-nonce-no-guard', rule: 'ns.nonce.single-use' },
   // A replayed approval names its own transaction (request_id is signed), so rule 5 shows only
@@ -114,6 +120,10 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'rp', breakage: 'nonce-before-signature', rule: 'ns.nonce.spend-on-success' },
   { suite: 'rp', breakage: 'approve-twice', rule: 'ns.transaction.one-approval' },
   { suite: 'rp', breakage: 'nonce-fail-open', rule: 'ns.nonce.fail-closed' },
+  // An RP on a production name over plain http: its audience is http off development (both
+  // rules say so, one in Request object, one in Authentication 5).
+  { suite: 'rp', breakage: 'http-origin', rule: 'ns.request.audience-http-dev', tls: true },
+  { suite: 'rp', breakage: 'http-origin', rule: 'ns.auth.5', tls: true },
   ...wire('rp', RP_WIRE),
   ...wire('bridge', BRIDGE_WIRE),
   ...wire('relay', RELAY_WIRE),

@@ -15,6 +15,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { Profile } from '../../../protocol/common/profile.ts';
 import { defaultProfile } from '../../../protocol/common/profile.ts';
@@ -22,7 +23,8 @@ import { openCertificateAuthority, type CertificateAuthority } from './ca.ts';
 import { startDnsServer, type DnsServer } from './dns.ts';
 import { startAdminServer, type AdminServer } from './admin.ts';
 import { Records } from './records.ts';
-import type { AuthorityControl, AuthorityInfo } from './types.ts';
+import { AuthorityError, type AuthorityControl, type AuthorityInfo } from './types.ts';
+import { validServiceName } from '../../../protocol/common/names.ts';
 
 export * from './types.ts';
 export { toPublicKey, toSeed } from './records.ts';
@@ -60,6 +62,12 @@ export interface Authority extends AuthorityControl {
   /** The CA certificate on disk, for an RP's `--ca FILE`. */
   readonly caFile: string;
   readonly adminUrl: string;
+  /**
+   * Publishes `name` (A record: `address`, where a server under test listens) and issues its
+   * certificate: the server serves https on a name the harness resolves through this DNS and
+   * trusts through this CA (a reference behind TLS, e.g. rp.svc-tls.test).
+   */
+  serverName(name: string, address: string): Promise<{ cert: string; key: string }>;
   close(): Promise<void>;
 }
 
@@ -175,6 +183,12 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
     caPem: ca.caPem,
     caFile: ca.caFile,
     adminUrl: admin.url,
+    serverName(name, address) {
+      const host = validServiceName(name);
+      if (host === undefined || isIP(address) === 0) throw new AuthorityError(`${name} at ${address}: a DNS name and an IP address`);
+      records.servers.set(host, address);
+      return ca.leafFor(host);
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -79,6 +79,8 @@ export class Records implements Omit<AuthorityControl, 'info'> {
   readonly encLabel: string;
   /** Set once the HTTPS server listens. */
   httpsPort = 443;
+  /** Server names answered with their own address (a server under test on https, index.ts serverName). */
+  readonly servers = new Map<string, string>();
 
   constructor(
     readonly profile: Profile,
@@ -99,6 +101,8 @@ export class Records implements Omit<AuthorityControl, 'info'> {
     if (name.startsWith(this.txtLabel)) [kind, id] = ['txt', name.slice(this.txtLabel.length)];
     else if (name.startsWith(this.encLabel)) [kind, id] = ['enc', name.slice(this.encLabel.length)];
     else [kind, id] = ['a', name];
+    const server = kind === 'a' ? this.servers.get(id) : undefined;
+    if (server !== undefined) return { rcode: 'NOERROR', answers: q.type === 'A' ? [{ type: 'A', name: q.name, ttl: this.ttl, class: 'IN', data: server }] : [] };
     const p = this.identities.get(id);
     const fileHost = kind === 'a' ? this.hosted.onOther(id) : undefined;
     if (!p && fileHost !== undefined)

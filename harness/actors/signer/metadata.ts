@@ -3,7 +3,7 @@
 // JSON, version 1, `origin` equal to the origin fetched, every URI same-origin.
 import { limits } from '../../../schemas/ts/limits.ts';
 import type { Profile } from '../../../protocol/common/profile.ts';
-import { normalizeOrigin, sameOrigin, splitUrl } from '../../../protocol/common/url.ts';
+import { isDevelopmentHost, normalizeOrigin, sameOrigin, splitUrl } from '../../../protocol/common/url.ts';
 import { supportedScopes } from '../../../protocol/signin/scopes.ts';
 import { BodyTooLargeError, HttpError, type Exchange, type HttpClient } from '../http.ts';
 import { problem, refuse, SignerError, type Problem } from './errors.ts';
@@ -27,15 +27,6 @@ export interface MetadataResult {
   /** The origin the document was fetched from (the normalized audience). */
   origin: string;
   exchange: Exchange;
-}
-
-/** ns.auth.5: development hosts are `localhost` (and `*.localhost`), 127.0.0.0/8 and ::1. */
-export function isDevelopmentHost(host: string): boolean {
-  const h = host.toLowerCase().replace(/\.$/, '');
-  if (h === 'localhost' || h.endsWith('.localhost')) return true;
-  if (h === '[::1]' || h === '::1') return true;
-  const m = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
-  return m?.slice(1).every((o) => Number(o) <= 255) ?? false;
 }
 
 /** The normalized https origin, or a development http origin; refuses anything else. */

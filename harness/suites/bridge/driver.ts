@@ -4,7 +4,7 @@
 // harness signer (same device, resume link in the same browser), and consents. Every exchange
 // of a check is kept as its evidence.
 import type { Profile } from '../../../protocol/common/profile.ts';
-import { HttpClient, type Exchange, type HttpResponse } from '../../actors/http.ts';
+import { HttpClient, type Exchange, type HttpClientOptions, type HttpResponse } from '../../actors/http.ts';
 import type { AuthorityControl } from '../../actors/authority/types.ts';
 import { Browser, Signer, type SignerKey } from '../../actors/signer/index.ts';
 import { newPkce, OidcClient, styleOf, type AuthStyle, type ClientCredentials, type Pkce } from '../../actors/oidc/client.ts';
@@ -27,6 +27,8 @@ export interface BridgeTarget {
    */
   urlClients?: 'indieauth' | 'on' | 'off';
   requestTimeoutMs: number;
+  /** How the harness's clients resolve and trust the bridge (set by the suite: through the authority). */
+  network?: Pick<HttpClientOptions, 'ca' | 'dnsServer' | 'dnsFallback'>;
   /** Limits the target declares (bridge.declared): the checks wait them out. */
   declared?: { codeLifetimeS?: number; transactionLifetimeS?: number; pushIntervalS?: number };
   /** Push to the app (bridge.push): a relay that registers the harness's push users, homed there. */
@@ -90,7 +92,7 @@ export class BridgeSession {
   }
 
   client(cookies = true): HttpClient {
-    const c = new HttpClient({ cookies, timeoutMs: this.target.requestTimeoutMs, evidenceBytes: 2048, keepExchanges: 0, onExchange: (e) => void this.exchanges.push(e) });
+    const c = new HttpClient({ ...this.target.network, cookies, timeoutMs: this.target.requestTimeoutMs, evidenceBytes: 2048, keepExchanges: 0, onExchange: (e) => void this.exchanges.push(e) });
     this.#clients.push(c);
     return c;
   }

@@ -4,7 +4,7 @@
 // clients the target declares (ob.contract.clients), and learns every URL from discovery.
 import type { Check, SuiteLoad } from '../../run/model.ts';
 import { ConfigError } from '../../run/exit.ts';
-import { HttpClient, HttpError } from '../../actors/http.ts';
+import { HttpClient, HttpError, viaAuthority } from '../../actors/http.ts';
 import type { BridgeTarget } from './driver.ts';
 import { surfaceChecks } from './checks/surface.ts';
 import { authorizeChecks } from './checks/authorize.ts';
@@ -19,8 +19,15 @@ import { pushChecks } from './checks/push.ts';
 
 export type { BridgeTarget } from './driver.ts';
 
-export async function bridgeSuite(target: BridgeTarget): Promise<SuiteLoad> {
-  const http = new HttpClient({ timeoutMs: target.requestTimeoutMs });
+export async function bridgeSuite(given: BridgeTarget): Promise<SuiteLoad> {
+  let network;
+  try {
+    network = given.network ?? (await viaAuthority(given.authority));
+  } catch (error) {
+    throw new ConfigError(`the test authority cannot be reached: ${(error as Error).message}`);
+  }
+  const target: BridgeTarget = { ...given, network };
+  const http = new HttpClient({ ...network, timeoutMs: target.requestTimeoutMs });
   try {
     await http.get(`${target.issuer}/.well-known/openid-configuration`, { noCookies: true });
   } catch (error) {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { Profile } from '../../../protocol/common/profile.ts';
-import { spawnReference, stopChild, type ReferenceChild } from '../../run/spawn.ts';
+import { closedPort, spawnReference, stopChild, type ReferenceChild } from '../../run/spawn.ts';
 import { startAuthority, type Authority } from '../../actors/authority/index.ts';
 import type { ClientCredentials } from '../../actors/oidc/client.ts';
 import type { BridgeTarget } from './driver.ts';
@@ -31,6 +31,8 @@ export interface BridgeReferenceOptions {
   txTtlS?: number;
   /** Push to the app through two reference relays, prompts this many seconds apart (declared to the suite). */
   pushIntervalS?: number;
+  /** Serve https on REFERENCE_TLS_NAME with the authority's certificate (the issuer https://<name>:<port>). */
+  tls?: boolean;
 }
 
 export interface BridgeReferenceRun {
@@ -53,6 +55,8 @@ export const REFERENCE_CODE_TTL_S = 5;
 export const REFERENCE_TX_TTL_S = 10;
 /** The reference's push interval in suite runs (the document's 15 s would make the push check a minute long). */
 export const REFERENCE_PUSH_INTERVAL_S = 2;
+/** The name a bridge started with `tls` serves https on: the authority resolves it to 127.0.0.1. */
+export const REFERENCE_TLS_NAME = 'bridge.svc-tls.test';
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('base64url');
 
@@ -103,6 +107,16 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
     await writeFile(clientsFile, JSON.stringify(file, null, 2));
     const token = randomBytes(24).toString('base64url');
     const push = options.pushIntervalS !== undefined ? await startPushRelays({ profile: options.profile, authority, dir, children, ...(options.log ? { log: options.log } : {}) }) : undefined;
+    // Over TLS the issuer names the port, so it is chosen before the bridge listens.
+    const tlsArgs: string[] = [];
+    let tlsPort: number | undefined;
+    if (options.tls) {
+      const { cert, key } = await authority.serverName(REFERENCE_TLS_NAME, '127.0.0.1');
+      await writeFile(join(dir, 'tls.pem'), cert);
+      await writeFile(join(dir, 'tls-key.pem'), key, { mode: 0o600 });
+      tlsArgs.push('--tls-cert', join(dir, 'tls.pem'), '--tls-key', join(dir, 'tls-key.pem'));
+      tlsPort = await closedPort();
+    }
     const args = [
       ...(push ? [...push.bridgeArgs, '--push-interval', String(options.pushIntervalS)] : []),
       ...(options.codeTtlS !== undefined ? ['--code-ttl', String(options.codeTtlS)] : []),
@@ -131,6 +145,7 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       '--url-client-test-address',
       authority.address,
       '--quiet',
+      ...tlsArgs,
       ...(options.extraArgs ?? []),
     ];
     const bridges: ReferenceChild[] = [];
@@ -140,7 +155,7 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
         ...(options.env ? { env: options.env } : {}),
         onSpawn: (c) => void (children.push(c), bridges.push(c)),
       });
-    const bridge = await spawnOne([]);
+    const bridge = await spawnOne(tlsPort !== undefined ? ['--port', String(tlsPort), '--issuer', `https://${REFERENCE_TLS_NAME}:${tlsPort}`] : []);
     // The others share the database and the issuer; the rotation hook on the last one shows the
     // key set is shared (the harness reads it through the first).
     for (let i = 1; i < (options.processes ?? 1); i++) await spawnOne(['--issuer', bridge.origin]);
@@ -150,7 +165,8 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       issuer: bridge.origin,
       clients,
       authority,
-      rotate: { url: `${last.url}/operator/keys/rotate`, token },
+      // Over TLS its certificate names the issuer's host, not the bound address: the hook goes there.
+      rotate: { url: `${tlsPort !== undefined ? bridge.origin : last.url}/operator/keys/rotate`, token },
       urlClients: 'on',
       requestTimeoutMs: 20_000,
       declared: {

@@ -5,7 +5,7 @@
 import { CheckFailure, CheckSkip } from '../../run/verdict.ts';
 import { errorCode, isObject, refusedWith, safeJson, said } from '../../run/answers.ts';
 import { randomBytes } from 'node:crypto';
-import { HttpClient, HttpError, type Exchange, type HttpResponse } from '../../actors/http.ts';
+import { HttpClient, HttpError, type Exchange, type HttpClientOptions, type HttpResponse } from '../../actors/http.ts';
 import type { AuthorityControl } from '../../actors/authority/types.ts';
 import type { Profile } from '../../../protocol/common/profile.ts';
 import { decodeObject, encodeObject } from '../../../protocol/common/codec.ts';
@@ -35,6 +35,8 @@ export interface RpTarget {
   brokenStore?: { origin: string; startUrl: string };
   /** Time limit of one HTTP request to the target (ms). */
   requestTimeoutMs: number;
+  /** How the harness's clients resolve and trust the RP (set by the suite: through the authority). */
+  network?: Pick<HttpClientOptions, 'ca' | 'dnsServer' | 'dnsFallback'>;
   /** What the target declares about itself, for checks that probe limits the documents leave open. */
   declared: {
     /** How long its resume code lives (document 1 Limits: "short-lived"; the reference: 60 s). */
@@ -59,7 +61,7 @@ export interface Published {
 
 /** Reads the metadata once and the URLs it publishes; the profile's paths only where it is silent. */
 export async function fetchPublished(target: RpTarget): Promise<Published> {
-  const client = new HttpClient({ timeoutMs: target.requestTimeoutMs });
+  const client = new HttpClient({ ...target.network, timeoutMs: target.requestTimeoutMs });
   try {
     const r = await client.get(`${target.origin}${target.profile.ids.metadata_path}`, { headers: { accept: 'application/json' }, maxBodyBytes: limits.metadata_body_max_bytes * 4 });
     const doc = safeJson(r);
@@ -131,7 +133,7 @@ export class Session {
 
   /** A new HTTP client; with cookies it plays a browser with its own jar. */
   client(cookies = true): HttpClient {
-    const c = new HttpClient({ cookies, timeoutMs: this.target.requestTimeoutMs, evidenceBytes: 2048, keepExchanges: 0, onExchange: (e) => void this.exchanges.push(e) });
+    const c = new HttpClient({ ...this.target.network, cookies, timeoutMs: this.target.requestTimeoutMs, evidenceBytes: 2048, keepExchanges: 0, onExchange: (e) => void this.exchanges.push(e) });
     this.#clients.push(c);
     return c;
   }

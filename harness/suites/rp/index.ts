@@ -5,7 +5,7 @@
 // HTTP exchanges as evidence.
 import type { Check, SuiteLoad } from '../../run/model.ts';
 import { ConfigError } from '../../run/exit.ts';
-import { HttpClient, HttpError } from '../../actors/http.ts';
+import { HttpClient, HttpError, viaAuthority } from '../../actors/http.ts';
 import { normalizeOrigin } from '../../../protocol/common/url.ts';
 import { rpCheck } from './check.ts';
 import { fetchPublished, onceShared, type RpTarget } from './driver.ts';
@@ -37,6 +37,9 @@ export async function rpSuite(target: RpTarget): Promise<SuiteLoad> {
   const origin = normalizeOrigin(target.origin);
   if (origin === undefined) throw new ConfigError(`--rp ${target.origin} is not an origin (scheme://host[:port])`);
   const t: RpTarget = { ...target, origin, processes: target.processes.length > 0 ? target.processes : [origin] };
+  t.network ??= await viaAuthority(t.authority).catch((error: Error) => {
+    throw new ConfigError(`the test authority cannot be reached: ${error.message}`);
+  });
   await reachable(t);
   // What the RP publishes is read once and shared by every check (poll_uri, response_uris, context_uri).
   t.published ??= onceShared(() => fetchPublished(t));
@@ -77,7 +80,7 @@ export async function rpSuite(target: RpTarget): Promise<SuiteLoad> {
 
 /** The RP must answer at all: otherwise the run tests nothing (exit 2), not 90 failures. */
 async function reachable(t: RpTarget): Promise<void> {
-  const client = new HttpClient({ timeoutMs: 10_000 });
+  const client = new HttpClient({ ...t.network, timeoutMs: 10_000 });
   try {
     for (const base of new Set([t.origin, ...t.processes])) {
       try {
@@ -86,11 +89,6 @@ async function reachable(t: RpTarget): Promise<void> {
         if (error instanceof HttpError) throw new ConfigError(`the RP at ${base} cannot be reached: ${error.message}`);
         throw error;
       }
-    }
-    try {
-      await t.authority.info();
-    } catch (error) {
-      throw new ConfigError(`the test authority cannot be reached: ${(error as Error).message}`);
     }
   } finally {
     await client.close();

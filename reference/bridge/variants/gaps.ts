@@ -68,3 +68,6 @@ export const brokenIntrospectOwner = (ctx: Pick<BridgeContext, 'config'>): boole
 /** The issuer when none is configured: the bound address; issuer-localhost breaks ob.issuer.dotted-host by naming it localhost. */
 export const boundIssuer = (config: Pick<BridgeContext['config'], 'breakage'>, bound: string): string =>
   config.breakage.has('issuer-localhost') ? bound.replace('//127.0.0.1:', '//localhost:') : bound;
+
+/** cookies-unprefixed breaks ob.cookies.host-prefix: over https the cookies lose `__Host-` (still Secure, HttpOnly, Lax). */
+export const brokenCookieName = (ctx: Pick<BridgeContext, 'config'>, name: string): string => (ctx.config.breakage.has('cookies-unprefixed') ? name.replace(/^__Host-/, '') : name);
