@@ -209,17 +209,43 @@ async function content(x: Run, n: MNode): Promise<Uint8Array | string> {
   return new Uint8Array(Buffer.concat(parts));
 }
 
+/** Who commits as `by`. */
+const authorOf = (x: Run, by: Who): RelayIdentity => (by === 'owner' ? x.owner : x.member);
+
+/** Judges an answer against whether the model allows the command; moves the model when it was taken. */
+function judged(trace: string[], what: string, allowed: boolean, r: HttpResponse, apply: () => void): string | undefined {
+  trace.push(`${what}: ${r.status}`);
+  if (allowed && !ok(r)) return `${what} is allowed and answered ${said(r)}`;
+  if (!allowed && (r.status < 400 || r.status >= 500)) return `${what} is not allowed and answered ${said(r)}`;
+  if (allowed) apply();
+  return undefined;
+}
+
 /** Runs one command: undefined when it matched the model (and the model moved), else what differed. */
 async function step(x: Run, c: Cmd, trace: string[]): Promise<string | undefined> {
+  switch (c.t) {
+    case 'mkdir':
+    case 'put':
+    case 'replace':
+    case 'append':
+    case 'trim':
+      return writeContent(x, c, trace);
+    case 'move':
+    case 'remove':
+    case 'share':
+    case 'link':
+    case 'unshare':
+      return restructure(x, c, trace);
+    case 'read':
+      return read(x, c, trace);
+    case 'changes':
+      return changes(x, trace);
+  }
+}
+
+/** Creating nodes and writing content: create, replace, append, trim. */
+async function writeContent(x: Run, c: Extract<Cmd, { t: 'mkdir' | 'put' | 'replace' | 'append' | 'trim' }>, trace: string[]): Promise<string | undefined> {
   const { s, m, drive } = x;
-  const author = (by: Who) => (by === 'owner' ? x.owner : x.member);
-  const judged = (what: string, allowed: boolean, r: HttpResponse, apply: () => void): string | undefined => {
-    trace.push(`${what}: ${r.status}`);
-    if (allowed && !ok(r)) return `${what} is allowed and answered ${said(r)}`;
-    if (!allowed && (r.status < 400 || r.status >= 500)) return `${what} is not allowed and answered ${said(r)}`;
-    if (allowed) apply();
-    return undefined;
-  };
   switch (c.t) {
     case 'mkdir':
     case 'put': {
@@ -232,7 +258,7 @@ async function step(x: Run, c: Cmd, trace: string[]): Promise<string | undefined
       const chunks = plain ? encryptContent(s.profile, drive, keys, plain) : [];
       const body = create(s.profile, {
         drive,
-        author: author(c.by),
+        author: authorOf(x, c.by),
         keys,
         kind: file ? 'file' : 'folder',
         at: { folder: into.keys, name: hex16() },
@@ -243,7 +269,7 @@ async function step(x: Run, c: Cmd, trace: string[]): Promise<string | undefined
       const version = String((body.manifest as Obj).version);
       const allowed = m.may(c.by, into.keys.node, 'write');
       if (!allowed) m.neverMade.add(keys.node);
-      return judged(`${c.by} creates ${file ? `${mode} file` : 'folder'} ${keys.node}`, allowed, await send(x, author(c.by), chunks, body), () => {
+      return judged(trace, `${c.by} creates ${file ? `${mode} file` : 'folder'} ${keys.node}`, allowed, await send(x, authorOf(x, c.by), chunks, body), () => {
         m.nodes.set(keys.node, {
           keys,
           kind: file ? 'file' : 'folder',
@@ -265,47 +291,26 @@ async function step(x: Run, c: Cmd, trace: string[]): Promise<string | undefined
       const stale = c.stale && n.versions.length > 1 ? n.versions[n.versions.length - 2]! : undefined;
       const plain = bytes(c.size);
       const chunks = encryptContent(s.profile, drive, n.keys, plain);
-      const body = replace(s.profile, { drive, author: author(c.by), keys: n.keys, parent: stale ?? n.version, chunks });
-      const r = await send(x, author(c.by), chunks, body);
+      const body = replace(s.profile, { drive, author: authorOf(x, c.by), keys: n.keys, parent: stale ?? n.version, chunks });
+      const r = await send(x, authorOf(x, c.by), chunks, body);
       if (stale && m.may(c.by, n.keys.node, 'write')) {
         trace.push(`${c.by} replaces ${n.keys.node} on old base ${stale}: ${r.status}`);
         return r.status === 409 && r.text().includes(n.version) ? undefined : `a replace on the old base ${stale} answered ${said(r)}, not 409 with the head ${n.version}`;
       }
       const version = String((body.manifest as Obj).version);
-      return judged(`${c.by} replaces ${n.keys.node}`, m.may(c.by, n.keys.node, 'write'), r, () => {
+      return judged(trace, `${c.by} replaces ${n.keys.node}`, m.may(c.by, n.keys.node, 'write'), r, () => {
         Object.assign(n, { version, plain, versions: [...n.versions, version] });
-        m.pending.push(n.keys.node);
-      });
-    }
-    case 'move': {
-      const n = pick(m.live('file'), c.file);
-      const to = pick(m.live('folder'), c.to)!;
-      if (!n) return undefined;
-      const body = move(s.profile, { drive, author: author(c.by), keys: n.keys, kind: 'file', parent: n.version, to: to.keys, name: hex16(), ...(n.mode ? { mode: n.mode } : {}) });
-      const version = String((body.manifest as Obj).version);
-      const allowed = m.may(c.by, n.keys.node, 'write') && m.may(c.by, to.keys.node, 'write');
-      return judged(`${c.by} moves ${n.keys.node} to ${to.keys.node}`, allowed, await send(x, author(c.by), [], body), () => {
-        Object.assign(n, { version, folder: to.keys.node, versions: [...n.versions, version] });
-        m.pending.push(n.keys.node);
-      });
-    }
-    case 'remove': {
-      const n = pick(m.live('file'), c.file);
-      if (!n) return undefined;
-      const body = remove(s.profile, { drive, author: author(c.by), node: n.keys.node, kind: 'file', parent: n.version, ...(n.mode ? { mode: n.mode } : {}) });
-      return judged(`${c.by} removes ${n.keys.node}`, m.may(c.by, n.keys.node, 'write'), await send(x, author(c.by), [], body), () => {
-        n.alive = false;
         m.pending.push(n.keys.node);
       });
     }
     case 'append': {
       const n = pick(m.live('file', 'append'), c.file);
       if (!n) return undefined;
-      const by = author(c.by);
+      const by = authorOf(x, c.by);
       const chain = m.chains.get(`${n.keys.node} ${by.identity}`) ?? { sequence: 0, hash: '' };
       const chunks = c.size > 0 ? encryptContent(s.profile, drive, n.keys, bytes(c.size)) : [];
       const r0 = record(s.profile, { drive, node: n.keys, author: by, sequence: chain.sequence + 1, previous: chain.hash, ...(chunks.length > 0 ? { chunks } : { payload: bytes(16) }) });
-      return judged(`${c.by} appends to ${n.keys.node}`, m.may(c.by, n.keys.node, 'write'), await send(x, by, chunks, { id: hex16(), records: [r0] }), () => {
+      return judged(trace, `${c.by} appends to ${n.keys.node}`, m.may(c.by, n.keys.node, 'write'), await send(x, by, chunks, { id: hex16(), records: [r0] }), () => {
         m.chains.set(`${n.keys.node} ${by.identity}`, { sequence: chain.sequence + 1, hash: recordHash(s.profile, r0) });
         const position = (m.lastPosition.get(n.keys.node) ?? 0) + 1;
         m.lastPosition.set(n.keys.node, position);
@@ -318,8 +323,36 @@ async function step(x: Run, c: Cmd, trace: string[]): Promise<string | undefined
       if (!n) return undefined;
       const before = m.lastPosition.get(n.keys.node) ?? 1;
       const body = { id: hex16(), trim: { node: n.keys.node, before: Math.max(1, before), snapshot: { node: n.keys.node, version: n.version } } };
-      return judged(`${c.by} trims ${n.keys.node} before ${before}`, m.may(c.by, n.keys.node, 'write'), await send(x, author(c.by), [], body), () => {
+      return judged(trace, `${c.by} trims ${n.keys.node} before ${before}`, m.may(c.by, n.keys.node, 'write'), await send(x, authorOf(x, c.by), [], body), () => {
         n.trimmed = Math.max(n.trimmed, before);
+        m.pending.push(n.keys.node);
+      });
+    }
+  }
+}
+
+/** Changing the tree and who may see it: move, remove, share, link, unshare. */
+async function restructure(x: Run, c: Extract<Cmd, { t: 'move' | 'remove' | 'share' | 'link' | 'unshare' }>, trace: string[]): Promise<string | undefined> {
+  const { s, m, drive } = x;
+  switch (c.t) {
+    case 'move': {
+      const n = pick(m.live('file'), c.file);
+      const to = pick(m.live('folder'), c.to)!;
+      if (!n) return undefined;
+      const body = move(s.profile, { drive, author: authorOf(x, c.by), keys: n.keys, kind: 'file', parent: n.version, to: to.keys, name: hex16(), ...(n.mode ? { mode: n.mode } : {}) });
+      const version = String((body.manifest as Obj).version);
+      const allowed = m.may(c.by, n.keys.node, 'write') && m.may(c.by, to.keys.node, 'write');
+      return judged(trace, `${c.by} moves ${n.keys.node} to ${to.keys.node}`, allowed, await send(x, authorOf(x, c.by), [], body), () => {
+        Object.assign(n, { version, folder: to.keys.node, versions: [...n.versions, version] });
+        m.pending.push(n.keys.node);
+      });
+    }
+    case 'remove': {
+      const n = pick(m.live('file'), c.file);
+      if (!n) return undefined;
+      const body = remove(s.profile, { drive, author: authorOf(x, c.by), node: n.keys.node, kind: 'file', parent: n.version, ...(n.mode ? { mode: n.mode } : {}) });
+      return judged(trace, `${c.by} removes ${n.keys.node}`, m.may(c.by, n.keys.node, 'write'), await send(x, authorOf(x, c.by), [], body), () => {
+        n.alive = false;
         m.pending.push(n.keys.node);
       });
     }
@@ -335,7 +368,7 @@ async function step(x: Run, c: Cmd, trace: string[]): Promise<string | undefined
         role,
         ...(link ? { link } : { member: { identity: x.member.identity, encryption: x.member.encryption.publicKey } }),
       });
-      return judged(`owner shares ${n.keys.node} ${role} with ${link ? `link ${link}` : 'the member'}`, true, await x.s.drive.commit(drive, s.actor(x.owner), made.body), () => {
+      return judged(trace, `owner shares ${n.keys.node} ${role} with ${link ? `link ${link}` : 'the member'}`, true, await x.s.drive.commit(drive, s.actor(x.owner), made.body), () => {
         m.shares.push({ id: String((made.body.share as Obj).id), node: n.keys.node, member: !link, role, ...(link ? { link } : {}), live: true });
       });
     }
@@ -345,14 +378,10 @@ async function step(x: Run, c: Cmd, trace: string[]): Promise<string | undefined
         c.share,
       );
       if (!sh) return undefined;
-      return judged(`owner unshares ${sh.id}`, true, await x.s.drive.commit(drive, s.actor(x.owner), { id: hex16(), unshare: { share: sh.id } }), () => {
+      return judged(trace, `owner unshares ${sh.id}`, true, await x.s.drive.commit(drive, s.actor(x.owner), { id: hex16(), unshare: { share: sh.id } }), () => {
         sh.live = false;
       });
     }
-    case 'read':
-      return read(x, c, trace);
-    case 'changes':
-      return changes(x, trace);
   }
 }
 

@@ -41,46 +41,9 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
   const pairing = offered.json() as { rendezvous_id?: string; claim_token?: string };
   if (offered.status !== 201 || !pairing.rendezvous_id || !pairing.claim_token) throw new Error(`the fuzzer's pairing offer answered ${said(offered)}`);
   const code = pairing.rendezvous_id;
-  // ... and a drive: a root, a file with one chunk, a link (valid ids for every drive path parameter).
-  const drive = new DriveClient(s.profile, t.url, new HttpClient({ timeoutMs: t.requestTimeoutMs }));
-  const me = { identity: fuzzer.identity, seed: fuzzer.seed };
-  const rootKeys = nodeKeys();
-  const fileKeys = nodeKeys(undefined, true);
-  const chunks = encryptContent(s.profile, fuzzer.identity, fileKeys, Buffer.from('fuzz'));
-  const fileBody = create(s.profile, {
-    drive: fuzzer.identity,
-    author: me,
-    keys: fileKeys,
-    kind: 'file',
-    at: { folder: rootKeys, name: 'fuzz.txt' },
-    ownerEncryption: fuzzer.encryption.publicKey,
-    chunks,
-  });
-  const linkId = hex16();
-  for (const step of [
-    () => drive.commit(fuzzer.identity, me, create(s.profile, { drive: fuzzer.identity, author: me, keys: rootKeys, kind: 'folder', at: {}, ownerEncryption: fuzzer.encryption.publicKey })),
-    async () => ({ status: (await drive.upload(fuzzer.identity, me, chunks)) === undefined ? 200 : 500, text: () => 'upload failed' }),
-    () => drive.commit(fuzzer.identity, me, fileBody),
-    () => drive.commit(fuzzer.identity, me, share(s.profile, { drive: fuzzer.identity, issuer: me, node: fileKeys, role: 'read', link: linkId }).body),
-  ]) {
-    const r = await step();
-    if (r.status !== 200) throw new Error(`setting up the fuzzer's drive answered ${r.status}: ${r.text().slice(0, 200)}`);
-  }
-  await drive.http.close();
-  const fileManifest = fileBody.manifest as Record<string, unknown>;
-  const driveParams: Record<string, string> = { node: fileKeys.node, version: String(fileManifest.version), page: String((fileManifest.pages as string[])[0]), hash: chunks[0]!.id, link: linkId };
-  // What the drive accepted before the fuzz still reads back after it: the file's head and its chunk's bytes.
-  const driveKept = async (): Promise<string | undefined> => {
-    const reader = new DriveClient(s.profile, t.url, new HttpClient({ timeoutMs: t.requestTimeoutMs, maxBodyBytes: 8 * 1024 * 1024 }));
-    try {
-      const head = await reader.node(fuzzer.identity, me, fileKeys.node);
-      if (head.status !== 200 || !head.text().includes(driveParams.version!)) return `after the fuzz the drive's file answered ${said(head)}, not its head ${driveParams.version!}`;
-      const c = await reader.chunk(fuzzer.identity, me, fileKeys.node, driveParams.version, chunks[0]!.id);
-      return c.status === 200 && Buffer.from(c.body).equals(Buffer.from(chunks[0]!.bytes)) ? undefined : `after the fuzz the file's chunk answered ${said(c)}, not the bytes stored before`;
-    } finally {
-      await reader.http.close();
-    }
-  };
+  // ... and a drive of its own.
+  const fuzzDrive = await fuzzerDrive(s, t, fuzzer);
+  const { params: driveParams, kept: driveKept } = fuzzDrive;
   const bearerOps = new Set(['enrollReveal', 'enrollPoll', 'enrollAbandon']);
   const param = (name: string): string =>
     driveParams[name] ??
@@ -101,11 +64,8 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
     postAck: () => ack(s.profile, fuzzer, sink.identity, `m_${randomBytes(6).toString('hex')}`),
     consume: () => ({ through: '0', ack_through: '0' }),
     registerSession: () => sessionRegistration(s.profile, fuzzer, new Uint8Array(randomBytes(32))),
-    driveCommit: () => {
-      const k = nodeKeys();
-      return create(s.profile, { drive: fuzzer.identity, author: me, keys: k, kind: 'folder', at: { folder: rootKeys, name: `f${hex16()}` }, ownerEncryption: fuzzer.encryption.publicKey });
-    },
-    driveMissing: () => ({ chunks: [{ id: chunks[0]!.id, size: chunks[0]!.size }] }),
+    driveCommit: fuzzDrive.commit,
+    driveMissing: fuzzDrive.missing,
     register: () => {
       const id: RelayIdentity = newRelayIdentity(`f${randomBytes(5).toString('hex')}.${facts.hostedDomains[0] ?? 'id.test'}`);
       return registration(s.profile, id, facts.relayAddress, t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {});
@@ -127,7 +87,7 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
       }
       if (op.id === 'keystoreList') return { ...d, body: adminEnvelope(s.profile, 'keystore-list', { identity: me }, fuzzer.seed) };
       if (op.id === 'keystoreRemove') return { ...d, body: adminEnvelope(s.profile, 'keystore-remove', { identity: me, enrollment_id: d.params.enrollment! }, fuzzer.seed) };
-      if (op.id === 'driveChunkPut') return { ...d, raw: chunks[0]!.bytes, contentType: 'application/octet-stream' };
+      if (op.id === 'driveChunkPut') return { ...d, raw: fuzzDrive.chunk, contentType: 'application/octet-stream' };
       if (op.id === 'systemPut') return { ...d, body: { version: 1, display_name: 'Fuzz' } };
       if (op.id === 'enrollOffer') return { ...d, body: { commitment: randomBytes(32).toString('base64url'), label: 'fuzz' } };
       if (op.id === 'enrollFetch')
@@ -170,5 +130,60 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
       const r = await s.relay.get('/health');
       return r.status === 200 ? undefined : `after the fuzz GET /health answered ${said(r)}`;
     },
+  };
+}
+
+/**
+ * The fuzzer's drive: a root, a file with one chunk and a link (valid ids for every drive path
+ * parameter), what a drive commit and missing list look like, and a check that what it accepted
+ * before the fuzz still reads back after it.
+ */
+async function fuzzerDrive(s: Session, t: RelayTarget, fuzzer: RelayIdentity) {
+  const drive = new DriveClient(s.profile, t.url, new HttpClient({ timeoutMs: t.requestTimeoutMs }));
+  const me = { identity: fuzzer.identity, seed: fuzzer.seed };
+  const rootKeys = nodeKeys();
+  const fileKeys = nodeKeys(undefined, true);
+  const chunks = encryptContent(s.profile, fuzzer.identity, fileKeys, Buffer.from('fuzz'));
+  const fileBody = create(s.profile, {
+    drive: fuzzer.identity,
+    author: me,
+    keys: fileKeys,
+    kind: 'file',
+    at: { folder: rootKeys, name: 'fuzz.txt' },
+    ownerEncryption: fuzzer.encryption.publicKey,
+    chunks,
+  });
+  const linkId = hex16();
+  for (const step of [
+    () => drive.commit(fuzzer.identity, me, create(s.profile, { drive: fuzzer.identity, author: me, keys: rootKeys, kind: 'folder', at: {}, ownerEncryption: fuzzer.encryption.publicKey })),
+    async () => ({ status: (await drive.upload(fuzzer.identity, me, chunks)) === undefined ? 200 : 500, text: () => 'upload failed' }),
+    () => drive.commit(fuzzer.identity, me, fileBody),
+    () => drive.commit(fuzzer.identity, me, share(s.profile, { drive: fuzzer.identity, issuer: me, node: fileKeys, role: 'read', link: linkId }).body),
+  ]) {
+    const r = await step();
+    if (r.status !== 200) throw new Error(`setting up the fuzzer's drive answered ${r.status}: ${r.text().slice(0, 200)}`);
+  }
+  await drive.http.close();
+  const fileManifest = fileBody.manifest as Record<string, unknown>;
+  const driveParams: Record<string, string> = { node: fileKeys.node, version: String(fileManifest.version), page: String((fileManifest.pages as string[])[0]), hash: chunks[0]!.id, link: linkId };
+  // What the drive accepted before the fuzz still reads back after it: the file's head and its chunk's bytes.
+  const driveKept = async (): Promise<string | undefined> => {
+    const reader = new DriveClient(s.profile, t.url, new HttpClient({ timeoutMs: t.requestTimeoutMs, maxBodyBytes: 8 * 1024 * 1024 }));
+    try {
+      const head = await reader.node(fuzzer.identity, me, fileKeys.node);
+      if (head.status !== 200 || !head.text().includes(driveParams.version!)) return `after the fuzz the drive's file answered ${said(head)}, not its head ${driveParams.version!}`;
+      const c = await reader.chunk(fuzzer.identity, me, fileKeys.node, driveParams.version, chunks[0]!.id);
+      return c.status === 200 && Buffer.from(c.body).equals(Buffer.from(chunks[0]!.bytes)) ? undefined : `after the fuzz the file's chunk answered ${said(c)}, not the bytes stored before`;
+    } finally {
+      await reader.http.close();
+    }
+  };
+  return {
+    params: driveParams,
+    kept: driveKept,
+    commit: () =>
+      create(s.profile, { drive: fuzzer.identity, author: me, keys: nodeKeys(), kind: 'folder', at: { folder: rootKeys, name: `f${hex16()}` }, ownerEncryption: fuzzer.encryption.publicKey }),
+    missing: () => ({ chunks: [{ id: chunks[0]!.id, size: chunks[0]!.size }] }),
+    chunk: chunks[0]!.bytes,
   };
 }
