@@ -15,7 +15,7 @@ export function spoolChecks(t: RelayTarget): Check[] {
       id: 'relay/spool/durable',
       exclusive: true,
       title: 'mail accepted before a restart is delivered after it; sessions registered before it are gone (session_expired)',
-      rules: ['ra.spool.durable', 'ra.sessions.memory', 'ra.sessions.cluster-restart'],
+      rules: ['ra.spool.durable', 'ra.sessions.memory'],
       timeoutMs: 60_000,
       run: async (s, e) => {
         if (!t.restart) throw new CheckSkip('the target declares no way to restart the relay: durability is checked with --reference');
