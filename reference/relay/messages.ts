@@ -90,10 +90,11 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
   const [sender, recipient] = await Promise.all([lookup(ctx, e.sender), lookup(ctx, e.recipient)]);
   const breaks = ctx.config.breakages;
   if (!sender?.local && !recipient?.local && !breaks.has('neither-local')) throw ruleError(403, 'ra.relay.locality', 'neither the sender nor the recipient is local to this relay');
-  await ctx.rate.charge([
+  const charging = ctx.rate.charge([
     ['sender', String(e.sender).toLowerCase()],
     ['global', '*'],
   ]);
+  if (charging) await charging;
   if (!sender) throw ruleError(401, 'ra.errors.signature-invalid', `the sender ${String(e.sender)} cannot be resolved, so its signature cannot be checked`);
   const id = e.id as string;
   const store = async (): Promise<boolean> => {

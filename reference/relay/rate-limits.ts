@@ -5,7 +5,7 @@
 // (state.ts), so the processes of one relay share each bucket.
 import { formatRfc3339 } from '../../protocol/common/time.ts';
 import { HttpError } from '../shared/errors.ts';
-import type { RelayState } from './state.ts';
+import type { RelayState, Spent } from './state.ts';
 
 export type Scope = 'sender' | 'global' | 'ip';
 
@@ -17,13 +17,22 @@ export class RateLimits {
     readonly now: () => number,
   ) {}
 
-  /** Charges `units` to each named bucket, or throws the 429 of the first one spent (charging nothing). */
-  async charge(keys: ReadonlyArray<readonly [Scope, string]>, units = 1): Promise<void> {
-    const spent = await this.state.charge(
+  /**
+   * Charges `units` to each named bucket, or throws the 429 of the first one spent (charging
+   * nothing). In memory it answers synchronously (undefined), so the envelope path awaits nothing.
+   */
+  charge(keys: ReadonlyArray<readonly [Scope, string]>, units = 1): Promise<void> | undefined {
+    const spent = this.state.charge(
       keys.map(([scope, key]) => ({ id: `${scope}|${key}`, limit: this.limits[scope] })),
       units,
       this.windowSeconds * 1000,
     );
+    if (spent instanceof Promise) return spent.then((s) => this.#refuse(keys, s));
+    this.#refuse(keys, spent);
+    return undefined;
+  }
+
+  #refuse(keys: ReadonlyArray<readonly [Scope, string]>, spent: Spent | undefined): void {
     if (!spent) return;
     const scope = keys[spent.spent]![0];
     throw new HttpError(429, 'rate_limit_exceeded', `the ${scope} bucket of ${this.limits[scope]} per ${this.windowSeconds} s is spent`, 'ra.messages.rate-limit-body', {

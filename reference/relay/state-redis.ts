@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { HttpError } from '../shared/errors.ts';
-import { newCode, type Bucket, type Challenge, type Offer, type RelayState, type Session, type SharedEvent } from './state.ts';
+import { newCode, type Bucket, type Challenge, type Offer, type RelayState, type Session, type SharedEvent, type Spent } from './state.ts';
 
 // KEYS[1] the identity's challenges (a sorted set scored by expiry); ARGV now, challenge, expiresAt, max, ttlMs.
 const ADD_CHALLENGE = `
@@ -270,7 +270,7 @@ export class RedisState implements RelayState {
     });
   }
 
-  charge(buckets: readonly Bucket[], units: number, windowMs: number): Promise<{ spent: number; resetAt: number } | undefined> {
+  charge(buckets: readonly Bucket[], units: number, windowMs: number): Promise<Spent | undefined> {
     return this.#run('rate limit', async () => {
       const [i, ttl] = (await this.#scripts.charge(buckets.length, ...buckets.map((b) => `${this.#p}rate:${b.id}`), units, windowMs, ...buckets.map((b) => b.limit))) as [number, number];
       return i === 0 ? undefined : { spent: i - 1, resetAt: this.now() + ttl };
