@@ -3,8 +3,9 @@
 // redis-server run without persistence. A challenge issued by one is spent once across both; a
 // session registered on one works on the other, and revoked on one is refused by the other; mail
 // accepted by one wakes an event stream held by the other; a pairing offer made on one is
-// carried through by the other; a sender's bucket is one bucket. Restarting one process is not
-// the relay's restart; flushing Redis is.
+// carried through by the other; a sender's bucket is one bucket; a drive commit on one reaches a
+// drive stream on the other. Restarting one process is not the relay's restart; flushing Redis
+// is; and with Redis gone the relay fails closed (503).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
+import { DriveClient } from '../../harness/actors/drive/client.ts';
+import { create, nodeKeys } from '../../harness/actors/drive/objects.ts';
 import { HttpClient } from '../../harness/actors/http.ts';
 import { challengeHeaders, message, newRelayIdentity, RelayClient, type RelayIdentity } from '../../harness/actors/relay/index.ts';
 import { approverNonce, offer, openSealed, sealFor } from '../../harness/actors/relay/pairing.ts';
@@ -171,6 +174,31 @@ describe('two relay processes sharing their state in Redis', () => {
     expect(statuses).toEqual([...Array<number>(RATE_SENDER).fill(202), 429, 429, 429]);
   });
 
+  it('tells a drive event stream held by one process of a commit made through the other', async () => {
+    const owner = await identity();
+    const actor = { identity: owner.identity, seed: owner.seed };
+    const drive = (i: number) => new DriveClient(profile, relays[i]!.url, http);
+    const root = nodeKeys();
+    const commitAt = (i: number, body: Record<string, unknown>) => drive(i).commit(owner.identity, actor, body);
+    const first = await commitAt(0, create(profile, { drive: owner.identity, author: owner, keys: root, kind: 'folder', at: {}, ownerEncryption: owner.encryption.publicKey }));
+    expect(first.status, first.text()).toBe(200);
+    const stream = await drive(1).events(owner.identity, actor);
+    try {
+      expect(stream.status, stream.body).toBe(200);
+      await stream.next((e) => e.event === 'ready', 5000);
+      const folder = nodeKeys();
+      const r = await commitAt(
+        0,
+        create(profile, { drive: owner.identity, author: owner, keys: folder, kind: 'folder', at: { folder: root, name: 'made at A' }, ownerEncryption: owner.encryption.publicKey }),
+      );
+      expect(r.status, r.text()).toBe(200);
+      const e = await stream.next((x) => x.event === 'drive.changed' && x.raw.includes(folder.node), 5000);
+      expect((e.data as { drive?: { drive?: unknown } }).drive?.drive).toBe(owner.identity);
+    } finally {
+      await stream.close();
+    }
+  });
+
   it('keeps sessions through the restart of one process, and forgets them when Redis is flushed', async () => {
     const [a, b] = [await identity(), await identity()];
     const seed = new Uint8Array(randomBytes(32));
@@ -192,4 +220,14 @@ describe('two relay processes sharing their state in Redis', () => {
       expect((r.json() as { error: string }).error).toBe('session_expired');
     }
   }, 60_000);
+
+  it('fails closed with 503 shared_state_unavailable while Redis is away', async () => {
+    const a = await identity();
+    await redis.stop();
+    for (const i of [0, 1]) {
+      const r = await at(i).challenge(a.identity);
+      expect(r.status, r.text()).toBe(503);
+      expect((r.json() as { error: string }).error).toBe('shared_state_unavailable');
+    }
+  });
 });
