@@ -28,6 +28,8 @@ import { abandon, deliver, fetchOffer, offer, Pairings, poll, reveal } from './p
 import { passkeyPage, passkeyScript } from './test-pages.ts';
 import { deleteSystemFile, getSystemFile, groupEpoch, putSystemFile } from './system-files.ts';
 import { RelayStore } from './store.ts';
+import { MemoryState, type RelayState } from './state.ts';
+import { RedisState } from './state-redis.ts';
 import { driveRoutes } from './drive/routes.ts';
 import { S3Chunks } from './drive/s3-chunks.ts';
 
@@ -87,14 +89,23 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
   const url = listener.url;
   const config: RelayConfig = { ...options.config, relayAddress: options.config.relayAddress ?? listener.hostPort };
   const now = Date.now;
+  let state: RelayState;
+  try {
+    // Processes behind one relay address share one state: its keys are the service's and the address's.
+    state = config.sharedState ? await RedisState.connect({ url: config.sharedState, prefix: `${config.profile.name}-relay:${config.relayAddress}`, now, log: options.log }) : new MemoryState(now);
+  } catch (error) {
+    await listener.close();
+    throw error;
+  }
   const resolver = new NetworkResolver({ profile: config.profile, ...options.resolver });
   const ctx: RelayContext = {
     config,
     store: new RelayStore(config.dataDir, { spoolInMemory: config.breakages.has('spool-memory') }),
-    auth: new Auth(config.profile, now, config.breakages.has('challenge-reuse'), config.challengeTtlSeconds * 1000, config.breakages.has('challenge-race')),
-    events: new EventHub(config.maxStreams, now),
-    pairings: new Pairings(now, config.breakages.has('pairing-forever')),
-    rate: new RateLimits({ sender: config.rate.sender, global: config.rate.global, ip: config.rate.ip }, config.rate.windowSeconds, now),
+    state,
+    auth: new Auth(state, config.profile, now, config.breakages.has('challenge-reuse'), config.challengeTtlSeconds * 1000, config.breakages.has('challenge-race')),
+    events: new EventHub(state, config.maxStreams, now),
+    pairings: new Pairings(state, now, config.breakages.has('pairing-forever')),
+    rate: new RateLimits(state, { sender: config.rate.sender, global: config.rate.global, ip: config.rate.ip }, config.rate.windowSeconds, now),
     resolver,
     dns: new DnsProviders(),
     now,
@@ -102,7 +113,7 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
     closers: [],
   };
   // --break sessions-persisted (ra.sessions.memory): see variants.ts.
-  if (config.breakages.has('sessions-persisted') && config.dataDir !== ':memory:') persistSessions(ctx.auth, config.dataDir);
+  if (config.breakages.has('sessions-persisted') && config.dataDir !== ':memory:') await persistSessions(ctx.auth, config.dataDir);
   holder.app = createRelayApp(ctx);
   holder.ctx = ctx;
   const sweepEvery = Math.min(60_000, Math.max(1000, (config.spoolTtlSeconds * 1000) / 4));
@@ -127,6 +138,7 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
       for (const close of ctx.closers) close();
       await listener.close();
       await resolver.close();
+      await ctx.state.close();
       ctx.store.close();
     },
   };
@@ -201,10 +213,10 @@ export function createRelayApp(ctx: RelayContext): H3 {
     route('/test/passkey.js', { GET: () => passkeyScript() });
   }
   route('/auth/challenge', {
-    GET: (req) => {
+    GET: async (req) => {
       const identity = validServiceName(new URL(req.url).searchParams.get('identity') ?? '');
       if (identity === undefined) throw ruleError(400, 'ra.errors.invalid-request', 'identity is required and must be a service ID (ra.auth.challenge)');
-      const c = ctx.auth.issueChallenge(identity);
+      const c = await ctx.auth.issueChallenge(identity);
       return json({ challenge: c.challenge, expires_at: new Date(c.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z') });
     },
   });
@@ -244,15 +256,15 @@ export function createRelayApp(ctx: RelayContext): H3 {
     POST: async (req, event) => json(await fetchOffer(ctx, param(event, 'identity'), param(event, 'rendezvous'), await body(req, limits.signed_request_body_max_bytes))),
   });
   route('/identities/:identity/enroll/:rendezvous/reveal', {
-    POST: async (req, event) => json(reveal(ctx, normalized(param(event, 'identity')), param(event, 'rendezvous'), req, await body(req, limits.signed_request_body_max_bytes))),
+    POST: async (req, event) => json(await reveal(ctx, normalized(param(event, 'identity')), param(event, 'rendezvous'), req, await body(req, limits.signed_request_body_max_bytes))),
   });
   route('/identities/:identity/enroll/:rendezvous/deliver', {
     POST: async (req, event) => json(await deliver(ctx, param(event, 'identity'), param(event, 'rendezvous'), await body(req, limits.signed_request_body_max_bytes))),
   });
   route('/identities/:identity/enroll/:rendezvous', {
-    GET: (req, event) => json(poll(ctx, normalized(param(event, 'identity')), param(event, 'rendezvous'), req)),
-    DELETE: (req, event) => {
-      abandon(ctx, normalized(param(event, 'identity')), param(event, 'rendezvous'), req);
+    GET: async (req, event) => json(await poll(ctx, normalized(param(event, 'identity')), param(event, 'rendezvous'), req)),
+    DELETE: async (req, event) => {
+      await abandon(ctx, normalized(param(event, 'identity')), param(event, 'rendezvous'), req);
       return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
     },
   });
@@ -265,7 +277,7 @@ export function createRelayApp(ctx: RelayContext): H3 {
   route('/groups/:group/epoch', { GET: (_req, event) => json(groupEpoch(ctx, normalized(param(event, 'group'))), 200, CORS_ANY) });
   route('/identities/:identity/export', { POST: async (req, event) => exportIdentity(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes)) });
   route('/hosted/availability', {
-    GET: (req, event) => json(availability(ctx, new URL(req.url), ip(event)), 200, CORS_ANY),
+    GET: async (req, event) => json(await availability(ctx, new URL(req.url), ip(event)), 200, CORS_ANY),
     OPTIONS: () => new Response(null, { status: 204, headers: { ...CORS_ANY, 'access-control-allow-methods': 'GET', 'access-control-max-age': '600' } }),
   });
   route(ctx.config.profile.ids.id_document_path, { GET: (req) => json(wellKnownDocument(ctx, req.headers.get('host')), 200, CORS_ANY) });

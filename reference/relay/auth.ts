@@ -1,6 +1,7 @@
-// Owner authentication (document 3, Authentication 2, 3 and 4) and the in-memory state it needs:
-// challenges (60 s, single use), signed-request nonces (60 s window), admin-envelope nonces and
-// sessions (at most 24 h; a restart forgets them all, ra.sessions.memory).
+// Owner authentication (document 3, Authentication 2, 3 and 4) over the relay's in-memory state
+// (state.ts: this process's memory, or Redis shared by the relay's processes): challenges (60 s,
+// single use), signed-request nonces (60 s window), admin-envelope nonces and sessions (at most
+// 24 h; a restart of the state forgets them all, ra.sessions.memory, ra.sessions.cluster-restart).
 import { randomBytes } from 'node:crypto';
 import { canonicalString } from '../../protocol/common/canonical.ts';
 import { decodeBase64Any } from '../../protocol/common/base64.ts';
@@ -10,14 +11,9 @@ import type { Profile } from '../../protocol/common/profile.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import { bodySha256 } from '../shared/body.ts';
+import type { Challenge, RelayState, Session } from './state.ts';
 
-export interface Session {
-  id: string;
-  identity: string;
-  key: Uint8Array;
-  expiresAt: number;
-  deviceId?: string;
-}
+export type { Session } from './state.ts';
 
 export interface OwnerRequest {
   headers: Headers;
@@ -31,12 +27,8 @@ const WINDOW_MS = limits.signed_request_window_seconds * 1000;
 const RECENCY_MS = limits.admin_recency_seconds * 1000;
 
 export class Auth {
-  readonly #challenges = new Map<string, Array<{ challenge: string; expiresAt: number }>>();
-  readonly #nonces = new Map<string, number>();
-  readonly #sessions = new Map<string, Session>();
-  #lastSweep = 0;
-
   constructor(
+    readonly state: RelayState,
     readonly profile: Profile,
     readonly now: () => number,
     /** The `challenge-reuse` breakage: challenges are never consumed. */
@@ -47,13 +39,9 @@ export class Auth {
     readonly raceChallenges = false,
   ) {}
 
-  issueChallenge(identity: string): { challenge: string; expiresAt: number } {
-    this.#sweep();
+  async issueChallenge(identity: string): Promise<Challenge> {
     const c = { challenge: randomBytes(32).toString('base64url'), expiresAt: this.now() + this.challengeMs };
-    const list = (this.#challenges.get(identity) ?? []).filter((x) => x.expiresAt > this.now());
-    list.push(c);
-    while (list.length > limits.challenges_per_identity_max) list.shift();
-    this.#challenges.set(identity, list);
+    await this.state.addChallenge(identity, c, limits.challenges_per_identity_max);
     return c;
   }
 
@@ -74,7 +62,7 @@ export class Auth {
     const sessionId = h(ids.header_session_id);
     let session: Session | undefined;
     if (sessionId !== undefined) {
-      session = this.session(sessionId);
+      session = await this.session(sessionId);
       if (!session || session.identity !== identity) throw ruleError(401, 'ra.auth.session-key', 'the session is unknown or expired: register a new one');
     }
     const verifyWith = async (message: string): Promise<boolean> => {
@@ -88,29 +76,29 @@ export class Auth {
       return session ? { session } : {};
     }
     const named = h(ids.header_challenge);
-    const outstanding = (this.#challenges.get(identity) ?? []).filter((c) => c.expiresAt > this.now() && (named === undefined || c.challenge === named));
+    const outstanding = (await this.state.challenges(identity)).filter((c) => named === undefined || c.challenge === named);
     // A named challenge is claimed before the signature is checked, so concurrent answers spend it once.
-    if (named !== undefined && !this.raceChallenges && outstanding[0] !== undefined && !this.#claim(identity, outstanding[0])) outstanding.length = 0;
+    if (named !== undefined && !this.raceChallenges && outstanding[0] !== undefined && !(await this.#claim(identity, outstanding[0]))) outstanding.length = 0;
     for (const c of outstanding) {
       if (!(await verifyWith(canonicalString(this.profile, 'challenge', { challenge: c.challenge })))) continue;
       // Unnamed, the signature says which challenge it answers: claimed after the check, and only
-      // by the first of concurrent answers (the check and the claim run in one turn, no await between).
-      if ((named !== undefined && !this.raceChallenges) || this.#claim(identity, c)) return session ? { session } : {};
+      // by the first of concurrent answers (the claim is one atomic step of the state).
+      if ((named !== undefined && !this.raceChallenges) || (await this.#claim(identity, c))) return session ? { session } : {};
       throw ruleError(401, 'ra.errors.challenge-invalid', 'the challenge was already used');
     }
     throw ruleError(401, 'ra.errors.challenge-invalid', outstanding.length === 0 ? 'no live challenge of this identity matches (unknown, used or expired)' : 'the challenge signature does not verify');
   }
 
-  /** Takes `c` out of the identity's live challenges; false when another request already did (single use). */
-  #claim(identity: string, c: { challenge: string; expiresAt: number }): boolean {
-    const live = this.#challenges.get(identity) ?? [];
-    if (!live.includes(c) && !this.raceChallenges) return false;
-    if (!this.reuseChallenges)
-      this.#challenges.set(
-        identity,
-        live.filter((x) => x !== c),
-      );
-    return true;
+  /** Spends `c`; false when another request already did (single use). */
+  async #claim(identity: string, c: Challenge): Promise<boolean> {
+    // --break challenge-race: whoever checked the challenge live spends it, used or not.
+    if (this.raceChallenges) {
+      if (!this.reuseChallenges) await this.state.spendChallenge(identity, c.challenge);
+      return true;
+    }
+    // --break challenge-reuse: a live challenge is never spent.
+    if (this.reuseChallenges) return (await this.state.challenges(identity)).some((x) => x.challenge === c.challenge);
+    return this.state.spendChallenge(identity, c.challenge);
   }
 
   async #signedRequest(identity: string, req: OwnerRequest, timestamp: string | undefined, nonce: string | undefined, verifyWith: (m: string) => Promise<boolean>): Promise<void> {
@@ -127,7 +115,7 @@ export class Auth {
     const body_sha256 = bodySha256(req.body);
     const line = canonicalString(this.profile, 'signed-request', { identity, method: req.method, path: req.target, timestamp, nonce, body_sha256 });
     if (!(await verifyWith(line))) throw ruleError(401, 'ra.errors.signature-invalid', 'the signed request does not verify');
-    this.#spendNonce(`req|${identity}|${nonce}`, WINDOW_MS * 2);
+    await this.#spendNonce(`req|${identity}|${nonce}`, WINDOW_MS * 2);
   }
 
   /**
@@ -158,30 +146,24 @@ export class Auth {
     let ok = false;
     if (sig && sig.length === 64) for (const k of keys) if (await verifyEd25519Async(k, message, sig)) ok = true;
     if (!ok) throw ruleError(401, 'ra.errors.signature-invalid', 'identity_signature does not verify');
-    this.#spendNonce(`admin|${name}|${nonce}`, RECENCY_MS * 2);
+    await this.#spendNonce(`admin|${name}|${nonce}`, RECENCY_MS * 2);
   }
 
-  #spendNonce(key: string, ttlMs: number): void {
-    this.#sweep();
-    if ((this.#nonces.get(key) ?? 0) > this.now()) throw ruleError(401, 'ra.errors.request-replayed', 'this nonce was already used');
-    this.#nonces.set(key, this.now() + ttlMs);
+  async #spendNonce(key: string, ttlMs: number): Promise<void> {
+    if (!(await this.state.spendNonce(key, ttlMs))) throw ruleError(401, 'ra.errors.request-replayed', 'this nonce was already used');
   }
 
-  addSession(s: Session): void {
-    this.#sessions.set(s.id, s);
+  addSession(s: Session): Promise<void> {
+    return this.state.addSession(s);
   }
 
-  session(id: string): Session | undefined {
-    const s = this.#sessions.get(id);
-    if (s && s.expiresAt <= this.now()) {
-      this.#sessions.delete(id);
-      return undefined;
-    }
-    return s;
+  session(id: string): Promise<Session | undefined> {
+    return this.state.session(id);
   }
 
-  removeSession(id: string): void {
-    this.#sessions.delete(id);
+  /** Ends one session: the ended session, if it was live. */
+  removeSession(id: string): Promise<Session | undefined> {
+    return this.state.removeSession(id);
   }
 
   /**
@@ -189,45 +171,18 @@ export class Auth {
    * it); false when none matches. Claimed before the signature is checked: concurrent answers
    * spend it once.
    */
-  takeChallenge(identity: string, challenge: string): boolean {
-    const c = (this.#challenges.get(identity) ?? []).find((x) => x.challenge === challenge && x.expiresAt > this.now());
+  async takeChallenge(identity: string, challenge: string): Promise<boolean> {
+    const c = (await this.state.challenges(identity)).find((x) => x.challenge === challenge);
     return c !== undefined && this.#claim(identity, c);
   }
 
   /** Ends every session of an identity: the ended sessions. */
-  endSessions(identity: string): Session[] {
-    const ended: Session[] = [];
-    for (const [id, s] of this.#sessions) {
-      if (s.identity === identity) {
-        this.#sessions.delete(id);
-        ended.push(s);
-      }
-    }
-    return ended;
+  endSessions(identity: string): Promise<Session[]> {
+    return this.state.endSessions(identity);
   }
 
   /** Ends every session of a device; how many. */
-  endDeviceSessions(identity: string, deviceId: string): number {
-    let n = 0;
-    for (const [id, s] of this.#sessions) {
-      if (s.identity === identity && s.deviceId === deviceId) {
-        this.#sessions.delete(id);
-        n++;
-      }
-    }
-    return n;
-  }
-
-  #sweep(): void {
-    const now = this.now();
-    if (now - this.#lastSweep < 10_000) return;
-    this.#lastSweep = now;
-    for (const [k, until] of this.#nonces) if (until <= now) this.#nonces.delete(k);
-    for (const [k, list] of this.#challenges) {
-      const live = list.filter((c) => c.expiresAt > now);
-      if (live.length === 0) this.#challenges.delete(k);
-      else this.#challenges.set(k, live);
-    }
-    for (const [k, s] of this.#sessions) if (s.expiresAt <= now) this.#sessions.delete(k);
+  async endDeviceSessions(identity: string, deviceId: string): Promise<number> {
+    return (await this.state.endSessions(identity, deviceId)).length;
   }
 }

@@ -3,7 +3,7 @@
 // document's environment name where it has one; it prints one line,
 // `svc-reference relay listening on <origin> (<bound url>)`, then runs until SIGINT/SIGTERM.
 import { readFileSync } from 'node:fs';
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { DEFAULT_RESOLVER_TIMEOUT_MS } from '../resolve/network.ts';
@@ -36,6 +36,7 @@ interface RelayFlags {
   rateGlobal: number;
   rateIp: number;
   rateWindow: number;
+  sharedState?: string;
   dnsServer?: string;
   ca?: string;
   serviceName: string;
@@ -79,8 +80,11 @@ Storage: <data-dir>/relay.sqlite (WAL, synchronous=FULL: every 202 is on disk, s
 kill -9; keystore enrollments and drive metadata too); drive chunks under <data-dir>/drive,
 content-addressed and fsynced, or with --drive-s3 in an S3 bucket (keys from DRIVE_S3_ACCESS_KEY
 and DRIVE_S3_SECRET_KEY): chunks/missing then answers presigned PUT URLs for chunks whose md5 the
-client names, and chunk reads redirect (307) to presigned GETs. Sessions, challenges, nonces and pairing offers are in memory: a
-restart forgets them.
+client names, and chunk reads redirect (307) to presigned GETs. Sessions, challenges, nonces,
+pairing offers and rate-limit buckets are in memory: a restart forgets them. With --shared-state
+they are in Redis instead, shared by several relay processes on one --data-dir and one
+--relay-address (event streams hear mail accepted by any of them); restarting the Redis server,
+not one process, is then the relay's restart (ra.sessions.cluster-restart).
 
 Examples:
   svc-reference relay --port 8443 --data-dir ./data/relay --hosted-domains relay.example.test
@@ -88,6 +92,18 @@ Examples:
 `;
 
 const env = (name: string) => process.env[name];
+
+/** A redis:// URL (the shared state), or a usage error. */
+function redisUrl(value: string): string {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('expected redis://HOST:PORT');
+  }
+  if (u.protocol !== 'redis:' || u.hostname === '') throw new InvalidArgumentError('expected redis://HOST:PORT');
+  return value;
+}
 
 export const relayServer: ServerDefinition = {
   name: 'relay',
@@ -140,6 +156,12 @@ export const relayServer: ServerDefinition = {
       .option('--rate-global <n>', 'envelopes per relay per window', positive, limits.relay_rate_global_max)
       .option('--rate-ip <n>', 'units per IP per window (availability lookups)', positive, limits.relay_rate_ip_max)
       .option('--rate-window <seconds>', 'the rate-limit window', positive, limits.relay_rate_window_seconds)
+      .option(
+        '--shared-state <url>',
+        'keep sessions, challenges, nonces, pairing offers, rate-limit buckets and event fan-out in Redis, redis://HOST:PORT, shared by every process serving this --relay-address (SHARED_STATE; the Redis server must run without persistence)',
+        redisUrl,
+        env('SHARED_STATE'),
+      )
       .option('--dns-server <host:port>', 'ask this DNS server for TXT and A records (e.g. a test authority)', hostPort)
       .option('--ca <file>', 'PEM file of an extra CA to trust when fetching identity documents')
       .option('--service-name <name>', 'service name every identifier derives from', serviceName, profileName)
@@ -223,6 +245,7 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
         ...(flags.webStaticDir ? { webStaticDir: flags.webStaticDir } : {}),
         ...(flags.oauthBridgeUrl ? { oauthBridgeUrl: flags.oauthBridgeUrl } : {}),
         rate: { sender: flags.rateSender, global: flags.rateGlobal, ip: flags.rateIp, windowSeconds: flags.rateWindow },
+        ...(flags.sharedState ? { sharedState: flags.sharedState } : {}),
         breakages: new Set(flags.break as Breakage[]),
         documentOnly: flags.variant === 'document-only',
         version: '0.1.0',

@@ -9,6 +9,7 @@ import type { EventHub } from './events.ts';
 import type { RateLimits } from './rate-limits.ts';
 import type { DnsProviders } from './dns-providers.ts';
 import type { S3Location } from './drive/s3-chunks.ts';
+import type { RelayState } from './state.ts';
 
 /** Deliberate faults for the suite's negative tests (only with SVC_REFERENCE_ALLOW_BREAKAGE=1). */
 export const BREAKAGES = [
@@ -83,6 +84,8 @@ export interface RelayConfig {
   webStaticDir?: string;
   oauthBridgeUrl?: string;
   rate: { sender: number; global: number; ip: number; windowSeconds: number };
+  /** redis://HOST:PORT shared by every process of this relay (--shared-state); absent: this process's memory. */
+  sharedState?: string;
   breakages: ReadonlySet<Breakage>;
   /** Follows only document 3 where the project decided (other codes, no detail, other cursor names). */
   documentOnly: boolean;
@@ -94,9 +97,11 @@ export interface RelayConfig {
 export interface RelayContext {
   config: RelayConfig;
   store: RelayStore;
+  /** What document 3 keeps in memory (sessions, challenges, nonces, offers, buckets, event fan-out). */
+  state: RelayState;
   auth: Auth;
   events: EventHub;
-  /** Live pairing offers (memory only). */
+  /** Live pairing offers (in `state`). */
   pairings: Pairings;
   rate: RateLimits;
   resolver: Resolver;

@@ -1,9 +1,11 @@
 // The event streams (GET /events/:identity): `ready` on open, a payload-free `message` event when
 // mail arrives for the identity, a keepalive comment every 25 s, at most MAX_STREAMS_PER_IDENTITY
 // open streams per identity (429 beyond). Nothing is replayed on reconnect: the pickup is where
-// delivery happens (ra.events.no-replay).
+// delivery happens (ra.events.no-replay). Mail accepted by any process of the relay is announced
+// through its state's fan-out, so a stream held by another process hears of it too.
 import { formatRfc3339 } from '../../protocol/common/time.ts';
 import { limits } from '../../schemas/ts/limits.ts';
+import type { RelayState } from './state.ts';
 
 const encoder = new TextEncoder();
 const KEEPALIVE_MS = limits.event_keepalive_seconds * 1000;
@@ -17,9 +19,14 @@ export class EventHub {
   readonly #streams = new Map<string, Set<Stream>>();
 
   constructor(
+    readonly state: RelayState,
     readonly maxStreams: number,
     readonly now: () => number,
-  ) {}
+  ) {
+    state.subscribe((e) => {
+      if (e.kind === 'message') this.#deliver(e.identity, e.id);
+    });
+  }
 
   count(identity: string): number {
     return this.#streams.get(identity)?.size ?? 0;
@@ -62,8 +69,12 @@ export class EventHub {
     return body;
   }
 
-  /** Mail arrived for `identity`: one `message` event on each of its open streams. */
+  /** Mail arrived for `identity`: one `message` event on each of its open streams, on every process. */
   message(identity: string, messageId: string): void {
+    this.state.publish({ kind: 'message', identity, id: messageId });
+  }
+
+  #deliver(identity: string, messageId: string): void {
     const set = this.#streams.get(identity);
     if (!set) return;
     const f = frame('message', { type: 'message', identity, message_id: messageId, timestamp: formatRfc3339(this.now()) });

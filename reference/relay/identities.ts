@@ -144,10 +144,10 @@ const MESSAGES: Record<string, string> = {
   domain_not_hosted: 'This relay does not host that domain.',
 };
 
-export function availability(ctx: RelayContext, url: URL, ip: string): Record<string, unknown> {
+export async function availability(ctx: RelayContext, url: URL, ip: string): Promise<Record<string, unknown>> {
   const handle = url.searchParams.get('handle');
   if (handle === null || handle === '') throw ruleError(400, 'ra.errors.invalid-request', 'handle is required (ra.availability)');
-  ctx.rate.charge([['ip', ip]], limits.availability_charge_units);
+  await ctx.rate.charge([['ip', ip]], limits.availability_charge_units);
   const domain = (url.searchParams.get('domain') ?? ctx.config.hostedDomains[0] ?? '').toLowerCase();
   const h = handle.trim().toLowerCase();
   const identity = `${h}.${domain}`;

@@ -114,20 +114,28 @@ export async function listKeystore(ctx: RelayContext, raw: string, bytes: Uint8A
 }
 
 /** The enrollment whose credential signed `a` for `identity` at `rpId`, or undefined (the challenge is spent once tried). */
-function asserted(ctx: RelayContext, identity: string, a: Assertion | undefined, rpId: unknown, among: readonly EnrollmentRow[]): EnrollmentRow | undefined {
+async function asserted(ctx: RelayContext, identity: string, a: Assertion | undefined, rpId: unknown, among: readonly EnrollmentRow[]): Promise<EnrollmentRow | undefined> {
   if (!a || typeof rpId !== 'string' || !acceptableRpIds(ctx, identity).includes(rpId)) return undefined;
   const row = among.find((e) => e.credential_id !== null && e.credential_id === a.credential_id);
   const key = row && credentialKey(row.credential_public_key!, row.credential_alg!);
   if (!row || !key) return undefined;
-  const check = checkAssertion(a, { rpIds: [rpId], key, alg: row.credential_alg!, challengeOk: (c) => ctx.auth.takeChallenge(identity, c) });
-  return check.ok ? row : undefined;
+  const expected = { rpIds: [rpId], key, alg: row.credential_alg! };
+  // Spending the challenge is a step of the (possibly shared) state, so it cannot run inside the
+  // pure check: a first pass stops at the challenge (checks before it spend nothing), the
+  // challenge is claimed, and a second pass checks the signature.
+  let named: string | undefined;
+  const first = checkAssertion(a, { ...expected, challengeOk: (c) => ((named = c), false) });
+  if (first.ok || first.rule !== 'ra.keystore.assertion-challenge' || named === undefined) return undefined;
+  const challenge = named;
+  if (!(await ctx.auth.takeChallenge(identity, challenge))) return undefined;
+  return checkAssertion(a, { ...expected, challengeOk: (c) => c === challenge }).ok ? row : undefined;
 }
 
 /** POST .../keystore/fetch (ra.keystore.fetch): the asserted credential's wrapped copies. */
 export async function fetchKeystore(ctx: RelayContext, raw: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
   const known = await hosted(ctx, raw);
   const b = object(bytes);
-  const row = asserted(ctx, known.identity, readAssertion(b.assertion), b.rp_id, ctx.store.enrollments(known.identity));
+  const row = await asserted(ctx, known.identity, readAssertion(b.assertion), b.rp_id, ctx.store.enrollments(known.identity));
   if (!row) throw refused();
   ctx.store.enrollmentUsed(known.identity, row.enrollment_id, ctx.now());
   const entries = ctx.store.enrollments(known.identity).filter((e) => e.credential_id === row.credential_id);
@@ -146,13 +154,13 @@ export async function removeEnrollment(ctx: RelayContext, raw: string, enrollmen
   const all = ctx.store.enrollments(known.identity);
   if (!all.some((e) => e.enrollment_id === enrollmentId)) throw ruleError(404, 'ra.errors.not-found', 'no such enrollment of this identity');
   const masters = all.filter((e) => e.role === 'recovery-master');
-  if (masters.length > 0 && !asserted(ctx, known.identity, readAssertion(b.actor_assertion), b.rp_id, masters))
+  if (masters.length > 0 && !(await asserted(ctx, known.identity, readAssertion(b.actor_assertion), b.rp_id, masters)))
     throw new HttpError(403, 'recovery_master_required', 'this identity has a recovery master: a removal needs its actor_assertion', 'ra.errors.recovery-master-required');
   const outcome = ctx.store.removeEnrollment(known.identity, enrollmentId, b.allow_last === true);
   if (outcome === 'missing') throw ruleError(404, 'ra.errors.not-found', 'no such enrollment of this identity');
   if (outcome === 'last') throw ruleError(409, 'ra.keystore.last-enrollment', 'this is the last enrollment: send allow_last to remove it');
   if (b.revoke_sessions !== true) return undefined;
-  const ended = ctx.auth.endSessions(known.identity);
+  const ended = await ctx.auth.endSessions(known.identity);
   // Remembered until they would have expired, so their proofs are refused too (ra.sessions.revoked-stays-revoked).
   for (const s of ended) ctx.store.revokeSession(encodeBase64url(s.key), s.identity, s.expiresAt);
   return { enrollment_id: enrollmentId, sessions_revoked: ended.length };

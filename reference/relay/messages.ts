@@ -71,7 +71,7 @@ async function verifySignature(ctx: RelayContext, kind: Kind, e: Record<string, 
       throw ruleError(401, 'ra.sessions.revoked-stays-revoked', 'this session was revoked');
     keys = [proof.sessionKey];
   } else if (typeof e.session_id === 'string') {
-    const s = ctx.auth.session(e.session_id);
+    const s = await ctx.auth.session(e.session_id);
     if (!s || s.identity !== sender.identity) throw ruleError(401, 'ra.messages.session-expired', 'the session is unknown or expired: register a new session and retry');
     keys = [s.key];
   }
@@ -90,10 +90,11 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
   const [sender, recipient] = await Promise.all([lookup(ctx, e.sender), lookup(ctx, e.recipient)]);
   const breaks = ctx.config.breakages;
   if (!sender?.local && !recipient?.local && !breaks.has('neither-local')) throw ruleError(403, 'ra.relay.locality', 'neither the sender nor the recipient is local to this relay');
-  ctx.rate.charge([
+  const charging = ctx.rate.charge([
     ['sender', String(e.sender).toLowerCase()],
     ['global', '*'],
   ]);
+  if (charging) await charging;
   if (!sender) throw ruleError(401, 'ra.errors.signature-invalid', `the sender ${String(e.sender)} cannot be resolved, so its signature cannot be checked`);
   const id = e.id as string;
   const store = async (): Promise<boolean> => {

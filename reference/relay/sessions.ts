@@ -44,7 +44,7 @@ export async function registerSession(ctx: RelayContext, req: Request, bytes: Ui
   if (expires <= ctx.now()) throw new HttpError(400, 'invalid_request', 'the session has already expired', 'ra.sessions.ttl');
   const id = `sess_${randomBytes(18).toString('base64url')}`;
   const deviceId = device(ctx, req, known.identity);
-  ctx.auth.addSession({ id, identity: known.identity, key, expiresAt: expires, ...(deviceId ? { deviceId } : {}) });
+  await ctx.auth.addSession({ id, identity: known.identity, key, expiresAt: expires, ...(deviceId ? { deviceId } : {}) });
   return { session_id: id, identity: known.identity, session_public_key: b.session_public_key, issued_at: b.issued_at, expires_at: b.expires_at };
 }
 
@@ -76,11 +76,11 @@ export async function revokeSession(ctx: RelayContext, sessionId: string, bytes:
   const known = await lookup(ctx, b.identity);
   if (!known) throw ruleError(401, 'ra.errors.signature-invalid', `${b.identity} cannot be resolved`);
   await ctx.auth.admin('session-revocation', { identity: known.identity, session_id: sessionId }, b, known.keys, 'ra.sessions.revoke');
-  const s = ctx.auth.session(sessionId);
+  const s = await ctx.auth.session(sessionId);
   if (s && s.identity !== known.identity) throw ruleError(401, 'ra.sessions.revoke', 'the session belongs to another identity');
   // Remembered until it would have expired, so a proof of it attached later is refused too.
   if (s) ctx.store.revokeSession(encodeBase64url(s.key), s.identity, s.expiresAt);
-  ctx.auth.removeSession(sessionId);
+  await ctx.auth.removeSession(sessionId);
 }
 
 const row = (d: DeviceRow) => ({ ...d, identity: undefined, added_at: formatRfc3339(d.added_at), last_seen: formatRfc3339(d.last_seen) });
@@ -97,5 +97,5 @@ export async function revokeDevice(ctx: RelayContext, call: OwnerCall): Promise<
   if (typeof b.device_id !== 'string' || !b.device_id.startsWith('dev_')) throw ruleError(400, 'ra.errors.invalid-request', 'device_id (dev_...) is required');
   const d = ctx.store.device(b.device_id);
   if (!d || d.identity !== known.identity) throw ruleError(404, 'ra.errors.not-found', 'no such device of this identity');
-  return { device_id: d.id, sessions_revoked: ctx.auth.endDeviceSessions(known.identity, d.id) };
+  return { device_id: d.id, sessions_revoked: await ctx.auth.endDeviceSessions(known.identity, d.id) };
 }

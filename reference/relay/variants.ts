@@ -9,13 +9,13 @@ import type { RelayContext } from './config.ts';
  * sessions-persisted breaks ra.sessions.memory: sessions are written beside the database and read
  * back at start, so they outlive a restart.
  */
-export function persistSessions(auth: Auth, dataDir: string): void {
+export async function persistSessions(auth: Auth, dataDir: string): Promise<void> {
   const file = join(dataDir, 'sessions.json');
   const saved: Array<Omit<Session, 'key'> & { key: string }> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : [];
-  for (const s of saved) auth.addSession({ ...s, key: new Uint8Array(Buffer.from(s.key, 'base64')) });
   const add = auth.addSession.bind(auth);
-  auth.addSession = (s) => {
-    add(s);
+  for (const s of saved) await add({ ...s, key: new Uint8Array(Buffer.from(s.key, 'base64')) });
+  auth.addSession = async (s) => {
+    await add(s);
     saved.push({ ...s, key: Buffer.from(s.key).toString('base64') });
     writeFileSync(file, JSON.stringify(saved));
   };

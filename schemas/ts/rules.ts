@@ -2845,6 +2845,16 @@ export const rules: readonly Rule[] = [
     "text": "Sessions are kept in memory; a relay restart invalidates all of them (their use then answers `session_expired`)."
   },
   {
+    "id": "ra.sessions.cluster-restart",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Session (a relay of several processes: not shown)",
+    "title": "What a restart is for a relay of several processes",
+    "text": "Project decision: a relay served by several processes behind one relay address keeps its sessions, challenges, nonces, pairing offers and rate-limit buckets in one shared in-memory state (the process's memory for a relay of one process; a Redis server run without persistence, `--shared-state`, for several), never on disk. The relay restarts, in the sense of ra.sessions.memory, when that state is lost: every process of a one-process relay, or the shared Redis server (a restart or a FLUSHALL) of a cluster; then every session answers `session_expired`. Restarting one process of a cluster is not a relay restart: a session registered through any process keeps working through the others, and one revoked through any process is refused by all. When the shared state cannot be reached the relay fails closed: 503 `shared_state_unavailable`, never accepting a challenge, nonce, session or offer it cannot check.",
+    "origin": "project",
+    "code": "shared_state_unavailable"
+  },
+  {
     "id": "ra.sessions.revoke",
     "level": "MUST",
     "doc": 3,
@@ -4401,6 +4411,7 @@ export type RuleId =
   | "ra.sessions.register"
   | "ra.sessions.ttl"
   | "ra.sessions.memory"
+  | "ra.sessions.cluster-restart"
   | "ra.sessions.revoke"
   | "ra.sessions.revoked-stays-revoked"
   | "ra.devices.rows"
@@ -4613,6 +4624,7 @@ export type ErrorCode =
   | "session_expired"
   | "session_proof_invalid"
   | "session_proof_mismatch"
+  | "shared_state_unavailable"
   | "signature_invalid"
   | "start_option_unsupported"
   | "too_many_offers"

@@ -2,9 +2,12 @@
 // each durable commit to a node the stream's caller may read (ra.drive.events,
 // ra.drive.changed-event), a keepalive comment every 25 s; when a member's last share ends, one
 // `drive.revoked` and the stream closes (ra.drive.events-revocation, ra.drive.revoked-event).
-// Advisory: nothing is replayed, a reader resumes from `changes` at its cursor.
+// Advisory: nothing is replayed, a reader resumes from `changes` at its cursor. Both events go
+// through the relay state's fan-out, so every process tells its own streams; each judges what
+// its listeners may see against the shared database, which the commit reached first.
 import { formatRfc3339 } from '../../../protocol/common/time.ts';
 import { limits } from '../../../schemas/ts/limits.ts';
+import type { RelayState } from '../state.ts';
 
 const encoder = new TextEncoder();
 const KEEPALIVE_MS = limits.event_keepalive_seconds * 1000;
@@ -29,9 +32,15 @@ export class DriveEvents {
   readonly #streams = new Map<string, Set<Stream>>();
 
   constructor(
+    readonly state: RelayState,
     readonly maxStreams: number,
     readonly now: () => number,
-  ) {}
+  ) {
+    state.subscribe((e) => {
+      if (e.kind === 'drive.changed') this.#changed(e.drive, e.change, e.unfiltered);
+      else if (e.kind === 'drive.revoked') this.#revoked(e.drive, e.who, e.share);
+    });
+  }
 
   /** A new stream's body, or undefined when this listener has its maximum open on the drive. */
   open(drive: string, listener: Listener, signal?: AbortSignal): ReadableStream<Uint8Array> | undefined {
@@ -72,6 +81,10 @@ export class DriveEvents {
 
   /** A durable commit: `drive.changed` to every stream whose listener may see the node. */
   changed(drive: string, change: Record<string, unknown> & { node: string }, unfiltered = false): void {
+    this.state.publish({ kind: 'drive.changed', drive, change, unfiltered });
+  }
+
+  #changed(drive: string, change: Record<string, unknown> & { node: string }, unfiltered: boolean): void {
     const set = this.#streams.get(drive);
     if (!set) return;
     const f = frame('drive.changed', { type: 'drive.changed', identity: drive, timestamp: formatRfc3339(this.now()), drive: { drive, ...change } });
@@ -80,6 +93,10 @@ export class DriveEvents {
 
   /** `who` (a member or a group) lost its last share: `drive.revoked`, then the streams left with nothing close. */
   revoked(drive: string, who: string, share: string): void {
+    this.state.publish({ kind: 'drive.revoked', drive, who, share });
+  }
+
+  #revoked(drive: string, who: string, share: string): void {
     const set = this.#streams.get(drive);
     if (!set) return;
     const f = frame('drive.revoked', { type: 'drive.revoked', identity: drive, timestamp: formatRfc3339(this.now()), drive: { drive, share } });

@@ -24,7 +24,7 @@ export function createDrive(ctx: RelayContext): Drive {
     ctx,
     store: new DriveStore(ctx.store.database),
     chunks: ctx.config.driveS3 ? new S3Chunks(ctx.config.driveS3) : dir === ':memory:' ? new MemoryChunks() : new FileChunks(join(dir, 'drive')),
-    events: new DriveEvents(ctx.config.maxStreams, ctx.now),
+    events: new DriveEvents(ctx.state, ctx.config.maxStreams, ctx.now),
     links: new LinkTokens(ctx.now),
     quota: ctx.config.driveQuota ?? limits.drive_quota_default_bytes,
     uploading: new Map(),
