@@ -242,6 +242,36 @@ export function createRelayApp(ctx: RelayContext): H3 {
   route('/identities', { POST: async (req) => json(await register(ctx, await body(req, limits.signed_request_body_max_bytes)), 201) });
   route('/identities/:identity', { GET: (_req, event) => json(identityInfo(ctx, param(event, 'identity'))) });
   route('/identities/:identity/rotate', { POST: async (req, event) => json(await rotate(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes))) });
+  keystoreAndPairingRoutes(ctx, { route, json, param, body });
+  route('/identities/:identity/system/**:path', {
+    GET: async (req, event) => getSystemFile(ctx, await call(req, event), param(event, 'path')),
+    PUT: async (req, event) => putSystemFile(ctx, await call(req, event), param(event, 'path')),
+    DELETE: async (req, event) => deleteSystemFile(ctx, await call(req, event), param(event, 'path')),
+  });
+  driveRoutes(ctx, route, call, param);
+  route('/groups/:group/epoch', { GET: (_req, event) => json(groupEpoch(ctx, normalized(param(event, 'group'))), 200, CORS_ANY) });
+  route('/identities/:identity/export', { POST: async (req, event) => exportIdentity(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes)) });
+  route('/hosted/availability', {
+    GET: async (req, event) => json(await availability(ctx, new URL(req.url), ip(event)), 200, CORS_ANY),
+    OPTIONS: () => new Response(null, { status: 204, headers: { ...CORS_ANY, 'access-control-allow-methods': 'GET', 'access-control-max-age': '600' } }),
+  });
+  route(ctx.config.profile.ids.id_document_path, { GET: (req) => json(wellKnownDocument(ctx, req.headers.get('host')), 200, CORS_ANY) });
+  route(`${ctx.config.profile.ids.public_files_path}:name`, { GET: (req, event) => json(publicDocument(ctx, req.headers.get('host'), param(event, 'name')), 200, CORS_ANY) });
+  route(ctx.config.profile.ids.capabilities_path, { GET: (req) => json(capabilities(ctx, req.headers.get('host')), 200, CORS_ANY) });
+  app.all('/**', () => render(ctx, ruleError(404, 'ra.errors.not-found', 'no such endpoint')));
+  return app;
+}
+
+/** What a group of routes gets from createRelayApp. */
+interface RouteKit {
+  route: (path: string, methods: Record<string, Handler>) => void;
+  json: (body: unknown, status?: number, headers?: Record<string, string>) => Response;
+  param: (event: H3Event, name: string) => string;
+  body: (req: Request, max: number) => Promise<Uint8Array>;
+}
+
+/** The keystore (enroll, list, fetch, remove) and pairing v2 (offer, fetch, reveal, deliver, poll, abandon). */
+function keystoreAndPairingRoutes(ctx: RelayContext, { route, json, param, body }: RouteKit): void {
   route('/identities/:identity/keystore', { PUT: async (req, event) => json(await enroll(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes))) });
   route('/identities/:identity/keystore/list', { POST: async (req, event) => json(await listKeystore(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes))) });
   route('/identities/:identity/keystore/fetch', { POST: async (req, event) => json(await fetchKeystore(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes))) });
@@ -268,23 +298,6 @@ export function createRelayApp(ctx: RelayContext): H3 {
       return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
     },
   });
-  route('/identities/:identity/system/**:path', {
-    GET: async (req, event) => getSystemFile(ctx, await call(req, event), param(event, 'path')),
-    PUT: async (req, event) => putSystemFile(ctx, await call(req, event), param(event, 'path')),
-    DELETE: async (req, event) => deleteSystemFile(ctx, await call(req, event), param(event, 'path')),
-  });
-  driveRoutes(ctx, route, call, param);
-  route('/groups/:group/epoch', { GET: (_req, event) => json(groupEpoch(ctx, normalized(param(event, 'group'))), 200, CORS_ANY) });
-  route('/identities/:identity/export', { POST: async (req, event) => exportIdentity(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes)) });
-  route('/hosted/availability', {
-    GET: async (req, event) => json(await availability(ctx, new URL(req.url), ip(event)), 200, CORS_ANY),
-    OPTIONS: () => new Response(null, { status: 204, headers: { ...CORS_ANY, 'access-control-allow-methods': 'GET', 'access-control-max-age': '600' } }),
-  });
-  route(ctx.config.profile.ids.id_document_path, { GET: (req) => json(wellKnownDocument(ctx, req.headers.get('host')), 200, CORS_ANY) });
-  route(`${ctx.config.profile.ids.public_files_path}:name`, { GET: (req, event) => json(publicDocument(ctx, req.headers.get('host'), param(event, 'name')), 200, CORS_ANY) });
-  route(ctx.config.profile.ids.capabilities_path, { GET: (req) => json(capabilities(ctx, req.headers.get('host')), 200, CORS_ANY) });
-  app.all('/**', () => render(ctx, ruleError(404, 'ra.errors.not-found', 'no such endpoint')));
-  return app;
 }
 
 const normalized = (raw: string): string => validServiceName(raw) ?? raw.toLowerCase();
