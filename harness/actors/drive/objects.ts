@@ -65,6 +65,15 @@ export function pagesOf(profile: Profile, drive: string, node: string, chunks: r
 
 const signed = (profile: Profile, which: 'manifest' | 'record' | 'share' | 'group-roster', o: Obj, seed: Uint8Array): Obj => ({ ...o, signature: b64(sign(seed, driveString(profile, which, o))) });
 
+/** `o` signed again by `seed` after a change (its old signature dropped): a check's hand-made variant. */
+export function resigned(profile: Profile, which: 'manifest' | 'record' | 'share', o: Obj, seed: Uint8Array): Obj {
+  const { signature: _old, ...rest } = o;
+  return signed(profile, which, rest, seed);
+}
+
+/** A chunk-list page's address (ra.drive.manifest-pages). */
+export const pageHash = (profile: Profile, page: Obj): string => hashOf(profile, 'page', page);
+
 interface Placement {
   /** The containing folder's keys (absent for the root). */
   folder?: NodeKeys;

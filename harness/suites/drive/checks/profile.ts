@@ -3,7 +3,8 @@
 // caching, quota, link opens, validation that stores nothing, roles, the tree, unsharing.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
-import { create, encryptContent, groupRoster, nodeKeys, replace, rosterHeader } from '../../../actors/drive/objects.ts';
+import { create, encryptContent, groupRoster, nodeKeys, pageHash, replace, resigned, rosterHeader } from '../../../actors/drive/objects.ts';
+import { limits } from '../../../../schemas/ts/limits.ts';
 import { bodyOf, ok, said, type RelayTarget } from '../driver.ts';
 import { driveCheck } from './document.ts';
 import { CheckSkip } from '../../../run/verdict.ts';
@@ -161,7 +162,8 @@ function linkOpens(t: RelayTarget): Check {
 function validated(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/commit-validated',
-    title: 'a commit naming a chunk never uploaded is refused 400 and stores nothing; a manifest signed by another key is refused 401 `signature_invalid`',
+    title:
+      'a commit naming a chunk never uploaded, a manifest without its node, an unknown field or a page over its cap is refused 400 and stores nothing; a manifest signed by another key is refused 401 `signature_invalid`',
     rules: ['ra.drive.commit-validated'],
     run: async (s, e) => {
       const { id, root } = await s.owner();
@@ -182,6 +184,29 @@ function validated(t: RelayTarget): Check {
       });
       const f = await s.drive.commit(id.identity, s.actor(id), forged);
       e.that(f.status === 401 && codeOf(f) === 'signature_invalid', `a manifest signed by another key answered ${said(f)}`);
+      // Malformed, with an unknown field, a page over its cap: each 400 invalid_request, nothing stored.
+      const folder = (name: string) =>
+        create(s.profile, { drive: id.identity, author: id, keys: nodeKeys(), kind: 'folder', at: { folder: root.keys, name }, ownerEncryption: id.encryption.publicKey });
+      const malformed = folder('malformed');
+      delete (malformed.manifest as Obj).node;
+      const unknownBody = folder('unknown');
+      const unknown: Obj = { ...unknownBody, extra: true };
+      const big = nodeKeys(undefined, true);
+      const refs = Array.from({ length: limits.drive_page_max_refs + 1 }, () => ({ id: createHash('sha256').update(randomBytes(8)).digest('hex'), size: limits.drive_chunk_min_bytes }));
+      const page = { format: 1, drive: id.identity, node: big.node, chunks: refs };
+      const overCap = create(s.profile, { drive: id.identity, author: id, keys: big, kind: 'file', at: { folder: root.keys, name: 'big' }, ownerEncryption: id.encryption.publicKey, chunks: [] });
+      const overManifest = { ...(overCap.manifest as Obj), count: refs.length, pages: [pageHash(s.profile, page)] };
+      const overBody = { id: overCap.id, manifest: resigned(s.profile, 'manifest', overManifest, id.seed), pages: [page] };
+      for (const [what, b] of [
+        ['a manifest without its node', malformed],
+        ['a commit with an unknown field', unknown],
+        [`a page of ${refs.length} references (over ${limits.drive_page_max_refs})`, overBody],
+      ] as const) {
+        const r2 = await s.drive.commit(id.identity, s.actor(id), b);
+        e.that(r2.status === 400 && codeOf(r2) === 'invalid_request', `${what} answered ${said(r2)}, expected 400 invalid_request`);
+      }
+      const kids = await s.drive.node(id.identity, s.actor(id), root.keys.node, '/children');
+      e.that(ok(kids) && !kids.text().includes(big.node) && !kids.text().includes(String((unknownBody.manifest as Obj).node)), `after the refused commits the root's children are ${said(kids)}`);
     },
   });
 }
