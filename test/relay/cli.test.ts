@@ -3,33 +3,14 @@
 // read`: Alice on relay A writes to Bob on relay B, and Bob reads the message, opened with his key.
 // Then Alice's owner surface: a software passkey enrolls a wrapped copy of her key file and fetches
 // it back, and pairing moves the key file to a second device.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { main } from '../../harness/cli.ts';
-import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
-import { spawnReference, type ReferenceChild } from '../../harness/run/spawn.ts';
+import { twoRelays } from './two-relays.ts';
 import { MemoryOutput } from '../harness/fakes.ts';
 
-let authority: Authority;
-let dir: string;
-const relays: ReferenceChild[] = [];
-beforeAll(async () => {
-  authority = await startAuthority();
-  dir = await mkdtemp(join(tmpdir(), 'svc-relay-cli-'));
-  for (const [name, domain] of [
-    ['a', 'a.relay.test'],
-    ['b', 'b.relay.test'],
-  ] as const) {
-    relays.push(await spawnReference('relay', ['--port', '0', '--data-dir', join(dir, name), '--hosted-domains', domain, '--dns-server', authority.dnsServer, '--ca', authority.caFile, '--quiet']));
-  }
-});
-afterAll(async () => {
-  await Promise.all(relays.map((r) => r.stop()));
-  await authority?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const world = twoRelays('svc-relay-cli-');
 
 let latest: MemoryOutput | undefined;
 /** What the command started last has printed so far (a waiting `pair new`). */
@@ -44,20 +25,20 @@ async function cli(...args: string[]): Promise<{ code: number; out: string; err:
 
 describe('svc-conformance relay, between two relays', () => {
   it('registers two hosted identities, sends from one relay to the other, and reads the message', async () => {
-    const [a, b] = relays.map((r) => r.url) as [string, string];
-    const alice = join(dir, 'alice.json');
-    const bob = join(dir, 'bob.json');
+    const [a, b] = world.relays.map((r) => r.url) as [string, string];
+    const alice = join(world.dir, 'alice.json');
+    const bob = join(world.dir, 'bob.json');
     expect((await cli('keygen', '--identity', 'alice.a.relay.test', '--out', alice)).code).toBe(0);
     expect((await cli('keygen', '--identity', 'bob.b.relay.test', '--out', bob)).code).toBe(0);
     for (const [key, relay] of [
       [alice, a],
       [bob, b],
     ] as const) {
-      const r = await cli('register', '--key', key, '--relay', relay, '--authority', authority.adminUrl);
+      const r = await cli('register', '--key', key, '--relay', relay, '--authority', world.authority.adminUrl);
       expect(r.code, r.err).toBe(0);
       expect(r.out).toMatch(/registered .* and published it in the authority/);
     }
-    const sent = await cli('send', '--key', alice, '--relay', a, '--to', 'bob.b.relay.test', '--text', 'hello bob', '--authority', authority.adminUrl);
+    const sent = await cli('send', '--key', alice, '--relay', a, '--to', 'bob.b.relay.test', '--text', 'hello bob', '--authority', world.authority.adminUrl);
     expect(sent.code, sent.err).toBe(0);
     const read = await cli('read', '--key', bob, '--relay', b);
     expect(read.code, read.err).toBe(0);
@@ -70,16 +51,16 @@ describe('svc-conformance relay, between two relays', () => {
   }, 60_000);
 
   it('enrolls a software passkey, fetches the key file back with it, and pairs a second device', async () => {
-    const a = relays[0]!.url;
-    const alice = join(dir, 'alice-owner.json');
-    const passkey = join(dir, 'passkey.json');
+    const a = world.relays[0]!.url;
+    const alice = join(world.dir, 'alice-owner.json');
+    const passkey = join(world.dir, 'passkey.json');
     expect((await cli('keygen', '--identity', 'carol.a.relay.test', '--out', alice)).code).toBe(0);
-    expect((await cli('register', '--key', alice, '--relay', a, '--authority', authority.adminUrl)).code).toBe(0);
+    expect((await cli('register', '--key', alice, '--relay', a, '--authority', world.authority.adminUrl)).code).toBe(0);
     expect((await cli('passkey', 'new', '--alg', 'eddsa', '--out', passkey)).code).toBe(0);
     const enrolled = await cli('keystore', 'enroll', '--key', alice, '--passkey', passkey, '--relay', a, '--enrollment-id', 'laptop', '--label', 'my laptop');
     expect(enrolled.code, enrolled.err).toBe(0);
     expect((await cli('keystore', 'list', '--key', alice, '--relay', a)).out).toMatch(/^laptop {2}passkey\/prf {2}my laptop$/m);
-    const restored = join(dir, 'restored.json');
+    const restored = join(world.dir, 'restored.json');
     const fetched = await cli('keystore', 'fetch', '--identity', 'carol.a.relay.test', '--passkey', passkey, '--relay', a, '--out', restored);
     expect(fetched.code, fetched.err).toBe(0);
     const original = JSON.parse(await readFile(alice, 'utf8')) as Record<string, string>;
@@ -93,7 +74,7 @@ describe('svc-conformance relay, between two relays', () => {
     expect((await cli('keystore', 'remove', '--key', alice, '--relay', a, '--enrollment-id', 'laptop', '--allow-last')).code).toBe(0);
 
     // Two terminals: the new device offers and waits; the approver reads the code it printed.
-    const phone = join(dir, 'phone.json');
+    const phone = join(world.dir, 'phone.json');
     const device = cli('pair', 'new', '--relay', a, '--identity', 'carol.a.relay.test', '--out', phone, '--timeout', '30');
     let code: string | undefined;
     for (let i = 0; i < 100 && code === undefined; i++) {

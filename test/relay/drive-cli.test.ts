@@ -3,33 +3,14 @@
 // relay B), who reads it from her drive; a password link opens for a guest with no key file; and
 // the unshare closes Bob's event stream and refuses his next read; with a write share he writes.
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { main } from '../../harness/cli.ts';
-import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
-import { spawnReference, type ReferenceChild } from '../../harness/run/spawn.ts';
+import { twoRelays } from './two-relays.ts';
 import { MemoryOutput } from '../harness/fakes.ts';
 
-let authority: Authority;
-let dir: string;
-const relays: ReferenceChild[] = [];
-beforeAll(async () => {
-  authority = await startAuthority();
-  dir = await mkdtemp(join(tmpdir(), 'svc-drive-cli-'));
-  for (const [name, domain] of [
-    ['a', 'a.relay.test'],
-    ['b', 'b.relay.test'],
-  ] as const) {
-    relays.push(await spawnReference('relay', ['--port', '0', '--data-dir', join(dir, name), '--hosted-domains', domain, '--dns-server', authority.dnsServer, '--ca', authority.caFile, '--quiet']));
-  }
-});
-afterAll(async () => {
-  await Promise.all(relays.map((r) => r.stop()));
-  await authority?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const world = twoRelays('svc-drive-cli-');
 
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   const io = { stdout: new MemoryOutput(), stderr: new MemoryOutput(), env: {} };
@@ -39,14 +20,14 @@ async function cli(...args: string[]): Promise<{ code: number; out: string; err:
 
 describe('svc-conformance drive, between two relays', () => {
   it('puts, lists and gets as the owner; shares with a member on another relay; opens a password link; unshares', async () => {
-    const [a, b] = relays.map((r) => r.url) as [string, string];
-    const [alice, bob] = [join(dir, 'alice.json'), join(dir, 'bob.json')];
+    const [a, b] = world.relays.map((r) => r.url) as [string, string];
+    const [alice, bob] = [join(world.dir, 'alice.json'), join(world.dir, 'bob.json')];
     for (const [key, identity, relay] of [
       [alice, 'alice.a.relay.test', a],
       [bob, 'bob.b.relay.test', b],
     ] as const) {
       expect((await cli('relay', 'keygen', '--identity', identity, '--out', key)).code).toBe(0);
-      const r = await cli('relay', 'register', '--key', key, '--relay', relay, '--authority', authority.adminUrl);
+      const r = await cli('relay', 'register', '--key', key, '--relay', relay, '--authority', world.authority.adminUrl);
       expect(r.code, r.err).toBe(0);
     }
     const asAlice = ['--key', alice, '--relay', a];
@@ -54,7 +35,7 @@ describe('svc-conformance drive, between two relays', () => {
 
     // Two chunks and a bit: the read walks every chunk of every page.
     const content = randomBytes(2 * 1024 * 1024 + 123);
-    const local = join(dir, 'report.bin');
+    const local = join(world.dir, 'report.bin');
     await writeFile(local, content);
     const put = await cli('drive', 'put', local, 'docs/report.bin', '--parents', ...asAlice);
     expect(put.code, put.err).toBe(0);
@@ -66,13 +47,13 @@ describe('svc-conformance drive, between two relays', () => {
     expect(ls.out).toMatch(/^folder {2}[0-9a-f]{32} {2}docs\/$/m);
     expect((await cli('drive', 'ls', 'docs', ...asAlice)).out).toMatch(/^file {4}[0-9a-f]{32} {2}report\.bin$/m);
 
-    const back = join(dir, 'back.bin');
+    const back = join(world.dir, 'back.bin');
     const got = await cli('drive', 'get', 'docs/report.bin', '--out', back, ...asAlice);
     expect(got.code, got.err).toBe(0);
     expect(Buffer.compare(await readFile(back), content)).toBe(0);
 
     // A second put replaces the file with a new version on its head.
-    const notes = join(dir, 'notes.txt');
+    const notes = join(world.dir, 'notes.txt');
     await writeFile(notes, 'first draft\n');
     expect((await cli('drive', 'put', notes, 'docs/', ...asAlice)).out).toMatch(/^wrote docs\/notes\.txt/);
     await writeFile(notes, 'second draft\n');
@@ -84,7 +65,7 @@ describe('svc-conformance drive, between two relays', () => {
 
     // Bob, homed on relay B, holds nothing yet.
     expect((await cli('drive', 'get', 'notes.txt', ...asBob)).code).toBe(1);
-    const shared = await cli('drive', 'share', 'docs', '--with', 'bob.b.relay.test', '--role', 'read', '--authority', authority.adminUrl, ...asAlice);
+    const shared = await cli('drive', 'share', 'docs', '--with', 'bob.b.relay.test', '--role', 'read', '--authority', world.authority.adminUrl, ...asAlice);
     expect(shared.code, shared.err).toBe(0);
     const shareId = /share ([0-9a-f]{32})/.exec(shared.out)?.[1];
     expect(shareId).toBeDefined();
@@ -105,11 +86,11 @@ describe('svc-conformance drive, between two relays', () => {
     expect(linked.code, linked.err).toBe(0);
     const link = linked.out.trim();
     expect(link).toMatch(new RegExp(`^${a}/drive/alice\\.a\\.relay\\.test/links/[0-9a-f]{32}#[A-Za-z0-9_-]{43}$`));
-    const wrong = await cli('drive', 'get', '--link', link, '--password', 'guess', '--out', join(dir, 'no.bin'));
+    const wrong = await cli('drive', 'get', '--link', link, '--password', 'guess', '--out', join(world.dir, 'no.bin'));
     expect(wrong.code).toBe(1);
     expect(wrong.err).toMatch(/403/);
-    expect((await cli('drive', 'get', '--link', link, '--out', join(dir, 'no.bin'))).code).toBe(2);
-    const guest = join(dir, 'guest.bin');
+    expect((await cli('drive', 'get', '--link', link, '--out', join(world.dir, 'no.bin'))).code).toBe(2);
+    const guest = join(world.dir, 'guest.bin');
     const opened = await cli('drive', 'get', '--link', link, '--password', 'open sesame', '--out', guest);
     expect(opened.code, opened.err).toBe(0);
     expect(Buffer.compare(await readFile(guest), content)).toBe(0);
@@ -131,8 +112,8 @@ describe('svc-conformance drive, between two relays', () => {
 
     // A write share: Bob, still homed on relay B, writes into Alice's folder and she reads his file.
     expect((await cli('drive', 'mkdir', 'inbox', ...asAlice)).code).toBe(0);
-    expect((await cli('drive', 'share', 'inbox', '--with', 'bob.b.relay.test', '--role', 'write', '--authority', authority.adminUrl, ...asAlice)).code).toBe(0);
-    const reply = join(dir, 'reply.txt');
+    expect((await cli('drive', 'share', 'inbox', '--with', 'bob.b.relay.test', '--role', 'write', '--authority', world.authority.adminUrl, ...asAlice)).code).toBe(0);
+    const reply = join(world.dir, 'reply.txt');
     await writeFile(reply, 'from bob\n');
     const wrote = await cli('drive', 'put', reply, 'replies/', '--parents', ...asBob);
     expect(wrote.code, wrote.err).toBe(0);

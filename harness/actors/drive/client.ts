@@ -15,6 +15,12 @@ type Obj = Record<string, unknown>;
 /** Who calls: an identity (with, for a member of a group, the group's roster header), a link holder, or nobody. */
 export type DriveActor = { identity: string; seed: Uint8Array; roster?: string } | { link: string; verifier?: Uint8Array; pow?: string } | { none: true };
 
+/** Why an upload stopped, and the answer that refused it when one did. */
+export interface UploadProblem {
+  text: string;
+  answer?: HttpResponse;
+}
+
 export class DriveClient {
   constructor(
     readonly profile: Profile,
@@ -80,16 +86,21 @@ export class DriveClient {
    * or undefined when every chunk is stored.
    */
   async upload(drive: string, actor: DriveActor, chunks: readonly Chunk[]): Promise<string | undefined> {
+    return (await this.uploadChunks(drive, actor, chunks))?.text;
+  }
+
+  /** As upload, keeping the answer that refused (the missing list's or an upload's), when one did. */
+  async uploadChunks(drive: string, actor: DriveActor, chunks: readonly Chunk[]): Promise<UploadProblem | undefined> {
     if (chunks.length === 0) return undefined;
     const r = await this.missing(drive, actor, chunks);
     const list = r.status === 200 ? (r.json() as Obj).missing : undefined;
-    if (!Array.isArray(list)) return `chunks/missing answered ${r.status}: ${r.text().slice(0, 300)}`;
+    if (!Array.isArray(list)) return { text: `chunks/missing answered ${r.status}: ${r.text().slice(0, 300)}`, answer: r };
     for (const m of list as Obj[]) {
       const chunk = chunks.find((c) => c.id === m.id);
       const up = (m.upload ?? {}) as Obj;
-      if (!chunk || typeof up.url !== 'string') return `chunks/missing listed ${JSON.stringify(m).slice(0, 200)}, which names no chunk of the request or no upload URL`;
+      if (!chunk || typeof up.url !== 'string') return { text: `chunks/missing listed ${JSON.stringify(m).slice(0, 200)}, which names no chunk of the request or no upload URL` };
       const put = await this.putChunk(drive, actor, chunk, up.url, (up.headers ?? {}) as Record<string, string>);
-      if (put.status < 200 || put.status >= 300) return `uploading ${chunk.id} to ${up.url} answered ${put.status}: ${put.text().slice(0, 300)}`;
+      if (put.status < 200 || put.status >= 300) return { text: `uploading ${chunk.id} to ${up.url} answered ${put.status}: ${put.text().slice(0, 300)}`, answer: put };
     }
     return undefined;
   }

@@ -171,22 +171,11 @@ interface Run {
   cursor: string;
 }
 
-/** Uploads through the missing list, then commits; the answer of whichever refused, or the commit's. */
-async function send(x: Run, by: RelayIdentity, chunks: readonly Chunk[], body: Obj): Promise<HttpResponse> {
-  const actor = x.s.actor(by);
-  if (chunks.length > 0) {
-    const r = await x.s.drive.missing(x.drive, actor, chunks);
-    const list = bodyOf(r)?.missing;
-    if (!ok(r) || !Array.isArray(list)) return r;
-    for (const want of list as Obj[]) {
-      const chunk = chunks.find((c) => c.id === want.id);
-      const up = (want.upload ?? {}) as Obj;
-      if (!chunk || typeof up.url !== 'string') return r;
-      const put = await x.s.drive.putChunk(x.drive, actor, chunk, up.url, (up.headers ?? {}) as Record<string, string>);
-      if (!ok(put)) return put;
-    }
-  }
-  return x.s.drive.commit(x.drive, actor, body);
+/** Uploads through the missing list, then commits: the answer that refused, the commit's, or what went wrong. */
+async function send(x: Run, by: RelayIdentity, chunks: readonly Chunk[], body: Obj): Promise<HttpResponse | string> {
+  const problem = await x.s.drive.uploadChunks(x.drive, x.s.actor(by), chunks);
+  if (problem) return problem.answer ?? problem.text;
+  return x.s.drive.commit(x.drive, x.s.actor(by), body);
 }
 
 /** A file's content read back through its head version's pages and chunks, opened by the owner. */
@@ -213,7 +202,8 @@ async function content(x: Run, n: MNode): Promise<Uint8Array | string> {
 const authorOf = (x: Run, by: Who): RelayIdentity => (by === 'owner' ? x.owner : x.member);
 
 /** Judges an answer against whether the model allows the command; moves the model when it was taken. */
-function judged(trace: string[], what: string, allowed: boolean, r: HttpResponse, apply: () => void): string | undefined {
+function judged(trace: string[], what: string, allowed: boolean, r: HttpResponse | string, apply: () => void): string | undefined {
+  if (typeof r === 'string') return `${what}: ${r}`;
   trace.push(`${what}: ${r.status}`);
   if (allowed && !ok(r)) return `${what} is allowed and answered ${said(r)}`;
   if (!allowed && (r.status < 400 || r.status >= 500)) return `${what} is not allowed and answered ${said(r)}`;
@@ -293,6 +283,7 @@ async function writeContent(x: Run, c: Extract<Cmd, { t: 'mkdir' | 'put' | 'repl
       const chunks = encryptContent(s.profile, drive, n.keys, plain);
       const body = replace(s.profile, { drive, author: authorOf(x, c.by), keys: n.keys, parent: stale ?? n.version, chunks });
       const r = await send(x, authorOf(x, c.by), chunks, body);
+      if (typeof r === 'string') return `${c.by} replaces ${n.keys.node}: ${r}`;
       if (stale && m.may(c.by, n.keys.node, 'write')) {
         trace.push(`${c.by} replaces ${n.keys.node} on old base ${stale}: ${r.status}`);
         return r.status === 409 && r.text().includes(n.version) ? undefined : `a replace on the old base ${stale} answered ${said(r)}, not 409 with the head ${n.version}`;

@@ -6,18 +6,12 @@ import type { Check } from '../../../run/model.ts';
 import { create, encryptContent, groupRoster, nodeKeys, pageHash, replace, resigned, rosterHeader } from '../../../actors/drive/objects.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { bodyOf, ok, said, type RelayTarget } from '../driver.ts';
+import { refusedWith } from '../../../run/answers.ts';
 import { driveCheck } from './document.ts';
 import { CheckSkip } from '../../../run/verdict.ts';
 
 type Obj = Record<string, unknown>;
 const text = (s: string) => new Uint8Array(Buffer.from(s));
-const codeOf = (r: { text(): string }) => {
-  try {
-    return (JSON.parse(r.text()) as Obj).error;
-  } catch {
-    return undefined;
-  }
-};
 
 function conflictBody(t: RelayTarget): Check {
   return driveCheck(t, {
@@ -31,7 +25,7 @@ function conflictBody(t: RelayTarget): Check {
       const won = String((bodyOf(first) ?? {}).version);
       const stale = await s.drive.commit(id.identity, s.actor(id), replace(s.profile, { drive: id.identity, author: id, keys: f.keys, parent: f.version, chunks: f.chunks }));
       const head = bodyOf(stale)?.head as Obj | undefined;
-      e.that(stale.status === 409 && codeOf(stale) === 'conflict' && head?.node === f.keys.node && head.version === won && typeof head.seq === 'number', `the stale commit answered ${said(stale)}`);
+      e.that(refusedWith(stale, 409, 'conflict') && head?.node === f.keys.node && head.version === won && typeof head.seq === 'number', `the stale commit answered ${said(stale)}`);
     },
   });
 }
@@ -66,7 +60,7 @@ function chunkUpload(t: RelayTarget): Check {
       const keys = nodeKeys(undefined, true);
       const [c] = encryptContent(s.profile, id.identity, keys, text('chunk'));
       const bad = await s.drive.putChunk(id.identity, s.actor(id), { id: createHash('sha256').update('other').digest('hex'), bytes: c!.bytes });
-      e.that(bad.status === 400 && codeOf(bad) === 'chunk_mismatch', `a mismatched chunk answered ${said(bad)}`);
+      e.that(refusedWith(bad, 400, 'chunk_mismatch'), `a mismatched chunk answered ${said(bad)}`);
       const odd = new Uint8Array(randomBytes(5000));
       const off = await s.drive.putChunk(id.identity, s.actor(id), { id: createHash('sha256').update(odd).digest('hex'), bytes: odd });
       e.that(off.status === 400, `a 5000-byte chunk answered ${said(off)}`);
@@ -131,7 +125,7 @@ function quota(t: RelayTarget): Check {
         if (!ok(r)) refusedAt = r;
       }
       const before = Number(bodyOf(await s.drive.root(id.identity, s.actor(id)))?.used);
-      e.that(refusedAt?.status === 507 && codeOf(refusedAt) === 'quota_exceeded', `past the quota an upload answered ${refusedAt ? said(refusedAt) : 'nothing but success'}`);
+      e.that(refusedAt !== undefined && refusedWith(refusedAt, 507, 'quota_exceeded'), `past the quota an upload answered ${refusedAt ? said(refusedAt) : 'nothing but success'}`);
       e.that(before <= q, `the drive holds ${before} bytes, over its quota ${q}`);
     },
   });
@@ -152,9 +146,9 @@ function linkOpens(t: RelayTarget): Check {
       const download = f.chunks.length === 2 ? await Promise.all(f.chunks.map((c) => s.drive.chunk(id.identity, { link }, f.keys.node, f.version, c.id))) : [];
       e.that(download.length === 2 && download.every(ok), `the one download (both chunks of the file) answered ${download.map(said).join(' and ') || `(the file has ${f.chunks.length} chunks)`}`);
       const after = await s.drive.link(id.identity, link);
-      e.that(after.status === 404 && codeOf(after) === 'not_found', `after the download the link answer answered ${said(after)}, not 404 not_found`);
+      e.that(refusedWith(after, 404, 'not_found'), `after the download the link answer answered ${said(after)}, not 404 not_found`);
       const again = await s.drive.chunk(id.identity, { link }, f.keys.node, f.version, f.chunks[0]!.id);
-      e.that(again.status === 410 && codeOf(again) === 'link_gone', `a second download answered ${said(again)}`);
+      e.that(refusedWith(again, 410, 'link_gone'), `a second download answered ${said(again)}`);
     },
   });
 }
@@ -171,7 +165,7 @@ function validated(t: RelayTarget): Check {
       const chunks = encryptContent(s.profile, id.identity, keys, text('never uploaded'));
       const body = create(s.profile, { drive: id.identity, author: id, keys, kind: 'file', at: { folder: root.keys, name: 'ghost' }, ownerEncryption: id.encryption.publicKey, chunks });
       const r = await s.drive.commit(id.identity, s.actor(id), body);
-      e.that(r.status === 400 && codeOf(r) === 'invalid_request', `a commit naming an unknown chunk answered ${said(r)}`);
+      e.that(refusedWith(r, 400, 'invalid_request'), `a commit naming an unknown chunk answered ${said(r)}`);
       const node = await s.drive.node(id.identity, s.actor(id), keys.node);
       e.that(node.status === 404, `after the refused commit its node answered ${said(node)}`);
       const forged = create(s.profile, {
@@ -183,7 +177,7 @@ function validated(t: RelayTarget): Check {
         ownerEncryption: id.encryption.publicKey,
       });
       const f = await s.drive.commit(id.identity, s.actor(id), forged);
-      e.that(f.status === 401 && codeOf(f) === 'signature_invalid', `a manifest signed by another key answered ${said(f)}`);
+      e.that(refusedWith(f, 401, 'signature_invalid'), `a manifest signed by another key answered ${said(f)}`);
       // Malformed, with an unknown field, a page over its cap: each 400 invalid_request, nothing stored.
       const folder = (name: string) =>
         create(s.profile, { drive: id.identity, author: id, keys: nodeKeys(), kind: 'folder', at: { folder: root.keys, name }, ownerEncryption: id.encryption.publicKey });
@@ -203,7 +197,7 @@ function validated(t: RelayTarget): Check {
         [`a page of ${refs.length} references (over ${limits.drive_page_max_refs})`, overBody],
       ] as const) {
         const r2 = await s.drive.commit(id.identity, s.actor(id), b);
-        e.that(r2.status === 400 && codeOf(r2) === 'invalid_request', `${what} answered ${said(r2)}, expected 400 invalid_request`);
+        e.that(refusedWith(r2, 400, 'invalid_request'), `${what} answered ${said(r2)}, expected 400 invalid_request`);
       }
       const kids = await s.drive.node(id.identity, s.actor(id), root.keys.node, '/children');
       e.that(ok(kids) && !kids.text().includes(big.node) && !kids.text().includes(String((unknownBody.manifest as Obj).node)), `after the refused commits the root's children are ${said(kids)}`);
@@ -234,7 +228,7 @@ function roles(t: RelayTarget): Check {
         s.actor(reader),
         create(s.profile, { drive: id.identity, author: reader, keys: k, kind: 'folder', at: { folder: sub.keys, name: 'nope' }, ownerEncryption: id.encryption.publicKey }),
       );
-      e.that(r.status === 403 && codeOf(r) === 'not_authorized', `the reader's commit answered ${said(r)}`);
+      e.that(refusedWith(r, 403, 'not_authorized'), `the reader's commit answered ${said(r)}`);
     },
   });
 }
@@ -253,10 +247,10 @@ function tree(t: RelayTarget): Check {
         s.actor(id),
         create(s.profile, { drive: id.identity, author: id, keys: nodeKeys(), kind: 'folder', at: { folder: root.keys, name: 'docs' }, ownerEncryption: id.encryption.publicKey }),
       );
-      e.that(dup.status === 409 && codeOf(dup) === 'conflict', `creating a second "docs" answered ${said(dup)}`);
+      e.that(refusedWith(dup, 409, 'conflict'), `creating a second "docs" answered ${said(dup)}`);
       const { remove } = await import('../../../actors/drive/objects.ts');
       const rm = await s.drive.commit(id.identity, s.actor(id), remove(s.profile, { drive: id.identity, author: id, node: docs.keys.node, kind: 'folder', parent: docs.version }));
-      e.that(rm.status === 409 && codeOf(rm) === 'conflict', `removing a folder with a child answered ${said(rm)}`);
+      e.that(refusedWith(rm, 409, 'conflict'), `removing a folder with a child answered ${said(rm)}`);
     },
   });
 }
@@ -357,11 +351,11 @@ function rosterFresh(t: RelayTarget): Check {
       const put = await s.peer.systemFile(group, 'PUT', 'public/group-roster.json', JSON.stringify(at(2)));
       if (!e.that(ok(put), `storing the group's epoch-2 roster at its relay answered ${said(put)}`)) return;
       const old = await s.drive.node(id.identity, { ...s.actor(member), roster: rosterHeader(at(1)) }, f.keys.node);
-      e.that(old.status === 403 && codeOf(old) === 'not_authorized', `a read with the epoch-1 roster answered ${said(old)}, expected 403 not_authorized`);
+      e.that(refusedWith(old, 403, 'not_authorized'), `a read with the epoch-1 roster answered ${said(old)}, expected 403 not_authorized`);
       const now = await s.drive.node(id.identity, { ...s.actor(member), roster: rosterHeader(at(2)) }, f.keys.node);
       e.that(ok(now), `a read with the current (epoch-2) roster answered ${said(now)}`);
       const junk = await s.drive.node(id.identity, { ...s.actor(member), roster: '%%%' }, f.keys.node);
-      e.that(junk.status === 400 && codeOf(junk) === 'invalid_request', `a roster header that is not base64url JSON answered ${said(junk)}, expected 400 invalid_request`);
+      e.that(refusedWith(junk, 400, 'invalid_request'), `a roster header that is not base64url JSON answered ${said(junk)}, expected 400 invalid_request`);
     },
   });
 }
