@@ -94,6 +94,13 @@ const EXAMPLES: Cmd[][] = [
     { t: 'trim', by: 'owner', file: 0 },
     { t: 'read', as: 'owner', node: 1 },
   ],
+  // A moved file keeps its content (a move's version carries no pages).
+  [
+    { t: 'put', by: 'owner', at: 0, size: 70_000, append: false },
+    { t: 'mkdir', by: 'owner', at: 0 },
+    { t: 'move', by: 'owner', file: 0, to: 1 },
+    { t: 'read', as: 'owner', node: 1 },
+  ],
   // A link, then no link; nobody, always refused.
   [
     { t: 'link', node: 0 },
@@ -113,6 +120,8 @@ interface MNode {
   versions: string[];
   mode?: 'replace' | 'append';
   plain?: Uint8Array;
+  /** The version carrying the content (a create or replace: a move carries no pages, ra.drive.manifest-shape). */
+  contentVersion?: string;
   records: number[];
   trimmed: number;
   alive: boolean;
@@ -178,18 +187,19 @@ async function send(x: Run, by: RelayIdentity, chunks: readonly Chunk[], body: O
   return x.s.drive.commit(x.drive, x.s.actor(by), body);
 }
 
-/** A file's content read back through its head version's pages and chunks, opened by the owner. */
+/** A file's content read back through its content version's pages and chunks, opened by the owner. */
 async function content(x: Run, n: MNode): Promise<Uint8Array | string> {
   const actor = x.s.actor(x.owner);
-  const v = await x.s.drive.get(x.drive, `/nodes/${n.keys.node}/versions/${n.version}`, actor);
+  const version = n.contentVersion ?? n.version;
+  const v = await x.s.drive.get(x.drive, `/nodes/${n.keys.node}/versions/${version}`, actor);
   const manifest = bodyOf(v);
   if (!ok(v) || !manifest) return `GET its head version answered ${said(v)}`;
   const parts: Uint8Array[] = [];
   for (const page of (manifest.pages as string[] | undefined) ?? []) {
-    const p = await x.s.drive.get(x.drive, `/nodes/${n.keys.node}/versions/${n.version}/pages/${page}`, actor);
+    const p = await x.s.drive.get(x.drive, `/nodes/${n.keys.node}/versions/${version}/pages/${page}`, actor);
     if (!ok(p)) return `GET page ${page} answered ${said(p)}`;
     for (const ref of (bodyOf(p)?.chunks as Obj[] | undefined) ?? []) {
-      const c = await x.s.drive.chunk(x.drive, actor, n.keys.node, n.version, String(ref.id));
+      const c = await x.s.drive.chunk(x.drive, actor, n.keys.node, version, String(ref.id));
       const plain = ok(c) ? decryptChunk(x.s.profile, x.drive, n.keys, new Uint8Array(c.body)) : undefined;
       if (!plain) return `GET chunk ${String(ref.id)} answered ${said(c)}, or it did not open`;
       parts.push(plain);
@@ -267,7 +277,7 @@ async function writeContent(x: Run, c: Extract<Cmd, { t: 'mkdir' | 'put' | 'repl
           version,
           versions: [version],
           ...(mode ? { mode } : {}),
-          ...(mode === 'replace' ? { plain } : {}),
+          ...(mode === 'replace' ? { plain, contentVersion: version } : {}),
           records: [],
           trimmed: 0,
           alive: true,
@@ -290,7 +300,7 @@ async function writeContent(x: Run, c: Extract<Cmd, { t: 'mkdir' | 'put' | 'repl
       }
       const version = String((body.manifest as Obj).version);
       return judged(trace, `${c.by} replaces ${n.keys.node}`, m.may(c.by, n.keys.node, 'write'), r, () => {
-        Object.assign(n, { version, plain, versions: [...n.versions, version] });
+        Object.assign(n, { version, plain, contentVersion: version, versions: [...n.versions, version] });
         m.pending.push(n.keys.node);
       });
     }
