@@ -90,17 +90,25 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
   const config: RelayConfig = { ...options.config, relayAddress: options.config.relayAddress ?? listener.hostPort };
   const now = Date.now;
   let state: RelayState;
+  let store: RelayStore;
+  try {
+    store = await RelayStore.open({ dataDir: config.dataDir, ...(config.database ? { database: config.database } : {}), spoolInMemory: config.breakages.has('spool-memory') });
+  } catch (error) {
+    await listener.close();
+    throw error;
+  }
   try {
     // Processes behind one relay address share one state: its keys are the service's and the address's.
     state = config.sharedState ? await RedisState.connect({ url: config.sharedState, prefix: `${config.profile.name}-relay:${config.relayAddress}`, now, log: options.log }) : new MemoryState(now);
   } catch (error) {
+    await store.close();
     await listener.close();
     throw error;
   }
   const resolver = new NetworkResolver({ profile: config.profile, ...options.resolver });
   const ctx: RelayContext = {
     config,
-    store: new RelayStore(config.dataDir, { spoolInMemory: config.breakages.has('spool-memory') }),
+    store,
     state,
     auth: new Auth(state, config.profile, now, config.breakages.has('challenge-reuse'), config.challengeTtlSeconds * 1000, config.breakages.has('challenge-race')),
     events: new EventHub(state, config.maxStreams, now),
@@ -120,12 +128,10 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
   const sweeper = setInterval(() => {
     // --break spool-forever: undelivered mail never expires (ra.spool.expiry).
     if (config.breakages.has('spool-forever')) return;
-    try {
-      const n = sweepSpool(ctx);
-      if (n > 0) ctx.log(`spool: ${n} message(s) expired into sys.delivery.failed acks`);
-    } catch (error) {
-      ctx.log(`spool sweep failed: ${(error as Error).message}`, 'error');
-    }
+    sweepSpool(ctx).then(
+      (n) => n > 0 && ctx.log(`spool: ${n} message(s) expired into sys.delivery.failed acks`),
+      (error: unknown) => ctx.log(`spool sweep failed: ${(error as Error).message}`, 'error'),
+    );
   }, sweepEvery);
   sweeper.unref();
   return {
@@ -139,7 +145,7 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
       await listener.close();
       await resolver.close();
       await ctx.state.close();
-      ctx.store.close();
+      await ctx.store.close();
     },
   };
 }
@@ -177,28 +183,29 @@ export function createRelayApp(ctx: RelayContext): H3 {
       }
     });
   };
-  const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
+  // Never a promise (a handler that forgot an await would answer `{}`).
+  const json = <T>(body: T extends PromiseLike<unknown> ? never : T, status = 200, headers: Record<string, string> = {}) =>
     new Response(body instanceof RawJson ? body.text : JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
   const param = (event: H3Event, name: string) => pathParam(event, name, RELAY_PATH);
   const target = (req: Request) => {
     const u = new URL(req.url);
     return `${u.pathname}${u.search}`;
   };
-  const body = (req: Request, max: number): Promise<Uint8Array> => readBody(req, max, RELAY_BODY);
-  const call = async (req: Request, event: H3Event, max: number = limits.signed_request_body_max_bytes): Promise<OwnerCall> => ({
+  const body = (req: Request, max: number, binary = false): Promise<Uint8Array> => readBody(req, max, RELAY_BODY, binary);
+  const call = async (req: Request, event: H3Event, max: number = limits.signed_request_body_max_bytes, binary = false): Promise<OwnerCall> => ({
     identity: normalized(param(event, 'identity')),
     req,
     target: target(req),
-    body: await body(req, max),
+    body: await body(req, max, binary),
   });
   const ip = (event: H3Event) => (event.req as unknown as { ip?: string }).ip ?? (event.runtime?.node?.req as IncomingMessage | undefined)?.socket?.remoteAddress ?? 'unknown';
 
   route('/', {
-    GET: (req) => {
+    GET: async (req) => {
       const headers: Record<string, string> = {};
       if (ctx.config.oauthBridgeUrl) {
         try {
-          identityOfHost(ctx, req.headers.get('host'));
+          await identityOfHost(ctx, req.headers.get('host'));
           headers.link = `<${ctx.config.oauthBridgeUrl.replace(/\/$/, '')}/.well-known/oauth-authorization-server>; rel="indieauth-metadata"`;
         } catch {
           // not a hosted identity's host
@@ -207,7 +214,7 @@ export function createRelayApp(ctx: RelayContext): H3 {
       return json(banner(ctx), 200, headers);
     },
   });
-  route('/health', { GET: () => json(health(ctx)) });
+  route('/health', { GET: async () => json(await health(ctx)) });
   if (ctx.config.testPages) {
     route('/test/passkey', { GET: () => passkeyPage() });
     route('/test/passkey.js', { GET: () => passkeyScript() });
@@ -240,7 +247,7 @@ export function createRelayApp(ctx: RelayContext): H3 {
   route('/devices/:identity', { GET: async (req, event) => json(await listDevices(ctx, await call(req, event))) });
   route('/devices/:identity/revoke', { POST: async (req, event) => json(await revokeDevice(ctx, await call(req, event))) });
   route('/identities', { POST: async (req) => json(await register(ctx, await body(req, limits.signed_request_body_max_bytes)), 201) });
-  route('/identities/:identity', { GET: (_req, event) => json(identityInfo(ctx, param(event, 'identity'))) });
+  route('/identities/:identity', { GET: async (_req, event) => json(await identityInfo(ctx, param(event, 'identity'))) });
   route('/identities/:identity/rotate', { POST: async (req, event) => json(await rotate(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes))) });
   keystoreAndPairingRoutes(ctx, { route, json, param, body });
   route('/identities/:identity/system/**:path', {
@@ -249,15 +256,15 @@ export function createRelayApp(ctx: RelayContext): H3 {
     DELETE: async (req, event) => deleteSystemFile(ctx, await call(req, event), param(event, 'path')),
   });
   driveRoutes(ctx, route, call, param);
-  route('/groups/:group/epoch', { GET: (_req, event) => json(groupEpoch(ctx, normalized(param(event, 'group'))), 200, CORS_ANY) });
+  route('/groups/:group/epoch', { GET: async (_req, event) => json(await groupEpoch(ctx, normalized(param(event, 'group'))), 200, CORS_ANY) });
   route('/identities/:identity/export', { POST: async (req, event) => exportIdentity(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes)) });
   route('/hosted/availability', {
     GET: async (req, event) => json(await availability(ctx, new URL(req.url), ip(event)), 200, CORS_ANY),
     OPTIONS: () => new Response(null, { status: 204, headers: { ...CORS_ANY, 'access-control-allow-methods': 'GET', 'access-control-max-age': '600' } }),
   });
-  route(ctx.config.profile.ids.id_document_path, { GET: (req) => json(wellKnownDocument(ctx, req.headers.get('host')), 200, CORS_ANY) });
-  route(`${ctx.config.profile.ids.public_files_path}:name`, { GET: (req, event) => json(publicDocument(ctx, req.headers.get('host'), param(event, 'name')), 200, CORS_ANY) });
-  route(ctx.config.profile.ids.capabilities_path, { GET: (req) => json(capabilities(ctx, req.headers.get('host')), 200, CORS_ANY) });
+  route(ctx.config.profile.ids.id_document_path, { GET: async (req) => json(await wellKnownDocument(ctx, req.headers.get('host')), 200, CORS_ANY) });
+  route(`${ctx.config.profile.ids.public_files_path}:name`, { GET: async (req, event) => json(await publicDocument(ctx, req.headers.get('host'), param(event, 'name')), 200, CORS_ANY) });
+  route(ctx.config.profile.ids.capabilities_path, { GET: async (req) => json(await capabilities(ctx, req.headers.get('host')), 200, CORS_ANY) });
   app.all('/**', () => render(ctx, ruleError(404, 'ra.errors.not-found', 'no such endpoint')));
   return app;
 }
@@ -333,8 +340,8 @@ function banner(ctx: RelayContext): Record<string, unknown> {
   };
 }
 
-function health(ctx: RelayContext): Record<string, unknown> {
-  const writable = ctx.store.writable();
+async function health(ctx: RelayContext): Promise<Record<string, unknown>> {
+  const writable = await ctx.store.writable();
   return {
     status: writable ? 'ok' : 'degraded',
     version: ctx.config.version,

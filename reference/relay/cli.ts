@@ -12,6 +12,7 @@ import { startRelay } from './app.ts';
 import { cliLog } from '../shared/server.ts';
 import { BREAKAGES, type Breakage } from './config.ts';
 import { s3Location, type S3Location } from './drive/s3-chunks.ts';
+import { POSTGRES_URL } from '../stores/postgres.ts';
 
 interface RelayFlags {
   port: number;
@@ -37,6 +38,7 @@ interface RelayFlags {
   rateIp: number;
   rateWindow: number;
   sharedState?: string;
+  database?: string;
   dnsServer?: string;
   ca?: string;
   serviceName: string;
@@ -77,13 +79,14 @@ Endpoints (spec/http/relay.openapi.yaml; identifiers follow the service name, sh
                                       public documents, e.g. profile.json, group-roster.json (Host-routed)
 
 Storage: <data-dir>/relay.sqlite (WAL, synchronous=FULL: every 202 is on disk, so it survives
-kill -9; keystore enrollments and drive metadata too); drive chunks under <data-dir>/drive,
+kill -9; keystore enrollments and drive metadata too), or with --database the same tables in
+PostgreSQL (a 202 follows its COMMIT); drive chunks under <data-dir>/drive,
 content-addressed and fsynced, or with --drive-s3 in an S3 bucket (keys from DRIVE_S3_ACCESS_KEY
 and DRIVE_S3_SECRET_KEY): chunks/missing then answers presigned PUT URLs for chunks whose md5 the
 client names, and chunk reads redirect (307) to presigned GETs. Sessions, challenges, nonces,
 pairing offers and rate-limit buckets are in memory: a restart forgets them. With --shared-state
-they are in Redis instead, shared by several relay processes on one --data-dir and one
---relay-address (event streams hear mail accepted by any of them); restarting the Redis server,
+they are in Redis instead, shared by several relay processes on one --data-dir (or one
+--database, on any machines) and one --relay-address (event streams hear mail accepted by any of them); restarting the Redis server,
 not one process, is then the relay's restart (ra.sessions.cluster-restart).
 
 Examples:
@@ -92,6 +95,12 @@ Examples:
 `;
 
 const env = (name: string) => process.env[name];
+
+/** A postgres:// URL (the relay's database), or a usage error. */
+function postgresUrl(value: string): string {
+  if (!POSTGRES_URL.test(value)) throw new InvalidArgumentError('expected postgres://USER:PASS@HOST:PORT/DB');
+  return value;
+}
 
 /** A redis:// URL (the shared state), or a usage error. */
 function redisUrl(value: string): string {
@@ -156,6 +165,12 @@ export const relayServer: ServerDefinition = {
       .option('--rate-global <n>', 'envelopes per relay per window', positive, limits.relay_rate_global_max)
       .option('--rate-ip <n>', 'units per IP per window (availability lookups)', positive, limits.relay_rate_ip_max)
       .option('--rate-window <seconds>', 'the rate-limit window', positive, limits.relay_rate_window_seconds)
+      .option(
+        '--database <url>',
+        'keep identities, the spool, the keystore, system files, devices and drive metadata in PostgreSQL, postgres://USER:PASS@HOST:PORT/DB, shared by every process serving this --relay-address (RELAY_DATABASE; with --shared-state for several processes)',
+        postgresUrl,
+        env('RELAY_DATABASE'),
+      )
       .option(
         '--shared-state <url>',
         'keep sessions, challenges, nonces, pairing offers, rate-limit buckets and event fan-out in Redis, redis://HOST:PORT, shared by every process serving this --relay-address (SHARED_STATE; the Redis server must run without persistence)',
@@ -246,6 +261,7 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
         ...(flags.oauthBridgeUrl ? { oauthBridgeUrl: flags.oauthBridgeUrl } : {}),
         rate: { sender: flags.rateSender, global: flags.rateGlobal, ip: flags.rateIp, windowSeconds: flags.rateWindow },
         ...(flags.sharedState ? { sharedState: flags.sharedState } : {}),
+        ...(flags.database ? { database: flags.database } : {}),
         breakages: new Set(flags.break as Breakage[]),
         documentOnly: flags.variant === 'document-only',
         version: '0.1.0',

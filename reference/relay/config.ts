@@ -84,6 +84,8 @@ export interface RelayConfig {
   webStaticDir?: string;
   oauthBridgeUrl?: string;
   rate: { sender: number; global: number; ip: number; windowSeconds: number };
+  /** postgres://... shared by every process of this relay (--database); absent: SQLite under dataDir. */
+  database?: string;
   /** redis://HOST:PORT shared by every process of this relay (--shared-state); absent: this process's memory. */
   sharedState?: string;
   breakages: ReadonlySet<Breakage>;

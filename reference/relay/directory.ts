@@ -21,7 +21,7 @@ export interface Known {
 export async function lookup(ctx: RelayContext, raw: unknown): Promise<Known | undefined> {
   const identity = validServiceName(raw);
   if (identity === undefined) return undefined;
-  const row = ctx.store.identity(identity);
+  const row = await ctx.store.identity(identity);
   if (row) {
     const doc = JSON.parse(row.document) as Record<string, unknown>;
     const current = parseKey(row.public_key, 'signing');

@@ -15,6 +15,7 @@ import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import type { RelayContext } from './config.ts';
 import { lookup } from './directory.ts';
+import type { IdentityRow } from './store.ts';
 import { systemDocument, systemDocuments } from './system-files.ts';
 import { DnsWriteError, recordsFor } from './dns-providers.ts';
 
@@ -49,7 +50,7 @@ export async function register(ctx: RelayContext, bytes: Uint8Array): Promise<Re
     throw ruleError(400, 'ra.errors.invalid-request', `a hosted identity is one label under ${ctx.config.hostedDomains.join(', ') || '(no hosted domain)'} (ra.identities.hosted)`);
   // A hosted handle must pass the policy availability states (reserved, blocked, lengths, charset).
   const policyReason = dnsMode ? 'available' : hostedReason(identity, ctx.config.profile, policyOf(ctx));
-  if (policyReason !== 'available' && !ctx.store.identity(identity)) {
+  if (policyReason !== 'available' && !(await ctx.store.identity(identity))) {
     throw ruleError(400, 'ra.errors.name-unavailable', `${identity} cannot be registered: ${MESSAGES[policyReason] ?? policyReason}`).withBody({ reason: policyReason });
   }
   const doc = b.identity_document;
@@ -67,7 +68,7 @@ export async function register(ctx: RelayContext, bytes: Uint8Array): Promise<Re
   if (!dnsMode && ctx.config.registrationGate === 'invite' && !(typeof b.invite_code === 'string' && ctx.config.inviteCodes.includes(b.invite_code))) {
     throw ruleError(403, 'ra.errors.invite-required', 'this relay registers hosted identities by invite: a valid invite_code is required');
   }
-  if (ctx.store.identity(identity)) throw ruleError(409, 'ra.errors.already-registered', `${identity} is already registered here`);
+  if (await ctx.store.identity(identity)) throw ruleError(409, 'ra.errors.already-registered', `${identity} is already registered here`);
   if (dnsMode) {
     const provider = ctx.dns.get(b.dns_provider as string)!;
     try {
@@ -78,7 +79,7 @@ export async function register(ctx: RelayContext, bytes: Uint8Array): Promise<Re
     }
   }
   const created = ctx.now();
-  const added = ctx.store.addIdentity({
+  const added = await ctx.store.addIdentity({
     identity,
     public_key: b.public_key as string,
     encryption_public_key: (enc as string | undefined) ?? null,
@@ -90,23 +91,24 @@ export async function register(ctx: RelayContext, bytes: Uint8Array): Promise<Re
   return { identity, public_key: b.public_key, encryption_public_key: enc ?? null, relay: ctx.config.relayAddress, created_at: formatRfc3339(created) };
 }
 
-export function identityInfo(ctx: RelayContext, raw: string): Record<string, unknown> {
-  const row = validServiceName(raw) && ctx.store.identity(validServiceName(raw)!);
+export async function identityInfo(ctx: RelayContext, raw: string): Promise<Record<string, unknown>> {
+  const row = validServiceName(raw) && (await ctx.store.identity(validServiceName(raw)!));
   if (!row) throw ruleError(404, 'ra.errors.not-found', `${raw} is not hosted here`);
   return { identity: row.identity, public_key: row.public_key };
 }
 
 /** The stored document of the identity the Host header names. */
-export function wellKnownDocument(ctx: RelayContext, host: string | null): Record<string, unknown> {
-  const row = identityOfHost(ctx, host);
+export async function wellKnownDocument(ctx: RelayContext, host: string | null): Promise<Record<string, unknown>> {
+  const row = await identityOfHost(ctx, host);
   return JSON.parse(row.document) as Record<string, unknown>;
 }
 
-export function capabilities(ctx: RelayContext, host: string | null): Record<string, unknown> {
-  const row = identityOfHost(ctx, host);
+export async function capabilities(ctx: RelayContext, host: string | null): Promise<Record<string, unknown>> {
+  const row = await identityOfHost(ctx, host);
   const doc = JSON.parse(row.document) as Record<string, unknown>;
   // The owner's public/capabilities.json (System files) when written, else what the document carries.
-  const own = systemDocument(ctx, row.identity, 'public/capabilities.json') ?? (doc.capabilities !== null && typeof doc.capabilities === 'object' ? (doc.capabilities as Record<string, unknown>) : {});
+  const own =
+    (await systemDocument(ctx, row.identity, 'public/capabilities.json')) ?? (doc.capabilities !== null && typeof doc.capabilities === 'object' ? (doc.capabilities as Record<string, unknown>) : {});
   const endpoints = { ...((own.endpoints as Record<string, unknown> | undefined) ?? {}) };
   if (ctx.config.webStaticDir && endpoints.web_signer === undefined) endpoints.web_signer = `https://${row.identity}/app/`;
   if (ctx.config.oauthBridgeUrl && endpoints.oauth_bridge === undefined) endpoints.oauth_bridge = ctx.config.oauthBridgeUrl;
@@ -114,16 +116,16 @@ export function capabilities(ctx: RelayContext, host: string | null): Record<str
 }
 
 /** GET <public files>/<name> (Host-routed): the owner's public document as written (profile.json, group-roster.json). */
-export function publicDocument(ctx: RelayContext, host: string | null, name: string): Record<string, unknown> {
-  const row = identityOfHost(ctx, host);
-  const doc = /^[a-z0-9-]+\.json$/.test(name) ? systemDocument(ctx, row.identity, `public/${name}`) : undefined;
+export async function publicDocument(ctx: RelayContext, host: string | null, name: string): Promise<Record<string, unknown>> {
+  const row = await identityOfHost(ctx, host);
+  const doc = /^[a-z0-9-]+\.json$/.test(name) ? await systemDocument(ctx, row.identity, `public/${name}`) : undefined;
   if (!doc) throw ruleError(404, 'ra.errors.not-found', `${row.identity} has written no public ${name}`);
   return doc;
 }
 
-export function identityOfHost(ctx: RelayContext, host: string | null) {
+export async function identityOfHost(ctx: RelayContext, host: string | null): Promise<IdentityRow> {
   const name = validServiceName((host ?? '').replace(/:\d+$/, ''));
-  const row = name ? ctx.store.identity(name) : undefined;
+  const row = name ? await ctx.store.identity(name) : undefined;
   if (!row) throw ruleError(404, 'ra.errors.not-found', 'no identity is hosted here under this Host');
   return row;
 }
@@ -153,7 +155,7 @@ export async function availability(ctx: RelayContext, url: URL, ip: string): Pro
   const identity = `${h}.${domain}`;
   let reason: string;
   if (!ctx.config.hostedDomains.includes(domain)) reason = 'domain_not_hosted';
-  else if (validServiceName(identity) && ctx.store.identity(validServiceName(identity)!)) reason = 'taken';
+  else if (validServiceName(identity) && (await ctx.store.identity(validServiceName(identity)!))) reason = 'taken';
   else {
     const r = hostedReason(`${h}.${domain}`, ctx.config.profile, policyOf(ctx));
     reason = r === 'invalid' ? 'charset' : r;
@@ -163,7 +165,7 @@ export async function availability(ctx: RelayContext, url: URL, ip: string): Pro
 }
 
 export async function rotate(ctx: RelayContext, raw: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
-  const row = validServiceName(raw) && ctx.store.identity(validServiceName(raw)!);
+  const row = validServiceName(raw) && (await ctx.store.identity(validServiceName(raw)!));
   if (!row) throw ruleError(404, 'ra.errors.not-found', `${raw} is not hosted here`);
   const b = object(bytes);
   const newKey = parseKey(b.new_public_key, 'signing');
@@ -190,7 +192,7 @@ export async function rotate(ctx: RelayContext, raw: string, bytes: Uint8Array):
   const sig = decodeBase64Any(b.rotation_signature);
   if (!sig || sig.length !== 64 || !(await verifyEd25519Async(oldKey, message, sig)))
     throw ruleError(401, 'ra.errors.signature-invalid', 'rotation_signature is not the old key signing the identity-rotation lines');
-  ctx.store.updateIdentity({
+  await ctx.store.updateIdentity({
     identity: row.identity,
     public_key: b.new_public_key as string,
     encryption_public_key: typeof d.encryption_public_key === 'string' ? d.encryption_public_key : row.encryption_public_key,
@@ -201,7 +203,7 @@ export async function rotate(ctx: RelayContext, raw: string, bytes: Uint8Array):
 
 export async function exportIdentity(ctx: RelayContext, raw: string, bytes: Uint8Array): Promise<Response> {
   const known = await lookup(ctx, raw);
-  const row = known && ctx.store.identity(known.identity);
+  const row = known && (await ctx.store.identity(known.identity));
   if (!known || !row) throw ruleError(404, 'ra.errors.not-found', `${raw} is not hosted here`);
   const b = object(bytes);
   await ctx.auth.admin('identity-export', { identity: known.identity }, b, known.keys);
@@ -210,7 +212,7 @@ export async function exportIdentity(ctx: RelayContext, raw: string, bytes: Uint
     ['id.json', `${JSON.stringify(JSON.parse(row.document), null, 2)}\n`],
     [`${dir}/public/id.json`, `${JSON.stringify(JSON.parse(row.document), null, 2)}\n`],
     // The owner's system documents and the relay-written zone (ra.system.relay-written).
-    ...systemDocuments(ctx, known.identity).map(([path, body]): [string, string] => [`${dir}/${path}`, body]),
+    ...(await systemDocuments(ctx, known.identity)).map(([path, body]): [string, string] => [`${dir}/${path}`, body]),
   ];
   // The archive is written by the tar package from a scratch directory (never hand-rolled).
   const scratch = await mkdtemp(join(tmpdir(), 'svc-relay-export-'));

@@ -51,10 +51,10 @@ function rendered(rows: SpoolRow[], cursors: Readonly<Record<string, string>> = 
 export async function pickup(ctx: RelayContext, call: OwnerCall, since: string | null): Promise<RawJson> {
   const known = await owner(ctx, call);
   // Drained in the transaction that renders the answer: only what it returns is deleted.
-  if (since === null) return ctx.store.drain(known.identity, (rows) => rendered(rows));
+  if (since === null) return await ctx.store.drain(known.identity, (rows) => rendered(rows));
   if (!/^\d{1,15}$/.test(since)) throw ruleError(400, 'ra.errors.invalid-request', 'since is a cursor: a decimal string');
   const from = Number(since);
-  const rows = ctx.store.pending(known.identity, from);
+  const rows = await ctx.store.pending(known.identity, from);
   const last = (kind: SpoolRow['kind']) => String(rows.filter((r) => r.kind === kind).reduce((m, r) => Math.max(m, r.seq), from));
   const [cursor, ackCursor] = ctx.config.documentOnly ? ['next', 'next_ack'] : ['cursor', 'ack_cursor'];
   return rendered(rows, { [cursor]: last('message'), [ackCursor]: last('ack') });
@@ -74,7 +74,7 @@ export async function consume(ctx: RelayContext, call: OwnerCall): Promise<{ con
     if (typeof v !== 'string' || !/^\d{1,15}$/.test(v)) throw ruleError(400, 'ra.errors.invalid-request', `${name} is a cursor: a decimal string`);
     return Number(v);
   };
-  const r = ctx.store.consume(known.identity, cursor(b.through, 'through'), cursor(b.ack_through, 'ack_through'));
+  const r = await ctx.store.consume(known.identity, cursor(b.through, 'through'), cursor(b.ack_through, 'ack_through'));
   return { consumed: r.messages, acks_consumed: r.acks };
 }
 
@@ -83,12 +83,12 @@ export async function events(ctx: RelayContext, call: OwnerCall): Promise<Respon
   const stream = ctx.events.open(known.identity, call.req.signal);
   if (!stream) throw ruleError(429, 'ra.errors.too-many-streams', `${known.identity} has ${ctx.config.maxStreams} streams open (MAX_STREAMS_PER_IDENTITY)`);
   // --break events-replay (ra.events.no-replay): see variants.ts.
-  if (ctx.config.breakages.has('events-replay')) replayPending(ctx, known.identity);
+  if (ctx.config.breakages.has('events-replay')) await replayPending(ctx, known.identity);
   return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' } });
 }
 
 /** Sweeps the spool: expired mail becomes an unsigned sys.delivery.failed ack to its sender (ra.spool.failed-ack). */
-export function sweepSpool(ctx: RelayContext): number {
+export function sweepSpool(ctx: RelayContext): Promise<number> {
   return ctx.store.expire(ctx.now(), (row) => {
     const id = `sys_${randomBytes(12).toString('base64url')}`;
     const ack = { type: 'ack', id, message_id: row.id, state: 'sys.delivery.failed', sender: row.recipient, recipient: row.sender, timestamp: formatRfc3339(ctx.now()) };

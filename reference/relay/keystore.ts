@@ -91,7 +91,7 @@ export async function enroll(ctx: RelayContext, raw: string, bytes: Uint8Array):
   const row = enrollment(known.identity, b, wrapped, ctx.now());
   const wrapped_digest = encodeBase64url(createHash('sha256').update(wrapped).digest());
   await ctx.auth.admin('keystore-enroll', { identity: known.identity, enrollment_id: row.enrollment_id, kind: row.kind, credential_id: row.credential_id ?? undefined, wrapped_digest }, b, known.keys);
-  if (!ctx.store.putEnrollment(row, limits.keystore_enrollments_max)) throw shape(`an identity holds at most ${limits.keystore_enrollments_max} enrollments`);
+  if (!(await ctx.store.putEnrollment(row, limits.keystore_enrollments_max))) throw shape(`an identity holds at most ${limits.keystore_enrollments_max} enrollments`);
   return { enrollment_id: row.enrollment_id, created_at: formatRfc3339(row.created_at) };
 }
 
@@ -100,7 +100,7 @@ export async function listKeystore(ctx: RelayContext, raw: string, bytes: Uint8A
   const known = await hosted(ctx, raw);
   await ctx.auth.admin('keystore-list', { identity: known.identity }, object(bytes), known.keys);
   return {
-    enrollments: ctx.store.enrollments(known.identity).map((e) => ({
+    enrollments: (await ctx.store.enrollments(known.identity)).map((e) => ({
       enrollment_id: e.enrollment_id,
       kind: e.kind,
       wrap: e.wrap,
@@ -135,10 +135,10 @@ async function asserted(ctx: RelayContext, identity: string, a: Assertion | unde
 export async function fetchKeystore(ctx: RelayContext, raw: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
   const known = await hosted(ctx, raw);
   const b = object(bytes);
-  const row = await asserted(ctx, known.identity, readAssertion(b.assertion), b.rp_id, ctx.store.enrollments(known.identity));
+  const row = await asserted(ctx, known.identity, readAssertion(b.assertion), b.rp_id, await ctx.store.enrollments(known.identity));
   if (!row) throw refused();
-  ctx.store.enrollmentUsed(known.identity, row.enrollment_id, ctx.now());
-  const entries = ctx.store.enrollments(known.identity).filter((e) => e.credential_id === row.credential_id);
+  await ctx.store.enrollmentUsed(known.identity, row.enrollment_id, ctx.now());
+  const entries = (await ctx.store.enrollments(known.identity)).filter((e) => e.credential_id === row.credential_id);
   return {
     identity: known.identity,
     // `wrapped` goes out as the text it came in (RawJson-free: parsed back, it is the same value).
@@ -151,17 +151,17 @@ export async function removeEnrollment(ctx: RelayContext, raw: string, enrollmen
   const known = await hosted(ctx, raw);
   const b = object(bytes);
   await ctx.auth.admin('keystore-remove', { identity: known.identity, enrollment_id: enrollmentId }, b, known.keys);
-  const all = ctx.store.enrollments(known.identity);
+  const all = await ctx.store.enrollments(known.identity);
   if (!all.some((e) => e.enrollment_id === enrollmentId)) throw ruleError(404, 'ra.errors.not-found', 'no such enrollment of this identity');
   const masters = all.filter((e) => e.role === 'recovery-master');
   if (masters.length > 0 && !(await asserted(ctx, known.identity, readAssertion(b.actor_assertion), b.rp_id, masters)))
     throw new HttpError(403, 'recovery_master_required', 'this identity has a recovery master: a removal needs its actor_assertion', 'ra.errors.recovery-master-required');
-  const outcome = ctx.store.removeEnrollment(known.identity, enrollmentId, b.allow_last === true);
+  const outcome = await ctx.store.removeEnrollment(known.identity, enrollmentId, b.allow_last === true);
   if (outcome === 'missing') throw ruleError(404, 'ra.errors.not-found', 'no such enrollment of this identity');
   if (outcome === 'last') throw ruleError(409, 'ra.keystore.last-enrollment', 'this is the last enrollment: send allow_last to remove it');
   if (b.revoke_sessions !== true) return undefined;
   const ended = await ctx.auth.endSessions(known.identity);
   // Remembered until they would have expired, so their proofs are refused too (ra.sessions.revoked-stays-revoked).
-  for (const s of ended) ctx.store.revokeSession(encodeBase64url(s.key), s.identity, s.expiresAt);
+  for (const s of ended) await ctx.store.revokeSession(encodeBase64url(s.key), s.identity, s.expiresAt);
   return { enrollment_id: enrollmentId, sessions_revoked: ended.length };
 }

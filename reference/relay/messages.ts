@@ -67,7 +67,7 @@ async function verifySignature(ctx: RelayContext, kind: Kind, e: Record<string, 
     const at = ctx.config.breakages.has('proof-expiry-ignored') ? (parseRfc3339((e.session_proof as { issued_at?: unknown } | null)?.issued_at) ?? ctx.now()) : ctx.now();
     const proof = checkSessionProof(ctx.config.profile, sender.identity, e.session_proof, at, () => sender.keys);
     if (!proof.ok) throw ruleError(401, 'ra.errors.signature-invalid', `the session proof does not hold: ${proof.detail}`);
-    if (ctx.store.isRevoked(encodeBase64url(proof.sessionKey), ctx.now()) && !ctx.config.breakages.has('revoked-proof'))
+    if ((await ctx.store.isRevoked(encodeBase64url(proof.sessionKey), ctx.now())) && !ctx.config.breakages.has('revoked-proof'))
       throw ruleError(401, 'ra.sessions.revoked-stays-revoked', 'this session was revoked');
     keys = [proof.sessionKey];
   } else if (typeof e.session_id === 'string') {
@@ -99,7 +99,7 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
   const id = e.id as string;
   const store = async (): Promise<boolean> => {
     // A dropped sign-in prompt is answered 202 like a stored one (ra.inbox.auth-request).
-    if (kind === 'message' && recipient?.local && admit(ctx, recipient.identity, sender.identity, e.type) === 'drop') return true;
+    if (kind === 'message' && recipient?.local && (await admit(ctx, recipient.identity, sender.identity, e.type)) === 'drop') return true;
     if (recipient?.local || breaks.has('neither-local')) {
       const outcome = await ctx.store.spool({
         recipient: (recipient?.identity ?? String(e.recipient)).toLowerCase(),
@@ -136,11 +136,11 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
  * `contacts_only` so is anyone not an accepted contact. A sign-in prompt is kept only from a
  * service the recipient trusts, whatever the mode, and otherwise dropped (ra.inbox.auth-request).
  */
-function admit(ctx: RelayContext, recipient: string, sender: string, type: unknown): 'store' | 'drop' {
-  const contacts = systemDocument(ctx, recipient, 'relay/contacts.json')?.contacts;
+async function admit(ctx: RelayContext, recipient: string, sender: string, type: unknown): Promise<'store' | 'drop'> {
+  const contacts = (await systemDocument(ctx, recipient, 'relay/contacts.json'))?.contacts;
   const entry = Array.isArray(contacts) ? (contacts as Array<{ identity?: unknown; state?: unknown }>).find((c) => typeof c.identity === 'string' && c.identity.toLowerCase() === sender) : undefined;
   if (entry?.state === 'blocked') throw ruleError(403, 'ra.inbox.policy', 'the recipient does not take mail from this sender');
-  const policy = systemDocument(ctx, recipient, 'relay/inbox-policy.json');
+  const policy = await systemDocument(ctx, recipient, 'relay/inbox-policy.json');
   if (type === AUTH_REQUEST) {
     const trusted = Array.isArray(policy?.trusted_auth_services) && policy.trusted_auth_services.some((s) => typeof s === 'string' && s.toLowerCase() === sender);
     // --break auth-request-untrusted: a prompt from anyone is stored. The document-only variant

@@ -43,20 +43,20 @@ export async function registerSession(ctx: RelayContext, req: Request, bytes: Ui
   await ctx.auth.admin('session-registration', { identity: known.identity, session_public_key: b.session_public_key, expires_at: b.expires_at }, b, known.keys);
   if (expires <= ctx.now()) throw new HttpError(400, 'invalid_request', 'the session has already expired', 'ra.sessions.ttl');
   const id = `sess_${randomBytes(18).toString('base64url')}`;
-  const deviceId = device(ctx, req, known.identity);
+  const deviceId = await device(ctx, req, known.identity);
   await ctx.auth.addSession({ id, identity: known.identity, key, expiresAt: expires, ...(deviceId ? { deviceId } : {}) });
   return { session_id: id, identity: known.identity, session_public_key: b.session_public_key, issued_at: b.issued_at, expires_at: b.expires_at };
 }
 
 /** Fills the device row from the X-Svc-Device-* headers (only a hash of the install id is kept). */
-function device(ctx: RelayContext, req: Request, identity: string): string | undefined {
+async function device(ctx: RelayContext, req: Request, identity: string): Promise<string | undefined> {
   const ids = ctx.config.profile.ids;
   const h = (name: string) => req.headers.get(name);
   const install = h(ids.header_device);
   if (!install) return undefined;
   const id = `dev_${createHash('sha256').update(`${identity}\n${install}`).digest('hex').slice(0, 32)}`;
   const client = h(ids.header_device_client);
-  ctx.store.upsertDevice({
+  await ctx.store.upsertDevice({
     id,
     identity,
     name: cut(h(ids.header_device_name), limits.device_name_max_bytes),
@@ -79,7 +79,7 @@ export async function revokeSession(ctx: RelayContext, sessionId: string, bytes:
   const s = await ctx.auth.session(sessionId);
   if (s && s.identity !== known.identity) throw ruleError(401, 'ra.sessions.revoke', 'the session belongs to another identity');
   // Remembered until it would have expired, so a proof of it attached later is refused too.
-  if (s) ctx.store.revokeSession(encodeBase64url(s.key), s.identity, s.expiresAt);
+  if (s) await ctx.store.revokeSession(encodeBase64url(s.key), s.identity, s.expiresAt);
   await ctx.auth.removeSession(sessionId);
 }
 
@@ -87,7 +87,7 @@ const row = (d: DeviceRow) => ({ ...d, identity: undefined, added_at: formatRfc3
 
 export async function listDevices(ctx: RelayContext, call: OwnerCall): Promise<Record<string, unknown>> {
   const known = await owner(ctx, call);
-  const rows = ctx.store.devices(known.identity).map(row);
+  const rows = (await ctx.store.devices(known.identity)).map(row);
   return ctx.config.documentOnly ? { items: rows } : { devices: rows };
 }
 
@@ -95,7 +95,7 @@ export async function revokeDevice(ctx: RelayContext, call: OwnerCall): Promise<
   const known = await owner(ctx, call);
   const b = object(call.body);
   if (typeof b.device_id !== 'string' || !b.device_id.startsWith('dev_')) throw ruleError(400, 'ra.errors.invalid-request', 'device_id (dev_...) is required');
-  const d = ctx.store.device(b.device_id);
+  const d = await ctx.store.device(b.device_id);
   if (!d || d.identity !== known.identity) throw ruleError(404, 'ra.errors.not-found', 'no such device of this identity');
   return { device_id: d.id, sessions_revoked: await ctx.auth.endDeviceSessions(known.identity, d.id) };
 }

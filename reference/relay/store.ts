@@ -1,14 +1,17 @@
-// The relay's durable state in SQLite (`<data-dir>/relay.sqlite`, WAL): identities with their
-// documents, the spool (messages and acks waiting for pickup, each under a sequence number that is
-// the cursor) and device rows. Spool writes commit with `synchronous = FULL`: the WAL is fsynced
-// before COMMIT returns, and the 202 is sent only after it, so accepted mail survives `kill -9`
-// (ra.spool.durable). Spool inserts are group-committed (../stores/batch.ts): the envelopes
-// accepted during one event-loop turn share one COMMIT and so one fsync, and each 202 waits for
-// it. Sessions, challenges and nonces are not here: document 3 keeps them in memory.
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { batchFor } from '../stores/batch.ts';
+// The relay's durable state: identities with their documents, the spool (messages and acks waiting
+// for pickup, each under a sequence number that is the cursor), revoked sessions, the keystore,
+// system files and device rows; the drive's tables share the database (./drive/store.ts). On
+// SQLite (`<data-dir>/relay.sqlite`, WAL, `synchronous = FULL`) or PostgreSQL (--database), the
+// same statements on one schema (./schema.ts). A 202 is sent only after the spool's COMMIT, so
+// accepted mail survives `kill -9` (ra.spool.durable); on SQLite the envelopes accepted during one
+// event-loop turn share one COMMIT and so one fsync (Sql.batch). Each recipient's spool writes
+// hold its lock until COMMIT, so on PostgreSQL too sequence numbers become visible in order and
+// a cursor never passes one that commits later. Sessions, challenges and nonces are not here:
+// document 3 keeps them in memory (./state.ts).
+import { PostgresSql } from '../stores/postgres.ts';
+import { SqliteSql, type Sql } from '../stores/sql.ts';
+import { IN_MEMORY, openDatabase } from '../stores/sqlite.ts';
+import { migrateRelay } from './schema.ts';
 
 export interface IdentityRow {
   identity: string;
@@ -67,89 +70,53 @@ export interface DeviceRow {
   last_seen: number;
 }
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS relay_identities (identity TEXT PRIMARY KEY, public_key TEXT NOT NULL, encryption_public_key TEXT, document TEXT NOT NULL, created_at INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS relay_spool (seq INTEGER PRIMARY KEY AUTOINCREMENT, recipient TEXT NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL, sender TEXT NOT NULL, message_id TEXT, body TEXT NOT NULL, expires_at INTEGER NOT NULL, UNIQUE (recipient, kind, id));
-CREATE INDEX IF NOT EXISTS relay_spool_expiry ON relay_spool (expires_at);
-CREATE TABLE IF NOT EXISTS relay_revoked_sessions (session_key TEXT PRIMARY KEY, identity TEXT NOT NULL, expires_at INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS relay_keystore (identity TEXT NOT NULL, enrollment_id TEXT NOT NULL, kind TEXT NOT NULL, wrap TEXT NOT NULL, wrapped TEXT NOT NULL, credential_id TEXT, credential_public_key TEXT, credential_alg INTEGER, label TEXT, role TEXT NOT NULL, created_at INTEGER NOT NULL, last_used_at INTEGER, PRIMARY KEY (identity, enrollment_id));
-CREATE TABLE IF NOT EXISTS relay_system_files (identity TEXT NOT NULL, path TEXT NOT NULL, body TEXT NOT NULL, etag TEXT NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (identity, path));
-CREATE TABLE IF NOT EXISTS relay_devices (id TEXT PRIMARY KEY, identity TEXT NOT NULL, name TEXT, kind TEXT, client TEXT, platform TEXT, browser TEXT, enrollment_id TEXT, added_at INTEGER NOT NULL, last_seen INTEGER NOT NULL);
-`;
+export interface RelayStoreOptions {
+  dataDir: string;
+  /** postgres://USER:PASS@HOST:PORT/DB; absent: SQLite under dataDir. */
+  database?: string;
+  /** The `spool-memory` breakage: mail lives only in this process. */
+  spoolInMemory?: boolean;
+}
+
+const SPOOL_INSERT = 'INSERT INTO relay_spool (recipient, kind, id, sender, message_id, body, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (recipient, kind, id) DO NOTHING';
+const spoolParams = (r: Omit<SpoolRow, 'seq'>) => [r.recipient, r.kind, r.id, r.sender, r.message_id, r.body, r.expires_at];
+/** The lock a recipient's spool writes hold until COMMIT. */
+const spoolLock = (recipient: string) => `relay-spool:${recipient}`;
 
 export class RelayStore {
-  readonly #db: Database.Database;
-  readonly #spool: Database.Database;
-  readonly #s;
+  readonly sql: Sql;
+  readonly #spool: Sql;
 
-  /** `spoolInMemory` is the `spool-memory` breakage: mail lives only in this process. */
-  constructor(dataDir: string, options: { spoolInMemory?: boolean } = {}) {
-    if (dataDir === ':memory:') this.#db = new Database(':memory:');
-    else {
-      mkdirSync(dataDir, { recursive: true });
-      this.#db = new Database(join(dataDir, 'relay.sqlite'));
-      this.#db.pragma('journal_mode = WAL');
-      this.#db.pragma('synchronous = FULL');
-      this.#db.pragma('busy_timeout = 5000');
-    }
-    this.#db.exec(SCHEMA);
-    this.#spool = options.spoolInMemory ? new Database(':memory:') : this.#db;
-    if (options.spoolInMemory) this.#spool.exec(SCHEMA);
-    const db = this.#db;
-    const sp = this.#spool;
-    this.#s = {
-      identity: db.prepare('SELECT * FROM relay_identities WHERE identity = ?'),
-      addIdentity: db.prepare(
-        'INSERT INTO relay_identities (identity, public_key, encryption_public_key, document, created_at) VALUES (@identity, @public_key, @encryption_public_key, @document, @created_at) ON CONFLICT (identity) DO NOTHING',
-      ),
-      setIdentity: db.prepare('UPDATE relay_identities SET public_key = @public_key, encryption_public_key = @encryption_public_key, document = @document WHERE identity = @identity'),
-      spoolAdd: sp.prepare(
-        'INSERT INTO relay_spool (recipient, kind, id, sender, message_id, body, expires_at) VALUES (@recipient, @kind, @id, @sender, @message_id, @body, @expires_at) ON CONFLICT (recipient, kind, id) DO NOTHING',
-      ),
-      spoolOne: sp.prepare('SELECT body FROM relay_spool WHERE recipient = ? AND kind = ? AND id = ?'),
-      revoke: db.prepare(
-        'INSERT INTO relay_revoked_sessions (session_key, identity, expires_at) VALUES (?, ?, ?) ON CONFLICT (session_key) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)',
-      ),
-      revoked: db.prepare('SELECT 1 FROM relay_revoked_sessions WHERE session_key = ? AND expires_at > ?'),
-      revokedSweep: db.prepare('DELETE FROM relay_revoked_sessions WHERE expires_at <= ?'),
-      spoolFor: sp.prepare('SELECT * FROM relay_spool WHERE recipient = ? AND seq > ? ORDER BY seq'),
-      spoolDrop: sp.prepare('DELETE FROM relay_spool WHERE seq = ?'),
-      spoolDropThrough: sp.prepare('DELETE FROM relay_spool WHERE recipient = ? AND kind = ? AND seq <= ?'),
-      expired: sp.prepare("SELECT * FROM relay_spool WHERE expires_at <= ? AND kind = 'message' ORDER BY seq LIMIT 500"),
-      expiredAcks: sp.prepare("DELETE FROM relay_spool WHERE expires_at <= ? AND kind = 'ack'"),
-      enrollments: db.prepare('SELECT * FROM relay_keystore WHERE identity = ? ORDER BY created_at, enrollment_id'),
-      putEnrollment: db.prepare(`INSERT INTO relay_keystore (identity, enrollment_id, kind, wrap, wrapped, credential_id, credential_public_key, credential_alg, label, role, created_at, last_used_at)
-        VALUES (@identity, @enrollment_id, @kind, @wrap, @wrapped, @credential_id, @credential_public_key, @credential_alg, @label, @role, @created_at, NULL)
-        ON CONFLICT (identity, enrollment_id) DO UPDATE SET kind = excluded.kind, wrap = excluded.wrap, wrapped = excluded.wrapped, credential_id = excluded.credential_id,
-          credential_public_key = excluded.credential_public_key, credential_alg = excluded.credential_alg, label = excluded.label, role = excluded.role, created_at = excluded.created_at`),
-      removeEnrollment: db.prepare('DELETE FROM relay_keystore WHERE identity = ? AND enrollment_id = ?'),
-      usedEnrollment: db.prepare('UPDATE relay_keystore SET last_used_at = ? WHERE identity = ? AND enrollment_id = ?'),
-      systemFile: db.prepare('SELECT * FROM relay_system_files WHERE identity = ? AND path = ?'),
-      systemFiles: db.prepare('SELECT * FROM relay_system_files WHERE identity = ? ORDER BY path'),
-      putSystemFile: db.prepare(
-        'INSERT INTO relay_system_files (identity, path, body, etag, updated_at) VALUES (@identity, @path, @body, @etag, @updated_at) ON CONFLICT (identity, path) DO UPDATE SET body = excluded.body, etag = excluded.etag, updated_at = excluded.updated_at',
-      ),
-      removeSystemFile: db.prepare('DELETE FROM relay_system_files WHERE identity = ? AND path = ?'),
-      device: db.prepare('SELECT * FROM relay_devices WHERE id = ?'),
-      devices: db.prepare('SELECT * FROM relay_devices WHERE identity = ? ORDER BY added_at'),
-      upsertDevice: db.prepare(`INSERT INTO relay_devices (id, identity, name, kind, client, platform, browser, enrollment_id, added_at, last_seen)
-        VALUES (@id, @identity, @name, @kind, @client, @platform, @browser, @enrollment_id, @now, @now)
-        ON CONFLICT (id) DO UPDATE SET name = coalesce(excluded.name, name), kind = coalesce(excluded.kind, kind), client = coalesce(excluded.client, client),
-          platform = coalesce(excluded.platform, platform), browser = coalesce(excluded.browser, browser), enrollment_id = coalesce(excluded.enrollment_id, enrollment_id), last_seen = excluded.last_seen`),
-    };
+  private constructor(sql: Sql, spool: Sql) {
+    this.sql = sql;
+    this.#spool = spool;
   }
 
-  identity(identity: string): IdentityRow | undefined {
-    return this.#s.identity.get(identity) as IdentityRow | undefined;
+  static async open(o: RelayStoreOptions): Promise<RelayStore> {
+    const sql = o.database ? new PostgresSql(o.database) : sqlite(o.dataDir);
+    const spool = o.spoolInMemory ? sqlite(IN_MEMORY) : sql;
+    try {
+      await migrateRelay(sql);
+      if (spool !== sql) await migrateRelay(spool);
+    } catch (error) {
+      await sql.close().catch(() => undefined);
+      throw error;
+    }
+    return new RelayStore(sql, spool);
+  }
+
+  identity(identity: string): Promise<IdentityRow | undefined> {
+    return this.sql.get<IdentityRow>('SELECT * FROM relay_identities WHERE identity = ?', [identity]);
   }
 
   /** False when the identity is already registered (409). */
-  addIdentity(row: IdentityRow): boolean {
-    return this.#s.addIdentity.run(row).changes === 1;
+  async addIdentity(r: IdentityRow): Promise<boolean> {
+    const sql = 'INSERT INTO relay_identities (identity, public_key, encryption_public_key, document, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (identity) DO NOTHING';
+    return (await this.sql.write(sql, [r.identity, r.public_key, r.encryption_public_key, r.document, r.created_at])) === 1;
   }
 
-  updateIdentity(row: Omit<IdentityRow, 'created_at'>): void {
-    this.#s.setIdentity.run(row);
+  async updateIdentity(r: Omit<IdentityRow, 'created_at'>): Promise<void> {
+    await this.sql.write('UPDATE relay_identities SET public_key = ?, encryption_public_key = ?, document = ? WHERE identity = ?', [r.public_key, r.encryption_public_key, r.document, r.identity]);
   }
 
   /**
@@ -158,146 +125,183 @@ export class RelayStore {
    * this id (a retry), `conflict` when other bytes do (ra.messages.id-key).
    */
   spool(row: Omit<SpoolRow, 'seq'>): Promise<'stored' | 'same' | 'conflict'> {
-    return batchFor(this.#spool).run(() => {
-      if (this.#s.spoolAdd.run(row).changes === 1) return 'stored';
-      const held = this.#s.spoolOne.get(row.recipient, row.kind, row.id) as { body: string } | undefined;
+    return this.#spool.batch(async (tx) => {
+      await tx.lock(spoolLock(row.recipient));
+      if ((await tx.run(SPOOL_INSERT, spoolParams(row))) === 1) return 'stored';
+      const held = await tx.get<{ body: string }>('SELECT body FROM relay_spool WHERE recipient = ? AND kind = ? AND id = ?', [row.recipient, row.kind, row.id]);
       return held?.body === row.body ? 'same' : 'conflict';
     });
   }
 
-  systemFiles(identity: string): SystemFileRow[] {
-    return this.#s.systemFiles.all(identity) as SystemFileRow[];
+  systemFiles(identity: string): Promise<SystemFileRow[]> {
+    return this.sql.all<SystemFileRow>('SELECT * FROM relay_system_files WHERE identity = ? ORDER BY path', [identity]);
   }
 
-  systemFile(identity: string, path: string): SystemFileRow | undefined {
-    return this.#s.systemFile.get(identity, path) as SystemFileRow | undefined;
+  systemFile(identity: string, path: string): Promise<SystemFileRow | undefined> {
+    return this.sql.get<SystemFileRow>('SELECT * FROM relay_system_files WHERE identity = ? AND path = ?', [identity, path]);
   }
 
-  putSystemFile(row: SystemFileRow): void {
-    this.#s.putSystemFile.run(row);
+  /**
+   * Writes a system document; with `ifEtag` only over that stored version (`null`: only when none
+   * is stored), so two writers on one ETag cannot both succeed (ra.system.etag). False when the
+   * stored version is not the one named.
+   */
+  async putSystemFile(r: SystemFileRow, ifEtag?: string | null): Promise<boolean> {
+    const values = [r.identity, r.path, r.body, r.etag, r.updated_at];
+    const insert = 'INSERT INTO relay_system_files (identity, path, body, etag, updated_at) VALUES (?, ?, ?, ?, ?)';
+    if (ifEtag === null) return (await this.sql.write(`${insert} ON CONFLICT (identity, path) DO NOTHING`, values)) === 1;
+    const set = 'ON CONFLICT (identity, path) DO UPDATE SET body = excluded.body, etag = excluded.etag, updated_at = excluded.updated_at';
+    if (ifEtag === undefined) return (await this.sql.write(`${insert} ${set}`, values)) === 1;
+    return (await this.sql.write(`${insert} ${set} WHERE relay_system_files.etag = ?`, [...values, ifEtag])) === 1;
   }
 
-  removeSystemFile(identity: string, path: string): void {
-    this.#s.removeSystemFile.run(identity, path);
+  /** Removes a system document (only the version `ifEtag` names, when given); false when nothing was removed. */
+  async removeSystemFile(identity: string, path: string, ifEtag?: string): Promise<boolean> {
+    const guard = ifEtag === undefined ? '' : ' AND etag = ?';
+    return (await this.sql.write(`DELETE FROM relay_system_files WHERE identity = ? AND path = ?${guard}`, ifEtag === undefined ? [identity, path] : [identity, path, ifEtag])) > 0;
   }
 
-  enrollments(identity: string): EnrollmentRow[] {
-    return this.#s.enrollments.all(identity) as EnrollmentRow[];
+  enrollments(identity: string, sql: Sql = this.sql): Promise<EnrollmentRow[]> {
+    return sql.all<EnrollmentRow>('SELECT * FROM relay_keystore WHERE identity = ? ORDER BY created_at, enrollment_id', [identity]);
   }
 
   /**
    * Adds or replaces an enrollment; false when the identity already holds `max` others (one
-   * transaction, so concurrent enrollments cannot pass the cap together).
+   * transaction holding the identity's keystore lock, so concurrent enrollments cannot pass the cap together).
    */
-  putEnrollment(row: Omit<EnrollmentRow, 'last_used_at'>, max: number): boolean {
-    return this.#db.transaction(() => {
-      const others = this.enrollments(row.identity).filter((e) => e.enrollment_id !== row.enrollment_id);
+  putEnrollment(r: Omit<EnrollmentRow, 'last_used_at'>, max: number): Promise<boolean> {
+    return this.sql.transaction(async (tx) => {
+      await tx.lock(`relay-keystore:${r.identity}`);
+      const others = (await this.enrollments(r.identity, tx)).filter((e) => e.enrollment_id !== r.enrollment_id);
       if (others.length >= max) return false;
-      this.#s.putEnrollment.run(row);
+      await tx.run(
+        `INSERT INTO relay_keystore (identity, enrollment_id, kind, wrap, wrapped, credential_id, credential_public_key, credential_alg, label, role, created_at, last_used_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+        ON CONFLICT (identity, enrollment_id) DO UPDATE SET kind = excluded.kind, wrap = excluded.wrap, wrapped = excluded.wrapped, credential_id = excluded.credential_id,
+          credential_public_key = excluded.credential_public_key, credential_alg = excluded.credential_alg, label = excluded.label, role = excluded.role, created_at = excluded.created_at`,
+        [r.identity, r.enrollment_id, r.kind, r.wrap, r.wrapped, r.credential_id, r.credential_public_key, r.credential_alg, r.label, r.role, r.created_at],
+      );
       return true;
-    })();
+    });
   }
 
   /**
    * Removes an enrollment unless it is the last and `allowLast` is false: `removed`, `missing`,
-   * or `last` (one transaction, so two concurrent removals cannot both pass the last check).
+   * or `last` (one transaction holding the keystore lock, so two concurrent removals cannot both pass the last check).
    */
-  removeEnrollment(identity: string, enrollmentId: string, allowLast: boolean): 'removed' | 'missing' | 'last' {
-    return this.#db.transaction(() => {
-      const all = this.enrollments(identity);
+  removeEnrollment(identity: string, enrollmentId: string, allowLast: boolean): Promise<'removed' | 'missing' | 'last'> {
+    return this.sql.transaction(async (tx) => {
+      await tx.lock(`relay-keystore:${identity}`);
+      const all = await this.enrollments(identity, tx);
       if (!all.some((e) => e.enrollment_id === enrollmentId)) return 'missing' as const;
       if (all.length === 1 && !allowLast) return 'last' as const;
-      this.#s.removeEnrollment.run(identity, enrollmentId);
+      await tx.run('DELETE FROM relay_keystore WHERE identity = ? AND enrollment_id = ?', [identity, enrollmentId]);
       return 'removed' as const;
-    })();
+    });
   }
 
-  enrollmentUsed(identity: string, enrollmentId: string, at: number): void {
-    this.#s.usedEnrollment.run(at, identity, enrollmentId);
+  async enrollmentUsed(identity: string, enrollmentId: string, at: number): Promise<void> {
+    await this.sql.write('UPDATE relay_keystore SET last_used_at = ? WHERE identity = ? AND enrollment_id = ?', [at, identity, enrollmentId]);
   }
 
   /** Remembers a revoked session key until the session would have expired (ra.sessions.revoked-stays-revoked). */
-  revokeSession(sessionKey: string, identity: string, expiresAt: number): void {
-    this.#s.revoke.run(sessionKey, identity, expiresAt);
+  async revokeSession(sessionKey: string, identity: string, expiresAt: number): Promise<void> {
+    await this.sql.write(
+      'INSERT INTO relay_revoked_sessions (session_key, identity, expires_at) VALUES (?, ?, ?) ON CONFLICT (session_key) DO UPDATE SET expires_at = excluded.expires_at WHERE relay_revoked_sessions.expires_at < excluded.expires_at',
+      [sessionKey, identity, expiresAt],
+    );
   }
 
-  isRevoked(sessionKey: string, now: number): boolean {
-    return this.#s.revoked.get(sessionKey, now) !== undefined;
+  async isRevoked(sessionKey: string, now: number): Promise<boolean> {
+    return (await this.sql.get('SELECT 1 AS revoked FROM relay_revoked_sessions WHERE session_key = ? AND expires_at > ?', [sessionKey, now])) !== undefined;
   }
 
   /** What is pending for `recipient` after `since`, in order. */
-  pending(recipient: string, since = 0): SpoolRow[] {
-    return this.#s.spoolFor.all(recipient, since) as SpoolRow[];
+  pending(recipient: string, since = 0, sql: Sql = this.#spool): Promise<SpoolRow[]> {
+    return sql.all<SpoolRow>('SELECT * FROM relay_spool WHERE recipient = ? AND seq > ? ORDER BY seq', [recipient, since]);
   }
 
   /**
    * Drain on read: what is pending for `recipient`, rendered by `render`, and forgotten in the
    * same transaction, so only what was rendered is deleted, and nothing if rendering throws.
    */
-  drain<T>(recipient: string, render: (rows: SpoolRow[]) => T): T {
-    return this.#spool.transaction(() => {
-      const rows = this.#s.spoolFor.all(recipient, 0) as SpoolRow[];
+  drain<T>(recipient: string, render: (rows: SpoolRow[]) => T): Promise<T> {
+    return this.#spool.batch(async (tx) => {
+      await tx.lock(spoolLock(recipient));
+      const rows = await this.pending(recipient, 0, tx);
       const out = render(rows);
-      for (const r of rows) this.#s.spoolDrop.run(r.seq);
+      const last = rows.at(-1)?.seq;
+      if (last !== undefined) await tx.run('DELETE FROM relay_spool WHERE recipient = ? AND seq <= ?', [recipient, last]);
       return out;
-    })();
+    });
   }
 
   /** Drops messages through `through` and acks through `ackThrough`; the counts. */
-  consume(recipient: string, through: number, ackThrough: number): { messages: number; acks: number } {
-    return this.#spool.transaction(() => ({
-      messages: this.#s.spoolDropThrough.run(recipient, 'message', through).changes,
-      acks: this.#s.spoolDropThrough.run(recipient, 'ack', ackThrough).changes,
-    }))();
+  consume(recipient: string, through: number, ackThrough: number): Promise<{ messages: number; acks: number }> {
+    const drop = 'DELETE FROM relay_spool WHERE recipient = ? AND kind = ? AND seq <= ?';
+    return this.#spool.batch(async (tx) => ({
+      messages: await tx.run(drop, [recipient, 'message', through]),
+      acks: await tx.run(drop, [recipient, 'ack', ackThrough]),
+    }));
   }
 
   /**
    * Expired messages (SPOOL_TTL passed): each is replaced, in one transaction, by the failed ack
    * `ackFor` builds for its sender (ra.spool.expiry). Expired acks are dropped.
    */
-  expire(now: number, ackFor: (row: SpoolRow) => Omit<SpoolRow, 'seq'> | undefined): number {
-    return this.#spool.transaction(() => {
-      const rows = this.#s.expired.all(now) as SpoolRow[];
+  expire(now: number, ackFor: (row: SpoolRow) => Omit<SpoolRow, 'seq'> | undefined): Promise<number> {
+    return this.#spool.transaction(async (tx) => {
+      const rows = await tx.all<SpoolRow>("SELECT * FROM relay_spool WHERE expires_at <= ? AND kind = 'message' ORDER BY seq LIMIT 500", [now]);
+      // Every spool this sweep writes to, locked in one order (two sweeping processes cannot deadlock).
+      for (const who of [...new Set(rows.flatMap((r) => [r.recipient, r.sender]))].sort()) await tx.lock(spoolLock(who));
       for (const r of rows) {
-        this.#s.spoolDrop.run(r.seq);
+        if ((await tx.run('DELETE FROM relay_spool WHERE seq = ?', [r.seq])) === 0) continue;
         const ack = ackFor(r);
-        if (ack) this.#s.spoolAdd.run(ack);
+        if (ack) await tx.run(SPOOL_INSERT, spoolParams(ack));
       }
-      this.#s.expiredAcks.run(now);
-      if (this.#spool === this.#db) this.#s.revokedSweep.run(now);
+      await tx.run("DELETE FROM relay_spool WHERE expires_at <= ? AND kind = 'ack'", [now]);
+      if (this.#spool === this.sql) await tx.run('DELETE FROM relay_revoked_sessions WHERE expires_at <= ?', [now]);
       return rows.length;
-    })();
+    });
   }
 
-  devices(identity: string): DeviceRow[] {
-    return this.#s.devices.all(identity) as DeviceRow[];
+  devices(identity: string): Promise<DeviceRow[]> {
+    return this.sql.all<DeviceRow>('SELECT * FROM relay_devices WHERE identity = ? ORDER BY added_at', [identity]);
   }
 
-  device(id: string): DeviceRow | undefined {
-    return this.#s.device.get(id) as DeviceRow | undefined;
+  device(id: string): Promise<DeviceRow | undefined> {
+    return this.sql.get<DeviceRow>('SELECT * FROM relay_devices WHERE id = ?', [id]);
   }
 
-  upsertDevice(row: Omit<DeviceRow, 'added_at' | 'last_seen'> & { now: number }): void {
-    this.#s.upsertDevice.run(row);
+  async upsertDevice(r: Omit<DeviceRow, 'added_at' | 'last_seen'> & { now: number }): Promise<void> {
+    await this.sql.write(
+      `INSERT INTO relay_devices (id, identity, name, kind, client, platform, browser, enrollment_id, added_at, last_seen)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (id) DO UPDATE SET name = coalesce(excluded.name, relay_devices.name), kind = coalesce(excluded.kind, relay_devices.kind), client = coalesce(excluded.client, relay_devices.client),
+          platform = coalesce(excluded.platform, relay_devices.platform), browser = coalesce(excluded.browser, relay_devices.browser), enrollment_id = coalesce(excluded.enrollment_id, relay_devices.enrollment_id), last_seen = excluded.last_seen`,
+      [r.id, r.identity, r.name, r.kind, r.client, r.platform, r.browser, r.enrollment_id, r.now, r.now],
+    );
   }
 
-  /** Can the data directory be written (for /health)? */
-  writable(): boolean {
+  /** Can the database be written (for /health)? An empty write transaction. */
+  async writable(): Promise<boolean> {
     try {
-      this.#db.exec('BEGIN IMMEDIATE; ROLLBACK');
+      await this.sql.transaction(async () => undefined);
       return true;
     } catch {
       return false;
     }
   }
 
-  /** The relay's database, for the drive's tables (reference/relay/drive/store.ts). */
-  get database(): Database.Database {
-    return this.#db;
+  async close(): Promise<void> {
+    if (this.#spool !== this.sql) await this.#spool.close();
+    await this.sql.close();
   }
+}
 
-  close(): void {
-    if (this.#spool !== this.#db) this.#spool.close();
-    this.#db.close();
-  }
+/** SQLite under the data dir: every COMMIT fsynced (a 202 is on disk). */
+function sqlite(dataDir: string): Sql {
+  const db = openDatabase(dataDir, 'relay.sqlite');
+  if (dataDir !== IN_MEMORY) db.pragma('synchronous = FULL');
+  return new SqliteSql(db, true);
 }

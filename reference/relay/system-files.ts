@@ -16,7 +16,7 @@ import { owner, type OwnerCall } from './inbox.ts';
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The documents a relay keeps, by path under the system directory, and how each is checked on write. */
-export const SYSTEM_FILES: Readonly<Record<string, (doc: unknown, ctx: RelayContext, identity: string) => DocumentCheck>> = {
+export const SYSTEM_FILES: Readonly<Record<string, (doc: unknown, ctx: RelayContext, identity: string) => DocumentCheck | Promise<DocumentCheck>>> = {
   'public/profile.json': (d) => checkProfileDocument(d),
   'public/capabilities.json': (d) =>
     isObject(d) && (d.endpoints === undefined || isObject(d.endpoints)) ? { ok: true } : { ok: false, reason: 'capabilities.json is an object; endpoints, when present, an object' },
@@ -26,10 +26,10 @@ export const SYSTEM_FILES: Readonly<Record<string, (doc: unknown, ctx: RelayCont
 };
 
 /** The identity's own signed roster, checked with its registered key (ra.system.group-roster). */
-function groupRoster(doc: unknown, ctx: RelayContext, identity: string): DocumentCheck {
-  const key = parseKey(ctx.store.identity(identity)?.public_key);
+async function groupRoster(doc: unknown, ctx: RelayContext, identity: string): Promise<DocumentCheck> {
+  const key = parseKey((await ctx.store.identity(identity))?.public_key);
   if (!key) return { ok: false, reason: `${identity} has no registered key to check the roster with` };
-  const stored = systemDocument(ctx, identity, 'public/group-roster.json')?.epoch;
+  const stored = (await systemDocument(ctx, identity, 'public/group-roster.json'))?.epoch;
   // --break roster-unverified: the signature is checked with a key that never fails (any roster of the right shape).
   const verdict = checkGroupRoster(ctx.config.profile, identity, key, typeof stored === 'number' ? stored : undefined)(doc);
   if (!verdict.ok && ctx.config.breakages.has('roster-unverified') && verdict.reason.startsWith('the signature')) return { ok: true };
@@ -42,9 +42,9 @@ const etagOf = (text: string) => `"${createHash('sha256').update(text).digest('b
  * The relay-written zone (ra.system.relay-written): documents the relay keeps for the owner to
  * read, made from its own records when read, never written by the owner.
  */
-export const RELAY_WRITTEN: Readonly<Record<string, (ctx: RelayContext, identity: string) => Record<string, unknown> | undefined>> = {
-  'relay-written/identity.json': (ctx, identity) => {
-    const row = ctx.store.identity(identity);
+export const RELAY_WRITTEN: Readonly<Record<string, (ctx: RelayContext, identity: string) => Promise<Record<string, unknown> | undefined>>> = {
+  'relay-written/identity.json': async (ctx, identity) => {
+    const row = await ctx.store.identity(identity);
     if (!row) return undefined;
     return {
       version: 1,
@@ -55,14 +55,14 @@ export const RELAY_WRITTEN: Readonly<Record<string, (ctx: RelayContext, identity
       relay: ctx.config.relayAddress,
     };
   },
-  'relay-written/usage.json': (ctx, identity) => {
-    const pending = ctx.store.pending(identity);
+  'relay-written/usage.json': async (ctx, identity) => {
+    const pending = await ctx.store.pending(identity);
     return {
       version: 1,
       pending: { messages: pending.filter((r) => r.kind === 'message').length, acks: pending.filter((r) => r.kind === 'ack').length },
-      devices: ctx.store.devices(identity).length,
-      enrollments: ctx.store.enrollments(identity).length,
-      system_files: ctx.store.systemFiles(identity).length,
+      devices: (await ctx.store.devices(identity)).length,
+      enrollments: (await ctx.store.enrollments(identity)).length,
+      system_files: (await ctx.store.systemFiles(identity)).length,
     };
   },
 };
@@ -87,33 +87,38 @@ function ownerWrites(ctx: RelayContext, path: string): void {
 }
 
 /** A relay-written document as text, or a stored owner document's row. */
-function current(ctx: RelayContext, identity: string, path: string): { body: string; etag: string } | undefined {
-  const stored = ctx.store.systemFile(identity, path);
+async function current(ctx: RelayContext, identity: string, path: string): Promise<{ body: string; etag: string } | undefined> {
+  const stored = await ctx.store.systemFile(identity, path);
   if (stored || !(path in RELAY_WRITTEN)) return stored;
-  const doc = RELAY_WRITTEN[path]!(ctx, identity);
+  const doc = await RELAY_WRITTEN[path]!(ctx, identity);
   if (!doc) return undefined;
   const body = JSON.stringify(doc);
   return { body, etag: etagOf(body) };
 }
 
 /** Every system document of `identity` as the export writes it: the owner's and the relay's. */
-export function systemDocuments(ctx: RelayContext, identity: string): Array<[string, string]> {
-  const out = ctx.store.systemFiles(identity).map((r): [string, string] => [r.path, r.body]);
-  for (const path of Object.keys(RELAY_WRITTEN)) if (!out.some(([p]) => p === path)) out.push([path, current(ctx, identity, path)!.body]);
+export async function systemDocuments(ctx: RelayContext, identity: string): Promise<Array<[string, string]>> {
+  const out = (await ctx.store.systemFiles(identity)).map((r): [string, string] => [r.path, r.body]);
+  for (const path of Object.keys(RELAY_WRITTEN)) if (!out.some(([p]) => p === path)) out.push([path, (await current(ctx, identity, path))!.body]);
   return out;
 }
 
-/** `If-Match` against the stored ETag: a mismatch (or a document that is not there) answers 412. */
-function preconditions(req: Request, current: string | undefined): void {
+/**
+ * `If-Match` against the stored ETag: a mismatch (or a document that is not there) answers 412.
+ * The stored ETag it matched, which the write then names, so a writer that lost a race since gets 412 too.
+ */
+function preconditions(req: Request, current: string | undefined): string | undefined {
   const wanted = req.headers.get('if-match');
-  if (wanted === null) return;
+  if (wanted === null) return undefined;
   const ok = wanted.trim() === '*' ? current !== undefined : current !== undefined && wanted.split(',').some((t) => t.trim() === current);
-  if (!ok) throw new HttpError(412, 'precondition_failed', 'If-Match does not name the stored version', 'ra.system.etag');
+  if (!ok) throw stale();
+  return current;
 }
+const stale = () => new HttpError(412, 'precondition_failed', 'If-Match does not name the stored version', 'ra.system.etag');
 
 export async function getSystemFile(ctx: RelayContext, call: OwnerCall, path: string): Promise<Response> {
   const who = await owner(ctx, call);
-  const row = current(ctx, who.identity, known(ctx, path));
+  const row = await current(ctx, who.identity, known(ctx, path));
   if (!row) throw ruleError(404, 'ra.errors.not-found', `${path} is not written yet`);
   return new Response(row.body, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', etag: row.etag } });
 }
@@ -130,27 +135,27 @@ export async function putSystemFile(ctx: RelayContext, call: OwnerCall, path: st
   } catch {
     throw new HttpError(400, 'invalid_request', `${path} is not JSON`, 'ra.system.validated');
   }
-  const verdict = check(doc, ctx, who.identity);
+  const verdict = await check(doc, ctx, who.identity);
   if (!verdict.ok) throw new HttpError(400, 'invalid_request', `${path} is refused: ${verdict.reason}`, 'ra.system.validated');
-  preconditions(call.req, ctx.store.systemFile(who.identity, path)?.etag);
+  const guard = preconditions(call.req, (await ctx.store.systemFile(who.identity, path))?.etag);
   const etag = etagOf(text);
-  ctx.store.putSystemFile({ identity: who.identity, path, body: text, etag, updated_at: ctx.now() });
+  if (!(await ctx.store.putSystemFile({ identity: who.identity, path, body: text, etag, updated_at: ctx.now() }, guard))) throw stale();
   return new Response(JSON.stringify({ path, etag }), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', etag } });
 }
 
 export async function deleteSystemFile(ctx: RelayContext, call: OwnerCall, path: string): Promise<Response> {
   const who = await owner(ctx, call);
   ownerWrites(ctx, known(ctx, path));
-  const row = ctx.store.systemFile(who.identity, path);
-  preconditions(call.req, row?.etag);
+  const row = await ctx.store.systemFile(who.identity, path);
+  const guard = preconditions(call.req, row?.etag);
   if (!row) throw ruleError(404, 'ra.errors.not-found', `${path} is not written yet`);
-  ctx.store.removeSystemFile(who.identity, path);
+  if (!(await ctx.store.removeSystemFile(who.identity, path, guard)) && guard !== undefined) throw stale();
   return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
 }
 
 /** A stored system document parsed, or undefined (the relay's own reads: policy, public files). */
-export function systemDocument(ctx: RelayContext, identity: string, path: string): Record<string, unknown> | undefined {
-  const row = ctx.store.systemFile(identity, path);
+export async function systemDocument(ctx: RelayContext, identity: string, path: string): Promise<Record<string, unknown> | undefined> {
+  const row = await ctx.store.systemFile(identity, path);
   if (!row) return undefined;
   const doc = JSON.parse(row.body) as unknown;
   return isObject(doc) ? doc : undefined;
@@ -160,9 +165,9 @@ export function systemDocument(ctx: RelayContext, identity: string, path: string
  * GET /groups/:group/epoch (ra.groups.epoch, public): the epoch of a group identity's roster, 0 for
  * an identity that is not a group; 404 for one the relay does not host.
  */
-export function groupEpoch(ctx: RelayContext, group: string): { group: string; epoch: number } {
-  if (!ctx.store.identity(group)) throw ruleError(404, 'ra.errors.not-found', `${group} is not hosted here`);
-  const roster = systemDocument(ctx, group, 'public/group-roster.json');
+export async function groupEpoch(ctx: RelayContext, group: string): Promise<{ group: string; epoch: number }> {
+  if (!(await ctx.store.identity(group))) throw ruleError(404, 'ra.errors.not-found', `${group} is not hosted here`);
+  const roster = await systemDocument(ctx, group, 'public/group-roster.json');
   const epoch = roster && Array.isArray(roster.admins) && typeof roster.epoch === 'number' ? roster.epoch : 0;
   return { group, epoch };
 }

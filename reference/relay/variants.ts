@@ -22,6 +22,6 @@ export async function persistSessions(auth: Auth, dataDir: string): Promise<void
 }
 
 /** events-replay breaks ra.events.no-replay: a new stream announces every message still pending. */
-export function replayPending(ctx: Pick<RelayContext, 'store' | 'events'>, identity: string): void {
-  for (const row of ctx.store.pending(identity)) if (row.kind === 'message') ctx.events.message(identity, row.id);
+export async function replayPending(ctx: Pick<RelayContext, 'store' | 'events'>, identity: string): Promise<void> {
+  for (const row of await ctx.store.pending(identity)) if (row.kind === 'message') ctx.events.message(identity, row.id);
 }

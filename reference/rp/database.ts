@@ -5,15 +5,14 @@
 // --nonce-store names another shared store.
 import type { NonceStore } from '../../protocol/signin/nonce.ts';
 import { openNonceStore } from '../stores/index.ts';
-import { PostgresNonceStore, PostgresSql } from '../stores/postgres.ts';
+import { PostgresNonceStore, PostgresSql, POSTGRES_URL } from '../stores/postgres.ts';
 import { SqliteSql, type Sql } from '../stores/sql.ts';
 import { openDatabase, type Db } from '../stores/sqlite.ts';
 import { migrate } from './schema.ts';
 import { SessionStore } from './sessions.ts';
 import { TransactionStore } from './transactions.ts';
 
-/** A --database value: `sqlite` or a PostgreSQL URL. */
-export const POSTGRES_URL = /^postgres(ql)?:\/\/\S+$/;
+export { POSTGRES_URL } from '../stores/postgres.ts';
 
 export interface RpDatabaseOptions {
   dataDir: string;

@@ -38,15 +38,16 @@ function nodeRequestOf(req: Request): IncomingMessage | undefined {
 /**
  * Reads the whole body, at most `max` bytes, from a web Request or node's IncomingMessage: 413
  * (`rules.tooLarge`) over the cap, 400 (`rules.malformed`) for a broken upload or JSON nested
- * too deep. GET and HEAD have no body.
+ * too deep. GET and HEAD have no body. `binary`: bytes never parsed as JSON (a drive chunk), not
+ * judged by their brackets.
  */
-export async function readBody(req: Request | IncomingMessage, max: number, rules: BodyRules): Promise<Uint8Array> {
+export async function readBody(req: Request | IncomingMessage, max: number, rules: BodyRules, binary = false): Promise<Uint8Array> {
   const method = req.method ?? 'GET';
   if (method === 'GET' || method === 'HEAD') return new Uint8Array(0);
   const web = typeof (req as Request).headers.get === 'function' ? (req as Request) : undefined;
   const node = web ? nodeRequestOf(web) : (req as IncomingMessage);
   const bytes = node !== undefined ? await readNode(node, max, rules) : await readWeb(web!, max, rules);
-  if (jsonTooDeep(bytes, limits.json_depth_max)) throw malformedError(rules, `the JSON body is nested deeper than ${limits.json_depth_max} levels`);
+  if (!binary && jsonTooDeep(bytes, limits.json_depth_max)) throw malformedError(rules, `the JSON body is nested deeper than ${limits.json_depth_max} levels`);
   return bytes;
 }
 

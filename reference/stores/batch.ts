@@ -139,3 +139,69 @@ export function batchFor(db: Db): WriteBatch {
   if (!batch) batches.set(db, (batch = new WriteBatch(db)));
   return batch;
 }
+
+/** A transaction waiting for the group commit of ./sql.ts (SqliteSql.batch). */
+export interface BatchedTx {
+  fn: (tx: never) => Promise<unknown>;
+  durable: boolean;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * BEGIN IMMEDIATE without blocking the event loop: while another process holds the write lock,
+ * retried on later turns (as WriteBatch does) until the connection's busy timeout has passed.
+ */
+export async function beginImmediate(db: Db): Promise<void> {
+  const timeoutMs = Number(db.pragma('busy_timeout', { simple: true })) || 0;
+  const since = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    db.pragma('busy_timeout = 0');
+    try {
+      db.exec('BEGIN IMMEDIATE');
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() - since >= timeoutMs) throw error;
+    } finally {
+      db.pragma(`busy_timeout = ${timeoutMs}`);
+    }
+    await new Promise((resolve) => (attempt < IMMEDIATE_RETRIES ? setImmediate(resolve) : setTimeout(resolve, 1)));
+  }
+}
+
+/**
+ * Runs the batched transactions of one turn as savepoints of one transaction and commits once;
+ * each resolves after the COMMIT (or rejects with its own error, rolled back to its savepoint).
+ * When none needs durability the commit skips the WAL sync. Never rejects itself.
+ */
+export async function runBatch(db: Db, tx: unknown, ops: BatchedTx[]): Promise<void> {
+  if (ops.length === 0) return;
+  const lazy = ops.every((o) => !o.durable);
+  const synchronous = Number(db.pragma('synchronous', { simple: true }));
+  const results: Array<{ ok: boolean; value: unknown }> = [];
+  try {
+    // Set outside the transaction: SQLite reads it when the transaction begins.
+    if (lazy) db.pragma('synchronous = NORMAL');
+    await beginImmediate(db);
+    for (const op of ops) {
+      db.exec('SAVEPOINT batched');
+      try {
+        results.push({ ok: true, value: await op.fn(tx as never) });
+        db.exec('RELEASE batched');
+      } catch (error) {
+        db.exec('ROLLBACK TO batched');
+        db.exec('RELEASE batched');
+        results.push({ ok: false, value: error });
+      }
+    }
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    for (const op of ops) op.reject(error);
+    return;
+    return;
+  } finally {
+    if (lazy) db.pragma(`synchronous = ${synchronous}`);
+  }
+  ops.forEach((op, i) => (results[i]!.ok ? op.resolve(results[i]!.value) : op.reject(results[i]!.value)));
+}

@@ -5,6 +5,9 @@ import pg from 'pg';
 import type { NonceStore } from '../../protocol/signin/nonce.ts';
 import type { Sql } from './sql.ts';
 
+/** A PostgreSQL connection URL (the --database of the RP, the bridge and the relay). */
+export const POSTGRES_URL = /^postgres(ql)?:\/\/\S+$/;
+
 /** `?` placeholders to PostgreSQL's `$1, $2, ...` (no statement here has a literal `?`). */
 const positional = (sql: string): string => {
   let n = 0;
@@ -33,6 +36,8 @@ export class PostgresSql implements Sql {
       write: (sql, params) => self.run(sql, params),
       exec: async (sql) => void (await client.query(sql)),
       transaction: (fn) => fn(self),
+      batch: (fn) => fn(self),
+      lock: async (key) => void (await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key])),
       close: async () => undefined,
     };
     return self;
@@ -67,6 +72,18 @@ export class PostgresSql implements Sql {
     } finally {
       client.release();
     }
+  }
+
+  /** Its own transaction (PostgreSQL commits concurrent transactions side by side); `durable: false` commits without waiting for the WAL flush. */
+  batch<T>(fn: (tx: Sql) => Promise<T>, options: { durable?: boolean } = {}): Promise<T> {
+    return this.transaction(async (tx) => {
+      if (options.durable === false) await tx.run('SET LOCAL synchronous_commit TO OFF');
+      return fn(tx);
+    });
+  }
+  /** Only inside a transaction (the pool's connections hold no transaction of their caller). */
+  lock(): Promise<void> {
+    return Promise.reject(new Error('lock() outside a transaction'));
   }
 
   /** Runs `fn` holding a cluster-wide advisory lock (schema set-up by several instances at once). */

@@ -4,7 +4,7 @@
 // SQLite executor serializes its calls, so a transaction's statements never interleave with
 // another request's on the one connection, and keeps each statement prepared once.
 import type Database from 'better-sqlite3';
-import { batchFor } from './batch.ts';
+import { batchFor, beginImmediate, runBatch, type BatchedTx } from './batch.ts';
 import type { Db } from './sqlite.ts';
 
 export interface Sql {
@@ -24,6 +24,18 @@ export interface Sql {
   exec(sql: string): Promise<void>;
   /** `fn` inside one database transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
+  /**
+   * `fn` as a transaction of its own that may share a commit with the other batched transactions
+   * of this event-loop turn: on SQLite each is a savepoint of one group-committed transaction (one
+   * WAL fsync for all); on PostgreSQL its own transaction. It resolves once committed; `durable:
+   * false` (rows a later commit's sync covers) lets that commit skip the sync.
+   */
+  batch<T>(fn: (tx: Sql) => Promise<T>, options?: { durable?: boolean }): Promise<T>;
+  /**
+   * Inside a transaction: waits for `key`'s lock, held until the transaction ends (PostgreSQL's
+   * advisory transaction lock; on SQLite a no-op, its transactions already hold the write lock).
+   */
+  lock(key: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -88,7 +100,10 @@ export class SqliteSql implements Sql {
       // Inside a transaction a write is part of it, not of a later group commit.
       write: run,
       exec: async (sql) => void db.exec(sql),
+      // Nested: part of the transaction this executor runs in.
       transaction: (fn) => fn(self),
+      batch: (fn) => fn(self),
+      lock: async () => undefined,
       close: async () => undefined,
     };
     return self;
@@ -112,7 +127,7 @@ export class SqliteSql implements Sql {
   }
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
     return this.#serial(async () => {
-      this.#db.exec('BEGIN IMMEDIATE');
+      await beginImmediate(this.#db);
       try {
         const out = await fn(this.#direct());
         this.#db.exec('COMMIT');
@@ -122,6 +137,16 @@ export class SqliteSql implements Sql {
         throw error;
       }
     });
+  }
+  readonly #batched: BatchedTx[] = [];
+  batch<T>(fn: (tx: Sql) => Promise<T>, options: { durable?: boolean } = {}): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#batched.push({ fn, durable: options.durable ?? true, resolve: resolve as (v: unknown) => void, reject });
+      if (this.#batched.length === 1) setImmediate(() => void this.#serial(() => runBatch(this.#db, this.#direct(), this.#batched.splice(0))));
+    });
+  }
+  async lock(): Promise<void> {
+    // Outside a transaction there is nothing to hold; inside one the connection holds the write lock.
   }
   async close(): Promise<void> {
     await this.#queue;

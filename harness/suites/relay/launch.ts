@@ -33,6 +33,8 @@ export interface RelayReferenceOptions {
   log?: (line: string) => void;
   /** More flags for both relays (tests: a variant or a breakage). */
   extraArgs?: string[];
+  /** More flags for the first relay and for its peer, each its own (e.g. --database: two relays never share one). */
+  ownArgs?: { a: string[]; b: string[] };
   env?: NodeJS.ProcessEnv;
 }
 
@@ -84,10 +86,11 @@ export async function startRelayReference(options: RelayReferenceOptions): Promi
       '--oauth-bridge-url',
       d.oauthBridgeUrl,
       ...common,
+      ...(options.ownArgs?.a ?? []),
     ];
     let a = await spawnRelay(['--port', '0', ...argsA]);
     const port = new URL(a.url).port;
-    const b = await spawnRelay(['--port', '0', '--data-dir', dirB, '--hosted-domains', 'b.relay.test', ...common]);
+    const b = await spawnRelay(['--port', '0', '--data-dir', dirB, '--hosted-domains', 'b.relay.test', ...common, ...(options.ownArgs?.b ?? [])]);
     const restart = async () => {
       await a.stop();
       children.splice(children.indexOf(a), 1);

@@ -57,7 +57,7 @@ export async function hostedDrive(d: Drive, identity: string): Promise<string> {
 export async function callerOf(d: Drive, drive: string, call: OwnerCall): Promise<Caller> {
   const ids = d.ctx.config.profile.ids;
   const link = call.req.headers.get(ids.header_link);
-  if (link !== null) return { kind: 'link', share: linkShare(d, drive, link, call.req.headers, call.target) };
+  if (link !== null) return { kind: 'link', share: await linkShare(d, drive, link, call.req.headers, call.target) };
   const claimed = call.req.headers.get(ids.header_identity);
   // --break drive-unauthenticated: a caller with no proof is taken for the owner (ra.drive.owner).
   if (claimed === null && d.ctx.config.breakages.has('drive-unauthenticated')) return { kind: 'owner', known: (await lookup(d.ctx, drive))! };
@@ -75,9 +75,9 @@ export async function callerOf(d: Drive, drive: string, call: OwnerCall): Promis
   return { kind: 'member', known, groups };
 }
 
-function linkShare(d: Drive, drive: string, link: string, headers: Headers, target: string): ShareRow {
+async function linkShare(d: Drive, drive: string, link: string, headers: Headers, target: string): Promise<ShareRow> {
   const ids = d.ctx.config.profile.ids;
-  const share = /^[0-9a-f]{32}$/.test(link) ? d.store.shareByLink(drive, link) : undefined;
+  const share = /^[0-9a-f]{32}$/.test(link) ? await d.store.shareByLink(drive, link) : undefined;
   if (!share) throw new HttpError(403, 'not_authorized', `${ids.header_link} names no live link of this drive`, 'ra.drive.link-auth');
   if (gone(d, share) && !finishing(d, share, target)) throw ruleError(410, 'ra.drive.link-opens', 'the link has expired or has no opens left');
   const body = JSON.parse(share.body) as { verifier_hash?: string; pow?: number };
@@ -119,10 +119,10 @@ export function gone(d: Drive, share: ShareRow): boolean {
 }
 
 /** The node and its folders up to the root, nearest first (a bounded walk: a tree, never a loop). */
-export function lineage(d: Drive, drive: string, node: string): NodeRow[] {
+export async function lineage(d: Drive, drive: string, node: string): Promise<NodeRow[]> {
   const out: NodeRow[] = [];
   const seen = new Set<string>();
-  for (let at = d.store.node(drive, node); at && !seen.has(at.node); at = at.folder ? d.store.node(drive, at.folder) : undefined) {
+  for (let at = await d.store.node(drive, node); at && !seen.has(at.node); at = at.folder ? await d.store.node(drive, at.folder) : undefined) {
     seen.add(at.node);
     out.push(at);
   }
@@ -130,45 +130,38 @@ export function lineage(d: Drive, drive: string, node: string): NodeRow[] {
 }
 
 /** The roles `caller` holds on `node` (the union over its live shares on the node and its ancestors). */
-export function rolesOn(d: Drive, drive: string, caller: Caller, node: string): Set<Role> {
+export async function rolesOn(d: Drive, drive: string, caller: Caller, node: string): Promise<Set<Role>> {
   if (caller.kind === 'owner') return new Set(['read', 'write', 'admin', 'append', 'create']);
-  const above = new Set(lineage(d, drive, node).map((n) => n.node));
+  const above = new Set((await lineage(d, drive, node)).map((n) => n.node));
   // --break share-no-inherit: a share holds on its own node only (ra.drive.roles).
   const holds = (s: ShareRow) => (d.ctx.config.breakages.has('share-no-inherit') ? s.node === node : above.has(s.node)) && !expired(d, s);
-  return new Set(
-    sharesOfCaller(d, drive, caller)
-      .filter(holds)
-      .map((s) => s.role as Role),
-  );
+  return new Set((await sharesOfCaller(d, drive, caller)).filter(holds).map((s) => s.role as Role));
 }
 
 /** The live shares a member or link holder calls with: its own, and those of the groups it proved. */
-export function sharesOfCaller(d: Drive, drive: string, caller: Exclude<Caller, { kind: 'owner' }>): ShareRow[] {
+export async function sharesOfCaller(d: Drive, drive: string, caller: Exclude<Caller, { kind: 'owner' }>): Promise<ShareRow[]> {
   if (caller.kind === 'link') return [caller.share];
-  return [caller.known.identity, ...caller.groups].flatMap((who) => d.store.sharesOf(drive, who));
+  const lists = await Promise.all([caller.known.identity, ...caller.groups].map((who) => d.store.sharesOf(drive, who)));
+  return lists.flat();
 }
 
 const expired = (d: Drive, s: ShareRow) => s.expires_at !== null && s.expires_at <= d.ctx.now();
 
-export function may(d: Drive, drive: string, caller: Caller, node: string, action: Action): boolean {
+export async function may(d: Drive, drive: string, caller: Caller, node: string, action: Action): Promise<boolean> {
   // --break read-can-write: a member with `read` may also write (ra.drive.members).
   const allowed: readonly Role[] = d.ctx.config.breakages.has('read-can-write') && action !== 'admin' ? [...ALLOW[action], 'read'] : ALLOW[action];
-  const roles = rolesOn(d, drive, caller, node);
+  const roles = await rolesOn(d, drive, caller, node);
   return allowed.some((r) => roles.has(r));
 }
 
-export function require(d: Drive, drive: string, caller: Caller, node: string, action: Action): void {
-  if (!may(d, drive, caller, node, action)) throw new HttpError(403, 'not_authorized', `the caller may not ${action} here (ra.drive.roles)`, 'ra.drive.roles');
+export async function require(d: Drive, drive: string, caller: Caller, node: string, action: Action): Promise<void> {
+  if (!(await may(d, drive, caller, node, action))) throw new HttpError(403, 'not_authorized', `the caller may not ${action} here (ra.drive.roles)`, 'ra.drive.roles');
 }
 
 /** Any live share at all (the owner always): who may open the drive's stream, list shares, upload. */
-export function anyRole(d: Drive, drive: string, caller: Caller): Set<Role> {
+export async function anyRole(d: Drive, drive: string, caller: Caller): Promise<Set<Role>> {
   if (caller.kind === 'owner') return new Set(['read', 'write', 'admin', 'append', 'create']);
-  return new Set(
-    sharesOfCaller(d, drive, caller)
-      .filter((s) => !expired(d, s))
-      .map((s) => s.role as Role),
-  );
+  return new Set((await sharesOfCaller(d, drive, caller)).filter((s) => !expired(d, s)).map((s) => s.role as Role));
 }
 
 /** Proof-of-work tokens a link's answer hands out, good for a while (ra.drive.link-opens). */

@@ -13,7 +13,6 @@ import { chainProblem, recordProblems } from '../../../protocol/relay/drive/reco
 import { shareProblems } from '../../../protocol/relay/drive/share.ts';
 import { driveHash, verifyDrive, type SignedName } from '../../../protocol/relay/drive/sign.ts';
 import { HttpError, ruleError } from '../../shared/errors.ts';
-import { batchFor } from '../../stores/batch.ts';
 import { lineage, require, type Caller, type Drive } from './access.ts';
 import type { ChangeRow, NodeRow } from './store.ts';
 
@@ -60,8 +59,8 @@ export function parseCommit(bytes: Uint8Array): Obj {
 
 /**
  * Applies a parsed commit for `caller`; the result, or the first result of the same request id.
- * The commit runs as one savepoint inside the relay's group-committed transaction (one WAL fsync
- * for every write of the turn); it resolves once that transaction is durable.
+ * The commit runs as one transaction holding the drive's lock, group-committed with the other
+ * writes of the turn on SQLite (one WAL fsync for all); it resolves once that is durable.
  */
 export async function applyCommit(d: Drive, drive: string, caller: Caller, body: Obj): Promise<Applied> {
   const id = String(body.id);
@@ -74,22 +73,23 @@ export async function applyCommit(d: Drive, drive: string, caller: Caller, body:
   // --break commit-half-applied: no transaction, and a manifest's head is written before its
   // chunks are checked, so a refused commit leaves part of itself (ra.drive.commit-validated).
   const half = d.ctx.config.breakages.has('commit-half-applied');
-  const atomic = half ? <T>(fn: () => T): Promise<T> => Promise.resolve(fn()) : <T>(fn: () => T): Promise<T> => batchFor(d.store.db).run(() => d.store.transaction(fn));
-  return atomic(() => {
-    const first = d.store.appliedCommit(drive, id);
+  // Inside the transaction every read and write goes through it: `t` is the drive on its store.
+  const atomic = <T>(fn: (t: Drive) => Promise<T>): Promise<T> => (half ? fn(d) : d.store.atomic(drive, (store) => fn({ ...d, store })));
+  return atomic(async (t) => {
+    const first = await t.store.appliedCommit(drive, id);
     if (first !== undefined) return { result: JSON.parse(first) as Obj };
     const applied =
       op === 'manifest'
-        ? manifest(d, drive, caller, body.manifest as Obj, body.pages as Obj[])
+        ? await manifest(t, drive, caller, body.manifest as Obj, body.pages as Obj[])
         : op === 'records'
-          ? records(d, drive, caller, body.records as Obj[])
+          ? await records(t, drive, caller, body.records as Obj[])
           : op === 'trim'
-            ? trim(d, drive, caller, body.trim as Obj)
+            ? await trim(t, drive, caller, body.trim as Obj)
             : op === 'share'
-              ? share(d, drive, caller, body.share as Obj)
-              : unshare(d, drive, caller, String((body.unshare as Obj).share));
+              ? await share(t, drive, caller, body.share as Obj)
+              : await unshare(t, drive, caller, String((body.unshare as Obj).share));
     const result = { id, ...applied.result };
-    d.store.putCommit(drive, id, JSON.stringify(result));
+    await t.store.putCommit(drive, id, JSON.stringify(result));
     return { ...applied, result };
   });
 }
@@ -111,10 +111,10 @@ function signedBy(d: Drive, caller: Caller, name: SignedName, o: Obj, field: 'au
 }
 
 /** Every referenced chunk is stored in this drive with the size the reference says. */
-function chunksStored(d: Drive, drive: string, refs: readonly Obj[]): string[] {
+async function chunksStored(d: Drive, drive: string, refs: readonly Obj[]): Promise<string[]> {
   const ids: string[] = [];
   for (const ref of refs) {
-    const size = d.store.chunkSize(drive, String(ref.id));
+    const size = await d.store.chunkSize(drive, String(ref.id));
     if (size === undefined) throw invalid(`chunk ${String(ref.id)} is not stored in this drive: upload it first (chunks/missing)`);
     if (size !== ref.size) throw invalid(`chunk ${String(ref.id)} is ${size} bytes stored, not ${String(ref.size)}`);
     ids.push(String(ref.id));
@@ -122,13 +122,13 @@ function chunksStored(d: Drive, drive: string, refs: readonly Obj[]): string[] {
   return ids;
 }
 
-function change(d: Drive, drive: string, row: Omit<ChangeRow, 'drive' | 'seq' | 'version' | 'position' | 'share'> & Partial<ChangeRow>): ChangeRow {
-  const full: ChangeRow = { drive, seq: d.store.nextSeq(drive), version: null, position: null, share: null, ...row };
-  d.store.addChange(full);
+async function change(d: Drive, drive: string, row: Omit<ChangeRow, 'drive' | 'seq' | 'version' | 'position' | 'share'> & Partial<ChangeRow>): Promise<ChangeRow> {
+  const full: ChangeRow = { drive, seq: await d.store.nextSeq(drive), version: null, position: null, share: null, ...row };
+  await d.store.addChange(full);
   return full;
 }
 
-function manifest(d: Drive, drive: string, caller: Caller, m: Obj, pages: Obj[]): Applied {
+async function manifest(d: Drive, drive: string, caller: Caller, m: Obj, pages: Obj[]): Promise<Applied> {
   const problems = manifestProblems(m);
   if (problems.length > 0) throw invalid(`the manifest is refused (ra.drive.manifest-shape): ${problems.join('; ')}`);
   if (m.drive !== drive) throw invalid(`the manifest names drive ${String(m.drive)}, not ${drive}`);
@@ -136,43 +136,43 @@ function manifest(d: Drive, drive: string, caller: Caller, m: Obj, pages: Obj[])
   const content = verifyPages(profile, m, pages);
   if (!content.ok) throw invalid(`the pages are refused (ra.drive.manifest-pages): ${content.reason}`);
   const half = d.ctx.config.breakages.has('commit-half-applied');
-  let chunks = half ? [] : chunksStored(d, drive, content.chunks);
+  let chunks = half ? [] : await chunksStored(d, drive, content.chunks);
   const node = String(m.node);
   const operation = String(m.operation);
   const folder = String(m.folder ?? '');
-  const existing = d.store.node(drive, node);
+  const existing = await d.store.node(drive, node);
   if (operation === 'create') {
     if (folder === '') {
       if (caller.kind !== 'owner') throw new HttpError(403, 'not_authorized', 'only the owner creates the root', 'ra.drive.roles');
-      const root = d.store.meta(drive).root;
-      if (root !== null || existing) throw conflict('the drive already has its root', root ?? node, d.store.node(drive, root ?? node));
+      const root = (await d.store.meta(drive)).root;
+      if (root !== null || existing) throw conflict('the drive already has its root', root ?? node, await d.store.node(drive, root ?? node));
       if (m.kind !== 'folder') throw badTree('the root is a folder');
     } else {
-      require(d, drive, caller, folder, 'create');
-      liveFolder(d, drive, folder);
+      await require(d, drive, caller, folder, 'create');
+      await liveFolder(d, drive, folder);
       if (existing) throw conflict(`node ${node} already exists`, node, existing);
-      nameFree(d, drive, folder, String(m.name_hash), node);
+      await nameFree(d, drive, folder, String(m.name_hash), node);
     }
   } else {
     if (!existing) throw ruleError(404, 'ra.errors.not-found', `node ${node} does not exist`);
-    require(d, drive, caller, node, 'write');
+    await require(d, drive, caller, node, 'write');
     // --break stale-base-accepted: a commit on an old base replaces the head (ra.drive.stale-base).
     if (m.parent !== existing.version && !d.ctx.config.breakages.has('stale-base-accepted')) throw conflict(`the base ${String(m.parent)} is not the head of ${node}`, node, existing);
     if (existing.removed) throw conflict(`node ${node} is removed`, node, existing);
     if (m.kind !== existing.kind) throw invalid(`node ${node} is a ${existing.kind}`);
     if (existing.folder === '' && (operation === 'move' || operation === 'remove')) throw badTree('the root is neither moved nor removed');
     if (operation === 'move') {
-      require(d, drive, caller, folder, 'create');
-      liveFolder(d, drive, folder);
-      if (lineage(d, drive, folder).some((n) => n.node === node)) throw badTree('a folder cannot move into itself or below itself');
-      nameFree(d, drive, folder, String(m.name_hash), node);
+      await require(d, drive, caller, folder, 'create');
+      await liveFolder(d, drive, folder);
+      if ((await lineage(d, drive, folder)).some((n) => n.node === node)) throw badTree('a folder cannot move into itself or below itself');
+      await nameFree(d, drive, folder, String(m.name_hash), node);
     }
-    if (operation === 'remove' && existing.kind === 'folder' && d.store.children(drive, node, 1).length > 0) throw conflict(`folder ${node} has live children`, node, existing);
+    if (operation === 'remove' && existing.kind === 'folder' && (await d.store.children(drive, node, 1)).length > 0) throw conflict(`folder ${node} has live children`, node, existing);
   }
-  if (d.store.version(drive, node, String(m.version))) throw invalid(`version ${String(m.version)} of ${node} already exists`);
-  const c = change(d, drive, { node, operation, version: String(m.version) });
+  if (await d.store.version(drive, node, String(m.version))) throw invalid(`version ${String(m.version)} of ${node} already exists`);
+  const c = await change(d, drive, { node, operation, version: String(m.version) });
   const text = JSON.stringify(m);
-  d.store.putNode({
+  await d.store.putNode({
     drive,
     node,
     kind: m.kind as NodeRow['kind'],
@@ -184,8 +184,8 @@ function manifest(d: Drive, drive: string, caller: Caller, m: Obj, pages: Obj[])
     rotate: operation === 'rotate' ? 0 : (existing?.rotate ?? 0),
     manifest: text,
   });
-  if (half) chunks = chunksStored(d, drive, content.chunks);
-  d.store.putVersion(
+  if (half) chunks = await chunksStored(d, drive, content.chunks);
+  await d.store.putVersion(
     drive,
     node,
     String(m.version),
@@ -195,71 +195,71 @@ function manifest(d: Drive, drive: string, caller: Caller, m: Obj, pages: Obj[])
     pages.map((p) => ({ hash: driveHash(profile, 'page', p), body: JSON.stringify(p) })),
     chunks,
   );
-  if (operation === 'create' && folder === '') d.store.setRoot(drive, node);
+  if (operation === 'create' && folder === '') await d.store.setRoot(drive, node);
   return { result: { seq: c.seq, node, version: String(m.version) }, change: c };
 }
 
-function liveFolder(d: Drive, drive: string, folder: string): void {
-  const f = d.store.node(drive, folder);
+async function liveFolder(d: Drive, drive: string, folder: string): Promise<void> {
+  const f = await d.store.node(drive, folder);
   if (!f || f.removed || f.kind !== 'folder') throw badTree(`${folder} is not a live folder of this drive`);
 }
 
-function nameFree(d: Drive, drive: string, folder: string, nameHash: string, node: string): void {
+async function nameFree(d: Drive, drive: string, folder: string, nameHash: string, node: string): Promise<void> {
   if (nameHash === '') return;
-  const taken = d.store.named(drive, folder, nameHash, node);
+  const taken = await d.store.named(drive, folder, nameHash, node);
   if (taken) throw conflict('the name is taken in that folder', taken.node, taken);
 }
 
-function records(d: Drive, drive: string, caller: Caller, list: Obj[]): Applied {
+async function records(d: Drive, drive: string, caller: Caller, list: Obj[]): Promise<Applied> {
   const node = String(list[0]!.node);
-  const target = d.store.node(drive, node);
+  const target = await d.store.node(drive, node);
   if (!target) throw ruleError(404, 'ra.errors.not-found', `node ${node} does not exist`);
-  require(d, drive, caller, node, 'append');
+  await require(d, drive, caller, node, 'append');
   if (target.removed || target.kind !== 'file' || (JSON.parse(target.manifest) as Obj).mode !== 'append') throw invalid(`node ${node} is not a live append file`);
-  let position = d.store.lastPosition(drive, node);
+  let position = await d.store.lastPosition(drive, node);
   const profile = d.ctx.config.profile;
   for (const r of list) {
     const problems = recordProblems(r);
     if (problems.length > 0) throw invalid(`a record is refused (ra.drive.record): ${problems.join('; ')}`);
     if (r.drive !== drive || r.node !== node) throw invalid('every record of a commit names this drive and one node');
-    const head = d.store.authorHead(drive, node, String(r.author));
+    const head = await d.store.authorHead(drive, node, String(r.author));
     const problem = chainProblem(r, head.sequence, head.hash);
     if (problem !== undefined) {
       if (Number(r.sequence) <= head.sequence) throw conflict(`${problem} for ${String(r.author)}`, node, target, { sequence: head.sequence, hash: head.hash });
       throw invalid(`${problem} (ra.drive.record)`);
     }
-    const chunks = chunksStored(d, drive, Array.isArray(r.chunks) ? (r.chunks as Obj[]) : []);
+    const chunks = await chunksStored(d, drive, Array.isArray(r.chunks) ? (r.chunks as Obj[]) : []);
     position += 1;
-    d.store.putRecord({ drive, node, position, author: String(r.author), sequence: Number(r.sequence), hash: driveHash(profile, 'record', r), body: JSON.stringify(r) }, chunks);
+    await d.store.putRecord({ drive, node, position, author: String(r.author), sequence: Number(r.sequence), hash: driveHash(profile, 'record', r), body: JSON.stringify(r) }, chunks);
   }
-  const c = change(d, drive, { node, operation: 'append', position });
+  const c = await change(d, drive, { node, operation: 'append', position });
   return { result: { seq: c.seq, node, position }, change: c };
 }
 
-function trim(d: Drive, drive: string, caller: Caller, t: Obj): Applied {
+async function trim(d: Drive, drive: string, caller: Caller, t: Obj): Promise<Applied> {
   const node = String(t.node);
-  if (!d.store.node(drive, node)) throw ruleError(404, 'ra.errors.not-found', `node ${node} does not exist`);
-  require(d, drive, caller, node, 'write');
+  if (!(await d.store.node(drive, node))) throw ruleError(404, 'ra.errors.not-found', `node ${node} does not exist`);
+  await require(d, drive, caller, node, 'write');
   const snapshot = t.snapshot as Obj;
-  if (!d.store.version(drive, String(snapshot.node), String(snapshot.version))) throw invalid('the trim names a snapshot version that is not committed');
-  d.store.trim(drive, node, Number(t.before));
-  const c = change(d, drive, { node, operation: 'trim', position: Number(t.before) });
+  if (!(await d.store.version(drive, String(snapshot.node), String(snapshot.version)))) throw invalid('the trim names a snapshot version that is not committed');
+  await d.store.trim(drive, node, Number(t.before));
+  const c = await change(d, drive, { node, operation: 'trim', position: Number(t.before) });
   return { result: { seq: c.seq, node, position: Number(t.before) }, change: c };
 }
 
-function share(d: Drive, drive: string, caller: Caller, s: Obj): Applied {
+async function share(d: Drive, drive: string, caller: Caller, s: Obj): Promise<Applied> {
   const problems = shareProblems(s);
   if (problems.length > 0) throw invalid(`the share is refused (ra.drive.share): ${problems.join('; ')}`);
   if (s.drive !== drive) throw invalid(`the share names drive ${String(s.drive)}, not ${drive}`);
   if (s.member === drive) throw invalid('the owner needs no share');
   const node = String(s.node);
-  const target = d.store.node(drive, node);
+  const target = await d.store.node(drive, node);
   if (!target || target.removed) throw badTree(`${node} is not a live node of this drive`);
-  require(d, drive, caller, node, 'admin');
-  if (d.store.share(drive, String(s.id))) throw invalid(`share ${String(s.id)} already exists`);
+  await require(d, drive, caller, node, 'admin');
+  if (await d.store.share(drive, String(s.id))) throw invalid(`share ${String(s.id)} already exists`);
   const expires = typeof s.expires === 'string' && s.expires !== '' ? (parseRfc3339(s.expires) ?? null) : null;
   const caps = (s.caps ?? {}) as Obj;
-  d.store.putShare({
+  await d.store.putShare({
     drive,
     id: String(s.id),
     node,
@@ -270,23 +270,23 @@ function share(d: Drive, drive: string, caller: Caller, s: Obj): Applied {
     expires_at: expires,
     downloads: Number(caps.downloads ?? 0),
   });
-  const c = change(d, drive, { node, operation: 'share', share: String(s.id) });
+  const c = await change(d, drive, { node, operation: 'share', share: String(s.id) });
   return { result: { seq: c.seq, node, share: String(s.id) }, change: c };
 }
 
-function unshare(d: Drive, drive: string, caller: Caller, id: string): Applied {
-  const s = d.store.share(drive, id);
+async function unshare(d: Drive, drive: string, caller: Caller, id: string): Promise<Applied> {
+  const s = await d.store.share(drive, id);
   if (!s || s.revoked) throw ruleError(404, 'ra.errors.not-found', `share ${id} is not live`);
-  require(d, drive, caller, s.node, 'admin');
-  d.store.revokeShare(drive, id);
+  await require(d, drive, caller, s.node, 'admin');
+  await d.store.revokeShare(drive, id);
   // The former member held the keys of everything below the shared node (ra.drive.unshare).
   const queue = [s.node];
   for (let n = queue.shift(), seen = 0; n !== undefined && seen < 100_000; n = queue.shift(), seen++) {
-    d.store.markRotate(drive, n);
-    queue.push(...d.store.children(drive, n, 100_000).map((c) => c.node));
+    await d.store.markRotate(drive, n);
+    queue.push(...(await d.store.children(drive, n, 100_000)).map((c) => c.node));
   }
-  const c = change(d, drive, { node: s.node, operation: 'unshare', share: id });
+  const c = await change(d, drive, { node: s.node, operation: 'unshare', share: id });
   const who = s.member ?? `link:${s.id}`;
-  const left = s.member ? d.store.sharesOf(drive, s.member).length : 0;
+  const left = s.member ? (await d.store.sharesOf(drive, s.member)).length : 0;
   return { result: { seq: c.seq, node: s.node, share: id }, change: c, ...(left === 0 ? { revoked: { who, share: id } } : {}) };
 }

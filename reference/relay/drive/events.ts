@@ -18,14 +18,16 @@ export interface Listener {
   /** The groups whose rosters the listener presented (a group's revocation reaches it too). */
   groups: readonly string[];
   /** Whether this listener may see a change of `node` now. */
-  sees: (node: string) => boolean;
+  sees: (node: string) => Promise<boolean>;
   /** Whether it still holds any live share (a member of a group may hold its own). */
-  holds: () => boolean;
+  holds: () => Promise<boolean>;
 }
 
 interface Stream extends Listener {
   send(chunk: string): void;
   close(): void;
+  /** Runs `step` after the steps queued before it (each judges against the database, so answers may come back out of order). */
+  after(step: () => Promise<void>): void;
 }
 
 export class DriveEvents {
@@ -57,8 +59,12 @@ export class DriveEvents {
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
         let closed = false;
+        let queue = Promise.resolve();
         stream = {
           ...listener,
+          after: (step) => {
+            queue = queue.then(step).catch(() => stream?.close());
+          },
           send: (chunk) => {
             if (!closed) controller.enqueue(encoder.encode(chunk));
           },
@@ -88,7 +94,7 @@ export class DriveEvents {
     const set = this.#streams.get(drive);
     if (!set) return;
     const f = frame('drive.changed', { type: 'drive.changed', identity: drive, timestamp: formatRfc3339(this.now()), drive: { drive, ...change } });
-    for (const s of set) if (unfiltered || s.sees(change.node)) s.send(f);
+    for (const s of set) s.after(async () => (unfiltered || (await s.sees(change.node)) ? s.send(f) : undefined));
   }
 
   /** `who` (a member or a group) lost its last share: `drive.revoked`, then the streams left with nothing close. */
@@ -101,9 +107,12 @@ export class DriveEvents {
     if (!set) return;
     const f = frame('drive.revoked', { type: 'drive.revoked', identity: drive, timestamp: formatRfc3339(this.now()), drive: { drive, share } });
     for (const s of [...set]) {
-      if ((s.who !== who && !s.groups.includes(who)) || s.holds()) continue;
-      s.send(f);
-      s.close();
+      if (s.who !== who && !s.groups.includes(who)) continue;
+      s.after(async () => {
+        if (await s.holds()) return;
+        s.send(f);
+        s.close();
+      });
     }
   }
 

@@ -40,15 +40,15 @@ export async function rosterGroup(ctx: RelayContext, header: string, caller: str
   const epoch = typeof r.epoch === 'number' ? r.epoch : 0;
   // --break group-roster-stale: an older epoch's roster is taken (ra.drive.group-roster-check).
   if (!ctx.config.breakages.has('group-roster-stale')) {
-    const current = known.local ? localEpoch(ctx, group) : await remoteEpoch(known.relay, group);
+    const current = known.local ? await localEpoch(ctx, group) : await remoteEpoch(known.relay, group);
     if (current === undefined) throw refuse(`${group}'s public epoch could not be learned from its relay`);
     if (epoch < current) throw refuse(`its epoch ${epoch} is below the group's current epoch ${current}`);
   }
   return group;
 }
 
-function localEpoch(ctx: RelayContext, group: string): number {
-  const stored = systemDocument(ctx, group, ROSTER_FILE);
+async function localEpoch(ctx: RelayContext, group: string): Promise<number> {
+  const stored = await systemDocument(ctx, group, ROSTER_FILE);
   return stored && Array.isArray(stored.admins) && typeof stored.epoch === 'number' ? stored.epoch : 0;
 }
 

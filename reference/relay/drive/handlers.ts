@@ -7,7 +7,7 @@ import { limits } from '../../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../../shared/errors.ts';
 import { bodySha256 } from '../../shared/body.ts';
 import type { OwnerCall } from '../inbox.ts';
-import { anyRole, callerOf, DOWNLOAD_WINDOW_MS, gone, hostedDrive, may, require, sharesOfCaller, type Caller, type Drive } from './access.ts';
+import { anyRole, callerOf, DOWNLOAD_WINDOW_MS, gone, hostedDrive, lineage, may, require, sharesOfCaller, type Caller, type Drive, type Role } from './access.ts';
 import { applyCommit, parseCommit } from './commit.ts';
 import { S3Chunks, UPLOAD_TTL_SECONDS, type Upload } from './s3-chunks.ts';
 import type { ChangeRow, NodeRow, ShareRow } from './store.ts';
@@ -16,13 +16,15 @@ type Obj = Record<string, unknown>;
 const IMMUTABLE = 'private, max-age=31536000, immutable';
 
 /** JSON with its length, as the relay's other answers (node then sends it whole, not chunked). */
-const json = (body: unknown, status = 200, cache = 'no-store') => jsonText(JSON.stringify(body), status, cache);
+const json = <T>(body: T extends PromiseLike<unknown> ? never : T, status = 200, cache = 'no-store') => jsonText(JSON.stringify(body), status, cache);
 const jsonText = (text: string, status = 200, cache = 'no-store') =>
   new Response(text, { status, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), 'cache-control': cache } });
 const HEX32 = /^[0-9a-f]{32}$/;
 const HEX64 = /^[0-9a-f]{64}$/;
 /** A base64 MD5 (ra.drive.missing-body's optional `md5`). */
 const MD5 = /^[A-Za-z0-9+/]{21}[AQgw]==$/;
+/** Whether the roles let their holder upload chunks (ra.drive.roles). */
+const writer = (roles: Set<Role>) => (['append', 'create', 'write', 'admin'] as const).some((r) => roles.has(r));
 const notFound = (what: string) => ruleError(404, 'ra.errors.not-found', `${what} does not exist here`);
 
 async function open(d: Drive, call: OwnerCall): Promise<{ drive: string; caller: Caller }> {
@@ -31,10 +33,10 @@ async function open(d: Drive, call: OwnerCall): Promise<{ drive: string; caller:
 }
 
 /** A node the caller may read; 404 for one that does not exist (before the 403, so ids are not probed by members only). */
-function readable(d: Drive, drive: string, caller: Caller, node: string): NodeRow {
-  const row = HEX32.test(node) ? d.store.node(drive, node) : undefined;
+async function readable(d: Drive, drive: string, caller: Caller, node: string): Promise<NodeRow> {
+  const row = HEX32.test(node) ? await d.store.node(drive, node) : undefined;
   if (!row) throw notFound(`node ${node}`);
-  require(d, drive, caller, node, 'read');
+  await require(d, drive, caller, node, 'read');
   return row;
 }
 
@@ -42,15 +44,15 @@ const nodeView = (n: NodeRow) => ({ node: n.node, version: n.version, seq: n.seq
 
 export async function root(d: Drive, call: OwnerCall): Promise<Response> {
   const { drive, caller } = await open(d, call);
-  if (caller.kind !== 'owner' && anyRole(d, drive, caller).size === 0) throw new HttpError(403, 'not_authorized', 'the caller holds no share of this drive', 'ra.drive.roles');
-  const meta = d.store.meta(drive);
+  if (caller.kind !== 'owner' && (await anyRole(d, drive, caller)).size === 0) throw new HttpError(403, 'not_authorized', 'the caller holds no share of this drive', 'ra.drive.roles');
+  const meta = await d.store.meta(drive);
   // --break root-no-root: the answer leaves the root out (ra.drive.root).
   return json({ drive, root: d.ctx.config.breakages.has('root-no-root') ? null : meta.root, seq: meta.seq, used: meta.used, quota: d.quota });
 }
 
 export async function missing(d: Drive, call: OwnerCall): Promise<Response> {
   const { drive, caller } = await open(d, call);
-  if (!(['append', 'create', 'write', 'admin'] as const).some((r) => anyRole(d, drive, caller).has(r))) throw new HttpError(403, 'not_authorized', 'only writers upload chunks', 'ra.drive.roles');
+  if (!writer(await anyRole(d, drive, caller))) throw new HttpError(403, 'not_authorized', 'only writers upload chunks', 'ra.drive.roles');
   let body: unknown;
   try {
     body = JSON.parse(Buffer.from(call.body).toString('utf8'));
@@ -63,13 +65,13 @@ export async function missing(d: Drive, call: OwnerCall): Promise<Response> {
   if (refs.length === 0 || refs.length > limits.drive_missing_max_chunks || !refs.every((r) => valid(r as Obj | undefined)))
     throw new HttpError(400, 'invalid_request', `the body is {chunks: [{id, size, md5?}]} with 1 to ${limits.drive_missing_max_chunks} chunks of sizes on the chunk grid`, 'ra.drive.missing-body');
   // --break missing-lists-stored: chunks the drive holds are listed again (ra.drive.missing).
-  const stored = (id: string) => d.store.chunkSize(drive, id) !== undefined && !d.ctx.config.breakages.has('missing-lists-stored');
-  const wanted = (refs as Obj[]).filter((r, i) => !stored(String(r.id)) && refs.findIndex((x) => (x as Obj).id === r.id) === i);
+  const held = await Promise.all((refs as Obj[]).map(async (r) => (await d.store.chunkSize(drive, String(r.id))) !== undefined && !d.ctx.config.breakages.has('missing-lists-stored')));
+  const wanted = (refs as Obj[]).filter((r, i) => !held[i] && refs.findIndex((x) => (x as Obj).id === r.id) === i);
   const adding = wanted.reduce((sum, r) => sum + Number(r.size), 0);
   const s3 = d.chunks instanceof S3Chunks ? d.chunks : undefined;
   // Upload URLs already promised for other chunks count: their bytes may arrive without the relay.
   const promised = s3 ? s3.reservedBytes(drive, new Set(wanted.map((r) => String(r.id)))) + (d.uploading.get(drive) ?? 0) : 0;
-  if (d.store.meta(drive).used + promised + adding > d.quota) throw ruleError(507, 'ra.drive.quota', `the drive would hold more than its quota of ${d.quota} bytes`);
+  if ((await d.store.meta(drive)).used + promised + adding > d.quota) throw ruleError(507, 'ra.drive.quota', `the drive would hold more than its quota of ${d.quota} bytes`);
   const base = new URL(call.req.url);
   const own = (id: string): Upload => ({ method: 'PUT', url: `${base.origin}/drive/${encodeURIComponent(drive)}/chunks/${id}`, headers: { 'content-type': 'application/octet-stream' } });
   const until = d.ctx.now() + (UPLOAD_TTL_SECONDS + 60) * 1000;
@@ -93,15 +95,15 @@ export async function settleUploads(d: Drive, drive: string, refs: Iterable<{ id
   if (!(d.chunks instanceof S3Chunks)) return;
   const s3 = d.chunks;
   for (const { id } of refs) {
-    if (d.store.chunkSize(drive, id) !== undefined) continue;
+    if ((await d.store.chunkSize(drive, id)) !== undefined) continue;
     const reserved = s3.reserved(drive, id);
-    const outcome = await s3.settle(drive, id, (size) => {
-      if (d.store.chunkSize(drive, id) !== undefined) return true;
+    const outcome = await s3.settle(drive, id, async (size) => {
+      if ((await d.store.chunkSize(drive, id)) !== undefined) return true;
       if (!validChunkSize(size)) return false;
       // An upload no live reservation counted (it lapsed, or the relay restarted) must fit now.
       const others = s3.reservedBytes(drive, new Set([id])) + (d.uploading.get(drive) ?? 0);
-      if ((reserved === undefined || reserved !== size) && d.store.meta(drive).used + others + size > d.quota) return false;
-      d.store.putChunk(drive, id, size, d.ctx.now());
+      if ((reserved === undefined || reserved !== size) && (await d.store.meta(drive)).used + others + size > d.quota) return false;
+      await d.store.putChunk(drive, id, size, d.ctx.now());
       return true;
     });
     if (outcome !== 'absent') s3.release(drive, id);
@@ -119,21 +121,21 @@ export async function settleLapsed(d: Drive): Promise<void> {
 
 export async function putChunk(d: Drive, call: OwnerCall, hash: string): Promise<Response> {
   const { drive, caller } = await open(d, call);
-  if (!(['append', 'create', 'write', 'admin'] as const).some((r) => anyRole(d, drive, caller).has(r))) throw new HttpError(403, 'not_authorized', 'only writers upload chunks', 'ra.drive.roles');
+  if (!writer(await anyRole(d, drive, caller))) throw new HttpError(403, 'not_authorized', 'only writers upload chunks', 'ra.drive.roles');
   if (!HEX64.test(hash)) throw new HttpError(400, 'invalid_request', 'a chunk is named by its lowercase hex SHA-256', 'ra.drive.chunk-upload');
   if (!validChunkSize(call.body.length))
     throw new HttpError(400, 'invalid_request', `${call.body.length} bytes is not a chunk size (ra.drive.chunk: nonce, whole 4096-byte buckets, tag)`, 'ra.drive.chunk-upload');
   if (bodySha256(call.body) !== hash) throw ruleError(400, 'ra.drive.chunk-upload', 'the body does not hash to its name');
-  if (d.store.chunkSize(drive, hash) !== undefined) return json({ id: hash, size: call.body.length });
+  if ((await d.store.chunkSize(drive, hash)) !== undefined) return json({ id: hash, size: call.body.length });
   // Uploads in flight hold their bytes against the quota, so concurrent ones cannot overrun it;
   // so do upload URLs promised for other chunks (object storage).
   const inFlight = d.uploading.get(drive) ?? 0;
   const promised = d.chunks instanceof S3Chunks ? d.chunks.reservedBytes(drive, new Set([hash])) : 0;
-  if (d.store.meta(drive).used + inFlight + promised + call.body.length > d.quota) throw ruleError(507, 'ra.drive.quota', `the drive would hold more than its quota of ${d.quota} bytes`);
+  if ((await d.store.meta(drive)).used + inFlight + promised + call.body.length > d.quota) throw ruleError(507, 'ra.drive.quota', `the drive would hold more than its quota of ${d.quota} bytes`);
   d.uploading.set(drive, inFlight + call.body.length);
   try {
     await d.chunks.put(drive, hash, call.body);
-    d.store.putChunk(drive, hash, call.body.length, d.ctx.now());
+    await d.store.putChunk(drive, hash, call.body.length, d.ctx.now());
     if (d.chunks instanceof S3Chunks) d.chunks.release(drive, hash);
   } finally {
     const left = (d.uploading.get(drive) ?? 0) - call.body.length;
@@ -174,18 +176,18 @@ export async function changes(d: Drive, call: OwnerCall): Promise<Response> {
   const { drive, caller } = await open(d, call);
   const raw = new URL(call.req.url).searchParams.get('cursor') ?? '0';
   if (!/^\d{1,15}$/.test(raw)) throw new HttpError(400, 'invalid_request', 'cursor is a decimal change sequence', 'ra.drive.changes-body');
-  if (caller.kind !== 'owner' && anyRole(d, drive, caller).size === 0) throw new HttpError(403, 'not_authorized', 'the caller holds no share of this drive', 'ra.drive.roles');
+  if (caller.kind !== 'owner' && (await anyRole(d, drive, caller)).size === 0) throw new HttpError(403, 'not_authorized', 'the caller holds no share of this drive', 'ra.drive.roles');
   // --break changes-skip: the change right after the cursor is skipped (ra.drive.changes).
   let cursor = Number(raw) + (d.ctx.config.breakages.has('changes-skip') ? 1 : 0);
   const out: ReturnType<typeof changeView>[] = [];
   const max = limits.drive_listing_max_entries;
   // A member's page is filtered; the cursor still moves past what it may not see.
   for (;;) {
-    const rows = d.store.changes(drive, cursor, max);
+    const rows = await d.store.changes(drive, cursor, max);
     for (const r of rows) {
       if (out.length >= max) return json({ changes: out, cursor, more: true });
       cursor = r.seq;
-      if (caller.kind === 'owner' || may(d, drive, caller, r.node, 'read')) out.push(changeView(r));
+      if (caller.kind === 'owner' || (await may(d, drive, caller, r.node, 'read'))) out.push(changeView(r));
     }
     if (rows.length < max) return json({ changes: out, cursor, more: false });
   }
@@ -193,44 +195,44 @@ export async function changes(d: Drive, call: OwnerCall): Promise<Response> {
 
 export async function node(d: Drive, call: OwnerCall, id: string): Promise<Response> {
   const { drive, caller } = await open(d, call);
-  return json(nodeView(readable(d, drive, caller, id)));
+  return json(nodeView(await readable(d, drive, caller, id)));
 }
 
 export async function children(d: Drive, call: OwnerCall, id: string): Promise<Response> {
   const { drive, caller } = await open(d, call);
-  readable(d, drive, caller, id);
+  await readable(d, drive, caller, id);
   // --break children-empty: a folder lists no children (ra.drive.nodes).
-  return json({ children: d.ctx.config.breakages.has('children-empty') ? [] : d.store.children(drive, id, limits.drive_listing_max_entries).map(nodeView) });
+  return json({ children: d.ctx.config.breakages.has('children-empty') ? [] : (await d.store.children(drive, id, limits.drive_listing_max_entries)).map(nodeView) });
 }
 
 export async function history(d: Drive, call: OwnerCall, id: string): Promise<Response> {
   const { drive, caller } = await open(d, call);
-  readable(d, drive, caller, id);
-  return json({ versions: d.store.versions(drive, id, limits.drive_listing_max_entries) });
+  await readable(d, drive, caller, id);
+  return json({ versions: await d.store.versions(drive, id, limits.drive_listing_max_entries) });
 }
 
 export async function records(d: Drive, call: OwnerCall, id: string): Promise<Response> {
   const { drive, caller } = await open(d, call);
-  readable(d, drive, caller, id);
+  await readable(d, drive, caller, id);
   const raw = new URL(call.req.url).searchParams.get('after') ?? '0';
   if (!/^\d{1,15}$/.test(raw)) throw new HttpError(400, 'invalid_request', 'after is a decimal record position', 'ra.drive.nodes-body');
   const max = limits.drive_listing_max_entries;
-  const rows = d.store.records(drive, id, Number(raw), max + 1);
+  const rows = await d.store.records(drive, id, Number(raw), max + 1);
   return json({ records: rows.slice(0, max).map((r) => ({ position: r.position, record: JSON.parse(r.body) as Obj })), more: rows.length > max });
 }
 
 export async function version(d: Drive, call: OwnerCall, id: string, v: string): Promise<Response> {
   const { drive, caller } = await open(d, call);
-  readable(d, drive, caller, id);
-  const row = HEX32.test(v) ? d.store.version(drive, id, v) : undefined;
+  await readable(d, drive, caller, id);
+  const row = HEX32.test(v) ? await d.store.version(drive, id, v) : undefined;
   if (!row) throw notFound(`version ${v} of ${id}`);
   return jsonText(row.manifest, 200, IMMUTABLE);
 }
 
 export async function page(d: Drive, call: OwnerCall, id: string, v: string, hash: string): Promise<Response> {
   const { drive, caller } = await open(d, call);
-  readable(d, drive, caller, id);
-  const body = HEX32.test(v) && HEX64.test(hash) ? d.store.page(drive, id, v, hash) : undefined;
+  await readable(d, drive, caller, id);
+  const body = HEX32.test(v) && HEX64.test(hash) ? await d.store.page(drive, id, v, hash) : undefined;
   if (body === undefined) throw notFound(`page ${hash} of ${id} version ${v}`);
   return jsonText(body, 200, IMMUTABLE);
 }
@@ -238,18 +240,18 @@ export async function page(d: Drive, call: OwnerCall, id: string, v: string, has
 /** A chunk through what references it: a version of the node, or (no version) one of its records. */
 export async function chunk(d: Drive, call: OwnerCall, id: string, v: string | undefined, hash: string): Promise<Response> {
   const { drive, caller } = await open(d, call);
-  readable(d, drive, caller, id);
+  await readable(d, drive, caller, id);
   // --break chunk-by-hash: any chunk of the drive is served by its hash alone (ra.drive.chunk-access).
   const byHash = d.ctx.config.breakages.has('chunk-by-hash');
-  const referenced = HEX64.test(hash) && (byHash || (v === undefined ? d.store.recordReferences(drive, id, hash) : HEX32.test(v) && d.store.versionReferences(drive, id, v, hash)));
+  const referenced = HEX64.test(hash) && (byHash || (v === undefined ? await d.store.recordReferences(drive, id, hash) : HEX32.test(v) && (await d.store.versionReferences(drive, id, v, hash))));
   const s3 = d.chunks instanceof S3Chunks && !d.ctx.config.breakages.has('chunk-bytes-altered') ? d.chunks : undefined;
   // The bytes, or where the store serves them (the presigned URL made, as a file is read, before an open is spent).
   const location = referenced && s3 ? await s3.readUrl(drive, hash, IMMUTABLE) : undefined;
   let bytes = referenced && !s3 ? await d.chunks.get(drive, hash) : undefined;
   if (!bytes && !location) throw ruleError(404, 'ra.drive.chunk-access', `no ${v === undefined ? 'record' : `version ${v}`} of ${id} references chunk ${hash}`);
   // A download through a link (a read of a version's or record's first chunk) spends one open.
-  if (caller.kind === 'link' && d.store.startsContent(drive, id, v, hash)) {
-    if (!d.store.spendOpen(drive, caller.share.id) && !d.ctx.config.breakages.has('link-opens-ignored')) throw ruleError(410, 'ra.drive.link-opens', 'the link has no opens left');
+  if (caller.kind === 'link' && (await d.store.startsContent(drive, id, v, hash))) {
+    if (!(await d.store.spendOpen(drive, caller.share.id)) && !d.ctx.config.breakages.has('link-opens-ignored')) throw ruleError(410, 'ra.drive.link-opens', 'the link has no opens left');
     // The rest of this download may follow even when this read spent the last open.
     for (const [share, o] of d.downloads) if (o.until <= d.ctx.now()) d.downloads.delete(share);
     d.downloads.set(caller.share.id, { node: id, version: v, until: d.ctx.now() + DOWNLOAD_WINDOW_MS });
@@ -269,12 +271,9 @@ export async function shares(d: Drive, call: OwnerCall): Promise<Response> {
   const { drive, caller } = await open(d, call);
   if (caller.kind === 'owner')
     return json({
-      shares: d.store
-        .allShares(drive)
-        .filter((s) => !gone(d, s))
-        .map(shareView),
+      shares: (await d.store.allShares(drive)).filter((s) => !gone(d, s)).map(shareView),
     });
-  const mine = sharesOfCaller(d, drive, caller);
+  const mine = await sharesOfCaller(d, drive, caller);
   // --break shares-empty: a member's list is empty (ra.drive.shares-list).
   if (d.ctx.config.breakages.has('shares-empty')) return json({ shares: [] });
   return json({ shares: mine.filter((s) => !gone(d, s)).map(shareView) });
@@ -282,33 +281,27 @@ export async function shares(d: Drive, call: OwnerCall): Promise<Response> {
 
 export async function nodeShares(d: Drive, call: OwnerCall, id: string): Promise<Response> {
   const { drive, caller } = await open(d, call);
-  readable(d, drive, caller, id);
-  const admin = may(d, drive, caller, id, 'admin');
+  await readable(d, drive, caller, id);
+  const admin = await may(d, drive, caller, id, 'admin');
   const mine = (s: ShareRow) => (caller.kind === 'member' ? s.member === caller.known.identity || caller.groups.includes(s.member ?? '') : caller.kind === 'link' ? s.id === caller.share.id : true);
   // --break node-shares-no-ancestors: only the node's own shares (ra.drive.node-shares).
-  const above = d.ctx.config.breakages.has('node-shares-no-ancestors') ? [id] : lineageIds(d, drive, id);
-  const list = above.flatMap((n) => d.store.sharesOn(drive, n)).filter((s) => !gone(d, s) && (admin || mine(s)));
+  const above = d.ctx.config.breakages.has('node-shares-no-ancestors') ? [id] : (await lineage(d, drive, id)).map((n) => n.node);
+  const list = (await Promise.all(above.map((n) => d.store.sharesOn(drive, n)))).flat().filter((s) => !gone(d, s) && (admin || mine(s)));
   return json({ shares: list.map(shareView) });
-}
-
-function lineageIds(d: Drive, drive: string, id: string): string[] {
-  const out: string[] = [];
-  for (let at = d.store.node(drive, id); at && !out.includes(at.node); at = at.folder ? d.store.node(drive, at.folder) : undefined) out.push(at.node);
-  return out;
 }
 
 export async function events(d: Drive, call: OwnerCall): Promise<Response> {
   const { drive, caller } = await open(d, call);
-  if (caller.kind !== 'owner' && !anyRole(d, drive, caller).has('read') && !anyRole(d, drive, caller).has('write') && !anyRole(d, drive, caller).has('admin'))
-    throw new HttpError(403, 'not_authorized', 'only readers follow the drive', 'ra.drive.roles');
+  const roles = await anyRole(d, drive, caller);
+  if (caller.kind !== 'owner' && !roles.has('read') && !roles.has('write') && !roles.has('admin')) throw new HttpError(403, 'not_authorized', 'only readers follow the drive', 'ra.drive.roles');
   const who = caller.kind === 'owner' ? drive : caller.kind === 'member' ? caller.known.identity : `link:${caller.share.id}`;
   const stream = d.events.open(
     drive,
     {
       who,
       groups: caller.kind === 'member' ? caller.groups : [],
-      sees: (n) => caller.kind === 'owner' || may(d, drive, caller, n, 'read'),
-      holds: () => caller.kind === 'owner' || (caller.kind === 'member' && anyRole(d, drive, caller).size > 0),
+      sees: async (n) => caller.kind === 'owner' || (await may(d, drive, caller, n, 'read')),
+      holds: async () => caller.kind === 'owner' || (caller.kind === 'member' && (await anyRole(d, drive, caller)).size > 0),
     },
     call.req.signal,
   );
@@ -321,7 +314,7 @@ export async function link(d: Drive, identity: string, id: string, req: Request)
   const drive = await hostedDrive(d, identity);
   // --break links-authenticated: the link answer wants the challenge headers (ra.drive.links).
   if (d.ctx.config.breakages.has('links-authenticated') && !req.headers.get(d.ctx.config.profile.ids.header_identity)) throw ruleError(401, 'ra.errors.challenge-invalid', 'authenticate first');
-  const s = HEX32.test(id) ? d.store.shareByLink(drive, id) : undefined;
+  const s = HEX32.test(id) ? await d.store.shareByLink(drive, id) : undefined;
   if (!s || gone(d, s)) throw notFound(`link ${id}`);
   const body = shareView(s);
   const bits = Number(body.pow ?? 0);

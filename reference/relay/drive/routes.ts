@@ -16,13 +16,13 @@ import { S3Chunks } from './s3-chunks.ts';
 import { DriveStore } from './store.ts';
 
 type Route = (path: string, methods: Record<string, Handler>) => void;
-type Call = (req: Request, event: H3Event, max?: number) => Promise<OwnerCall>;
+type Call = (req: Request, event: H3Event, max?: number, binary?: boolean) => Promise<OwnerCall>;
 
 export function createDrive(ctx: RelayContext): Drive {
   const dir = ctx.config.dataDir;
   return {
     ctx,
-    store: new DriveStore(ctx.store.database),
+    store: new DriveStore(ctx.store.sql),
     chunks: ctx.config.driveS3 ? new S3Chunks(ctx.config.driveS3) : dir === ':memory:' ? new MemoryChunks() : new FileChunks(join(dir, 'drive')),
     events: new DriveEvents(ctx.state, ctx.config.maxStreams, ctx.now),
     links: new LinkTokens(ctx.now),
@@ -40,7 +40,7 @@ export function driveRoutes(ctx: RelayContext, route: Route, call: Call, param: 
   const p = param;
   route(base, { GET: async (req, e) => h.root(d, await call(req, e)) });
   route(`${base}/chunks/missing`, { POST: async (req, e) => h.missing(d, await call(req, e, MISSING_BODY_MAX)) });
-  route(`${base}/chunks/:hash`, { PUT: async (req, e) => h.putChunk(d, await call(req, e, limits.drive_chunk_max_bytes), p(e, 'hash')) });
+  route(`${base}/chunks/:hash`, { PUT: async (req, e) => h.putChunk(d, await call(req, e, limits.drive_chunk_max_bytes, true), p(e, 'hash')) });
   route(`${base}/commit`, { POST: async (req, e) => h.commit(d, await call(req, e, limits.drive_commit_body_max_bytes)) });
   route(`${base}/changes`, { GET: async (req, e) => h.changes(d, await call(req, e)) });
   route(`${base}/shares`, { GET: async (req, e) => h.shares(d, await call(req, e)) });

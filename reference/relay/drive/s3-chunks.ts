@@ -166,11 +166,11 @@ export class S3Chunks implements ChunkStore {
    * Reads an uploaded object back: 'ok' (its SHA-256 is `id` and `record` took its size, under the
    * object's lock), 'absent', or 'bad' (deleted, so a right upload can take its place).
    */
-  settle(drive: string, id: string, record: (size: number) => boolean): Promise<'ok' | 'absent' | 'bad'> {
+  settle(drive: string, id: string, record: (size: number) => Promise<boolean>): Promise<'ok' | 'absent' | 'bad'> {
     return this.#locked(this.#key(drive, id), async () => {
       const held = await this.#read(drive, id);
       if (!held) return 'absent';
-      if (sha256(held) === id && record(held.length)) return 'ok';
+      if (sha256(held) === id && (await record(held.length))) return 'ok';
       await this.#s3.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(drive, id) }));
       return 'bad';
     });
