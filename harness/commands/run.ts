@@ -3,6 +3,8 @@
 //   run --targets FILE [--suite NAME ...]          every role the file describes (flags override it)
 //   run --suite rp --rp ORIGIN --authority URL     a role given by flags alone
 //   run --reference [--suite NAME ...]             the reference implementations, started on loopback
+//   run --reference --cluster --cluster-database URL --cluster-redis URL --cluster-s3 URL
+//                                                  the same, each server as several processes on those engines
 //
 // An outside implementation resolves test identities through a running test authority
 // (`svc-conformance authority`); the run first checks that it serves the service name under
@@ -13,6 +15,7 @@ import { profileFor, ProfileError, type Profile } from '../../protocol/common/pr
 import { urlOrigin } from '../../protocol/common/url.ts';
 import type { AuthorityControl } from '../actors/authority/types.ts';
 import { runCommand, type CliDeps, type CliIO, type RunFlags } from './shared.ts';
+import { clusterOf } from '../run/cluster.ts';
 import { ConfigError } from '../run/exit.ts';
 import type { SuiteLoad } from '../run/model.ts';
 import { SUITES, suiteNamed, type PreparedSuite } from '../suites/registry.ts';
@@ -52,6 +55,11 @@ Examples:
   $ svc-conformance run --targets targets.json --profile --expected-failures known.json
   $ svc-conformance run --rp https://rp.example.test --rp-start https://rp.example.test/test/start --authority http://127.0.88.1:8055
   $ svc-conformance run --reference --suite rp --rp-processes 2 --nonce-store redis://127.0.0.1:6379
+  $ DRIVE_S3_ACCESS_KEY=... DRIVE_S3_SECRET_KEY=... svc-conformance run --reference --cluster \
+      --cluster-database postgres://svc:pw@127.0.0.1:5432/svc --cluster-redis redis://127.0.0.1:6379 \
+      --cluster-s3 http://127.0.0.1:7480/svc-drive
+    (two processes of each server on shared engines, the relay's behind a round-robin front;
+     docs/servers/scale-out.md)
 `;
 
 export function registerRunCommand(cmd: Command, ctx: RunCommandContext): void {
@@ -62,7 +70,11 @@ export function registerRunCommand(cmd: Command, ctx: RunCommandContext): void {
     .option('--authority <admin-url>', 'admin URL of the running test authority the implementation resolves identities through')
     .option('--service-name <name>', "the profile name the implementation was built for (default svc, or the targets file's)")
     .option('--profile', 'project-profile checks (statuses, codes and fields the documents leave open) gate the run')
-    .option('--request-timeout <seconds>', 'time limit of one HTTP request to the implementation (default 20)', positive);
+    .option('--request-timeout <seconds>', 'time limit of one HTTP request to the implementation (default 20)', positive)
+    .option('--cluster', 'with --reference: each server as several processes on the engines below, as an operator scales out (docs/servers/scale-out.md)')
+    .option('--cluster-database <url>', 'with --cluster: postgres://USER:PASS@HOST:PORT/DB the RP and bridge processes share')
+    .option('--cluster-redis <url>', 'with --cluster: redis://HOST:PORT (no persistence) the relay processes share their state in')
+    .option('--cluster-s3 <url>', "with --cluster: http://HOST:PORT/BUCKET for the relays' drive chunks (keys in DRIVE_S3_ACCESS_KEY, DRIVE_S3_SECRET_KEY)");
   for (const suite of SUITES) suite.options(cmd);
   cmd.addHelpText('after', EXAMPLES).action(async (flags: Flags) => {
     ctx.setCode(await run(flags, ctx));
@@ -106,6 +118,7 @@ async function loadAll(prepared: PreparedSuite[]): Promise<SuiteLoad> {
 
 /** Every suite whose role the flags or the file describe (or those --suite names, which must be described). */
 async function prepareExternal(flags: Flags, file: Targets, profile: Profile): Promise<PreparedSuite[]> {
+  clusterOf(flags);
   for (const suite of SUITES) {
     const stray = suite.referenceFlags.filter((k) => flags[k] !== undefined);
     if (stray.length > 0) throw new ConfigError(`${stray.map(flagName).join(', ')} configure the reference: use them with --reference`);
@@ -139,6 +152,8 @@ async function prepareReference(flags: Flags, file: Targets, profile: Profile, c
   if (stray.length > 0) throw new ConfigError(`--reference starts its own implementations: drop ${stray.map(flagName).join(', ')}`);
   void file;
   const wanted = flags.suite.length > 0 ? flags.suite : SUITES.map((s) => s.name);
+  // --cluster: every engine the wanted suites need is named before anything starts.
+  clusterOf(flags, [...new Set(wanted.flatMap((name) => suiteNamed(name)!.clusterEngines ?? []))]);
   // Stop what started when interrupted during startup, before the run's own handler is in place.
   const prepared: PreparedSuite[] = [];
   let interrupted = false;

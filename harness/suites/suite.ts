@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import type { Profile } from '../../protocol/common/profile.ts';
 import type { AuthorityControl } from '../actors/authority/types.ts';
+import type { ClusterEngine } from '../run/cluster.ts';
 import type { ExpectedFailures } from '../run/expected.ts';
 import type { SuiteLoad } from '../run/model.ts';
 import type { Targets } from '../targets/file.ts';
@@ -46,6 +47,8 @@ export interface SuiteDefinition {
   options(cmd: Command): void;
   /** The flags that only make sense with --reference (refused without it). */
   referenceFlags: string[];
+  /** The engines its reference needs with --cluster (harness/run/cluster.ts); none: it runs as usual. */
+  clusterEngines?: readonly ClusterEngine[];
   /** A run against an outside implementation, or undefined when neither flags nor file describe this role. */
   external(input: ExternalInput): Promise<PreparedSuite | undefined>;
   reference(input: ReferenceInput): Promise<PreparedSuite>;

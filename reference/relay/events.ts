@@ -1,14 +1,34 @@
 // The event streams (GET /events/:identity): `ready` on open, a payload-free `message` event when
 // mail arrives for the identity, a keepalive comment every 25 s, at most MAX_STREAMS_PER_IDENTITY
-// open streams per identity (429 beyond). Nothing is replayed on reconnect: the pickup is where
+// open streams per identity (429 beyond), counted across the relay's processes (state slots that
+// a live stream renews with its keepalive, so a dead process's free themselves). Nothing is replayed on reconnect: the pickup is where
 // delivery happens (ra.events.no-replay). Mail accepted by any process of the relay is announced
 // through its state's fan-out, so a stream held by another process hears of it too.
+import { randomBytes } from 'node:crypto';
 import { formatRfc3339 } from '../../protocol/common/time.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import type { RelayState } from './state.ts';
 
 const encoder = new TextEncoder();
 const KEEPALIVE_MS = limits.event_keepalive_seconds * 1000;
+
+/** A stream's slot lives three keepalives unless renewed. */
+const SLOT_TTL_MS = 3 * KEEPALIVE_MS;
+
+export interface StreamSlot {
+  renew(): void;
+  release(): void;
+}
+
+/** One of `max` stream slots under `key`, shared by the relay's processes; undefined when all are taken. */
+export async function streamSlot(state: RelayState, key: string, max: number): Promise<StreamSlot | undefined> {
+  const id = randomBytes(9).toString('base64url');
+  if (!(await state.claimSlot(key, id, max, SLOT_TTL_MS))) return undefined;
+  return {
+    renew: () => void state.renewSlot(key, id, SLOT_TTL_MS).catch(() => undefined),
+    release: () => void state.releaseSlot(key, id).catch(() => undefined),
+  };
+}
 
 interface Stream {
   send(chunk: string): void;
@@ -33,16 +53,20 @@ export class EventHub {
   }
 
   /** A new stream's body, or undefined when the identity has its maximum open. */
-  open(identity: string, signal?: AbortSignal): ReadableStream<Uint8Array> | undefined {
-    if (this.count(identity) >= this.maxStreams) return undefined;
+  async open(identity: string, signal?: AbortSignal): Promise<ReadableStream<Uint8Array> | undefined> {
+    const slot = await streamSlot(this.state, `streams:${identity}`, this.maxStreams);
+    if (!slot) return undefined;
     let stream: Stream | undefined;
     let timer: ReturnType<typeof setInterval> | undefined;
     const set = this.#streams.get(identity) ?? new Set<Stream>();
     this.#streams.set(identity, set);
+    let ended = false;
     const end = () => {
       if (timer) clearInterval(timer);
       if (stream) set.delete(stream);
       if (set.size === 0) this.#streams.delete(identity);
+      if (!ended) slot.release();
+      ended = true;
     };
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => {
@@ -60,7 +84,10 @@ export class EventHub {
         };
         set.add(stream);
         stream.send(frame('ready', { type: 'ready', identity, timestamp: formatRfc3339(this.now()) }));
-        timer = setInterval(() => stream?.send(': keepalive\n\n'), KEEPALIVE_MS);
+        timer = setInterval(() => {
+          stream?.send(': keepalive\n\n');
+          slot.renew();
+        }, KEEPALIVE_MS);
         timer.unref?.();
         signal?.addEventListener('abort', () => stream?.close(), { once: true });
       },

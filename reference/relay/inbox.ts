@@ -80,7 +80,7 @@ export async function consume(ctx: RelayContext, call: OwnerCall): Promise<{ con
 
 export async function events(ctx: RelayContext, call: OwnerCall): Promise<Response> {
   const known = await owner(ctx, call);
-  const stream = ctx.events.open(known.identity, call.req.signal);
+  const stream = await ctx.events.open(known.identity, call.req.signal);
   if (!stream) throw ruleError(429, 'ra.errors.too-many-streams', `${known.identity} has ${ctx.config.maxStreams} streams open (MAX_STREAMS_PER_IDENTITY)`);
   // --break events-replay (ra.events.no-replay): see variants.ts.
   if (ctx.config.breakages.has('events-replay')) await replayPending(ctx, known.identity);

@@ -99,7 +99,16 @@ end
 return 1`;
 
 /** Each script with its number of keys (undefined: the call passes it first). */
+// KEYS[1] the slots (a sorted set scored by expiry); ARGV now, id, max, until, ttlMs: 1 when taken (or held already).
+const CLAIM_SLOT = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if not redis.call('ZSCORE', KEYS[1], ARGV[2]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[4], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return 1`;
+
 const SCRIPTS = {
+  claimSlot: [CLAIM_SLOT, 1],
   addChallenge: [ADD_CHALLENGE, 1],
   spendChallenge: [SPEND_CHALLENGE, 1],
   addSession: [ADD_SESSION, 2],
@@ -233,6 +242,30 @@ export class RedisState implements RelayState {
 
   spendChallenge(identity: string, challenge: string): Promise<boolean> {
     return this.#run('challenge', async () => (await this.#scripts.spendChallenge(`${this.#p}ch:${identity}`, this.now(), challenge)) === 1);
+  }
+
+  claimSlot(key: string, id: string, max: number, ttlMs: number): Promise<boolean> {
+    const now = this.now();
+    return this.#run('stream', async () => (await this.#scripts.claimSlot(`${this.#p}slots:${key}`, now, id, max, now + ttlMs, Math.max(1, ttlMs))) === 1);
+  }
+
+  renewSlot(key: string, id: string, ttlMs: number): Promise<void> {
+    return this.#run('stream', async () => {
+      await this.#redis.zadd(`${this.#p}slots:${key}`, 'XX', this.now() + ttlMs, id);
+      await this.#redis.pexpire(`${this.#p}slots:${key}`, Math.max(1, ttlMs), 'GT');
+    });
+  }
+
+  releaseSlot(key: string, id: string): Promise<void> {
+    return this.#run('stream', async () => void (await this.#redis.zrem(`${this.#p}slots:${key}`, id)));
+  }
+
+  putValue(key: string, value: string, ttlMs: number): Promise<void> {
+    return this.#run('value', async () => void (await this.#redis.set(`${this.#p}value:${key}`, value, 'PX', Math.max(1, Math.ceil(ttlMs)))));
+  }
+
+  value(key: string): Promise<string | undefined> {
+    return this.#run('value', async () => (await this.#redis.get(`${this.#p}value:${key}`)) ?? undefined);
   }
 
   spendNonce(key: string, ttlMs: number): Promise<boolean> {

@@ -82,6 +82,17 @@ export interface RelayState {
   offer(code: string): Promise<Offer | undefined>;
   /** Replaces the offer `before` (as read) by `after` (null: removes it); false when it changed meanwhile. */
   swapOffer(before: Offer, after: Offer | null): Promise<boolean>;
+  /**
+   * Takes one of `max` slots under `key` for `id` (an open event stream), held for `ttlMs` unless
+   * renewed, so the slots of a process that died free themselves: false when all are taken.
+   */
+  claimSlot(key: string, id: string, max: number, ttlMs: number): Promise<boolean>;
+  /** Holds a slot `ttlMs` longer (a live stream's keepalive). */
+  renewSlot(key: string, id: string, ttlMs: number): Promise<void>;
+  releaseSlot(key: string, id: string): Promise<void>;
+  /** A short-lived value every process reads (a link's proof-of-work token, a download under way). */
+  putValue(key: string, value: string, ttlMs: number): Promise<void>;
+  value(key: string): Promise<string | undefined>;
   /** Tells every process, this one included (this one synchronously). */
   publish(event: SharedEvent): void;
   subscribe(listener: (event: SharedEvent) => void): void;
@@ -98,6 +109,8 @@ export class MemoryState implements RelayState {
   readonly #sessions = new Map<string, Session>();
   readonly #buckets = new Map<string, { used: number; resetAt: number }>();
   readonly #offers = new Map<string, Offer>();
+  readonly #slots = new Map<string, Map<string, number>>();
+  readonly #values = new Map<string, { value: string; until: number }>();
   readonly #listeners: Array<(event: SharedEvent) => void> = [];
   #lastSweep = 0;
 
@@ -195,6 +208,36 @@ export class MemoryState implements RelayState {
     return true;
   }
 
+  async claimSlot(key: string, id: string, max: number, ttlMs: number): Promise<boolean> {
+    const now = this.now();
+    const held = this.#slots.get(key) ?? new Map<string, number>();
+    for (const [k, until] of held) if (until <= now) held.delete(k);
+    if (!held.has(id) && held.size >= max) return false;
+    held.set(id, now + ttlMs);
+    this.#slots.set(key, held);
+    return true;
+  }
+
+  async renewSlot(key: string, id: string, ttlMs: number): Promise<void> {
+    const held = this.#slots.get(key);
+    if (held?.has(id)) held.set(id, this.now() + ttlMs);
+  }
+
+  async releaseSlot(key: string, id: string): Promise<void> {
+    const held = this.#slots.get(key);
+    if (held?.delete(id) && held.size === 0) this.#slots.delete(key);
+  }
+
+  async putValue(key: string, value: string, ttlMs: number): Promise<void> {
+    this.#sweep();
+    this.#values.set(key, { value, until: this.now() + ttlMs });
+  }
+
+  async value(key: string): Promise<string | undefined> {
+    const v = this.#values.get(key);
+    return v && v.until > this.now() ? v.value : undefined;
+  }
+
   publish(event: SharedEvent): void {
     for (const l of this.#listeners) l(event);
   }
@@ -217,5 +260,6 @@ export class MemoryState implements RelayState {
     }
     for (const [k, s] of this.#sessions) if (s.expiresAt <= now) this.#sessions.delete(k);
     for (const [k, b] of this.#buckets) if (b.resetAt <= now) this.#buckets.delete(k);
+    for (const [k, v] of this.#values) if (v.until <= now) this.#values.delete(k);
   }
 }

@@ -3,6 +3,7 @@
 // process, with an in-process test authority and the harness's clients in a static file).
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { CLUSTER_PROCESSES, clusterOf } from '../../run/cluster.ts';
 import { ConfigError } from '../../run/exit.ts';
 import type { BridgeRole } from '../../targets/file.ts';
 import type { ExternalInput, PreparedSuite, ReferenceInput, SuiteDefinition } from '../suite.ts';
@@ -30,6 +31,7 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
   name: 'bridge',
   title: 'an OpenID Connect bridge of document 2',
   referenceFlags: ['bridgeDatabase', 'bridgeProcesses'],
+  clusterEngines: ['database'],
   options(cmd: Command): void {
     cmd
       .option('--bridge <issuer>', 'bridge: the issuer of the bridge under test (discovery is read from here)')
@@ -94,7 +96,9 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
   },
 
   async reference({ flags, profile, log }: ReferenceInput): Promise<PreparedSuite> {
-    const f = flags as BridgeFlags;
+    // --cluster: the bridge processes on the cluster's database unless --bridge-database names another.
+    const cluster = clusterOf(flags, ['database']);
+    const f = { ...(flags as BridgeFlags), ...(cluster && flags.bridgeDatabase === undefined ? { bridgeDatabase: cluster.database } : {}) };
     const { startBridgeReference, REFERENCE_CODE_TTL_S, REFERENCE_TX_TTL_S, REFERENCE_PUSH_INTERVAL_S } = await import('./launch.ts');
     if (f.bridgeDatabase !== undefined && !/^postgres(ql)?:\/\/\S+$/.test(f.bridgeDatabase)) throw new ConfigError(`--bridge-database ${f.bridgeDatabase}: expected postgres://USER:PASS@HOST:PORT/DB`);
     const run = await startBridgeReference({
@@ -102,7 +106,7 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
       codeTtlS: REFERENCE_CODE_TTL_S,
       txTtlS: REFERENCE_TX_TTL_S,
       pushIntervalS: REFERENCE_PUSH_INTERVAL_S,
-      processes: f.bridgeProcesses ?? 2,
+      processes: f.bridgeProcesses ?? (cluster ? CLUSTER_PROCESSES : 2),
       ...(f.bridgeDatabase ? { database: f.bridgeDatabase } : {}),
       ...(log ? { log } : {}),
     });

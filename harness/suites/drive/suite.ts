@@ -1,7 +1,9 @@
 // The drive suite in the registry. The drive is part of a relay: it takes the relay role (`--relay`,
 // `--relay-peer` or the targets file's `relay`), and `--reference` starts its own pair of
 // reference relays (a member homed on the second), with a small drive quota it declares.
+import { clusterOf, RELAY_ENGINES } from '../../run/cluster.ts';
 import type { ExternalInput, PreparedSuite, ReferenceInput, SuiteDefinition } from '../suite.ts';
+import { clusterBanner, clusterConfig } from '../relay/suite.ts';
 import type { RelayTarget } from '../relay/driver.ts';
 
 /** The quota of the reference relays the suite starts: two largest chunks do not fit. */
@@ -18,6 +20,7 @@ export const driveSuiteDefinition: SuiteDefinition = {
   name: 'drive',
   title: "a relay's end-to-end encrypted drive (document 3, Drive API)",
   referenceFlags: [],
+  clusterEngines: RELAY_ENGINES,
   options(): void {
     // The relay suite's --relay and --relay-peer describe the drive's relay too.
   },
@@ -47,14 +50,15 @@ export const driveSuiteDefinition: SuiteDefinition = {
   async reference({ flags, profile, log }: ReferenceInput): Promise<PreparedSuite> {
     const f = flags as DriveFlags;
     const { startRelayReference } = await import('../relay/launch.ts');
-    const run = await startRelayReference({ profile, ...(log ? { log } : {}), extraArgs: ['--drive-quota', String(REFERENCE_DRIVE_QUOTA)] });
+    const cluster = clusterOf(flags, RELAY_ENGINES);
+    const run = await startRelayReference({ profile, ...(log ? { log } : {}), extraArgs: ['--drive-quota', String(REFERENCE_DRIVE_QUOTA)], ...(cluster ? { cluster } : {}) });
     const target: RelayTarget = { ...run.target, ...(f.requestTimeout !== undefined ? { requestTimeoutMs: f.requestTimeout * 1000 } : {}) };
     return {
       suite: 'drive',
       load: () => loadDrive(target),
       profileGates: true,
-      config: { suite: 'drive', reference: true, relay: target.url, peer: target.peerUrl, quota: REFERENCE_DRIVE_QUOTA },
-      banner: `reference relays for the drive at ${target.url} and ${target.peerUrl} (quota ${REFERENCE_DRIVE_QUOTA} bytes)`,
+      config: { suite: 'drive', reference: true, relay: target.url, peer: target.peerUrl, quota: REFERENCE_DRIVE_QUOTA, ...clusterConfig(run), ...(cluster?.s3 ? { s3: cluster.s3 } : {}) },
+      banner: `reference relays for the drive at ${target.url}${clusterBanner(run)} and ${target.peerUrl} (quota ${REFERENCE_DRIVE_QUOTA} bytes${cluster?.s3 ? `, chunks in ${cluster.s3}` : ''})`,
       stop: () => run.stop(),
     };
   },

@@ -3,12 +3,17 @@
 // authority. Relay A hosts `a.relay.test` behind the invite gate with a short spool lifetime and
 // challenge life, a small stream cap and a bridge URL, all declared to the suite; relay B hosts `b.relay.test`
 // openly. A can be restarted on the same port and data directory (the durability checks).
+// With `cluster` (run --reference --cluster), A is several processes behind a round-robin front
+// sharing Redis and a data directory or PostgreSQL (cluster.ts), and both relays keep drive
+// chunks in S3; B stays one process.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Profile } from '../../../protocol/common/profile.ts';
 import { startAuthority, type Authority } from '../../actors/authority/index.ts';
+import { CLUSTER_PROCESSES, isolatedSchema, type ClusterEngines } from '../../run/cluster.ts';
 import { spawnReference, type ReferenceChild } from '../../run/spawn.ts';
+import { startRelayCluster, type RelayCluster } from './cluster.ts';
 import type { RelayDeclared, RelayTarget } from './driver.ts';
 
 /** What relay A runs with, declared to the suite. */
@@ -25,6 +30,8 @@ export const REFERENCE_DECLARED: Required<RelayDeclared> = {
 export interface RelayReferenceRun {
   target: RelayTarget;
   authority: Authority;
+  /** Relay A's processes and front, when clustered. */
+  cluster?: RelayCluster;
   stop(): Promise<void>;
 }
 
@@ -36,30 +43,38 @@ export interface RelayReferenceOptions {
   /** More flags for the first relay and for its peer, each its own (e.g. --database: two relays never share one). */
   ownArgs?: { a: string[]; b: string[] };
   env?: NodeJS.ProcessEnv;
+  /** Relay A as a cluster on these engines (redis, and s3 and database when given). */
+  cluster?: ClusterEngines;
 }
 
 export async function startRelayReference(options: RelayReferenceOptions): Promise<RelayReferenceRun> {
   const dirs: string[] = [];
   const children: ReferenceChild[] = [];
+  let cluster: RelayCluster | undefined;
+  let dropSchema: (() => Promise<void>) | undefined;
   let authority: Authority | undefined;
   const killAll = () => {
-    for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+    for (const c of [...children, ...(cluster?.processes() ?? [])]) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
   };
   process.once('exit', killAll);
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    await Promise.all(children.map((c) => c.stop()));
+    await Promise.all([...children.map((c) => c.stop()), cluster?.stop()]);
     process.off('exit', killAll);
     await authority?.close().catch(() => undefined);
+    await dropSchema?.().catch(() => undefined);
     await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
   };
   try {
     authority = await startAuthority({ profile: options.profile });
-    const common = ['--dns-server', authority.dnsServer, '--ca', authority.caFile, '--service-name', options.profile.name, '--resolver-timeout', '1500', ...(options.extraArgs ?? [])];
+    const c = options.cluster;
+    const s3 = c?.s3 ? ['--drive-s3', c.s3] : [];
+    const env = { ...options.env, ...c?.s3Env };
+    const common = ['--dns-server', authority.dnsServer, '--ca', authority.caFile, '--service-name', options.profile.name, '--resolver-timeout', '1500', ...s3, ...(options.extraArgs ?? [])];
     const spawnRelay = async (args: string[]) => {
-      const child = await spawnReference('relay', args, { ...(options.log ? { log: options.log } : {}), ...(options.env ? { env: options.env } : {}), onSpawn: (c) => children.push(c) });
+      const child = await spawnReference('relay', args, { ...(options.log ? { log: options.log } : {}), env, onSpawn: (c) => children.push(c) });
       return child;
     };
     const dirA = await mkdtemp(join(tmpdir(), 'svc-relay-a-'));
@@ -88,16 +103,25 @@ export async function startRelayReference(options: RelayReferenceOptions): Promi
       ...common,
       ...(options.ownArgs?.a ?? []),
     ];
-    let a = await spawnRelay(['--port', '0', ...argsA]);
-    const port = new URL(a.url).port;
+    let a: ReferenceChild | undefined;
+    if (c?.redis) {
+      const schema = c.database ? await isolatedSchema(c.database, 'relay') : undefined;
+      if (schema) dropSchema = schema.drop;
+      const database = schema?.url;
+      const spawn = (args: string[]) => spawnRelay(args).then((child) => (children.splice(children.indexOf(child), 1), child));
+      cluster = await startRelayCluster({ serviceName: options.profile.name, processes: CLUSTER_PROCESSES, args: argsA, redis: c.redis, ...(database ? { database } : {}), spawn });
+    } else a = await spawnRelay(['--port', '0', ...argsA]);
     const b = await spawnRelay(['--port', '0', '--data-dir', dirB, '--hosted-domains', 'b.relay.test', ...common, ...(options.ownArgs?.b ?? [])]);
-    const restart = async () => {
-      await a.stop();
-      children.splice(children.indexOf(a), 1);
+    const restartA = async () => {
+      const port = new URL(a!.url).port;
+      await a!.stop();
+      children.splice(children.indexOf(a!), 1);
       a = await spawnRelay(['--port', port, ...argsA]);
     };
-    const target: RelayTarget = { profile: options.profile, url: a.url, peerUrl: b.url, authority, requestTimeoutMs: 20_000, declared: { ...d }, restart };
-    return { target, authority, stop };
+    const restart = cluster ? cluster.restart : restartA;
+    const url = cluster ? cluster.url : a!.url;
+    const target: RelayTarget = { profile: options.profile, url, peerUrl: b.url, authority, requestTimeoutMs: 20_000, declared: { ...d }, restart };
+    return { target, authority, stop, ...(cluster ? { cluster } : {}) };
   } catch (error) {
     await stop();
     throw error;

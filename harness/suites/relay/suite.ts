@@ -2,10 +2,12 @@
 // the RelayTarget built from them, and `--reference` (two reference relays as child processes with
 // an in-process test authority, the first one restartable).
 import { InvalidArgumentError, type Command } from 'commander';
+import { clusterOf, RELAY_ENGINES } from '../../run/cluster.ts';
 import { ConfigError } from '../../run/exit.ts';
 import type { RelayRole } from '../../targets/file.ts';
 import type { ExternalInput, PreparedSuite, ReferenceInput, SuiteDefinition } from '../suite.ts';
 import type { RelayDeclared, RelayTarget } from './driver.ts';
+import type { RelayReferenceRun } from './launch.ts';
 
 interface RelayFlags {
   relay?: string;
@@ -35,6 +37,7 @@ export const relaySuiteDefinition: SuiteDefinition = {
   name: 'relay',
   title: 'a relay of document 3 (identities, authentication, messaging)',
   referenceFlags: [],
+  clusterEngines: RELAY_ENGINES,
   options(cmd: Command): void {
     cmd
       .option('--relay <url>', 'relay: base address of the relay under test')
@@ -84,18 +87,32 @@ export const relaySuiteDefinition: SuiteDefinition = {
   async reference({ flags, profile, log }: ReferenceInput): Promise<PreparedSuite> {
     const f = flags as RelayFlags;
     const { startRelayReference } = await import('./launch.ts');
-    const run = await startRelayReference({ profile, ...(log ? { log } : {}) });
+    const cluster = clusterOf(flags, RELAY_ENGINES);
+    const run = await startRelayReference({ profile, ...(log ? { log } : {}), ...(cluster ? { cluster } : {}) });
     const target: RelayTarget = { ...run.target, ...(f.requestTimeout !== undefined ? { requestTimeoutMs: f.requestTimeout * 1000 } : {}) };
     return {
       suite: 'relay',
       load: () => loadRelay(target),
       profileGates: true,
-      config: { suite: 'relay', reference: true, relay: target.url, peer: target.peerUrl, declared: target.declared, authority: run.authority.adminUrl },
-      banner: `reference relays at ${target.url} and ${target.peerUrl} (spool TTL ${target.declared.spoolTtlS} s, restartable), authority ${run.authority.adminUrl} (DNS ${run.authority.dnsServer})`,
+      config: { suite: 'relay', reference: true, relay: target.url, peer: target.peerUrl, declared: target.declared, authority: run.authority.adminUrl, ...clusterConfig(run) },
+      banner: `reference relays at ${target.url}${clusterBanner(run)} and ${target.peerUrl} (spool TTL ${target.declared.spoolTtlS} s, restartable), authority ${run.authority.adminUrl} (DNS ${run.authority.dnsServer})`,
       stop: () => run.stop(),
     };
   },
 };
+
+/** What the report's config says of a clustered relay A. */
+export function clusterConfig(run: RelayReferenceRun): Record<string, unknown> {
+  if (!run.cluster) return {};
+  return { cluster: { front: run.cluster.url, processes: run.cluster.processes().map((p) => p.url), durable: 'postgres', shared_state: 'redis' } };
+}
+
+/** The banner's words for a clustered relay A. */
+export function clusterBanner(run: RelayReferenceRun): string {
+  if (!run.cluster) return '';
+  const ps = run.cluster.processes();
+  return ` (${ps.length} processes ${ps.map((p) => p.url).join(', ')} behind a round-robin front; Redis; PostgreSQL)`;
+}
 
 async function loadRelay(target: RelayTarget) {
   const { relaySuite } = await import('./index.ts');

@@ -4,6 +4,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { limits } from '../../../schemas/ts/limits.ts';
 import { normalizeOrigin, urlOrigin } from '../../../protocol/common/url.ts';
+import { CLUSTER_PROCESSES, clusterOf } from '../../run/cluster.ts';
 import { ConfigError } from '../../run/exit.ts';
 import type { RpRole } from '../../targets/file.ts';
 import type { ExternalInput, PreparedSuite, ReferenceInput, SuiteDefinition } from '../suite.ts';
@@ -32,6 +33,7 @@ export const rpSuiteDefinition: SuiteDefinition = {
   name: 'rp',
   title: 'a relying party of document 1 (native sign-in)',
   referenceFlags: ['nonceStore', 'rpDatabase', 'rpProcesses'],
+  clusterEngines: ['database'],
   options(cmd: Command): void {
     cmd
       .option('--rp <origin>', 'rp: origin of the RP under test (the audience of its requests)')
@@ -86,9 +88,11 @@ export const rpSuiteDefinition: SuiteDefinition = {
   },
 
   async reference({ flags, profile, log }: ReferenceInput): Promise<PreparedSuite> {
-    const f = flags as RpFlags;
+    // --cluster: the RP processes on the cluster's database unless --rp-database names another.
+    const cluster = clusterOf(flags, ['database']);
+    const f = { ...(flags as RpFlags), ...(cluster && flags.rpDatabase === undefined ? { rpDatabase: cluster.database } : {}) };
     const store = f.nonceStore ?? 'sqlite';
-    const processes = f.rpProcesses ?? (store === 'memory' ? 1 : 2);
+    const processes = f.rpProcesses ?? (cluster ? CLUSTER_PROCESSES : store === 'memory' ? 1 : 2);
     if (!/^(sqlite|memory|redis:\/\/[^\s/]+:\d+\/?)$/.test(store)) throw new ConfigError(`--nonce-store ${store}: use sqlite, memory or redis://HOST:PORT`);
     if (store === 'memory' && processes > 1) throw new ConfigError('--nonce-store memory cannot be shared between processes: use sqlite or redis with --rp-processes');
     if (f.rpDatabase !== undefined && !/^postgres(ql)?:\/\/\S+$/.test(f.rpDatabase)) throw new ConfigError(`--rp-database ${f.rpDatabase}: expected postgres://USER:PASS@HOST:PORT/DB`);

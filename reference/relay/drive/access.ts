@@ -11,6 +11,7 @@ import { HttpError, ruleError } from '../../shared/errors.ts';
 import type { RelayContext } from '../config.ts';
 import { lookup, type Known } from '../directory.ts';
 import type { OwnerCall } from '../inbox.ts';
+import type { RelayState } from '../state.ts';
 import type { ChunkStore } from './chunks.ts';
 import { rosterGroup } from './groups.ts';
 import type { DriveEvents } from './events.ts';
@@ -30,8 +31,6 @@ export interface Drive {
   quota: number;
   /** Bytes of chunk uploads in flight, per drive (held against the quota until stored). */
   uploading: Map<string, number>;
-  /** Per link share, the download its last open started (see finishing). */
-  downloads: Map<string, { node: string; version: string | undefined; until: number }>;
 }
 
 const READ: readonly Role[] = ['read', 'write', 'admin'];
@@ -79,7 +78,7 @@ async function linkShare(d: Drive, drive: string, link: string, headers: Headers
   const ids = d.ctx.config.profile.ids;
   const share = /^[0-9a-f]{32}$/.test(link) ? await d.store.shareByLink(drive, link) : undefined;
   if (!share) throw new HttpError(403, 'not_authorized', `${ids.header_link} names no live link of this drive`, 'ra.drive.link-auth');
-  if (gone(d, share) && !finishing(d, share, target)) throw ruleError(410, 'ra.drive.link-opens', 'the link has expired or has no opens left');
+  if (gone(d, share) && !(await finishing(d, share, target))) throw ruleError(410, 'ra.drive.link-opens', 'the link has expired or has no opens left');
   const body = JSON.parse(share.body) as { verifier_hash?: string; pow?: number };
   if (body.verifier_hash) {
     const verifier = decodeBase64Any(headers.get(ids.header_link_verifier) ?? '');
@@ -90,7 +89,7 @@ async function linkShare(d: Drive, drive: string, link: string, headers: Headers
   }
   if ((body.pow ?? 0) > 0) {
     const [token = '', solution = ''] = (headers.get(ids.header_link_pow) ?? '').split('.', 2);
-    if (!d.links.live(share.id, token) || !checkPow(token, solution, clampPowBits(body.pow!)))
+    if (!(await d.links.live(share.id, token)) || !checkPow(token, solution, clampPowBits(body.pow!)))
       throw new HttpError(403, 'not_authorized', `this link asks for ${ids.header_link_pow}: <token>.<solution> solving its link answer's token`, 'ra.drive.link-opens');
   }
   return share;
@@ -99,14 +98,28 @@ async function linkShare(d: Drive, drive: string, link: string, headers: Headers
 /** How long the rest of a download may follow the read of its first chunk that spent the last open. */
 export const DOWNLOAD_WINDOW_MS = 10 * 60_000;
 
+/** Where a download under a link started (its first chunk's read), kept DOWNLOAD_WINDOW_MS in the relay's state. */
+interface Download {
+  node: string;
+  version?: string;
+}
+const downloadKey = (share: string) => `drive-download:${share}`;
+
+/** The link's open just spent started a download of `node` (at `version`, or its records). */
+export async function downloadStarted(d: Drive, share: string, open: Download): Promise<void> {
+  await d.ctx.state.putValue(downloadKey(share), JSON.stringify(open), DOWNLOAD_WINDOW_MS);
+}
+
 /**
  * A download spends its open on its first chunk (ra.drive.link-opens), so a link whose last open
  * that read spent still reads the rest of that version (or the node's records), unexpired,
- * for DOWNLOAD_WINDOW_MS); whether the chunk belongs to it is the chunk handler's check.
+ * for DOWNLOAD_WINDOW_MS, at any of the relay's processes; whether the chunk belongs to it is
+ * the chunk handler's check.
  */
-function finishing(d: Drive, share: ShareRow, target: string): boolean {
-  const open = d.downloads.get(share.id);
-  if (!open || open.until <= d.ctx.now() || (share.expires_at !== null && share.expires_at <= d.ctx.now())) return false;
+async function finishing(d: Drive, share: ShareRow, target: string): Promise<boolean> {
+  const stored = await d.ctx.state.value(downloadKey(share.id));
+  const open = stored === undefined ? undefined : (JSON.parse(stored) as Download);
+  if (!open || (share.expires_at !== null && share.expires_at <= d.ctx.now())) return false;
   const m = /^\/drive\/[^/]+\/nodes\/([0-9a-f]{32})(?:\/versions\/([0-9a-f]{32}))?\/chunks\/[0-9a-f]{64}$/.exec(target.split('?')[0]!);
   return m !== null && m[1] === open.node && m[2] === open.version;
 }
@@ -164,22 +177,17 @@ export async function anyRole(d: Drive, drive: string, caller: Caller): Promise<
   return new Set((await sharesOfCaller(d, drive, caller)).filter((s) => !expired(d, s)).map((s) => s.role as Role));
 }
 
-/** Proof-of-work tokens a link's answer hands out, good for a while (ra.drive.link-opens). */
+/** Proof-of-work tokens a link's answer hands out, good for a while at any of the relay's processes (ra.drive.link-opens). */
 export class LinkTokens {
-  readonly #tokens = new Map<string, { share: string; until: number }>();
+  constructor(readonly state: RelayState) {}
 
-  constructor(readonly now: () => number) {}
-
-  issue(share: string): string {
-    const now = this.now();
-    for (const [t, v] of this.#tokens) if (v.until <= now) this.#tokens.delete(t);
+  async issue(share: string): Promise<string> {
     const token = randomBytes(16).toString('base64url');
-    this.#tokens.set(token, { share, until: now + limits.drive_link_pow_token_seconds * 1000 });
+    await this.state.putValue(`drive-pow:${token}`, share, limits.drive_link_pow_token_seconds * 1000);
     return token;
   }
 
-  live(share: string, token: string): boolean {
-    const t = this.#tokens.get(token);
-    return t !== undefined && t.share === share && t.until > this.now();
+  async live(share: string, token: string): Promise<boolean> {
+    return token !== '' && (await this.state.value(`drive-pow:${token}`)) === share;
   }
 }

@@ -7,6 +7,7 @@
 // its listeners may see against the shared database, which the commit reached first.
 import { formatRfc3339 } from '../../../protocol/common/time.ts';
 import { limits } from '../../../schemas/ts/limits.ts';
+import { streamSlot } from '../events.ts';
 import type { RelayState } from '../state.ts';
 
 const encoder = new TextEncoder();
@@ -45,16 +46,21 @@ export class DriveEvents {
   }
 
   /** A new stream's body, or undefined when this listener has its maximum open on the drive. */
-  open(drive: string, listener: Listener, signal?: AbortSignal): ReadableStream<Uint8Array> | undefined {
+  async open(drive: string, listener: Listener, signal?: AbortSignal): Promise<ReadableStream<Uint8Array> | undefined> {
+    // Counted across the relay's processes, as the mail streams are (../events.ts).
+    const slot = await streamSlot(this.state, `drive-streams:${drive}:${listener.who}`, this.maxStreams);
+    if (!slot) return undefined;
     const set = this.#streams.get(drive) ?? new Set<Stream>();
-    if ([...set].filter((s) => s.who === listener.who).length >= this.maxStreams) return undefined;
     this.#streams.set(drive, set);
     let stream: Stream | undefined;
     let timer: ReturnType<typeof setInterval> | undefined;
+    let ended = false;
     const end = () => {
       if (timer) clearInterval(timer);
       if (stream) set.delete(stream);
       if (set.size === 0) this.#streams.delete(drive);
+      if (!ended) slot.release();
+      ended = true;
     };
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
@@ -77,7 +83,10 @@ export class DriveEvents {
         };
         set.add(stream);
         stream.send(frame('ready', { type: 'ready', identity: drive, timestamp: formatRfc3339(this.now()) }));
-        timer = setInterval(() => stream?.send(': keepalive\n\n'), KEEPALIVE_MS);
+        timer = setInterval(() => {
+          stream?.send(': keepalive\n\n');
+          slot.renew();
+        }, KEEPALIVE_MS);
         timer.unref?.();
         signal?.addEventListener('abort', () => stream?.close(), { once: true });
       },

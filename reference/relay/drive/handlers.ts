@@ -7,7 +7,7 @@ import { limits } from '../../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../../shared/errors.ts';
 import { bodySha256 } from '../../shared/body.ts';
 import type { OwnerCall } from '../inbox.ts';
-import { anyRole, callerOf, DOWNLOAD_WINDOW_MS, gone, hostedDrive, lineage, may, require, sharesOfCaller, type Caller, type Drive, type Role } from './access.ts';
+import { anyRole, callerOf, downloadStarted, gone, hostedDrive, lineage, may, require, sharesOfCaller, type Caller, type Drive, type Role } from './access.ts';
 import { applyCommit, parseCommit } from './commit.ts';
 import { S3Chunks, UPLOAD_TTL_SECONDS, type Upload } from './s3-chunks.ts';
 import type { ChangeRow, NodeRow, ShareRow } from './store.ts';
@@ -253,8 +253,7 @@ export async function chunk(d: Drive, call: OwnerCall, id: string, v: string | u
   if (caller.kind === 'link' && (await d.store.startsContent(drive, id, v, hash))) {
     if (!(await d.store.spendOpen(drive, caller.share.id)) && !d.ctx.config.breakages.has('link-opens-ignored')) throw ruleError(410, 'ra.drive.link-opens', 'the link has no opens left');
     // The rest of this download may follow even when this read spent the last open.
-    for (const [share, o] of d.downloads) if (o.until <= d.ctx.now()) d.downloads.delete(share);
-    d.downloads.set(caller.share.id, { node: id, version: v, until: d.ctx.now() + DOWNLOAD_WINDOW_MS });
+    await downloadStarted(d, caller.share.id, { node: id, ...(v !== undefined ? { version: v } : {}) });
   }
   // A recorded chunk is stored (and was verified when recorded): object storage serves it. The
   // presigned URL expires, so the redirect is not cached; what it leads to is immutable.
@@ -295,7 +294,7 @@ export async function events(d: Drive, call: OwnerCall): Promise<Response> {
   const roles = await anyRole(d, drive, caller);
   if (caller.kind !== 'owner' && !roles.has('read') && !roles.has('write') && !roles.has('admin')) throw new HttpError(403, 'not_authorized', 'only readers follow the drive', 'ra.drive.roles');
   const who = caller.kind === 'owner' ? drive : caller.kind === 'member' ? caller.known.identity : `link:${caller.share.id}`;
-  const stream = d.events.open(
+  const stream = await d.events.open(
     drive,
     {
       who,
@@ -326,7 +325,7 @@ export async function link(d: Drive, identity: string, id: string, req: Request)
       role: s.role,
       kdf: String(body.kdf ?? ''),
       salt: String(body.salt ?? ''),
-      pow: bits > 0 ? { bits: clampPowBits(bits), token: d.links.issue(s.id) } : null,
+      pow: bits > 0 ? { bits: clampPowBits(bits), token: await d.links.issue(s.id) } : null,
       opens_left: s.downloads > 0 ? Math.max(0, s.downloads - s.used) : null,
       expires: String(body.expires ?? ''),
     }),

@@ -25,10 +25,9 @@ export function createDrive(ctx: RelayContext): Drive {
     store: new DriveStore(ctx.store.sql),
     chunks: ctx.config.driveS3 ? new S3Chunks(ctx.config.driveS3) : dir === ':memory:' ? new MemoryChunks() : new FileChunks(join(dir, 'drive')),
     events: new DriveEvents(ctx.state, ctx.config.maxStreams, ctx.now),
-    links: new LinkTokens(ctx.now),
+    links: new LinkTokens(ctx.state),
     quota: ctx.config.driveQuota ?? limits.drive_quota_default_bytes,
     uploading: new Map(),
-    downloads: new Map(),
   };
 }
 
