@@ -88,10 +88,16 @@ export function cpuWatch(named: Record<string, number | undefined>): () => CpuRe
   };
 }
 
-/** `relay 0.97, redis 0.21, load generator 0.55 cores; machine 93% busy, 1% iowait of 2 cores`. */
+/**
+ * `relay 0.97, redis 0.21, load generator 0.55 cores; others 0.20; machine 93% busy, 1% iowait of
+ * 2 cores`: `others` is the machine's busy time the row's processes do not account for (other
+ * work on the machine, which takes cores from the row).
+ */
 export function describeCpu(r: CpuReport): string {
   const parts = Object.entries(r.cores)
     .sort((a, b) => b[1] - a[1])
     .map(([name, c]) => `${name} ${c.toFixed(2)}`);
-  return `${parts.join(', ')} cores; machine ${Math.round(r.machineBusy * 100)}% busy, ${Math.round(r.machineIowait * 100)}% iowait of ${cpus().length} cores`;
+  const ours = Object.values(r.cores).reduce((a, b) => a + b, 0);
+  const others = Math.max(0, r.machineBusy * cpus().length - ours);
+  return `${parts.join(', ')} cores; others ${others.toFixed(2)}; machine ${Math.round(r.machineBusy * 100)}% busy, ${Math.round(r.machineIowait * 100)}% iowait of ${cpus().length} cores`;
 }

@@ -39,7 +39,8 @@ export async function cephUploadRows(authority: Authority, diskRate: number): Pr
     const bytes = chunks.reduce((s, c) => s + c.length, 0);
     const pids = { relay: relay.proc.pid, radosgw: ceph.pid, 'ceph-osd': ceph.osdPid, 'ceph-mon': ceph.monPid };
     const watch = cpuWatch(pids);
-    const rate = bytes / (await upload(relay.url, files));
+    const phases: { missing?: number; put?: number; commit?: number } = {};
+    const rate = bytes / (await upload(relay.url, files, phases));
     const cpu = watch();
     const floor = await radosgwFloor(ceph, chunks, { radosgw: ceph.pid, 'ceph-osd': ceph.osdPid, 'ceph-mon': ceph.monPid });
     const floorRate = bytes / floor.seconds;
@@ -56,6 +57,7 @@ export async function cephUploadRows(authority: Authority, diskRate: number): Pr
         ratio: rate / diskRate,
       },
       note(`    CPU: ${describeCpu(cpu)}`),
+      note(`    seconds: missing lists ${phases.missing!.toFixed(2)}, PUTs ${phases.put!.toFixed(2)}, commits (read back) ${phases.commit!.toFixed(2)}`),
       note(`    relay on Ceph / radosgw floor: ${(rate / floorRate).toFixed(3)}; ${ceph.version}`),
     ];
   } finally {

@@ -122,7 +122,8 @@ export async function benchDrive(): Promise<BenchRow[]> {
       const files = prepareUpload(session, FILES, chunksPerFile(size.kib), plain, false);
       const bytes = files.reduce((sum, f) => sum + f.chunks.reduce((s, c) => s + c.size, 0), 0);
       const watch = cpuWatch({ relay: relay.proc.pid });
-      const uploadRate = bytes / (await upload(relay.url, files));
+      const phases: { missing?: number; put?: number; commit?: number } = {};
+      const uploadRate = bytes / (await upload(relay.url, files, phases));
       const cpu = watch();
       const floors = await diskFloor(
         join(dir, `floor-${size.kib}`),
@@ -143,6 +144,7 @@ export async function benchDrive(): Promise<BenchRow[]> {
           ...(size.target !== undefined ? { target: size.target } : {}),
         },
         { name: `    CPU: ${describeCpu(cpu)}`, opsPerSecond: Number.NaN, note: true },
+        { name: `    seconds: missing lists ${phases.missing!.toFixed(2)}, PUTs ${phases.put!.toFixed(2)}, commits ${phases.commit!.toFixed(2)}`, opsPerSecond: Number.NaN, note: true },
       );
     }
     // a'. The 1 MiB upload with the chunks on Ceph (./drive-s3.ts), against the same disk floor.
@@ -221,7 +223,7 @@ export function prepareUpload(session: DriveSession, files: number, chunks: numb
  * Missing lists (each must name every chunk: at the prepared PUT's path on the relay, or at an
  * upload URL elsewhere, object storage), the PUTs, the commits: seconds.
  */
-export async function upload(url: string, files: PreparedFile[]): Promise<number> {
+export async function upload(url: string, files: PreparedFile[], phases: { missing?: number; put?: number; commit?: number } = {}): Promise<number> {
   const agent = new Agent({ connections: files.length });
   const origin = new URL(url).origin;
   const t0 = performance.now();
@@ -248,8 +250,11 @@ export async function upload(url: string, files: PreparedFile[]): Promise<number
         }
       }),
     );
+    const t1 = performance.now();
+    phases.missing = (t1 - t0) / 1000;
     if (puts.length) await expectAll(url, puts, UPLOAD_CONCURRENCY, 201, 'chunk PUTs');
     for (const [to, list] of elsewhere) await expectAll(to, list, UPLOAD_CONCURRENCY, 200, `chunk PUTs to ${to}`);
+    const t2 = performance.now();
     await expectAll(
       url,
       files.map((f) => f.commit),
@@ -257,7 +262,10 @@ export async function upload(url: string, files: PreparedFile[]): Promise<number
       200,
       'file commits',
     );
-    return (performance.now() - t0) / 1000;
+    const t3 = performance.now();
+    phases.put = (t2 - t1) / 1000;
+    phases.commit = (t3 - t2) / 1000;
+    return (t3 - t0) / 1000;
   } finally {
     await agent.close();
   }
