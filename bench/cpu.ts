@@ -101,3 +101,20 @@ export function describeCpu(r: CpuReport): string {
   const others = Math.max(0, r.machineBusy * cpus().length - ours);
   return `${parts.join(', ')} cores; others ${others.toFixed(2)}; machine ${Math.round(r.machineBusy * 100)}% busy, ${Math.round(r.machineIowait * 100)}% iowait of ${cpus().length} cores`;
 }
+
+/**
+ * What bounds a row, from its CPU figures: a single-threaded process (`threads1`: node's event
+ * loop, redis-server) near one core; else the machine's cores all busy; else waiting (fsync,
+ * round trips), which more cores would not shorten.
+ */
+export function verdict(r: CpuReport, threads1: readonly string[]): string {
+  const n = cpus().length;
+  const ours = Object.values(r.cores).reduce((a, b) => a + b, 0);
+  const hot = Object.entries(r.cores)
+    .filter(([name]) => threads1.some((t) => name.startsWith(t)))
+    .sort((a, b) => b[1] - a[1])[0];
+  if (hot && hot[1] >= 0.85) return `bound: ${hot[0]}'s one thread (${hot[1].toFixed(2)} core); more cores help only as more processes`;
+  if (r.machineBusy >= 0.9) return `bound: the ${n} cores (the row's processes ${ours.toFixed(2)}, other work ${Math.max(0, r.machineBusy * n - ours).toFixed(2)}); more cores: faster`;
+  if (r.machineIowait >= 0.1) return `bound: the disk (iowait ${Math.round(r.machineIowait * 100)}%); more cores: no change`;
+  return `bound: waiting (round trips, fsync), ${ours.toFixed(2)} of ${n} cores used; more cores: no change, more concurrency might`;
+}

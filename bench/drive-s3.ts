@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Authority } from '../harness/actors/authority/index.ts';
 import { spawnReference, type ReferenceChild } from '../harness/run/spawn.ts';
-import { cpuWatch, describeCpu, type CpuReport } from './cpu.ts';
+import { cpuWatch, describeCpu, verdict, type CpuReport } from './cpu.ts';
 import { chunksPerFile, expectAll, FILES, mib, openDrive, prepareUpload, upload, UPLOAD_CONCURRENCY } from './drive.ts';
 import { isMissing, startCeph, type Ceph } from './engines.ts';
 import { serialize } from './loadgen.ts';
@@ -51,12 +51,14 @@ export async function cephUploadRows(authority: Authority, diskRate: number): Pr
         ratio: floorRate / diskRate,
       },
       note(`    CPU: ${describeCpu(floor.cpu)}`),
+      note(`    ${verdict(floor.cpu, [])}`),
       {
         name: `relay drive upload MiB/s on Ceph S3, 1 MiB chunks: missing + presigned PUTs to radosgw + commit (read back); ratio vs disk floor`,
         opsPerSecond: mib(rate),
         ratio: rate / diskRate,
       },
       note(`    CPU: ${describeCpu(cpu)}`),
+      note(`    ${verdict(cpu, ['relay'])}`),
       note(`    seconds: missing lists ${phases.missing!.toFixed(2)}, PUTs ${phases.put!.toFixed(2)}, commits (read back) ${phases.commit!.toFixed(2)}`),
       note(`    relay on Ceph / radosgw floor: ${(rate / floorRate).toFixed(3)}; ${ceph.version}`),
     ];

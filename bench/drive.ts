@@ -30,7 +30,7 @@ import { defaultProfile as profile } from '../protocol/common/profile.ts';
 import { runLoad, serialize } from './loadgen.ts';
 import { startPeer } from './relay.ts';
 import type { BenchRow } from './verifier.ts';
-import { cpuWatch, describeCpu } from './cpu.ts';
+import { cpuWatch, describeCpu, verdict } from './cpu.ts';
 import { cephUploadRows } from './drive-s3.ts';
 
 type Obj = Record<string, unknown>;
@@ -144,6 +144,7 @@ export async function benchDrive(): Promise<BenchRow[]> {
           ...(size.target !== undefined ? { target: size.target } : {}),
         },
         { name: `    CPU: ${describeCpu(cpu)}`, opsPerSecond: Number.NaN, note: true },
+        { name: `    ${verdict(cpu, ['relay'])}`, opsPerSecond: Number.NaN, note: true },
         { name: `    seconds: missing lists ${phases.missing!.toFixed(2)}, PUTs ${phases.put!.toFixed(2)}, commits ${phases.commit!.toFixed(2)}`, opsPerSecond: Number.NaN, note: true },
       );
     }

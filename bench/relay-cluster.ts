@@ -16,7 +16,7 @@ import { message, newRelayIdentity, type RelayIdentity } from '../harness/actors
 import { spawnReference, type ReferenceChild } from '../harness/run/spawn.ts';
 import { encodeBase64url } from '../protocol/common/base64.ts';
 import { defaultProfile as profile } from '../protocol/common/profile.ts';
-import { cpuWatch, describeCpu, type CpuReport } from './cpu.ts';
+import { cpuWatch, describeCpu, verdict, type CpuReport } from './cpu.ts';
 import { isMissing, startPostgres, startRedis, type Engine } from './engines.ts';
 import { runLoad, serialize } from './loadgen.ts';
 import type { BenchRow } from './verifier.ts';
@@ -25,6 +25,8 @@ const N = Number(process.env.BENCH_MESSAGES ?? 6000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const ROUNDS = Number(process.env.BENCH_CLUSTER_ROUNDS ?? 3);
 const SENDERS = 64;
+/** Processes that do their work on one thread: node's event loop, redis-server. */
+const SINGLE = ['relay', 'redis'];
 const BIN = fileURLToPath(new URL('../bin/svc-reference.js', import.meta.url));
 
 /** Whether `svc-reference relay` takes --database (the relay's stores on PostgreSQL, issue 17). */
@@ -118,6 +120,7 @@ export async function benchRelayCluster(): Promise<BenchRow[]> {
     rows.push(
       { name: `(a) relay, 1 process, SQLite (default), accepted/s, median of ${ROUNDS} [${each(runsA)}]`, opsPerSecond: a.rate },
       { name: `    CPU: ${describeCpu(a.cpu)}`, opsPerSecond: Number.NaN, note: true },
+      { name: `    ${verdict(a.cpu, SINGLE)}`, opsPerSecond: Number.NaN, note: true },
     );
     if (!pair || isMissing(cluster)) {
       rows.push({ name: `(b) 2 processes, shared state: SKIPPED, ${isMissing(cluster) ? cluster.missing : ''}`, opsPerSecond: Number.NaN, note: true });
@@ -127,6 +130,7 @@ export async function benchRelayCluster(): Promise<BenchRow[]> {
     rows.push(
       { name: `(b) relay, ${cluster.label}, accepted/s, median of ${ROUNDS} [${each(runsB)}]; ratio b/a`, opsPerSecond: b.rate, ratio: b.rate / a.rate },
       { name: `    CPU: ${describeCpu(b.cpu)}`, opsPerSecond: Number.NaN, note: true },
+      { name: `    ${verdict(b.cpu, SINGLE)}`, opsPerSecond: Number.NaN, note: true },
       { name: `    engines: ${engines.map((e) => e.version).join('; ')}; node ${process.version}`, opsPerSecond: Number.NaN, note: true },
     );
     return rows;
