@@ -89,7 +89,7 @@ export async function runLoad(url: string | readonly string[], requests: readonl
           latencies[done++] = performance.now() - sentAt;
           inFlight = false;
           statuses.set(status, (statuses.get(status) ?? 0) + 1);
-          if (status !== 200 && firstFailure === undefined) firstFailure = `${head.slice(0, head.indexOf('\r\n'))} ${buffered.toString('utf8', end + 4, total)}`;
+          if ((status < 200 || status >= 300) && firstFailure === undefined) firstFailure = `${head.slice(0, head.indexOf('\r\n'))} ${buffered.toString('utf8', end + 4, total)}`;
           buffered = undefined;
           if (done === requests.length) resolve();
           else send();
