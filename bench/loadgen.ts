@@ -37,13 +37,18 @@ const CONTENT_LENGTH = /\r\ncontent-length:[ \t]*(\d+)/i;
 
 /**
  * Sends every request once over `connections` keep-alive sockets to `url` (http://host:port) and
- * resolves when all are answered. An answer without Content-Length (chunked) or a closed socket
+ * resolves when all are answered. Several URLs (processes serving one service) get the sockets in
+ * turn, and every socket takes the next request when it is free: a client-side split of the load. An answer without Content-Length (chunked) or a closed socket
  * with requests still queued rejects: the bench accepts no ambiguity about what was answered.
  */
-export async function runLoad(url: string, requests: readonly Buffer[], connections: number): Promise<LoadResult> {
-  const { hostname, port } = new URL(url);
-  const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
-  const sockets = await Promise.all(Array.from({ length: Math.min(connections, requests.length) }, () => open(host, Number(port))));
+export async function runLoad(url: string | readonly string[], requests: readonly Buffer[], connections: number): Promise<LoadResult> {
+  const urls = typeof url === 'string' ? [url] : url;
+  const sockets = await Promise.all(
+    Array.from({ length: Math.min(connections, requests.length) }, (_, i) => {
+      const { hostname, port } = new URL(urls[i % urls.length]!);
+      return open(hostname.startsWith('[') ? hostname.slice(1, -1) : hostname, Number(port));
+    }),
+  );
   const statuses = new Map<number, number>();
   const latencies = new Float64Array(requests.length);
   let done = 0;
@@ -84,7 +89,7 @@ export async function runLoad(url: string, requests: readonly Buffer[], connecti
           latencies[done++] = performance.now() - sentAt;
           inFlight = false;
           statuses.set(status, (statuses.get(status) ?? 0) + 1);
-          if (status !== 200 && firstFailure === undefined) firstFailure = `${head.slice(0, head.indexOf('\r\n'))} ${buffered.toString('utf8', end + 4, total)}`;
+          if ((status < 200 || status >= 300) && firstFailure === undefined) firstFailure = `${head.slice(0, head.indexOf('\r\n'))} ${buffered.toString('utf8', end + 4, total)}`;
           buffered = undefined;
           if (done === requests.length) resolve();
           else send();

@@ -18,6 +18,8 @@ export interface BenchRow {
   ratio?: number;
   target?: number;
   value?: number;
+  /** A line of text under the rows before it (what bounds them, versions, a skipped row): `name` only. */
+  note?: boolean;
 }
 
 const N = 4000;

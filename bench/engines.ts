@@ -1,0 +1,151 @@
+// The outside engines a scale-out row needs, started by the bench as the tests start them (a temp
+// directory, a free port, stopped at the end) and each naming its version for the output. An
+// engine that is not installed is a `Missing` naming the Debian package, so its row prints a skip
+// line instead of failing the run.
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { closedPort } from '../harness/run/spawn.ts';
+
+export interface Missing {
+  missing: string;
+}
+
+export interface Engine {
+  version: string;
+  /** The server's pid (a PostgreSQL postmaster: its backends are its children), for ./cpu.ts. */
+  pid: number | undefined;
+  stop(): Promise<void>;
+}
+
+const absent = (binary: string, pkg: string): Missing | undefined => (existsSync(binary) ? undefined : { missing: `${binary} is missing: install the Debian package ${pkg}` });
+
+async function waitPort(port: number, proc: ChildProcess | undefined, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const up = await new Promise<boolean>((resolve) => {
+      const s = createConnection({ port, host: '127.0.0.1' });
+      s.once('connect', () => (s.destroy(), resolve(true)));
+      s.once('error', () => resolve(false));
+    });
+    if (up) return;
+    if (Date.now() > deadline || (proc && proc.exitCode !== null)) throw new Error(`${what} did not start on ${port}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const killed = (proc: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+    proc.once('exit', () => resolve());
+    proc.kill('SIGTERM');
+  });
+
+/** redis-server without persistence (as --shared-state requires), on a free port. */
+export async function startRedis(): Promise<(Engine & { url: string }) | Missing> {
+  const no = absent('/usr/bin/redis-server', 'redis-server');
+  if (no) return no;
+  const port = await closedPort();
+  const proc = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  await waitPort(port, proc, 'redis-server');
+  const version = /v=(\S+)/.exec(execFileSync('/usr/bin/redis-server', ['--version'], { encoding: 'utf8' }))?.[1] ?? '?';
+  return { version: `Redis ${version}`, pid: proc.pid, url: `redis://127.0.0.1:${port}`, stop: () => killed(proc) };
+}
+
+/**
+ * A private PostgreSQL cluster: initdb in a temp directory owned by the postgres user, on a free
+ * port, default durability (fsync on, synchronous_commit on: a commit is on disk, as SQLite's
+ * synchronous=FULL), trust on loopback; stopped with `pg_ctl stop -m immediate` and removed.
+ */
+export async function startPostgres(): Promise<(Engine & { url: string }) | Missing> {
+  const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(a) - Number(b)) : [];
+  const bin = versions.length ? `/usr/lib/postgresql/${versions.at(-1)}/bin` : '';
+  const no = absent(`${bin}/initdb`, 'postgresql');
+  if (no) return no;
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-pg-'));
+  chmodSync(dir, 0o700);
+  const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }));
+  const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }));
+  chownSync(dir, uid, gid);
+  const as = (cmd: string, args: string[]) => execFileSync('runuser', ['-u', 'postgres', '--', `${bin}/${cmd}`, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const data = join(dir, 'data');
+  as('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+  const port = await closedPort();
+  as('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200`, 'start']);
+  const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  as('createdb', ['-h', dir, '-p', String(port), '-U', 'postgres', 'svc_bench']);
+  const version = as('postgres', ['--version']).trim();
+  return {
+    version,
+    pid,
+    url: `postgres://postgres@127.0.0.1:${port}/svc_bench`,
+    stop: async () => {
+      as('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const run = promisify(execFile);
+const CEPH_SCRIPT = new URL('../test/setup/ceph.sh', import.meta.url).pathname;
+
+/**
+ * A free port below the ephemeral range: Ceph's daemons open outgoing connections between the
+ * port's choosing and the gateway's binding it (as test/relay/drive-s3.test.ts).
+ */
+async function lowPort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+}
+
+export interface Ceph extends Engine {
+  endpoint: string;
+  accessKey: string;
+  secretKey: string;
+  /** The OSD and the monitor, counted apart from the gateway (`pid`). */
+  osdPid: number | undefined;
+  monPid: number | undefined;
+}
+
+/** A one-node Ceph (test/setup/ceph.sh: a monitor, a memstore OSD, radosgw) in a temp directory. */
+export async function startCeph(): Promise<Ceph | Missing> {
+  const no = absent('/usr/bin/radosgw', 'radosgw') ?? absent('/usr/bin/ceph-mon', 'ceph-mon') ?? absent('/usr/bin/ceph-osd', 'ceph-osd');
+  if (no) return no;
+  const dir = join(mkdtempSync(join(tmpdir(), 'svc-bench-ceph-')), 'ceph');
+  const env = { ...process.env, CEPH_DIR: dir, CEPH_MON_PORT: String(await lowPort()), CEPH_RGW_PORT: String(await lowPort()) };
+  const { stdout } = await run(CEPH_SCRIPT, ['start'], { env });
+  const vars = Object.fromEntries(stdout.split('\n').flatMap((l) => (/^[A-Z0-9_]+=/.test(l) ? [[l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]] : [])));
+  const pidOf = (name: string) => {
+    try {
+      return Number(readFileSync(join(dir, 'run', `${name}.pid`), 'utf8'));
+    } catch {
+      return undefined;
+    }
+  };
+  const version = /ceph version (\S+)/.exec(execFileSync('/usr/bin/radosgw', ['--version'], { encoding: 'utf8' }))?.[1] ?? '?';
+  return {
+    version: `Ceph ${version} (radosgw, memstore OSD)`,
+    pid: pidOf('client.rgw'),
+    osdPid: pidOf('osd.0'),
+    monPid: pidOf('mon.a'),
+    endpoint: vars.CEPH_S3_ENDPOINT!,
+    accessKey: vars.CEPH_S3_ACCESS_KEY!,
+    secretKey: vars.CEPH_S3_SECRET_KEY!,
+    stop: async () => {
+      await run(CEPH_SCRIPT, ['stop'], { env });
+      rmSync(join(dir, '..'), { recursive: true, force: true });
+    },
+  };
+}
+
+export const isMissing = (e: object): e is Missing => 'missing' in e;
