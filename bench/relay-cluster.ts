@@ -1,16 +1,14 @@
 // `npm run bench -- relay --cluster` (issue 17, scale-out): messages accepted per second by
 // (a) one relay process on SQLite, the default, and (b) two relay processes acting as one relay
-// (one --relay-address, --shared-state in Redis, and the database: PostgreSQL through --database
-// once the relay has that flag, else one shared --data-dir, i.e. one SQLite file), the load split
+// (one --relay-address, --shared-state in Redis, and the durable state in one PostgreSQL through
+// --database, each process its own --data-dir for the rest), the load split
 // between them by the client (its sockets alternate the two URLs). Same load as ./relay.ts: 64
 // senders, signed envelopes serialized before the clock, 202s counted. The rows alternate
 // (a, b, a, b, ...; BENCH_CLUSTER_ROUNDS pairs) so the machine's noise hits both; medians shown.
 // Each row says what bounds it: CPU time of every process during the load (./cpu.ts).
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startAuthority, type Authority } from '../harness/actors/authority/index.ts';
 import { message, newRelayIdentity, type RelayIdentity } from '../harness/actors/relay/index.ts';
 import { spawnReference, type ReferenceChild } from '../harness/run/spawn.ts';
@@ -27,12 +25,6 @@ const ROUNDS = Number(process.env.BENCH_CLUSTER_ROUNDS ?? 3);
 const SENDERS = 64;
 /** Processes that do their work on one thread: node's event loop, redis-server. */
 const SINGLE = ['relay', 'redis'];
-const BIN = fileURLToPath(new URL('../bin/svc-reference.js', import.meta.url));
-
-/** Whether `svc-reference relay` takes --database (the relay's stores on PostgreSQL, issue 17). */
-export function relayTakesDatabase(): boolean {
-  return /--database\b/.test(execFileSync(process.execPath, [BIN, 'relay', '--help'], { encoding: 'utf8' }));
-}
 
 /** Processes serving one --relay-address, with the identities that send to it and its recipient. */
 interface Setup {
@@ -150,10 +142,7 @@ export async function benchRelayCluster(): Promise<BenchRow[]> {
   }
 }
 
-/**
- * Two relay processes on one relay address: Redis for the shared state, and PostgreSQL when the
- * relay takes --database (each process its own --data-dir then), else one shared --data-dir.
- */
+/** Two relay processes on one relay address: Redis for the shared state, PostgreSQL for the durable state. */
 async function startCluster(
   dir: string,
   spawnRelay: (args: string[]) => Promise<ReferenceChild>,
@@ -164,16 +153,12 @@ async function startCluster(
   engines.push(redis);
   const pids: Record<string, number | undefined> = { redis: redis.pid };
   const shared = ['--relay-address', 'cluster.relay.test:8443', '--shared-state', redis.url];
-  let label = '2 processes, shared SQLite + Redis';
-  let data = (_i: number) => ['--data-dir', join(dir, 'cluster')];
-  if (relayTakesDatabase()) {
-    const pg = await startPostgres();
-    if (isMissing(pg)) return pg;
-    engines.push(pg);
-    pids.postgres = pg.pid;
-    label = '2 processes, PostgreSQL + Redis';
-    data = (i) => ['--data-dir', join(dir, `cluster-${i}`), '--database', pg.url];
-  }
+  const pg = await startPostgres();
+  if (isMissing(pg)) return pg;
+  engines.push(pg);
+  pids.postgres = pg.pid;
+  const label = '2 processes, PostgreSQL + Redis';
+  const data = (i: number) => ['--data-dir', join(dir, `cluster-${i}`), '--database', pg.url];
   // One after the other: the first creates the database's tables.
   const relays: ReferenceChild[] = [];
   for (const i of [0, 1]) {
