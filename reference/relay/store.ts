@@ -125,12 +125,14 @@ export class RelayStore {
    * this id (a retry), `conflict` when other bytes do (ra.messages.id-key).
    */
   spool(row: Omit<SpoolRow, 'seq'>): Promise<'stored' | 'same' | 'conflict'> {
-    return this.#spool.batch(async (tx) => {
-      await tx.lock(spoolLock(row.recipient));
-      if ((await tx.run(SPOOL_INSERT, spoolParams(row))) === 1) return 'stored';
-      const held = await tx.get<{ body: string }>('SELECT body FROM relay_spool WHERE recipient = ? AND kind = ? AND id = ?', [row.recipient, row.kind, row.id]);
-      return held?.body === row.body ? 'same' : 'conflict';
-    });
+    return this.#spool.batch(
+      async (tx) => {
+        if ((await tx.run(SPOOL_INSERT, spoolParams(row))) === 1) return 'stored';
+        const held = await tx.get<{ body: string }>('SELECT body FROM relay_spool WHERE recipient = ? AND kind = ? AND id = ?', [row.recipient, row.kind, row.id]);
+        return held?.body === row.body ? 'same' : 'conflict';
+      },
+      { lock: spoolLock(row.recipient) },
+    );
   }
 
   systemFiles(identity: string): Promise<SystemFileRow[]> {
@@ -226,23 +228,28 @@ export class RelayStore {
    * same transaction, so only what was rendered is deleted, and nothing if rendering throws.
    */
   drain<T>(recipient: string, render: (rows: SpoolRow[]) => T): Promise<T> {
-    return this.#spool.batch(async (tx) => {
-      await tx.lock(spoolLock(recipient));
-      const rows = await this.pending(recipient, 0, tx);
-      const out = render(rows);
-      const last = rows.at(-1)?.seq;
-      if (last !== undefined) await tx.run('DELETE FROM relay_spool WHERE recipient = ? AND seq <= ?', [recipient, last]);
-      return out;
-    });
+    return this.#spool.batch(
+      async (tx) => {
+        const rows = await this.pending(recipient, 0, tx);
+        const out = render(rows);
+        const last = rows.at(-1)?.seq;
+        if (last !== undefined) await tx.run('DELETE FROM relay_spool WHERE recipient = ? AND seq <= ?', [recipient, last]);
+        return out;
+      },
+      { lock: spoolLock(recipient) },
+    );
   }
 
   /** Drops messages through `through` and acks through `ackThrough`; the counts. */
   consume(recipient: string, through: number, ackThrough: number): Promise<{ messages: number; acks: number }> {
     const drop = 'DELETE FROM relay_spool WHERE recipient = ? AND kind = ? AND seq <= ?';
-    return this.#spool.batch(async (tx) => ({
-      messages: await tx.run(drop, [recipient, 'message', through]),
-      acks: await tx.run(drop, [recipient, 'ack', ackThrough]),
-    }));
+    return this.#spool.batch(
+      async (tx) => ({
+        messages: await tx.run(drop, [recipient, 'message', through]),
+        acks: await tx.run(drop, [recipient, 'ack', ackThrough]),
+      }),
+      { lock: spoolLock(recipient) },
+    );
   }
 
   /**

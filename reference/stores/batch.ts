@@ -144,6 +144,8 @@ export function batchFor(db: Db): WriteBatch {
 export interface BatchedTx {
   fn: (tx: never) => Promise<unknown>;
   durable: boolean;
+  /** A lock key held from before `fn` until the commit (PostgreSQL). */
+  lock?: string;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }

@@ -3,7 +3,8 @@
 // (ns.nonce.shared-atomic), shared by every instance on the database.
 import pg from 'pg';
 import type { NonceStore } from '../../protocol/signin/nonce.ts';
-import type { Sql } from './sql.ts';
+import type { BatchedTx } from './batch.ts';
+import type { BatchOptions, Sql } from './sql.ts';
 
 /** A PostgreSQL connection URL (the --database of the RP, the bridge and the relay). */
 export const POSTGRES_URL = /^postgres(ql)?:\/\/\S+$/;
@@ -36,7 +37,10 @@ export class PostgresSql implements Sql {
       write: (sql, params) => self.run(sql, params),
       exec: async (sql) => void (await client.query(sql)),
       transaction: (fn) => fn(self),
-      batch: (fn) => fn(self),
+      batch: async (fn, o) => {
+        if (o?.lock !== undefined) await self.lock(o.lock);
+        return fn(self);
+      },
       lock: async (key) => void (await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key])),
       close: async () => undefined,
     };
@@ -74,13 +78,67 @@ export class PostgresSql implements Sql {
     }
   }
 
-  /** Its own transaction (PostgreSQL commits concurrent transactions side by side); `durable: false` commits without waiting for the WAL flush. */
-  batch<T>(fn: (tx: Sql) => Promise<T>, options: { durable?: boolean } = {}): Promise<T> {
-    return this.transaction(async (tx) => {
-      if (options.durable === false) await tx.run('SET LOCAL synchronous_commit TO OFF');
-      return fn(tx);
+  readonly #batched: BatchedTx[] = [];
+  batch<T>(fn: (tx: Sql) => Promise<T>, options: BatchOptions = {}): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#batched.push({ fn, durable: options.durable ?? true, ...(options.lock !== undefined ? { lock: options.lock } : {}), resolve: resolve as (v: unknown) => void, reject });
+      if (this.#batched.length === 1) setImmediate(() => void this.#commitBatch(this.#batched.splice(0)));
     });
   }
+
+  /**
+   * One transaction for the batch, run in the order of the lock keys (every batch takes its locks
+   * in that one order), one COMMIT. The transactions run back to back; when one fails, the batch
+   * runs again with each in a savepoint, so only the failing one is rolled back (savepoints cost
+   * two round trips each, and a batch waits on each). A deadlock or serialization failure
+   * (PostgreSQL chose this transaction for another process's) runs the batch again: no result was
+   * handed out yet. Never rejects itself.
+   */
+  async #commitBatch(ops: BatchedTx[]): Promise<void> {
+    ops.sort((a, b) => ((a.lock ?? '') < (b.lock ?? '') ? -1 : (a.lock ?? '') > (b.lock ?? '') ? 1 : 0));
+    let savepoints = false;
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient | undefined;
+      try {
+        client = await this.pool.connect();
+        const results = await this.#runBatch(client, ops, savepoints);
+        client.release();
+        ops.forEach((op, i) => (results[i]!.ok ? op.resolve(results[i]!.value) : op.reject(results[i]!.value)));
+        return;
+      } catch (error) {
+        await client?.query('ROLLBACK').catch(() => undefined);
+        client?.release();
+        const again = retryable(error) ? attempt < 5 : !savepoints && error instanceof OpFailed;
+        if (error instanceof OpFailed) savepoints = true;
+        if (again) continue;
+        for (const op of ops) op.reject(error instanceof OpFailed ? error.cause : error);
+        return;
+      }
+    }
+  }
+
+  async #runBatch(client: pg.PoolClient, ops: BatchedTx[], savepoints: boolean): Promise<Array<{ ok: boolean; value: unknown }>> {
+    const tx = PostgresSql.on(client);
+    const results: Array<{ ok: boolean; value: unknown }> = [];
+    await client.query('BEGIN');
+    if (ops.every((o) => !o.durable)) await client.query('SET LOCAL synchronous_commit TO OFF');
+    for (const op of ops) {
+      if (savepoints) await client.query('SAVEPOINT batched');
+      try {
+        if (op.lock !== undefined) await tx.lock(op.lock);
+        results.push({ ok: true, value: await op.fn(tx as never) });
+        if (savepoints) await client.query('RELEASE SAVEPOINT batched');
+      } catch (error) {
+        if (retryable(error)) throw error;
+        if (!savepoints) throw new OpFailed(error);
+        await client.query('ROLLBACK TO SAVEPOINT batched');
+        results.push({ ok: false, value: error });
+      }
+    }
+    await client.query('COMMIT');
+    return results;
+  }
+
   /** Only inside a transaction (the pool's connections hold no transaction of their caller). */
   lock(): Promise<void> {
     return Promise.reject(new Error('lock() outside a transaction'));
@@ -102,6 +160,16 @@ export class PostgresSql implements Sql {
     return this.pool.end();
   }
 }
+
+/** A transaction of a batch run without savepoints failed: the batch runs again with them. */
+class OpFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super('a batched transaction failed');
+  }
+}
+
+/** PostgreSQL chose this transaction to fail for another's sake (deadlock, serialization): run again. */
+const retryable = (error: unknown) => ['40P01', '40001'].includes((error as { code?: string }).code ?? '');
 
 /**
  * Spent nonces in PostgreSQL: a claim inserts, or takes over an expired row, in one statement.

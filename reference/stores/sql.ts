@@ -7,6 +7,11 @@ import type Database from 'better-sqlite3';
 import { batchFor, beginImmediate, runBatch, type BatchedTx } from './batch.ts';
 import type { Db } from './sqlite.ts';
 
+export interface BatchOptions {
+  durable?: boolean;
+  lock?: string;
+}
+
 export interface Sql {
   readonly dialect: 'sqlite' | 'postgres';
   get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
@@ -25,12 +30,13 @@ export interface Sql {
   /** `fn` inside one database transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
   /**
-   * `fn` as a transaction of its own that may share a commit with the other batched transactions
-   * of this event-loop turn: on SQLite each is a savepoint of one group-committed transaction (one
-   * WAL fsync for all); on PostgreSQL its own transaction. It resolves once committed; `durable:
-   * false` (rows a later commit's sync covers) lets that commit skip the sync.
+   * `fn` as a transaction of its own that shares one commit (one log sync) with the other batched
+   * transactions of this event-loop turn, each a savepoint of it. It resolves once committed;
+   * `durable: false` (rows a later commit's sync covers) lets that commit skip the sync. `lock`:
+   * a key held from before `fn` until the commit (see lock()); a batch takes its keys in order,
+   * so batches of several processes never deadlock on them.
    */
-  batch<T>(fn: (tx: Sql) => Promise<T>, options?: { durable?: boolean }): Promise<T>;
+  batch<T>(fn: (tx: Sql) => Promise<T>, options?: BatchOptions): Promise<T>;
   /**
    * Inside a transaction: waits for `key`'s lock, held until the transaction ends (PostgreSQL's
    * advisory transaction lock; on SQLite a no-op, its transactions already hold the write lock).
@@ -139,7 +145,8 @@ export class SqliteSql implements Sql {
     });
   }
   readonly #batched: BatchedTx[] = [];
-  batch<T>(fn: (tx: Sql) => Promise<T>, options: { durable?: boolean } = {}): Promise<T> {
+  /** One group-committed SQLite transaction holds the write lock: `lock` needs nothing more. */
+  batch<T>(fn: (tx: Sql) => Promise<T>, options: BatchOptions = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#batched.push({ fn, durable: options.durable ?? true, resolve: resolve as (v: unknown) => void, reject });
       if (this.#batched.length === 1) setImmediate(() => void this.#serial(() => runBatch(this.#db, this.#direct(), this.#batched.splice(0))));

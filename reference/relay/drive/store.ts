@@ -54,6 +54,7 @@ export interface ChangeRow {
 }
 
 type Meta = { root: string | null; seq: number; used: number };
+const driveLock = (drive: string) => `drive:${drive}`;
 
 export class DriveStore {
   constructor(readonly sql: Sql) {}
@@ -63,10 +64,7 @@ export class DriveStore {
    * turn (Sql.batch). `durable: false` for rows a later commit's sync covers.
    */
   atomic<T>(drive: string, fn: (s: DriveStore) => Promise<T>, options: { durable?: boolean } = {}): Promise<T> {
-    return this.sql.batch(async (tx) => {
-      await tx.lock(`drive:${drive}`);
-      return fn(new DriveStore(tx));
-    }, options);
+    return this.sql.batch((tx) => fn(new DriveStore(tx)), { ...options, lock: driveLock(drive) });
   }
 
   async meta(drive: string): Promise<Meta> {
@@ -215,7 +213,8 @@ export class DriveStore {
         const added = await tx.run('INSERT INTO drive_chunks (drive, id, size, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING', [drive, id, size, at]);
         if (added > 0) await tx.run('UPDATE drive_meta SET used = used + ? WHERE drive = ?', [size, drive]);
       },
-      { durable: false },
+      // Under the drive's lock too: its meta row is then only ever locked in the drives' order.
+      { durable: false, lock: driveLock(drive) },
     );
   }
 
