@@ -9,6 +9,8 @@ export const MUTATIONS = [
   'deep-json',
   'huge-string',
   'lone-surrogate',
+  'nul-char',
+  'out-of-range-number',
   'invalid-utf8',
   'bad-escape',
   'wrong-content-type',
@@ -57,6 +59,17 @@ export function mutate(draft: Draft, m: Mutation, pick: number, cap?: number): D
       return { ...d, raw: splice(JSON.stringify('x'.repeat(Math.min(cap ?? 1 << 20, 1 << 20) - json().length - 20))) };
     case 'lone-surrogate':
       return { ...d, raw: splice('"\\ud800\\udfff\\ud800"') };
+    case 'nul-char': {
+      // A NUL inside a string and a path parameter: text some databases refuse to store.
+      const name = Object.keys(d.params)[pick % Math.max(1, Object.keys(d.params).length)];
+      if (name !== undefined) d.params[name] = `${d.params[name]}%00`;
+      if (d.body) d.body[key] = `${typeof d.body[key] === 'string' ? (d.body[key] as string) : 'x'}\u0000`;
+      return d;
+    }
+    case 'out-of-range-number':
+      // Past any 64-bit integer column.
+      if (d.body) d.body[key] = 1e21;
+      return d;
     case 'invalid-utf8':
       return { ...d, raw: Buffer.concat([splice('"AAAA"').subarray(0, -6), Buffer.from([0x22, 0xc3, 0x28, 0xff, 0xfe, 0x22, 0x7d])]) };
     case 'bad-escape': {

@@ -32,6 +32,7 @@ import { MemoryState, type RelayState } from './state.ts';
 import { RedisState } from './state-redis.ts';
 import { driveRoutes } from './drive/routes.ts';
 import { S3Chunks } from './drive/s3-chunks.ts';
+import { UnstorableValue } from '../stores/postgres.ts';
 
 /** Codes of a relay that follows only document 3 (the `document-only` variant): its own names where the project decided; no `rule` field. */
 const DOCUMENT_ONLY_CODES: Record<string, string> = {
@@ -159,11 +160,18 @@ function envelopeNode(ctx: RelayContext, kind: 'message' | 'ack', req: IncomingM
     .then(
       (accepted) => writeReply(res, { status: 202, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(accepted) }),
       (error: unknown) => {
-        if (!(error instanceof HttpError)) logInternal(ctx.log, `POST /${kind}s`, error);
-        const e = error instanceof HttpError ? error : INTERNAL();
+        const e = known(error) ?? INTERNAL();
+        if (e.status === 500) logInternal(ctx.log, `POST /${kind}s`, error);
         writeReply(res, { status: e.status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...e.headers }, body: JSON.stringify(envelopeOf(ctx, e)) });
       },
     );
+}
+
+/** An error a client's request explains: its own envelope, or a value the database refuses (400). */
+function known(error: unknown): HttpError | undefined {
+  if (error instanceof HttpError) return error;
+  if (error instanceof UnstorableValue) return ruleError(400, 'ra.errors.invalid-request', error.message.replace(/^a value/, 'the request holds a value'));
+  return undefined;
 }
 
 export function createRelayApp(ctx: RelayContext): H3 {
@@ -177,7 +185,8 @@ export function createRelayApp(ctx: RelayContext): H3 {
         if (!handler) throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed here`, 'ra.errors.envelope', { allow: allow.join(', ') });
         return await handler(req, event);
       } catch (error) {
-        if (error instanceof HttpError) return render(ctx, error);
+        const e = known(error);
+        if (e) return render(ctx, e);
         logInternal(ctx.log, `${req.method} ${path}`, error);
         return render(ctx, INTERNAL());
       }

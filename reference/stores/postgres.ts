@@ -29,11 +29,12 @@ export class PostgresSql implements Sql {
   }
 
   static on(client: pg.PoolClient | pg.Pool): Sql {
+    const query = (sql: string, params: readonly unknown[]) => client.query(positional(sql), params as unknown[]).catch(unstorable);
     const self: Sql = {
       dialect: 'postgres',
-      get: async <T>(sql: string, params: readonly unknown[] = []) => (await client.query(positional(sql), params as unknown[])).rows[0] as T | undefined,
-      all: async <T>(sql: string, params: readonly unknown[] = []) => (await client.query(positional(sql), params as unknown[])).rows as T[],
-      run: async (sql, params = []) => (await client.query(positional(sql), params as unknown[])).rowCount ?? 0,
+      get: async <T>(sql: string, params: readonly unknown[] = []) => (await query(sql, params)).rows[0] as T | undefined,
+      all: async <T>(sql: string, params: readonly unknown[] = []) => (await query(sql, params)).rows as T[],
+      run: async (sql, params = []) => (await query(sql, params)).rowCount ?? 0,
       write: (sql, params) => self.run(sql, params),
       exec: async (sql) => void (await client.query(sql)),
       transaction: (fn) => fn(self),
@@ -166,6 +167,19 @@ class OpFailed extends Error {
   constructor(override readonly cause: unknown) {
     super('a batched transaction failed');
   }
+}
+
+/**
+ * A value PostgreSQL refuses to store or compare (SQLSTATE class 22, data exception: a NUL in
+ * text, a number out of BIGINT's range, text that is not a number) came from a client, where
+ * SQLite would have taken it: the server answers it as bad input, not as its own failure.
+ */
+export class UnstorableValue extends Error {}
+
+function unstorable(error: unknown): never {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && code.startsWith('22')) throw new UnstorableValue(`a value the database cannot hold: ${(error as Error).message}`);
+  throw error;
 }
 
 /** PostgreSQL chose this transaction to fail for another's sake (deadlock, serialization): run again. */

@@ -7,6 +7,8 @@ import { runChecks } from '../../harness/run/runner.ts';
 import { driveSuite } from '../../harness/suites/drive/index.ts';
 import { REFERENCE_DRIVE_QUOTA } from '../../harness/suites/drive/suite.ts';
 import { relaySuite } from '../../harness/suites/relay/index.ts';
+import { Session } from '../../harness/suites/relay/driver.ts';
+import { SoftwareAuthenticator } from '../../harness/actors/relay/index.ts';
 import { startRelayReference, type RelayReferenceRun } from '../../harness/suites/relay/launch.ts';
 import { PostgresSql } from '../../reference/stores/postgres.ts';
 import { rules } from '../../schemas/ts/rules.ts';
@@ -45,6 +47,18 @@ describe('the relay on PostgreSQL', () => {
     expect(report.results.length).toBeGreaterThanOrEqual(24);
     expect(notPassed(report.results)).toEqual([]);
   }, 300_000);
+
+  it('answers a value PostgreSQL cannot hold (a NUL in a keystore label) with 400, and stores nothing', async () => {
+    const s = new Session(relay!.target);
+    const id = await s.identity();
+    const auth = new SoftwareAuthenticator(-7);
+    const input = { enrollment_id: 'nul-label', kind: 'passkey', wrap: 'prf', wrapped: JSON.stringify({ iv: 'AAAA', ciphertext: 'BBBB' }), ...auth.credential(), label: 'a\u0000b' };
+    const r = await s.relay.keystoreEnroll(id, input);
+    expect(r.status, r.text()).toBe(400);
+    expect(JSON.parse(r.text())).toMatchObject({ error: 'invalid_request' });
+    const list = await s.relay.keystoreList(id);
+    expect(JSON.parse(list.text())).toMatchObject({ enrollments: [] });
+  });
 
   it('keeps what it accepted in PostgreSQL, not under its data dir', async () => {
     const sql = new PostgresSql(dbs[0]!.url);

@@ -1237,6 +1237,15 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
+            /** @description Unknown transaction. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
         };
     };
     identify: {
@@ -1277,6 +1286,15 @@ export interface operations {
             };
             /** @description Not a valid ID, or it does not resolve. */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Unknown transaction. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1337,6 +1355,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Unknown transaction. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
             };
         };
     };
@@ -1446,6 +1473,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Unknown transaction. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
         };
     };
     consent: {
@@ -1482,6 +1518,15 @@ export interface operations {
             };
             /** @description A malformed transaction id or body (JSON nested too deep). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Unknown transaction. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
