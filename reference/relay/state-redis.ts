@@ -260,6 +260,36 @@ export class RedisState implements RelayState {
     return this.#run('stream', async () => void (await this.#redis.zrem(`${this.#p}slots:${key}`, id)));
   }
 
+  /** A hash of id to `bytes:until`; the key lives as long as its longest hold. */
+  hold(key: string, id: string, bytes: number, ttlMs: number): Promise<void> {
+    const k = `${this.#p}holds:${key}`;
+    return this.#run('quota', async () => {
+      await this.#redis.hset(k, id, `${bytes}:${this.now() + ttlMs}`);
+      await this.#redis.pexpire(k, Math.max(1, ttlMs), 'GT');
+      if ((await this.#redis.pttl(k)) < 0) await this.#redis.pexpire(k, Math.max(1, ttlMs));
+    });
+  }
+
+  unhold(key: string, id: string): Promise<void> {
+    return this.#run('quota', async () => void (await this.#redis.hdel(`${this.#p}holds:${key}`, id)));
+  }
+
+  holds(key: string): Promise<Map<string, number>> {
+    const k = `${this.#p}holds:${key}`;
+    return this.#run('quota', async () => {
+      const now = this.now();
+      const out = new Map<string, number>();
+      const lapsed: string[] = [];
+      for (const [id, v] of Object.entries(await this.#redis.hgetall(k))) {
+        const [bytes, until] = v.split(':').map(Number);
+        if ((until ?? 0) > now) out.set(id, bytes ?? 0);
+        else lapsed.push(id);
+      }
+      if (lapsed.length > 0) await this.#redis.hdel(k, ...lapsed);
+      return out;
+    });
+  }
+
   putValue(key: string, value: string, ttlMs: number): Promise<void> {
     return this.#run('value', async () => void (await this.#redis.set(`${this.#p}value:${key}`, value, 'PX', Math.max(1, Math.ceil(ttlMs)))));
   }

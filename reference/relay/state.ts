@@ -90,6 +90,11 @@ export interface RelayState {
   /** Holds a slot `ttlMs` longer (a live stream's keepalive). */
   renewSlot(key: string, id: string, ttlMs: number): Promise<void>;
   releaseSlot(key: string, id: string): Promise<void>;
+  /** Holds `bytes` under `key` for `id` for `ttlMs` unless dropped sooner (a drive's quota: uploads in flight, upload URLs promised). */
+  hold(key: string, id: string, bytes: number, ttlMs: number): Promise<void>;
+  unhold(key: string, id: string): Promise<void>;
+  /** The live holds under `key`: id to bytes. */
+  holds(key: string): Promise<Map<string, number>>;
   /** A short-lived value every process reads (a link's proof-of-work token, a download under way). */
   putValue(key: string, value: string, ttlMs: number): Promise<void>;
   value(key: string): Promise<string | undefined>;
@@ -111,6 +116,7 @@ export class MemoryState implements RelayState {
   readonly #offers = new Map<string, Offer>();
   readonly #slots = new Map<string, Map<string, number>>();
   readonly #values = new Map<string, { value: string; until: number }>();
+  readonly #holds = new Map<string, Map<string, { bytes: number; until: number }>>();
   readonly #listeners: Array<(event: SharedEvent) => void> = [];
   #lastSweep = 0;
 
@@ -226,6 +232,27 @@ export class MemoryState implements RelayState {
   async releaseSlot(key: string, id: string): Promise<void> {
     const held = this.#slots.get(key);
     if (held?.delete(id) && held.size === 0) this.#slots.delete(key);
+  }
+
+  async hold(key: string, id: string, bytes: number, ttlMs: number): Promise<void> {
+    const m = this.#holds.get(key) ?? new Map<string, { bytes: number; until: number }>();
+    m.set(id, { bytes, until: this.now() + ttlMs });
+    this.#holds.set(key, m);
+  }
+
+  async unhold(key: string, id: string): Promise<void> {
+    const m = this.#holds.get(key);
+    if (m?.delete(id) && m.size === 0) this.#holds.delete(key);
+  }
+
+  async holds(key: string): Promise<Map<string, number>> {
+    const now = this.now();
+    const out = new Map<string, number>();
+    for (const [id, h] of this.#holds.get(key) ?? []) {
+      if (h.until > now) out.set(id, h.bytes);
+      else await this.unhold(key, id);
+    }
+    return out;
   }
 
   async putValue(key: string, value: string, ttlMs: number): Promise<void> {

@@ -29,8 +29,6 @@ export interface Drive {
   events: DriveEvents;
   links: LinkTokens;
   quota: number;
-  /** Bytes of chunk uploads in flight, per drive (held against the quota until stored). */
-  uploading: Map<string, number>;
 }
 
 const READ: readonly Role[] = ['read', 'write', 'admin'];

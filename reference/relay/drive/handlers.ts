@@ -9,6 +9,7 @@ import { bodySha256 } from '../../shared/body.ts';
 import type { OwnerCall } from '../inbox.ts';
 import { anyRole, callerOf, downloadStarted, gone, hostedDrive, lineage, may, require, sharesOfCaller, type Caller, type Drive, type Role } from './access.ts';
 import { applyCommit, parseCommit } from './commit.ts';
+import { dropUrl, heldBytes, holdUrl, mustFit, urlHeld, withinQuota } from './quota.ts';
 import { S3Chunks, UPLOAD_TTL_SECONDS, type Upload } from './s3-chunks.ts';
 import type { ChangeRow, NodeRow, ShareRow } from './store.ts';
 
@@ -69,18 +70,27 @@ export async function missing(d: Drive, call: OwnerCall): Promise<Response> {
   const wanted = (refs as Obj[]).filter((r, i) => !held[i] && refs.findIndex((x) => (x as Obj).id === r.id) === i);
   const adding = wanted.reduce((sum, r) => sum + Number(r.size), 0);
   const s3 = d.chunks instanceof S3Chunks ? d.chunks : undefined;
-  // Upload URLs already promised for other chunks count: their bytes may arrive without the relay.
-  const promised = s3 ? s3.reservedBytes(drive, new Set(wanted.map((r) => String(r.id)))) + (d.uploading.get(drive) ?? 0) : 0;
-  if ((await d.store.meta(drive)).used + promised + adding > d.quota) throw ruleError(507, 'ra.drive.quota', `the drive would hold more than its quota of ${d.quota} bytes`);
+  // Straight to object storage when the client named the MD5 the URL must sign; else through the relay.
+  const direct = s3 ? wanted.filter((r) => r.md5 !== undefined) : [];
+  // Upload URLs promised (by any process) count against the quota: their bytes may arrive without
+  // the relay. This answer's are held first, then everything held must fit with the rest.
+  await Promise.all(direct.map((r) => holdUrl(d, drive, String(r.id), Number(r.size))));
+  try {
+    // An earlier answer's URL for a chunk asked for again now is not counted twice.
+    const again = wanted.filter((r) => !direct.includes(r)).map((r) => String(r.id));
+    await mustFit(d, drive, adding - direct.reduce((sum, r) => sum + Number(r.size), 0), again);
+  } catch (error) {
+    await Promise.all(direct.map((r) => dropUrl(d, drive, String(r.id))));
+    throw error;
+  }
   const base = new URL(call.req.url);
   const own = (id: string): Upload => ({ method: 'PUT', url: `${base.origin}/drive/${encodeURIComponent(drive)}/chunks/${id}`, headers: { 'content-type': 'application/octet-stream' } });
   const until = d.ctx.now() + (UPLOAD_TTL_SECONDS + 60) * 1000;
   const missing = await Promise.all(
     wanted.map(async (r) => {
       const id = String(r.id);
-      // Straight to object storage when the client named the MD5 the URL must sign; else through the relay.
       if (!s3 || r.md5 === undefined) return { id, size: r.size, upload: own(id) };
-      s3.reserve(drive, id, Number(r.size), until);
+      s3.track(drive, id, until);
       return { id, size: r.size, upload: await s3.uploadUrl(drive, id, Number(r.size), String(r.md5)) };
     }),
   );
@@ -96,18 +106,25 @@ export async function settleUploads(d: Drive, drive: string, refs: Iterable<{ id
   const s3 = d.chunks;
   for (const { id } of refs) {
     if ((await d.store.chunkSize(drive, id)) !== undefined) continue;
-    const reserved = s3.reserved(drive, id);
+    const reserved = await urlHeld(d, drive, id);
     const outcome = await s3.settle(drive, id, async (size) => {
       if ((await d.store.chunkSize(drive, id)) !== undefined) return true;
       if (!validChunkSize(size)) return false;
-      // An upload no live reservation counted (it lapsed, or the relay restarted) must fit now.
-      const others = s3.reservedBytes(drive, new Set([id])) + (d.uploading.get(drive) ?? 0);
-      if ((reserved === undefined || reserved !== size) && (await d.store.meta(drive)).used + others + size > d.quota) return false;
+      // An upload no live hold counted (it lapsed, or Redis forgot it) must fit now.
+      if (reserved !== size && !(await fits(d, drive, size, id))) return false;
       await d.store.putChunk(drive, id, size, d.ctx.now());
       return true;
     });
-    if (outcome !== 'absent') s3.release(drive, id);
+    if (outcome !== 'absent') {
+      s3.release(drive, id);
+      await dropUrl(d, drive, id);
+    }
   }
+}
+
+/** Whether `size` more bytes fit beside what is stored and held (the upload URL of `chunk` aside). */
+async function fits(d: Drive, drive: string, size: number, chunk: string): Promise<boolean> {
+  return (await d.store.meta(drive)).used + (await heldBytes(d, drive, [chunk])) + size <= d.quota;
 }
 
 /** Settles the upload URLs that lapsed: what arrived counts like any uploaded chunk, the rest is freed. */
@@ -116,6 +133,7 @@ export async function settleLapsed(d: Drive): Promise<void> {
   for (const r of d.chunks.expired(d.ctx.now())) {
     await settleUploads(d, r.drive, [r]);
     d.chunks.release(r.drive, r.id);
+    await dropUrl(d, r.drive, r.id);
   }
 }
 
@@ -127,20 +145,15 @@ export async function putChunk(d: Drive, call: OwnerCall, hash: string): Promise
     throw new HttpError(400, 'invalid_request', `${call.body.length} bytes is not a chunk size (ra.drive.chunk: nonce, whole 4096-byte buckets, tag)`, 'ra.drive.chunk-upload');
   if (bodySha256(call.body) !== hash) throw ruleError(400, 'ra.drive.chunk-upload', 'the body does not hash to its name');
   if ((await d.store.chunkSize(drive, hash)) !== undefined) return json({ id: hash, size: call.body.length });
-  // Uploads in flight hold their bytes against the quota, so concurrent ones cannot overrun it;
-  // so do upload URLs promised for other chunks (object storage).
-  const inFlight = d.uploading.get(drive) ?? 0;
-  const promised = d.chunks instanceof S3Chunks ? d.chunks.reservedBytes(drive, new Set([hash])) : 0;
-  if ((await d.store.meta(drive)).used + inFlight + promised + call.body.length > d.quota) throw ruleError(507, 'ra.drive.quota', `the drive would hold more than its quota of ${d.quota} bytes`);
-  d.uploading.set(drive, inFlight + call.body.length);
-  try {
+  // Uploads in flight hold their bytes against the quota, so concurrent ones (at any process)
+  // cannot overrun it; so do upload URLs promised for other chunks (object storage).
+  await withinQuota(d, drive, hash, call.body.length, async () => {
     await d.chunks.put(drive, hash, call.body);
     await d.store.putChunk(drive, hash, call.body.length, d.ctx.now());
-    if (d.chunks instanceof S3Chunks) d.chunks.release(drive, hash);
-  } finally {
-    const left = (d.uploading.get(drive) ?? 0) - call.body.length;
-    if (left > 0) d.uploading.set(drive, left);
-    else d.uploading.delete(drive);
+  });
+  if (d.chunks instanceof S3Chunks) {
+    d.chunks.release(drive, hash);
+    await dropUrl(d, drive, hash);
   }
   return json({ id: hash, size: call.body.length }, 201);
 }

@@ -27,7 +27,6 @@ export function createDrive(ctx: RelayContext): Drive {
     events: new DriveEvents(ctx.state, ctx.config.maxStreams, ctx.now),
     links: new LinkTokens(ctx.state),
     quota: ctx.config.driveQuota ?? limits.drive_quota_default_bytes,
-    uploading: new Map(),
   };
 }
 

@@ -59,8 +59,8 @@ export class S3Chunks implements ChunkStore {
   readonly #bucket: string;
   /** One settle or put at a time per object: a delete of bad bytes never races a later good upload. */
   readonly #locks = new Map<string, Promise<unknown>>();
-  /** Bytes promised through upload URLs and not yet settled, per drive: held against the quota. */
-  readonly #reserved = new Map<string, Map<string, { size: number; until: number }>>();
+  /** Upload URLs this process handed out and has not settled, per drive, with when they lapse (their bytes are held in the relay's state: ./quota.ts). */
+  readonly #issued = new Map<string, Map<string, number>>();
 
   constructor(readonly at: S3Location) {
     this.#bucket = at.bucket;
@@ -176,32 +176,22 @@ export class S3Chunks implements ChunkStore {
     });
   }
 
-  reserve(drive: string, id: string, size: number, until: number): void {
-    let m = this.#reserved.get(drive);
-    if (!m) this.#reserved.set(drive, (m = new Map()));
-    m.set(id, { size, until });
+  /** Remembers an upload URL handed out, to settle once it lapses (`until`, ms). */
+  track(drive: string, id: string, until: number): void {
+    let m = this.#issued.get(drive);
+    if (!m) this.#issued.set(drive, (m = new Map()));
+    m.set(id, until);
   }
 
   release(drive: string, id: string): void {
-    const m = this.#reserved.get(drive);
-    if (m?.delete(id) && m.size === 0) this.#reserved.delete(drive);
+    const m = this.#issued.get(drive);
+    if (m?.delete(id) && m.size === 0) this.#issued.delete(drive);
   }
 
-  reserved(drive: string, id: string): number | undefined {
-    return this.#reserved.get(drive)?.get(id)?.size;
-  }
-
-  /** Bytes reserved in `drive`, leaving out `except`'s ids. */
-  reservedBytes(drive: string, except: ReadonlySet<string> = new Set()): number {
-    let sum = 0;
-    for (const [id, r] of this.#reserved.get(drive) ?? []) if (!except.has(id)) sum += r.size;
-    return sum;
-  }
-
-  /** Reservations that lapsed before `now` (ms): to settle. */
-  expired(now: number): Array<{ drive: string; id: string; size: number }> {
-    const out: Array<{ drive: string; id: string; size: number }> = [];
-    for (const [drive, m] of this.#reserved) for (const [id, r] of m) if (r.until < now) out.push({ drive, id, size: r.size });
+  /** Upload URLs that lapsed before `now` (ms): to settle. */
+  expired(now: number): Array<{ drive: string; id: string }> {
+    const out: Array<{ drive: string; id: string }> = [];
+    for (const [drive, m] of this.#issued) for (const [id, until] of m) if (until < now) out.push({ drive, id });
     return out;
   }
 }
