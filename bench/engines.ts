@@ -2,13 +2,13 @@
 // directory, a free port, stopped at the end) and each naming its version for the output. An
 // engine that is not installed is a `Missing` naming the Debian package, so its row prints a skip
 // line instead of failing the run.
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { closedPort } from '../harness/run/spawn.ts';
+import { startCeph as startOneNodeCeph } from '../test/setup/ceph.ts';
 
 export interface Missing {
   missing: string;
@@ -89,25 +89,6 @@ export async function startPostgres(): Promise<(Engine & { url: string }) | Miss
   };
 }
 
-const run = promisify(execFile);
-const CEPH_SCRIPT = new URL('../test/setup/ceph.sh', import.meta.url).pathname;
-
-/**
- * A free port below the ephemeral range: Ceph's daemons open outgoing connections between the
- * port's choosing and the gateway's binding it (as test/relay/drive-s3.test.ts).
- */
-async function lowPort(): Promise<number> {
-  for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    const free = await new Promise<boolean>((resolve) => {
-      const s = createServer();
-      s.once('error', () => resolve(false));
-      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-}
-
 export interface Ceph extends Engine {
   endpoint: string;
   accessKey: string;
@@ -117,17 +98,14 @@ export interface Ceph extends Engine {
   monPid: number | undefined;
 }
 
-/** A one-node Ceph (test/setup/ceph.sh: a monitor, a memstore OSD, radosgw) in a temp directory. */
+/** A one-node Ceph (test/setup/ceph.ts: a monitor, a memstore OSD, radosgw) in a temp directory. */
 export async function startCeph(): Promise<Ceph | Missing> {
   const no = absent('/usr/bin/radosgw', 'radosgw') ?? absent('/usr/bin/ceph-mon', 'ceph-mon') ?? absent('/usr/bin/ceph-osd', 'ceph-osd');
   if (no) return no;
-  const dir = join(mkdtempSync(join(tmpdir(), 'svc-bench-ceph-')), 'ceph');
-  const env = { ...process.env, CEPH_DIR: dir, CEPH_MON_PORT: String(await lowPort()), CEPH_RGW_PORT: String(await lowPort()) };
-  const { stdout } = await run(CEPH_SCRIPT, ['start'], { env });
-  const vars = Object.fromEntries(stdout.split('\n').flatMap((l) => (/^[A-Z0-9_]+=/.test(l) ? [[l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]] : [])));
+  const ceph = await startOneNodeCeph();
   const pidOf = (name: string) => {
     try {
-      return Number(readFileSync(join(dir, 'run', `${name}.pid`), 'utf8'));
+      return Number(readFileSync(join(ceph.dir, 'run', `${name}.pid`), 'utf8'));
     } catch {
       return undefined;
     }
@@ -138,12 +116,12 @@ export async function startCeph(): Promise<Ceph | Missing> {
     pid: pidOf('client.rgw'),
     osdPid: pidOf('osd.0'),
     monPid: pidOf('mon.a'),
-    endpoint: vars.CEPH_S3_ENDPOINT!,
-    accessKey: vars.CEPH_S3_ACCESS_KEY!,
-    secretKey: vars.CEPH_S3_SECRET_KEY!,
+    endpoint: ceph.endpoint,
+    accessKey: ceph.accessKey,
+    secretKey: ceph.secretKey,
     stop: async () => {
-      await run(CEPH_SCRIPT, ['stop'], { env });
-      rmSync(join(dir, '..'), { recursive: true, force: true });
+      await ceph.stop();
+      rmSync(join(ceph.dir, '..'), { recursive: true, force: true });
     },
   };
 }
