@@ -150,17 +150,49 @@ export interface BatchedTx {
   reject: (e: unknown) => void;
 }
 
+/** The statements of a transaction, compiled once per connection, and its busy timeout as opened. */
+interface TxStatements {
+  timeoutMs: number;
+  /** The connection's `synchronous` as configured (read at its first transaction). */
+  synchronous: number;
+  begin: Statement;
+  commit: Statement;
+  rollback: Statement;
+  savepoint: Statement;
+  release: Statement;
+  rollbackTo: Statement;
+}
+const txStatements = new WeakMap<Db, TxStatements>();
+function statementsOf(db: Db): TxStatements {
+  let s = txStatements.get(db);
+  if (!s) {
+    s = {
+      timeoutMs: Number(db.pragma('busy_timeout', { simple: true })) || 0,
+      synchronous: Number(db.pragma('synchronous', { simple: true })),
+      begin: db.prepare('BEGIN IMMEDIATE'),
+      commit: db.prepare('COMMIT'),
+      rollback: db.prepare('ROLLBACK'),
+      savepoint: db.prepare('SAVEPOINT batched'),
+      release: db.prepare('RELEASE batched'),
+      rollbackTo: db.prepare('ROLLBACK TO batched'),
+    };
+    txStatements.set(db, s);
+  }
+  return s;
+}
+
 /**
  * BEGIN IMMEDIATE without blocking the event loop: while another process holds the write lock,
  * retried on later turns (as WriteBatch does) until the connection's busy timeout has passed.
  */
 export async function beginImmediate(db: Db): Promise<void> {
-  const timeoutMs = Number(db.pragma('busy_timeout', { simple: true })) || 0;
+  const { timeoutMs, begin } = statementsOf(db);
   const since = Date.now();
   for (let attempt = 0; ; attempt++) {
+    // Not a prepared statement: SQLite applies this pragma when compiling it, not when run.
     db.pragma('busy_timeout = 0');
     try {
-      db.exec('BEGIN IMMEDIATE');
+      begin.run();
       return;
     } catch (error) {
       if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() - since >= timeoutMs) throw error;
@@ -173,37 +205,39 @@ export async function beginImmediate(db: Db): Promise<void> {
 
 /**
  * Runs the batched transactions of one turn as savepoints of one transaction and commits once;
- * each resolves after the COMMIT (or rejects with its own error, rolled back to its savepoint).
- * When none needs durability the commit skips the WAL sync. Never rejects itself.
+ * each resolves after the COMMIT (or rejects with its own error, rolled back to its savepoint; a
+ * batch of one needs no savepoint: its failure rolls back the whole). When none needs durability
+ * the commit skips the WAL sync. Never rejects itself.
  */
 export async function runBatch(db: Db, tx: unknown, ops: BatchedTx[]): Promise<void> {
   if (ops.length === 0) return;
+  const st = statementsOf(db);
   const lazy = ops.every((o) => !o.durable);
-  const synchronous = Number(db.pragma('synchronous', { simple: true }));
+  const savepoints = ops.length > 1;
   const results: Array<{ ok: boolean; value: unknown }> = [];
   try {
     // Set outside the transaction: SQLite reads it when the transaction begins.
     if (lazy) db.pragma('synchronous = NORMAL');
     await beginImmediate(db);
     for (const op of ops) {
-      db.exec('SAVEPOINT batched');
+      if (savepoints) st.savepoint.run();
       try {
         results.push({ ok: true, value: await op.fn(tx as never) });
-        db.exec('RELEASE batched');
+        if (savepoints) st.release.run();
       } catch (error) {
-        db.exec('ROLLBACK TO batched');
-        db.exec('RELEASE batched');
+        if (!savepoints) throw error;
+        st.rollbackTo.run();
+        st.release.run();
         results.push({ ok: false, value: error });
       }
     }
-    db.exec('COMMIT');
+    st.commit.run();
   } catch (error) {
-    if (db.inTransaction) db.exec('ROLLBACK');
+    if (db.inTransaction) st.rollback.run();
     for (const op of ops) op.reject(error);
     return;
-    return;
   } finally {
-    if (lazy) db.pragma(`synchronous = ${synchronous}`);
+    if (lazy) db.pragma(`synchronous = ${st.synchronous}`);
   }
   ops.forEach((op, i) => (results[i]!.ok ? op.resolve(results[i]!.value) : op.reject(results[i]!.value)));
 }
