@@ -2,7 +2,7 @@
 // body cap (413, before parsing), the envelope's fields (400), encryption_required (400), the
 // at-least-one-local rule (403), the rate limits (429), then the signature or session (401); only
 // then is the envelope stored in the local inbox or forwarded as signed to the recipient's relay.
-import { systemDocument } from './system-files.ts';
+import { systemDocumentPair } from './system-files.ts';
 import { decodeBase64Any, encodeBase64url } from '../../protocol/common/base64.ts';
 import { canonicalString, CanonicalError } from '../../protocol/common/canonical.ts';
 import { verifyEd25519Async } from '../../protocol/common/ed25519.ts';
@@ -137,10 +137,10 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
  * service the recipient trusts, whatever the mode, and otherwise dropped (ra.inbox.auth-request).
  */
 async function admit(ctx: RelayContext, recipient: string, sender: string, type: unknown): Promise<'store' | 'drop'> {
-  const contacts = (await systemDocument(ctx, recipient, 'relay/contacts.json'))?.contacts;
+  const [contactsDoc, policy] = await systemDocumentPair(ctx, recipient, ['relay/contacts.json', 'relay/inbox-policy.json']);
+  const contacts = contactsDoc?.contacts;
   const entry = Array.isArray(contacts) ? (contacts as Array<{ identity?: unknown; state?: unknown }>).find((c) => typeof c.identity === 'string' && c.identity.toLowerCase() === sender) : undefined;
   if (entry?.state === 'blocked') throw ruleError(403, 'ra.inbox.policy', 'the recipient does not take mail from this sender');
-  const policy = await systemDocument(ctx, recipient, 'relay/inbox-policy.json');
   if (type === AUTH_REQUEST) {
     const trusted = Array.isArray(policy?.trusted_auth_services) && policy.trusted_auth_services.some((s) => typeof s === 'string' && s.toLowerCase() === sender);
     // --break auth-request-untrusted: a prompt from anyone is stored. The document-only variant

@@ -139,6 +139,11 @@ export class RelayStore {
     return this.sql.all<SystemFileRow>('SELECT * FROM relay_system_files WHERE identity = ? ORDER BY path', [identity]);
   }
 
+  /** The stored documents of `identity` at `paths`, in one query (the admission of every envelope reads two). */
+  systemFilesAt(identity: string, paths: readonly [string, string]): Promise<SystemFileRow[]> {
+    return this.sql.all<SystemFileRow>('SELECT * FROM relay_system_files WHERE identity = ? AND path IN (?, ?)', [identity, ...paths]);
+  }
+
   systemFile(identity: string, path: string): Promise<SystemFileRow | undefined> {
     return this.sql.get<SystemFileRow>('SELECT * FROM relay_system_files WHERE identity = ? AND path = ?', [identity, path]);
   }

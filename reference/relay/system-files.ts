@@ -153,6 +153,17 @@ export async function deleteSystemFile(ctx: RelayContext, call: OwnerCall, path:
   return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
 }
 
+/** Two stored system documents parsed (each undefined when not written or not an object), read at once. */
+export async function systemDocumentPair(ctx: RelayContext, identity: string, paths: readonly [string, string]): Promise<[Record<string, unknown> | undefined, Record<string, unknown> | undefined]> {
+  const rows = await ctx.store.systemFilesAt(identity, paths);
+  const parsed = (path: string) => {
+    const row = rows.find((r) => r.path === path);
+    const doc = row ? (JSON.parse(row.body) as unknown) : undefined;
+    return isObject(doc) ? doc : undefined;
+  };
+  return [parsed(paths[0]), parsed(paths[1])];
+}
+
 /** A stored system document parsed, or undefined (the relay's own reads: policy, public files). */
 export async function systemDocument(ctx: RelayContext, identity: string, path: string): Promise<Record<string, unknown> | undefined> {
   const row = await ctx.store.systemFile(identity, path);
