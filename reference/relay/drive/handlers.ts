@@ -9,7 +9,7 @@ import { bodySha256 } from '../../shared/body.ts';
 import type { OwnerCall } from '../inbox.ts';
 import { anyRole, callerOf, downloadStarted, gone, hostedDrive, lineage, may, require, sharesOfCaller, type Caller, type Drive, type Role } from './access.ts';
 import { applyCommit, parseCommit } from './commit.ts';
-import { dropUrl, heldBytes, holdUrl, mustFit, urlHeld, withinQuota } from './quota.ts';
+import { dropUrl, holdUrl, mustFit, urlHeld, withinQuota } from './quota.ts';
 import { S3Chunks, UPLOAD_TTL_SECONDS, type Upload } from './s3-chunks.ts';
 import type { ChangeRow, NodeRow, ShareRow } from './store.ts';
 
@@ -104,27 +104,41 @@ export async function missing(d: Drive, call: OwnerCall): Promise<Response> {
 export async function settleUploads(d: Drive, drive: string, refs: Iterable<{ id: string }>): Promise<void> {
   if (!(d.chunks instanceof S3Chunks)) return;
   const s3 = d.chunks;
-  for (const { id } of refs) {
-    if ((await d.store.chunkSize(drive, id)) !== undefined) continue;
-    const reserved = await urlHeld(d, drive, id);
-    const outcome = await s3.settle(drive, id, async (size) => {
-      if ((await d.store.chunkSize(drive, id)) !== undefined) return true;
-      if (!validChunkSize(size)) return false;
-      // An upload no live hold counted (it lapsed, or Redis forgot it) must fit now.
-      if (reserved !== size && !(await fits(d, drive, size, id))) return false;
-      await d.store.putChunk(drive, id, size, d.ctx.now());
-      return true;
-    });
-    if (outcome !== 'absent') {
-      s3.release(drive, id);
-      await dropUrl(d, drive, id);
-    }
-  }
+  // Read back a few at a time: each is a GET of up to a chunk from the store.
+  const queue = [...refs];
+  const settleNext = async (): Promise<void> => {
+    for (let ref = queue.shift(); ref !== undefined; ref = queue.shift()) await settleOne(d, s3, drive, ref.id);
+  };
+  await Promise.all(Array.from({ length: Math.min(SETTLE_CONCURRENCY, queue.length) }, settleNext));
 }
 
-/** Whether `size` more bytes fit beside what is stored and held (the upload URL of `chunk` aside). */
-async function fits(d: Drive, drive: string, size: number, chunk: string): Promise<boolean> {
-  return (await d.store.meta(drive)).used + (await heldBytes(d, drive, [chunk])) + size <= d.quota;
+/** Chunks read back at once by one commit (or one sweep of lapsed URLs). */
+const SETTLE_CONCURRENCY = 4;
+
+async function settleOne(d: Drive, s3: S3Chunks, drive: string, id: string): Promise<void> {
+  if ((await d.store.chunkSize(drive, id)) !== undefined) return;
+  const reserved = await urlHeld(d, drive, id);
+  const outcome = await s3.settle(drive, id, async (size) => {
+    if ((await d.store.chunkSize(drive, id)) !== undefined) return true;
+    if (!validChunkSize(size)) return false;
+    const record = () => d.store.putChunk(drive, id, size, d.ctx.now());
+    if (reserved === size) await record();
+    else {
+      // An upload no live hold counted (it lapsed, or Redis forgot it) must fit now, held while
+      // it is recorded so that the uploads settled beside it count it.
+      try {
+        await withinQuota(d, drive, id, size, record);
+      } catch (error) {
+        if (error instanceof HttpError && error.status === 507) return false;
+        throw error;
+      }
+    }
+    return true;
+  });
+  if (outcome !== 'absent') {
+    s3.release(drive, id);
+    await dropUrl(d, drive, id);
+  }
 }
 
 /** Settles the upload URLs that lapsed: what arrived counts like any uploaded chunk, the rest is freed. */

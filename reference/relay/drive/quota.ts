@@ -18,7 +18,7 @@ const URL_HOLD_MS = (UPLOAD_TTL_SECONDS + 60) * 1000;
 const over = (d: Drive) => ruleError(507, 'ra.drive.quota', `the drive would hold more than its quota of ${d.quota} bytes`);
 
 /** The bytes held against `drive`'s quota, leaving out the upload URLs of `exceptUrls`. */
-export async function heldBytes(d: Drive, drive: string, exceptUrls: Iterable<string> = []): Promise<number> {
+async function heldBytes(d: Drive, drive: string, exceptUrls: Iterable<string> = []): Promise<number> {
   const except = new Set([...exceptUrls].map(urlHold));
   let sum = 0;
   for (const [id, bytes] of await d.ctx.state.holds(key(drive))) if (!except.has(id)) sum += bytes;
