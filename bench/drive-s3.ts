@@ -13,10 +13,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Authority } from '../harness/actors/authority/index.ts';
-import { spawnReference, type ReferenceChild } from '../harness/run/spawn.ts';
+import type { ReferenceChild } from '../harness/run/spawn.ts';
 import { cpuWatch, describeCpu, verdict, type CpuReport } from './cpu.ts';
 import { chunksPerFile, expectAll, FILES, mib, openDrive, prepareUpload, upload, UPLOAD_CONCURRENCY } from './drive.ts';
-import { isMissing, startCeph, type Ceph } from './engines.ts';
+import { isMissing, spawnBenchRelay, startCeph, type Ceph } from './engines.ts';
 import { serialize } from './loadgen.ts';
 import type { BenchRow } from './verifier.ts';
 
@@ -28,11 +28,9 @@ export async function cephUploadRows(authority: Authority, diskRate: number): Pr
   const dir = await mkdtemp(join(tmpdir(), 'svc-bench-drive-s3-'));
   let relay: ReferenceChild | undefined;
   try {
-    relay = await spawnReference(
-      'relay',
-      ['--port', '0', '--data-dir', dir, '--dns-server', authority.dnsServer, '--ca', authority.caFile, '--drive-quota', String(2 ** 40), '--drive-s3', `${ceph.endpoint}/svc-drive`, '--quiet'],
-      { env: { DRIVE_S3_ACCESS_KEY: ceph.accessKey, DRIVE_S3_SECRET_KEY: ceph.secretKey } },
-    );
+    relay = await spawnBenchRelay(authority, ['--data-dir', dir, '--drive-quota', String(2 ** 40), '--drive-s3', `${ceph.endpoint}/svc-drive`], {
+      env: { DRIVE_S3_ACCESS_KEY: ceph.accessKey, DRIVE_S3_SECRET_KEY: ceph.secretKey },
+    });
     const session = await openDrive(authority, relay, true);
     const files = prepareUpload(session, FILES, chunksPerFile(1024), 1024 * 1024 - 4, true);
     const chunks = files.flatMap((f) => f.chunks.map((c) => c.bytes));

@@ -24,7 +24,7 @@ import { Agent, request } from 'undici';
 import { startAuthority, type Authority } from '../harness/actors/authority/index.ts';
 import { create, encryptContent, nodeKeys, type Chunk, type NodeKeys } from '../harness/actors/drive/objects.ts';
 import { newRelayIdentity, signedRequestHeaders, type RelayIdentity } from '../harness/actors/relay/index.ts';
-import { spawnReference, type ReferenceChild } from '../harness/run/spawn.ts';
+import type { ReferenceChild } from '../harness/run/spawn.ts';
 import { encodeBase64url } from '../protocol/common/base64.ts';
 import { defaultProfile as profile } from '../protocol/common/profile.ts';
 import { runLoad, serialize } from './loadgen.ts';
@@ -32,6 +32,7 @@ import { startPeer } from './relay.ts';
 import type { BenchRow } from './verifier.ts';
 import { cpuWatch, describeCpu, verdict } from './cpu.ts';
 import { cephUploadRows } from './drive-s3.ts';
+import { spawnBenchRelay } from './engines.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -99,19 +100,7 @@ export async function benchDrive(): Promise<BenchRow[]> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-bench-drive-'));
   let relay: ReferenceChild | undefined;
   try {
-    relay = await spawnReference('relay', [
-      '--port',
-      '0',
-      '--data-dir',
-      join(dir, 'relay'),
-      '--dns-server',
-      authority.dnsServer,
-      '--ca',
-      authority.caFile,
-      '--drive-quota',
-      String(2 ** 40),
-      '--quiet',
-    ]);
+    relay = await spawnBenchRelay(authority, ['--data-dir', join(dir, 'relay'), '--drive-quota', String(2 ** 40)]);
     const session = await openDrive(authority, relay, false);
 
     // a. Upload through the missing list, against hashing and fsyncing the same bytes.

@@ -7,7 +7,8 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, readdirSyn
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { closedPort } from '../harness/run/spawn.ts';
+import type { Authority } from '../harness/actors/authority/index.ts';
+import { closedPort, spawnReference, type ReferenceChild, type SpawnOptions } from '../harness/run/spawn.ts';
 import { startCeph as startOneNodeCeph } from '../test/setup/ceph.ts';
 
 export interface Missing {
@@ -124,6 +125,11 @@ export async function startCeph(): Promise<Ceph | Missing> {
       rmSync(join(ceph.dir, '..'), { recursive: true, force: true });
     },
   };
+}
+
+/** A reference relay as the benches start it: a free port, resolving through `authority`, quiet; `args` add the rest. */
+export function spawnBenchRelay(authority: Authority, args: string[], options: SpawnOptions = {}): Promise<ReferenceChild> {
+  return spawnReference('relay', ['--port', '0', '--dns-server', authority.dnsServer, '--ca', authority.caFile, '--quiet', ...args], options);
 }
 
 export const isMissing = (e: object): e is Missing => 'missing' in e;

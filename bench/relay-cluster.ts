@@ -11,11 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAuthority, type Authority } from '../harness/actors/authority/index.ts';
 import { message, newRelayIdentity, type RelayIdentity } from '../harness/actors/relay/index.ts';
-import { spawnReference, type ReferenceChild } from '../harness/run/spawn.ts';
+import type { ReferenceChild } from '../harness/run/spawn.ts';
 import { encodeBase64url } from '../protocol/common/base64.ts';
 import { defaultProfile as profile } from '../protocol/common/profile.ts';
 import { cpuWatch, describeCpu, verdict, type CpuReport } from './cpu.ts';
-import { isMissing, startPostgres, startRedis, type Engine } from './engines.ts';
+import { isMissing, spawnBenchRelay, startPostgres, startRedis, type Engine } from './engines.ts';
 import { runLoad, serialize } from './loadgen.ts';
 import type { BenchRow } from './verifier.ts';
 
@@ -99,11 +99,7 @@ export async function benchRelayCluster(): Promise<BenchRow[]> {
   const engines: Engine[] = [];
   const rows: BenchRow[] = [];
   try {
-    const common = ['--port', '0', '--dns-server', authority.dnsServer, '--ca', authority.caFile, '--rate-sender', '10000000', '--rate-global', '10000000', '--quiet'];
-    const spawnRelay = async (args: string[]) => {
-      const child = await spawnReference('relay', [...common, ...args], { onSpawn: (c) => children.push(c) });
-      return child;
-    };
+    const spawnRelay = (args: string[]) => spawnBenchRelay(authority, ['--rate-sender', '10000000', '--rate-global', '10000000', ...args], { onSpawn: (c) => children.push(c) });
     const one = await spawnRelay(['--data-dir', join(dir, 'single'), '--relay-address', 'single.relay.test:8443']);
     const single = await prepare(authority, 'one process', 'single.relay.test:8443', [one], { relay: one.proc.pid });
     const cluster = await startCluster(dir, spawnRelay, engines);

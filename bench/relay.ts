@@ -16,11 +16,12 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { startAuthority } from '../harness/actors/authority/index.ts';
 import { message, newRelayIdentity, openEvents, signedRequestHeaders, type RelayIdentity } from '../harness/actors/relay/index.ts';
-import { spawnReference, type ReferenceChild } from '../harness/run/spawn.ts';
+import type { ReferenceChild } from '../harness/run/spawn.ts';
 import { encodeBase64url } from '../protocol/common/base64.ts';
 import { defaultProfile as profile } from '../protocol/common/profile.ts';
 import { runLoad, serialize } from './loadgen.ts';
 import type { BenchRow } from './verifier.ts';
+import { spawnBenchRelay } from './engines.ts';
 
 const N = Number(process.env.BENCH_MESSAGES ?? 6000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -33,21 +34,7 @@ export async function benchRelay(): Promise<BenchRow[]> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-bench-relay-'));
   let relay: ReferenceChild | undefined;
   try {
-    relay = await spawnReference('relay', [
-      '--port',
-      '0',
-      '--data-dir',
-      dir,
-      '--dns-server',
-      authority.dnsServer,
-      '--ca',
-      authority.caFile,
-      '--rate-sender',
-      '10000000',
-      '--rate-global',
-      '10000000',
-      '--quiet',
-    ]);
+    relay = await spawnBenchRelay(authority, ['--data-dir', dir, '--rate-sender', '10000000', '--rate-global', '10000000']);
     const address = new URL(relay.url).host;
     const publish = (id: RelayIdentity) =>
       authority.publish({ identity: id.identity, seed: id.seed, encryptionPublicKey: `x25519:${encodeBase64url(id.encryption.publicKey)}`, relay: address, cacheControl: 'max-age=300' });

@@ -149,14 +149,12 @@ export class RelayStore {
   }
 
   /**
-   * Writes a system document; with `ifEtag` only over that stored version (`null`: only when none
-   * is stored), so two writers on one ETag cannot both succeed (ra.system.etag). False when the
-   * stored version is not the one named.
+   * Writes a system document; with `ifEtag` only over that stored version, so two writers on one
+   * ETag cannot both succeed (ra.system.etag). False when the stored version is not the one named.
    */
-  async putSystemFile(r: SystemFileRow, ifEtag?: string | null): Promise<boolean> {
+  async putSystemFile(r: SystemFileRow, ifEtag?: string): Promise<boolean> {
     const values = [r.identity, r.path, r.body, r.etag, r.updated_at];
     const insert = 'INSERT INTO relay_system_files (identity, path, body, etag, updated_at) VALUES (?, ?, ?, ?, ?)';
-    if (ifEtag === null) return (await this.sql.write(`${insert} ON CONFLICT (identity, path) DO NOTHING`, values)) === 1;
     const set = 'ON CONFLICT (identity, path) DO UPDATE SET body = excluded.body, etag = excluded.etag, updated_at = excluded.updated_at';
     if (ifEtag === undefined) return (await this.sql.write(`${insert} ${set}`, values)) === 1;
     return (await this.sql.write(`${insert} ${set} WHERE relay_system_files.etag = ?`, [...values, ifEtag])) === 1;

@@ -32,16 +32,12 @@ export class WriteBatch {
   #retries = 0;
   readonly #db: Db;
   readonly #timeoutMs: number;
-  readonly #stmts: { begin: Statement; commit: Statement; rollback: Statement };
+  readonly #stmts: TxStatements;
 
   constructor(db: Db) {
     this.#db = db;
-    this.#timeoutMs = Number(db.pragma('busy_timeout', { simple: true })) || 0;
-    this.#stmts = {
-      begin: db.prepare('BEGIN IMMEDIATE'),
-      commit: db.prepare('COMMIT'),
-      rollback: db.prepare('ROLLBACK'),
-    };
+    this.#stmts = statementsOf(db);
+    this.#timeoutMs = this.#stmts.timeoutMs;
   }
 
   /** Runs `op` (one statement) in this turn's transaction; resolves after the commit. */
