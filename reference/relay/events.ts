@@ -48,10 +48,6 @@ export class EventHub {
     });
   }
 
-  count(identity: string): number {
-    return this.#streams.get(identity)?.size ?? 0;
-  }
-
   /** A new stream's body, or undefined when the identity has its maximum open. */
   async open(identity: string, signal?: AbortSignal): Promise<ReadableStream<Uint8Array> | undefined> {
     const slot = await streamSlot(this.state, `streams:${identity}`, this.maxStreams);

@@ -94,7 +94,7 @@ async function linkShare(d: Drive, drive: string, link: string, headers: Headers
 }
 
 /** How long the rest of a download may follow the read of its first chunk that spent the last open. */
-export const DOWNLOAD_WINDOW_MS = 10 * 60_000;
+const DOWNLOAD_WINDOW_MS = 10 * 60_000;
 
 /** Where a download under a link started (its first chunk's read), kept DOWNLOAD_WINDOW_MS in the relay's state. */
 interface Download {
