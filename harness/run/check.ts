@@ -6,7 +6,7 @@
 import type { RuleId } from '../../schemas/ts/rules.ts';
 import { HttpError } from '../actors/http.ts';
 import { cite } from './cite.ts';
-import type { Check, CheckContext, Outcome } from './model.ts';
+import type { Cell, Check, CheckContext, Outcome } from './model.ts';
 import { propertyCheck, type PropertyCheckSpec } from './property.ts';
 import { CheckFailure, CheckSkip, Expect } from './verdict.ts';
 
@@ -28,6 +28,8 @@ export interface CheckSpec<S> {
   rules: RuleId[];
   /** Rules it touches on the way without deciding them. */
   context?: RuleId[];
+  /** The matrix cells it fills (spec/facets/); each cell's rule must be among `rules`. */
+  cells?: Array<Cell & { rule: RuleId }>;
   /** Its own time limit, for a check that must wait past an expiry. */
   timeoutMs?: number;
   /** See Check.lane and Check.exclusive. */
@@ -51,6 +53,7 @@ export function sessionCheck<S extends CheckSession>(binding: SuiteBinding<S>, s
     title: spec.title,
     suite: binding.suite,
     ...cite(spec.id, spec.rules, spec.context),
+    ...(spec.cells !== undefined ? { cells: spec.cells } : {}),
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
     ...(spec.lane !== undefined ? { lane: spec.lane } : {}),
     ...(spec.exclusive ? { exclusive: true } : {}),
@@ -72,7 +75,14 @@ export function sessionCheck<S extends CheckSession>(binding: SuiteBinding<S>, s
   };
 }
 
-export type SuitePropertySpec<T> = Omit<PropertyCheckSpec<T>, 'suite' | 'rules' | 'level'> & { rules: RuleId[]; context?: RuleId[]; lane?: string; exclusive?: boolean; timeoutMs?: number };
+export type SuitePropertySpec<T> = Omit<PropertyCheckSpec<T>, 'suite' | 'rules' | 'level'> & {
+  rules: RuleId[];
+  context?: RuleId[];
+  cells?: Array<Cell & { rule: RuleId }>;
+  lane?: string;
+  exclusive?: boolean;
+  timeoutMs?: number;
+};
 
 /** A property check of a suite, cited like sessionCheck (decided rules, context, profile). */
 export function suiteProperty<T>(suite: string, spec: SuitePropertySpec<T>): Check {
@@ -80,6 +90,7 @@ export function suiteProperty<T>(suite: string, spec: SuitePropertySpec<T>): Che
   return {
     ...propertyCheck({ ...spec, suite, rules: citation.rules, level: citation.level }),
     ...citation,
+    ...(spec.cells !== undefined ? { cells: spec.cells } : {}),
     ...(spec.lane !== undefined ? { lane: spec.lane } : {}),
     ...(spec.exclusive ? { exclusive: true } : {}),
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),

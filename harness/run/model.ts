@@ -27,6 +27,23 @@ export interface CheckContext {
   commandLine?: string;
 }
 
+/** What a facet of spec/facets/ constrains (spec/meta/facets.schema.json). */
+export type FacetKind = 'who' | 'binding' | 'window' | 'limit' | 'once' | 'order' | 'normalization' | 'lifecycle';
+
+/**
+ * A cell of the rule matrix a check fills: one value of one facet of a rule, on one operation
+ * (an OpenAPI operationId). `facet` is the facet entry's `name`, else its kind. Values per kind:
+ * who: a principal; binding: a bound part; window: `inside` | `outside`; limit: `at` | `past` |
+ * `other-scope`; once: `replay` | `race`; order: `both-faults`; normalization: a form or
+ * `near-miss`; lifecycle: a use the event ends.
+ */
+export interface Cell {
+  rule: string;
+  facet: string;
+  value: string;
+  operation?: string;
+}
+
 export interface Check {
   /** Stable, e.g. "vectors/poweur/signin.json#valid-identity". */
   id: string;
@@ -54,6 +71,8 @@ export interface Check {
   lane?: string;
   /** It disturbs the other checks of its suite (it restarts the target): it runs first, with nothing else of its suite in flight. */
   exclusive?: boolean;
+  /** The matrix cells it fills (spec/facets/): each cell's rule is one it decides. */
+  cells?: Cell[];
   run(ctx: CheckContext): Promise<Outcome> | Outcome;
 }
 
@@ -63,6 +82,8 @@ export interface CheckResult {
   suite: string;
   rules: string[];
   context?: string[];
+  /** The matrix cells the check fills. */
+  cells?: Cell[];
   level: Level;
   /** Set on checks of the project profile. */
   profile?: boolean;

@@ -177,6 +177,7 @@ async function runOne(check: Check, options: RunOptions, runSignal: AbortSignal)
     suite: check.suite,
     rules: [...check.rules],
     ...(check.context && check.context.length > 0 ? { context: [...check.context] } : {}),
+    ...(check.cells && check.cells.length > 0 ? { cells: check.cells.map((c) => ({ ...c })) } : {}),
     level: check.level,
     ...(check.profile ? { profile: true } : {}),
     gating: !check.profile || gatesProfile(options.profileGates, check.suite),
@@ -220,7 +221,7 @@ function gatesProfile(gates: RunOptions['profileGates'], suite: string): boolean
   return typeof gates === 'boolean' ? gates : (gates?.has(suite) ?? false);
 }
 
-type ResultBase = Pick<CheckResult, 'id' | 'title' | 'suite' | 'rules' | 'context' | 'level' | 'profile' | 'gating'>;
+type ResultBase = Pick<CheckResult, 'id' | 'title' | 'suite' | 'rules' | 'context' | 'cells' | 'level' | 'profile' | 'gating'>;
 
 function fromOutcome(base: ResultBase, outcome: Outcome, durationMs: number, log: string[]): CheckResult {
   const status = (outcome as Partial<Outcome> | null | undefined)?.status;
