@@ -36,4 +36,343 @@ export type Facet = FacetBase &
     | { kind: 'lifecycle'; event: string; ends: readonly string[] }
   );
 
-export const facets: readonly Facet[] = [];
+export const facets: readonly Facet[] = [
+  {
+    "rule": "ns.auth.2",
+    "kind": "who",
+    "cite": "The response is authenticated by an Ed25519 signature by the identity key or by a registered session key (`key_id` `session:<id>` plus `session_proof`).",
+    "operations": [
+      "postDelivery"
+    ],
+    "allowed": [
+      "identity-key",
+      "session-key"
+    ],
+    "refused": [
+      "other-key",
+      "unproven-session-key"
+    ],
+    "area": "rp",
+    "facet": "who",
+    "values": [
+      "identity-key",
+      "session-key",
+      "other-key",
+      "unproven-session-key"
+    ]
+  },
+  {
+    "rule": "ns.verify.7",
+    "kind": "binding",
+    "cite": "Lines joined with a line feed, no trailing line feed, signed as UTF-8 bytes.",
+    "operations": [
+      "postDelivery"
+    ],
+    "credential": "the approval's Ed25519 signature over the canonical signing string",
+    "parts": [
+      "identity",
+      "audience",
+      "nonce",
+      "request-id",
+      "issued-at",
+      "expires-at",
+      "action",
+      "statement",
+      "scopes",
+      "key-id"
+    ],
+    "note": "Lines 2 to 12 of the canonical signing string (the literal of line 1 is no part a client swaps).",
+    "area": "rp",
+    "facet": "binding",
+    "values": [
+      "identity",
+      "audience",
+      "nonce",
+      "request-id",
+      "issued-at",
+      "expires-at",
+      "action",
+      "statement",
+      "scopes",
+      "key-id"
+    ]
+  },
+  {
+    "rule": "ns.verify.7",
+    "kind": "window",
+    "name": "rotation-grace",
+    "cite": "Signature: checked against the key valid at `issued_at`: the current key, or a `previous_keys` entry still inside its rotation grace window.",
+    "operations": [
+      "postDelivery"
+    ],
+    "duration": "the previous key's valid_until in the identity document",
+    "from": "the key's rotation (judged at the approval's issued_at)",
+    "area": "rp",
+    "facet": "rotation-grace",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ns.session-proof.signed-lines",
+    "kind": "binding",
+    "cite": "Signed lines (line-feed joined): the literal `session-registration`, `<identity>`, `<session_public_key>`, `<issued_at>`, `<expires_at>`, `<nonce>`.",
+    "operations": [
+      "postDelivery"
+    ],
+    "credential": "the session proof's identity_signature",
+    "parts": [
+      "identity",
+      "session-public-key",
+      "issued-at",
+      "expires-at",
+      "nonce"
+    ],
+    "area": "rp",
+    "facet": "binding",
+    "values": [
+      "identity",
+      "session-public-key",
+      "issued-at",
+      "expires-at",
+      "nonce"
+    ]
+  },
+  {
+    "rule": "ns.verify.2",
+    "kind": "binding",
+    "cite": "Audience: the normalized `audience` must equal the verifier's own origin. Mandatory.",
+    "operations": [
+      "postDelivery"
+    ],
+    "credential": "the approval, signed by its identity",
+    "parts": [
+      "audience"
+    ],
+    "note": "The audience swapped for another origin and signed as such: refused by rule 2 alone.",
+    "area": "rp",
+    "facet": "binding",
+    "values": [
+      "audience"
+    ]
+  },
+  {
+    "rule": "ns.verify.2",
+    "kind": "normalization",
+    "cite": "Audience: the normalized `audience` must equal the verifier's own origin. Mandatory.",
+    "operations": [
+      "postDelivery"
+    ],
+    "subject": "the approval's audience against the verifier's own origin",
+    "forms": [
+      "own-origin"
+    ],
+    "note": "near-miss: the same host under the other scheme, or the origin with a path.",
+    "area": "rp",
+    "facet": "normalization",
+    "values": [
+      "own-origin",
+      "near-miss"
+    ]
+  },
+  {
+    "rule": "ns.verify.4",
+    "kind": "window",
+    "name": "expiry",
+    "cite": "Window: RFC 3339; `expires_at` later than `issued_at`; span at most 5 minutes; `issued_at` at most now plus 2 minutes; now at most `expires_at`.",
+    "operations": [
+      "postDelivery"
+    ],
+    "duration": "until expires_at",
+    "from": "the request's issued_at",
+    "area": "rp",
+    "facet": "expiry",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ns.verify.4",
+    "kind": "window",
+    "name": "span",
+    "cite": "Window: RFC 3339; `expires_at` later than `issued_at`; span at most 5 minutes; `issued_at` at most now plus 2 minutes; now at most `expires_at`.",
+    "operations": [
+      "postDelivery"
+    ],
+    "limit": "window_max_seconds",
+    "from": "issued_at (expires_at minus issued_at)",
+    "area": "rp",
+    "facet": "span",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ns.verify.4",
+    "kind": "window",
+    "name": "skew",
+    "cite": "Window: RFC 3339; `expires_at` later than `issued_at`; span at most 5 minutes; `issued_at` at most now plus 2 minutes; now at most `expires_at`.",
+    "operations": [
+      "postDelivery"
+    ],
+    "limit": "clock_skew_seconds",
+    "from": "the verifier's clock (issued_at ahead of now)",
+    "area": "rp",
+    "facet": "skew",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ns.verify.5",
+    "kind": "once",
+    "cite": "Nonce: single use; cache key is the four values audience, identity, request_id, nonce joined with a vertical bar; the cache must be atomic and shared between processes of one RP; if the cache cannot be reached the verifier fails closed.",
+    "operations": [
+      "postDelivery"
+    ],
+    "secret": "the approval's nonce",
+    "spent_by": "a successful verification",
+    "area": "rp",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ]
+  },
+  {
+    "rule": "ns.nonce.single-use",
+    "kind": "once",
+    "cite": "Nonce: unspent to spent on successful verification; entries may be dropped once `expires_at` has passed.",
+    "operations": [
+      "postDelivery"
+    ],
+    "secret": "the approval's nonce",
+    "spent_by": "a successful verification",
+    "area": "rp",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ]
+  },
+  {
+    "rule": "ns.transaction.one-approval",
+    "kind": "once",
+    "cite": "receipt carries `resume_uri`; one approval processed per transaction",
+    "operations": [
+      "postDelivery"
+    ],
+    "secret": "the transaction (its request)",
+    "spent_by": "the first approval processed",
+    "area": "rp",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ]
+  },
+  {
+    "rule": "ns.verify.order",
+    "kind": "order",
+    "name": "audience-before-resolution",
+    "cite": "Verification rules, run in this order (cheapest first so a replayed or misaddressed response costs no DNS or HTTPS lookup):",
+    "operations": [
+      "postDelivery"
+    ],
+    "first": "rule 2 (audience)",
+    "then": "rule 6 (resolution)",
+    "area": "rp",
+    "facet": "audience-before-resolution",
+    "values": [
+      "both-faults"
+    ]
+  },
+  {
+    "rule": "ns.verify.order",
+    "kind": "order",
+    "name": "nonce-before-resolution",
+    "cite": "Verification rules, run in this order (cheapest first so a replayed or misaddressed response costs no DNS or HTTPS lookup):",
+    "operations": [
+      "postDelivery"
+    ],
+    "first": "rule 5 (nonce)",
+    "then": "rule 6 (resolution)",
+    "area": "rp",
+    "facet": "nonce-before-resolution",
+    "values": [
+      "both-faults"
+    ]
+  },
+  {
+    "rule": "ns.verify.order",
+    "kind": "order",
+    "name": "version-before-signature",
+    "cite": "Verification rules, run in this order (cheapest first so a replayed or misaddressed response costs no DNS or HTTPS lookup):",
+    "operations": [
+      "postDelivery"
+    ],
+    "first": "rule 1 (shape and version)",
+    "then": "rule 7 (signature)",
+    "area": "rp",
+    "facet": "version-before-signature",
+    "values": [
+      "both-faults"
+    ]
+  },
+  {
+    "rule": "ns.response.identity",
+    "kind": "normalization",
+    "cite": "the signer's service ID; lowercased and trimmed for signing; must be a valid service name",
+    "operations": [
+      "postDelivery"
+    ],
+    "subject": "the approval's identity",
+    "forms": [
+      "upper-case",
+      "surrounding-spaces"
+    ],
+    "area": "rp",
+    "facet": "normalization",
+    "values": [
+      "upper-case",
+      "surrounding-spaces",
+      "near-miss"
+    ]
+  },
+  {
+    "rule": "ns.limits.resume-code",
+    "kind": "once",
+    "cite": "at least 128 bits, single-use, short-lived (the reference RP allows one minute)",
+    "operations": [
+      "resumeLogin"
+    ],
+    "secret": "the resume code",
+    "spent_by": "the resume that completes the login",
+    "area": "rp",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ]
+  },
+  {
+    "rule": "ns.limits.resume-code",
+    "kind": "window",
+    "cite": "at least 128 bits, single-use, short-lived (the reference RP allows one minute)",
+    "operations": [
+      "resumeLogin"
+    ],
+    "limit": "resume_code_ttl_seconds",
+    "from": "the same-device delivery that issues it",
+    "area": "rp",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  }
+];

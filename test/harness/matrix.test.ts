@@ -185,6 +185,7 @@ describe('proven across the matrix', () => {
     level: 'MUST',
     gating: true,
     status,
+    detail: '',
     durationMs: 1,
     ...(cells.length > 0 ? { cells } : {}),
   });
