@@ -47,7 +47,9 @@ function facetModules(rules: RuleEntry[], limits: { id: string }[]): Output[] {
   const operations = readdirSync(httpDir)
     .filter((f) => f.endsWith('.openapi.yaml'))
     .flatMap((f) => operationIds(loadYaml(`http/${f}`)));
-  const entries = crossCheckFacets(areas, { rules: new Set(rules.map((r) => r.id)), operations: new Set(operations), limits: new Set(limits.map((l) => l.id)) });
+  const entries = crossCheckFacets(areas, { rules: new Set(rules.map((r) => r.id)), operations: new Set(operations), limits: new Set(limits.map((l) => l.id)) }, (m) =>
+    process.stderr.write(`warning: ${m}\n`),
+  );
   return facetOutputs(entries, HEADER('spec/facets/'));
 }
 

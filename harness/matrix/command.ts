@@ -7,6 +7,7 @@ import { ConfigError, EXIT_FAIL, EXIT_PASS } from '../run/exit.ts';
 import type { Check, RuleEntry } from '../run/model.ts';
 import { buildMatrix, isEmpty, type FacetLike, type Matrix, type MatrixFilter } from './matrix.ts';
 import { renderJson, renderMarkdown, renderText } from './render.ts';
+import { ruleMatches } from '../run/select.ts';
 
 export interface MatrixFlags {
   doc?: number;
@@ -31,7 +32,7 @@ export async function matrixSources(): Promise<MatrixSources> {
 /** The matrix as the flags select it, and whether --strict fails it. */
 export function matrixOutput(sources: MatrixSources, flags: MatrixFlags): { text: string; matrix: Matrix; code: number } {
   const filter: MatrixFilter = { ...(flags.doc !== undefined ? { doc: flags.doc } : {}), ...(flags.rule.length > 0 ? { rules: flags.rule } : {}) };
-  if (filter.rules && !filter.rules.some((f) => sources.rules.some((r) => r.id === f || r.id.startsWith(f.replace(/[*.]$/, ''))))) {
+  if (filter.rules && !filter.rules.some((f) => sources.rules.some((r) => ruleMatches(f, r.id)))) {
     throw new ConfigError(`--rule ${filter.rules.join(', ')} matches no rule of the catalogue`);
   }
   const matrix = buildMatrix(sources.facets, sources.rules, sources.checks, filter);

@@ -45,6 +45,27 @@ export function facetValues(f: FacetInput): string[] {
   }
 }
 
+const COMMON = ['rule', 'kind', 'name', 'cite', 'operations', 'unfilled', 'note'];
+const OWN: Record<FacetInput['kind'], string[]> = {
+  who: ['allowed', 'refused'],
+  binding: ['credential', 'parts'],
+  window: ['limit', 'duration', 'from'],
+  limit: ['limit', 'count', 'scope', 'past'],
+  once: ['secret', 'spent_by'],
+  order: ['first', 'then'],
+  normalization: ['subject', 'forms'],
+  lifecycle: ['event', 'ends'],
+};
+
+/**
+ * Fields the schema lets through but no kind reads (it does not close an entry's properties, so a
+ * misspelt `unfiled` or `limt` would pass): said aloud rather than refused, so facet files written
+ * against the schema as it was keep generating.
+ */
+export function ignoredFields(f: FacetInput): string[] {
+  return Object.keys(f).filter((k) => !COMMON.includes(k) && !OWN[f.kind].includes(k));
+}
+
 export interface FacetCatalogues {
   rules: ReadonlySet<string>;
   operations: ReadonlySet<string>;
@@ -52,7 +73,7 @@ export interface FacetCatalogues {
 }
 
 /** Every entry of every area, in file order, each checked against the catalogues; throws on the first wrong one. */
-export function crossCheckFacets(areas: Array<{ area: string; facets: FacetInput[] }>, known: FacetCatalogues): FacetEntry[] {
+export function crossCheckFacets(areas: Array<{ area: string; facets: FacetInput[] }>, known: FacetCatalogues, warn: (message: string) => void = () => undefined): FacetEntry[] {
   const out: FacetEntry[] = [];
   const keys = new Map<string, string>();
   for (const { area, facets } of areas) {
@@ -60,6 +81,8 @@ export function crossCheckFacets(areas: Array<{ area: string; facets: FacetInput
       const facet = f.name ?? f.kind;
       const where = `spec/facets/${area}.yaml: ${f.rule} ${facet}`;
       if (!known.rules.has(f.rule)) throw new Error(`${where}: unknown rule ${f.rule}`);
+      const ignored = ignoredFields(f);
+      if (ignored.length > 0) warn(`${where}: ignored field${ignored.length > 1 ? 's' : ''} ${ignored.join(', ')} (not read for kind ${f.kind})`);
       for (const op of f.operations) if (!known.operations.has(op)) throw new Error(`${where}: operation ${op} is no operationId of spec/http/*.openapi.yaml`);
       if (f.limit !== undefined && !known.limits.has(f.limit)) throw new Error(`${where}: unknown limit ${f.limit} (spec/limits/)`);
       // A cell names its facet by key alone, so the key is unique per rule (across areas too).

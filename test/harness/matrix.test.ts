@@ -17,6 +17,7 @@ import { runChecks } from '../../harness/run/runner.ts';
 import { limitSources } from '../../schemas/ts/limits.ts';
 import { rules as catalogueRules } from '../../schemas/ts/rules.ts';
 import { crossCheckFacets, facetValues, operationIds, type FacetInput } from '../../scripts/lib/facets.ts';
+import { makeAjv } from '../../protocol/common/schema.ts';
 import { fail, io, pass } from './fakes.ts';
 
 const ROOT = new URL('../../', import.meta.url);
@@ -106,6 +107,21 @@ describe('spec/facets/ in npm run generate', () => {
       ),
     ).toThrow(/already has a facet window \(in spec\/facets\/a\.yaml\)/);
     expect(() => crossCheckFacets([{ area: 'a', facets: [entry({ unfilled: [{ value: 'later', reason: 'unobservable: x' }] })] }], known)).toThrow(/unfilled value later/);
+  });
+
+  it('the meta schema refuses an entry without its sentence, or a reason that says neither unobservable nor not applicable', () => {
+    const validate = makeAjv().compile(JSON.parse(readFileSync(new URL('spec/meta/facets.schema.json', ROOT), 'utf8')));
+    const ok = { rule: 'ns.verify.5', kind: 'once', cite: 'x', operations: ['postDelivery'], secret: 'the nonce', spent_by: 'verification' };
+    expect(validate({ facets: [ok] })).toBe(true);
+    const { cite: _cite, ...uncited } = ok;
+    expect(validate({ facets: [uncited] })).toBe(false);
+    expect(validate({ facets: [{ ...ok, unfilled: [{ value: 'race', reason: 'too hard' }] }] })).toBe(false);
+  });
+
+  it('says which fields no kind reads (a misspelt one passes the schema)', () => {
+    const warnings: string[] = [];
+    crossCheckFacets([{ area: 'a', facets: [entry({ unfiled: [], limit: 'window_max_seconds' })] }], known, (m) => warnings.push(m));
+    expect(warnings).toEqual(['spec/facets/a.yaml: ns.auth.2 window: ignored field unfiled (not read for kind window)']);
   });
 });
 
