@@ -27,6 +27,7 @@ Examples:
   $ svc-conformance vectors --seed 1234 --replay 7:0:1 --check 'vectors/poweur/properties#single-field-mutation'
   $ svc-conformance rules --doc 1
   $ svc-conformance rules --uncovered-from reports/run.json
+  $ svc-conformance matrix --doc 1 --empty
 `;
 
 export async function main(argv: string[], io: Partial<CliIO> = {}, deps: CliDeps = {}): Promise<number> {
@@ -61,6 +62,12 @@ export async function main(argv: string[], io: Partial<CliIO> = {}, deps: CliDep
     .action(async (flags: { doc?: number; uncoveredFrom?: string }) => {
       code = await rulesCommand(flags, out, await catalogue(deps, true, out));
     });
+
+  (await import('./matrix/command.ts')).registerMatrixCommand(configure(program.command('matrix')), {
+    io: out,
+    setCode: (c) => void (code = c),
+    ...(deps.matrixSources ? { sources: deps.matrixSources } : {}),
+  });
 
   const { registerRunCommand } = await import('./commands/run.ts');
   registerRunCommand(addRunOptions(configure(program.command('run'))), { argv, io: out, deps, tool, setCode: (c) => void (code = c) });

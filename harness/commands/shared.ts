@@ -7,11 +7,13 @@ import type { Level, Reporter, RuleEntry, SuiteLoad } from '../run/model.ts';
 import { ConfigError, EXIT_NO_VERDICT, exitCodeFor } from '../run/exit.ts';
 import { loadExpectedFailures, type ExpectedFailures } from '../run/expected.ts';
 import { baseCommandLine } from '../run/replay.ts';
-import { provenRules } from '../run/proofs.ts';
+import { loadProofs, provenRules } from '../run/proofs.ts';
 import { runChecks } from '../run/runner.ts';
 import { describeSelection, parseLevel } from '../run/select.ts';
 import { consoleReporter, type Output } from '../report/console.ts';
 import { fileReporter, parseReportOption, type ReportTarget } from '../report/index.ts';
+import type { MatrixSources } from '../matrix/command.ts';
+import type { FacetLike } from '../matrix/matrix.ts';
 
 export interface CliIO {
   stdout: Output;
@@ -30,6 +32,10 @@ export interface VectorSuiteOptions {
 export interface CliDeps {
   vectorSuite?: (options: VectorSuiteOptions) => Promise<SuiteLoad>;
   rules?: readonly RuleEntry[];
+  /** What `matrix` reads (facets, rules, every suite's checks); tests give their own. */
+  matrixSources?: () => Promise<MatrixSources>;
+  /** The rules' facets (schemas/ts/facets.ts) for the coverage table; tests give their own. */
+  facets?: readonly FacetLike[];
 }
 
 export interface RunFlags {
@@ -131,6 +137,7 @@ export async function runCommand(input: RunCommandInput): Promise<number> {
       rules,
       coverageDocs: suite.coverageDocs,
       proven: provenRules(),
+      matrix: { facets: await facetCatalogue(input.deps), proofs: loadProofs() },
       skippedInputs: suite.skipped,
       reporters,
       tool: input.tool,
@@ -167,6 +174,16 @@ export async function catalogue(deps: CliDeps, required: boolean, io: CliIO): Pr
     const message = `the rule catalogue schemas/ts/rules.ts cannot be loaded (run \`npm run generate\`): ${(e as Error).message}`;
     if (required) throw new ConfigError(message);
     io.stderr.write(`svc-conformance: ${message}; coverage is not computed\n`);
+    return [];
+  }
+}
+
+/** The rules' facets; none (the coverage table shows no facet figures) when schemas/ts/facets.ts is missing. */
+async function facetCatalogue(deps: CliDeps): Promise<readonly FacetLike[]> {
+  if (deps.facets) return deps.facets;
+  try {
+    return (await import('../../schemas/ts/facets.ts')).facets;
+  } catch {
     return [];
   }
 }

@@ -217,13 +217,19 @@ function firstLines(text: string, n: number): string {
   return lines.length <= n ? lines.join('\n') : `${lines.slice(0, n).join('\n')}\n… (${lines.length - n} more lines; --verbose shows all)`;
 }
 
-/** Per document: rules decided by a check, unobservable over the wire, uncovered; and the profile's. */
+/**
+ * Per document: rules decided by a check, proven by a variant, unobservable over the wire,
+ * uncovered; the facets (spec/facets/) a variant proved of those observable; and the profile's.
+ */
 function renderCoverage(report: RunReport, verbose: boolean): string[] {
   const { coverage } = report;
   const lines: string[] = [];
   const docs = Object.entries(coverage.documents ?? {});
+  // The facet column only once some document has facets, so a run without them reads as before.
+  const withFacets = docs.some(([, c]) => (c.facets?.observable.length ?? 0) > 0);
+  const columns = ['covered', 'proven', ...(withFacets ? ['facets proven'] : []), 'unobservable', 'uncovered', 'profile'];
   if (docs.length > 0) {
-    lines.push(['coverage', 'covered', 'proven', 'unobservable', 'uncovered', 'profile'].map((h, i) => (i === 0 ? h.padEnd(10) : h.padStart(13))).join(''));
+    lines.push(['coverage'.padEnd(10), ...columns.map((h) => h.padStart(Math.max(13, h.length + 2)))].join(''));
     for (const [doc, c] of docs) {
       const total = c.covered.length + c.unobservable.length + c.uncovered.length;
       const profileTotal = c.profile.covered.length + c.profile.uncovered.length;
@@ -232,6 +238,7 @@ function renderCoverage(report: RunReport, verbose: boolean): string[] {
           `doc ${doc}`.padEnd(10),
           `${c.covered.length}/${total}`.padStart(13),
           `${(c.proven ?? []).length}/${total}`.padStart(13),
+          ...(withFacets ? [`${c.facets?.proven.length ?? 0}/${c.facets?.observable.length ?? 0}`.padStart(15)] : []),
           String(c.unobservable.length).padStart(13),
           String(c.uncovered.length).padStart(13),
           `${c.profile.covered.length}/${profileTotal}`.padStart(13),
@@ -240,6 +247,8 @@ function renderCoverage(report: RunReport, verbose: boolean): string[] {
       if (verbose) {
         if (c.uncovered.length > 0) lines.push('  uncovered:', ...c.uncovered.map((id) => `    ${id}`));
         if (c.unobservable.length > 0) lines.push('  unobservable over the wire:', ...c.unobservable.map((u) => `    ${u.id}: ${u.reason}`));
+        const unproven = (c.facets?.observable ?? []).filter((id) => !c.facets!.proven.includes(id));
+        if (unproven.length > 0) lines.push('  facets no variant proved:', ...unproven.map((id) => `    ${id}`));
       }
     }
   }

@@ -143,8 +143,10 @@ export interface RuleCoverage {
 /** One document's rules (project decisions apart): decided by a check, unobservable, or neither. */
 export interface DocumentCoverage {
   covered: string[];
-  /** Covered rules a broken variant proved: it failed a check citing them (npm run sensitivity). */
+  /** Covered rules a broken variant proved: it failed a check citing them (npm run sensitivity), and, for a rule with facets, one claiming a cell of each observable facet. */
   proven: string[];
+  /** The facets (`rule/facet`, spec/facets/) of its document rules with a cell not marked unfilled, and those a variant proved. */
+  facets?: { observable: string[]; proven: string[] };
   unobservable: Array<{ id: string; reason: string }>;
   uncovered: string[];
   /** The project's decisions about this document, judged by profile checks. */

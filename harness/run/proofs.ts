@@ -1,21 +1,40 @@
-// The rules proven by `npm run sensitivity -- --write` (proofs.json beside this file): a broken
-// variant of the reference that breaks exactly that rule failed a check citing it. The coverage
-// table shows them as "proven" beside "covered".
+// The proofs of `npm run sensitivity -- --write` (proofs.json beside this file): each broken
+// variant of the reference, the rule it breaks, and the checks citing that rule that failed
+// against it. A rule is proven when a variant breaking it failed a check citing it; a facet of a
+// rule (spec/facets/) when one of those failing checks claims one of its cells
+// (harness/matrix/proven.ts). The cells are joined at read time from the checks' current claims:
+// a claim added to a check whose assertions did not change needs no rerun.
 import { readFileSync } from 'node:fs';
 
-interface Proofs {
-  proofs: Array<{ rule: string; suite: string; variant: string; checks: string[] }>;
+export interface Proof {
+  rule: string;
+  suite: string;
+  variant: string;
+  /** The checks citing `rule` that failed against the variant, sorted. */
+  checks: string[];
 }
 
-let loaded: ReadonlySet<string> | undefined;
+let loaded: readonly Proof[] | undefined;
 
-export function provenRules(): ReadonlySet<string> {
-  if (loaded) return loaded;
+/** The project's recorded proofs (read once). */
+export function loadProofs(): readonly Proof[] {
+  return (loaded ??= readProofs(new URL('./proofs.json', import.meta.url)));
+}
+
+/** The proofs a file records; none when it is missing or unreadable. */
+export function readProofs(file: URL | string): Proof[] {
   try {
-    const file = JSON.parse(readFileSync(new URL('./proofs.json', import.meta.url), 'utf8')) as Proofs;
-    loaded = new Set(file.proofs.map((p) => p.rule));
+    const data = JSON.parse(readFileSync(file, 'utf8')) as { proofs?: unknown };
+    return Array.isArray(data.proofs) ? data.proofs.filter(isProof) : [];
   } catch {
-    loaded = new Set();
+    return [];
   }
-  return loaded;
+}
+
+function isProof(p: unknown): p is Proof {
+  return p !== null && typeof p === 'object' && typeof (p as Proof).rule === 'string' && Array.isArray((p as Proof).checks);
+}
+
+export function provenRules(proofs: readonly Proof[] = loadProofs()): ReadonlySet<string> {
+  return new Set(proofs.map((p) => p.rule));
 }

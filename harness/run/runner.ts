@@ -3,7 +3,7 @@
 import { setMaxListeners } from 'node:events';
 import { inspect } from 'node:util';
 import type { Check, CheckContext, CheckResult, Outcome, Reporter, RuleEntry, RunReport, SkippedInput } from './model.ts';
-import { computeCoverage } from './coverage.ts';
+import { computeCoverage, type MatrixInput } from './coverage.ts';
 import { ConfigError } from './exit.ts';
 import { applyExpectedFailures, type ExpectedFailures } from './expected.ts';
 import { selectChecks, type Selection } from './select.ts';
@@ -38,6 +38,8 @@ export interface RunOptions {
   profileGates?: boolean | ReadonlySet<string>;
   /** Rules a broken variant proved (npm run sensitivity): the coverage table's "proven". */
   proven?: ReadonlySet<string>;
+  /** The rules' facets and the variants' proofs: the coverage table's facets proven / observable. */
+  matrix?: MatrixInput;
   /** Documents whose rules count for coverage (default: all in the catalogue). */
   coverageDocs?: number[];
   /** Inputs the suite could not turn into checks, with why. */
@@ -97,7 +99,7 @@ export async function runChecks(checks: readonly Check[], options: RunOptions): 
       interrupted,
     },
     results,
-    coverage: computeCoverage(options.rules ?? [], results, options.coverageDocs, options.proven),
+    coverage: computeCoverage(options.rules ?? [], results, options.coverageDocs, options.proven, options.matrix),
     skipped_inputs: options.skippedInputs ?? [],
     config: options.config ?? {},
   };

@@ -1,5 +1,5 @@
 // Shared by the generators: write outputs, or (--check) compare them with what is committed.
-import { readFileSync, writeFileSync, mkdirSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdirSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -11,12 +11,12 @@ export interface Output {
 }
 
 function listFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return [];
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? listFiles(join(dir, e.name)) : [join(dir, e.name)]));
 }
 
-/** Writes every output under `folder` and removes files there that no output produces; with
- * `check`, writes nothing and returns 1 when anything would change. */
+/** Writes every output under `folder` (a folder, or one file) and removes files there that no
+ * output produces; with `check`, writes nothing and returns 1 when anything would change. */
 export function writeOrCheck(outputs: Output[], check: boolean, folder: string, command: string): number {
   const wanted = new Map(outputs.map((o) => [join(root, o.path), o.content]));
   const stale: string[] = [];
@@ -34,14 +34,15 @@ export function writeOrCheck(outputs: Output[], check: boolean, folder: string, 
     stale.push(`extra: ${relative(root, file)}`);
     if (!check) rmSync(file);
   }
+  const label = /\.[a-z]+$/.test(folder) ? folder : `${folder}/`;
   if (check) {
     if (stale.length > 0) {
-      process.stderr.write(`${folder}/ is not fresh; run \`${command}\` and commit:\n  ${stale.join('\n  ')}\n`);
+      process.stderr.write(`${label} is not fresh; run \`${command}\` and commit:\n  ${stale.join('\n  ')}\n`);
       return 1;
     }
-    process.stdout.write(`${folder}/ is fresh (${outputs.length} files)\n`);
+    process.stdout.write(`${label} is fresh (${outputs.length} files)\n`);
     return 0;
   }
-  process.stdout.write(`${folder}/: ${outputs.length} files, ${stale.length} written or removed\n`);
+  process.stdout.write(`${label}: ${outputs.length} files, ${stale.length} written or removed\n`);
   return 0;
 }

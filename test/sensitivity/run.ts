@@ -1,11 +1,18 @@
 // `npm run sensitivity`: proven sensitivity. Each broken variant of the reference (variants.ts)
 // runs against only the checks citing the rule it breaks; the rule is proven when one of them
 // fails. Prints, per document, the observable MUST rules of the document (not project decisions,
-// not marked unobservable) proven by a variant, the variants that survived (exit 1), and writes
-// the proven rules to harness/run/proofs.json with --write (the coverage table's "proven" column).
-import { readFile, writeFile } from 'node:fs/promises';
+// not marked unobservable) proven by a variant, the facets of its rules (spec/facets/) proven of
+// those observable, the variants that survived (exit 1), and writes the proofs (each variant's
+// failing checks) to harness/run/proofs.json with --write (the coverage table's "proven" columns).
+// A facet is proven when a failing check claims one of its cells; a rule with facets only when
+// each observable facet is (harness/matrix/proven.ts).
+import { writeFile } from 'node:fs/promises';
 import { format, resolveConfig } from 'prettier';
 import { rules } from '../../schemas/ts/rules.ts';
+import { facets } from '../../schemas/ts/facets.ts';
+import { listChecks } from '../../harness/matrix/checks.ts';
+import { provenSummary } from '../../harness/matrix/proven.ts';
+import { readProofs, type Proof } from '../../harness/run/proofs.ts';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { startAuthority } from '../../harness/actors/authority/index.ts';
 import { runChecks } from '../../harness/run/runner.ts';
@@ -20,13 +27,6 @@ import { WIRE_ENV } from '../../reference/variants/wire.ts';
 
 const BREAKAGE_ENV = { SVC_REFERENCE_ALLOW_BREAKAGE: '1' };
 const PROOFS = new URL('../../harness/run/proofs.json', import.meta.url);
-
-interface Proof {
-  rule: string;
-  suite: string;
-  variant: string;
-  checks: string[];
-}
 
 interface Outcome {
   variant: Variant;
@@ -76,8 +76,27 @@ async function failedAgainst(v: Variant): Promise<{ failed: string[]; ran: numbe
   }
 }
 
+/** Per document: observable MUST rules and observable facets proven; the project decisions proven. */
+async function figures(proofs: readonly Proof[], note: string): Promise<string[]> {
+  const summary = provenSummary(rules, facets, proofs, await listChecks());
+  const lines = [`document  proven / observable MUST rules   proven / observable facets${note}`];
+  for (const [doc, d] of Object.entries(summary.documents)) {
+    const share = d.rules.observable > 0 ? ` (${((100 * d.rules.proven) / d.rules.observable).toFixed(1)} %)` : '';
+    lines.push(`doc ${doc}     ${`${String(d.rules.proven).padStart(4)} / ${d.rules.observable}${share}`.padEnd(29)}${String(d.facets.proven).padStart(4)} / ${d.facets.observable}`);
+  }
+  lines.push(`project decisions proven: ${summary.project}`);
+  return lines;
+}
+
 async function main(): Promise<number> {
   const write = process.argv.includes('--write');
+  // --summary [FILE]: the figures of recorded proofs (default harness/run/proofs.json), no variant run.
+  const at = process.argv.indexOf('--summary');
+  if (at >= 0) {
+    const file = process.argv[at + 1] !== undefined && !process.argv[at + 1]!.startsWith('--') ? process.argv[at + 1]! : PROOFS;
+    process.stdout.write(`${(await figures(readProofs(file), '')).join('\n')}\n`);
+    return 0;
+  }
   const only = process.argv.filter((a) => !a.startsWith('--')).slice(2);
   // Arguments select by suite or by breakage (`rp`, `wire:metadata-version`, `wire:`).
   const variants = VARIANTS.filter((v) => only.length === 0 || only.some((o) => o === v.suite || v.breakage.startsWith(o)));
@@ -104,22 +123,9 @@ async function main(): Promise<number> {
   const found: Proof[] = outcomes.filter((o) => o.failed.length > 0).map((o) => ({ rule: o.variant.rule, suite: o.variant.suite, variant: o.variant.breakage, checks: o.failed.sort() }));
   // A partial run (suites or breakages named) adds to the proofs the other variants left.
   const ran = new Set(variants.map((v) => `${v.suite} ${v.breakage}`));
-  const kept =
-    only.length === 0
-      ? []
-      : (JSON.parse(await readFile(PROOFS, 'utf8')) as { proofs: Proof[] }).proofs.filter(
-          (p) => !ran.has(`${p.suite} ${p.variant}`) && VARIANTS.some((v) => v.suite === p.suite && v.breakage === p.variant),
-        );
+  const kept = only.length === 0 ? [] : readProofs(PROOFS).filter((p) => !ran.has(`${p.suite} ${p.variant}`) && VARIANTS.some((v) => v.suite === p.suite && v.breakage === p.variant));
   const proofs = [...kept, ...found].sort((a, b) => a.rule.localeCompare(b.rule) || a.variant.localeCompare(b.variant));
-  const proven = new Set<string>(proofs.map((p) => p.rule));
-  const lines = [only.length === 0 ? 'document  proven / observable MUST rules' : 'document  proven / observable MUST rules (this run with the proofs of the variants not run)'];
-  for (const doc of [1, 2, 3] as const) {
-    const observable = rules.filter((r) => r.doc === doc && r.level === 'MUST' && r.origin !== 'project' && r.unobservable === undefined);
-    const n = observable.filter((r) => proven.has(r.id)).length;
-    lines.push(`doc ${doc}     ${String(n).padStart(4)} / ${observable.length} (${((100 * n) / observable.length).toFixed(1)} %)`);
-  }
-  const projectProven = rules.filter((r) => r.origin === 'project' && proven.has(r.id)).length;
-  lines.push(`project decisions proven: ${projectProven}`);
+  const lines = await figures(proofs, only.length === 0 ? '' : ' (this run with the proofs of the variants not run)');
   const survivors = outcomes.filter((o) => o.failed.length === 0);
   lines.push(survivors.length === 0 ? 'no variant survived' : `survived: ${survivors.map((o) => `${o.variant.suite} --break ${o.variant.breakage} (${o.variant.rule})`).join('; ')}`);
   process.stdout.write(`${lines.join('\n')}\n`);

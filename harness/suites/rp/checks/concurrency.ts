@@ -17,6 +17,10 @@ export function concurrencyChecks(target: RpTarget): Check[] {
       title: `${RACE_DELIVERIES} concurrent deliveries of one approval${processes.length > 1 ? ` across ${processes.length} processes` : ''}: exactly one is accepted`,
       rules: ['ns.nonce.single-use', 'ns.nonce.shared-atomic', 'ns.verify.5', 'ns.transaction.one-approval'],
       context: ['ns.start.contract'],
+      cells: [
+        { rule: 'ns.verify.5', facet: 'once', value: 'race', operation: 'postDelivery' },
+        { rule: 'ns.nonce.single-use', facet: 'once', value: 'race', operation: 'postDelivery' },
+      ],
       run: async (s, e) => {
         const t = await s.start();
         const who = await s.identity();
@@ -44,6 +48,7 @@ export function concurrencyChecks(target: RpTarget): Check[] {
       title: 'the identity-signed and a session-signed approval of one nonce, delivered at once: exactly one is accepted (the nonce key is audience|identity|request_id|nonce)',
       rules: ['ns.nonce.cache-key', 'ns.transaction.one-approval'],
       context: ['ns.start.contract', 'ns.nonce.single-use'],
+      cells: [{ rule: 'ns.transaction.one-approval', facet: 'once', value: 'race', operation: 'postDelivery' }],
       run: async (s, e) => {
         const t = await s.start();
         const who = await s.identity();

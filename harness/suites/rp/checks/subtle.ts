@@ -238,6 +238,7 @@ function transactionResumeCodeExpiresCheck(target: RpTarget): Check {
     title: `a resume code used after its declared lifetime (${lifetime} s, plus a margin) does not complete the login, even in the starting browser`,
     rules: ['ns.limits.resume-code'],
     context: [...DRIVE, 'ns.transaction.resume-refused', 'ns.transaction.same-device'],
+    cells: [{ rule: 'ns.limits.resume-code', facet: 'window', value: 'outside', operation: 'resumeLogin' }],
     timeoutMs: resumeWaitMs(lifetime) + 60_000,
     run: async (s, e) => {
       const { started: t, resumeUri, delivered } = await s.approveSameDevice();

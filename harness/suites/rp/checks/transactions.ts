@@ -104,6 +104,8 @@ function transactionSameDeviceCheck(target: RpTarget): Check {
       'ns.limits.resume-code',
     ],
     context: [...DRIVE, 'ns.delivery.body'],
+    // Resumed at once, well inside the code's lifetime.
+    cells: [{ rule: 'ns.limits.resume-code', facet: 'window', value: 'inside', operation: 'resumeLogin' }],
     run: async (s, e) => {
       const t = await s.start();
       const who = await s.identity();
@@ -187,6 +189,7 @@ function transactionResumeUsedCodeCheck(target: RpTarget): Check {
     title: 'a resume code completes once; used again (same browser or another) it signs nobody in',
     rules: ['ns.transaction.resume-refused', 'ns.limits.resume-code'],
     context: [...DRIVE, 'ns.transaction.resume'],
+    cells: [{ rule: 'ns.limits.resume-code', facet: 'once', value: 'replay', operation: 'resumeLogin' }],
     run: async (s, e) => {
       const { started: t, delivered: d, resumeUri: uri } = await s.approveSameDevice();
       if (!e.that(uri !== undefined, `the delivery answered ${said(d)}, without resume_uri`)) return;
@@ -277,6 +280,7 @@ function transactionOneApprovalCheck(target: RpTarget): Check {
     title: 'one approval per transaction: a second, valid approval by another identity is refused',
     rules: ['ns.transaction.one-approval'],
     context: DRIVE,
+    cells: [{ rule: 'ns.transaction.one-approval', facet: 'once', value: 'replay', operation: 'postDelivery' }],
     run: async (s, e) => {
       const { t, first, second } = await twoApprovals(s);
       e.that(accepted(first), `the first approval answered ${said(first)}`);
@@ -305,6 +309,10 @@ function nonceReplayCheck(target: RpTarget): Check {
     title: 'a spent approval delivered again (before resume and after completion) is refused, and the first login stays the only one',
     rules: ['ns.nonce.single-use', 'ns.verify.5'],
     context: [...DRIVE, 'ns.nonce.spend-on-success'],
+    cells: [
+      { rule: 'ns.verify.5', facet: 'once', value: 'replay', operation: 'postDelivery' },
+      { rule: 'ns.nonce.single-use', facet: 'once', value: 'replay', operation: 'postDelivery' },
+    ],
     run: async (s, e) => {
       const t = await s.start();
       const approval = sign(s.profile, t.request, await s.identity());

@@ -51,6 +51,8 @@ export interface Scenario {
   build: (m: MutationContext) => Promise<Record<string, unknown> | string> | Record<string, unknown> | string;
   /** Acceptance scenario: the built approval must complete the login itself. */
   accept?: boolean;
+  /** The matrix cells (spec/facets/rp.yaml) its document check fills, on the delivery endpoint. */
+  cells?: Array<{ rule: RuleId; facet: string; value: string }>;
 }
 
 export interface ScenarioResult {
@@ -166,6 +168,7 @@ function acceptIdentityKeyScenario(_profile: Profile): Scenario {
     rules: ['ns.auth.2', 'ns.verify.6', 'ns.verify.7', 'ns.canonical.format', 'ns.canonical.lines', 'ns.response.fields', 'ns.response.key-id'],
     context: ['ns.resolve.chain', 'ns.identity-document.format'],
     accept: true,
+    cells: [{ rule: 'ns.auth.2', facet: 'who', value: 'identity-key' }],
     build: (m) => m.genuine,
   };
 }
@@ -186,6 +189,7 @@ function acceptSessionKeyScenario(_profile: Profile): Scenario {
     context: ['ns.response.key-id'],
     start: { scopes: [...vocabulary.scopes.values] },
     accept: true,
+    cells: [{ rule: 'ns.auth.2', facet: 'who', value: 'session-key' }],
     build: (m) => sessionApproval(m, session(m)),
   };
 }
@@ -230,6 +234,10 @@ function acceptIdentityCaseScenario(_profile: Profile): Scenario {
     rules: ['ns.response.identity'],
     context: ['ns.canonical.lines'],
     accept: true,
+    cells: [
+      { rule: 'ns.response.identity', facet: 'normalization', value: 'upper-case' },
+      { rule: 'ns.response.identity', facet: 'normalization', value: 'surrounding-spaces' },
+    ],
     build: (m) => ({ ...m.genuine, identity: `  ${m.who.identity.toUpperCase()} ` }),
   };
 }
@@ -241,6 +249,7 @@ function acceptRotatedInsideGraceScenario(_profile: Profile): Scenario {
     rules: ['ns.verify.7'],
     context: ['ns.identity-document.previous-keys', 'ns.resolve.chain'],
     accept: true,
+    cells: [{ rule: 'ns.verify.7', facet: 'rotation-grace', value: 'inside' }],
     build: async (m) => {
       const next = new Uint8Array(randomBytes(32));
       await m.s.target.authority.publish({
@@ -328,6 +337,7 @@ function rule2AudienceOtherOriginScenario(_profile: Profile): Scenario {
     rules: ['ns.verify.2'],
     context: ['ns.request.audience'],
     expect: R(400, 'audience_mismatch'),
+    cells: [{ rule: 'ns.verify.2', facet: 'binding', value: 'audience' }],
     build: (m) => signedWith(m, { audience: foreignOrigin }),
   };
 }
@@ -339,6 +349,7 @@ function rule2AudienceNotAnOriginScenario(_profile: Profile): Scenario {
     rules: ['ns.verify.2'],
     context: ['ns.request.audience'],
     expect: R(400, 'invalid_audience', 'audience_mismatch'),
+    cells: [{ rule: 'ns.verify.2', facet: 'normalization', value: 'near-miss' }],
     build: (m) => signedWith(m, { audience: `${m.request.audience as string}/login` }),
   };
 }
@@ -350,6 +361,7 @@ function rule2AudienceOtherSchemeScenario(_profile: Profile): Scenario {
     rules: ['ns.verify.2'],
     context: ['ns.request.audience-http-dev', 'ns.auth.5'],
     expect: R(400, 'audience_mismatch', 'insecure_audience'),
+    cells: [{ rule: 'ns.verify.2', facet: 'normalization', value: 'near-miss' }],
     build: (m) =>
       signedWith(m, {
         audience: (m.request.audience as string).startsWith('https:') ? (m.request.audience as string).replace(/^https:/, 'http:') : (m.request.audience as string).replace(/^http:/, 'https:'),
@@ -443,6 +455,7 @@ function rule4ExpiredScenario(_profile: Profile): Scenario {
     rules: ['ns.verify.4', 'ns.transaction.expiry'],
     context: ['ns.request.timestamps'],
     expect: R(400, 'expired'),
+    cells: [{ rule: 'ns.verify.4', facet: 'expiry', value: 'outside' }],
     build: (m) => signedWith(m, { issued_at: formatRfc3339(now() - (win - 30) * 1000), expires_at: formatRfc3339(now() - 30_000) }),
   };
 }
@@ -454,6 +467,7 @@ function rule4WindowTooLongScenario(_profile: Profile): Scenario {
     rules: ['ns.verify.4', 'ns.limits.window'],
     context: ['ns.request.window'],
     expect: R(400, 'window_too_long'),
+    cells: [{ rule: 'ns.verify.4', facet: 'span', value: 'outside' }],
     build: (m) => signedWith(m, { expires_at: isoShift(m.request.issued_at, win + 1) }),
   };
 }
@@ -464,6 +478,7 @@ function rule4IssuedInFutureScenario(_profile: Profile): Scenario {
     title: `issued_at ${skew + 60} s ahead (re-signed) is refused`,
     rules: ['ns.verify.4', 'ns.limits.clock-skew'],
     expect: R(400, 'issued_in_future'),
+    cells: [{ rule: 'ns.verify.4', facet: 'skew', value: 'outside' }],
     build: (m) => signedWith(m, { issued_at: formatRfc3339(now() + (skew + 60) * 1000), expires_at: formatRfc3339(now() + (skew + 120) * 1000) }),
   };
 }
@@ -519,6 +534,7 @@ function rule7StatementEditedScenario(_profile: Profile): Scenario {
     context: ['ns.canonical.lines'],
     expect: R(400, 'request_mismatch', 'signature_invalid'),
     start: { statement: 'Sign in to the conformance test' },
+    cells: [{ rule: 'ns.verify.7', facet: 'binding', value: 'statement' }],
     build: (m) => ({ ...m.genuine, statement: 'Transfer everything' }),
   };
 }
@@ -610,6 +626,7 @@ function rule7WrongKeyScenario(profile: Profile): Scenario {
     title: "an approval signed by another key than the identity's is refused",
     rules: ['ns.verify.7', 'ns.auth.2'],
     expect: R(401, 'signature_invalid'),
+    cells: [{ rule: 'ns.auth.2', facet: 'who', value: 'other-key' }],
     build: (m) => resign(profile, m.genuine, new Uint8Array(randomBytes(32))),
   };
 }
@@ -695,6 +712,7 @@ function rule7RotatedOutsideGraceScenario(profile: Profile): Scenario {
     rules: ['ns.verify.7'],
     context: ['ns.identity-document.previous-keys'],
     expect: R(401, 'signature_invalid'),
+    cells: [{ rule: 'ns.verify.7', facet: 'rotation-grace', value: 'outside' }],
     build: async (m) => {
       const other = await m.s.identity();
       await m.s.target.authority.publish({
@@ -802,6 +820,7 @@ function rule7ProofWrongLinesScenario(profile: Profile): Scenario {
     title: 'a session proof whose signed lines name another identity is refused',
     rules: ['ns.verify.7', 'ns.session-proof.signed-lines'],
     expect: R(401, 'session_proof_invalid'),
+    cells: [{ rule: 'ns.session-proof.signed-lines', facet: 'binding', value: 'identity' }],
     build: (m) =>
       sessionApproval(m, session(m), (p) => ({
         ...p,
@@ -816,6 +835,7 @@ function rule7SessionKeyNotProvenScenario(profile: Profile): Scenario {
     title: 'an approval signed by a key other than the proven session key is refused',
     rules: ['ns.verify.7', 'ns.auth.2'],
     expect: R(401, 'signature_invalid'),
+    cells: [{ rule: 'ns.auth.2', facet: 'who', value: 'unproven-session-key' }],
     build: (m) => {
       const key = session(m);
       return resign(profile, sign(profile, m.request, m.who, key), new Uint8Array(randomBytes(32)));
@@ -829,6 +849,7 @@ function orderAudienceBeforeResolutionScenario(profile: Profile): Scenario {
     title: 'a misaddressed approval by an identity whose authority hangs is refused at once by rule 2 (no lookup)',
     rules: ['ns.auth.3', 'ns.verify.order', 'ns.verify.2'],
     expect: R(400, 'audience_mismatch'),
+    cells: [{ rule: 'ns.verify.order', facet: 'audience-before-resolution', value: 'both-faults' }],
     build: async (m) => {
       const other = await m.s.identity();
       await m.s.target.authority.fault(other.identity, { timeout: 'both' });
@@ -974,6 +995,11 @@ const isProject = new Set(catalogue.filter((r) => r.origin === 'project').map((r
 /** The profile's rules for the answer to a refused delivery. */
 const CODES: RuleId[] = ['ns.delivery.reject-status', 'ns.errors.codes', 'ns.errors.envelope'];
 
+/** A scenario's cells, each on the delivery endpoint where the approval is judged. */
+function delivered(sc: Scenario): { cells?: Array<{ rule: RuleId; facet: string; value: string; operation: string }> } {
+  return sc.cells ? { cells: sc.cells.map((c) => ({ ...c, operation: 'postDelivery' })) } : {};
+}
+
 /**
  * The checks of every scenario, sharing one run: rp/verify/<name> judges the document (any 4xx,
  * no completion, and the genuine approval still completes: a refusal by a verification rule spends
@@ -993,6 +1019,7 @@ export function verificationChecks(target: RpTarget, list: Scenario[], results: 
           title: sc.title,
           rules: sc.rules,
           ...(sc.context ? { context: sc.context } : {}),
+          ...delivered(sc),
           run: async (s, e) => {
             const r = await run();
             s.exchanges.push(...r.exchanges);
@@ -1017,6 +1044,7 @@ export function verificationChecks(target: RpTarget, list: Scenario[], results: 
           // A refusal by a verification rule spends no nonce: the genuine approval still completes.
           rules: [...sc.rules, 'ns.nonce.spend-on-success'],
           context: [...(sc.context ?? []), 'ns.transport.poll-shape'],
+          ...delivered(sc),
           run: async (s, e) => {
             const r = await run();
             s.exchanges.push(...r.exchanges);
