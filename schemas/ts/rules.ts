@@ -3890,7 +3890,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "PUT /drive/:identity/chunks/:hash",
     "title": "Chunk upload",
-    "text": "Project decision: `PUT /drive/:identity/chunks/:hash` stores the body when its SHA-256 is `:hash` and its size is on the chunk grid (ra.drive.chunk), answering 201, or 200 when the chunk is already stored (create-only: stored bytes never change); a body that does not hash to its name answers 400 `chunk_mismatch`, a size off the grid 400 `invalid_request`, and nothing is stored. Only the owner and members who may write, append or create upload.",
+    "text": "Project decision: `PUT /drive/:identity/chunks/:hash` stores the body when its SHA-256 is `:hash` and its size is on the chunk grid (ra.drive.chunk), answering 201, or 200 when the chunk is already stored (create-only: stored bytes never change; of uploads of one chunk side by side, at any of the relay's processes, the one that stored it answers 201 and the others 200); a body that does not hash to its name answers 400 `chunk_mismatch`, a size off the grid 400 `invalid_request`, and nothing is stored. Only the owner and members who may write, append or create upload.",
     "origin": "project",
     "code": "chunk_mismatch"
   },
@@ -3900,7 +3900,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "Drive API (quota: not shown)",
     "title": "Quota",
-    "text": "Project decision: a chunk upload (or a missing list) that would take the drive's stored bytes above its quota answers 507 `quota_exceeded` and stores nothing; `--drive-quota` sets it (default 1 GiB).",
+    "text": "Project decision: a chunk upload (or a missing list) that would take the drive's stored bytes above its quota answers 507 `quota_exceeded` and stores nothing; uploads of one chunk in flight side by side store its bytes once and count them once; `--drive-quota` sets it (default 1 GiB).",
     "origin": "project",
     "code": "quota_exceeded"
   },

@@ -7,8 +7,9 @@ import type { RelayTarget } from '../relay/driver.ts';
 import { documentChecks } from './checks/document.ts';
 import { driveModelCheck } from './checks/model.ts';
 import { profileChecks } from './checks/profile.ts';
+import { concurrencyChecks } from './checks/concurrency.ts';
 
 export async function driveSuite(target: RelayTarget): Promise<SuiteLoad> {
-  const checks: Check[] = [...documentChecks(target), driveModelCheck(target), ...profileChecks(target)];
+  const checks: Check[] = [...documentChecks(target), driveModelCheck(target), ...profileChecks(target), ...concurrencyChecks(target)];
   return { checks, skipped: [], coverageDocs: [3] };
 }
