@@ -4074,7 +4074,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "System files (inbox policy; enforcement: not shown)",
     "title": "A sign-in prompt expires soon",
-    "text": "Project decision: a `sys.auth.request` must carry `expires_at` (RFC 3339, signed) in the future and at most `auth_request_ttl_max_seconds` ahead; otherwise `400` `invalid_request`, so an expired prompt is never shown.",
+    "text": "Project decision: a `sys.auth.request` must carry `expires_at` (RFC 3339, signed) in the future and at most `auth_request_ttl_max_seconds` ahead; otherwise `400` `invalid_request`; a stored prompt is handed out at pickup (drained or read from a cursor) and announced only before its `expires_at`, so an expired prompt is never shown.",
     "origin": "project",
     "code": "invalid_request"
   }

@@ -10,6 +10,7 @@ import type { RelayIdentity } from '../../harness/actors/relay/index.ts';
 import { bodyOf, DriveSession } from '../../harness/suites/drive/driver.ts';
 import { REFERENCE_DRIVE_QUOTA } from '../../harness/suites/drive/suite.ts';
 import { startRelayReference, type RelayReferenceRun } from '../../harness/suites/relay/launch.ts';
+import { POLICY, prompt, trusting } from '../../harness/suites/relay/checks/system-files.ts';
 import { defaultProfile as profile } from '../../protocol/common/profile.ts';
 
 let run: RelayReferenceRun;
@@ -79,4 +80,18 @@ describe('parallel uploads of one chunk', () => {
     const statuses = answers.map((r) => r.status).sort();
     expect(statuses).toEqual([...Array<number>(PARALLEL - 1).fill(200), 201]);
   }, 60_000);
+});
+
+describe('a stored sign-in prompt', () => {
+  it('is picked up before its expires_at and never after it, while a later-expiring one still is', async () => {
+    const [owner, service] = [await s.identity(), await s.identity()];
+    expect((await s.relay.systemFile(owner, 'PUT', POLICY, trusting(service))).status).toBe(200);
+    const [short, long] = [prompt(s, service, owner, 2), prompt(s, service, owner, 120)];
+    for (const p of [short, long]) expect((await s.relay.send(p)).status).toBe(202);
+    const ids = async (since?: string) => ((await s.relay.pickup(owner, undefined, since)).json() as { messages: Array<{ id: string }> }).messages.map((m) => m.id);
+    expect(await ids('0')).toEqual([short.id, long.id]);
+    await new Promise((r) => setTimeout(r, 3500));
+    expect(await ids('0')).toEqual([long.id]);
+    expect(await ids()).toEqual([long.id]);
+  }, 30_000);
 });

@@ -18,6 +18,7 @@ import { profileChecks } from './checks/profile.ts';
 import { keystoreChecks } from './checks/keystore.ts';
 import { pairingChecks } from './checks/pairing.ts';
 import { systemFileChecks } from './checks/system-files.ts';
+import { promptChecks } from './checks/prompts.ts';
 
 export type { RelayTarget } from './driver.ts';
 
@@ -35,6 +36,7 @@ export async function relaySuite(target: RelayTarget): Promise<SuiteLoad> {
     ...keystoreChecks(target),
     ...pairingChecks(target),
     ...systemFileChecks(target),
+    ...promptChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
   ];
