@@ -1,6 +1,11 @@
 // The reference relay's drive broken on the wire, one rule each (see wire.ts): bugs found from
 // outside by driving the deployed system's own client against the reference (issue 26, item 4).
-import { jsonAnswer, withBody, type Next, type Wire, type WireVariant } from './wire.ts';
+import { profileFor } from '../../protocol/common/profile.ts';
+import { answer, jsonAnswer, withBody, type Next, type Wire, type WireVariant } from './wire.ts';
+
+const ids = profileFor().ids;
+/** Node's default limit on a request's headers, all together. */
+const NODE_HEADERS = 16 * 1024;
 
 const chunkPut = (req: Request, url: URL) => req.method === 'PUT' && /^\/drive\/[^/]+\/chunks\/[0-9a-f]{64}$/.test(url.pathname);
 
@@ -40,5 +45,15 @@ export const DRIVE_WIRE: Record<string, WireVariant> = {
     rule: 'ra.drive.quota',
     what: 'an upload of a chunk that overlapped another upload of it is refused 507, its bytes counted twice',
     wire: overlapping((res) => (res.status === 200 || res.status === 201 ? jsonAnswer({ error: 'quota_exceeded', detail: 'the drive would hold more than its quota' }, 507) : res)),
+  },
+  // "a correctly signed roster of 600 members (25 KB of base64url) gets `431`, because Node's
+  // 16 KiB header limit sits below the project's own `drive_group_max_members` of 1000."
+  'roster-header-16k': {
+    rule: 'ra.drive.group-roster-size',
+    what: "a request whose group roster does not fit in Node's default 16 KiB of headers is refused a bare 431",
+    wire: answer(
+      (req) => (req.headers.get(ids.header_group_roster)?.length ?? 0) > NODE_HEADERS - 1024,
+      () => new Response(null, { status: 431 }),
+    ),
   },
 };

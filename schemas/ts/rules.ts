@@ -3858,6 +3858,16 @@ export const rules: readonly Rule[] = [
     "code": "not_authorized"
   },
   {
+    "id": "ra.drive.group-roster-size",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (X-Svc-Group-Roster: size not shown)",
+    "title": "How large a roster header is read",
+    "text": "Project decision: the relay reads an `X-Svc-Group-Roster` of up to `drive_group_roster_header_max_bytes` characters beside up to `request_headers_max_bytes` of other request headers, room for a roster of `drive_group_max_members` members and as many admins; a longer roster header answers 431 `invalid_request`, and so do request headers longer than both together.",
+    "origin": "project",
+    "code": "invalid_request"
+  },
+  {
     "id": "ra.drive.roles",
     "level": "MUST",
     "doc": 3,
@@ -4526,6 +4536,7 @@ export type RuleId =
   | "ra.drive.remote-members"
   | "ra.drive.group-members"
   | "ra.drive.group-roster-check"
+  | "ra.drive.group-roster-size"
   | "ra.drive.roles"
   | "ra.drive.missing"
   | "ra.drive.missing-body"

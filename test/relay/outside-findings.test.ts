@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encryptContent, nodeKeys, type Chunk } from '../../harness/actors/drive/objects.ts';
+import { encryptContent, groupRoster, nodeKeys, rosterHeader, type Chunk } from '../../harness/actors/drive/objects.ts';
+import { limits } from '../../schemas/ts/limits.ts';
 import type { RelayIdentity } from '../../harness/actors/relay/index.ts';
 import { bodyOf, DriveSession } from '../../harness/suites/drive/driver.ts';
 import { REFERENCE_DRIVE_QUOTA } from '../../harness/suites/drive/suite.ts';
@@ -94,4 +95,31 @@ describe('a stored sign-in prompt', () => {
     expect(await ids('0')).toEqual([long.id]);
     expect(await ids()).toEqual([long.id]);
   }, 30_000);
+});
+
+describe('a group roster in its header', () => {
+  it(`reads with ${limits.drive_group_max_members} members and as many admins, and past its limit answers 431 naming the rule`, async () => {
+    const { id, root } = await s.owner();
+    const f = await s.file(id, root.keys, 'g.txt', new Uint8Array(Buffer.from('g')));
+    const [group, member] = [await s.identity('peer'), await s.identity('peer')];
+    await s.share(id, { node: f.keys, role: 'read', member: { identity: group.identity, encryption: group.encryption.publicKey } });
+    const roster = (pad: number) => {
+      const name = (kind: string, i: number) => `${kind}${i}.${'x'.repeat(pad)}.example.test`;
+      const members = [member.identity, ...Array.from({ length: limits.drive_group_max_members - 1 }, (_, i) => name('m', i))];
+      const admins = [group.identity, ...Array.from({ length: limits.drive_group_max_members - 1 }, (_, i) => name('a', i))];
+      return rosterHeader(groupRoster(profile, group.identity, group, { members, admins, epoch: 0 }));
+    };
+    const read = (header: string) => s.drive.node(id.identity, { ...s.actor(member), roster: header }, f.keys.node);
+    // Names of 30 characters: about 83 KB of header, five times Node's default limit.
+    const full = roster(12);
+    expect(full.length).toBeGreaterThan(80_000);
+    expect((await read(full)).status).toBe(200);
+    // The first padding past the limit: each character lengthens 1998 names, by 4/3 in base64url.
+    let pad = 12 + Math.floor((limits.drive_group_roster_header_max_bytes - full.length) / 2664);
+    while (roster(pad).length <= limits.drive_group_roster_header_max_bytes) pad++;
+    const long = roster(pad);
+    expect(long.length - limits.drive_group_roster_header_max_bytes).toBeLessThan(limits.request_headers_max_bytes / 2);
+    const past = await read(long);
+    expect([past.status, bodyOf(past)?.error, bodyOf(past)?.rule]).toEqual([431, 'invalid_request', 'ra.drive.group-roster-size']);
+  }, 60_000);
 });

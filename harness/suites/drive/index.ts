@@ -8,8 +8,9 @@ import { documentChecks } from './checks/document.ts';
 import { driveModelCheck } from './checks/model.ts';
 import { profileChecks } from './checks/profile.ts';
 import { concurrencyChecks } from './checks/concurrency.ts';
+import { rosterSizeChecks } from './checks/roster-size.ts';
 
 export async function driveSuite(target: RelayTarget): Promise<SuiteLoad> {
-  const checks: Check[] = [...documentChecks(target), driveModelCheck(target), ...profileChecks(target), ...concurrencyChecks(target)];
+  const checks: Check[] = [...documentChecks(target), driveModelCheck(target), ...profileChecks(target), ...concurrencyChecks(target), ...rosterSizeChecks(target)];
   return { checks, skipped: [], coverageDocs: [3] };
 }
