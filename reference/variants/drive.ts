@@ -1,7 +1,7 @@
 // The reference relay's drive broken on the wire, one rule each (see wire.ts): bugs found from
 // outside by driving the deployed system's own client against the reference (issue 26, item 4).
 import { profileFor } from '../../protocol/common/profile.ts';
-import { answer, jsonAnswer, withBody, type Next, type Wire, type WireVariant } from './wire.ts';
+import { answer, editJson, jsonAnswer, withBody, type Next, type Wire, type WireVariant } from './wire.ts';
 
 const ids = profileFor().ids;
 /** Node's default limit on a request's headers, all together. */
@@ -54,6 +54,19 @@ export const DRIVE_WIRE: Record<string, WireVariant> = {
     wire: answer(
       (req) => (req.headers.get(ids.header_group_roster)?.length ?? 0) > NODE_HEADERS - 1024,
       () => new Response(null, { status: 431 }),
+    ),
+  },
+  // "caps signed into every share (`bytes`, `files`, `records`, `per_hour`) are carried and ignored"
+  // (the project now says so): a relay that drops them instead.
+  'share-caps-dropped': {
+    rule: 'ra.drive.share-caps',
+    what: 'shares are listed without the caps they were signed with',
+    wire: editJson(
+      (req, url) => req.method === 'GET' && /^\/drive\/[^/]+\/(nodes\/[0-9a-f]{32}\/)?shares$/.test(url.pathname),
+      (b) => {
+        for (const share of Array.isArray(b.shares) ? (b.shares as Array<Record<string, unknown>>) : []) share.caps = {};
+      },
+      [200],
     ),
   },
 };

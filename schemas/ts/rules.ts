@@ -3628,6 +3628,15 @@ export const rules: readonly Rule[] = [
     "origin": "project"
   },
   {
+    "id": "ra.drive.share-caps",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (share caps: not shown)",
+    "title": "Caps carried, not enforced",
+    "text": "Project decision: of the caps signed into a share, `downloads` is enforced (ra.drive.link-opens); `bytes`, `files`, `records` and `per_hour` are carried, not enforced: the relay keeps the share as signed and answers it so (`GET /drive/:identity/shares`, and the node's shares), and refuses nothing on their account. Document 3 gives them no meaning, and a caller's rights are the union of its shares on the node and its ancestors, so a use has no one share to count against.",
+    "origin": "project"
+  },
+  {
     "id": "ra.drive.context",
     "level": "MUST",
     "doc": 3,
@@ -4510,6 +4519,7 @@ export type RuleId =
   | "ra.drive.manifest-shape"
   | "ra.drive.record"
   | "ra.drive.share"
+  | "ra.drive.share-caps"
   | "ra.drive.context"
   | "ra.drive.chunk"
   | "ra.drive.seal"

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encryptContent, groupRoster, nodeKeys, rosterHeader, type Chunk } from '../../harness/actors/drive/objects.ts';
+import { encryptContent, groupRoster, nodeKeys, record, recordHash, rosterHeader, type Chunk } from '../../harness/actors/drive/objects.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import type { RelayIdentity } from '../../harness/actors/relay/index.ts';
 import { bodyOf, DriveSession } from '../../harness/suites/drive/driver.ts';
@@ -122,4 +122,45 @@ describe('a group roster in its header', () => {
     const past = await read(long);
     expect([past.status, bodyOf(past)?.error, bodyOf(past)?.rule]).toEqual([431, 'invalid_request', 'ra.drive.group-roster-size']);
   }, 60_000);
+});
+
+describe('the caps signed into shares', () => {
+  // Carried, not enforced (ra.drive.share-caps): at N and at N + 1 a use is taken alike.
+  const member = async () => {
+    const { id, root } = await s.owner();
+    const who = await s.identity();
+    return { id, root, who, as: { identity: who.identity, encryption: who.encryption.publicKey } };
+  };
+
+  it('files: a write member with files 1 creates a first and a second file', async () => {
+    const { id, root, who, as } = await member();
+    const folder = await s.folder(id, root.keys, 'files');
+    await s.share(id, { node: folder.keys, role: 'write', member: as, caps: { files: 1 } });
+    for (const name of ['first', 'second']) await expect(s.file(id, folder.keys, name, new Uint8Array(Buffer.from(name)), { author: who })).resolves.toBeDefined();
+  }, 30_000);
+
+  it('bytes: a write member with bytes of one chunk uploads it and another', async () => {
+    const { id, root, who, as } = await member();
+    const folder = await s.folder(id, root.keys, 'bytes');
+    const [a, b] = [chunkOf(id.identity, 60_000), chunkOf(id.identity, 60_000)];
+    await s.share(id, { node: folder.keys, role: 'write', member: as, caps: { bytes: a.size } });
+    expect([(await s.drive.putChunk(id.identity, s.actor(who), a)).status, (await s.drive.putChunk(id.identity, s.actor(who), b)).status]).toEqual([201, 201]);
+  }, 30_000);
+
+  it('records: an append member with records 1 appends a first and a second record', async () => {
+    const { id, root, who, as } = await member();
+    const log = await s.file(id, root.keys, 'log', new Uint8Array(), { mode: 'append' });
+    await s.share(id, { node: log.keys, role: 'append', member: as, caps: { records: 1 } });
+    const first = record(profile, { drive: id.identity, node: log.keys, author: who, sequence: 1, previous: '', payload: new Uint8Array(16) });
+    const second = record(profile, { drive: id.identity, node: log.keys, author: who, sequence: 2, previous: recordHash(profile, first), payload: new Uint8Array(16) });
+    for (const r of [first, second]) expect((await s.drive.commit(id.identity, s.actor(who), { id: randomBytes(16).toString('hex'), records: [r] })).status).toBe(200);
+  }, 30_000);
+
+  it('per_hour: a link with per_hour 1 serves a first and a second download within the hour', async () => {
+    const { id, root } = await s.owner();
+    const f = await s.file(id, root.keys, 'hourly.txt', new Uint8Array(Buffer.from('hourly')));
+    const link = randomBytes(16).toString('hex');
+    await s.share(id, { node: f.keys, role: 'read', link, caps: { per_hour: 1 } });
+    for (let i = 0; i < 2; i++) expect((await s.drive.chunk(id.identity, { link }, f.keys.node, f.version, f.chunks[0]!.id)).status).toBe(200);
+  }, 30_000);
 });

@@ -9,8 +9,9 @@ import { driveModelCheck } from './checks/model.ts';
 import { profileChecks } from './checks/profile.ts';
 import { concurrencyChecks } from './checks/concurrency.ts';
 import { rosterSizeChecks } from './checks/roster-size.ts';
+import { shareCapsChecks } from './checks/share-caps.ts';
 
 export async function driveSuite(target: RelayTarget): Promise<SuiteLoad> {
-  const checks: Check[] = [...documentChecks(target), driveModelCheck(target), ...profileChecks(target), ...concurrencyChecks(target), ...rosterSizeChecks(target)];
+  const checks: Check[] = [...documentChecks(target), driveModelCheck(target), ...profileChecks(target), ...concurrencyChecks(target), ...rosterSizeChecks(target), ...shareCapsChecks(target)];
   return { checks, skipped: [], coverageDocs: [3] };
 }
