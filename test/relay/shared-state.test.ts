@@ -4,8 +4,9 @@
 // session registered on one works on the other, and revoked on one is refused by the other; mail
 // accepted by one wakes an event stream held by the other; a pairing offer made on one is
 // carried through by the other; a sender's bucket is one bucket; a drive commit on one reaches a
-// drive stream on the other; uploads of one chunk through both store it once. Restarting one process is not the relay's restart; flushing Redis
-// is; and with Redis gone the relay fails closed (503).
+// drive stream on the other; uploads of one chunk through both store it once. Restarting one
+// process is not the relay's restart; flushing Redis is; and with Redis gone the relay fails
+// closed (503).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
