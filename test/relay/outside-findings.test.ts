@@ -3,11 +3,9 @@
 // HTTP: parallel uploads of one chunk, sign-in prompts past their expiry, a full group roster in
 // its header, and the caps signed into shares.
 import { randomBytes } from 'node:crypto';
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encryptContent, groupRoster, nodeKeys, record, recordHash, rosterHeader, type Chunk } from '../../harness/actors/drive/objects.ts';
+import { encryptContent, groupRoster, nodeKeys, record, recordHash, rosterHeader } from '../../harness/actors/drive/objects.ts';
 import { limits } from '../../schemas/ts/limits.ts';
-import type { RelayIdentity } from '../../harness/actors/relay/index.ts';
 import { bodyOf, DriveSession } from '../../harness/suites/drive/driver.ts';
 import { REFERENCE_DRIVE_QUOTA } from '../../harness/suites/drive/suite.ts';
 import { startRelayReference, type RelayReferenceRun } from '../../harness/suites/relay/launch.ts';
@@ -28,32 +26,6 @@ afterAll(async () => {
 /** Uploads in flight at once: each authenticates with its own challenge, and an identity holds at most 16 (challenges_per_identity_max). */
 const PARALLEL = 12;
 
-/**
- * PARALLEL uploads of `chunk` by `who`, in flight together: every body is sent but its last byte,
- * and the last bytes go once all the rest has, so the relay handles the uploads side by side
- * (sent whole, the first would be stored before the next had arrived). Their statuses and codes.
- */
-async function uploadsTogether(who: RelayIdentity, chunk: Chunk): Promise<Array<{ status: number; error?: unknown }>> {
-  const url = new URL(s.drive.path(who.identity, `/chunks/${chunk.id}`));
-  const headers = await Promise.all(Array.from({ length: PARALLEL }, () => s.drive.headers(s.actor(who))));
-  const body = Buffer.from(chunk.bytes);
-  const sent: Array<() => void> = [];
-  const answers = headers.map(
-    (h) =>
-      new Promise<{ status: number; error?: unknown }>((resolve, reject) => {
-        const req = request(url, { method: 'PUT', headers: { ...h, 'content-type': 'application/octet-stream', 'content-length': String(body.length) } }, (res) => {
-          let text = '';
-          res.on('data', (d: Buffer) => (text += d));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, error: res.statusCode === 200 || res.statusCode === 201 ? undefined : (JSON.parse(text) as { error?: unknown }).error }));
-        });
-        req.on('error', reject);
-        req.write(body.subarray(0, body.length - 1), () => sent.push(() => req.end(body.subarray(body.length - 1))));
-      }),
-  );
-  while (sent.length < PARALLEL) await new Promise((r) => setTimeout(r, 20));
-  for (const end of sent) end();
-  return Promise.all(answers);
-}
 const MiB = 1024 * 1024;
 /** One chunk of about `bytes` bytes, sealed for a new node of `drive`. */
 const chunkOf = (drive: string, bytes: number) => encryptContent(profile, drive, nodeKeys(undefined, true), new Uint8Array(randomBytes(bytes)), 1, bytes)[0]!;
@@ -66,8 +38,8 @@ describe('parallel uploads of one chunk', () => {
     const stored = [chunkOf(id.identity, 3 * MiB), chunkOf(id.identity, 3 * MiB)];
     for (const c of stored) expect((await s.drive.putChunk(id.identity, s.actor(id), c)).status).toBe(201);
     const c = chunkOf(id.identity, 1.25 * MiB);
-    const answers = await uploadsTogether(id, c);
-    expect(answers.filter((r) => r.status !== 200 && r.status !== 201)).toEqual([]);
+    const answers = await s.drive.putTogether(id.identity, s.actor(id), c, PARALLEL);
+    expect(answers.filter((r) => r.status !== 200 && r.status !== 201).map((r) => r.text())).toEqual([]);
     expect(Number(bodyOf(await s.drive.root(id.identity, s.actor(id)))?.used)).toBe(stored[0]!.size + stored[1]!.size + c.size);
     // The quota still holds: another chunk of this size does not fit.
     const over = await s.drive.putChunk(id.identity, s.actor(id), chunkOf(id.identity, 1.25 * MiB));
@@ -77,7 +49,7 @@ describe('parallel uploads of one chunk', () => {
   it('answer one 201, the upload that created the chunk, and 200 to every other', async () => {
     const { id } = await s.owner();
     const [c] = encryptContent(profile, id.identity, nodeKeys(undefined, true), new Uint8Array(randomBytes(100_000)), 1, 128 * 1024);
-    const answers = await uploadsTogether(id, c!);
+    const answers = await s.drive.putTogether(id.identity, s.actor(id), c!, PARALLEL);
     const statuses = answers.map((r) => r.status).sort();
     expect(statuses).toEqual([...Array<number>(PARALLEL - 1).fill(200), 201]);
   }, 60_000);
