@@ -146,12 +146,17 @@ const PARSE_ANSWERS: Record<string, string> = {
  */
 function answerClientErrors(server: Server, overflow: () => string): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex & { bytesWritten?: number }) => {
-    if (socket.writable && !socket.bytesWritten) {
-      if (error.code === 'HPE_HEADER_OVERFLOW') {
-        const body = overflow();
-        socket.write(`HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-      } else socket.write(PARSE_ANSWERS[error.code ?? ''] ?? 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    if (error.code === 'HPE_HEADER_OVERFLOW' && socket.writable && !socket.bytesWritten) {
+      // The client may still be sending its headers: the rest is read and dropped while the
+      // answer goes out (closing on unread bytes would reset the connection before the client
+      // read it), for a few seconds at most.
+      const body = overflow();
+      socket.end(`HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.resume();
+      setTimeout(() => socket.destroy(), 5_000).unref();
+      return;
     }
+    if (socket.writable && !socket.bytesWritten) socket.write(PARSE_ANSWERS[error.code ?? ''] ?? 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     socket.destroy(error);
   });
 }

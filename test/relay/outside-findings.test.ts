@@ -3,6 +3,7 @@
 // HTTP: parallel uploads of one chunk, sign-in prompts past their expiry, a full group roster in
 // its header, and the caps signed into shares.
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encryptContent, groupRoster, nodeKeys, record, recordHash, rosterHeader } from '../../harness/actors/drive/objects.ts';
 import { limits } from '../../schemas/ts/limits.ts';
@@ -69,6 +70,17 @@ describe('a stored sign-in prompt', () => {
   }, 30_000);
 });
 
+/** What the relay answers, as raw text, to a GET of its banner with one more header line (sent whole over a plain socket). */
+function rawGet(at: URL, header: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(at.port), at.hostname, () => socket.write(`GET / HTTP/1.1\r\nHost: ${at.host}\r\n${header}\r\n\r\n`));
+    let got = '';
+    socket.on('data', (d: Buffer) => (got += d.toString('utf8')));
+    socket.on('close', () => resolve(got));
+    socket.on('error', reject);
+  });
+}
+
 describe('a group roster in its header', () => {
   it(`reads with ${limits.drive_group_max_members} members and as many admins, and past its limit answers 431 naming the rule`, async () => {
     const { id, root } = await s.owner();
@@ -93,6 +105,10 @@ describe('a group roster in its header', () => {
     expect(long.length - limits.drive_group_roster_header_max_bytes).toBeLessThan(limits.request_headers_max_bytes / 2);
     const past = await read(long);
     expect([past.status, bodyOf(past)?.error, bodyOf(past)?.rule]).toEqual([431, 'invalid_request', 'ra.drive.group-roster-size']);
+    // Past what the server reads at all: refused by the HTTP parser, with the same envelope.
+    const answer = await rawGet(new URL(run.target.url), `${profile.ids.header_group_roster}: ${roster(pad + 20)}`);
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as unknown).toMatchObject({ error: 'invalid_request', rule: 'ra.drive.group-roster-size' });
   }, 60_000);
 });
 
