@@ -6,6 +6,7 @@
 // exchange as evidence for checks.
 import { lookup as dnsLookup, Resolver as DnsResolver } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
+import { Readable } from 'node:stream';
 import { rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import { CookieJar } from 'tough-cookie';
@@ -92,6 +93,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** A string or bytes as is; any other value is sent as JSON with `content-type: application/json`. */
   body?: string | Uint8Array | Record<string, unknown> | unknown[];
+  /** A body sent part by part as the parts come (instead of `body`): a check that times its bytes. */
+  parts?: AsyncIterable<Uint8Array>;
   signal?: AbortSignal;
   maxBodyBytes?: number;
   timeoutMs?: number;
@@ -153,11 +156,18 @@ export class HttpClient {
     }
     const exchange: Exchange = { method, url, requestHeaders: { ...headers }, headers: {}, body: '', truncated: false, durationMs: 0 };
     if (body !== undefined) exchange.requestBody = truncate(typeof body === 'string' ? body : Buffer.from(body).toString('utf8'), evidence).text;
+    else if (options.parts) exchange.requestBody = '(sent in parts)';
     const started = performance.now();
     const timeout = AbortSignal.timeout(options.timeoutMs ?? this.#options.timeoutMs ?? DEFAULT_TIMEOUT);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     try {
-      const res = await request(url, { method: method as 'GET', headers, ...(body !== undefined ? { body } : {}), dispatcher: this.#agent, signal });
+      const res = await request(url, {
+        method: method as 'GET',
+        headers,
+        ...(body !== undefined ? { body } : options.parts ? { body: Readable.from(options.parts, { objectMode: false }) } : {}),
+        dispatcher: this.#agent,
+        signal,
+      });
       exchange.status = res.statusCode;
       exchange.headers = res.headers as Record<string, string | string[]>;
       const setCookies = asList(res.headers['set-cookie']);

@@ -50,6 +50,12 @@ const DOCUMENT_ONLY_CODES: Record<string, string> = {
 };
 
 const INTERNAL = () => new HttpError(500, 'internal_error', 'internal error', 'ra.errors.envelope');
+const HEADERS_TOO_LARGE = () =>
+  ruleError(
+    431,
+    'ra.drive.group-roster-size',
+    `the request headers are longer than ${limits.drive_group_roster_header_max_bytes + limits.request_headers_max_bytes} bytes (a group roster and the other headers)`,
+  );
 const CORS_ANY = { 'access-control-allow-origin': '*' };
 
 export interface RunningRelay {
@@ -86,6 +92,9 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
     },
     log: options.log,
     internal: () => (holder.ctx ? render(holder.ctx, INTERNAL()) : jsonResponse(INTERNAL().envelope(), 500)),
+    // A group member's roster rides in a header: the headers read make room for the largest (ra.drive.group-roster-size).
+    maxHeaderSize: limits.drive_group_roster_header_max_bytes + limits.request_headers_max_bytes,
+    headerOverflow: () => JSON.stringify(HEADERS_TOO_LARGE().envelope()),
   });
   const url = listener.url;
   const config: RelayConfig = { ...options.config, relayAddress: options.config.relayAddress ?? listener.hostPort };

@@ -51,10 +51,11 @@ function rendered(rows: SpoolRow[], cursors: Readonly<Record<string, string>> = 
 export async function pickup(ctx: RelayContext, call: OwnerCall, since: string | null): Promise<RawJson> {
   const known = await owner(ctx, call);
   // Drained in the transaction that renders the answer: only what it returns is deleted.
-  if (since === null) return await ctx.store.drain(known.identity, (rows) => rendered(rows));
+  // Only live envelopes: a sign-in prompt past its expires_at is never shown (ra.inbox.auth-request-expiry).
+  if (since === null) return await ctx.store.drain(known.identity, (rows) => rendered(rows), ctx.now());
   if (!/^\d{1,15}$/.test(since)) throw ruleError(400, 'ra.errors.invalid-request', 'since is a cursor: a decimal string');
   const from = Number(since);
-  const rows = await ctx.store.pending(known.identity, from);
+  const rows = await ctx.store.pending(known.identity, from, undefined, ctx.now());
   const last = (kind: SpoolRow['kind']) => String(rows.filter((r) => r.kind === kind).reduce((m, r) => Math.max(m, r.seq), from));
   const [cursor, ackCursor] = ctx.config.documentOnly ? ['next', 'next_ack'] : ['cursor', 'ack_cursor'];
   return rendered(rows, { [cursor]: last('message'), [ackCursor]: last('ack') });

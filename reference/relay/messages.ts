@@ -97,6 +97,9 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
   if (charging) await charging;
   if (!sender) throw ruleError(401, 'ra.errors.signature-invalid', `the sender ${String(e.sender)} cannot be resolved, so its signature cannot be checked`);
   const id = e.id as string;
+  // A sign-in prompt is held no longer than its own expiry: past it, pickup never shows it (ra.inbox.auth-request-expiry).
+  const spoolUntil = ctx.now() + ctx.config.spoolTtlSeconds * 1000;
+  const expiresAt = kind === 'message' && e.type === AUTH_REQUEST ? Math.min(spoolUntil, parseRfc3339(e.expires_at) ?? spoolUntil) : spoolUntil;
   const store = async (): Promise<boolean> => {
     // A dropped sign-in prompt is answered 202 like a stored one (ra.inbox.auth-request).
     if (kind === 'message' && recipient?.local && (await admit(ctx, recipient.identity, sender.identity, e.type)) === 'drop') return true;
@@ -109,11 +112,11 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
         message_id: kind === 'ack' ? (e.message_id as string) : null,
         // The bytes as received: what was signed is what is returned, never re-serialized.
         body: Buffer.from(bytes).toString('utf8'),
-        expires_at: ctx.now() + ctx.config.spoolTtlSeconds * 1000,
+        expires_at: expiresAt,
       });
       // --break id-drop: an id conflict is answered 202 and the envelope dropped (seen from outside).
       if (outcome === 'conflict' && !breaks.has('id-drop')) throw ruleError(409, 'ra.messages.id-key', `another envelope with id ${id} is waiting for ${String(e.recipient)}`);
-      if (outcome === 'stored' && kind === 'message') ctx.events.message(recipient?.identity ?? String(e.recipient), id);
+      if (outcome === 'stored' && kind === 'message' && expiresAt > ctx.now()) ctx.events.message(recipient?.identity ?? String(e.recipient), id);
       return true;
     }
     return false;

@@ -221,22 +221,27 @@ export class RelayStore {
     return (await this.sql.get('SELECT 1 AS revoked FROM relay_revoked_sessions WHERE session_key = ? AND expires_at > ?', [sessionKey, now])) !== undefined;
   }
 
-  /** What is pending for `recipient` after `since`, in order. */
-  pending(recipient: string, since = 0, sql: Sql = this.#spool): Promise<SpoolRow[]> {
-    return sql.all<SpoolRow>('SELECT * FROM relay_spool WHERE recipient = ? AND seq > ? ORDER BY seq', [recipient, since]);
+  /**
+   * What is pending for `recipient` after `since`, in order; with `now`, only what is live then:
+   * an envelope past its `expires_at` (the spool's lifetime, or a sign-in prompt's own expiry)
+   * is never handed out, and waits for the sweep (sweepSpool) to end it.
+   */
+  pending(recipient: string, since = 0, sql: Sql = this.#spool, now = 0): Promise<SpoolRow[]> {
+    return sql.all<SpoolRow>('SELECT * FROM relay_spool WHERE recipient = ? AND seq > ? AND expires_at > ? ORDER BY seq', [recipient, since, now]);
   }
 
   /**
-   * Drain on read: what is pending for `recipient`, rendered by `render`, and forgotten in the
-   * same transaction, so only what was rendered is deleted, and nothing if rendering throws.
+   * Drain on read: what is pending and live at `now` for `recipient`, rendered by `render`, and
+   * forgotten in the same transaction, so only what was rendered is deleted, and nothing if
+   * rendering throws.
    */
-  drain<T>(recipient: string, render: (rows: SpoolRow[]) => T): Promise<T> {
+  drain<T>(recipient: string, render: (rows: SpoolRow[]) => T, now = 0): Promise<T> {
     return this.#spool.batch(
       async (tx) => {
-        const rows = await this.pending(recipient, 0, tx);
+        const rows = await this.pending(recipient, 0, tx, now);
         const out = render(rows);
         const last = rows.at(-1)?.seq;
-        if (last !== undefined) await tx.run('DELETE FROM relay_spool WHERE recipient = ? AND seq <= ?', [recipient, last]);
+        if (last !== undefined) await tx.run('DELETE FROM relay_spool WHERE recipient = ? AND seq <= ? AND expires_at > ?', [recipient, last, now]);
         return out;
       },
       { lock: spoolLock(recipient) },

@@ -3,6 +3,7 @@
 // request lines but never errors) and the last-resort error handler of the app.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
+import type { Duplex } from 'node:stream';
 import { H3, type H3Event } from 'h3';
 import { toNodeHandler } from 'srvx/node';
 import { wireFromEnv } from '../variants/wire.ts';
@@ -61,6 +62,10 @@ export interface ListenOptions {
   log: Log;
   /** Certificate and key (PEM): serve https instead of http (--tls-cert, --tls-key). */
   tls?: TlsFiles;
+  /** The request headers read, in bytes, when not node's default (16 KiB or --max-http-header-size). */
+  maxHeaderSize?: number;
+  /** The JSON error envelope answered 431 to request headers over `maxHeaderSize`. */
+  headerOverflow?: () => string;
 }
 
 /** A server certificate chain and its private key, PEM. */
@@ -105,7 +110,9 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     void web(req as never, res as never); // srvx types ask for http and http2 at once
   };
   // Over TLS the handlers see https request URLs (srvx reads the socket), so nothing else changes.
-  const server: Server = options.tls ? createTlsServer({ cert: options.tls.cert, key: options.tls.key }, handle) : createServer(handle);
+  const sized = options.maxHeaderSize !== undefined ? { maxHeaderSize: options.maxHeaderSize } : {};
+  const server: Server = options.tls ? createTlsServer({ cert: options.tls.cert, key: options.tls.key, ...sized }, handle) : createServer(sized, handle);
+  if (options.headerOverflow) answerClientErrors(server, options.headerOverflow);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -125,4 +132,31 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   }
   const hostPort = `${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   return { server, url: `${options.tls ? 'https' : 'http'}://${hostPort}`, hostPort, close };
+}
+
+/** What node answers a request it cannot parse, by parser error (its own defaults, kept). */
+const PARSE_ANSWERS: Record<string, string> = {
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 'HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n\r\n',
+  ERR_HTTP_REQUEST_TIMEOUT: 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n',
+};
+
+/**
+ * Node's own answers to requests it cannot parse, except that headers over the limit get the
+ * server's error envelope (naming its rule) with their 431, not a bare status line.
+ */
+function answerClientErrors(server: Server, overflow: () => string): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex & { bytesWritten?: number }) => {
+    if (error.code === 'HPE_HEADER_OVERFLOW' && socket.writable && !socket.bytesWritten) {
+      // The client may still be sending its headers: the rest is read and dropped while the
+      // answer goes out (closing on unread bytes would reset the connection before the client
+      // read it), for a few seconds at most.
+      const body = overflow();
+      socket.end(`HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.resume();
+      setTimeout(() => socket.destroy(), 5_000).unref();
+      return;
+    }
+    if (socket.writable && !socket.bytesWritten) socket.write(PARSE_ANSWERS[error.code ?? ''] ?? 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    socket.destroy(error);
+  });
 }

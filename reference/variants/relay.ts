@@ -3,6 +3,7 @@
 // the check); the rest edit what the relay publishes or drop what it was asked to do.
 import { createHash } from 'node:crypto';
 import { profileFor } from '../../protocol/common/profile.ts';
+import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import { answer, at, editHeaders, editJson, jsonAnswer, withBody, type Next, type Wire, type WireVariant } from './wire.ts';
 
 const ids = profileFor().ids;
@@ -501,5 +502,32 @@ function systemFiles(): Record<string, WireVariant> {
       what: 'an expired sys.auth.request is answered 202',
       wire: refusalAnswered(messages, byRule('ra.inbox.auth-request-expiry'), ok202),
     },
+    // "a stored `sys.auth.request` is handed out at pickup after its `expires_at`, though the rule
+    // text says it is never shown" (issue 26, item 4).
+    'prompt-shown-lapsed': { rule: 'ra.inbox.auth-request-expiry', what: 'a stored sys.auth.request is picked up after its expires_at', wire: lapsedPromptsShown() },
+  };
+}
+
+/** Remembers the sign-in prompts the relay accepted, and puts back into a pickup those past their expiry. */
+function lapsedPromptsShown(): Wire {
+  const kept = new Map<string, Array<{ id: unknown; until: number; envelope: unknown }>>();
+  return async (req, next) => {
+    const url = new URL(req.url);
+    const envelope = messages(req, url)
+      ? ((await req
+          .clone()
+          .json()
+          .catch(() => undefined)) as Record<string, unknown> | undefined)
+      : undefined;
+    const res = await next(req);
+    if (envelope?.type === vocabulary.message_types.auth_request && res.status === 202) {
+      const who = String(envelope.recipient).toLowerCase();
+      kept.set(who, [...(kept.get(who) ?? []), { id: envelope.id, until: Date.parse(String(envelope.expires_at)), envelope }]);
+    }
+    if (!pickups(req, url) || res.status !== 200) return res;
+    const lapsed = (kept.get(decodeURIComponent(url.pathname.split('/')[2]!).toLowerCase()) ?? []).filter((p) => p.until <= Date.now());
+    const body = (await res.json()) as { messages: Array<{ id?: unknown }> };
+    for (const p of lapsed) if (!body.messages.some((m) => m.id === p.id)) body.messages.push(p.envelope as { id?: unknown });
+    return withBody(res, JSON.stringify(body));
   };
 }

@@ -116,6 +116,8 @@ export const limits = {
   "drive_pow_max_bits": 30,
   "drive_pow_default_bits": 16,
   "drive_group_max_members": 1000,
+  "drive_group_roster_header_max_bytes": 262144,
+  "request_headers_max_bytes": 16384,
   "drive_group_max_key_epochs": 128,
   "drive_commit_body_max_bytes": 16777216,
   "drive_listing_max_entries": 1000,
@@ -1115,6 +1117,24 @@ export const limitSources = [
     "doc": 3,
     "section": "Drive API (X-Svc-Group-Roster: not shown)",
     "clause": "a group roster lists at most 1000 members and 1000 admins",
+    "origin": "project"
+  },
+  {
+    "id": "drive_group_roster_header_max_bytes",
+    "value": 262144,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "Drive API (X-Svc-Group-Roster: size not shown)",
+    "clause": "X-Svc-Group-Roster carries at most 256 KiB of base64url: a roster of 1000 members and 1000 admins whose identities average up to about 90 characters",
+    "origin": "project"
+  },
+  {
+    "id": "request_headers_max_bytes",
+    "value": 16384,
+    "unit": "bytes",
+    "doc": 3,
+    "section": "Drive API (X-Svc-Group-Roster: size not shown)",
+    "clause": "the other request headers, together, may take up to 16 KiB (Node's default header limit) beside the roster",
     "origin": "project"
   },
   {

@@ -3628,6 +3628,15 @@ export const rules: readonly Rule[] = [
     "origin": "project"
   },
   {
+    "id": "ra.drive.share-caps",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (share caps: not shown)",
+    "title": "Caps carried, not enforced",
+    "text": "Project decision: of the caps signed into a share, `downloads` is enforced (ra.drive.link-opens); `bytes`, `files`, `records` and `per_hour` are carried, not enforced: the relay keeps the share as signed and answers it so (`GET /drive/:identity/shares`, and the node's shares), and refuses nothing on their account. Document 3 gives them no meaning, and a caller's rights are the union of its shares on the node and its ancestors, so a use has no one share to count against.",
+    "origin": "project"
+  },
+  {
     "id": "ra.drive.context",
     "level": "MUST",
     "doc": 3,
@@ -3858,6 +3867,16 @@ export const rules: readonly Rule[] = [
     "code": "not_authorized"
   },
   {
+    "id": "ra.drive.group-roster-size",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (X-Svc-Group-Roster: size not shown)",
+    "title": "How large a roster header is read",
+    "text": "Project decision: the relay reads an `X-Svc-Group-Roster` of up to `drive_group_roster_header_max_bytes` characters beside up to `request_headers_max_bytes` of other request headers, room for a roster of `drive_group_max_members` members and as many admins; a longer roster header answers 431 `invalid_request`, and so do request headers longer than both together.",
+    "origin": "project",
+    "code": "invalid_request"
+  },
+  {
     "id": "ra.drive.roles",
     "level": "MUST",
     "doc": 3,
@@ -3890,7 +3909,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "PUT /drive/:identity/chunks/:hash",
     "title": "Chunk upload",
-    "text": "Project decision: `PUT /drive/:identity/chunks/:hash` stores the body when its SHA-256 is `:hash` and its size is on the chunk grid (ra.drive.chunk), answering 201, or 200 when the chunk is already stored (create-only: stored bytes never change); a body that does not hash to its name answers 400 `chunk_mismatch`, a size off the grid 400 `invalid_request`, and nothing is stored. Only the owner and members who may write, append or create upload.",
+    "text": "Project decision: `PUT /drive/:identity/chunks/:hash` stores the body when its SHA-256 is `:hash` and its size is on the chunk grid (ra.drive.chunk), answering 201, or 200 when the chunk is already stored (create-only: stored bytes never change; of uploads of one chunk side by side, at any of the relay's processes, the one that stored it answers 201 and the others 200); a body that does not hash to its name answers 400 `chunk_mismatch`, a size off the grid 400 `invalid_request`, and nothing is stored. Only the owner and members who may write, append or create upload.",
     "origin": "project",
     "code": "chunk_mismatch"
   },
@@ -3900,7 +3919,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "Drive API (quota: not shown)",
     "title": "Quota",
-    "text": "Project decision: a chunk upload (or a missing list) that would take the drive's stored bytes above its quota answers 507 `quota_exceeded` and stores nothing; `--drive-quota` sets it (default 1 GiB).",
+    "text": "Project decision: a chunk upload (or a missing list) that would take the drive's stored bytes above its quota answers 507 `quota_exceeded` and stores nothing; uploads of one chunk in flight side by side store its bytes once and count them once; `--drive-quota` sets it (default 1 GiB).",
     "origin": "project",
     "code": "quota_exceeded"
   },
@@ -4074,7 +4093,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "System files (inbox policy; enforcement: not shown)",
     "title": "A sign-in prompt expires soon",
-    "text": "Project decision: a `sys.auth.request` must carry `expires_at` (RFC 3339, signed) in the future and at most `auth_request_ttl_max_seconds` ahead; otherwise `400` `invalid_request`, so an expired prompt is never shown.",
+    "text": "Project decision: a `sys.auth.request` must carry `expires_at` (RFC 3339, signed) in the future and at most `auth_request_ttl_max_seconds` ahead; otherwise `400` `invalid_request`; a stored prompt is handed out at pickup (drained or read from a cursor) and announced only before its `expires_at`, so an expired prompt is never shown.",
     "origin": "project",
     "code": "invalid_request"
   }
@@ -4500,6 +4519,7 @@ export type RuleId =
   | "ra.drive.manifest-shape"
   | "ra.drive.record"
   | "ra.drive.share"
+  | "ra.drive.share-caps"
   | "ra.drive.context"
   | "ra.drive.chunk"
   | "ra.drive.seal"
@@ -4526,6 +4546,7 @@ export type RuleId =
   | "ra.drive.remote-members"
   | "ra.drive.group-members"
   | "ra.drive.group-roster-check"
+  | "ra.drive.group-roster-size"
   | "ra.drive.roles"
   | "ra.drive.missing"
   | "ra.drive.missing-body"

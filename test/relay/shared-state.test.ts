@@ -4,8 +4,9 @@
 // session registered on one works on the other, and revoked on one is refused by the other; mail
 // accepted by one wakes an event stream held by the other; a pairing offer made on one is
 // carried through by the other; a sender's bucket is one bucket; a drive commit on one reaches a
-// drive stream on the other. Restarting one process is not the relay's restart; flushing Redis
-// is; and with Redis gone the relay fails closed (503).
+// drive stream on the other; uploads of one chunk through both store it once. Restarting one
+// process is not the relay's restart; flushing Redis is; and with Redis gone the relay fails
+// closed (503).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
 import { DriveClient } from '../../harness/actors/drive/client.ts';
-import { create, nodeKeys } from '../../harness/actors/drive/objects.ts';
+import { create, encryptContent, nodeKeys } from '../../harness/actors/drive/objects.ts';
 import { HttpClient } from '../../harness/actors/http.ts';
 import { challengeHeaders, message, newRelayIdentity, RelayClient, type RelayIdentity } from '../../harness/actors/relay/index.ts';
 import { approverNonce, offer, openSealed, sealFor } from '../../harness/actors/relay/pairing.ts';
@@ -49,6 +50,8 @@ const args = () => [
   authority.caFile,
   '--rate-sender',
   String(RATE_SENDER),
+  '--drive-quota',
+  String(8 * 1024 * 1024),
   '--quiet',
 ];
 
@@ -198,6 +201,24 @@ describe('two relay processes sharing their state in Redis', () => {
       await stream.close();
     }
   });
+
+  it('stores a chunk uploaded side by side through both processes once: one 201, and its bytes held once against the quota', async () => {
+    const owner = await identity();
+    const actor = { identity: owner.identity, seed: owner.seed };
+    const drive = (i: number) => new DriveClient(profile, relays[i]!.url, http);
+    const root = nodeKeys();
+    expect(
+      (await drive(0).commit(owner.identity, actor, create(profile, { drive: owner.identity, author: owner, keys: root, kind: 'folder', at: {}, ownerEncryption: owner.encryption.publicKey }))).status,
+    ).toBe(200);
+    const chunk = (bytes: number) => encryptContent(profile, owner.identity, nodeKeys(undefined, true), new Uint8Array(randomBytes(bytes)), 1, bytes)[0]!;
+    // Two 3 MiB chunks leave less than 2 MiB of the 8 MiB quota: room for a 1.25 MiB chunk once.
+    for (const filler of [chunk(3 * 1024 * 1024), chunk(3 * 1024 * 1024)]) expect((await drive(0).putChunk(owner.identity, actor, filler)).status).toBe(201);
+    const c = chunk(1.25 * 1024 * 1024);
+    const answers = (await Promise.all([0, 1].map((i) => drive(i).putTogether(owner.identity, actor, c, 4)))).flat();
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201]);
+    const over = await drive(1).putChunk(owner.identity, actor, chunk(1.25 * 1024 * 1024));
+    expect([over.status, (over.json() as { error?: string }).error]).toEqual([507, 'quota_exceeded']);
+  }, 60_000);
 
   it('keeps sessions through the restart of one process, and forgets them when Redis is flushed', async () => {
     const [a, b] = [await identity(), await identity()];

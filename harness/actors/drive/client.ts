@@ -82,6 +82,36 @@ export class DriveClient {
   }
 
   /**
+   * `n` uploads of one chunk in flight together: each sends its body but the last byte, and the
+   * last bytes go once every upload has sent the rest, so the relay handles them side by side
+   * (sent whole one after the other, the first is often stored before the next has arrived).
+   */
+  async putTogether(drive: string, actor: DriveActor, chunk: Pick<Chunk, 'id' | 'bytes'>, n: number): Promise<HttpResponse[]> {
+    const all = await Promise.all(Array.from({ length: n }, () => this.headers(actor)));
+    const last = chunk.bytes.length - 1;
+    let sent = 0;
+    let release = () => undefined as void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    async function* parts(): AsyncGenerator<Uint8Array> {
+      yield chunk.bytes.subarray(0, last);
+      if (++sent === n) release();
+      await gate;
+      yield chunk.bytes.subarray(last);
+    }
+    const url = this.path(drive, `/chunks/${chunk.id}`);
+    return Promise.all(
+      all.map((h) =>
+        this.http.request(url, {
+          method: 'PUT',
+          parts: parts(),
+          headers: { 'content-type': 'application/octet-stream', 'content-length': String(chunk.bytes.length), ...h },
+          ...(this.signal ? { signal: this.signal } : {}),
+        }),
+      ),
+    );
+  }
+
+  /**
    * Uploads what the drive lacks, through the missing list's answers; the first problem as text,
    * or undefined when every chunk is stored.
    */

@@ -7,6 +7,9 @@ import type { RelayTarget } from '../relay/driver.ts';
 import { documentChecks } from './checks/document.ts';
 import { driveModelCheck } from './checks/model.ts';
 import { profileChecks } from './checks/profile.ts';
+import { concurrencyChecks } from './checks/concurrency.ts';
+import { rosterSizeChecks } from './checks/roster-size.ts';
+import { shareCapsChecks } from './checks/share-caps.ts';
 
 export async function driveSuite(target: RelayTarget): Promise<SuiteLoad> {
   return { checks: driveChecks(target), skipped: [], coverageDocs: [3] };
@@ -14,5 +17,5 @@ export async function driveSuite(target: RelayTarget): Promise<SuiteLoad> {
 
 /** Every check of the suite, built without touching the network (the matrix lists them against a placeholder target). */
 export function driveChecks(target: RelayTarget): Check[] {
-  return [...documentChecks(target), driveModelCheck(target), ...profileChecks(target)];
+  return [...documentChecks(target), driveModelCheck(target), ...profileChecks(target), ...concurrencyChecks(target), ...rosterSizeChecks(target), ...shareCapsChecks(target)];
 }

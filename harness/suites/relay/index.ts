@@ -18,6 +18,7 @@ import { profileChecks } from './checks/profile.ts';
 import { keystoreChecks } from './checks/keystore.ts';
 import { pairingChecks } from './checks/pairing.ts';
 import { systemFileChecks } from './checks/system-files.ts';
+import { promptChecks } from './checks/prompts.ts';
 
 export type { RelayTarget } from './driver.ts';
 
@@ -40,6 +41,7 @@ export function relayChecks(target: RelayTarget): Check[] {
     ...keystoreChecks(target),
     ...pairingChecks(target),
     ...systemFileChecks(target),
+    ...promptChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
   ];

@@ -5,7 +5,8 @@
 // (ra.drive.group-roster-check), so a member removed in a later epoch cannot replay an old one.
 import { decodeBase64Any } from '../../../protocol/common/base64.ts';
 import { verifyDrive } from '../../../protocol/relay/drive/sign.ts';
-import { HttpError } from '../../shared/errors.ts';
+import { HttpError, ruleError } from '../../shared/errors.ts';
+import { limits } from '../../../schemas/ts/limits.ts';
 import { jsonTooDeep } from '../../shared/body.ts';
 import { lookup, relayBase } from '../directory.ts';
 import { systemDocument } from '../system-files.ts';
@@ -18,6 +19,8 @@ const norm = (v: unknown) => (typeof v === 'string' ? v.trim().toLowerCase() : '
 
 /** The group whose shares `caller` may use, from its X-Svc-Group-Roster header value. */
 export async function rosterGroup(ctx: RelayContext, header: string, caller: string): Promise<string> {
+  if (header.length > limits.drive_group_roster_header_max_bytes)
+    throw ruleError(431, 'ra.drive.group-roster-size', `${ctx.config.profile.ids.header_group_roster} is longer than ${limits.drive_group_roster_header_max_bytes} characters`);
   const bytes = decodeBase64Any(header);
   let roster: unknown;
   try {

@@ -161,15 +161,24 @@ export async function putChunk(d: Drive, call: OwnerCall, hash: string): Promise
   if ((await d.store.chunkSize(drive, hash)) !== undefined) return json({ id: hash, size: call.body.length });
   // Uploads in flight hold their bytes against the quota, so concurrent ones (at any process)
   // cannot overrun it; so do upload URLs promised for other chunks (object storage).
-  await withinQuota(d, drive, hash, call.body.length, async () => {
-    await d.chunks.put(drive, hash, call.body);
-    await d.store.putChunk(drive, hash, call.body.length, d.ctx.now());
-  });
+  let created: boolean;
+  try {
+    created = await withinQuota(d, drive, hash, call.body.length, async () => {
+      await d.chunks.put(drive, hash, call.body);
+      return d.store.putChunk(drive, hash, call.body.length, d.ctx.now());
+    });
+  } catch (error) {
+    // A parallel upload of this very chunk recorded it meanwhile (its bytes then counted as both
+    // stored and held): it is stored, counted once, and this upload adds nothing.
+    if (!(error instanceof HttpError && error.status === 507 && (await d.store.chunkSize(drive, hash)) !== undefined)) throw error;
+    created = false;
+  }
   if (d.chunks instanceof S3Chunks) {
     d.chunks.release(drive, hash);
     await dropUrl(d, drive, hash);
   }
-  return json({ id: hash, size: call.body.length }, 201);
+  // One upload creates the chunk, the one whose record was inserted; the others found it (ra.drive.chunk-upload).
+  return json({ id: hash, size: call.body.length }, created ? 201 : 200);
 }
 
 export async function commit(d: Drive, call: OwnerCall): Promise<Response> {

@@ -10,6 +10,9 @@ import { randomBytes } from 'node:crypto';
 
 const key = (drive: string) => `drive-quota:${drive}`;
 const urlHold = (chunk: string) => `url:${chunk}`;
+/** Each upload in flight holds under its own id (its hold ends with it), prefixed by its chunk's. */
+const putHold = (chunk: string) => `put:${chunk}:`;
+const PUT_HOLD = /^put:([^:]+):/;
 /** How long an upload in flight may hold its bytes (a client that stalls loses its hold, not the relay). */
 const UPLOAD_HOLD_MS = 10 * 60_000;
 /** An upload URL's hold outlives the URL by a minute: its upload is settled then (handlers.settleLapsed). */
@@ -21,7 +24,15 @@ const over = (d: Drive) => ruleError(507, 'ra.drive.quota', `the drive would hol
 async function heldBytes(d: Drive, drive: string, exceptUrls: Iterable<string> = []): Promise<number> {
   const except = new Set([...exceptUrls].map(urlHold));
   let sum = 0;
-  for (const [id, bytes] of await d.ctx.state.holds(key(drive))) if (!except.has(id)) sum += bytes;
+  // Parallel uploads of one chunk store its bytes once: they count once, however many are in flight.
+  const uploads = new Map<string, number>();
+  for (const [id, bytes] of await d.ctx.state.holds(key(drive))) {
+    if (except.has(id)) continue;
+    const chunk = PUT_HOLD.exec(id)?.[1];
+    if (chunk === undefined) sum += bytes;
+    else uploads.set(chunk, Math.max(bytes, uploads.get(chunk) ?? 0));
+  }
+  for (const bytes of uploads.values()) sum += bytes;
   return sum;
 }
 
@@ -46,7 +57,7 @@ export function dropUrl(d: Drive, drive: string, chunk: string): Promise<void> {
 
 /** Runs an upload of `bytes` holding them against the quota, after checking they fit (507 otherwise). */
 export async function withinQuota<T>(d: Drive, drive: string, chunk: string, bytes: number, upload: () => Promise<T>): Promise<T> {
-  const id = `put:${randomBytes(9).toString('base64url')}`;
+  const id = `${putHold(chunk)}${randomBytes(9).toString('base64url')}`;
   await d.ctx.state.hold(key(drive), id, bytes, UPLOAD_HOLD_MS);
   try {
     // Counted with its own hold, not with a URL promised for this very chunk.

@@ -205,13 +205,15 @@ export class DriveStore {
    * the chunk's bytes are durable already, and the sync of any later commit covers this row too
    * (the log is written in order), so no commit can reference a chunk whose row a power loss
    * dropped. After such a loss the missing list asks for the chunk again, and its upload finds it.
+   * True for the one call, of any process, whose row was inserted: that upload created the chunk.
    */
-  putChunk(drive: string, id: string, size: number, at: number): Promise<void> {
+  putChunk(drive: string, id: string, size: number, at: number): Promise<boolean> {
     return this.sql.batch(
       async (tx) => {
         await tx.run('INSERT INTO drive_meta (drive) VALUES (?) ON CONFLICT (drive) DO NOTHING', [drive]);
         const added = await tx.run('INSERT INTO drive_chunks (drive, id, size, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING', [drive, id, size, at]);
         if (added > 0) await tx.run('UPDATE drive_meta SET used = used + ? WHERE drive = ?', [size, drive]);
+        return added > 0;
       },
       // Under the drive's lock too: its meta row is then only ever locked in the drives' order.
       { durable: false, lock: driveLock(drive) },

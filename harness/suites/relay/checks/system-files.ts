@@ -15,10 +15,10 @@ import { limits } from '../../../../schemas/ts/limits.ts';
 import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 
 /** Its own lane: fresh identities only, overlapping the suite's other checks. */
-const LANE = 'relay/system';
+export const LANE = 'relay/system';
 const PROFILE = 'public/profile.json';
 const CONTACTS = 'relay/contacts.json';
-const POLICY = 'relay/inbox-policy.json';
+export const POLICY = 'relay/inbox-policy.json';
 const ok = (r: HttpResponse) => r.status >= 200 && r.status < 300;
 const profileDoc = (name: string) => JSON.stringify({ version: 1, display_name: name });
 
@@ -140,11 +140,11 @@ function profileInboxPolicyCheck(t: RelayTarget): Check {
   });
 }
 
-const PROMPT = vocabulary.message_types.auth_request;
+export const PROMPT = vocabulary.message_types.auth_request;
 /** A sign-in prompt as a bridge sends it: typed, with a signed expiry `expiresInS` ahead (null: none). */
-const prompt = (s: Session, from: RelayIdentity, to: RelayIdentity, expiresInS: number | null = 120) =>
+export const prompt = (s: Session, from: RelayIdentity, to: RelayIdentity, expiresInS: number | null = 120) =>
   mail(s, from, to, JSON.stringify({ version: 1 }), { type: PROMPT, ...(expiresInS === null ? {} : { expiresAt: now(expiresInS) }) });
-const trusting = (service: RelayIdentity, mode = 'open') => JSON.stringify({ version: 1, mode, trusted_auth_services: [service.identity] });
+export const trusting = (service: RelayIdentity, mode = 'open') => JSON.stringify({ version: 1, mode, trusted_auth_services: [service.identity] });
 
 function authRequestTrustedCheck(t: RelayTarget): Check {
   return relayCheck(t, {
