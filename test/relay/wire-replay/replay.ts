@@ -5,12 +5,14 @@
 // rosters, messages) is built again by the harness's actors from the recorded body's fields.
 import { createHash, createPublicKey, randomBytes, verify } from 'node:crypto';
 import type { HttpResponse } from '../../../harness/actors/http.ts';
-import { adminEnvelope, message, newRelayIdentity, SoftwareAuthenticator, type EnrollmentInput, type RelayIdentity } from '../../../harness/actors/relay/index.ts';
+import { SoftwareAuthenticator, type EnrollmentInput, type RelayIdentity } from '../../../harness/actors/relay/index.ts';
 import { create, encryptContent, groupRoster, hex16, nodeKeys, remove, replace, share, type Chunk, type NodeKeys } from '../../../harness/actors/drive/objects.ts';
 import type { DriveActor } from '../../../harness/actors/drive/client.ts';
+import type { SseStream } from '../../../harness/actors/relay/sse.ts';
 import type { DriveSession } from '../../../harness/suites/drive/driver.ts';
 import { registrableDomain } from '../../../protocol/relay/rp-id.ts';
 import type { ChallengeForm } from '../../../protocol/relay/webauthn.ts';
+import { closeStream, CORE_HANDLERS } from './core.ts';
 import { shapeOf, type Exchange, type Row } from './transcripts.ts';
 
 type Obj = Record<string, unknown>;
@@ -35,6 +37,14 @@ export class World {
   /** Each enrollment placeholder's recorded enrollment, and those a replayed removal ended. */
   readonly enrollments = new Map<string, Exchange>();
   readonly removed = new Set<string>();
+  /** Sessions registered, by the recorded session id placeholder. */
+  readonly sessions = new Map<string, { id: string; seed: Uint8Array }>();
+  /** Identities made without registering them (their registration is itself a recorded exchange). */
+  readonly unregistered = new Set<string>();
+  /** The last cursors a pickup answered. */
+  readonly cursors: { cursor?: string; ack_cursor?: string } = {};
+  /** An event stream a row opened, closed when the row ends. */
+  stream: SseStream | undefined;
   /** Recorded ETags and the fresh ones answered in their place. */
   readonly etags = new Map<string, string>();
   #lastChallenge = '';
@@ -44,7 +54,7 @@ export class World {
   async identity(name: string): Promise<RelayIdentity> {
     let id = this.ids.get(name);
     if (!id) {
-      id = await this.s.identity(IDENTITIES[name] ?? 'relay');
+      id = await this.s.identity(IDENTITIES[name] ?? 'relay', { register: !this.unregistered.has(name) });
       this.ids.set(name, id);
     }
     return id;
@@ -101,20 +111,35 @@ export class World {
    * Sends `e` again: its path with fresh values, its headers (authentication made fresh: challenge
    * headers, a signed request or a link), `body` as given or the recorded body with fresh values.
    */
-  async send(e: Exchange, body?: string | Uint8Array, path?: string): Promise<HttpResponse> {
+  async send(e: Exchange, body?: string | Uint8Array, path?: string, extra: Record<string, string> = {}): Promise<HttpResponse> {
     const target = path ?? (await this.sub(e.path));
+    const session = e.request_headers['X-Poweur-Session-Id'] !== undefined ? this.sessions.get(e.request_headers['X-Poweur-Session-Id']) : undefined;
+    const auth = session ? { sessionId: session.id, seed: session.seed } : {};
     const h = e.request_headers;
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(h)) if (/^(accept|content-type|if-match)$/i.test(k)) headers[k.toLowerCase()] = this.etags.get(v) ?? v;
     const text = body ?? (e.request_body === undefined ? undefined : await this.bodyText(e));
     const who = await this.caller(e);
+    const client = this.base(e) === this.s.target.url ? this.s.relay : this.s.peer;
     const signedText = typeof text === 'string' ? text : '';
-    if (who && h['X-Poweur-Challenge'] !== undefined) Object.assign(headers, await this.s.relay.authHeaders(who, e.method, target, { mode: 'challenge' }, signedText));
-    else if (who && h['X-Poweur-Timestamp'] !== undefined) Object.assign(headers, await this.s.relay.authHeaders(who, e.method, target, { mode: 'signed-request' }, signedText));
+    if (who && h['X-Poweur-Challenge'] !== undefined) Object.assign(headers, await client.authHeaders(who, e.method, target, { mode: 'challenge', ...auth }, signedText));
+    else if (who && h['X-Poweur-Timestamp'] !== undefined) {
+      // A timestamp the recorded run sent off the relay's clock (its Date) is sent off by as much.
+      const date = Date.parse((e as { reply_headers?: Record<string, string> }).reply_headers?.date ?? '');
+      const off = Number.isNaN(date) ? 0 : Number(h['X-Poweur-Timestamp']) - Math.floor(date / 1000);
+      const timestamp = Math.abs(off) > 30 ? Math.floor(Date.now() / 1000) + off : undefined;
+      Object.assign(headers, await client.authHeaders(who, e.method, target, { mode: 'signed-request', ...auth, ...(timestamp !== undefined ? { timestamp } : {}) }, signedText));
+    }
     if (h['X-Poweur-Link'] !== undefined) headers[this.s.profile.ids.header_link.toLowerCase()] = await this.sub(h['X-Poweur-Link']);
     for (const [k, v] of Object.entries(h)) if (/^x-poweur-device/i.test(k)) headers[k.toLowerCase().replace('x-poweur-', `x-${this.s.profile.name}-`)] = v;
     if (h.Authorization !== undefined) headers.authorization = await this.sub(h.Authorization);
-    return this.s.drive.http.request(new URL(target, this.s.target.url).href, { method: e.method, headers, ...(text !== undefined ? { body: text } : {}) });
+    Object.assign(headers, extra);
+    return this.s.drive.http.request(new URL(target, this.base(e)).href, { method: e.method, headers, ...(text !== undefined ? { body: text } : {}) });
+  }
+
+  /** The relay an exchange went to: A, or B for `{peer}`. */
+  base(e: Exchange): string {
+    return (e as { origin?: string }).origin === '{peer}' ? (this.s.target.peerUrl ?? this.s.target.url) : this.s.target.url;
   }
 
   /** The recorded JSON body with fresh values, written in the recorded form. */
@@ -129,6 +154,10 @@ export class World {
     if (recordedEtag && r.headers.etag) this.etags.set(recordedEtag, r.headers.etag);
     const b = safe(r);
     if (typeof b?.challenge === 'string') this.#lastChallenge = b.challenge;
+    // What the recorded answer named by a placeholder (a session, a code, a message id) is the fresh answer's value.
+    const recorded = e.reply_body;
+    if (isObj(recorded) && b) for (const [k, v] of Object.entries(recorded)) if (typeof v === 'string' && /^\{[a-z_]+:\d+\}$/.test(v) && typeof b[k] === 'string') this.values.set(v, b[k]);
+    for (const k of ['cursor', 'ack_cursor'] as const) if (typeof b?.[k] === 'string') this.cursors[k] = b[k];
     for (const m of Array.isArray(b?.missing) ? (b.missing as Obj[]) : []) {
       const up = m.upload as Obj;
       this.uploads.set(String(m.id), { url: String(up.url), headers: (up.headers ?? {}) as Record<string, string> });
@@ -244,26 +273,6 @@ async function revokeDevice(w: World, e: Exchange): Promise<HttpResponse> {
   return w.send(e);
 }
 
-async function registerSession(w: World, e: Exchange): Promise<HttpResponse> {
-  const id = await w.identity(/^\{([a-z]+)\}$/.exec(String((e.request_body as Obj).identity))?.[1] ?? 'alice');
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(e.request_headers)) if (/^x-poweur-device/i.test(k)) headers[k.toLowerCase().replace('x-poweur-', `x-${w.s.profile.name}-`)] = v;
-  return w.s.relay.registerSession(id, new Uint8Array(randomBytes(32)), 3600, headers);
-}
-
-/** A message as recorded (sender, recipient, type, expiry relative to its timestamp), sealed and signed afresh. */
-async function postMessage(w: World, e: Exchange): Promise<HttpResponse> {
-  const b = e.request_body as Obj;
-  const from = await w.identity(/^\{([a-z]+)\}$/.exec(String(b.sender))![1]!);
-  const to = await w.identity(/^\{([a-z]+)\}$/.exec(String(b.recipient))![1]!);
-  const ahead = typeof b.expires_at === 'string' ? Date.parse(b.expires_at) - Date.parse(String(b.timestamp)) : undefined;
-  const options = {
-    ...(typeof b.type === 'string' ? { type: b.type } : {}),
-    ...(ahead !== undefined ? { expiresAt: new Date(Math.floor((Date.now() + ahead) / 1000) * 1000).toISOString().replace('.000Z', 'Z') } : {}),
-  };
-  return w.send(e, JSON.stringify(message(w.s.profile, from, to.identity, to.encryption.publicKey, 'replayed', options)));
-}
-
 // --- the drive -------------------------------------------------------------------------------
 
 /** The drive actor a recorded exchange authenticates as. */
@@ -339,7 +348,7 @@ async function driveRead(w: World, e: Exchange, listed: string[]): Promise<HttpR
 
 // --- dispatch ----------------------------------------------------------------------------------
 
-type Handler = (w: World, e: Exchange, row: Row, listed: string[]) => Promise<HttpResponse>;
+export type Handler = (w: World, e: Exchange, row: Row, listed: string[]) => Promise<HttpResponse>;
 
 /** Handlers by shape: `METHOD path` with its placeholders as `{}`. */
 const HANDLERS: Array<[RegExp, Handler]> = [
@@ -349,17 +358,15 @@ const HANDLERS: Array<[RegExp, Handler]> = [
   [/^POST \/identities\/\{\}\/keystore\/fetch$/, keystoreFetch],
   [/^DELETE \/identities\/\{\}\/keystore\/\{\}$/, keystoreRemove],
   [/^(GET|PUT|DELETE) \/identities\/\{\}\/system\/.+$/, systemFile],
-  [/^POST \/sessions$/, registerSession],
   [/^GET \/devices\/\{\}$/, (w, e) => w.send(e)],
   [/^POST \/devices\/\{\}\/revoke$/, revokeDevice],
   [/^GET \/groups\/\{\}(\/epoch)?$/, (w, e) => w.send(e)],
-  [/^POST \/messages$/, postMessage],
-  [/^GET \/messages\/\{\}$/, (w, e) => w.send(e)],
   [/^POST \/drive\/\{\}\/commit$/, driveCommit],
   [/^POST \/drive\/\{\}\/chunks\/missing$/, missing],
   [/^PUT \/drive\/\{\}\/chunks\/\{\}$/, putChunk],
   [/^GET \/drive\/\{\}\/links\/\{\}$/, (w, e) => w.send(e)],
   [/^GET \/drive\/\{\}(\/.*)?$/, (w, e, _row, listed) => driveRead(w, e, listed)],
+  ...CORE_HANDLERS,
 ];
 
 export function handlerFor(e: Exchange): Handler | undefined {
@@ -383,7 +390,6 @@ export async function replayRow(w: World, row: Row): Promise<Replayed[]> {
     if (Array.isArray(kids)) listed = (kids as Obj[]).map((k) => String(k.id ?? k.node));
     out.push({ answer });
   }
+  await closeStream(w);
   return out;
 }
-
-export { newRelayIdentity, adminEnvelope };
