@@ -3,6 +3,8 @@
 // the check); the rest edit what the relay publishes or drop what it was asked to do.
 import { createHash } from 'node:crypto';
 import { profileFor } from '../../protocol/common/profile.ts';
+import { registrableDomain } from '../../protocol/relay/rp-id.ts';
+import { challengeCandidates } from '../../protocol/relay/webauthn.ts';
 import { answer, at, editHeaders, editJson, jsonAnswer, withBody, type Next, type Wire, type WireVariant } from './wire.ts';
 
 const ids = profileFor().ids;
@@ -330,7 +332,9 @@ function keystore(): Record<string, WireVariant> {
         .digest()
         .equals(auth.subarray(0, 32)) &&
       b.rp_id === identityOf(url);
-    return { credential: a.credential_id, type: client.type, challenge: client.challenge, rpOk, flagsOk: auth.length >= 37 && (auth[32]! & 0x05) === 0x05 };
+    // The challenge as issued, whichever of its two forms clientDataJSON carries.
+    const challenge = typeof client.challenge === 'string' ? (challengeCandidates(client.challenge).find((c) => issued.has(c)) ?? client.challenge) : undefined;
+    return { credential: a.credential_id, type: client.type, challenge, rpOk, flagsOk: auth.length >= 37 && (auth[32]! & 0x05) === 0x05 };
   };
   const issued = new Set<string>();
   const spent = new Set<string>();
@@ -386,6 +390,7 @@ function keystore(): Record<string, WireVariant> {
       wire: watching((a, fresh) => known(a) && a.type === 'webauthn.get' && !fresh),
     },
     'keystore-rp-id-ignored': { rule: 'ra.keystore.assertion-rp-id', what: 'an assertion for another RP id fetches', wire: watching((a) => known(a) && a.type === 'webauthn.get' && !a.rpOk) },
+    'keystore-rp-hosted-only': rpHostedOnly(),
     'keystore-flags-ignored': {
       rule: 'ra.keystore.assertion-flags',
       what: 'an assertion without UP or UV fetches',
@@ -400,6 +405,35 @@ function keystore(): Record<string, WireVariant> {
       rule: 'ra.keystore.fetch-indistinct',
       what: 'a refused fetch says whether the credential is enrolled',
       wire: watching(() => false, true),
+    },
+  };
+}
+
+/**
+ * Issue 26: "the reference accepts the hosted domain, so a passkey scoped to `relay.test` is
+ * refused for `x.a.relay.test`": the identity's registrable domain by the public suffix list is
+ * refused when it is not the relay's hosted domain (the reference's earlier reading).
+ */
+function rpHostedOnly(): WireVariant {
+  return {
+    rule: 'ra.keystore.assertion-rp-id',
+    what: "an assertion for the identity's registrable domain is refused unless that is the hosted domain",
+    wire: async (original, next) => {
+      const url = new URL(original.url);
+      if (original.method !== 'POST' || !/^\/identities\/[^/]+\/keystore\/fetch$/.test(url.pathname)) return next(original);
+      const text = await original.text();
+      const identity = decodeURIComponent(url.pathname.split('/')[2] ?? '');
+      let rpId: unknown;
+      try {
+        rpId = (JSON.parse(text) as { rp_id?: unknown }).rp_id;
+      } catch {
+        rpId = undefined;
+      }
+      const domain = registrableDomain(identity);
+      const hosted = identity.slice(identity.indexOf('.') + 1);
+      if (rpId === domain && domain !== identity && domain !== hosted)
+        return jsonAnswer({ error: 'not_authorized', detail: 'the assertion is not accepted', rule: 'ra.errors.keystore-unauthorized' }, 401);
+      return next(new Request(original.url, { method: original.method, headers: original.headers, body: text }));
     },
   };
 }

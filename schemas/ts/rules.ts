@@ -2897,7 +2897,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "Devices (reply bodies: not shown)",
     "title": "Device replies",
-    "text": "Project decision: GET answers `{devices: [row]}`, revoke answers `{device_id, sessions_revoked}`.",
+    "text": "Project decision: GET answers `{identity, devices: [row]}`, revoke answers `{device_id, sessions_revoked, dav_tokens_revoked, app_passwords_revoked}` (the last two always 0: the relay issues neither; the deployed client reads them).",
     "origin": "project"
   },
   {
