@@ -2742,7 +2742,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "GET /messages/:identity (cursor variant: not shown)",
     "title": "Cursor fields",
-    "text": "Project decision: cursors are decimal strings of the relay's spool sequence (`0` is the start); the read reply adds `cursor` (last message returned, or `since`) and `ack_cursor` (last ack returned, or `since`); consume answers 200 `{consumed, acks_consumed}`.",
+    "text": "Project decision: cursors are decimal strings of the relay's spool sequence (`0` is the start); the read reply adds `cursor` (last message returned, or `since`) and `ack_cursor` (last ack returned, or `since`); consume answers 200 `{consumed, acks_consumed, pending}`, `pending` the messages and acks left to pick up (the deployed client reads it).",
     "origin": "project"
   },
   {

@@ -1259,6 +1259,8 @@ export interface operations {
                     "application/json": {
                         consumed: number;
                         acks_consumed: number;
+                        /** @description Messages and acks left to pick up. */
+                        pending: number;
                     };
                 };
             };
@@ -1502,7 +1504,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Its key. */
+            /** @description Its keys and the relay that hosts it. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1511,6 +1513,8 @@ export interface operations {
                     "application/json": {
                         identity: string;
                         public_key: string;
+                        encryption_public_key?: string;
+                        relay: string;
                     };
                 };
             };
@@ -1821,6 +1825,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        rendezvous_id: string;
                         state: string;
                         commitment: string;
                         label: string;
