@@ -530,6 +530,16 @@ function systemFiles(): Record<string, WireVariant> {
         [200],
       ),
     },
+    // Issue 26: the deployed client's group fan-out reads the roster at GET /groups/:group, which
+    // the reference answered "no such endpoint".
+    'group-roster-unread': {
+      rule: 'ra.system.group-roster',
+      what: 'GET /groups/:group answers 404',
+      wire: answer(
+        (req, url) => req.method === 'GET' && /^\/groups\/[^/]+$/.test(url.pathname),
+        () => jsonAnswer({ error: 'not_found', detail: 'no such endpoint', rule: 'ra.errors.not-found' }, 404),
+      ),
+    },
     'prompt-expiry-ignored': {
       rule: 'ra.inbox.auth-request-expiry',
       what: 'an expired sys.auth.request is answered 202',
