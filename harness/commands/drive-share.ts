@@ -66,8 +66,7 @@ function shareCommands({ drive, io, run, keyed, session, at }: DriveKit): void {
     (id: string, flags: Common) =>
       run('unshare', async () => {
         const s = await session(flags);
-        const { hex16 } = await import('../actors/drive/objects.ts');
-        await s.tree.commit(`ending share ${id}`, { id: hex16(), unshare: { share: id } });
+        await s.tree.unshare(id);
         io.stdout.write(`ended share ${id}\n`);
         return 0;
       })(),

@@ -134,15 +134,22 @@ function keystoreCommands({ relay, io, run, load, client, refused }: RelayKit): 
         const identity = flags.identity.toLowerCase();
         const passkey = await loadPasskey(flags.passkey);
         const c = await client(flags.relay, flags.serviceName);
-        const ch = await c.challenge(identity);
-        if (ch.status !== 200) return refused('keystore fetch (GET /auth/challenge)', ch);
-        const { challenge } = ch.json() as { challenge: string };
-        const assertion = passkey.assert({ challenge, rpId: flags.rpId ?? identity });
-        await savePasskey(flags.passkey, passkey);
-        const r = await c.keystoreFetch(identity, assertion, flags.rpId ?? identity);
-        if (r.status !== 200) return refused('keystore fetch', r);
+        // As a web app asks a browser: the challenge as TextEncoder's bytes of the issued string, and
+        // rp_id only when one is chosen. A relay that takes neither gets the challenge as issued and
+        // rp_id named (the project's earlier forms; document 3 states neither).
+        let r: Awaited<ReturnType<typeof c.keystoreFetch>> | undefined;
+        for (const form of ['utf8', 'issued'] as const) {
+          const ch = await c.challenge(identity);
+          if (ch.status !== 200) return refused('keystore fetch (GET /auth/challenge)', ch);
+          const { challenge } = ch.json() as { challenge: string };
+          const assertion = passkey.assert({ challenge, challengeForm: form, rpId: flags.rpId ?? identity });
+          await savePasskey(flags.passkey, passkey);
+          r = await c.keystoreFetch(identity, assertion, form === 'utf8' ? flags.rpId : (flags.rpId ?? identity));
+          if (r.status !== 401) break;
+        }
+        if (r!.status !== 200) return refused('keystore fetch', r!);
         const { unwrapSecrets } = await import('../actors/relay/wrap.ts');
-        const entries = (r.json() as { entries?: Array<{ wrapped?: unknown }> }).entries ?? [];
+        const entries = (r!.json() as { entries?: Array<{ wrapped?: unknown }> }).entries ?? [];
         const secrets = entries.map((e) => unwrapSecrets(c.profile, passkey, e.wrapped)).find((s) => s !== undefined);
         if (!secrets) {
           io.stderr.write(`svc-conformance relay keystore fetch: none of the ${entries.length} entries unwraps with this passkey\n`);

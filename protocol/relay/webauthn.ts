@@ -26,6 +26,34 @@ export type AssertionCheck = { ok: true; counter: number; challenge: string } | 
 
 const fail = (rule: RuleId, detail: string): AssertionCheck => ({ ok: false, rule, detail });
 
+/** How a client writes the issued challenge into clientDataJSON: as issued, or base64url of its UTF-8 bytes. */
+export type ChallengeForm = 'issued' | 'utf8';
+
+/** clientDataJSON.challenge for the issued string in `form` (what a browser writes for each). */
+export const clientDataChallenge = (issued: string, form: ChallengeForm): string => (form === 'utf8' ? Buffer.from(issued, 'utf8').toString('base64url') : issued);
+
+/**
+ * The relay-issued challenge strings `clientChallenge` (clientDataJSON.challenge) may stand for.
+ * Document 3 does not say how the issued string is encoded as the WebAuthn challenge, and two
+ * forms are in use: the issued string itself (a client that hands the browser its base64url
+ * bytes, which the browser encodes back to the same string), and base64url of its UTF-8 bytes (a
+ * client that hands the browser TextEncoder's bytes of the string). Both are accepted.
+ */
+export function challengeCandidates(clientChallenge: string): string[] {
+  const out = [clientChallenge];
+  if (!/^[A-Za-z0-9_-]+$/.test(clientChallenge)) return out;
+  const bytes = Buffer.from(clientChallenge, 'base64url');
+  // Only a canonical encoding of valid UTF-8 names a string (no two spellings of one challenge).
+  if (bytes.toString('base64url') !== clientChallenge) return out;
+  try {
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    if (text !== clientChallenge && text.length > 0) out.push(text);
+  } catch {
+    // not UTF-8: the string itself is the only candidate
+  }
+  return out;
+}
+
 /** The assertion's four fields when all are base64url strings; undefined otherwise. */
 export function readAssertion(value: unknown): Assertion | undefined {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;

@@ -26,7 +26,7 @@ import { listDevices, registerSession, revokeDevice, revokeSession } from './ses
 import { enroll, fetchKeystore, listKeystore, removeEnrollment } from './keystore.ts';
 import { abandon, deliver, fetchOffer, offer, Pairings, poll, reveal } from './pairing.ts';
 import { passkeyPage, passkeyScript } from './test-pages.ts';
-import { deleteSystemFile, getSystemFile, groupEpoch, putSystemFile } from './system-files.ts';
+import { deleteSystemFile, getSystemFile, groupEpoch, groupRosterRead, putSystemFile } from './system-files.ts';
 import { RelayStore } from './store.ts';
 import { MemoryState, type RelayState } from './state.ts';
 import { RedisState } from './state-redis.ts';
@@ -274,6 +274,7 @@ export function createRelayApp(ctx: RelayContext): H3 {
     DELETE: async (req, event) => deleteSystemFile(ctx, await call(req, event), param(event, 'path')),
   });
   driveRoutes(ctx, route, call, param);
+  route('/groups/:group', { GET: async (req, event) => groupRosterRead(ctx, normalized(param(event, 'group')), req, target(req)) });
   route('/groups/:group/epoch', { GET: async (_req, event) => json(await groupEpoch(ctx, normalized(param(event, 'group'))), 200, CORS_ANY) });
   route('/identities/:identity/export', { POST: async (req, event) => exportIdentity(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes)) });
   route('/hosted/availability', {

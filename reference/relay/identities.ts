@@ -94,7 +94,7 @@ export async function register(ctx: RelayContext, bytes: Uint8Array): Promise<Re
 export async function identityInfo(ctx: RelayContext, raw: string): Promise<Record<string, unknown>> {
   const row = validServiceName(raw) && (await ctx.store.identity(validServiceName(raw)!));
   if (!row) throw ruleError(404, 'ra.errors.not-found', `${raw} is not hosted here`);
-  return { identity: row.identity, public_key: row.public_key };
+  return { identity: row.identity, public_key: row.public_key, ...(row.encryption_public_key ? { encryption_public_key: row.encryption_public_key } : {}), relay: ctx.config.relayAddress };
 }
 
 /** The stored document of the identity the Host header names. */

@@ -61,7 +61,7 @@ export async function pickup(ctx: RelayContext, call: OwnerCall, since: string |
   return rendered(rows, { [cursor]: last('message'), [ackCursor]: last('ack') });
 }
 
-export async function consume(ctx: RelayContext, call: OwnerCall): Promise<{ consumed: number; acks_consumed: number }> {
+export async function consume(ctx: RelayContext, call: OwnerCall): Promise<{ consumed: number; acks_consumed: number; pending: number }> {
   const known = await owner(ctx, call);
   let body: unknown;
   try {
@@ -76,7 +76,8 @@ export async function consume(ctx: RelayContext, call: OwnerCall): Promise<{ con
     return Number(v);
   };
   const r = await ctx.store.consume(known.identity, cursor(b.through, 'through'), cursor(b.ack_through, 'ack_through'));
-  return { consumed: r.messages, acks_consumed: r.acks };
+  // `pending`: what is left to pick up (messages and acks), as the deployed client reads it.
+  return { consumed: r.messages, acks_consumed: r.acks, pending: (await ctx.store.pending(known.identity)).length };
 }
 
 export async function events(ctx: RelayContext, call: OwnerCall): Promise<Response> {

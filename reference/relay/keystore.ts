@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import { findNodeAtLocation, parseTree } from 'jsonc-parser';
 import { decodeBase64Any, encodeBase64url } from '../../protocol/common/base64.ts';
 import { formatRfc3339 } from '../../protocol/common/time.ts';
-import { checkAssertion, COSE_ALGS, credentialKey, readAssertion, type Assertion } from '../../protocol/relay/webauthn.ts';
+import { acceptableRpIds as rpIdsOf } from '../../protocol/relay/rp-id.ts';
+import { challengeCandidates, checkAssertion, COSE_ALGS, credentialKey, readAssertion, type Assertion } from '../../protocol/relay/webauthn.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
@@ -30,10 +31,19 @@ async function hosted(ctx: RelayContext, raw: string): Promise<Known> {
   return known;
 }
 
-/** The RP ids an assertion may name: the identity, or its registrable domain when hosted. */
+/** The RP ids an assertion may name: the identity, or its registrable domain (public suffix list) when hosted. */
 export function acceptableRpIds(ctx: RelayContext, identity: string): string[] {
-  const parent = hostedParent(ctx, identity);
-  return parent ? [identity, parent] : [identity];
+  return rpIdsOf(identity, hostedParent(ctx, identity) !== undefined);
+}
+
+/**
+ * The RP ids to try for a body's `rp_id`: the one named when it is acceptable, every acceptable one
+ * when it is absent (document 3 lists rp_id without requiring it), none otherwise.
+ */
+function rpIdsFor(ctx: RelayContext, identity: string, rpId: unknown): string[] {
+  const acceptable = acceptableRpIds(ctx, identity);
+  if (rpId === undefined || rpId === null) return acceptable;
+  return typeof rpId === 'string' && acceptable.includes(rpId) ? [rpId] : [];
 }
 
 /** The text of the body's top-level `wrapped` member exactly as sent (400 when absent or repeated). */
@@ -100,6 +110,7 @@ export async function listKeystore(ctx: RelayContext, raw: string, bytes: Uint8A
   const known = await hosted(ctx, raw);
   await ctx.auth.admin('keystore-list', { identity: known.identity }, object(bytes), known.keys);
   return {
+    identity: known.identity,
     enrollments: (await ctx.store.enrollments(known.identity)).map((e) => ({
       enrollment_id: e.enrollment_id,
       kind: e.kind,
@@ -113,22 +124,30 @@ export async function listKeystore(ctx: RelayContext, raw: string, bytes: Uint8A
   };
 }
 
-/** The enrollment whose credential signed `a` for `identity` at `rpId`, or undefined (the challenge is spent once tried). */
+/**
+ * The enrollment whose credential signed `a` for `identity` at one of the RP ids `rpId` allows, or
+ * undefined (the challenge is spent once tried). The challenge may come in either form
+ * challengeCandidates reads. Neither clientDataJSON's origin nor the signature counter is checked:
+ * see docs/decisions.md (WebAuthn: origin and signCount).
+ */
 async function asserted(ctx: RelayContext, identity: string, a: Assertion | undefined, rpId: unknown, among: readonly EnrollmentRow[]): Promise<EnrollmentRow | undefined> {
-  if (!a || typeof rpId !== 'string' || !acceptableRpIds(ctx, identity).includes(rpId)) return undefined;
+  const rpIds = rpIdsFor(ctx, identity, rpId);
+  if (!a || rpIds.length === 0) return undefined;
   const row = among.find((e) => e.credential_id !== null && e.credential_id === a.credential_id);
   const key = row && credentialKey(row.credential_public_key!, row.credential_alg!);
   if (!row || !key) return undefined;
-  const expected = { rpIds: [rpId], key, alg: row.credential_alg! };
+  const expected = { rpIds, key, alg: row.credential_alg! };
   // Spending the challenge is a step of the (possibly shared) state, so it cannot run inside the
   // pure check: a first pass stops at the challenge (checks before it spend nothing), the
   // challenge is claimed, and a second pass checks the signature.
   let named: string | undefined;
   const first = checkAssertion(a, { ...expected, challengeOk: (c) => ((named = c), false) });
   if (first.ok || first.rule !== 'ra.keystore.assertion-challenge' || named === undefined) return undefined;
-  const challenge = named;
-  if (!(await ctx.auth.takeChallenge(identity, challenge))) return undefined;
-  return checkAssertion(a, { ...expected, challengeOk: (c) => c === challenge }).ok ? row : undefined;
+  const sent = named;
+  let claimed = false;
+  for (const challenge of challengeCandidates(sent)) if ((claimed = await ctx.auth.takeChallenge(identity, challenge))) break;
+  if (!claimed) return undefined;
+  return checkAssertion(a, { ...expected, challengeOk: (c) => c === sent }).ok ? row : undefined;
 }
 
 /** POST .../keystore/fetch (ra.keystore.fetch): the asserted credential's wrapped copies. */
@@ -142,7 +161,15 @@ export async function fetchKeystore(ctx: RelayContext, raw: string, bytes: Uint8
   return {
     identity: known.identity,
     // `wrapped` goes out as the text it came in (RawJson-free: parsed back, it is the same value).
-    entries: entries.map((e) => ({ enrollment_id: e.enrollment_id, wrap: e.wrap, wrapped: JSON.parse(e.wrapped) as unknown })),
+    entries: entries.map((e) => ({
+      enrollment_id: e.enrollment_id,
+      kind: e.kind,
+      wrap: e.wrap,
+      wrapped: JSON.parse(e.wrapped) as unknown,
+      label: e.label,
+      role: e.role,
+      created_at: formatRfc3339(e.created_at),
+    })),
   };
 }
 

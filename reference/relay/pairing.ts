@@ -111,6 +111,7 @@ export async function fetchOffer(ctx: RelayContext, raw: string, typed: string, 
   });
   const o = after!;
   return {
+    rendezvous_id: code,
     state: o.state,
     commitment: o.commitment,
     label: o.label,

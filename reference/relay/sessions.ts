@@ -88,7 +88,7 @@ const row = (d: DeviceRow) => ({ ...d, identity: undefined, added_at: formatRfc3
 export async function listDevices(ctx: RelayContext, call: OwnerCall): Promise<Record<string, unknown>> {
   const known = await owner(ctx, call);
   const rows = (await ctx.store.devices(known.identity)).map(row);
-  return ctx.config.documentOnly ? { items: rows } : { devices: rows };
+  return ctx.config.documentOnly ? { items: rows } : { identity: known.identity, devices: rows };
 }
 
 export async function revokeDevice(ctx: RelayContext, call: OwnerCall): Promise<Record<string, unknown>> {
@@ -97,5 +97,6 @@ export async function revokeDevice(ctx: RelayContext, call: OwnerCall): Promise<
   if (typeof b.device_id !== 'string' || !b.device_id.startsWith('dev_')) throw ruleError(400, 'ra.errors.invalid-request', 'device_id (dev_...) is required');
   const d = await ctx.store.device(b.device_id);
   if (!d || d.identity !== known.identity) throw ruleError(404, 'ra.errors.not-found', 'no such device of this identity');
-  return { device_id: d.id, sessions_revoked: await ctx.auth.endDeviceSessions(known.identity, d.id) };
+  // The relay issues no DAV tokens or app passwords: none to revoke (the deployed client reads both counts).
+  return { device_id: d.id, sessions_revoked: await ctx.auth.endDeviceSessions(known.identity, d.id), dav_tokens_revoked: 0, app_passwords_revoked: 0 };
 }

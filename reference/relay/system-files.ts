@@ -11,6 +11,7 @@ import { limits } from '../../schemas/ts/limits.ts';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import type { RelayContext } from './config.ts';
+import { lookup } from './directory.ts';
 import { owner, type OwnerCall } from './inbox.ts';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -73,11 +74,33 @@ function prefixed(prefix: string, key: string): string {
 }
 const writableZone = (ctx: RelayContext) => ctx.config.breakages.has('relay-written-writable');
 
-/** The path the request names, checked against the documents the relay keeps (404 otherwise). */
-function known(ctx: RelayContext, path: string): string {
+/**
+ * Where poweur keeps a group's roster: in the owner-written relay zone. The same signed roster is
+ * kept at either name, one stored document (docs/decisions.md, System files).
+ */
+const ROSTER_ALIASES: Readonly<Record<string, string>> = { 'relay/group.json': 'public/group-roster.json' };
+
+/**
+ * The stored name of the document a request's path names. Document 3 does not say whether :path
+ * carries the service's directory: both `relay/contacts.json` and `.svc/relay/contacts.json`
+ * (`.poweur/...` under that service name) name the same document.
+ */
+export function storedPath(ctx: RelayContext, path: string): string {
+  const dir = `${ctx.config.profile.ids.system_dir}/`;
+  const bare = path.startsWith(dir) ? path.slice(dir.length) : path;
+  return ROSTER_ALIASES[bare] ?? bare;
+}
+
+/** The path the request names, checked against the documents the relay keeps (404 otherwise); its stored name. */
+function known(ctx: RelayContext, requested: string): string {
+  const path = storedPath(ctx, requested);
   // The document-only variant keeps no relay-written zone (document 3 names none).
   if (!(path in SYSTEM_FILES) && !(path in RELAY_WRITTEN && !ctx.config.documentOnly))
-    throw ruleError(404, 'ra.errors.not-found', `no system document ${path} (the relay keeps ${[...Object.keys(SYSTEM_FILES), ...Object.keys(RELAY_WRITTEN)].join(', ')})`);
+    throw ruleError(
+      404,
+      'ra.errors.not-found',
+      `no system document ${requested} (the relay keeps ${[...Object.keys(SYSTEM_FILES), ...Object.keys(RELAY_WRITTEN)].join(', ')}, with or without ${ctx.config.profile.ids.system_dir}/)`,
+    );
   return path;
 }
 
@@ -116,16 +139,17 @@ function preconditions(req: Request, current: string | undefined): string | unde
 }
 const stale = () => new HttpError(412, 'precondition_failed', 'If-Match does not name the stored version', 'ra.system.etag');
 
-export async function getSystemFile(ctx: RelayContext, call: OwnerCall, path: string): Promise<Response> {
+export async function getSystemFile(ctx: RelayContext, call: OwnerCall, requested: string): Promise<Response> {
   const who = await owner(ctx, call);
-  const row = await current(ctx, who.identity, known(ctx, path));
-  if (!row) throw ruleError(404, 'ra.errors.not-found', `${path} is not written yet`);
+  const row = await current(ctx, who.identity, known(ctx, requested));
+  if (!row) throw ruleError(404, 'ra.errors.not-found', `${requested} is not written yet`);
   return new Response(row.body, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', etag: row.etag } });
 }
 
-export async function putSystemFile(ctx: RelayContext, call: OwnerCall, path: string): Promise<Response> {
+export async function putSystemFile(ctx: RelayContext, call: OwnerCall, requested: string): Promise<Response> {
   const who = await owner(ctx, call);
-  ownerWrites(ctx, known(ctx, path));
+  const path = known(ctx, requested);
+  ownerWrites(ctx, path);
   const check = SYSTEM_FILES[path] ?? ((): DocumentCheck => ({ ok: true }));
   if (call.body.length > limits.system_file_max_bytes) throw ruleError(413, 'ra.errors.payload-too-large', `a system document is at most ${limits.system_file_max_bytes} bytes`);
   let doc: unknown;
@@ -140,12 +164,13 @@ export async function putSystemFile(ctx: RelayContext, call: OwnerCall, path: st
   const guard = preconditions(call.req, (await ctx.store.systemFile(who.identity, path))?.etag);
   const etag = etagOf(text);
   if (!(await ctx.store.putSystemFile({ identity: who.identity, path, body: text, etag, updated_at: ctx.now() }, guard))) throw stale();
-  return new Response(JSON.stringify({ path, etag }), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', etag } });
+  return new Response(JSON.stringify({ path: requested, etag }), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', etag } });
 }
 
-export async function deleteSystemFile(ctx: RelayContext, call: OwnerCall, path: string): Promise<Response> {
+export async function deleteSystemFile(ctx: RelayContext, call: OwnerCall, requested: string): Promise<Response> {
   const who = await owner(ctx, call);
-  ownerWrites(ctx, known(ctx, path));
+  const path = known(ctx, requested);
+  ownerWrites(ctx, path);
   const row = await ctx.store.systemFile(who.identity, path);
   const guard = preconditions(call.req, row?.etag);
   if (!row) throw ruleError(404, 'ra.errors.not-found', `${path} is not written yet`);
@@ -181,4 +206,25 @@ export async function groupEpoch(ctx: RelayContext, group: string): Promise<{ gr
   const roster = await systemDocument(ctx, group, 'public/group-roster.json');
   const epoch = roster && Array.isArray(roster.admins) && typeof roster.epoch === 'number' ? roster.epoch : 0;
   return { group, epoch };
+}
+
+/**
+ * GET /groups/:group (outside document 3; poweur's group fan-out reads it): the group's signed
+ * roster as stored, to a caller that proves itself (challenge or signed request) and is the group
+ * or listed in the roster; 404 when the relay hosts no such group or it has no roster.
+ */
+export async function groupRosterRead(ctx: RelayContext, group: string, req: Request, target: string): Promise<Response> {
+  if (!(await ctx.store.identity(group))) throw ruleError(404, 'ra.errors.not-found', `${group} is not hosted here`);
+  const ids = ctx.config.profile.ids;
+  const claimed = req.headers.get(ids.header_identity);
+  if (claimed === null) throw ruleError(401, 'ra.errors.challenge-invalid', `the roster is read with the caller's challenge headers or a signed request (${ids.header_identity}, ...)`);
+  const caller = await lookup(ctx, claimed);
+  if (!caller) throw ruleError(401, 'ra.errors.challenge-invalid', `${claimed} cannot be resolved, so its proof cannot be checked`);
+  await ctx.auth.owner(caller.identity, { headers: req.headers, method: req.method, target, body: new Uint8Array() }, async () => caller.keys);
+  const row = await ctx.store.systemFile(group, 'public/group-roster.json');
+  if (!row) throw ruleError(404, 'ra.errors.not-found', `${group} has no roster`);
+  const roster = JSON.parse(row.body) as Record<string, unknown>;
+  const listed = [roster.members, roster.admins].some((l) => Array.isArray(l) && l.some((m) => typeof m === 'string' && m.toLowerCase() === caller.identity));
+  if (caller.identity !== group && !listed) throw new HttpError(403, 'not_authorized', `${caller.identity} is not a member of ${group}`, 'ra.system.group-roster');
+  return new Response(row.body, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', etag: row.etag } });
 }

@@ -23,8 +23,9 @@ window.createPasskey = async (rpId) => {
   } });
   return { credential_id: b64u(cred.rawId), credential_public_key: b64u(cred.response.getPublicKey()), credential_alg: cred.response.getPublicKeyAlgorithm() };
 };
-window.assertPasskey = async (rpId, challenge, credentialId, userVerification) => {
-  const a = await navigator.credentials.get({ publicKey: { rpId, challenge: bytes(challenge), allowCredentials: [{ type: 'public-key', id: bytes(credentialId) }], userVerification } });
+// form 'utf8' hands the browser TextEncoder's bytes of the issued string (as the deployed web app does).
+window.assertPasskey = async (rpId, challenge, credentialId, userVerification, form) => {
+  const a = await navigator.credentials.get({ publicKey: { rpId, challenge: form === 'utf8' ? new TextEncoder().encode(challenge) : bytes(challenge), allowCredentials: [{ type: 'public-key', id: bytes(credentialId) }], userVerification } });
   return { credential_id: b64u(a.rawId), client_data_json: b64u(a.response.clientDataJSON), authenticator_data: b64u(a.response.authenticatorData), signature: b64u(a.response.signature) };
 };
 `;

@@ -4,6 +4,8 @@
 import { createHash } from 'node:crypto';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
+import { registrableDomain } from '../../protocol/relay/rp-id.ts';
+import { challengeCandidates } from '../../protocol/relay/webauthn.ts';
 import { answer, at, editHeaders, editJson, jsonAnswer, withBody, type Next, type Wire, type WireVariant } from './wire.ts';
 
 const ids = profileFor().ids;
@@ -331,7 +333,9 @@ function keystore(): Record<string, WireVariant> {
         .digest()
         .equals(auth.subarray(0, 32)) &&
       b.rp_id === identityOf(url);
-    return { credential: a.credential_id, type: client.type, challenge: client.challenge, rpOk, flagsOk: auth.length >= 37 && (auth[32]! & 0x05) === 0x05 };
+    // The challenge as issued, whichever of its two forms clientDataJSON carries.
+    const challenge = typeof client.challenge === 'string' ? (challengeCandidates(client.challenge).find((c) => issued.has(c)) ?? client.challenge) : undefined;
+    return { credential: a.credential_id, type: client.type, challenge, rpOk, flagsOk: auth.length >= 37 && (auth[32]! & 0x05) === 0x05 };
   };
   const issued = new Set<string>();
   const spent = new Set<string>();
@@ -387,6 +391,7 @@ function keystore(): Record<string, WireVariant> {
       wire: watching((a, fresh) => known(a) && a.type === 'webauthn.get' && !fresh),
     },
     'keystore-rp-id-ignored': { rule: 'ra.keystore.assertion-rp-id', what: 'an assertion for another RP id fetches', wire: watching((a) => known(a) && a.type === 'webauthn.get' && !a.rpOk) },
+    'keystore-rp-hosted-only': rpHostedOnly(),
     'keystore-flags-ignored': {
       rule: 'ra.keystore.assertion-flags',
       what: 'an assertion without UP or UV fetches',
@@ -401,6 +406,35 @@ function keystore(): Record<string, WireVariant> {
       rule: 'ra.keystore.fetch-indistinct',
       what: 'a refused fetch says whether the credential is enrolled',
       wire: watching(() => false, true),
+    },
+  };
+}
+
+/**
+ * Issue 26: "the reference accepts the hosted domain, so a passkey scoped to `relay.test` is
+ * refused for `x.a.relay.test`": the identity's registrable domain by the public suffix list is
+ * refused when it is not the relay's hosted domain (the reference's earlier reading).
+ */
+function rpHostedOnly(): WireVariant {
+  return {
+    rule: 'ra.keystore.assertion-rp-id',
+    what: "an assertion for the identity's registrable domain is refused unless that is the hosted domain",
+    wire: async (original, next) => {
+      const url = new URL(original.url);
+      if (original.method !== 'POST' || !/^\/identities\/[^/]+\/keystore\/fetch$/.test(url.pathname)) return next(original);
+      const text = await original.text();
+      const identity = decodeURIComponent(url.pathname.split('/')[2] ?? '');
+      let rpId: unknown;
+      try {
+        rpId = (JSON.parse(text) as { rp_id?: unknown }).rp_id;
+      } catch {
+        rpId = undefined;
+      }
+      const domain = registrableDomain(identity);
+      const hosted = identity.slice(identity.indexOf('.') + 1);
+      if (rpId === domain && domain !== identity && domain !== hosted)
+        return jsonAnswer({ error: 'not_authorized', detail: 'the assertion is not accepted', rule: 'ra.errors.keystore-unauthorized' }, 401);
+      return next(new Request(original.url, { method: original.method, headers: original.headers, body: text }));
     },
   };
 }
@@ -495,6 +529,16 @@ function systemFiles(): Record<string, WireVariant> {
         (req, url) => req.method === 'GET' && /^\/groups\/[^/]+\/epoch$/.test(url.pathname),
         (b) => void (b.epoch = 0),
         [200],
+      ),
+    },
+    // Issue 26: the deployed client's group fan-out reads the roster at GET /groups/:group, which
+    // the reference answered "no such endpoint".
+    'group-roster-unread': {
+      rule: 'ra.system.group-roster',
+      what: 'GET /groups/:group answers 404',
+      wire: answer(
+        (req, url) => req.method === 'GET' && /^\/groups\/[^/]+$/.test(url.pathname),
+        () => jsonAnswer({ error: 'not_found', detail: 'no such endpoint', rule: 'ra.errors.not-found' }, 404),
       ),
     },
     'prompt-expiry-ignored': {

@@ -3,6 +3,7 @@
 // out, so the request path's own code stays as it is and is read first. Each names the one rule it
 // breaks. Enabled only for the harness's own tests: SVC_REFERENCE_ALLOW_BREAKAGE=1 and
 // SVC_REFERENCE_WIRE=<suite>/<name> (child processes), or passed to the listener (in-process RP).
+// The same variable names a dialect (dialect.ts): the reference in the project's earlier forms.
 import type { RuleId } from '../../schemas/ts/rules.ts';
 
 export type Next = (request: Request) => Promise<Response>;
@@ -27,9 +28,10 @@ export async function wireFromEnv(env: NodeJS.ProcessEnv = process.env): Promise
   if (name === undefined || name === '') return undefined;
   if (env[ALLOW_ENV] !== '1') throw new Error(`${WIRE_ENV} is for the harness's own tests (set ${ALLOW_ENV}=1)`);
   const { WIRE_VARIANTS } = await import('./index.ts');
-  const variant = WIRE_VARIANTS[name];
-  if (!variant) throw new Error(`unknown ${WIRE_ENV} ${name} (known: ${Object.keys(WIRE_VARIANTS).join(', ')})`);
-  return variant.wire;
+  const { DIALECTS } = await import('./dialect.ts');
+  const wire = WIRE_VARIANTS[name]?.wire ?? DIALECTS[name];
+  if (!wire) throw new Error(`unknown ${WIRE_ENV} ${name} (known: ${[...Object.keys(WIRE_VARIANTS), ...Object.keys(DIALECTS)].join(', ')})`);
+  return wire;
 }
 
 type Match = (request: Request, url: URL) => boolean;

@@ -100,7 +100,7 @@ export interface components {
         };
         /**
          * Commit request
-         * @description The body of POST /drive/:identity/commit: exactly one operation (a manifest with its new pages, append records, a trim, a share or an unshare) under a 16-byte hex request id.
+         * @description The body of POST /drive/:identity/commit: exactly one operation (a manifest with its new pages, `pages` left out when there are none, append records, a trim, a share or an unshare) under a 16-byte hex request id.
          */
         DriveCommit: {
             id: string;
@@ -109,8 +109,10 @@ export interface components {
             records?: components["schemas"]["DriveRecord"][];
             trim?: components["schemas"]["DriveTrim"];
             share?: components["schemas"]["DriveShare"];
+            /** @description The share to revoke, named `share`, or `id` as the deployed client names it (one of the two). */
             unshare?: {
-                share: string;
+                share?: string;
+                id?: string;
             };
         } & (unknown | unknown | unknown | unknown | unknown);
         /**

@@ -2742,7 +2742,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "GET /messages/:identity (cursor variant: not shown)",
     "title": "Cursor fields",
-    "text": "Project decision: cursors are decimal strings of the relay's spool sequence (`0` is the start); the read reply adds `cursor` (last message returned, or `since`) and `ack_cursor` (last ack returned, or `since`); consume answers 200 `{consumed, acks_consumed}`.",
+    "text": "Project decision: cursors are decimal strings of the relay's spool sequence (`0` is the start); the read reply adds `cursor` (last message returned, or `since`) and `ack_cursor` (last ack returned, or `since`); consume answers 200 `{consumed, acks_consumed, pending}`, `pending` the messages and acks left to pick up (the deployed client reads it).",
     "origin": "project"
   },
   {
@@ -2897,7 +2897,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "Devices (reply bodies: not shown)",
     "title": "Device replies",
-    "text": "Project decision: GET answers `{devices: [row]}`, revoke answers `{device_id, sessions_revoked}`.",
+    "text": "Project decision: GET answers `{identity, devices: [row]}`, revoke answers `{device_id, sessions_revoked, dav_tokens_revoked, app_passwords_revoked}` (the last two always 0: the relay issues neither; the deployed client reads them).",
     "origin": "project"
   },
   {
@@ -3521,7 +3521,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "System files (paths and bodies: not shown)",
     "title": "The system documents",
-    "text": "Project decision: `:path` is the document's path under the system directory, written as path segments: `public/profile.json`, `public/capabilities.json`, `public/group-roster.json`, `relay/contacts.json`, `relay/inbox-policy.json` (and the relay-written zone); the body is the document itself, at most 64 KiB; a PUT answers 200 with `path` and `etag`, a DELETE 204; another path answers 404 `not_found`.",
+    "text": "Project decision: `:path` is the document's path under the system directory, written as path segments, with or without the service's directory in front (`relay/contacts.json` and `.svc/relay/contacts.json` name one document): `public/profile.json`, `public/capabilities.json`, `public/group-roster.json` (also named `relay/group.json`, where the deployed client keeps it), `relay/contacts.json`, `relay/inbox-policy.json` (and the relay-written zone); the body is the document itself, at most 64 KiB; a PUT answers 200 with `path` and `etag`, a DELETE 204; another path answers 404 `not_found`.",
     "origin": "project"
   },
   {
@@ -3530,7 +3530,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "System files (the group roster: not shown)",
     "title": "The group roster as a system document",
-    "text": "Project decision: `public/group-roster.json` is the identity's own signed group roster (`ra.drive.group-roster`, the object of `spec/objects/group-roster.schema.json`): `owner` is the identity and the signature verifies with its registered key; a group identity's roster (with `admins` and `epoch`) names itself as `group` and its epoch never goes below the stored one; otherwise 400 `invalid_request` and the stored roster is kept. It is served Host-routed at `/.well-known/svc/group-roster.json`.",
+    "text": "Project decision: `public/group-roster.json` is the identity's own signed group roster (`ra.drive.group-roster`, the object of `spec/objects/group-roster.schema.json`): `owner` is the identity and the signature verifies with its registered key; a group identity's roster (with `admins` and `epoch`) names itself as `group` and its epoch never goes below the stored one; otherwise 400 `invalid_request` and the stored roster is kept. It is served Host-routed at `/.well-known/svc/group-roster.json`, and at `GET /groups/:group` to a caller that proves itself (challenge headers or a signed request) and is the group or listed in its roster (else 403 `not_authorized`).",
     "origin": "project",
     "code": "invalid_request"
   },
@@ -3749,7 +3749,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "POST /drive/:identity/commit",
     "title": "Commit body",
-    "text": "Project decision: a commit carries exactly one operation under a request `id` of 16 bytes in hex: `{id, manifest, pages}` (the manifest's new pages, in order), `{id, records}` (1 to 1024 append records of one node), `{id, trim: {node, before, snapshot: {node, version}}}` (drop a node's records before a position once a committed version, the snapshot, covers them), `{id, share}` (a signed share) or `{id, unshare: {share}}` (a share's id); bodies are at most 16 MiB, and anything else answers 400 `invalid_request` with nothing stored.",
+    "text": "Project decision: a commit carries exactly one operation under a request `id` of 16 bytes in hex: `{id, manifest, pages}` (the manifest's new pages, in order; `pages` may be left out when there are none, as for a move or a remove), `{id, records}` (1 to 1024 append records of one node), `{id, trim: {node, before, snapshot: {node, version}}}` (drop a node's records before a position once a committed version, the snapshot, covers them), `{id, share}` (a signed share) or `{id, unshare: {share}}` (a share's id, also taken as `{id, unshare: {id}}`, the deployed client's form); bodies are at most 16 MiB, and anything else answers 400 `invalid_request` with nothing stored.",
     "origin": "project"
   },
   {
@@ -3767,7 +3767,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "POST /drive/:identity/commit (reply: not shown)",
     "title": "Commit answer",
-    "text": "Project decision: an applied commit answers 200 `{id, seq, node}` with the drive's new change sequence, plus `version` for a manifest, `position` (the last record's) for records and `share` for a share or unshare; a 200 means the commit is durable.",
+    "text": "Project decision: an applied commit answers 200 `{id, seq, node}` with the drive's new change sequence, plus `version` for a manifest, `position` (the last record's) for records and `share` for a share or unshare, and `head` (the node's head version after the commit) and `positions` (the positions given to the commit's records, else empty) as the deployed client reads them; a 200 means the commit is durable.",
     "origin": "project"
   },
   {
@@ -3900,7 +3900,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "POST /drive/:identity/chunks/missing (bodies: not shown)",
     "title": "The missing list",
-    "text": "Project decision: the request is `{chunks: [{id, size}]}` (1 to 1024); the answer `{missing: [{id, size, upload: {method, url, headers}}]}` in request order, the `url` absolute or relative to the relay (by default its own `PUT /drive/:identity/chunks/:hash`), `headers` to send as given. A chunk may also carry `md5` (base64 MD5 of its bytes): a relay keeping chunks in object storage may then answer a presigned URL on another origin that signs it (and create-only `If-None-Match: *`), so the store refuses other bytes; it still records the chunk, for commits to reference, only once its SHA-256 is checked. A chunk read may answer 307 to a presigned URL serving the chunk as uploaded.",
+    "text": "Project decision: the request is `{chunks: [{id, size}]}` (1 to 1024); the answer `{missing: [{id, size, upload: {method, url, headers}}]}` in request order, the `url` absolute or relative to the relay (by default its own `PUT /drive/:identity/chunks/:hash`, relative, so a client sends it the credentials it sends its relay; an absolute URL on the relay's own origin authenticates the same way), `headers` to send as given. A chunk may also carry `md5` (base64 MD5 of its bytes): a relay keeping chunks in object storage may then answer a presigned URL on another origin that signs it (and create-only `If-None-Match: *`), so the store refuses other bytes; it still records the chunk, for commits to reference, only once its SHA-256 is checked. A chunk read may answer 307 to a presigned URL serving the chunk as uploaded.",
     "origin": "project"
   },
   {
@@ -3954,7 +3954,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "GET /drive/:identity/nodes/:node (bodies: not shown)",
     "title": "Node answers",
-    "text": "Project decision: a node is `{node, version, seq, manifest, removed, rotate}` (the signed head manifest; `rotate` true after an unshare asks the owner to rotate its keys); `/children` `{children: [node...]}` of live children; `/history` `{versions: [{version, seq, operation}]}` newest first; `/records?after=P` `{records: [{position, record}], more}`; an unknown node answers 404 `not_found`.",
+    "text": "Project decision: a node is `{node, version, seq, manifest, removed, rotate}` (the signed head manifest; `rotate` true after an unshare asks the owner to rotate its keys), with the same node also as the deployed client reads it, `{id, head, generation, kind, folder, mode}` (its id, head version, and the head manifest's generation, kind, folder and mode); `/children` `{children: [node...], cursor}` of live children, the cursor the empty string (the listing is whole); `/history` `{versions: [{version, seq, operation}]}` newest first; `/records?after=P` `{records: [{position, record}], more}`; an unknown node answers 404 `not_found`.",
     "origin": "project"
   },
   {

@@ -3,7 +3,7 @@
 // identity, homed there or not) or a link holder with the link headers; uploads go through
 // whatever `upload` the missing list answers (same origin or not, its headers as given), and a
 // chunk read follows a redirect (a relay may serve chunks from presigned storage URLs).
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Profile } from '../../../protocol/common/profile.ts';
 import type { HttpClient, HttpResponse } from '../http.ts';
 import { challengeHeaders } from '../relay/envelope.ts';
@@ -64,6 +64,15 @@ export class DriveClient {
 
   commit(drive: string, actor: DriveActor, body: Obj): Promise<HttpResponse> {
     return this.post(drive, '/commit', actor, body);
+  }
+
+  /**
+   * Ends share `share`. Document 3 shows no unshare body: `{unshare: {id}}` (the deployed client's)
+   * is sent, and `{unshare: {share}}` (the project's earlier form) when that one is refused 400.
+   */
+  async unshare(drive: string, actor: DriveActor, share: string): Promise<HttpResponse> {
+    const first = await this.commit(drive, actor, { id: randomBytes(16).toString('hex'), unshare: { id: share } });
+    return first.status === 400 ? this.commit(drive, actor, { id: randomBytes(16).toString('hex'), unshare: { share } }) : first;
   }
 
   /** Each chunk whose bytes are at hand also names its MD5, which a relay on object storage signs into the upload URL. */

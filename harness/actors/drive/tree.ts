@@ -8,6 +8,7 @@ import { context, openSeal, sealDomainOf } from '../../impl/noble-drive.ts';
 import type { HttpResponse } from '../http.ts';
 import type { DriveActor, DriveClient } from './client.ts';
 import { create, decryptChunk, encryptContent, nodeKeys, openContentKey, openShareKey, replace, type Author, type Chunk, type NodeKeys } from './objects.ts';
+import { readNodeView } from './view.ts';
 
 type Obj = Record<string, unknown>;
 const CHUNK = 1024 * 1024;
@@ -53,9 +54,16 @@ export class DriveTree {
   }
 
   async head(node: string): Promise<{ version: string; manifest: Obj; kind: 'file' | 'folder' }> {
-    const b = bodyOf(await this.#get(`reading node ${node}`, `/nodes/${node}`));
-    const manifest = b.manifest as Obj;
-    return { version: String(b.version), manifest, kind: manifest.kind === 'file' ? 'file' : 'folder' };
+    const head = await this.#headOf(node, bodyOf(await this.#get(`reading node ${node}`, `/nodes/${node}`)));
+    return { ...head, kind: head.manifest.kind === 'file' ? 'file' : 'folder' };
+  }
+
+  /** The head a node view names, its manifest read from its version when the view does not carry it. */
+  async #headOf(node: string, raw: unknown): Promise<{ version: string; manifest: Obj }> {
+    const view = readNodeView(raw);
+    if (!view || view.node !== node) throw new DriveRefused(`the answer for node ${node} names another node or no head: ${JSON.stringify(raw).slice(0, 200)}`);
+    const manifest = view.manifest ?? bodyOf(await this.#get(`version ${view.version} of ${node}`, `/nodes/${node}/versions/${view.version}`));
+    return { version: view.version, manifest };
   }
 
   /**
@@ -111,8 +119,8 @@ export class DriveTree {
     const list = (bodyOf(await this.#get(`listing ${folder.name || 'the folder'}`, `/nodes/${folder.node}/children`)).children as Obj[]) ?? [];
     const out: Opened[] = [];
     for (const c of list) {
-      const node = String(c.node);
-      const head = { version: String(c.version), manifest: c.manifest as Obj };
+      const node = readNodeView(c)?.node ?? '';
+      const head = await this.#headOf(node, c);
       const named = await this.#latestWith(node, head, 'name');
       const name = openSeal(sealDomainOf(this.profile, 'name'), folder.keys.private, named.name as Obj, context(this.drive, node, 'name', Number(named.generation)));
       const priv = openShareKey(this.profile, await this.#latestWith(node, head, 'node_key'), folder.keys.private);
@@ -160,6 +168,12 @@ export class DriveTree {
       }
     }
     return Buffer.concat(parts);
+  }
+
+  /** Ends a share (DriveClient.unshare: either unshare body). */
+  async unshare(share: string): Promise<void> {
+    const r = await this.client.unshare(this.drive, this.actor, share);
+    if (!ok(r)) throw new DriveRefused(`ending share ${share}`, r);
   }
 
   async commit(what: string, body: Obj): Promise<Obj> {

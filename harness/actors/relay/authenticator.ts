@@ -4,10 +4,16 @@
 // counter, so a suite can send both what a real authenticator sends and each single thing wrong.
 import { createHash, createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { encodeBase64url } from '../../../protocol/common/base64.ts';
-import { FLAG_UP, FLAG_UV, type Assertion, type CoseAlg } from '../../../protocol/relay/webauthn.ts';
+import { clientDataChallenge, FLAG_UP, FLAG_UV, type Assertion, type ChallengeForm, type CoseAlg } from '../../../protocol/relay/webauthn.ts';
 
 export interface AssertionOptions {
+  /** The relay-issued challenge string. */
   challenge: string;
+  /**
+   * How clientDataJSON carries it (default `issued`): `utf8` as a web app that hands the browser
+   * TextEncoder's bytes of the string, `issued` as one that hands it the string's base64url bytes.
+   */
+  challengeForm?: ChallengeForm;
   rpId: string;
   /** Flags byte (default UP | UV). */
   flags?: number;
@@ -76,7 +82,9 @@ export class SoftwareAuthenticator {
   }
 
   assert(o: AssertionOptions): Assertion {
-    const clientData = Buffer.from(JSON.stringify({ type: o.type ?? 'webauthn.get', challenge: o.challenge, origin: o.origin ?? `https://${o.rpId}`, crossOrigin: false }));
+    const clientData = Buffer.from(
+      JSON.stringify({ type: o.type ?? 'webauthn.get', challenge: clientDataChallenge(o.challenge, o.challengeForm ?? 'issued'), origin: o.origin ?? `https://${o.rpId}`, crossOrigin: false }),
+    );
     const counter = o.counter ?? ++this.#counter;
     this.#counter = Math.max(this.#counter, counter);
     const authData = Buffer.alloc(37);

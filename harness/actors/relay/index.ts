@@ -37,6 +37,9 @@ export type OwnerAuth =
   | { mode: 'headers'; headers: Record<string, string> };
 
 export class RelayClient {
+  /** Which spelling of a system path the relay took last (systemFile). */
+  #systemSpelling: 'dir' | 'bare' | undefined;
+
   constructor(
     readonly profile: Profile,
     /** The relay's base URL, no trailing slash. */
@@ -139,8 +142,9 @@ export class RelayClient {
     return this.post(`/identities/${encodeURIComponent(id.identity)}/keystore/list`, adminEnvelope(this.profile, 'keystore-list', { identity: id.identity }, seed));
   }
 
-  keystoreFetch(identity: string, assertion: Assertion | Record<string, unknown>, rpId: string): Promise<HttpResponse> {
-    return this.post(`/identities/${encodeURIComponent(identity)}/keystore/fetch`, { assertion, rp_id: rpId });
+  /** POST .../keystore/fetch; `rpId` undefined leaves rp_id out (the relay then tries each acceptable id). */
+  keystoreFetch(identity: string, assertion: Assertion | Record<string, unknown>, rpId?: string): Promise<HttpResponse> {
+    return this.post(`/identities/${encodeURIComponent(identity)}/keystore/fetch`, { assertion, ...(rpId !== undefined ? { rp_id: rpId } : {}) });
   }
 
   keystoreRemove(id: RelayIdentity, enrollmentId: string, extra: Record<string, unknown> = {}, seed = id.seed): Promise<HttpResponse> {
@@ -148,8 +152,28 @@ export class RelayClient {
     return this.post(`/identities/${encodeURIComponent(id.identity)}/keystore/${encodeURIComponent(enrollmentId)}`, body, {}, 'DELETE');
   }
 
-  /** A system document (`path` under the system directory, e.g. relay/contacts.json), owner-authenticated. */
+  /**
+   * A system document (`path` under the system directory, e.g. relay/contacts.json), owner-authenticated.
+   * Document 3 does not say whether :path carries the service's directory (`.svc/relay/contacts.json`,
+   * as the deployed client writes it) or not: the directory's spelling is tried first, the bare path
+   * after a 404, and the spelling the relay answered is kept for the next calls. A path starting
+   * with "." is sent as it is.
+   */
   async systemFile(id: RelayIdentity, method: 'GET' | 'PUT' | 'DELETE', path: string, body?: string, o: { auth?: OwnerAuth; headers?: Record<string, string> } = {}): Promise<HttpResponse> {
+    if (path.startsWith('.')) return this.#systemFileAt(id, method, path, body, o);
+    const spellings: Array<'dir' | 'bare'> = this.#systemSpelling === 'bare' ? ['bare', 'dir'] : ['dir', 'bare'];
+    let last: HttpResponse | undefined;
+    for (const spelling of spellings) {
+      last = await this.#systemFileAt(id, method, spelling === 'dir' ? `${this.profile.ids.system_dir}/${path}` : path, body, o);
+      if (last.status !== 404) {
+        this.#systemSpelling = spelling;
+        return last;
+      }
+    }
+    return last!;
+  }
+
+  async #systemFileAt(id: RelayIdentity, method: 'GET' | 'PUT' | 'DELETE', path: string, body: string | undefined, o: { auth?: OwnerAuth; headers?: Record<string, string> }): Promise<HttpResponse> {
     const target = `/identities/${encodeURIComponent(id.identity)}/system/${path}`;
     const auth = await this.authHeaders(id, method, target, o.auth ?? { mode: 'challenge' }, body ?? '');
     return this.http.request(`${this.url}${target}`, {

@@ -93,11 +93,9 @@ export class DriveSession extends Session {
   }
 
   async unshare(owner: RelayIdentity, shareId: string): Promise<HttpResponse> {
-    return this.drive.commit(owner.identity, this.actor(owner), { id: hex(), unshare: { share: shareId } });
+    return this.drive.unshare(owner.identity, this.actor(owner), shareId);
   }
 }
-
-const hex = () => Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('hex');
 
 /** The `head` of a 409 answer, when the body carries one that names `version`. */
 export function headNames(r: HttpResponse, version: string): boolean {

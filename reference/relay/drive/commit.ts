@@ -80,19 +80,22 @@ export async function applyCommit(d: Drive, drive: string, caller: Caller, body:
     if (first !== undefined) return { result: JSON.parse(first) as Obj };
     const applied =
       op === 'manifest'
-        ? await manifest(t, drive, caller, body.manifest as Obj, body.pages as Obj[])
+        ? await manifest(t, drive, caller, body.manifest as Obj, (body.pages as Obj[] | undefined) ?? [])
         : op === 'records'
           ? await records(t, drive, caller, body.records as Obj[])
           : op === 'trim'
             ? await trim(t, drive, caller, body.trim as Obj)
             : op === 'share'
               ? await share(t, drive, caller, body.share as Obj)
-              : await unshare(t, drive, caller, String((body.unshare as Obj).share));
+              : await unshare(t, drive, caller, unshareId(body.unshare as Obj));
     const result = { id, ...applied.result };
     await t.store.putCommit(drive, id, JSON.stringify(result));
     return { ...applied, result };
   });
 }
+
+/** The share an unshare names: `{share}`, or `{id}` as the deployed client sends it (docs/decisions.md). */
+const unshareId = (u: Obj): string => String(u.share ?? u.id);
 
 /** The object names the caller as its author (a link writer: a guest name) and its signature verifies. */
 function signedBy(d: Drive, caller: Caller, name: SignedName, o: Obj, field: 'author' | 'issuer'): void {
@@ -196,7 +199,7 @@ async function manifest(d: Drive, drive: string, caller: Caller, m: Obj, pages: 
     chunks,
   );
   if (operation === 'create' && folder === '') await d.store.setRoot(drive, node);
-  return { result: { seq: c.seq, node, version: String(m.version) }, change: c };
+  return { result: { seq: c.seq, node, version: String(m.version), head: String(m.version), positions: [] }, change: c };
 }
 
 async function liveFolder(d: Drive, drive: string, folder: string): Promise<void> {
@@ -217,6 +220,7 @@ async function records(d: Drive, drive: string, caller: Caller, list: Obj[]): Pr
   await require(d, drive, caller, node, 'append');
   if (target.removed || target.kind !== 'file' || (JSON.parse(target.manifest) as Obj).mode !== 'append') throw invalid(`node ${node} is not a live append file`);
   let position = await d.store.lastPosition(drive, node);
+  const positions: number[] = [];
   const profile = d.ctx.config.profile;
   for (const r of list) {
     const problems = recordProblems(r);
@@ -230,21 +234,23 @@ async function records(d: Drive, drive: string, caller: Caller, list: Obj[]): Pr
     }
     const chunks = await chunksStored(d, drive, Array.isArray(r.chunks) ? (r.chunks as Obj[]) : []);
     position += 1;
+    positions.push(position);
     await d.store.putRecord({ drive, node, position, author: String(r.author), sequence: Number(r.sequence), hash: driveHash(profile, 'record', r), body: JSON.stringify(r) }, chunks);
   }
   const c = await change(d, drive, { node, operation: 'append', position });
-  return { result: { seq: c.seq, node, position }, change: c };
+  return { result: { seq: c.seq, node, position, head: target.version, positions }, change: c };
 }
 
 async function trim(d: Drive, drive: string, caller: Caller, t: Obj): Promise<Applied> {
   const node = String(t.node);
-  if (!(await d.store.node(drive, node))) throw ruleError(404, 'ra.errors.not-found', `node ${node} does not exist`);
+  const target = await d.store.node(drive, node);
+  if (!target) throw ruleError(404, 'ra.errors.not-found', `node ${node} does not exist`);
   await require(d, drive, caller, node, 'write');
   const snapshot = t.snapshot as Obj;
   if (!(await d.store.version(drive, String(snapshot.node), String(snapshot.version)))) throw invalid('the trim names a snapshot version that is not committed');
   await d.store.trim(drive, node, Number(t.before));
   const c = await change(d, drive, { node, operation: 'trim', position: Number(t.before) });
-  return { result: { seq: c.seq, node, position: Number(t.before) }, change: c };
+  return { result: { seq: c.seq, node, position: Number(t.before), head: target.version, positions: [] }, change: c };
 }
 
 async function share(d: Drive, drive: string, caller: Caller, s: Obj): Promise<Applied> {
@@ -271,7 +277,7 @@ async function share(d: Drive, drive: string, caller: Caller, s: Obj): Promise<A
     downloads: Number(caps.downloads ?? 0),
   });
   const c = await change(d, drive, { node, operation: 'share', share: String(s.id) });
-  return { result: { seq: c.seq, node, share: String(s.id) }, change: c };
+  return { result: { seq: c.seq, node, share: String(s.id), head: target.version, positions: [] }, change: c };
 }
 
 async function unshare(d: Drive, drive: string, caller: Caller, id: string): Promise<Applied> {
@@ -286,7 +292,8 @@ async function unshare(d: Drive, drive: string, caller: Caller, id: string): Pro
     queue.push(...(await d.store.children(drive, n, 100_000)).map((c) => c.node));
   }
   const c = await change(d, drive, { node: s.node, operation: 'unshare', share: id });
+  const head = (await d.store.node(drive, s.node))?.version ?? '';
   const who = s.member ?? `link:${s.id}`;
   const left = s.member ? (await d.store.sharesOf(drive, s.member)).length : 0;
-  return { result: { seq: c.seq, node: s.node, share: id }, change: c, ...(left === 0 ? { revoked: { who, share: id } } : {}) };
+  return { result: { seq: c.seq, node: s.node, share: id, head, positions: [] }, change: c, ...(left === 0 ? { revoked: { who, share: id } } : {}) };
 }

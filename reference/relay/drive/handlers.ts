@@ -41,7 +41,28 @@ async function readable(d: Drive, drive: string, caller: Caller, node: string): 
   return row;
 }
 
-const nodeView = (n: NodeRow) => ({ node: n.node, version: n.version, seq: n.seq, manifest: JSON.parse(n.manifest) as Obj, removed: n.removed === 1, rotate: n.rotate === 1 });
+/**
+ * A node as the drive answers it, in both forms clients read (document 3 shows no body): the
+ * project's {node, version, seq, manifest, removed, rotate} and the deployed client's {id, head,
+ * generation, kind, folder, mode, removed}, the latter read from the head manifest.
+ */
+const nodeView = (n: NodeRow) => {
+  const manifest = JSON.parse(n.manifest) as Obj;
+  return {
+    id: n.node,
+    head: n.version,
+    generation: manifest.generation,
+    kind: n.kind,
+    folder: n.folder,
+    mode: manifest.mode,
+    node: n.node,
+    version: n.version,
+    seq: n.seq,
+    manifest,
+    removed: n.removed === 1,
+    rotate: n.rotate === 1,
+  };
+};
 
 export async function root(d: Drive, call: OwnerCall): Promise<Response> {
   const { drive, caller } = await open(d, call);
@@ -83,8 +104,9 @@ export async function missing(d: Drive, call: OwnerCall): Promise<Response> {
     await Promise.all(direct.map((r) => dropUrl(d, drive, String(r.id))));
     throw error;
   }
-  const base = new URL(call.req.url);
-  const own = (id: string): Upload => ({ method: 'PUT', url: `${base.origin}/drive/${encodeURIComponent(drive)}/chunks/${id}`, headers: { 'content-type': 'application/octet-stream' } });
+  // The relay's own storage answers a relative URL: a client sends it the credentials it sends its
+  // relay (an absolute URL reads as presigned storage to the deployed client; docs/decisions.md).
+  const own = (id: string): Upload => ({ method: 'PUT', url: `/drive/${encodeURIComponent(drive)}/chunks/${id}`, headers: { 'content-type': 'application/octet-stream' } });
   const until = d.ctx.now() + (UPLOAD_TTL_SECONDS + 60) * 1000;
   const missing = await Promise.all(
     wanted.map(async (r) => {
@@ -238,7 +260,8 @@ export async function children(d: Drive, call: OwnerCall, id: string): Promise<R
   const { drive, caller } = await open(d, call);
   await readable(d, drive, caller, id);
   // --break children-empty: a folder lists no children (ra.drive.nodes).
-  return json({ children: d.ctx.config.breakages.has('children-empty') ? [] : (await d.store.children(drive, id, limits.drive_listing_max_entries)).map(nodeView) });
+  // The whole listing in one page (at most drive_listing_max_entries): the cursor is "", the end.
+  return json({ children: d.ctx.config.breakages.has('children-empty') ? [] : (await d.store.children(drive, id, limits.drive_listing_max_entries)).map(nodeView), cursor: '' });
 }
 
 export async function history(d: Drive, call: OwnerCall, id: string): Promise<Response> {

@@ -704,6 +704,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/groups/{group}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A group's signed roster, to the group and its members (outside document 3) */
+        get: operations["groupRoster"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/groups/{group}/epoch": {
         parameters: {
             query?: never;
@@ -1061,7 +1078,7 @@ export interface components {
         } & (unknown | unknown);
         /**
          * Commit request
-         * @description The body of POST /drive/:identity/commit: exactly one operation (a manifest with its new pages, append records, a trim, a share or an unshare) under a 16-byte hex request id.
+         * @description The body of POST /drive/:identity/commit: exactly one operation (a manifest with its new pages, `pages` left out when there are none, append records, a trim, a share or an unshare) under a 16-byte hex request id.
          */
         "drive-commit.schema": {
             id: string;
@@ -1070,10 +1087,25 @@ export interface components {
             records?: components["schemas"]["drive-record.schema"][];
             trim?: components["schemas"]["drive-trim.schema"];
             share?: components["schemas"]["drive-share.schema"];
+            /** @description The share to revoke, named `share`, or `id` as the deployed client names it (one of the two). */
             unshare?: {
-                share: string;
+                share?: string;
+                id?: string;
             };
         } & (unknown | unknown | unknown | unknown | unknown);
+        /**
+         * Group roster
+         * @description A signed member list (spec/drive.yaml strings.group-roster), sent base64url as X-Svc-Group-Roster by a member of a group identity on another relay.
+         */
+        "group-roster.schema": {
+            group: string;
+            owner: string;
+            members: string[] | null;
+            admins?: string[];
+            epoch?: number;
+            updated_at: string;
+            signature: string;
+        };
     };
     responses: {
         /** @description The error envelope. */
@@ -1227,6 +1259,8 @@ export interface operations {
                     "application/json": {
                         consumed: number;
                         acks_consumed: number;
+                        /** @description Messages and acks left to pick up. */
+                        pending: number;
                     };
                 };
             };
@@ -1470,7 +1504,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Its key. */
+            /** @description Its keys and the relay that hosts it. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1479,6 +1513,8 @@ export interface operations {
                     "application/json": {
                         identity: string;
                         public_key: string;
+                        encryption_public_key?: string;
+                        relay: string;
                     };
                 };
             };
@@ -1607,6 +1643,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        identity: string;
                         enrollments: {
                             enrollment_id: string;
                             kind: string;
@@ -1641,7 +1678,8 @@ export interface operations {
             content: {
                 "application/json": {
                     assertion: components["schemas"]["Assertion"];
-                    rp_id: string;
+                    /** @description The RP id the assertion was made for; when absent, every acceptable RP id is tried. */
+                    rp_id?: string;
                 };
             };
         };
@@ -1656,8 +1694,13 @@ export interface operations {
                         identity: string;
                         entries: {
                             enrollment_id: string;
+                            kind: string;
                             wrap: string;
                             wrapped: Record<string, never>;
+                            label?: string | null;
+                            role: string;
+                            /** Format: date-time */
+                            created_at: string;
                         }[];
                     };
                 };
@@ -1782,6 +1825,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        rendezvous_id: string;
                         state: string;
                         commitment: string;
                         label: string;
@@ -2332,6 +2376,8 @@ export interface operations {
                         version?: string;
                         position?: number;
                         share?: string;
+                        head?: string;
+                        positions?: number[];
                     };
                 };
             };
@@ -3305,6 +3351,32 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+        };
+    };
+    groupRoster: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The roster as the group wrote it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["group-roster.schema"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
         };
     };
     groupEpoch: {

@@ -9,6 +9,7 @@ import { sessionCheck, type CheckSpec } from '../../../run/check.ts';
 import { decryptChunk, encryptContent, groupRoster, openContentKey, openShareKey, replace, rosterHeader, type NodeKeys } from '../../../actors/drive/objects.ts';
 import { linkSecrets } from '../../../impl/noble-drive.ts';
 import { solvePow } from '../../../actors/drive/link.ts';
+import { readNodeView } from '../../../actors/drive/view.ts';
 import type { RuleId } from '../../../../schemas/ts/rules.ts';
 import { DriveSession, bodyOf, headNames, ok, refused, said, type RelayTarget } from '../driver.ts';
 
@@ -24,8 +25,7 @@ export function driveCheck(t: RelayTarget, spec: CheckSpec<DriveSession>): Check
 /** Reads a file's first chunk through its head version and opens it with `keys`. */
 async function readBack(s: DriveSession, drive: string, actor: Parameters<DriveSession['drive']['get']>[2], node: string, keys: NodeKeys): Promise<{ plain?: Uint8Array; problem?: string }> {
   const head = await s.drive.node(drive, actor, node);
-  const m = bodyOf(head)?.manifest as Obj | undefined;
-  const version = String(m?.version ?? bodyOf(head)?.version ?? '');
+  const version = readNodeView(bodyOf(head))?.version;
   if (!ok(head) || !version) return { problem: `GET the node answered ${said(head)}` };
   const v = await s.drive.get(drive, `/nodes/${node}/versions/${version}`, actor);
   const manifest = bodyOf(v);

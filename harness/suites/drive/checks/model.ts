@@ -379,7 +379,7 @@ async function restructure(x: Run, c: Extract<Cmd, { t: 'move' | 'remove' | 'sha
         c.share,
       );
       if (!sh) return undefined;
-      return judged(trace, `owner unshares ${sh.id}`, true, await x.s.drive.commit(drive, s.actor(x.owner), { id: hex16(), unshare: { share: sh.id } }), () => {
+      return judged(trace, `owner unshares ${sh.id}`, true, await x.s.drive.unshare(drive, s.actor(x.owner), sh.id), () => {
         sh.live = false;
       });
     }

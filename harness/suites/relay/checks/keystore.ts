@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import { newRelayIdentity, SoftwareAuthenticator, type EnrollmentInput, type RelayIdentity } from '../../../actors/relay/index.ts';
-import { FLAG_UP, FLAG_UV, type CoseAlg } from '../../../../protocol/relay/webauthn.ts';
+import { FLAG_UP, FLAG_UV, type ChallengeForm, type CoseAlg } from '../../../../protocol/relay/webauthn.ts';
+import { registrableDomain } from '../../../../protocol/relay/rp-id.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { relayCheck, type Expect } from '../check.ts';
 import { CheckFailure, codeOf, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
@@ -50,11 +51,33 @@ async function challengeFor(s: Session, identity: string): Promise<string> {
   return b.challenge;
 }
 
+/**
+ * How the relay takes the issued challenge in clientDataJSON. Document 3 says only that it "matches
+ * the relay-issued one": browsers write base64url of whatever bytes the web app passes, so a web
+ * app passing TextEncoder's bytes of the string (`utf8`) and one passing the string's base64url
+ * bytes (`issued`) both follow it. The first form a valid fetch succeeds with is used; learned
+ * once per relay.
+ */
+const forms = new WeakMap<object, ChallengeForm>();
+async function challengeForm(s: Session, e: Enrolled): Promise<ChallengeForm> {
+  const known = forms.get(s.relay);
+  if (known) return known;
+  for (const form of ['utf8', 'issued'] as const) {
+    const r = await s.relay.keystoreFetch(e.id.identity, e.auth.assert({ challenge: await challengeFor(s, e.id.identity), challengeForm: form, rpId: e.id.identity }), e.id.identity);
+    if (!fetched(r)) continue;
+    forms.set(s.relay, form);
+    return form;
+  }
+  // Neither fetched (a credential no longer enrolled): nothing learned, the browser's form is sent.
+  return 'utf8';
+}
+
 /** A fetch by `e`'s authenticator with a fresh challenge; `change` breaks one thing. */
 async function fetchWith(s: Session, e: Enrolled, change: Partial<Parameters<SoftwareAuthenticator['assert']>[0]> & { rpIdSent?: string } = {}): Promise<HttpResponse> {
+  const form = change.challengeForm ?? (await challengeForm(s, e));
   const challenge = change.challenge ?? (await challengeFor(s, e.id.identity));
   const rpId = change.rpId ?? e.id.identity;
-  return s.relay.keystoreFetch(e.id.identity, e.auth.assert({ ...change, challenge, rpId }), change.rpIdSent ?? rpId);
+  return s.relay.keystoreFetch(e.id.identity, e.auth.assert({ ...change, challenge, challengeForm: form, rpId }), change.rpIdSent ?? rpId);
 }
 
 const fetched = (r: HttpResponse): boolean => {
@@ -173,7 +196,7 @@ function assertionChallengeCheck(t: RelayTarget): Check {
       const en = await enrolled(s);
       refused401(e, await fetchWith(s, en, { challenge: randomBytes(32).toString('base64url') }), 'a challenge the relay never issued');
       const challenge = await challengeFor(s, en.id.identity);
-      const assertion = en.auth.assert({ challenge, rpId: en.id.identity });
+      const assertion = en.auth.assert({ challenge, challengeForm: await challengeForm(s, en), rpId: en.id.identity });
       const first = await s.relay.keystoreFetch(en.id.identity, assertion, en.id.identity);
       if (!e.that(fetched(first), `a valid assertion answered ${said(first)}, expected 200`)) return;
       refused401(e, await s.relay.keystoreFetch(en.id.identity, assertion, en.id.identity), 'the same assertion (and challenge) a second time');
@@ -185,14 +208,15 @@ function assertionRpIdCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore/assertion-rp-id',
     lane: LANE,
-    title: 'an assertion for another RP id is refused 401; for a hosted identity its registrable domain is accepted',
+    title: 'an assertion for another RP id is refused 401; for a hosted identity its registrable domain (by the public suffix list) is accepted',
     rules: ['ra.keystore.assertion-rp-id'],
     run: async (s, e) => {
       const en = await enrolled(s);
       refused401(e, await fetchWith(s, en, { rpId: 'elsewhere.example' }), 'rp_id and rpIdHash of elsewhere.example');
       refused401(e, await fetchWith(s, en, { rpId: 'elsewhere.example', rpIdSent: en.id.identity }), 'rpIdHash of elsewhere.example, rp_id the identity');
-      const domain = (await s.facts()).relay.hostedDomains.find((d) => en.id.identity.endsWith(`.${d}`));
-      if (domain) e.that(fetched(await fetchWith(s, en, { rpId: domain })), `an assertion for the registrable domain ${domain} of the hosted identity was refused`);
+      const hosted = (await s.facts()).relay.hostedDomains.some((d) => en.id.identity.endsWith(`.${d}`));
+      const domain = hosted ? registrableDomain(en.id.identity) : undefined;
+      if (domain && domain !== en.id.identity) e.that(fetched(await fetchWith(s, en, { rpId: domain })), `an assertion for the registrable domain ${domain} of the hosted identity was refused`);
     },
   });
 }
@@ -233,7 +257,11 @@ function indistinctCheck(t: RelayTarget): Check {
     run: async (s, e) => {
       const en = await enrolled(s);
       const unknown = new SoftwareAuthenticator(-7);
-      const a = await s.relay.keystoreFetch(en.id.identity, unknown.assert({ challenge: await challengeFor(s, en.id.identity), rpId: en.id.identity }), en.id.identity);
+      const a = await s.relay.keystoreFetch(
+        en.id.identity,
+        unknown.assert({ challenge: await challengeFor(s, en.id.identity), challengeForm: await challengeForm(s, en), rpId: en.id.identity }),
+        en.id.identity,
+      );
       const b = await fetchWith(s, en, { wrongKey: true });
       e.that(a.status === 401 && b.status === 401, `the unenrolled credential answered ${said(a)}, the bad signature ${said(b)}; both must be 401`);
       e.that(a.text() === b.text() && a.headers['content-type'] === b.headers['content-type'], `the two 401s differ: ${JSON.stringify(a.text())} and ${JSON.stringify(b.text())}`);
@@ -297,9 +325,16 @@ function recoveryMasterCheck(t: RelayTarget): Check {
       const bare = await s.relay.keystoreRemove(master.id, device.input.enrollment_id);
       e.that(bare.status === 403, `a removal without actor_assertion answered ${said(bare)}, expected 403`);
       const rpId = master.id.identity;
-      const byDevice = await s.relay.keystoreRemove(master.id, device.input.enrollment_id, { actor_assertion: device.auth.assert({ challenge: await challengeFor(s, rpId), rpId }), rp_id: rpId });
+      const form = await challengeForm(s, master);
+      const byDevice = await s.relay.keystoreRemove(master.id, device.input.enrollment_id, {
+        actor_assertion: device.auth.assert({ challenge: await challengeFor(s, rpId), challengeForm: form, rpId }),
+        rp_id: rpId,
+      });
       e.that(byDevice.status === 403, `a removal with a device's assertion answered ${said(byDevice)}, expected 403`);
-      const byMaster = await s.relay.keystoreRemove(master.id, device.input.enrollment_id, { actor_assertion: master.auth.assert({ challenge: await challengeFor(s, rpId), rpId }), rp_id: rpId });
+      const byMaster = await s.relay.keystoreRemove(master.id, device.input.enrollment_id, {
+        actor_assertion: master.auth.assert({ challenge: await challengeFor(s, rpId), challengeForm: form, rpId }),
+        rp_id: rpId,
+      });
       e.that(byMaster.status === 204 || byMaster.status === 200, `a removal with the recovery master's assertion answered ${said(byMaster)}`);
     },
   });

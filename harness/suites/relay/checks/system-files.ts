@@ -313,6 +313,30 @@ function profileGroupEpochCheck(t: RelayTarget): Check {
   });
 }
 
+function profileGroupRosterReadCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/profile/group-roster-read',
+    lane: LANE,
+    title:
+      "GET /groups/:group answers the group's roster as written to a listed member's signed request, 403 not_authorized to an identity it does not list; relay/group.json names the same document as public/group-roster.json",
+    rules: ['ra.system.group-roster'],
+    run: async (s, e) => {
+      const [group, member, stranger] = [await s.identity(), await s.identity(), await s.identity()];
+      const v1 = roster(s, group, { members: [member.identity, group.identity], admins: [group.identity], epoch: 1 });
+      const put = await s.relay.systemFile(group, 'PUT', 'relay/group.json', v1);
+      if (!e.that(ok(put), `PUT relay/group.json with the group identity's own roster answered ${said(put)}`)) return;
+      const stored = await s.relay.systemFile(group, 'GET', 'public/group-roster.json');
+      e.that(stored.status === 200 && stored.text() === v1, `after the roster was written as relay/group.json, public/group-roster.json reads ${said(stored)}`);
+      const path = `/groups/${encodeURIComponent(group.identity)}`;
+      const read = async (who: RelayIdentity) => s.relay.get(path, await s.relay.authHeaders(who, 'GET', path, { mode: 'signed-request' }));
+      const byMember = await read(member);
+      e.that(byMember.status === 200 && byMember.text() === v1, `a listed member's signed read of ${path} answered ${said(byMember)}, expected the roster as written`);
+      const byStranger = await read(stranger);
+      e.that(byStranger.status === 403 && codeOf(byStranger) === 'not_authorized', `an unlisted identity's signed read of ${path} answered ${said(byStranger)}, expected 403 not_authorized`);
+    },
+  });
+}
+
 export function systemFileChecks(t: RelayTarget): Check[] {
   return [
     writeReadDeleteCheck(t),
@@ -327,5 +351,6 @@ export function systemFileChecks(t: RelayTarget): Check[] {
     profileGroupRosterCheck(t),
     groupEpochCheck(t),
     profileGroupEpochCheck(t),
+    profileGroupRosterReadCheck(t),
   ];
 }
