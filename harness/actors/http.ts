@@ -41,13 +41,21 @@ export interface HttpResponse {
 }
 
 export class HttpError extends Error {
+  /**
+   * A reason code for a failed check (harness/run/model.ts FailureCode): `transport` when no
+   * usable answer came, `shape` when it did not parse, `limit` when it was over the cap.
+   */
+  readonly reason: 'transport' | 'shape' | 'limit';
+
   constructor(
     message: string,
     readonly url: string,
     readonly exchange?: Exchange,
+    reason: 'transport' | 'shape' | 'limit' = 'transport',
   ) {
     super(message);
     this.name = 'HttpError';
+    this.reason = reason;
   }
 }
 
@@ -58,7 +66,7 @@ export class BodyTooLargeError extends HttpError {
     readonly seen: number,
     exchange?: Exchange,
   ) {
-    super(`the response body of ${url} is larger than ${limit} bytes (at least ${seen} bytes)`, url, exchange);
+    super(`the response body of ${url} is larger than ${limit} bytes (at least ${seen} bytes)`, url, exchange, 'limit');
     this.name = 'BodyTooLargeError';
   }
 }
@@ -202,7 +210,7 @@ export class HttpClient {
           try {
             return JSON.parse(bytes.toString('utf8')) as unknown;
           } catch {
-            throw new HttpError(`the response of ${method} ${url} (${res.statusCode}) is not JSON`, url, exchange);
+            throw new HttpError(`the response of ${method} ${url} (${res.statusCode}) is not JSON`, url, exchange, 'shape');
           }
         },
         exchange,

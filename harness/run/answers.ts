@@ -2,6 +2,7 @@
 // sent if any, and `said()`: its status, its code and the start of its body.
 import type { ErrorCode } from '../../schemas/ts/rules.ts';
 import type { HttpResponse } from '../actors/http.ts';
+import { noteMismatch } from './verdict.ts';
 
 export function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -26,7 +27,10 @@ export function errorCode(r: HttpResponse): string | undefined {
  * envelope's `error` member (read with the JSON parser, never found by substring of the body).
  */
 export function refusedWith(r: HttpResponse, status: number, code: ErrorCode): boolean {
-  return r.status === status && errorCode(r) === code;
+  if (r.status !== status) noteMismatch('status');
+  else if (errorCode(r) !== code) noteMismatch('code');
+  else return true;
+  return false;
 }
 
 /**

@@ -1,11 +1,12 @@
 // Property checks: fast-check properties as harness checks, with seed, path and shrunk
 // counterexample in the failure so anyone can replay exactly the same case.
 import fc from 'fast-check';
-import type { Check, CheckContext, Level, Outcome } from './model.ts';
+import type { Check, CheckContext, FailureCode, Level, Outcome } from './model.ts';
 import { replayCommand } from './replay.ts';
+import { codeOfError } from './verdict.ts';
 
 /** What a predicate may answer: throw or return false to fail; the object form carries evidence. */
-export type PropertyVerdict = boolean | void | { ok: boolean; detail?: string; evidence?: unknown };
+export type PropertyVerdict = boolean | void | { ok: boolean; detail?: string; evidence?: unknown; code?: FailureCode };
 
 export interface PropertyCheckSpec<T> {
   id: string;
@@ -34,6 +35,7 @@ class VerdictFailure extends Error {
   constructor(
     message: string,
     readonly evidence: unknown,
+    readonly reason?: FailureCode,
   ) {
     super(message);
     this.name = 'PropertyFailure';
@@ -62,7 +64,7 @@ async function runProperty<T>(spec: PropertyCheckSpec<T>, ctx: CheckContext): Pr
       const verdict = await spec.predicate(value, ctx);
       if (verdict === false) throw new VerdictFailure('property returned false', undefined);
       if (typeof verdict === 'object' && verdict !== null && !verdict.ok) {
-        throw new VerdictFailure(verdict.detail ?? 'property returned ok: false', verdict.evidence);
+        throw new VerdictFailure(verdict.detail ?? 'property returned ok: false', verdict.evidence, verdict.code);
       }
       return true;
     } catch (e) {
@@ -95,5 +97,6 @@ async function runProperty<T>(spec: PropertyCheckSpec<T>, ctx: CheckContext): Pr
     `error: ${message}`,
     `replay: ${replay}`,
   ].join('\n');
-  return { status: 'failed', detail, evidence };
+  const code = codeOfError(details.errorInstance);
+  return { status: 'failed', detail, ...(code !== undefined ? { code } : {}), evidence };
 }

@@ -21,10 +21,10 @@ const DRIVE: RuleId[] = ['ns.start.contract', 'ns.transport.poll-shape'];
 
 /** The project's status and code for an answer (profile checks). */
 function expectCode(e: Expect, r: HttpResponse, what: string, status: number, codes: string[]): void {
-  e.that(r.status === status, `${what}: expected status ${status}, got ${said(r)}`);
+  e.that(r.status === status, `${what}: expected status ${status}, got ${said(r)}`, 'status');
   const env = envelopeOf(r);
-  if (typeof env === 'string') e.fail(`${what}: ${env}`);
-  else e.that(codes.includes(env.error), `${what}: expected error ${codes.join(' or ')}, got ${said(r)}`);
+  if (typeof env === 'string') e.fail(`${what}: ${env}`, 'shape');
+  else e.that(codes.includes(env.error), `${what}: expected error ${codes.join(' or ')}, got ${said(r)}`, 'code');
 }
 
 /** A wrong match code (one attempt), then the right one: the answers. */
