@@ -16,6 +16,8 @@ export interface Exchange {
   url: string;
   requestHeaders: Record<string, string>;
   requestBody?: string;
+  /** The request body was longer than the evidence kept: `requestBody` is its start. */
+  requestTruncated?: boolean;
   status?: number;
   headers: Record<string, string | string[]>;
   body: string;
@@ -160,7 +162,11 @@ export class HttpClient {
       if (cookie) headers.cookie = cookie;
     }
     const exchange: Exchange = { method, url, requestHeaders: { ...headers }, headers: {}, body: '', truncated: false, durationMs: 0 };
-    if (body !== undefined) exchange.requestBody = truncate(typeof body === 'string' ? body : Buffer.from(body).toString('utf8'), evidence).text;
+    if (body !== undefined) {
+      const sent = truncate(typeof body === 'string' ? body : Buffer.from(body).toString('utf8'), evidence);
+      exchange.requestBody = sent.text;
+      if (sent.truncated) exchange.requestTruncated = true;
+    }
     const started = performance.now();
     const timeout = AbortSignal.timeout(options.timeoutMs ?? this.#options.timeoutMs ?? DEFAULT_TIMEOUT);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
