@@ -25,6 +25,8 @@ export interface Exchange {
   truncated: boolean;
   durationMs: number;
   error?: string;
+  /** A failure of the check quoted this answer: the reports show it as the failing request. */
+  judged?: boolean;
 }
 
 export interface HttpResponse {

@@ -99,9 +99,9 @@ export function curlOf(x: Exchange): Curl {
   return { command: parts.join(' '), warnings };
 }
 
-/** The exchange a failure is about: the last one the check made (the answer it judged last). */
+/** The exchange a failure is about: the last one a failure quoted (`judged`), else the last one the check made. */
 export function failingExchange(exchanges: readonly Exchange[]): Exchange | undefined {
-  return exchanges.at(-1);
+  return exchanges.findLast((x) => x.judged === true) ?? exchanges.at(-1);
 }
 
 /** A result a reader must act on: a gating failure or error, or a profile difference. */

@@ -212,7 +212,8 @@ function exchangesBlock(exchanges: readonly Exchange[]): string {
   if (exchanges.length === 0) return '<p class="meta">No HTTP exchange was recorded for this check.</p>';
   const last = failingExchange(exchanges);
   const curl = last ? curlOf(last) : undefined;
-  const replay = curl ? `<h4>Reproduce the last request with curl</h4><pre class="cmd">${e(curl.command)}</pre>${curl.warnings.map((w) => `<p class="warn">${e(w)}</p>`).join('')}` : '';
+  const which = last?.judged ? 'the request whose answer the failure quotes' : 'the last request';
+  const replay = curl ? `<h4>Reproduce ${which} with curl</h4><pre class="cmd">${e(curl.command)}</pre>${curl.warnings.map((w) => `<p class="warn">${e(w)}</p>`).join('')}` : '';
   const items = exchanges.map((x, i) => exchangeBlock(x, i + 1, x === last));
   return `${replay}<h4>HTTP exchanges (${exchanges.length})</h4>${items.join('\n')}`;
 }
@@ -220,7 +221,7 @@ function exchangesBlock(exchanges: readonly Exchange[]): string {
 function exchangeBlock(x: Exchange, n: number, last: boolean): string {
   const response = x.status !== undefined ? `${headers(x.headers)}${body(x.body, x.truncated)}` : `<p class="warn">no answer: ${e(x.error ?? 'unknown error')}</p>`;
   const { command, warnings } = curlOf(x);
-  return `<details class="exchange"${last ? ' open' : ''}><summary>${n}. <code>${e(exchangeLine(x))}</code>${last ? ' (the last exchange)' : ''}</summary>
+  return `<details class="exchange"${last ? ' open' : ''}><summary>${n}. <code>${e(exchangeLine(x))}</code>${last ? (x.judged ? ' (the answer the failure quotes)' : ' (the last exchange)') : ''}</summary>
 <div class="pair"><div><h5>request</h5><p><code>${e(x.method)} ${e(x.url)}</code></p>${headers(x.requestHeaders)}${x.requestBody !== undefined ? body(x.requestBody, x.requestTruncated === true) : ''}</div>
 <div><h5>response${x.status !== undefined ? ` ${x.status}` : ''}</h5>${response}</div></div>
 ${last ? '' : `<details><summary>curl</summary><pre class="cmd">${e(command)}</pre>${warnings.map((w) => `<p class="warn">${e(w)}</p>`).join('')}</details>`}

@@ -89,7 +89,7 @@ function systemOut(r: CheckResult): string {
   const last = failingExchange(exchanges);
   if (last) {
     const curl = curlOf(last);
-    parts.push(`reproduce the last request:\n${curl.command}${curl.warnings.map((w) => `\n# ${w}`).join('')}`);
+    parts.push(`reproduce ${last.judged ? 'the request whose answer the failure quotes' : 'the last request'}:\n${curl.command}${curl.warnings.map((w) => `\n# ${w}`).join('')}`);
   }
   exchanges.forEach((x, i) => parts.push(`--- exchange ${i + 1} of ${exchanges.length} ---\n${exchangeText(x)}`));
   return parts.join('\n\n');

@@ -96,7 +96,7 @@ function failureDetail(r: CheckResult, catalogue: readonly RuleEntry[]): string[
   const last = failingExchange(exchanges);
   if (last) {
     const curl = curlOf(last);
-    out.push('', 'Reproduce the last request:', '', fenced(curl.command, 'sh'), ...curl.warnings.map((w) => `\n> ${w}`));
+    out.push('', last.judged ? 'Reproduce the request whose answer the failure quotes:' : 'Reproduce the last request:', '', fenced(curl.command, 'sh'), ...curl.warnings.map((w) => `\n> ${w}`));
   }
   if (exchanges.length > 0) {
     out.push('', `<details><summary>HTTP exchanges (${exchanges.length})</summary>`, '');

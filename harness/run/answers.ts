@@ -2,7 +2,7 @@
 // sent if any, and `said()`: its status, its code and the start of its body.
 import type { ErrorCode } from '../../schemas/ts/rules.ts';
 import type { HttpResponse } from '../actors/http.ts';
-import { noteMismatch } from './verdict.ts';
+import { noteAnswer, noteMismatch } from './verdict.ts';
 
 export function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -38,6 +38,7 @@ export function refusedWith(r: HttpResponse, status: number, code: ErrorCode): b
  * start of its body (so an RP with its own error shape, or none, still shows its reason).
  */
 export function said(r: HttpResponse): string {
+  noteAnswer(r.exchange);
   const code = errorCode(r);
   const text = r.text().replace(/\s+/g, ' ').trim();
   const body = text === '' ? 'an empty body' : JSON.stringify(text.length > 160 ? `${text.slice(0, 160)}…` : text);

@@ -66,7 +66,12 @@ export function sessionCheck<S extends CheckSession>(binding: SuiteBinding<S>, s
         return { status: 'passed', ...(s.notes && s.notes.length > 0 ? { detail: s.notes.join('; ') } : {}), evidence: s.evidence() };
       } catch (error) {
         if (error instanceof CheckSkip) return { status: 'skipped', detail: error.message };
-        if (failure(error)) return { status: 'failed', detail: [...e.problems, error.message].join('\n'), ...codeOf(e.code() ?? codeOfError(error)), evidence: s.evidence() };
+        if (failure(error)) {
+          // A CheckFailure thrown by a driver quoted the answer its said() noted; an HttpError carries its own exchange.
+          e.markJudged();
+          if (error instanceof HttpError && error.exchange) (error.exchange as { judged?: boolean }).judged = true;
+          return { status: 'failed', detail: [...e.problems, error.message].join('\n'), ...codeOf(e.code() ?? codeOfError(error)), evidence: s.evidence() };
+        }
         throw error;
       } finally {
         await s.close();

@@ -51,6 +51,16 @@ export function noteMismatch(code: FailureCode): void {
   if (e) e.pending = code;
 }
 
+/**
+ * Called by `said()` with the exchange whose answer a failure text quotes: when the next problem
+ * is recorded, that exchange is marked `judged`, so the reports show it (and its curl line) as
+ * the failing request rather than whatever the check sent last.
+ */
+export function noteAnswer(exchange: object | undefined): void {
+  const e = current.getStore();
+  if (e && exchange) e.said = exchange;
+}
+
 /** Problems collected by a check; none means passed. */
 export class Expect {
   readonly problems: string[] = [];
@@ -58,6 +68,8 @@ export class Expect {
   readonly codes: Array<FailureCode | undefined> = [];
   /** Set by noteMismatch since the last problem. */
   pending: FailureCode | undefined;
+  /** Set by noteAnswer since the last verdict. */
+  said: object | undefined;
 
   /** Runs `fn` with this Expect current, so judging helpers can note what differed. */
   scope<T>(fn: () => T): T {
@@ -66,19 +78,27 @@ export class Expect {
 
   that(condition: boolean, problem: string, code?: FailureCode): boolean {
     if (!condition) this.fail(problem, code);
-    else this.pending = undefined;
+    else this.pending = this.said = undefined;
     return condition;
   }
 
   fail(problem: string, code?: FailureCode): void {
     this.problems.push(problem);
     this.codes.push(code ?? this.pending);
-    this.pending = undefined;
+    this.markJudged();
   }
 
   /** Stops the check here with what was collected plus `problem`. */
   stop(problem: string, code?: FailureCode): never {
-    throw new CheckFailure(problem, code ?? this.pending);
+    const pending = this.pending;
+    this.markJudged();
+    throw new CheckFailure(problem, code ?? pending);
+  }
+
+  /** Marks the answer the failure quoted (see noteAnswer) and starts afresh. */
+  markJudged(): void {
+    if (this.said) (this.said as { judged?: boolean }).judged = true;
+    this.pending = this.said = undefined;
   }
 
   /** The code of the first problem that has one (the first problem is the one the check met first). */

@@ -15,6 +15,7 @@ import fc from 'fast-check';
 import { HttpClient } from '../../harness/actors/http.ts';
 import { sessionCheck, suiteProperty } from '../../harness/run/check.ts';
 import { runChecks } from '../../harness/run/runner.ts';
+import { said } from '../../harness/run/answers.ts';
 import { fileReporter, parseReportOption } from '../../harness/report/index.ts';
 import type { RunReport } from '../../harness/run/model.ts';
 import { rules } from '../../schemas/ts/rules.ts';
@@ -59,7 +60,8 @@ beforeAll(async () => {
         const r = await s.http.post(`${origin}/deliver`, 'eyJzdmNfYXV0aCI6IjEifQ', {
           headers: { 'content-type': 'text/plain', cookie: 'svc_binding=abc', 'x-svc-timestamp': '2026-11-26T14:00:00Z', 'x-svc-nonce': 'n0nce', 'x-svc-signature': 'c2ln' },
         });
-        e.that(r.status === 200, `the delivery answered ${r.status} ${r.text().slice(0, 80)}`, 'status');
+        e.that(r.status === 200, `the delivery answered ${said(r)}`, 'status');
+        await s.http.get(`${origin}/ok`); // a later exchange: the failing one is still the one quoted
       },
     }),
     sessionCheck(bound, {
@@ -113,7 +115,8 @@ describe('the HTML report', () => {
     await expect(card.isVisible()).resolves.toBe(true);
     const text = await card.innerText();
     expect(text).toContain('The identity is resolved through the published chain'); // the rule as the document states it
-    expect(text).toContain('the delivery answered 401');
+    expect(text).toContain('the delivery answered 401 resolution_failed');
+    expect(text).toContain('Reproduce the request whose answer the failure quotes with curl');
     expect(text).toContain('POST http://127.0.0.1');
     expect(text).toContain('x-evil'); // the response headers, shown as text
     expect(text).toContain('<script>window.__pwned = 1</script><img src=x onerror='); // the hostile body, shown as text
@@ -150,7 +153,7 @@ describe('the HTML report', () => {
     expect(md).toMatch(/```+http\n[^`]*<script>window.__pwned = 1/); // the hostile body only inside a fenced block
     const junit = await readFile(join(dir, 'report.junit'), 'utf8');
     expect(junit).toMatch(/<failure message="[^"]*" type="status">/);
-    expect(junit).toMatch(/<system-out>[^<]*reproduce the last request:\ncurl -i -X POST/);
+    expect(junit).toMatch(/<system-out>[^<]*reproduce the request whose answer the failure quotes:\ncurl -i -X POST/);
     expect(junit).toContain('&lt;script&gt;window.__pwned = 1&lt;/script&gt;');
   });
 });
