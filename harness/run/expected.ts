@@ -60,6 +60,11 @@ export function parseExpectedFailures(text: string, source = 'expected-failures'
   return map;
 }
 
+/** The `expected_failures` of a targets file, its codes checked like the file's. */
+export function expectedFailuresOf(entries: Record<string, unknown>, source = 'the targets file'): ExpectedFailures {
+  return parseExpectedFailures(JSON.stringify(entries), source);
+}
+
 /** A failure this entry describes: any failure, or one with one of the codes it names. */
 function matches(entry: ExpectedEntry, result: CheckResult): boolean {
   return result.status === 'failed' && (entry.code === undefined || (result.code !== undefined && entry.code.includes(result.code)));

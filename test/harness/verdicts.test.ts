@@ -3,7 +3,8 @@
 // the verdict was made; an expected-failures entry may name the code it expects.
 import { describe, expect, it } from 'vitest';
 import { reportEnvironmentFault } from '../../harness/run/environment.ts';
-import { applyExpectedFailures, parseExpectedFailures } from '../../harness/run/expected.ts';
+import { applyExpectedFailures, expectedFailuresOf, parseExpectedFailures } from '../../harness/run/expected.ts';
+import { parseTargets } from '../../harness/targets/file.ts';
 import { sessionCheck, once } from '../../harness/run/check.ts';
 import { refusedWith } from '../../harness/run/answers.ts';
 import { runChecks } from '../../harness/run/runner.ts';
@@ -164,5 +165,11 @@ describe('failure codes', () => {
     expect(out[0]!.expected).toBe('failure');
     expect(out[1]!.expected).toBeUndefined();
     expect(out[1]!.detail).toMatch(/listed as an expected failure with code status or code; this failure's code is timing/);
+  });
+
+  it('takes the same entries from a targets file', () => {
+    const file = parseTargets(JSON.stringify({ rp: { origin: 'https://rp.example', expected_failures: { 'rp/a': 'known', 'rp/b': { reason: 'r', code: 'status' } } } }));
+    expect(expectedFailuresOf(file.rp!.expected_failures!).get('rp/b')).toEqual({ reason: 'r', code: ['status'] });
+    expect(() => expectedFailuresOf({ 'rp/c': { reason: 'r', code: 'statuz' } })).toThrow(/unknown failure code/);
   });
 });
