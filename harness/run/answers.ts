@@ -44,3 +44,13 @@ export function said(r: HttpResponse): string {
   const body = text === '' ? 'an empty body' : JSON.stringify(text.length > 160 ? `${text.slice(0, 160)}…` : text);
   return `${r.status}${code !== undefined ? ` ${code}` : ''}${r.location ? ` to ${r.location}` : ''} (${body})`;
 }
+
+/**
+ * True when the answer's status is in [low, high) (a 2xx: 200, 300; a refusal: 400, 500). When it
+ * is not, the failure the check records next has the code `status` (verdict.ts noteMismatch).
+ */
+export function statusIn(r: HttpResponse, low: number, high: number): boolean {
+  const ok = r.status >= low && r.status < high;
+  if (!ok) noteMismatch('status');
+  return ok;
+}

@@ -118,7 +118,7 @@ function transactionSameDeviceCheck(target: RpTarget): Check {
       const code = new URL(uri as string).searchParams.get('code') ?? '';
       e.that(secretBits(code) >= limits.resume_code_min_bits, `the resume code (${code.length} chars) carries < ${limits.resume_code_min_bits} bits`);
       const r = await s.resume(uri as string, t.browser);
-      e.that(r.status < 400, `resume with the binding cookie answered ${said(r)}`);
+      e.that(r.status < 400, `resume with the binding cookie answered ${said(r)}`, 'status');
       const p = await s.pollStatus(t.pollSecret);
       e.that(p.status === 'completed', `after resume the poll answered ${said(p.response)}, expected "completed"`);
       e.that(p.identity === who.identity, `the completed poll names ${JSON.stringify(p.identity)}, expected ${who.identity}`);
