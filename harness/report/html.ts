@@ -109,6 +109,7 @@ function coverageTable(report: RunReport): string {
       ...extra.map((k) => figure((c as unknown as Record<string, unknown>)[k])),
     ];
     const lists = [
+      list('covered', c.covered),
       list('uncovered', c.uncovered),
       list(
         'unobservable over the wire',
