@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { RuleEntry } from './run/model.ts';
 import { ConfigError, EXIT_NO_VERDICT, EXIT_PASS } from './run/exit.ts';
+import { causeOf } from './run/runner.ts';
 import { addRunOptions, catalogue, collect, runCommand, type CliDeps, type CliIO, type RunFlags } from './commands/shared.ts';
 
 export type { CliDeps, CliIO, RunFlags, VectorSuiteOptions } from './commands/shared.ts';
@@ -90,8 +91,12 @@ export async function main(argv: string[], io: Partial<CliIO> = {}, deps: CliDep
       out.stderr.write(`svc-conformance: ${e.message}\n`);
       return EXIT_NO_VERDICT;
     }
-    // A suite that cannot even load its checks tested nothing.
-    out.stderr.write(`svc-conformance: could not run: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    // A suite that cannot even load its checks tested nothing. A port or a helper of the
+    // environment is named as such: nothing was said about the implementation.
+    const cause = causeOf(e);
+    const why =
+      cause === 'port-in-use' ? 'a port it needs is in use (the environment: another run or server holds it), ' : cause === 'helper-unavailable' ? 'a helper did not answer (the environment), ' : '';
+    out.stderr.write(`svc-conformance: could not run: ${why}${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     return EXIT_NO_VERDICT;
   }
 }

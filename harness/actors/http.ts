@@ -17,6 +17,8 @@ export interface Exchange {
   url: string;
   requestHeaders: Record<string, string>;
   requestBody?: string;
+  /** The request body was longer than the evidence kept: `requestBody` is its start. */
+  requestTruncated?: boolean;
   status?: number;
   headers: Record<string, string | string[]>;
   body: string;
@@ -24,6 +26,8 @@ export interface Exchange {
   truncated: boolean;
   durationMs: number;
   error?: string;
+  /** A failure of the check quoted this answer: the reports show it as the failing request. */
+  judged?: boolean;
 }
 
 export interface HttpResponse {
@@ -42,13 +46,21 @@ export interface HttpResponse {
 }
 
 export class HttpError extends Error {
+  /**
+   * A reason code for a failed check (harness/run/model.ts FailureCode): `transport` when no
+   * usable answer came, `shape` when it did not parse, `limit` when it was over the cap.
+   */
+  readonly reason: 'transport' | 'shape' | 'limit';
+
   constructor(
     message: string,
     readonly url: string,
     readonly exchange?: Exchange,
+    reason: 'transport' | 'shape' | 'limit' = 'transport',
   ) {
     super(message);
     this.name = 'HttpError';
+    this.reason = reason;
   }
 }
 
@@ -59,7 +71,7 @@ export class BodyTooLargeError extends HttpError {
     readonly seen: number,
     exchange?: Exchange,
   ) {
-    super(`the response body of ${url} is larger than ${limit} bytes (at least ${seen} bytes)`, url, exchange);
+    super(`the response body of ${url} is larger than ${limit} bytes (at least ${seen} bytes)`, url, exchange, 'limit');
     this.name = 'BodyTooLargeError';
   }
 }
@@ -155,8 +167,11 @@ export class HttpClient {
       if (cookie) headers.cookie = cookie;
     }
     const exchange: Exchange = { method, url, requestHeaders: { ...headers }, headers: {}, body: '', truncated: false, durationMs: 0 };
-    if (body !== undefined) exchange.requestBody = truncate(typeof body === 'string' ? body : Buffer.from(body).toString('utf8'), evidence).text;
-    else if (options.parts) exchange.requestBody = '(sent in parts)';
+    if (body !== undefined) {
+      const sent = truncate(typeof body === 'string' ? body : Buffer.from(body).toString('utf8'), evidence);
+      exchange.requestBody = sent.text;
+      if (sent.truncated) exchange.requestTruncated = true;
+    } else if (options.parts) exchange.requestBody = '(sent in parts)';
     const started = performance.now();
     const timeout = AbortSignal.timeout(options.timeoutMs ?? this.#options.timeoutMs ?? DEFAULT_TIMEOUT);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
@@ -212,7 +227,7 @@ export class HttpClient {
           try {
             return JSON.parse(bytes.toString('utf8')) as unknown;
           } catch {
-            throw new HttpError(`the response of ${method} ${url} (${res.statusCode}) is not JSON`, url, exchange);
+            throw new HttpError(`the response of ${method} ${url} (${res.statusCode}) is not JSON`, url, exchange, 'shape');
           }
         },
         exchange,

@@ -60,7 +60,12 @@ export interface RunFlags {
 /** The options every run command shares. */
 export function addRunOptions(cmd: Command): Command {
   return cmd
-    .option('--report <format=file>', 'also write a report: json=FILE, junit=FILE or md=FILE (repeatable)', (v: string, prev: ReportTarget[]) => [...prev, asArgument(() => parseReportOption(v))], [])
+    .option(
+      '--report <format=file>',
+      'also write a report: json=FILE, junit=FILE, md=FILE or html=FILE (one self-contained page with every failing exchange and a curl line to replay it; repeatable)',
+      (v: string, prev: ReportTarget[]) => [...prev, asArgument(() => parseReportOption(v))],
+      [],
+    )
     .option('--seed <n>', 'seed for property checks (default: random, printed at start and in reports)', parseSeed)
     .option('--runs <n>', 'runs per property check', parsePositive, 100)
     .option('--fuzz-runs <n>', 'requests per fuzz property (every operation, valid and singly mutated past its authentication; default 60)', parsePositive)
@@ -118,7 +123,7 @@ export async function runCommand(input: RunCommandInput): Promise<number> {
 
   const reporters: Reporter[] = [
     consoleReporter({ stdout: io.stdout, stderr: io.stderr, verbose: flags.verbose ?? false, quiet: flags.quiet ?? false, rules, ...(io.env ? { env: io.env } : {}) }),
-    ...flags.report.map(fileReporter),
+    ...flags.report.map((target) => fileReporter(target, { rules })),
   ];
   const selection = { suites: flags.suite, rules: flags.rule, checks: flags.check, ...(flags.level ? { level: flags.level } : {}) };
   try {

@@ -98,7 +98,10 @@ export function renderSummary(report: RunReport, opts: RenderOptions): string {
     const levels = new Map<string, Level>(opts.rules.map((r) => [r.id, r.level]));
     for (const r of bad) {
       const tag = r.status === 'error' ? paint.red('ERROR ') : paint.red('FAILED');
-      out.push(`  ${tag} ${r.id}${r.title ? `  (${r.title})` : ''}`);
+      // The reason code (a failure) or cause (an error): what dashboards and expected-failures match on.
+      const reason = r.status === 'error' ? r.cause : r.code;
+      out.push(`  ${tag} ${r.id}${reason ? ` [${reason}]` : ''}${r.title ? `  (${r.title})` : ''}`);
+      for (const [i, a] of (r.attempts ?? []).entries()) out.push(`    attempt ${i + 1} met the environment: ${a.environment.join('; ')}`);
       if (r.rules.length > 0) out.push(`    rules: ${r.rules.map((id) => `${id} ${levels.get(id) ?? r.level}`).join(', ')}`);
       out.push(indent(r.detail || '(no detail)', '    '));
       if (opts.verbose && r.log?.length) out.push('    log:', indent(r.log.join('\n'), '      '));
@@ -205,7 +208,7 @@ function renderProfile(report: RunReport, paint: Painter, verbose: boolean): str
   const lines = [paint.bold(`${head} (${how}):`)];
   const width = Math.min(60, Math.max(...differ.map((r) => r.id.length)));
   for (const r of differ) {
-    lines.push(`  ${paint.yellow('DIFFERS')} ${r.id.padEnd(width)}  ${r.rules.join(', ')}`);
+    lines.push(`  ${paint.yellow('DIFFERS')} ${r.id.padEnd(width)}  ${r.rules.join(', ')}${(r.code ?? r.cause) ? `  [${r.code ?? r.cause}]` : ''}`);
     lines.push(indent(verbose ? r.detail : firstLines(r.detail, 3), '    '));
   }
   lines.push('');

@@ -1,27 +1,29 @@
 // `--report format=file` parsing and the file reporters it builds.
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { Reporter } from '../run/model.ts';
+import type { Reporter, RuleEntry } from '../run/model.ts';
 import { ConfigError } from '../run/exit.ts';
 import { jsonReporter } from './json.ts';
 import { junitReporter } from './junit.ts';
 import { markdownReporter } from './markdown.ts';
+import { htmlReporter } from './html.ts';
 
 export { consoleReporter, renderSummary, type ConsoleOptions, type Output } from './console.ts';
 export { jsonReporter, renderJson } from './json.ts';
 export { junitReporter, renderJUnit, escapeXml } from './junit.ts';
 export { markdownReporter, renderMarkdown } from './markdown.ts';
+export { htmlReporter, renderHtml, escapeHtml } from './html.ts';
 
-export type ReportFormat = 'json' | 'junit' | 'md';
+export type ReportFormat = 'json' | 'junit' | 'md' | 'html';
 export interface ReportTarget {
   format: ReportFormat;
   file: string;
 }
 
-const FORMATS: readonly ReportFormat[] = ['json', 'junit', 'md'];
+const FORMATS: readonly ReportFormat[] = ['json', 'junit', 'md', 'html'];
 
 /**
- * Parses "json=FILE", "junit=FILE" or "md=FILE" and creates the file's parent directories now, so a
+ * Parses "json=FILE", "junit=FILE", "md=FILE" or "html=FILE" and creates the file's parent directories now, so a
  * report that cannot be written fails the run before any check runs rather than after.
  */
 export function parseReportOption(value: string): ReportTarget {
@@ -40,7 +42,14 @@ export function parseReportOption(value: string): ReportTarget {
   return { format: format as ReportFormat, file: path };
 }
 
-export function fileReporter(target: ReportTarget): Reporter {
-  const make = { json: jsonReporter, junit: junitReporter, md: markdownReporter }[target.format];
-  return make(target.file);
+export interface FileReportOptions {
+  /** The rule catalogue: the HTML and Markdown reports quote each failed rule's text. */
+  rules?: readonly RuleEntry[];
+}
+
+export function fileReporter(target: ReportTarget, options: FileReportOptions = {}): Reporter {
+  const { file, format } = target;
+  if (format === 'html') return htmlReporter(file, options);
+  if (format === 'md') return markdownReporter(file, options);
+  return format === 'json' ? jsonReporter(file) : junitReporter(file);
 }

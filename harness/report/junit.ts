@@ -2,7 +2,9 @@
 // skipped: they do not fail the run, so they must not show red in CI either.
 import type { CheckResult, Reporter, RunReport } from '../run/model.ts';
 import { countResults } from '../run/summary.ts';
+import { curlOf, exchangesOf, failingExchange, needsAction, propertyOf, reasonOf } from './exchanges.ts';
 import { firstLine, groupBy } from './groups.ts';
+import { exchangeText } from './markdown.ts';
 import { writeFileAtomic } from './write.ts';
 
 /**
@@ -57,19 +59,40 @@ function testcase(r: CheckResult): string[] {
   lines.push(`        <property${attrs({ name: 'level', value: r.level })}/>`);
   for (const rule of r.rules) lines.push(`        <property${attrs({ name: 'rule', value: rule })}/>`);
   if (r.profile) lines.push(`        <property${attrs({ name: 'profile', value: r.gating ? 'gating' : 'not gating' })}/>`);
+  const reason = reasonOf(r);
+  if (reason) lines.push(`        <property${attrs({ name: r.status === 'error' ? 'cause' : 'code', value: reason })}/>`);
   lines.push('      </properties>');
+  // The type is the reason code where there is one, so CI viewers group failures by reason.
   const body = (tag: string, message: string, type: string): void => {
     lines.push(`      <${tag}${attrs({ message, type })}>${escapeXml(r.detail)}</${tag}>`);
   };
   const differs = r.gating === false && (r.status === 'failed' || r.status === 'error');
   if (differs) body('skipped', `project profile differs (not gating): ${firstLine(r.detail)}`, 'profile-difference');
   else if (r.status === 'failed' && r.expected === 'failure') body('skipped', `expected failure: ${r.expectedReason ?? ''}`, 'expected-failure');
-  else if (r.status === 'failed') body('failure', firstLine(r.detail), 'failed');
-  else if (r.status === 'error') body('error', firstLine(r.detail), 'error');
+  else if (r.status === 'failed') body('failure', firstLine(r.detail), reason ?? 'failed');
+  else if (r.status === 'error') body('error', firstLine(r.detail), reason ?? 'error');
   else if (r.status === 'skipped') body('skipped', firstLine(r.detail), 'skipped');
-  if (r.log?.length) lines.push(`      <system-out>${escapeXml(r.log.join('\n'))}</system-out>`);
+  const out = systemOut(r);
+  if (out) lines.push(`      <system-out>${escapeXml(out)}</system-out>`);
   lines.push('    </testcase>');
   return lines;
+}
+
+/** What CI viewers show beside a failure: its log, a property's replay, the curl line and every exchange. */
+function systemOut(r: CheckResult): string {
+  const parts: string[] = [];
+  if (r.log?.length) parts.push(r.log.join('\n'));
+  if (!needsAction(r)) return parts.join('\n\n');
+  const p = propertyOf(r.evidence);
+  if (p) parts.push(`shrunk counterexample: ${p.counterexample}\nreplay: ${p.replay}`);
+  const exchanges = exchangesOf(r.evidence);
+  const last = failingExchange(exchanges);
+  if (last) {
+    const curl = curlOf(last);
+    parts.push(`reproduce ${last.judged ? 'the request whose answer the failure quotes' : 'the last request'}:\n${curl.command}${curl.warnings.map((w) => `\n# ${w}`).join('')}`);
+  }
+  exchanges.forEach((x, i) => parts.push(`--- exchange ${i + 1} of ${exchanges.length} ---\n${exchangeText(x)}`));
+  return parts.join('\n\n');
 }
 
 /** JUnit "skipped" merges our skipped results, expected failures and non-gating profile differences. */

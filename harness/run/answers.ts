@@ -2,6 +2,7 @@
 // sent if any, and `said()`: its status, its code and the start of its body.
 import type { ErrorCode } from '../../schemas/ts/rules.ts';
 import type { HttpResponse } from '../actors/http.ts';
+import { noteAnswer, noteMismatch } from './verdict.ts';
 
 export function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -26,7 +27,10 @@ export function errorCode(r: HttpResponse): string | undefined {
  * envelope's `error` member (read with the JSON parser, never found by substring of the body).
  */
 export function refusedWith(r: HttpResponse, status: number, code: ErrorCode): boolean {
-  return r.status === status && errorCode(r) === code;
+  if (r.status !== status) noteMismatch('status');
+  else if (errorCode(r) !== code) noteMismatch('code');
+  else return true;
+  return false;
 }
 
 /**
@@ -34,8 +38,19 @@ export function refusedWith(r: HttpResponse, status: number, code: ErrorCode): b
  * start of its body (so an RP with its own error shape, or none, still shows its reason).
  */
 export function said(r: HttpResponse): string {
+  noteAnswer(r.exchange);
   const code = errorCode(r);
   const text = r.text().replace(/\s+/g, ' ').trim();
   const body = text === '' ? 'an empty body' : JSON.stringify(text.length > 160 ? `${text.slice(0, 160)}…` : text);
   return `${r.status}${code !== undefined ? ` ${code}` : ''}${r.location ? ` to ${r.location}` : ''} (${body})`;
+}
+
+/**
+ * True when the answer's status is in [low, high) (a 2xx: 200, 300; a refusal: 400, 500). When it
+ * is not, the failure the check records next has the code `status` (verdict.ts noteMismatch).
+ */
+export function statusIn(r: HttpResponse, low: number, high: number): boolean {
+  const ok = r.status >= low && r.status < high;
+  if (!ok) noteMismatch('status');
+  return ok;
 }

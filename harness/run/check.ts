@@ -8,7 +8,7 @@ import { HttpError } from '../actors/http.ts';
 import { cite } from './cite.ts';
 import type { Cell, Check, CheckContext, Outcome } from './model.ts';
 import { propertyCheck, type PropertyCheckSpec } from './property.ts';
-import { CheckFailure, CheckSkip, Expect } from './verdict.ts';
+import { CheckFailure, CheckSkip, codeOfError, currentAttempt, Expect } from './verdict.ts';
 
 export { Expect };
 
@@ -61,12 +61,17 @@ export function sessionCheck<S extends CheckSession>(binding: SuiteBinding<S>, s
       const s = binding.open(ctx.signal);
       const e = new Expect();
       try {
-        await spec.run(s, e, ctx);
-        if (e.problems.length > 0) return { status: 'failed', detail: e.problems.join('\n'), evidence: s.evidence() };
+        await e.scope(() => spec.run(s, e, ctx));
+        if (e.problems.length > 0) return { status: 'failed', detail: e.problems.join('\n'), ...codeOf(e.code()), evidence: s.evidence() };
         return { status: 'passed', ...(s.notes && s.notes.length > 0 ? { detail: s.notes.join('; ') } : {}), evidence: s.evidence() };
       } catch (error) {
         if (error instanceof CheckSkip) return { status: 'skipped', detail: error.message };
-        if (failure(error)) return { status: 'failed', detail: [...e.problems, error.message].join('\n'), evidence: s.evidence() };
+        if (failure(error)) {
+          // A CheckFailure thrown by a driver quoted the answer its said() noted; an HttpError carries its own exchange.
+          e.markJudged();
+          if (error instanceof HttpError && error.exchange) (error.exchange as { judged?: boolean }).judged = true;
+          return { status: 'failed', detail: [...e.problems, error.message].join('\n'), ...codeOf(e.code() ?? codeOfError(error)), evidence: s.evidence() };
+        }
         throw error;
       } finally {
         await s.close();
@@ -97,8 +102,20 @@ export function suiteProperty<T>(suite: string, spec: SuitePropertySpec<T>): Che
   };
 }
 
-/** Runs `fn` once and shares the promise (a scenario judged by more than one check). */
+function codeOf(code: Outcome['code']): Pick<Outcome, 'code'> {
+  return code !== undefined ? { code } : {};
+}
+
+/**
+ * Runs `fn` once and shares the promise (a scenario judged by more than one check). A check run
+ * again because the environment failed its first attempt gets a fresh run, not the shared one.
+ */
 export function once<T>(fn: () => Promise<T>): () => Promise<T> {
-  let p: Promise<T> | undefined;
-  return () => (p ??= fn());
+  const runs = new Map<number, Promise<T>>();
+  return () => {
+    const n = currentAttempt();
+    let p = runs.get(n);
+    if (p === undefined) runs.set(n, (p = fn()));
+    return p;
+  };
 }

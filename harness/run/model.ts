@@ -4,10 +4,47 @@
 export type Level = 'MUST' | 'SHOULD' | 'MAY';
 export type Status = 'passed' | 'failed' | 'skipped' | 'error';
 
+/**
+ * Why a check failed, as a stable code (as jose's and oauth4webapi's errors carry codes), so CI
+ * dashboards and expected-failures entries match on reasons rather than on text. Set where the
+ * verdict is made (harness/run/verdict.ts): `status` a status other than the one required; `code`
+ * another error code; `field` a member missing or with another value; `shape` an answer that does
+ * not parse or has the wrong type; `timing` outside a time window or too slow; `state` a state the
+ * sequence should not allow (a replay, a second use, a lost write); `crypto` a signature, key or
+ * digest; `binding` a credential accepted with one of its bound parts changed; `access` the wrong
+ * principal allowed or the right one refused; `limit` a size or count cap; `transport` no usable
+ * HTTP answer; `stale` an expected-failures entry that no longer fails; `assertion` a check that
+ * names no reason of its own.
+ */
+export type FailureCode = 'status' | 'code' | 'field' | 'shape' | 'timing' | 'state' | 'crypto' | 'binding' | 'access' | 'limit' | 'transport' | 'stale' | 'assertion';
+
+/**
+ * What made a check an error rather than a verdict on the target (harness/run/environment.ts,
+ * runner.ts): `check-timeout` it ran past its time limit; `harness-stalled` the harness's own
+ * process could not run for a while (CPU starved); `authority-late` the test authority the
+ * harness runs failed to answer the target in time; `helper-unavailable` a helper (an authority
+ * over its admin API, a reference process) did not answer the harness; `port-in-use` a port was
+ * taken; `check-threw` the check itself threw (a bug in the check or an answer it could not
+ * handle); `invalid-outcome` the check returned something that is not a verdict.
+ */
+export type ErrorCause = 'check-timeout' | 'harness-stalled' | 'authority-late' | 'helper-unavailable' | 'port-in-use' | 'check-threw' | 'invalid-outcome';
+
+/** An earlier attempt of a check, run again because the environment failed during it. */
+export interface Attempt {
+  status: Status;
+  detail: string;
+  code?: FailureCode;
+  cause?: ErrorCause;
+  /** What the environment did wrong during the attempt. */
+  environment: string[];
+}
+
 /** What a check's run returns. `error` is never returned: the runner assigns it to throws and timeouts. */
 export interface Outcome {
   status: Exclude<Status, 'error'>;
   detail?: string;
+  /** Why a failed outcome failed (derived where the verdict was made). */
+  code?: FailureCode;
   /** JSON-serialisable: inputs, HTTP exchange, counterexample. */
   evidence?: unknown;
 }
@@ -91,6 +128,12 @@ export interface CheckResult {
   gating: boolean;
   status: Status;
   detail: string;
+  /** On a failed result: why it failed, a stable code. */
+  code?: FailureCode;
+  /** On an error: what caused it (never the target failing a rule). */
+  cause?: ErrorCause;
+  /** Earlier attempts, when the environment failed during one and the check ran again. */
+  attempts?: Attempt[];
   durationMs: number;
   evidence?: unknown;
   /** Set when a failure matched an expected-failures entry: it does not fail the run. */

@@ -1,11 +1,12 @@
 // Property checks: fast-check properties as harness checks, with seed, path and shrunk
 // counterexample in the failure so anyone can replay exactly the same case.
 import fc from 'fast-check';
-import type { Check, CheckContext, Level, Outcome } from './model.ts';
+import type { Check, CheckContext, FailureCode, Level, Outcome } from './model.ts';
 import { replayCommand } from './replay.ts';
+import { codeOfError, Expect } from './verdict.ts';
 
 /** What a predicate may answer: throw or return false to fail; the object form carries evidence. */
-export type PropertyVerdict = boolean | void | { ok: boolean; detail?: string; evidence?: unknown };
+export type PropertyVerdict = boolean | void | { ok: boolean; detail?: string; evidence?: unknown; code?: FailureCode };
 
 export interface PropertyCheckSpec<T> {
   id: string;
@@ -34,6 +35,7 @@ class VerdictFailure extends Error {
   constructor(
     message: string,
     readonly evidence: unknown,
+    readonly reason?: FailureCode,
   ) {
     super(message);
     this.name = 'PropertyFailure';
@@ -58,14 +60,17 @@ async function runProperty<T>(spec: PropertyCheckSpec<T>, ctx: CheckContext): Pr
   const property = fc.asyncProperty(spec.arbitrary, async (value: T) => {
     if (ctx.signal.aborted) return true; // let fast-check wind down; the runner ignores this outcome
     const shown = fc.stringify(value);
+    // A scope like a check's, so the answer a failure quotes (said()) is marked as the failing one.
+    const judging = new Expect();
     try {
-      const verdict = await spec.predicate(value, ctx);
+      const verdict = await judging.scope(() => spec.predicate(value, ctx));
       if (verdict === false) throw new VerdictFailure('property returned false', undefined);
       if (typeof verdict === 'object' && verdict !== null && !verdict.ok) {
-        throw new VerdictFailure(verdict.detail ?? 'property returned ok: false', verdict.evidence);
+        throw new VerdictFailure(verdict.detail ?? 'property returned ok: false', verdict.evidence, verdict.code);
       }
       return true;
     } catch (e) {
+      judging.markJudged();
       lastFailure = { shown, evidence: e instanceof VerdictFailure ? e.evidence : undefined };
       throw e;
     }
@@ -95,5 +100,6 @@ async function runProperty<T>(spec: PropertyCheckSpec<T>, ctx: CheckContext): Pr
     `error: ${message}`,
     `replay: ${replay}`,
   ].join('\n');
-  return { status: 'failed', detail, evidence };
+  const code = codeOfError(details.errorInstance);
+  return { status: 'failed', detail, ...(code !== undefined ? { code } : {}), evidence };
 }

@@ -2,7 +2,9 @@
 // hang, bad outcome, unserialisable evidence) ends as a result, never as a crashed run.
 import { setMaxListeners } from 'node:events';
 import { inspect } from 'node:util';
-import type { Check, CheckContext, CheckResult, Outcome, Reporter, RuleEntry, RunReport, SkippedInput } from './model.ts';
+import type { Attempt, Check, CheckContext, CheckResult, ErrorCause, FailureCode, Outcome, Reporter, RuleEntry, RunReport, SkippedInput } from './model.ts';
+import { faultsBetween, watchEnvironment, type EnvironmentFault } from './environment.ts';
+import { EnvironmentError, withAttempt } from './verdict.ts';
 import { computeCoverage, type MatrixInput } from './coverage.ts';
 import { ConfigError } from './exit.ts';
 import { applyExpectedFailures, type ExpectedFailures } from './expected.ts';
@@ -71,9 +73,10 @@ export async function runChecks(checks: readonly Check[], options: RunOptions): 
   for (const c of selected) perSuite[c.suite] = (perSuite[c.suite] ?? 0) + 1;
   for (const r of reporters) r.onStart?.(selected.length, perSuite);
 
+  const unwatch = watchEnvironment();
   const slots = await runLanes(selected, options, runSignal, (result) => {
     for (const r of reporters) r.onResult?.(result);
-  });
+  }).finally(unwatch);
 
   const interrupted = runSignal.aborted;
   let results = slots.filter((r): r is CheckResult => r !== undefined);
@@ -155,7 +158,56 @@ function validate(all: readonly Check[], selected: readonly Check[], options: Ru
   }
 }
 
+/**
+ * Runs a check, and once more when the environment failed during a failed attempt (a stall of
+ * the harness, an answer of the test authority the target gave up on): a verdict is only given
+ * from an attempt during which the harness's own side answered in time. When every attempt met
+ * such a fault, the result is an error naming it, never a failure of the target.
+ */
 async function runOne(check: Check, options: RunOptions, runSignal: AbortSignal): Promise<CheckResult> {
+  const attempts: Attempt[] = [];
+  let durationMs = 0;
+  for (let n = 1; ; n++) {
+    const start = performance.now();
+    const result = await withAttempt(n, () => runAttempt(check, options, runSignal));
+    durationMs += result.durationMs;
+    if (result.status !== 'failed' && result.status !== 'error') return withAttempts(result, attempts, durationMs);
+    // A stall is noticed when the harness runs again: give its watch one tick to report.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const faults = faultsBetween(start, performance.now());
+    if (faults.length === 0 || runSignal.aborted) return withAttempts(result, attempts, durationMs);
+    const environment = summarise(faults);
+    attempts.push({ status: result.status, detail: result.detail, ...(result.code ? { code: result.code } : {}), ...(result.cause ? { cause: result.cause } : {}), environment });
+    if (n >= MAX_ATTEMPTS) {
+      const cause = faults.find((f) => f.cause === 'authority-late')?.cause ?? faults[0]!.cause;
+      const { code: _code, ...rest } = result;
+      return withAttempts(
+        {
+          ...rest,
+          status: 'error',
+          cause,
+          detail: `no verdict: the environment failed during each of ${n} attempts (${environment.join('; ')}); the last attempt said: ${result.detail}`,
+        },
+        attempts,
+        durationMs,
+      );
+    }
+  }
+}
+
+const MAX_ATTEMPTS = 2;
+
+function withAttempts(result: CheckResult, attempts: Attempt[], durationMs: number): CheckResult {
+  return attempts.length === 0 ? result : { ...result, durationMs, attempts };
+}
+
+/** At most a few distinct lines: a long stall and the answers it made late say the same thing. */
+function summarise(faults: readonly EnvironmentFault[]): string[] {
+  const lines = [...new Set(faults.map((f) => f.detail))];
+  return lines.length <= 3 ? lines : [...lines.slice(0, 3), `and ${lines.length - 3} more`];
+}
+
+async function runAttempt(check: Check, options: RunOptions, runSignal: AbortSignal): Promise<CheckResult> {
   const timeoutMs = Math.max(check.timeoutMs ?? 0, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const timeout = new AbortController();
   const signal = AbortSignal.any([runSignal, timeout.signal]);
@@ -202,15 +254,50 @@ async function runOne(check: Check, options: RunOptions, runSignal: AbortSignal)
       else runSignal.addEventListener('abort', onAbort, { once: true });
     });
     const outcome = await Promise.race([running, stopped]);
-    if (outcome === 'timeout') return { ...base, status: 'error', detail: `timed out after ${timeoutMs} ms`, durationMs: elapsed(), ...logOf(log) };
+    if (outcome === 'timeout') return { ...base, status: 'error', cause: 'check-timeout', detail: `timed out after ${timeoutMs} ms`, durationMs: elapsed(), ...logOf(log) };
     if (outcome === 'interrupted') return { ...base, status: 'skipped', detail: 'interrupted before this check finished', durationMs: elapsed() };
-    return fromOutcome(base, outcome, elapsed(), log);
+    return fromOutcome(base, check, outcome, elapsed(), log);
   } catch (e) {
-    return { ...base, status: 'error', detail: describeError(e), durationMs: elapsed(), ...logOf(log) };
+    return { ...base, status: 'error', cause: causeOf(e), detail: describeError(e), durationMs: elapsed(), ...logOf(log) };
   } finally {
     clearTimeout(timer);
     if (onAbort) runSignal.removeEventListener('abort', onAbort);
   }
+}
+
+/** What a throw out of a check says about its cause: a helper's or a port's, else the check's own. */
+export function causeOf(e: unknown): ErrorCause {
+  for (let x: unknown = e, depth = 0; x instanceof Error && depth < 5; x = x.cause, depth++) {
+    if (x instanceof EnvironmentError) return x.errorCause;
+    if ((x as { code?: unknown }).code === 'EADDRINUSE') return 'port-in-use';
+  }
+  return 'check-threw';
+}
+
+/**
+ * A failure's code when the check named none: the matrix facet it judges, when all its cells are
+ * of one kind (a window check fails on timing), else `assertion`.
+ */
+export function fallbackCode(check: Pick<Check, 'cells'>): FailureCode {
+  const kinds = new Set((check.cells ?? []).map((c) => FACET_CODES[facetKind(c.facet)]).filter((c) => c !== undefined));
+  return kinds.size === 1 ? [...kinds][0]! : 'assertion';
+}
+
+/** Facet kinds (model.ts FacetKind) to the failure they reveal. */
+const FACET_CODES: Record<string, FailureCode> = {
+  who: 'access',
+  binding: 'binding',
+  window: 'timing',
+  limit: 'limit',
+  once: 'state',
+  order: 'code',
+  normalization: 'field',
+  lifecycle: 'state',
+};
+
+/** A cell's facet is its entry's name or its kind; a named facet's kind is the name's first word (`window`, `window-skew`). */
+function facetKind(facet: string): string {
+  return facet.split(/[-_.]/)[0]!;
 }
 
 /** The summary's word: did the profile gate this run (every profile check that ran gated)? */
@@ -225,12 +312,12 @@ function gatesProfile(gates: RunOptions['profileGates'], suite: string): boolean
 
 type ResultBase = Pick<CheckResult, 'id' | 'title' | 'suite' | 'rules' | 'context' | 'cells' | 'level' | 'profile' | 'gating'>;
 
-function fromOutcome(base: ResultBase, outcome: Outcome, durationMs: number, log: string[]): CheckResult {
+function fromOutcome(base: ResultBase, check: Check, outcome: Outcome, durationMs: number, log: string[]): CheckResult {
   const status = (outcome as Partial<Outcome> | null | undefined)?.status;
   if (status !== 'passed' && status !== 'failed' && status !== 'skipped') {
-    return { ...base, status: 'error', detail: `check returned an invalid outcome: ${inspect(outcome, { depth: 2 })}`, durationMs, ...logOf(log) };
+    return { ...base, status: 'error', cause: 'invalid-outcome', detail: `check returned an invalid outcome: ${inspect(outcome, { depth: 2 })}`, durationMs, ...logOf(log) };
   }
-  const result: CheckResult = { ...base, status, detail: outcome.detail ?? '', durationMs };
+  const result: CheckResult = { ...base, status, detail: outcome.detail ?? '', ...(status === 'failed' ? { code: outcome.code ?? fallbackCode(check) } : {}), durationMs };
   if (outcome.evidence !== undefined) result.evidence = jsonSafe(outcome.evidence);
   return status === 'passed' || status === 'skipped' ? result : { ...result, ...logOf(log) };
 }

@@ -9,6 +9,16 @@ import { ConfigError } from './exit.ts';
 const BIN = fileURLToPath(new URL('../../bin/svc-reference.js', import.meta.url));
 const START_TIMEOUT_MS = 30_000;
 
+/**
+ * The resolver timeout (per DNS query or HTTPS fetch of the test authority) the harness gives the
+ * reference servers it starts. Their default, limits.resolution_timeout_seconds, suits a quiet
+ * machine; on a loaded CI runner the reference and the harness (which runs the authority) share
+ * starved cores, and a lookup the authority answers in a few ms may take seconds to be read.
+ * Long enough that a loaded machine does not time out, short enough that the checks of an
+ * authority that hangs on purpose (which wait it out) stay quick.
+ */
+export const REFERENCE_RESOLVER_TIMEOUT_MS = 5000;
+
 export type ReferenceServer = 'rp' | 'bridge' | 'relay';
 
 /** A running `svc-reference <server>` child process. */

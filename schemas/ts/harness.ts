@@ -129,9 +129,13 @@ export interface components {
              * @default 30
              */
             check_timeout_s: number;
-            /** @description Check id to the reason it is known to fail. Listed failures do not fail the run; an entry whose check passes does (stale). */
+            /** @description Check id to the reason it is known to fail, or to {reason, code} to expect only a failure with that code. Listed failures do not fail the run; an entry whose check passes does (stale). */
             expected_failures?: {
-                [key: string]: string;
+                [key: string]: string | {
+                    reason: string;
+                    /** @description The failure code(s) this known failure has (docs/harness.md, Failure codes); a failure with another code fails the run. */
+                    code?: string | string[];
+                };
             };
         };
         /**

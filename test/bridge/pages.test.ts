@@ -4,14 +4,14 @@
 // the redirect to the client, /account with the app and its revocation, and /developers. No
 // content-policy violation or console error; screenshots go to reports/screenshots/.
 import { mkdir } from 'node:fs/promises';
-import { chromium, type Browser as Chromium, type Page } from 'playwright-core';
+import { type Browser as Chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
-import { CHROMIUM, need } from '../setup/needs.ts';
 import { Signer } from '../../harness/actors/signer/index.ts';
 import { newPkce } from '../../harness/actors/oidc/client.ts';
 import type { BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
 import { bridge } from './helpers.ts';
+import { launchChromium } from '../setup/chromium.ts';
 
 const SHOTS = 'reports/screenshots';
 let run: BridgeReferenceRun;
@@ -20,7 +20,7 @@ let signer: Signer;
 
 beforeAll(async () => {
   run = await bridge();
-  browser = await chromium.launch({ executablePath: need(CHROMIUM), args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  browser = await launchChromium();
   signer = new Signer();
   await mkdir(SHOTS, { recursive: true });
 }, 60_000);

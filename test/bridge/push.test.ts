@@ -11,10 +11,9 @@ import type { BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
 import { newPkce } from '../../harness/actors/oidc/client.ts';
 import { parseRfc3339 } from '../../protocol/common/time.ts';
 import { limits } from '../../schemas/ts/limits.ts';
-import { chromium } from 'playwright-core';
-import { CHROMIUM, need } from '../setup/needs.ts';
 import { prompts, pushUser } from '../../harness/suites/bridge/checks/push.ts';
 import { bridge, runCli, suiteArgs } from './helpers.ts';
+import { launchChromium } from '../setup/chromium.ts';
 
 let run: BridgeReferenceRun;
 let metrics: string;
@@ -43,7 +42,7 @@ describe('push to the app', () => {
 
   it('offers Send to my app on the waiting page in Chromium (scripting off): the app gets the prompt and approves with the code the page shows', async () => {
     const s = new BridgeSession(run.target);
-    const browser = await chromium.launch({ executablePath: need(CHROMIUM), args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    const browser = await launchChromium();
     try {
       const user = await pushUser(s);
       const c = run.target.clients.basic;

@@ -6,15 +6,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser as Chromium, type Page } from 'playwright-core';
+import { type Browser as Chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, need } from '../setup/needs.ts';
 import { main } from '../../harness/cli.ts';
 import { newPkce } from '../../harness/actors/oidc/client.ts';
 import { spawnReference, type ReferenceChild } from '../../harness/run/spawn.ts';
 import type { BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
 import { MemoryOutput } from '../harness/fakes.ts';
 import { bridge } from './helpers.ts';
+import { launchChromium } from '../setup/chromium.ts';
 
 const DOMAIN = 'visitors.relay.test';
 let dir: string;
@@ -26,7 +26,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-visitor-'));
   relay = await spawnReference('relay', ['--port', '0', '--data-dir', join(dir, 'relay'), '--hosted-domains', DOMAIN, '--quiet']);
   run = await bridge(['--launcher-url', relay.url]);
-  browser = await chromium.launch({ executablePath: need(CHROMIUM), args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

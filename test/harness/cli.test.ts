@@ -97,7 +97,7 @@ describe('svc-conformance vectors: exit codes', () => {
       expect({ args, code }).toEqual({ args, code: 2 });
       expect(err).not.toBe('');
     }
-    expect((await run(['vectors', '--report', 'xml=foo'])).err).toContain('--report expects json=FILE or junit=FILE or md=FILE; got "xml=foo"');
+    expect((await run(['vectors', '--report', 'xml=foo'])).err).toContain('--report expects json=FILE or junit=FILE or md=FILE or html=FILE; got "xml=foo"');
   });
 
   it('exits 2 when interrupted, and still writes the report marked interrupted', async () => {

@@ -35,7 +35,7 @@ describe('the project profile', () => {
     expect(exitCodeFor(report.summary)).toBe(0);
     expect(report.results.find((r) => r.id === 'rp/codes/a')).toMatchObject({ profile: true, gating: false, status: 'failed' });
     expect(stdout.text).toContain('Project profile: 0 passed, 1 differ, 0 skipped (differences do not fail this run; --profile makes them gate):');
-    expect(stdout.text).toMatch(/DIFFERS rp\/codes\/a +ns\.errors\.codes\n {4}answered 400 \{"error":"nope"\}/);
+    expect(stdout.text).toMatch(/DIFFERS rp\/codes\/a +ns\.errors\.codes {2}\[assertion\]\n {4}answered 400 \{"error":"nope"\}/);
     expect(stdout.text).not.toContain('Failures and errors');
     expect(stdout.text).toMatch(/^rp +2 +0 +0 +0 +0 +0\/1$/m);
     expect(stdout.text.trimEnd().split('\n').at(-1)).toBe('2 passed, 0 failed, 0 skipped');

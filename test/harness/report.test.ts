@@ -207,7 +207,7 @@ describe('Markdown report', () => {
     expect(md).toMatch(/^# svc-conformance \S+: FAILED$/m);
     expect(md).toContain('| relay | 0 | 0 | 1 | 0 | 0 |');
     // The failure's detail keeps one line, with its pipe-free cell, and cites its rule.
-    expect(md).toContain('| `vectors/poweur/pairing.json#bad` | MUST | `ns.verify.2` | status 200 |');
+    expect(md).toContain('| `vectors/poweur/pairing.json#bad` | MUST | assertion | `ns.verify.2` | status 200 |');
     expect(md).toContain('| `relay/hosted#boom` |');
     expect(md).not.toContain('pairing.json#known` |');
     expect(md).toMatch(/^\| 1 \| \d+\/\d+ \| \d+\/\d+ \| 0 \| \d+ \| 0\/0 \|$/m);

@@ -4,13 +4,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser as Chromium } from 'playwright-core';
-import { CHROMIUM, need } from '../setup/needs.ts';
+import { type Browser as Chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthority, type Authority } from '../../harness/actors/authority/index.ts';
 import { Signer } from '../../harness/actors/signer/index.ts';
 import { spawnReferenceRp, type RpChild } from '../../harness/suites/rp/launch.ts';
 import { decodeObject } from '../../protocol/common/codec.ts';
+import { launchChromium } from '../setup/chromium.ts';
 
 let authority: Authority;
 let rp: RpChild;
@@ -24,7 +24,7 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'svc-page-'));
   rp = await spawnReferenceRp(['--port', '0', '--data-dir', dataDir, '--dns-server', authority.dnsServer, '--ca', authority.caFile, '--quiet']);
   origin = rp.origin;
-  browser = await chromium.launch({ executablePath: need(CHROMIUM), args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  browser = await launchChromium();
   signer = new Signer();
 }, 60_000);
 

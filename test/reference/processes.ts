@@ -23,7 +23,8 @@ export function spawnRp(args: string[]): Promise<RpProcess> {
   child.stderr!.on('data', (d: Buffer) => (err += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`rp did not start: ${err}`)), 20_000);
+    // Generous: two test files and other work may share the cores while it starts.
+    const timer = setTimeout(() => reject(new Error(`rp did not start within 60 s: ${err}`)), 60_000);
     child.stdout!.on('data', (d: Buffer) => {
       out += d;
       const line = out.split('\n')[0]!;

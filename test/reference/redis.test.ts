@@ -1,40 +1,18 @@
 // The Redis nonce store against a real redis-server child process: SET NX PX is atomic across
 // clients, and with Redis gone the RP fails closed (503 nonce_cache_unavailable) and recovers.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisNonceStore } from '../../reference/stores/redis.ts';
 import { startRp, type RunningRp } from '../../reference/rp/app.ts';
 import { approve, Browser, deliver, start, staticResolver } from './helpers.ts';
-import { need, REDIS_SERVER } from '../setup/needs.ts';
+import { startRedis as startRedisServer } from '../setup/redis.ts';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(need(REDIS_SERVER), ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d;
-      if (out.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`redis-server exited ${code}: ${out}`)));
-  });
-  return child;
-}
+/** A redis-server (test/setup/redis.ts), on `port` when it restarts one; its process. */
+const startRedis = async (on?: number): Promise<ChildProcess> => {
+  const server = await startRedisServer(on);
+  port = server.port;
+  return server.proc;
+};
 
 async function stopRedis(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
@@ -48,8 +26,7 @@ let redis: ChildProcess;
 let rp: RunningRp;
 
 beforeAll(async () => {
-  port = await freePort();
-  redis = await startRedis(port);
+  redis = await startRedis();
   rp = await startRp({ dataDir: ':memory:', nonceStore: `redis://127.0.0.1:${port}` }, { resolver: staticResolver() });
 });
 afterAll(async () => {

@@ -6,13 +6,13 @@
 // refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core';
+import { type Browser, type CDPSession, type Page } from 'playwright-core';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { startRelayReference, type RelayReferenceRun } from '../../harness/suites/relay/launch.ts';
 import { Session } from '../../harness/suites/relay/driver.ts';
 import type { RelayIdentity } from '../../harness/actors/relay/index.ts';
 import type { Assertion } from '../../protocol/relay/webauthn.ts';
-import { CHROMIUM, need } from '../setup/needs.ts';
+import { launchChromium } from '../setup/chromium.ts';
 
 let run: RelayReferenceRun;
 let browser: Browser;
@@ -29,10 +29,7 @@ beforeAll(async () => {
   const origin = `http://${id.identity}:${new URL(run.target.url).port}`;
   // The identity's name is the page's host (and so a valid RP id): every name maps to the relay's
   // loopback address, and that origin counts as secure for WebAuthn.
-  browser = await chromium.launch({
-    executablePath: need(CHROMIUM),
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--host-resolver-rules=MAP * 127.0.0.1', `--unsafely-treat-insecure-origin-as-secure=${origin}`],
-  });
+  browser = await launchChromium({ args: ['--host-resolver-rules=MAP * 127.0.0.1', `--unsafely-treat-insecure-origin-as-secure=${origin}`] });
   page = await browser.newPage();
   cdp = await page.context().newCDPSession(page);
   await cdp.send('WebAuthn.enable');

@@ -3,8 +3,6 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createConnection } from 'node:net';
 import { main } from '../../harness/cli.ts';
 import type { RunReport } from '../../harness/run/model.ts';
 import type { Authority } from '../../harness/actors/authority/index.ts';
@@ -15,7 +13,6 @@ import { startRp, type RunningRp, type StartRpOptions } from '../../reference/rp
 import { hashSecret } from '../../reference/rp/secrets.ts';
 import { NetworkResolver } from '../../reference/resolve/network.ts';
 import { MemoryOutput } from '../harness/fakes.ts';
-import { need, REDIS_SERVER } from '../setup/needs.ts';
 import { closedPort } from '../../harness/suites/rp/launch.ts';
 import { RP_WIRE } from '../../reference/variants/rp.ts';
 import { brokenVerifier, VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
@@ -247,47 +244,9 @@ export async function brokenRp(kind: Breakage, authority: Authority, options: { 
   return rp;
 }
 
-// ---- redis-server for the Redis store tests ----
+// ---- redis-server for the Redis store tests (test/setup/redis.ts) ----
 
-export interface RedisServer {
-  port: number;
-  url: string;
-  proc: ChildProcess;
-  stop(): Promise<void>;
-}
-
-export async function startRedis(): Promise<RedisServer> {
-  const port = await closedPort();
-  const proc = spawn(need(REDIS_SERVER), ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (await canConnect(port)) break;
-    if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`redis-server did not start on ${port}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    port,
-    url: `redis://127.0.0.1:${port}`,
-    proc,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
-        proc.once('exit', () => resolve());
-        proc.kill('SIGTERM');
-      }),
-  };
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createConnection({ port, host: '127.0.0.1' });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
+export { startRedis, type RedisServer } from '../setup/redis.ts';
 
 // ---- an RP that follows document 1 only ----
 

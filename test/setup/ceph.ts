@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CEPH_MON, CEPH_OSD, need, RADOSGW } from './needs.ts';
+import { withLock } from './lock.ts';
 
 const run = promisify(execFile);
 const SCRIPT = new URL('./ceph.sh', import.meta.url).pathname;
@@ -39,12 +40,18 @@ async function freePort(): Promise<number> {
   }
 }
 
+/**
+ * Starts one. Two test files starting Ceph at once could pick the same ports (free until a daemon
+ * binds them) and starve each other's monitor: the pick and the start happen under the run's lock.
+ */
 export async function startCeph(): Promise<Ceph> {
   for (const p of [RADOSGW, CEPH_MON, CEPH_OSD]) need(p);
-  const env = { ...process.env, CEPH_DIR: join(mkdtempSync(join(tmpdir(), 'svc-ceph-')), 'ceph'), CEPH_MON_PORT: String(await freePort()), CEPH_RGW_PORT: String(await freePort()) };
-  const t0 = performance.now();
-  const { stdout } = await run(SCRIPT, ['start'], { env });
-  const startMs = performance.now() - t0;
+  const { env, stdout, startMs } = await withLock('ceph-start', async () => {
+    const env = { ...process.env, CEPH_DIR: join(mkdtempSync(join(tmpdir(), 'svc-ceph-')), 'ceph'), CEPH_MON_PORT: String(await freePort()), CEPH_RGW_PORT: String(await freePort()) };
+    const t0 = performance.now();
+    const { stdout } = await run(SCRIPT, ['start'], { env });
+    return { env, stdout, startMs: performance.now() - t0 };
+  });
   const vars = Object.fromEntries(stdout.split('\n').flatMap((l) => (/^[A-Z0-9_]+=/.test(l) ? [[l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]] : []))) as Record<string, string>;
   return {
     endpoint: vars.CEPH_S3_ENDPOINT!,

@@ -2,7 +2,8 @@
 // a suite or the CLI drives a running `svc-conformance authority` like an in-process one.
 import { decodeBase64Any, encodeBase64url } from '../../../protocol/common/base64.ts';
 import { formatKey } from '../../../protocol/common/keys.ts';
-import { HttpClient } from '../http.ts';
+import { HttpClient, HttpError } from '../http.ts';
+import { EnvironmentError } from '../../run/verdict.ts';
 import {
   AuthorityError,
   type AuthorityControl,
@@ -30,8 +31,16 @@ export class AuthorityClient implements AuthorityControl {
   }
 
   async #call<T>(method: string, path: string, body?: Record<string, unknown>): Promise<T> {
-    const res = await this.#http.request(`${this.adminUrl}${path}`, { method, ...(body !== undefined ? { body } : {}), headers: { accept: 'application/json' } });
-    const data = res.json() as Record<string, unknown>;
+    let data: Record<string, unknown>;
+    let res;
+    try {
+      res = await this.#http.request(`${this.adminUrl}${path}`, { method, ...(body !== undefined ? { body } : {}), headers: { accept: 'application/json' } });
+      data = res.json() as Record<string, unknown>;
+    } catch (error) {
+      // The authority is the harness's helper: its silence is no verdict on the target.
+      if (error instanceof HttpError) throw new EnvironmentError('helper-unavailable', `the test authority's admin API did not answer ${method} ${path}: ${error.message}`);
+      throw error;
+    }
     if (res.status !== 200) throw new AuthorityError(`authority ${method} ${path}: ${res.status} ${String(data.detail ?? data.error ?? '')}`, res.status);
     return data as T;
   }

@@ -109,6 +109,11 @@ export class HostedFiles {
     return true;
   }
 
+  /** True while `res` is held back on purpose (a file published with delayMs). */
+  holding(res: ServerResponse): boolean {
+    return this.#held.has(res);
+  }
+
   close(): void {
     for (const res of this.#held) res.destroy();
   }

@@ -25,6 +25,7 @@ import { startAdminServer, type AdminServer } from './admin.ts';
 import { Records } from './records.ts';
 import { AuthorityError, type AuthorityControl, type AuthorityInfo } from './types.ts';
 import { validServiceName } from '../../../protocol/common/names.ts';
+import { watchAnswers } from './late.ts';
 
 export * from './types.ts';
 export { toPublicKey, toSeed } from './records.ts';
@@ -109,7 +110,7 @@ export async function startAuthority(options: AuthorityOptions = {}): Promise<Au
           );
         },
       },
-      (req, res) => records.serveDocument(req, res),
+      watchAnswers(records),
     );
   const https = httpsServer();
   // The same host on a second loopback address, which a URL client fetcher is never told to exempt.

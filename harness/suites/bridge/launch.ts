@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { Profile } from '../../../protocol/common/profile.ts';
-import { closedPort, spawnReference, stopChild, type ReferenceChild } from '../../run/spawn.ts';
+import { closedPort, REFERENCE_RESOLVER_TIMEOUT_MS, spawnReference, stopChild, type ReferenceChild } from '../../run/spawn.ts';
 import { startAuthority, type Authority } from '../../actors/authority/index.ts';
 import type { ClientCredentials } from '../../actors/oidc/client.ts';
 import type { BridgeTarget } from './driver.ts';
@@ -135,7 +135,7 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       '--service-name',
       options.profile.name,
       '--resolver-timeout',
-      '1500',
+      String(REFERENCE_RESOLVER_TIMEOUT_MS),
       '--test-operator-token',
       token,
       // URL clients (ob.contract.url-clients): documents the suite hosts on the authority, whose

@@ -12,7 +12,7 @@ import { HttpClient } from '../../actors/http.ts';
 import type { Authority } from '../../actors/authority/index.ts';
 import { newRelayIdentity, RelayClient } from '../../actors/relay/index.ts';
 import { writeRelayKey } from '../../actors/relay/keyfile.ts';
-import { spawnReference, type ReferenceChild } from '../../run/spawn.ts';
+import { REFERENCE_RESOLVER_TIMEOUT_MS, spawnReference, type ReferenceChild } from '../../run/spawn.ts';
 import { ConfigError } from '../../run/exit.ts';
 
 const HARNESS_BIN = fileURLToPath(new URL('../../../bin/svc-conformance.js', import.meta.url));
@@ -29,7 +29,19 @@ export interface PushRelays {
 
 /** Starts both relays (children pushed to `children` as they start) and provisions the bridge's service ID. */
 export async function startPushRelays(o: { profile: Profile; authority: Authority; dir: string; log?: (line: string) => void; children: ReferenceChild[] }): Promise<PushRelays> {
-  const common = ['--port', '0', '--dns-server', o.authority.dnsServer, '--ca', o.authority.caFile, '--service-name', o.profile.name, '--resolver-timeout', '1500', '--quiet'];
+  const common = [
+    '--port',
+    '0',
+    '--dns-server',
+    o.authority.dnsServer,
+    '--ca',
+    o.authority.caFile,
+    '--service-name',
+    o.profile.name,
+    '--resolver-timeout',
+    String(REFERENCE_RESOLVER_TIMEOUT_MS),
+    '--quiet',
+  ];
   const relay = (name: string, domain: string) =>
     spawnReference('relay', [...common, '--data-dir', join(o.dir, name), '--hosted-domains', domain], { ...(o.log ? { log: o.log } : {}), onSpawn: (c) => void o.children.push(c) });
   const [bridgeRelay, userRelay] = await Promise.all([relay('bridge-relay', BRIDGE_DOMAIN), relay('user-relay', USERS_DOMAIN)]);

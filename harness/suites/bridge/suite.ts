@@ -8,6 +8,7 @@ import { ConfigError } from '../../run/exit.ts';
 import type { BridgeRole } from '../../targets/file.ts';
 import type { ExternalInput, PreparedSuite, ReferenceInput, SuiteDefinition } from '../suite.ts';
 import type { BridgeTarget } from './driver.ts';
+import { expectedFailuresOf } from '../../run/expected.ts';
 
 interface BridgeFlags {
   bridge?: string;
@@ -88,7 +89,7 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
       suite: 'bridge',
       load: () => loadBridge(target),
       profileGates: f.profile ?? role.profile ?? false,
-      ...(role.expected_failures ? { expectedFailures: new Map(Object.entries(role.expected_failures)) } : {}),
+      ...(role.expected_failures ? { expectedFailures: expectedFailuresOf(role.expected_failures) } : {}),
       ...(role.check_timeout_s !== undefined ? { checkTimeoutMs: role.check_timeout_s * 1000 } : {}),
       config: { suite: 'bridge', reference: false, bridge: role.issuer, clients: Object.keys(role.clients) },
       stop: async () => undefined,

@@ -7,13 +7,14 @@ import { DriveClient, type DriveActor } from '../../actors/drive/client.ts';
 import { create, encryptContent, nodeKeys, share, type Chunk, type NodeKeys, type ShareInput } from '../../actors/drive/objects.ts';
 import type { RelayIdentity } from '../../actors/relay/index.ts';
 import { CheckFailure, Session, isObject, safeJson, said, type RelayTarget } from '../relay/driver.ts';
+import { statusIn } from '../../run/answers.ts';
 
 export { CheckFailure, isObject, safeJson, said };
 export type { RelayTarget };
 
 type Obj = Record<string, unknown>;
 export const ok = (r: HttpResponse): boolean => r.status >= 200 && r.status < 300;
-export const refused = (r: HttpResponse): boolean => r.status >= 400 && r.status < 500;
+export const refused = (r: HttpResponse): boolean => statusIn(r, 400, 500);
 
 /** A file or folder a check made, with what it needs to change or read it. */
 export interface Made {

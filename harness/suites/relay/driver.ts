@@ -11,7 +11,7 @@ import type { AuthorityControl } from '../../actors/authority/types.ts';
 import { HttpClient, type Exchange, type HttpResponse } from '../../actors/http.ts';
 import { RelayClient, newRelayIdentity, type RelayIdentity } from '../../actors/relay/index.ts';
 import { CheckFailure, CheckSkip } from '../../run/verdict.ts';
-import { isObject, refusedWith, safeJson, said } from '../../run/answers.ts';
+import { isObject, refusedWith, safeJson, said, statusIn } from '../../run/answers.ts';
 
 export { CheckFailure, CheckSkip, isObject, refusedWith, safeJson, said };
 
@@ -156,8 +156,8 @@ export function once<T>(fn: () => Promise<T>): () => Promise<T> {
   return () => (p ??= fn());
 }
 
-export const accepted = (r: HttpResponse): boolean => r.status >= 200 && r.status < 300;
-export const refused = (r: HttpResponse): boolean => r.status >= 400 && r.status < 500;
+export const accepted = (r: HttpResponse): boolean => statusIn(r, 200, 300);
+export const refused = (r: HttpResponse): boolean => statusIn(r, 400, 500);
 
 /** The pickup body's `messages` and `acks` arrays, or a problem text. */
 export function pickupOf(r: HttpResponse): { messages: Record<string, unknown>[]; acks: Record<string, unknown>[]; body: Record<string, unknown> } | string {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { Profile } from '../../../protocol/common/profile.ts';
 import { startAuthority, type Authority } from '../../actors/authority/index.ts';
 import { CLUSTER_PROCESSES, isolatedSchema, type ClusterEngines } from '../../run/cluster.ts';
-import { spawnReference, type ReferenceChild } from '../../run/spawn.ts';
+import { REFERENCE_RESOLVER_TIMEOUT_MS, spawnReference, type ReferenceChild } from '../../run/spawn.ts';
 import { startRelayCluster, type RelayCluster } from './cluster.ts';
 import type { RelayDeclared, RelayTarget } from './driver.ts';
 
@@ -72,7 +72,18 @@ export async function startRelayReference(options: RelayReferenceOptions): Promi
     const c = options.cluster;
     const s3 = c?.s3 ? ['--drive-s3', c.s3] : [];
     const env = { ...options.env, ...c?.s3Env };
-    const common = ['--dns-server', authority.dnsServer, '--ca', authority.caFile, '--service-name', options.profile.name, '--resolver-timeout', '1500', ...s3, ...(options.extraArgs ?? [])];
+    const common = [
+      '--dns-server',
+      authority.dnsServer,
+      '--ca',
+      authority.caFile,
+      '--service-name',
+      options.profile.name,
+      '--resolver-timeout',
+      String(REFERENCE_RESOLVER_TIMEOUT_MS),
+      ...s3,
+      ...(options.extraArgs ?? []),
+    ];
     const spawnRelay = async (args: string[]) => {
       const child = await spawnReference('relay', args, { ...(options.log ? { log: options.log } : {}), env, onSpawn: (c) => children.push(c) });
       return child;

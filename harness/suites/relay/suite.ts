@@ -8,6 +8,7 @@ import type { RelayRole } from '../../targets/file.ts';
 import type { ExternalInput, PreparedSuite, ReferenceInput, SuiteDefinition } from '../suite.ts';
 import type { RelayDeclared, RelayTarget } from './driver.ts';
 import type { RelayReferenceRun } from './launch.ts';
+import { expectedFailuresOf } from '../../run/expected.ts';
 
 interface RelayFlags {
   relay?: string;
@@ -77,7 +78,7 @@ export const relaySuiteDefinition: SuiteDefinition = {
       suite: 'relay',
       load: () => loadRelay(target),
       profileGates: f.profile ?? role.profile ?? false,
-      ...(role.expected_failures ? { expectedFailures: new Map(Object.entries(role.expected_failures)) } : {}),
+      ...(role.expected_failures ? { expectedFailures: expectedFailuresOf(role.expected_failures) } : {}),
       ...(role.check_timeout_s !== undefined ? { checkTimeoutMs: role.check_timeout_s * 1000 } : {}),
       config: { suite: 'relay', reference: false, relay: target.url, peer: target.peerUrl ?? null, declared },
       stop: async () => undefined,

@@ -3,7 +3,7 @@
 // and reads the metadata, and records every exchange of a check as its evidence. Nothing here
 // knows the reference RP: only the spec (rp.openapi.yaml) and the profile's identifiers.
 import { CheckFailure, CheckSkip } from '../../run/verdict.ts';
-import { errorCode, isObject, refusedWith, safeJson, said } from '../../run/answers.ts';
+import { errorCode, isObject, refusedWith, safeJson, said, statusIn } from '../../run/answers.ts';
 import { randomBytes } from 'node:crypto';
 import { HttpClient, HttpError, type Exchange, type HttpClientOptions, type HttpResponse } from '../../actors/http.ts';
 import type { AuthorityControl } from '../../actors/authority/types.ts';
@@ -332,12 +332,12 @@ export function encodeApproval(approval: Record<string, unknown>, form: Delivery
 
 /** A 2xx: the document names no success status for its endpoints. */
 export function accepted(r: HttpResponse): boolean {
-  return r.status >= 200 && r.status < 300;
+  return statusIn(r, 200, 300);
 }
 
 /** A refusal as the document allows it where it names no status: any 4xx. */
 export function refused(r: HttpResponse): boolean {
-  return r.status >= 400 && r.status < 500;
+  return statusIn(r, 400, 500);
 }
 
 /** The project's error envelope {error, detail} of a rejection (ns.errors.envelope), or a problem text. */

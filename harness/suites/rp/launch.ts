@@ -9,12 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Profile } from '../../../protocol/common/profile.ts';
 import { limits } from '../../../schemas/ts/limits.ts';
-import { closedPort, spawnReference, stopChild, type ReferenceChild, type SpawnOptions } from '../../run/spawn.ts';
+import { closedPort, REFERENCE_RESOLVER_TIMEOUT_MS, spawnReference, stopChild, type ReferenceChild, type SpawnOptions } from '../../run/spawn.ts';
 import { startAuthority, type Authority } from '../../actors/authority/index.ts';
 import type { RpTarget } from './driver.ts';
 
-/** The reference RP's per-lookup timeout here: short, so the authority-timeout check is quick. */
-export const REFERENCE_RESOLVER_TIMEOUT_MS = 1500;
+export { REFERENCE_RESOLVER_TIMEOUT_MS };
 /**
  * The reference's resume-code lifetime here (its default is 60 s): the expiry check waits past
  * the declared lifetime, so a short one keeps the whole run short. The check is the same.

@@ -9,6 +9,7 @@ import { ConfigError } from '../../run/exit.ts';
 import type { RpRole } from '../../targets/file.ts';
 import type { ExternalInput, PreparedSuite, ReferenceInput, SuiteDefinition } from '../suite.ts';
 import type { RpTarget } from './driver.ts';
+import { expectedFailuresOf } from '../../run/expected.ts';
 
 interface RpFlags {
   rp?: string;
@@ -80,7 +81,7 @@ export const rpSuiteDefinition: SuiteDefinition = {
       suite: 'rp',
       load: () => loadRp(target),
       profileGates: f.profile ?? role.profile ?? false,
-      ...(role.expected_failures ? { expectedFailures: new Map(Object.entries(role.expected_failures)) } : {}),
+      ...(role.expected_failures ? { expectedFailures: expectedFailuresOf(role.expected_failures) } : {}),
       ...(role.check_timeout_s !== undefined ? { checkTimeoutMs: role.check_timeout_s * 1000 } : {}),
       config: { suite: 'rp', reference: false, rp: origin, rp_start: startUrl, rp_login_page: target.loginPage.url, rp_processes: target.processes, declared: target.declared },
       stop: async () => undefined,

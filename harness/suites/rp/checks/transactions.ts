@@ -21,10 +21,10 @@ const DRIVE: RuleId[] = ['ns.start.contract', 'ns.transport.poll-shape'];
 
 /** The project's status and code for an answer (profile checks). */
 function expectCode(e: Expect, r: HttpResponse, what: string, status: number, codes: string[]): void {
-  e.that(r.status === status, `${what}: expected status ${status}, got ${said(r)}`);
+  e.that(r.status === status, `${what}: expected status ${status}, got ${said(r)}`, 'status');
   const env = envelopeOf(r);
-  if (typeof env === 'string') e.fail(`${what}: ${env}`);
-  else e.that(codes.includes(env.error), `${what}: expected error ${codes.join(' or ')}, got ${said(r)}`);
+  if (typeof env === 'string') e.fail(`${what}: ${env}`, 'shape');
+  else e.that(codes.includes(env.error), `${what}: expected error ${codes.join(' or ')}, got ${said(r)}`, 'code');
 }
 
 /** A wrong match code (one attempt), then the right one: the answers. */
@@ -120,7 +120,7 @@ function transactionSameDeviceCheck(target: RpTarget): Check {
       const code = new URL(uri as string).searchParams.get('code') ?? '';
       e.that(secretBits(code) >= limits.resume_code_min_bits, `the resume code (${code.length} chars) carries < ${limits.resume_code_min_bits} bits`);
       const r = await s.resume(uri as string, t.browser);
-      e.that(r.status < 400, `resume with the binding cookie answered ${said(r)}`);
+      e.that(r.status < 400, `resume with the binding cookie answered ${said(r)}`, 'status');
       const p = await s.pollStatus(t.pollSecret);
       e.that(p.status === 'completed', `after resume the poll answered ${said(p.response)}, expected "completed"`);
       e.that(p.identity === who.identity, `the completed poll names ${JSON.stringify(p.identity)}, expected ${who.identity}`);

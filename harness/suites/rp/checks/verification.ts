@@ -153,8 +153,11 @@ function reproof(m: MutationContext, proof: Record<string, unknown>, seed = m.wh
 }
 
 const S_PREFIX = vocabulary.key_ids.session_prefix;
-/** A refusal by rules 1-4 needs no lookup; anything slower waited for the hanging authority. */
-const ORDER_MAX_MS = 1000;
+/**
+ * A refusal by rules 1-4 needs no lookup; anything slower waited for the hanging authority. Well
+ * under a lookup timeout (the reference's is 5 s under the harness), with room for a loaded machine.
+ */
+const ORDER_MAX_MS = 2000;
 
 /** An expected refusal: its status and the codes the project gives it. */
 const R = (status: number, ...codes: string[]) => ({ status, codes });
@@ -1032,8 +1035,8 @@ export function verificationChecks(target: RpTarget, list: Scenario[], results: 
     const project = sc.rules.every((rule) => isProject.has(rule));
     /** Refused (any 4xx), not completed, and the genuine approval completes afterwards. */
     const refusedWithoutLoss = (r: ScenarioResult, e: Expect): void => {
-      e.that(r.status >= 400 && r.status < 500, `expected a refusal (4xx), got ${r.answer}`);
-      e.that(r.after !== 'completed', 'the login completed after the mutated approval');
+      e.that(r.status >= 400 && r.status < 500, `expected a refusal (4xx), got ${r.answer}`, 'status');
+      e.that(r.after !== 'completed', 'the login completed after the mutated approval', 'state');
       if (r.status < 200 || r.status >= 300) e.that(r.genuineProblem === undefined, r.genuineProblem ?? '');
     };
     if (!project) {
@@ -1052,7 +1055,7 @@ export function verificationChecks(target: RpTarget, list: Scenario[], results: 
             // Ordering (cheapest first): the identity's authority hangs, so a refusal that waited for
             // it looked the identity up before the cheap rule refused.
             if (sc.name.startsWith('order/') && r.refusedInMs !== undefined)
-              e.that(r.refusedInMs < ORDER_MAX_MS, `the refusal took ${r.refusedInMs} ms: the RP resolved the identity (its authority hangs) before the cheaper rule refused`);
+              e.that(r.refusedInMs < ORDER_MAX_MS, `the refusal took ${r.refusedInMs} ms: the RP resolved the identity (its authority hangs) before the cheaper rule refused`, 'timing');
           },
         }),
       );
@@ -1068,9 +1071,9 @@ export function verificationChecks(target: RpTarget, list: Scenario[], results: 
           s.exchanges.push(...r.exchanges);
           // A project-only scenario has no document check: the refusal itself is judged here.
           if (project) refusedWithoutLoss(r, e);
-          e.that(r.status === sc.expect!.status, `expected status ${sc.expect!.status}, got ${r.answer}`);
-          if (typeof r.envelope === 'string') e.fail(r.envelope);
-          else e.that(sc.expect!.codes.includes(r.envelope.error), `expected error ${sc.expect!.codes.join(' or ')}, got ${r.answer}`);
+          e.that(r.status === sc.expect!.status, `expected status ${sc.expect!.status}, got ${r.answer}`, 'status');
+          if (typeof r.envelope === 'string') e.fail(r.envelope, 'shape');
+          else e.that(sc.expect!.codes.includes(r.envelope.error), `expected error ${sc.expect!.codes.join(' or ')}, got ${r.answer}`, 'code');
         },
       }),
     );
