@@ -11,7 +11,7 @@
 // test. Project-profile checks gate the run only with --profile (or `profile: true` in the
 // file); the reference always runs with them on.
 import { InvalidArgumentError, type Command } from 'commander';
-import { profileFor, ProfileError, type Profile } from '../../protocol/common/profile.ts';
+import { DEFAULT_SERVICE_NAME, profileFor, ProfileError, type Profile } from '../../protocol/common/profile.ts';
 import { urlOrigin } from '../../protocol/common/url.ts';
 import type { AuthorityControl } from '../actors/authority/types.ts';
 import { runCommand, type CliDeps, type CliIO, type RunFlags } from './shared.ts';
@@ -85,7 +85,7 @@ async function run(flags: Flags, ctx: RunCommandContext): Promise<number> {
   const unknown = flags.suite.filter((s) => suiteNamed(s) === undefined);
   if (unknown.length > 0) throw new ConfigError(`run knows the suites ${SUITES.map((s) => s.name).join(', ')}; not ${unknown.join(', ')}`);
   const file: Targets = flags.targets !== undefined ? await readTargets(flags.targets) : {};
-  const profile = profileNamed(flags.serviceName ?? file.service_name ?? 'svc');
+  const profile = profileNamed(flags.serviceName ?? file.service_name ?? DEFAULT_SERVICE_NAME);
   const prepared = flags.reference ? await prepareReference(flags, file, profile, ctx) : await prepareExternal(flags, file, profile);
   try {
     if (ctx.io.signal?.aborted) throw new ConfigError('interrupted while starting');
