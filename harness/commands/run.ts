@@ -17,6 +17,7 @@ import type { AuthorityControl } from '../actors/authority/types.ts';
 import { runCommand, type CliDeps, type CliIO, type RunFlags } from './shared.ts';
 import { clusterOf } from '../run/cluster.ts';
 import { ConfigError } from '../run/exit.ts';
+import { once } from '../run/once.ts';
 import type { SuiteLoad } from '../run/model.ts';
 import { SUITES, suiteNamed, type PreparedSuite } from '../suites/registry.ts';
 import { readTargets, type Targets } from '../targets/file.ts';
@@ -123,7 +124,7 @@ async function prepareExternal(flags: Flags, file: Targets, profile: Profile): P
     const stray = suite.referenceFlags.filter((k) => flags[k] !== undefined);
     if (stray.length > 0) throw new ConfigError(`${stray.map(flagName).join(', ')} configure the reference: use them with --reference`);
   }
-  const authority = memo(() => connectAuthority(flags.authority ?? file.authority, profile));
+  const authority = once(() => connectAuthority(flags.authority ?? file.authority, profile));
   const prepared: PreparedSuite[] = [];
   const wanted = flags.suite.length > 0 ? flags.suite : SUITES.map((s) => s.name);
   for (const name of wanted) {
@@ -209,11 +210,6 @@ function profileNamed(name: string): Profile {
     if (error instanceof ProfileError) throw new ConfigError(error.message);
     throw error;
   }
-}
-
-function memo<T>(fn: () => Promise<T>): () => Promise<T> {
-  let p: Promise<T> | undefined;
-  return () => (p ??= fn());
 }
 
 function flagName(key: string): string {

@@ -9,8 +9,9 @@ import { cite } from './cite.ts';
 import type { Cell, Check, CheckContext, Outcome } from './model.ts';
 import { propertyCheck, type PropertyCheckSpec } from './property.ts';
 import { CheckFailure, CheckSkip, Expect } from './verdict.ts';
+import { once } from './once.ts';
 
-export { Expect };
+export { Expect, once };
 
 /** What a suite's session gives the wrapper: its exchanges, and a way to release what it opened. */
 export interface CheckSession {
@@ -95,10 +96,4 @@ export function suiteProperty<T>(suite: string, spec: SuitePropertySpec<T>): Che
     ...(spec.exclusive ? { exclusive: true } : {}),
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
   };
-}
-
-/** Runs `fn` once and shares the promise (a scenario judged by more than one check). */
-export function once<T>(fn: () => Promise<T>): () => Promise<T> {
-  let p: Promise<T> | undefined;
-  return () => (p ??= fn());
 }

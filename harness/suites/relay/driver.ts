@@ -12,6 +12,7 @@ import { HttpClient, type Exchange, type HttpResponse } from '../../actors/http.
 import { RelayClient, newRelayIdentity, type RelayIdentity } from '../../actors/relay/index.ts';
 import { CheckFailure, CheckSkip } from '../../run/verdict.ts';
 import { isObject, refusedWith, safeJson, said } from '../../run/answers.ts';
+import { once } from '../../run/once.ts';
 
 export { CheckFailure, CheckSkip, isObject, refusedWith, safeJson, said };
 
@@ -149,11 +150,6 @@ export class Session {
   evidence(): unknown {
     return { ...(this.notes.length > 0 ? { notes: this.notes } : {}), exchanges: this.exchanges.slice(-40) };
   }
-}
-
-export function once<T>(fn: () => Promise<T>): () => Promise<T> {
-  let p: Promise<T> | undefined;
-  return () => (p ??= fn());
 }
 
 export const accepted = (r: HttpResponse): boolean => r.status >= 200 && r.status < 300;
