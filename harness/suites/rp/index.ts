@@ -10,7 +10,7 @@ import { normalizeOrigin } from '../../../protocol/common/url.ts';
 import { rpCheck } from './check.ts';
 import { fetchPublished, type RpTarget } from './driver.ts';
 import { once } from '../../run/once.ts';
-import { scenarios, verificationChecks, type ScenarioResult } from './checks/verification.ts';
+import { scenarios, verificationChecks, type ScenarioResult } from './checks/verification/index.ts';
 import { transactionChecks } from './checks/transactions.ts';
 import { surfaceChecks } from './checks/surface.ts';
 import { concurrencyChecks } from './checks/concurrency.ts';
