@@ -2,6 +2,7 @@
 // sent if any, and `said()`: its status, its code and the start of its body.
 import type { ErrorCode } from '../../schemas/ts/rules.ts';
 import type { HttpResponse } from '../actors/http.ts';
+import { CheckFailure } from './verdict.ts';
 
 export function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -38,4 +39,12 @@ export function said(r: HttpResponse): string {
   const text = r.text().replace(/\s+/g, ' ').trim();
   const body = text === '' ? 'an empty body' : JSON.stringify(text.length > 160 ? `${text.slice(0, 160)}…` : text);
   return `${r.status}${code !== undefined ? ` ${code}` : ''}${r.location ? ` to ${r.location}` : ''} (${body})`;
+}
+
+/**
+ * Fails the check when `r` is a 5xx: no request may get one, so a check that would skip for want of
+ * what `what` should have given (a page, a banner, an option honoured) calls this first.
+ */
+export function failOnServerError(r: HttpResponse, what: string): void {
+  if (r.status >= 500) throw new CheckFailure(`${what} answered ${said(r)}: no request may get a 5xx`);
 }
