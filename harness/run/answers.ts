@@ -48,3 +48,8 @@ export function said(r: HttpResponse): string {
 export function failOnServerError(r: HttpResponse, what: string): void {
   if (r.status >= 500) throw new CheckFailure(`${what} answered ${said(r)}: no request may get a 5xx`);
 }
+
+/** Whether `actual` is the expected code, itself typed from the catalogue (a misspelt expectation does not compile). */
+export function isCode(actual: string | undefined, expected: ErrorCode): boolean {
+  return actual === expected;
+}

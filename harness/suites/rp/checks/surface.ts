@@ -14,7 +14,7 @@ import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import { readFileSync } from 'node:fs';
 import { rpCheck, type Expect } from '../check.ts';
 import { CheckFailure, CheckSkip, StartRefused, accepted, errorCode, isObject, refused, safeJson, said, secretBits, sign, type RpTarget, type Session } from '../driver.ts';
-import { failOnServerError } from '../../../run/answers.ts';
+import { failOnServerError, isCode } from '../../../run/answers.ts';
 
 const schemaDir = new URL('../../../../schemas/json/objects/', import.meta.url);
 let ajv: Ajv2020 | undefined;
@@ -214,7 +214,7 @@ function profileStartOptionsCheck(target: RpTarget): Check {
       const wish = { action: 'link', scopes: [...vocabulary.scopes.values].reverse(), statement: `Link ${'x'.repeat(20)} é` };
       const res = await s.client(true).post(target.startUrl, wish, { headers: { accept: 'application/json' } });
       if (res.status === 400) {
-        e.that(errorCode(res) === 'start_option_unsupported', `a 400 to start options must carry start_option_unsupported: ${said(res)}`);
+        e.that(isCode(errorCode(res), 'start_option_unsupported'), `a 400 to start options must carry start_option_unsupported: ${said(res)}`);
         return s.note('the RP does not honour start options');
       }
       if (!e.that(res.status === 201, `start with options answered ${said(res)}`)) return;
