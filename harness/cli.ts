@@ -8,6 +8,7 @@ import type { RuleEntry } from './run/model.ts';
 import { ConfigError, EXIT_NO_VERDICT, EXIT_PASS } from './run/exit.ts';
 import { causeOf } from './run/runner.ts';
 import { addRunOptions, catalogue, collect, runCommand, type CliDeps, type CliIO, type RunFlags } from './commands/shared.ts';
+import { DEFAULT_SERVICE_NAME } from '../protocol/common/profile.ts';
 
 export type { CliDeps, CliIO, RunFlags, VectorSuiteOptions } from './commands/shared.ts';
 
@@ -47,7 +48,7 @@ export async function main(argv: string[], io: Partial<CliIO> = {}, deps: CliDep
   const vectors = addRunOptions(configure(program.command('vectors')))
     .description('run the vector files (valid and invalid protocol objects) through the verifier rules')
     .option('--dir <dir>', "a directory of vector files (repeatable; default: the project's vectors/)", collect, [])
-    .option('--service-name <name>', 'the profile name the vectors were made for (e.g. poweur)', 'svc')
+    .option('--service-name <name>', 'the profile name the vectors were made for (e.g. poweur)', DEFAULT_SERVICE_NAME)
     .addHelpText('after', EXAMPLES);
   vectors.action(async (flags: RunFlags & { dir: string[]; serviceName: string }) => {
     const dirs = flags.dir.length > 0 ? flags.dir : [fileURLToPath(new URL('vectors/', PROJECT_ROOT))];

@@ -68,6 +68,8 @@ interface RuleEntry {
   level: string;
   doc: number;
   code?: string;
+  /** Further codes the rule names beside `code`. */
+  codes?: string[];
 }
 
 function crossCheck(rules: RuleEntry[], signing: { strings: Record<string, { rule: string }> }, limits: { id: string }[]): void {
@@ -190,6 +192,8 @@ export interface Rule {
   /** The outside source the document's words are read through (e.g. an RFC section). */
   reads?: string;
   code?: string;
+  /** Further codes the rule names beside its code. */
+  codes?: string[];
 }
 
 export const rules: readonly Rule[] = ${ts(rules.rules)};
@@ -199,7 +203,7 @@ ${rules.rules.map((r) => `  | ${JSON.stringify(r.id)}`).join('\n')};
 
 /** Every error code a rule names. */
 export type ErrorCode =
-${[...new Set(rules.rules.flatMap((r) => (r.code ? [r.code] : [])))]
+${[...new Set(rules.rules.flatMap((r) => [...(r.code ? [r.code] : []), ...(r.codes ?? [])]))]
   .sort()
   .map((c) => `  | ${JSON.stringify(c)}`)
   .join('\n')};

@@ -3,6 +3,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { isIPv4 } from 'node:net';
 import type { CommandContext } from '../actors/command-context.ts';
+import { DEFAULT_SERVICE_NAME } from '../../protocol/common/profile.ts';
 
 const EXAMPLES = `
 The authority answers, for every identity published to it (service name svc):
@@ -61,7 +62,7 @@ export function registerAuthorityCommand(program: Command, ctx: CommandContext):
     .option('--admin-port <n>', 'admin API port (HTTP, JSON)', port, 8055)
     .option('--ttl <seconds>', 'TTL of DNS answers', nonNegative, 0)
     .option('--zone <zone>', 'zone of identities created through the admin API', 'id.test')
-    .option('--service-name <name>', 'the profile name (svc, poweur, ...)', 'svc')
+    .option('--service-name <name>', 'the profile name (svc, poweur, ...)', DEFAULT_SERVICE_NAME)
     .addHelpText('after', EXAMPLES)
     .action(async (flags: AuthorityFlags) => {
       const { io } = ctx;

@@ -8,6 +8,7 @@ import type { CommandContext } from '../actors/command-context.ts';
 import type { DriveTree, Opened } from '../actors/drive/tree.ts';
 import type { RelayIdentity } from '../actors/relay/index.ts';
 import { registerShareCommands } from './drive-share.ts';
+import { DEFAULT_SERVICE_NAME } from '../../protocol/common/profile.ts';
 
 const EXAMPLES = `
 Paths are slash-separated names from the drive's root (the owner) or from the shared node (a
@@ -86,7 +87,7 @@ function keyed(cmd: Command, keyRequired = true): Command {
     .option('--relay <url>', "the drive's relay (where its identity is hosted)")
     .option('--drive <identity>', "whose drive (default: the key file's own)")
     .option('--share <id>', 'a member holding several shares of the drive: the one paths start from')
-    .option('--service-name <name>', 'the profile name', 'svc');
+    .option('--service-name <name>', 'the profile name', DEFAULT_SERVICE_NAME);
 }
 
 async function httpClient(relay: string, serviceName: string) {

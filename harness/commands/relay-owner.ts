@@ -6,6 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline/promises';
 import { Option } from 'commander';
 import type { RelayKit } from './relay.ts';
+import { DEFAULT_SERVICE_NAME } from '../../protocol/common/profile.ts';
 
 const ALGS = { es256: -7, eddsa: -8, rs256: -257 } as const;
 const POLL_MS = 1000;
@@ -45,7 +46,7 @@ function systemCommand({ relay, io, run, load, client, refused }: RelayKit): voi
     .requiredOption('--key <file>', "the identity's key file")
     .requiredOption('--relay <url>', 'the relay hosting the identity')
     .option('--json <text>', 'put: the document')
-    .option('--service-name <name>', 'the profile name', 'svc')
+    .option('--service-name <name>', 'the profile name', DEFAULT_SERVICE_NAME)
     .action((action: string, path: string, flags: { key: string; relay: string; json?: string; serviceName: string }) =>
       run('system', async () => {
         const methods: Record<string, 'GET' | 'PUT' | 'DELETE'> = { get: 'GET', put: 'PUT', delete: 'DELETE' };
@@ -81,7 +82,8 @@ function passkeyCommand({ relay, io, run }: RelayKit): void {
 
 function keystoreCommands({ relay, io, run, load, client, refused }: RelayKit): void {
   const keystore = relay.command('keystore').description("the identity's keystore: wrapped copies of a key file, one per passkey");
-  const common = (cmd: ReturnType<typeof keystore.command>) => cmd.requiredOption('--relay <url>', 'the relay hosting the identity').option('--service-name <name>', 'the profile name', 'svc');
+  const common = (cmd: ReturnType<typeof keystore.command>) =>
+    cmd.requiredOption('--relay <url>', 'the relay hosting the identity').option('--service-name <name>', 'the profile name', DEFAULT_SERVICE_NAME);
 
   common(keystore.command('enroll').description('wrap the key file for a passkey and enroll it (PUT .../keystore, signed by the identity key)'))
     .requiredOption('--key <file>', 'the key file to wrap (and to sign the enrollment with)')
@@ -196,7 +198,7 @@ function pairCommands({ relay, io, run, load, client, refused }: RelayKit): void
     .requiredOption('--out <file>', 'where to write the key file (JSON; keep it private)')
     .option('--label <text>', 'how the approver sees this device', 'svc-conformance CLI')
     .option('--timeout <s>', 'how long to wait for the approver', (v: string) => Number(v), 600)
-    .option('--service-name <name>', 'the profile name', 'svc')
+    .option('--service-name <name>', 'the profile name', DEFAULT_SERVICE_NAME)
     .action((flags: { relay: string; identity: string; out: string; label: string; timeout: number; serviceName: string }) =>
       run('pair new', async () => {
         const identity = flags.identity.toLowerCase();
@@ -232,7 +234,7 @@ function pairCommands({ relay, io, run, load, client, refused }: RelayKit): void
     .requiredOption('--code <code>', 'the code the new device shows (typed loosely)')
     .option('--yes', 'do not ask whether the six digits match')
     .option('--timeout <s>', 'how long to wait for the new device', (v: string) => Number(v), 600)
-    .option('--service-name <name>', 'the profile name', 'svc')
+    .option('--service-name <name>', 'the profile name', DEFAULT_SERVICE_NAME)
     .action((flags: { key: string; relay: string; code: string; yes?: boolean; timeout: number; serviceName: string }) =>
       run('pair approve', async () => {
         const id = await load(flags.key);

@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import type { CommandContext } from '../actors/command-context.ts';
 import { registerOwnerCommands } from './relay-owner.ts';
+import { DEFAULT_SERVICE_NAME } from '../../protocol/common/profile.ts';
 
 const EXAMPLES = `
 Exit codes: 0 done; 1 the relay refused (its status and error are printed); 2 bad usage.
@@ -91,7 +92,7 @@ function registerCommand({ relay, io, run, load, client, refused }: RelayKit): v
     .requiredOption('--relay <url>', "the relay's base address")
     .option('--authority <admin-url>', 'a test authority to publish the identity in (DNS and document naming the relay)')
     .option('--invite <code>', 'an invite code, when the relay registers by invite')
-    .option('--service-name <name>', 'the profile name', 'svc')
+    .option('--service-name <name>', 'the profile name', DEFAULT_SERVICE_NAME)
     .action((flags: { key: string; relay: string; authority?: string; invite?: string; serviceName: string }) =>
       run('register', async () => {
         const id = await load(flags.key);
@@ -126,7 +127,7 @@ function sendCommand({ relay, io, run, load, client, refused }: RelayKit): void 
     .requiredOption('--authority <admin-url>', "where the recipient's encryption key is looked up (a test authority)")
     .option('--type <type>', 'the signed message type, e.g. sys.auth.request (a bridge pushing a sign-in prompt)')
     .option('--expires-at <rfc3339>', 'the signed expiry of the message')
-    .option('--service-name <name>', 'the profile name', 'svc')
+    .option('--service-name <name>', 'the profile name', DEFAULT_SERVICE_NAME)
     .action((flags: { key: string; relay: string; to: string; text: string; authority: string; type?: string; expiresAt?: string; serviceName: string }) =>
       run('send', async () => {
         const id = await load(flags.key);
@@ -174,7 +175,7 @@ function readCommand({ relay, io, run, load, client, refused }: RelayKit): void 
     .description('pick up the mail waiting (drained on read; signed request) and open each message')
     .requiredOption('--key <file>', 'your key file')
     .requiredOption('--relay <url>', 'your relay')
-    .option('--service-name <name>', 'the profile name', 'svc')
+    .option('--service-name <name>', 'the profile name', DEFAULT_SERVICE_NAME)
     .action((flags: { key: string; relay: string; serviceName: string }) =>
       run('read', async () => {
         const id = await load(flags.key);

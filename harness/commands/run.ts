@@ -11,12 +11,13 @@
 // test. Project-profile checks gate the run only with --profile (or `profile: true` in the
 // file); the reference always runs with them on.
 import { InvalidArgumentError, type Command } from 'commander';
-import { profileFor, ProfileError, type Profile } from '../../protocol/common/profile.ts';
+import { DEFAULT_SERVICE_NAME, profileFor, ProfileError, type Profile } from '../../protocol/common/profile.ts';
 import { urlOrigin } from '../../protocol/common/url.ts';
 import type { AuthorityControl } from '../actors/authority/types.ts';
 import { runCommand, type CliDeps, type CliIO, type RunFlags } from './shared.ts';
 import { clusterOf } from '../run/cluster.ts';
 import { ConfigError } from '../run/exit.ts';
+import { once } from '../run/once.ts';
 import type { SuiteLoad } from '../run/model.ts';
 import { SUITES, suiteNamed, type PreparedSuite } from '../suites/registry.ts';
 import { readTargets, type Targets } from '../targets/file.ts';
@@ -85,7 +86,7 @@ async function run(flags: Flags, ctx: RunCommandContext): Promise<number> {
   const unknown = flags.suite.filter((s) => suiteNamed(s) === undefined);
   if (unknown.length > 0) throw new ConfigError(`run knows the suites ${SUITES.map((s) => s.name).join(', ')}; not ${unknown.join(', ')}`);
   const file: Targets = flags.targets !== undefined ? await readTargets(flags.targets) : {};
-  const profile = profileNamed(flags.serviceName ?? file.service_name ?? 'svc');
+  const profile = profileNamed(flags.serviceName ?? file.service_name ?? DEFAULT_SERVICE_NAME);
   const prepared = flags.reference ? await prepareReference(flags, file, profile, ctx) : await prepareExternal(flags, file, profile);
   try {
     if (ctx.io.signal?.aborted) throw new ConfigError('interrupted while starting');
@@ -123,7 +124,7 @@ async function prepareExternal(flags: Flags, file: Targets, profile: Profile): P
     const stray = suite.referenceFlags.filter((k) => flags[k] !== undefined);
     if (stray.length > 0) throw new ConfigError(`${stray.map(flagName).join(', ')} configure the reference: use them with --reference`);
   }
-  const authority = memo(() => connectAuthority(flags.authority ?? file.authority, profile));
+  const authority = once(() => connectAuthority(flags.authority ?? file.authority, profile));
   const prepared: PreparedSuite[] = [];
   const wanted = flags.suite.length > 0 ? flags.suite : SUITES.map((s) => s.name);
   for (const name of wanted) {
@@ -209,11 +210,6 @@ function profileNamed(name: string): Profile {
     if (error instanceof ProfileError) throw new ConfigError(error.message);
     throw error;
   }
-}
-
-function memo<T>(fn: () => Promise<T>): () => Promise<T> {
-  let p: Promise<T> | undefined;
-  return () => (p ??= fn());
 }
 
 function flagName(key: string): string {

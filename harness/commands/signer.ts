@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline/promises';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { CommandContext } from '../actors/command-context.ts';
 import type { ConsentView } from '../actors/signer/index.ts';
+import { DEFAULT_SERVICE_NAME } from '../../protocol/common/profile.ts';
 
 const EXAMPLES = `
 Exit codes: 0 done; 1 refused (by this signer, with the rule id, or by the RP); 2 bad usage.
@@ -29,7 +30,7 @@ function withTls(cmd: Command): Command {
   return cmd
     .option('--ca <file>', "also trust this CA certificate (PEM) for HTTPS, e.g. the test authority's ca.pem")
     .option('--dns-server <ip:port>', 'resolve RP host names with this DNS server (e.g. the test authority)')
-    .option('--service-name <name>', 'the profile name (svc, poweur, ...)', 'svc');
+    .option('--service-name <name>', 'the profile name (svc, poweur, ...)', DEFAULT_SERVICE_NAME);
 }
 
 function matchCode(value: string): string {
@@ -108,7 +109,7 @@ function keygenCommand({ ctx, signer, io, run }: SignerKit): void {
     .requiredOption('--identity <name>', 'the service ID (a DNS name such as alice.id.test)')
     .option('--out <file>', 'write the key file here (default: print it)')
     .option('--force', 'overwrite an existing --out file')
-    .option('--service-name <name>', 'the profile name, for the TXT record shown', 'svc')
+    .option('--service-name <name>', 'the profile name, for the TXT record shown', DEFAULT_SERVICE_NAME)
     .action((flags: { identity: string; out?: string; force?: boolean; serviceName: string }) =>
       run('keygen', async () => {
         const { newKey, keyFileOf, writeKeyFile } = await import('../actors/signer/index.ts');

@@ -2,7 +2,7 @@
 // sent if any, and `said()`: its status, its code and the start of its body.
 import type { ErrorCode } from '../../schemas/ts/rules.ts';
 import type { HttpResponse } from '../actors/http.ts';
-import { noteAnswer, noteMismatch } from './verdict.ts';
+import { CheckFailure, noteAnswer, noteMismatch } from './verdict.ts';
 
 export function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -53,4 +53,17 @@ export function statusIn(r: HttpResponse, low: number, high: number): boolean {
   const ok = r.status >= low && r.status < high;
   if (!ok) noteMismatch('status');
   return ok;
+}
+
+/**
+ * Fails the check when `r` is a 5xx: no request may get one, so a check that would skip for want of
+ * what `what` should have given (a page, a banner, an option honoured) calls this first.
+ */
+export function failOnServerError(r: HttpResponse, what: string): void {
+  if (r.status >= 500) throw new CheckFailure(`${what} answered ${said(r)}: no request may get a 5xx`);
+}
+
+/** Whether `actual` is the expected code, itself typed from the catalogue (a misspelt expectation does not compile). */
+export function isCode(actual: string | undefined, expected: ErrorCode): boolean {
+  return actual === expected;
 }

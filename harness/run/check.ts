@@ -8,9 +8,10 @@ import { HttpError } from '../actors/http.ts';
 import { cite } from './cite.ts';
 import type { Cell, Check, CheckContext, Outcome } from './model.ts';
 import { propertyCheck, type PropertyCheckSpec } from './property.ts';
-import { CheckFailure, CheckSkip, codeOfError, currentAttempt, Expect } from './verdict.ts';
+import { CheckFailure, CheckSkip, codeOfError, Expect } from './verdict.ts';
+import { once } from './once.ts';
 
-export { Expect };
+export { Expect, once };
 
 /** What a suite's session gives the wrapper: its exchanges, and a way to release what it opened. */
 export interface CheckSession {
@@ -104,18 +105,4 @@ export function suiteProperty<T>(suite: string, spec: SuitePropertySpec<T>): Che
 
 function codeOf(code: Outcome['code']): Pick<Outcome, 'code'> {
   return code !== undefined ? { code } : {};
-}
-
-/**
- * Runs `fn` once and shares the promise (a scenario judged by more than one check). A check run
- * again because the environment failed its first attempt gets a fresh run, not the shared one.
- */
-export function once<T>(fn: () => Promise<T>): () => Promise<T> {
-  const runs = new Map<number, Promise<T>>();
-  return () => {
-    const n = currentAttempt();
-    let p = runs.get(n);
-    if (p === undefined) runs.set(n, (p = fn()));
-    return p;
-  };
 }

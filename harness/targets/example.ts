@@ -1,5 +1,7 @@
 // The commented example targets file that `svc-conformance init` writes. It is parsed in the
 // tests against the schema, so it cannot drift from it.
+import { DEFAULT_SERVICE_NAME } from '../../protocol/common/profile.ts';
+
 export function exampleTargets(): string {
   return `// svc-conformance targets file: the implementation under test.
 // Run it with:  svc-conformance run --targets ${'targets.json'}
@@ -7,7 +9,7 @@ export function exampleTargets(): string {
 // Flags given on the command line override what this file says.
 {
   // The profile name your implementation was built for (svc, poweur, ...).
-  "service_name": "svc",
+  "service_name": "${DEFAULT_SERVICE_NAME}",
 
   // Admin URL of the test identity authority your implementation resolves identities through.
   // Start one as root with \`svc-conformance authority --dir .authority\`, send your resolver's DNS

@@ -9,6 +9,9 @@ export interface Profile {
 
 export class ProfileError extends Error {}
 
+/** The service name a run, a server or a vector set uses unless told another (spec/profile.yaml `default_name`). */
+export const DEFAULT_SERVICE_NAME: string = profileSpec.default_name;
+
 const cache = new Map<string, Profile>();
 const namePattern = new RegExp(profileSpec.name_pattern);
 
@@ -18,7 +21,7 @@ export function fillTemplate(template: string, name: string): string {
   return template.replaceAll('{name}', name).replaceAll('{Name}', capital).replaceAll('{NAME}', upper);
 }
 
-export function profileFor(name: string = profileSpec.default_name): Profile {
+export function profileFor(name: string = DEFAULT_SERVICE_NAME): Profile {
   const hit = cache.get(name);
   if (hit) return hit;
   if (!namePattern.test(name)) {

@@ -49,11 +49,11 @@ import { introspectHandler, revokeHandler, tokenHandler, tokenNode, userinfoHand
 import { accountPage, messagePage, STYLE } from './pages.ts';
 import { Metrics } from './metrics.ts';
 import { Console, consoleClient, registryClient } from './console.ts';
-import { OAuthError, pageError, redirect } from './responses.ts';
+import { OAuthError, oauthJson, pageError, redirect } from './responses.ts';
 import type { components } from '../../schemas/ts/http/bridge.ts';
 
 const SWEEP_INTERVAL_MS = 3_600_000;
-const INTERNAL = () => json({ error: 'server_error', error_description: 'internal error' }, 500);
+const INTERNAL = () => oauthJson({ error: 'server_error', error_description: 'internal error' }, 500);
 
 export interface BridgeDeps {
   resolver?: Resolver;
@@ -195,7 +195,7 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
   const router = bridgeRouter(app, ctx);
   protocolRoutes(ctx, router);
   pageRoutes(ctx, router, refreshClients);
-  app.all('/**', () => json({ error: 'not_found', error_description: 'no such endpoint' }, 404));
+  app.all('/**', () => oauthJson({ error: 'not_found', error_description: 'no such endpoint' }, 404));
 
   return {
     fetch: async (request: Request) => app.fetch(request),
@@ -226,7 +226,7 @@ function bridgeRouter(app: H3, ctx: BridgeContext): BridgeRouter {
     if (allow.includes('GET')) allow.push('HEAD');
     const answer = async (req: Request, event: H3Event): Promise<Response> => {
       const handler = methods[req.method === 'HEAD' ? 'GET' : req.method];
-      if (!handler) return json({ error: 'invalid_request', error_description: `${req.method} is not allowed here` }, 405, { allow: allow.join(', ') });
+      if (!handler) return oauthJson({ error: 'invalid_request', error_description: `${req.method} is not allowed here` }, 405, { allow: allow.join(', ') });
       try {
         return await handler(req, event);
       } catch (error) {
@@ -256,7 +256,9 @@ function bridgeRouter(app: H3, ctx: BridgeContext): BridgeRouter {
       if (wait === undefined) return handler(req, event);
       metrics.rateLimited(path);
       const detail = `too many requests from this address: try again in ${wait} s`;
-      const res = prefersJson(req) ? json({ error: 'rate_limited', error_description: detail, rule: 'ob.errors.rate-limited' }, 429) : pageError(ctx, 429, detail, 'ob.errors.rate-limited');
+      const res = prefersJson(req)
+        ? oauthJson({ error: 'rate_limit_exceeded', error_description: detail, rule: 'ob.errors.rate-limited' }, 429)
+        : pageError(ctx, 429, detail, 'ob.errors.rate-limited');
       res.headers.set('retry-after', String(wait));
       return res;
     };
@@ -357,7 +359,7 @@ function pageRoutes(ctx: BridgeContext, { route }: BridgeRouter, refreshClients:
     route(PATHS.rotate, {
       POST: async (req) => {
         const presented = /^Bearer (.+)$/.exec(req.headers.get('authorization') ?? '')?.[1];
-        if (presented === undefined || !sameHash(hashSecret(presented), expected)) return json({ error: 'invalid_token', error_description: 'operator token required' }, 401);
+        if (presented === undefined || !sameHash(hashSecret(presented), expected)) return oauthJson({ error: 'invalid_token', error_description: 'operator token required' }, 401);
         return json({ kid: await keys.rotate() });
       },
     });

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { normalizeIdInput } from '../../protocol/bridge/id-input.ts';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { profileFor, ProfileError } from '../../protocol/common/profile.ts';
+import { DEFAULT_SERVICE_NAME, ProfileError } from '../../protocol/common/profile.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { NonceStoreSpecError } from '../stores/index.ts';
 import { DEFAULT_RESOLVER_TIMEOUT_MS } from '../resolve/network.ts';
@@ -105,7 +105,7 @@ export const bridgeServer: ServerDefinition = {
       .option('--nonce-store <store>', 'spent-nonce cache: sqlite, memory or redis://HOST:PORT', nonceStore, 'sqlite')
       .option('--dns-server <host:port>', 'ask this DNS server for TXT and A records (e.g. a test authority)', hostPort)
       .option('--ca <file>', 'PEM file of an extra CA to trust when fetching identity documents')
-      .option('--service-name <name>', 'service name every identifier derives from', serviceName, profileFor().name)
+      .option('--service-name <name>', 'service name every identifier derives from', serviceName, DEFAULT_SERVICE_NAME)
       .option('--resolver-timeout <ms>', 'timeout of each DNS or HTTPS lookup', positive, DEFAULT_RESOLVER_TIMEOUT_MS)
       .option('--resume-ttl <seconds>', 'lifetime of a resume code', positive, limits.bridge_resume_code_ttl_seconds)
       .option('--tx-ttl <seconds>', 'lifetime of a sign-in transaction (shorter for tests, declared to the suite)', positive, limits.bridge_transaction_ttl_seconds)

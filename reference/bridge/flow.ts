@@ -20,7 +20,8 @@ import { firstPartySkipsAll, heldState, unnamedConsent } from './variants/grants
 import { allowedRedirect, hostVerified, UrlClientError, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
 import { brokenCookieName, transactionTtlSeconds, brokenCreating, brokenLoopback, brokenResumeReplay, brokenSessionAuthTime, clearedResume, replayingResume } from './variants/gaps.ts';
-import { authorizationRedirect, pageError, redirect } from './responses.ts';
+import { authorizationRedirect, oauthJson, pageError, redirect } from './responses.ts';
+import type { ErrorCode } from '../../schemas/ts/rules.ts';
 import { consentPage, identifyPage, messagePage, qrSvg, waitingPage } from './pages.ts';
 import { launcherOrigin, visitorOffer } from './visitor.ts';
 import type { BridgeTx, Session } from './store.ts';
@@ -136,7 +137,7 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
   if (redirectUri === undefined) return pageError(ctx, 400, 'redirect_uri is not registered for this client', 'ob.authorize.bad-client-no-redirect');
 
   const state = one('state');
-  const fail = (error: string, description: string) => redirect(authorizationRedirect(ctx, redirectUri, { error, error_description: description, state }));
+  const fail = (error: ErrorCode, description: string) => redirect(authorizationRedirect(ctx, redirectUri, { error, error_description: description, state }));
   if (repeated.length > 0) return fail('invalid_request', `parameter ${repeated[0]} is repeated`);
   if (one('response_type') !== 'code') return fail('unsupported_response_type', 'response_type must be code');
   if (state === undefined || state === '') return fail('invalid_request', 'state is required');
@@ -227,7 +228,7 @@ function answer(
   detail: string,
   rule: 'ob.contract.transaction' | 'ob.transaction.resume-binding' | 'ob.transaction.identify' | 'ob.transaction.failed' | 'ob.contract.push',
 ): Response {
-  if (prefersJson(req)) return json({ error: 'invalid_request', error_description: detail, rule }, status);
+  if (prefersJson(req)) return oauthJson({ error: 'invalid_request', error_description: detail, rule }, status);
   return pageError(ctx, status, detail, rule);
 }
 

@@ -1,16 +1,26 @@
 // How the bridge answers: OAuth error bodies (ob.errors.oauth-body), authorization responses
 // with `iss` (ob.authorize.iss), pages and their errors.
-import type { RuleId } from '../../schemas/ts/rules.ts';
+import type { ErrorCode, RuleId } from '../../schemas/ts/rules.ts';
 import { HttpError } from '../shared/errors.ts';
-import { errorHtml, html, jsonReply, toResponse, type Reply } from '../shared/http.ts';
+import { errorHtml, html, json, jsonReply, toResponse, type Reply } from '../shared/http.ts';
 import type { BridgeContext } from './context.ts';
 import { brokenPromptNoneIss } from './variants/gaps.ts';
+
+/** A JSON error body of the bridge; its code is one a rule of the catalogue names (spec/rules `code`, `codes`). */
+export interface OAuthBody {
+  error: ErrorCode;
+  error_description?: string;
+  rule?: RuleId;
+}
+
+export const oauthReply = (body: OAuthBody, status: number, headers: Readonly<Record<string, string>> = {}): Reply => jsonReply(body, status, headers);
+export const oauthJson = (body: OAuthBody, status: number, headers: Readonly<Record<string, string>> = {}): Response => json(body, status, headers);
 
 /** An RFC 6749 error at /token, /revoke, /introspect, /userinfo: `{error, error_description, rule}`. */
 export class OAuthError extends Error {
   constructor(
     readonly status: number,
-    readonly error: string,
+    readonly error: ErrorCode,
     detail: string,
     readonly rule: RuleId,
     readonly headers: Record<string, string> = {},
@@ -20,8 +30,8 @@ export class OAuthError extends Error {
 
   reply(documentOnly = false): Reply {
     // The document-only variant: one code, 400 (403 at userinfo), no rule and no WWW-Authenticate.
-    if (documentOnly) return jsonReply({ error: 'invalid_request' }, this.error === 'invalid_token' ? 403 : 400, { pragma: 'no-cache' });
-    return jsonReply({ error: this.error, error_description: this.message, rule: this.rule }, this.status, { pragma: 'no-cache', ...this.headers });
+    if (documentOnly) return oauthReply({ error: 'invalid_request' }, this.error === 'invalid_token' ? 403 : 400, { pragma: 'no-cache' });
+    return oauthReply({ error: this.error, error_description: this.message, rule: this.rule }, this.status, { pragma: 'no-cache', ...this.headers });
   }
 
   response(documentOnly = false): Response {
@@ -35,13 +45,13 @@ export function pageError(ctx: BridgeContext, status: number, detail: string, ru
 }
 
 /** The authorization response: `code` or `error`, with `state` and `iss` (RFC 9207) on the redirect URI. */
-export function authorizationRedirect(ctx: BridgeContext, redirectUri: string, params: Record<string, string | undefined>): string {
+export function authorizationRedirect(ctx: BridgeContext, redirectUri: string, params: { error?: ErrorCode; [name: string]: string | undefined }): string {
   const u = new URL(redirectUri);
-  const documentCodes = ['access_denied', 'login_required', 'consent_required'];
+  const documentCodes: readonly string[] = ['access_denied', 'login_required', 'consent_required'] satisfies ErrorCode[];
   for (const [k, v] of Object.entries(params)) {
     if (v === undefined) continue;
     // The document-only variant: every error the document does not name is server_error.
-    u.searchParams.set(k, ctx.config.documentOnly && k === 'error' && !documentCodes.includes(v) ? 'server_error' : v);
+    u.searchParams.set(k, ctx.config.documentOnly && k === 'error' && !documentCodes.includes(v) ? ('server_error' satisfies ErrorCode) : v);
   }
   if (!ctx.config.breakage.has('iss') && !brokenPromptNoneIss(ctx, params)) u.searchParams.set('iss', ctx.config.issuer);
   return u.href;

@@ -11,7 +11,7 @@ import { BRIDGE_BODY, readBody } from '../shared/body.ts';
 import { logInternal } from '../shared/server.ts';
 import { authenticateClient, ClientAuthError, presentedAuth, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
-import { OAuthError } from './responses.ts';
+import { OAuthError, oauthReply } from './responses.ts';
 import { brokenCodeExpiry, brokenIntrospectOwner, brokenRedirectOmitted, brokenVerifier } from './variants/gaps.ts';
 import { profileUrl, publicSubject, releasedEmail } from './variants/grants.ts';
 import type { ProfileClaims } from './store.ts';
@@ -90,7 +90,7 @@ export function tokenNode(ctx: BridgeContext, req: IncomingMessage, res: ServerR
       },
       (error: unknown) => {
         logInternal(ctx.log, 'POST /token', error);
-        writeReply(res, jsonReply({ error: 'server_error', error_description: 'internal error' }, 500));
+        writeReply(res, oauthReply({ error: 'server_error', error_description: 'internal error' }, 500));
       },
     );
 }

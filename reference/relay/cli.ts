@@ -4,7 +4,7 @@
 // `svc-reference relay listening on <origin> (<bound url>)`, then runs until SIGINT/SIGTERM.
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { profileFor } from '../../protocol/common/profile.ts';
+import { DEFAULT_SERVICE_NAME, profileFor } from '../../protocol/common/profile.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { DEFAULT_RESOLVER_TIMEOUT_MS } from '../resolve/network.ts';
 import { hostPort, httpUrl, port, positive, serviceName, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
@@ -118,7 +118,7 @@ export const relayServer: ServerDefinition = {
   name: 'relay',
   summary: 'the relay HTTP API of document 3 (identities, authentication, messaging)',
   register(program: Command, io: ReferenceIO, setResult: (r: Started) => void): void {
-    const profileName = env('SVC_SERVICE_NAME') ?? profileFor().name;
+    const profileName = env('SVC_SERVICE_NAME') ?? DEFAULT_SERVICE_NAME;
     const dataEnv = profileFor(profileName).ids.data_env;
     program
       .command('relay')

@@ -5,7 +5,7 @@
 // streams, the hot path), every other request goes through the h3 app.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { H3, H3Event } from 'h3';
-import { profileFor, type Profile } from '../../protocol/common/profile.ts';
+import { DEFAULT_SERVICE_NAME, profileFor, type Profile } from '../../protocol/common/profile.ts';
 import { normalizeOrigin } from '../../protocol/common/url.ts';
 import { createVerifier } from '../../protocol/signin/verifier.ts';
 import { verifyEd25519Async } from '../../protocol/common/ed25519.ts';
@@ -192,7 +192,7 @@ export interface RunningRp {
 export function rpConfig(options: StartRpOptions, boundOrigin: string): RpConfig {
   const config: RpConfig = {
     origin: options.origin ?? boundOrigin,
-    serviceName: options.serviceName ?? profileFor().name,
+    serviceName: options.serviceName ?? DEFAULT_SERVICE_NAME,
     name: options.name ?? DEFAULT_NAME,
     signerUrl: options.signerUrl ?? DEFAULT_SIGNER_URL,
     dataDir: options.dataDir ?? IN_MEMORY,

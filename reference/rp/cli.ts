@@ -4,7 +4,7 @@
 // workers (./cluster.ts) and prints the same one line once all of them listen.
 import { InvalidArgumentError, type Command } from 'commander';
 import { limits } from '../../schemas/ts/limits.ts';
-import { profileFor, ProfileError } from '../../protocol/common/profile.ts';
+import { DEFAULT_SERVICE_NAME, ProfileError } from '../../protocol/common/profile.ts';
 import { NonceStoreSpecError } from '../stores/index.ts';
 import { DEFAULT_RESOLVER_TIMEOUT_MS } from '../resolve/network.ts';
 import { hostPort, httpUrl, nonceStore, origin, port, positive, readTls, serviceName, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
@@ -103,7 +103,7 @@ export const rpServer: ServerDefinition = {
       .option('--ca <file>', 'PEM file of an extra CA to trust when fetching identity documents')
       .option('--signer-url <url>', 'web signer for the handoff link <url>/app/?auth=...', httpUrl, DEFAULT_SIGNER_URL)
       .option('--name <name>', 'display name published in the metadata', DEFAULT_NAME)
-      .option('--service-name <name>', 'service name every identifier derives from (paths, cookies, deep link)', serviceName, profileFor().name)
+      .option('--service-name <name>', 'service name every identifier derives from (paths, cookies, deep link)', serviceName, DEFAULT_SERVICE_NAME)
       .option('--resolver-timeout <ms>', 'timeout of each DNS or HTTPS lookup', positive, DEFAULT_RESOLVER_TIMEOUT_MS)
       .option('--resume-ttl <seconds>', 'lifetime of a resume code (shorter for tests)', positive, limits.resume_code_ttl_seconds)
       .option('--contact <uri>', 'abuse contact_uri in the metadata (default mailto:abuse@<host>)')

@@ -93,7 +93,8 @@ export class PostgresSql implements Sql {
    * runs again with each in a savepoint, so only the failing one is rolled back (savepoints cost
    * two round trips each, and a batch waits on each). A deadlock or serialization failure
    * (PostgreSQL chose this transaction for another process's) runs the batch again: no result was
-   * handed out yet. Never rejects itself.
+   * handed out yet. So a batched function may run up to DEADLOCK_ATTEMPTS + 1 times (Sql.batch says
+   * what that asks of it). Never rejects itself.
    */
   async #commitBatch(ops: BatchedTx[]): Promise<void> {
     ops.sort((a, b) => ((a.lock ?? '') < (b.lock ?? '') ? -1 : (a.lock ?? '') > (b.lock ?? '') ? 1 : 0));
@@ -109,7 +110,7 @@ export class PostgresSql implements Sql {
       } catch (error) {
         await client?.query('ROLLBACK').catch(() => undefined);
         client?.release();
-        const again = retryable(error) ? attempt < 5 : !savepoints && error instanceof OpFailed;
+        const again = retryable(error) ? attempt < DEADLOCK_ATTEMPTS : !savepoints && error instanceof OpFailed;
         if (error instanceof OpFailed) savepoints = true;
         if (again) continue;
         for (const op of ops) op.reject(error instanceof OpFailed ? error.cause : error);
@@ -181,6 +182,12 @@ function unstorable(error: unknown): never {
   if (typeof code === 'string' && code.startsWith('22')) throw new UnstorableValue(`a value the database cannot hold: ${(error as Error).message}`);
   throw error;
 }
+
+/**
+ * Attempts of a batch PostgreSQL aborts for a deadlock or serialization failure; with the one rerun
+ * with savepoints, a batched function runs at most DEADLOCK_ATTEMPTS + 1 times (Sql.batch).
+ */
+const DEADLOCK_ATTEMPTS = 5;
 
 /** PostgreSQL chose this transaction to fail for another's sake (deadlock, serialization): run again. */
 const retryable = (error: unknown) => ['40P01', '40001'].includes((error as { code?: string }).code ?? '');

@@ -35,6 +35,13 @@ export interface Sql {
    * `durable: false` (rows a later commit's sync covers) lets that commit skip the sync. `lock`:
    * a key held from before `fn` until the commit (see lock()); a batch takes its keys in order,
    * so batches of several processes never deadlock on them.
+   *
+   * `fn` may run more than once, so it must be idempotent: nothing it does outside `tx` (memory,
+   * events, messages sent) may depend on a run that was rolled back. On PostgreSQL the whole batch
+   * runs again when the server aborts it for a deadlock or a serialization failure (up to 5 runs),
+   * and once more with savepoints when another function of the batch throws: up to 6 runs in all.
+   * Only the last run's writes are committed, and `fn`'s promise settles after it. On SQLite `fn`
+   * runs once.
    */
   batch<T>(fn: (tx: Sql) => Promise<T>, options?: BatchOptions): Promise<T>;
   /**

@@ -14,6 +14,8 @@ export interface Rule {
   /** The outside source the document's words are read through (e.g. an RFC section). */
   reads?: string;
   code?: string;
+  /** Further codes the rule names beside its code. */
+  codes?: string[];
 }
 
 export const rules: readonly Rule[] = [
@@ -1716,7 +1718,8 @@ export const rules: readonly Rule[] = [
     "doc": 2,
     "section": "States and transitions; Errors",
     "title": "Denial redirects with access_denied",
-    "text": "When the user denies on the consent screen the browser is redirected to the redirect URI with `error` `access_denied`, `state` and `iss`."
+    "text": "When the user denies on the consent screen the browser is redirected to the redirect URI with `error` `access_denied`, `state` and `iss`.",
+    "code": "access_denied"
   },
   {
     "id": "ob.authorize.bad-client-no-redirect",
@@ -1813,7 +1816,11 @@ export const rules: readonly Rule[] = [
     "doc": 2,
     "section": "Session and SSO rules 3; Errors",
     "title": "prompt=none errors",
-    "text": "`prompt=none` without a session returns `login_required`; with a session but no consent covering the claims it returns `consent_required`."
+    "text": "`prompt=none` without a session returns `login_required`; with a session but no consent covering the claims it returns `consent_required`.",
+    "code": "login_required",
+    "codes": [
+      "consent_required"
+    ]
   },
   {
     "id": "ob.authorize.prompt-login",
@@ -2265,8 +2272,9 @@ export const rules: readonly Rule[] = [
     "doc": 2,
     "section": "Endpoints (/metrics: rate-limit counters)",
     "title": "Rate limits",
-    "text": "Project decision: beyond its per-client-IP limits (POST /t/{id}/identify, /authorize; spec/limits), the bridge answers 429 with Retry-After, and /metrics counts each refusal by route.",
+    "text": "Project decision: beyond its per-client-IP limits (POST /t/{id}/identify, /authorize; spec/limits), the bridge answers 429 with Retry-After and, to a JSON client, the code `rate_limit_exceeded` (the RP's and the relay's spelling), and /metrics counts each refusal by route.",
     "origin": "project",
+    "code": "rate_limit_exceeded",
     "unobservable": "a limit per client address: reaching it from the harness would refuse the harness's own later checks"
   },
   {
@@ -2284,9 +2292,16 @@ export const rules: readonly Rule[] = [
     "doc": 2,
     "section": "Errors (error bodies: not shown)",
     "title": "OAuth error bodies",
-    "text": "Project decision: `/token`, `/revoke`, `/introspect` answer errors as RFC 6749 section 5.2 `{error, error_description}` plus `rule`; `/token` uses `invalid_request`, `invalid_client` (401), `invalid_grant`, `unsupported_grant_type`; `/userinfo` answers 401 with `WWW-Authenticate: Bearer error=\"invalid_token\"`.",
+    "text": "Project decision: `/token`, `/revoke`, `/introspect` answer errors as RFC 6749 section 5.2 `{error, error_description}` plus `rule`; `/token` uses `invalid_request`, `invalid_client` (401), `invalid_grant`, `unsupported_grant_type`; `/userinfo` answers 401 with `WWW-Authenticate: Bearer error=\"invalid_token\"`; an internal failure answers 500 with `server_error`.",
     "origin": "project",
-    "code": "invalid_grant"
+    "code": "invalid_grant",
+    "codes": [
+      "invalid_request",
+      "invalid_client",
+      "unsupported_grant_type",
+      "invalid_token",
+      "server_error"
+    ]
   },
   {
     "id": "ob.errors.authorize-codes",
@@ -2296,7 +2311,10 @@ export const rules: readonly Rule[] = [
     "title": "Authorization error codes",
     "text": "Project decision: a refused authorization request redirects with `invalid_request` (missing `state`, missing or `plain` PKCE) and `unsupported_response_type`; an invalid client or redirect page answers `400`.",
     "origin": "project",
-    "code": "invalid_request"
+    "code": "invalid_request",
+    "codes": [
+      "unsupported_response_type"
+    ]
   },
   {
     "id": "ob.discovery.fields",
@@ -4575,6 +4593,7 @@ export type RuleId =
 
 /** Every error code a rule names. */
 export type ErrorCode =
+  | "access_denied"
   | "already_approved"
   | "already_approving"
   | "already_registered"
@@ -4584,6 +4603,7 @@ export type ErrorCode =
   | "challenge_invalid"
   | "chunk_mismatch"
   | "conflict"
+  | "consent_required"
   | "dns_write_failed"
   | "encryption_required"
   | "expired"
@@ -4591,6 +4611,7 @@ export type ErrorCode =
   | "insecure_audience"
   | "internal_error"
   | "invalid_audience"
+  | "invalid_client"
   | "invalid_fields"
   | "invalid_grant"
   | "invalid_id"
@@ -4602,11 +4623,13 @@ export type ErrorCode =
   | "invalid_request"
   | "invalid_statement"
   | "invalid_timestamp"
+  | "invalid_token"
   | "invite_required"
   | "issued_in_future"
   | "key_mismatch"
   | "last_enrollment"
   | "link_gone"
+  | "login_required"
   | "malformed_body"
   | "malformed_delivery"
   | "malformed_response"
@@ -4642,6 +4665,7 @@ export type ErrorCode =
   | "resume_uri_off_origin"
   | "scope_not_allowed"
   | "scopes_not_canonical"
+  | "server_error"
   | "session_expired"
   | "session_proof_invalid"
   | "session_proof_mismatch"
@@ -4653,6 +4677,8 @@ export type ErrorCode =
   | "unauthorized"
   | "unknown_action"
   | "unknown_transaction"
+  | "unsupported_grant_type"
+  | "unsupported_response_type"
   | "unsupported_version"
   | "window_invalid"
   | "window_too_long";

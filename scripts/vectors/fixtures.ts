@@ -1,7 +1,7 @@
 import * as ed from '@noble/ed25519';
 import { x25519 } from '@noble/curves/ed25519.js';
 import { limits } from '../../schemas/ts/limits.ts';
-import { profileFor } from '../../protocol/common/profile.ts';
+import { DEFAULT_SERVICE_NAME, profileFor } from '../../protocol/common/profile.ts';
 import { publicKeyFromSeed } from '../../protocol/common/ed25519.ts';
 import { validServiceName } from '../../protocol/common/names.ts';
 import { normalizeOrigin } from '../../protocol/common/url.ts';
@@ -10,7 +10,7 @@ import { parseRfc3339, formatRfc3339 } from '../../protocol/common/time.ts';
 import { VectorError, check, same, type Json, b64u, readJson, derived } from './check.ts';
 
 
-export const profile = profileFor('svc');
+export const profile = profileFor(DEFAULT_SERVICE_NAME);
 export const NAME = profile.name;
 export const AUTH = profile.ids.auth_field;
 

@@ -1,6 +1,6 @@
 // /metrics on the private listener (--metrics-addr, OAUTH_METRICS_ADDR): per-route counters and
 // latency, one counter per audit event; the public listener does not serve it. The per-IP rate
-// limits answer 429 with Retry-After beyond their count, and each refusal is counted by route.
+// limits answer 429 with Retry-After (and, in JSON, rate_limit_exceeded) beyond their count, and each refusal is counted by route.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort } from '../../harness/run/spawn.ts';
 import { BridgeSession } from '../../harness/suites/bridge/driver.ts';
@@ -39,7 +39,7 @@ describe('bridge metrics', () => {
 });
 
 describe('bridge rate limits', () => {
-  it('refuses the request past the per-IP limit with 429 and Retry-After, and counts it by route', async () => {
+  it('refuses the request past the per-IP limit with 429, Retry-After and rate_limit_exceeded, and counts it by route', async () => {
     const port = await closedPort();
     const limitedRun = await bridge(['--metrics-addr', `127.0.0.1:${port}`, '--authorize-limit', '3']);
     const s = new BridgeSession(limitedRun.target);
@@ -51,8 +51,12 @@ describe('bridge rate limits', () => {
       expect(refused.status).toBe(429);
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
       expect(refused.location).toBeUndefined();
+      // A JSON client reads the code the RP and the relay use for the same refusal.
+      const asJson = await user.browser.http.get((await s.oidc()).authorizeUrl(params), { headers: { accept: 'application/json' } });
+      expect(asJson.status).toBe(429);
+      expect(asJson.json()).toMatchObject({ error: 'rate_limit_exceeded', rule: 'ob.errors.rate-limited' });
       const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-      expect(text).toMatch(/^svc_bridge_rate_limited_total\{route="\/authorize"\} 1$/m);
+      expect(text).toMatch(/^svc_bridge_rate_limited_total\{route="\/authorize"\} 2$/m);
     } finally {
       await s.close();
       await limitedRun.stop();

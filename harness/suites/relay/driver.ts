@@ -11,7 +11,8 @@ import type { AuthorityControl } from '../../actors/authority/types.ts';
 import { HttpClient, type Exchange, type HttpResponse } from '../../actors/http.ts';
 import { RelayClient, newRelayIdentity, type RelayIdentity } from '../../actors/relay/index.ts';
 import { CheckFailure, CheckSkip } from '../../run/verdict.ts';
-import { isObject, refusedWith, safeJson, said, statusIn } from '../../run/answers.ts';
+import { failOnServerError, isObject, refusedWith, safeJson, said, statusIn } from '../../run/answers.ts';
+import { once } from '../../run/once.ts';
 
 export { CheckFailure, CheckSkip, isObject, refusedWith, safeJson, said };
 
@@ -63,6 +64,8 @@ export async function readFacts(url: string, timeoutMs: number): Promise<RelayFa
   const http = new HttpClient({ timeoutMs });
   try {
     const r = await http.get(`${url}/`, { headers: { accept: 'application/json' } });
+    // A banner is optional (the URL's host stands in), a 5xx is not: it must not turn into skips.
+    failOnServerError(r, `the banner (GET ${url}/)`);
     const b = safeJson(r);
     const banner = isObject(b) ? b : undefined;
     const relayAddress = typeof banner?.relay_address === 'string' && banner.relay_address !== '' ? banner.relay_address : new URL(url).host;
@@ -149,11 +152,6 @@ export class Session {
   evidence(): unknown {
     return { ...(this.notes.length > 0 ? { notes: this.notes } : {}), exchanges: this.exchanges.slice(-40) };
   }
-}
-
-export function once<T>(fn: () => Promise<T>): () => Promise<T> {
-  let p: Promise<T> | undefined;
-  return () => (p ??= fn());
 }
 
 export const accepted = (r: HttpResponse): boolean => statusIn(r, 200, 300);

@@ -4,6 +4,7 @@
 // knows the reference RP: only the spec (rp.openapi.yaml) and the profile's identifiers.
 import { CheckFailure, CheckSkip } from '../../run/verdict.ts';
 import { errorCode, isObject, refusedWith, safeJson, said, statusIn } from '../../run/answers.ts';
+import { once } from '../../run/once.ts';
 import { randomBytes } from 'node:crypto';
 import { HttpClient, HttpError, type Exchange, type HttpClientOptions, type HttpResponse } from '../../actors/http.ts';
 import type { AuthorityControl } from '../../actors/authority/types.ts';
@@ -193,7 +194,7 @@ export class Session {
 
   /** What the RP publishes (fetched once per run); its fallback notes join this check's notes. */
   async published(): Promise<Published> {
-    const p = await (this.target.published ??= onceShared(() => fetchPublished(this.target)))();
+    const p = await (this.target.published ??= once(() => fetchPublished(this.target)))();
     for (const n of p.notes) if (!this.notes.includes(n)) this.note(n);
     return p;
   }
@@ -347,12 +348,6 @@ export function envelopeOf(r: HttpResponse): { error: string; detail: string; ru
   if (typeof b.error !== 'string' || !/^[a-z][a-z0-9_]*$/.test(b.error)) return `the answer has no snake_case "error" code: ${said(r)}`;
   if (typeof b.detail !== 'string') return `the answer has no "detail" string: ${said(r)}`;
   return { error: b.error, detail: b.detail, ...(typeof b.rule === 'string' ? { rule: b.rule } : {}) };
-}
-
-/** A promise shared by every caller (the first call starts it). */
-export function onceShared<T>(fn: () => Promise<T>): () => Promise<T> {
-  let p: Promise<T> | undefined;
-  return () => (p ??= fn());
 }
 
 export function originOfUrl(url: string): string | undefined {

@@ -8,8 +8,9 @@ import { ConfigError } from '../../run/exit.ts';
 import { HttpClient, HttpError, viaAuthority } from '../../actors/http.ts';
 import { normalizeOrigin } from '../../../protocol/common/url.ts';
 import { rpCheck } from './check.ts';
-import { fetchPublished, onceShared, type RpTarget } from './driver.ts';
-import { scenarios, verificationChecks, type ScenarioResult } from './checks/verification.ts';
+import { fetchPublished, type RpTarget } from './driver.ts';
+import { once } from '../../run/once.ts';
+import { scenarios, verificationChecks, type ScenarioResult } from './checks/verification/index.ts';
 import { transactionChecks } from './checks/transactions.ts';
 import { surfaceChecks } from './checks/surface.ts';
 import { concurrencyChecks } from './checks/concurrency.ts';
@@ -42,7 +43,7 @@ export async function rpSuite(target: RpTarget): Promise<SuiteLoad> {
   });
   await reachable(t);
   // What the RP publishes is read once and shared by every check (poll_uri, response_uris, context_uri).
-  t.published ??= onceShared(() => fetchPublished(t));
+  t.published ??= once(() => fetchPublished(t));
 
   return { checks: rpChecks(t), skipped: [], coverageDocs: [1] };
 }

@@ -99,7 +99,3 @@ export function nameOf(v: Record<string, unknown>, index: number, field = 'input
   return `${index}:${label}`.replaceAll('#', '%23');
 }
 
-export function once<T>(fn: () => Promise<T>): () => Promise<T> {
-  let p: Promise<T> | undefined;
-  return () => (p ??= fn());
-}

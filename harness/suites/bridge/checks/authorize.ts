@@ -4,6 +4,7 @@
 import type { Check } from '../../../run/model.ts';
 import { newPkce } from '../../../actors/oidc/client.ts';
 import { bridgeCheck } from '../check.ts';
+import { nextBridgeSecond } from '../clock.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget } from '../driver.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 
@@ -256,7 +257,8 @@ function ssoPromptLoginMaxAgeCheck(t: BridgeTarget): Check {
       const first = await s.signIn();
       const login = await s.signIn({ user: first.user, extra: { prompt: 'login' } });
       e.that(login.signed, 'prompt=login did not ask for a new proof');
-      await new Promise((r) => setTimeout(r, 1100));
+      // max_age counts whole seconds: the session must be older than 0 s on the bridge's clock.
+      await nextBridgeSecond(s);
       const aged = await s.signIn({ user: first.user, extra: { max_age: '0' } });
       e.that(aged.signed, 'max_age=0 did not ask for a new proof');
     },

@@ -6,6 +6,7 @@ import { decodeJwt } from 'jose';
 import { newPkce } from '../../../actors/oidc/client.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { bridgeCheck } from '../check.ts';
+import { nextBridgeSecond } from '../clock.ts';
 import { CheckFailure, CheckSkip, said, type BridgeTarget } from '../driver.ts';
 
 function codeRedirectUriOmittedCheck(t: BridgeTarget): Check {
@@ -34,8 +35,8 @@ function ssoAuthTimeCheck(t: BridgeTarget): Check {
     run: async (s, e) => {
       const first = await s.tokens();
       const proof = decodeJwt(String(first.body.id_token)).auth_time;
-      // auth_time is in seconds: the second authorization starts in a later second.
-      await new Promise((r) => setTimeout(r, 1100));
+      // auth_time is in seconds: the second authorization starts in a later second of the bridge's clock.
+      await nextBridgeSecond(s);
       const second = await s.tokens({ user: first.signIn.user });
       if (second.signIn.signed) throw new CheckSkip('the bridge asked for a new proof instead of issuing from the session (ob.sso.reuse judges that)');
       const reused = decodeJwt(String(second.body.id_token)).auth_time;

@@ -17,6 +17,7 @@ import { limits } from '../../../../schemas/ts/limits.ts';
 import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import { bridgeCheck } from '../check.ts';
 import { CheckFailure, CheckSkip, said, type BridgeSession, type BridgeTarget, type User } from '../driver.ts';
+import { failOnServerError } from '../../../run/answers.ts';
 
 const PROMPT = vocabulary.message_types.auth_request;
 const LANE = 'bridge/push';
@@ -49,7 +50,9 @@ export async function pushUser(s: BridgeSession): Promise<PushUser> {
   const push = s.target.push;
   if (!push) throw new CheckSkip("no users' relay given (bridge.push.user_relay): push to the app is not checked");
   const relay = new RelayClient(s.target.profile, push.userRelay, s.http, s.signal);
-  const banner = (await relay.banner()).json() as { relay_address?: string; hosted_domains?: string[] };
+  const answer = await relay.banner();
+  failOnServerError(answer, `the users' relay's banner (GET ${push.userRelay}/)`);
+  const banner = answer.json() as { relay_address?: string; hosted_domains?: string[] };
   const domain = banner.hosted_domains?.[0];
   if (!domain) throw new CheckSkip(`the users' relay ${push.userRelay} hosts no domain to register push users in`);
   const address = banner.relay_address ?? new URL(push.userRelay).host;

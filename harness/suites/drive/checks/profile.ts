@@ -6,7 +6,7 @@ import type { Check } from '../../../run/model.ts';
 import { create, encryptContent, groupRoster, nodeKeys, pageHash, replace, resigned, rosterHeader } from '../../../actors/drive/objects.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { bodyOf, ok, said, type RelayTarget } from '../driver.ts';
-import { refusedWith } from '../../../run/answers.ts';
+import { failOnServerError, refusedWith } from '../../../run/answers.ts';
 import { driveCheck } from './document.ts';
 import { CheckSkip } from '../../../run/verdict.ts';
 
@@ -114,7 +114,9 @@ function quota(t: RelayTarget): Check {
     timeoutMs: 60_000,
     run: async (s, e) => {
       const { id } = await s.owner();
-      const root = bodyOf(await s.drive.root(id.identity, s.actor(id)));
+      const read = await s.drive.root(id.identity, s.actor(id));
+      failOnServerError(read, 'reading the drive');
+      const root = bodyOf(read);
       const q = Number(root?.quota);
       if (!(q > 0 && q <= 16 * 1024 * 1024)) throw new CheckSkip(`the quota is ${String(root?.quota)} bytes: filling it is not checked above 16 MiB`);
       const keys = nodeKeys(undefined, true);

@@ -4,7 +4,7 @@ import type { Check } from '../../../run/model.ts';
 import type { SseStream } from '../../../actors/relay/index.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { relayCheck } from '../check.ts';
-import { isObject, pickupOf, said, sleep, type RelayTarget } from '../driver.ts';
+import { isObject, pickupOf, said, type RelayTarget } from '../driver.ts';
 import { mail } from './messaging.ts';
 
 const WAIT_MS = 5000;
@@ -49,7 +49,11 @@ export function eventChecks(t: RelayTarget): Check[] {
         const second = await s.relay.events(b);
         try {
           e.that(second.status === 200, `the reconnect: ${second.status}`);
-          await sleep(1500);
+          // A replay would come first on the new stream: once the event of a later message has
+          // arrived (or the wait's deadline has passed), whatever was replayed is in \`events\`.
+          const later = mail(s, a, b);
+          e.that((await s.relay.send(later)).status === 202, 'the later message was not accepted');
+          await second.next((x) => isObject(x.data) && x.data.type === 'message' && x.data.message_id === later.id, WAIT_MS).catch(() => undefined);
           const replayed = second.events.filter((x) => isObject(x.data) && x.data.type === 'message' && x.data.message_id === m.id);
           e.that(replayed.length === 0, 'the reconnected stream replays the message event');
         } finally {

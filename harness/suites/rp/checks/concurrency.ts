@@ -5,6 +5,7 @@ import type { Check } from '../../../run/model.ts';
 import { rpCheck } from '../check.ts';
 import { CheckSkip, type Session, accepted, envelopeOf, onProcess, refused, safeJson, said, sessionFor, sign, type RpTarget } from '../driver.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
+import { isCode } from '../../../run/answers.ts';
 
 export const RACE_DELIVERIES = 24;
 
@@ -101,7 +102,7 @@ export function concurrencyChecks(target: RpTarget): Check[] {
         e.that(d.status === 503, `the delivery answered ${said(d)}, expected 503`);
         const env = envelopeOf(d);
         if (typeof env === 'string') e.fail(env);
-        else e.that(env.error === 'nonce_cache_unavailable', `expected error nonce_cache_unavailable, got ${said(d)}`);
+        else e.that(isCode(env.error, 'nonce_cache_unavailable'), `expected error nonce_cache_unavailable, got ${said(d)}`);
       },
     }),
   ];

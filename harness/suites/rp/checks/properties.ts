@@ -12,7 +12,7 @@ import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { rpProperty } from '../check.ts';
 import { Session, said, sessionFor, sign, type RpTarget } from '../driver.ts';
-import { nonCanonicalS } from './verification.ts';
+import { nonCanonicalS } from './verification/index.ts';
 
 const statement = fc.oneof(
   fc.constant(undefined),

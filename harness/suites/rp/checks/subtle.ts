@@ -13,6 +13,7 @@ import { limits } from '../../../../schemas/ts/limits.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { rpCheck, type Expect } from '../check.ts';
 import { accepted, StartRefused, errorCode, isObject, isoShift, refused, safeJson, said, Session, sign, type RpTarget, type Started } from '../driver.ts';
+import { isCode } from '../../../run/answers.ts';
 
 /** Driving an RP at all: the start contract and the poll exchange (test contracts, not judged here). */
 const DRIVE: RuleId[] = ['ns.start.contract', 'ns.transport.poll-shape'];
@@ -224,7 +225,7 @@ function profileDeliveryBodyCapEdgeCheck(target: RpTarget): Check {
       const at = await junk(s, e, t, cap);
       if (at) e.that(at.status !== 413, `${cap} bytes (the declared cap) answered ${said(at)}`);
       const over = await junk(s, e, t, cap + 1);
-      if (over) e.that(over.status === 413 && errorCode(over) === 'body_too_large', `${cap + 1} bytes answered ${said(over)}, expected 413 body_too_large`);
+      if (over) e.that(over.status === 413 && isCode(errorCode(over), 'body_too_large'), `${cap + 1} bytes answered ${said(over)}, expected 413 body_too_large`);
     },
   });
 }

@@ -13,7 +13,8 @@ import { limits } from '../../../../schemas/ts/limits.ts';
 import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import { readFileSync } from 'node:fs';
 import { rpCheck, type Expect } from '../check.ts';
-import { CheckFailure, CheckSkip, accepted, errorCode, isObject, refused, safeJson, said, secretBits, sign, type RpTarget, type Session } from '../driver.ts';
+import { CheckFailure, CheckSkip, StartRefused, accepted, errorCode, isObject, refused, safeJson, said, secretBits, sign, type RpTarget, type Session } from '../driver.ts';
+import { failOnServerError, isCode } from '../../../run/answers.ts';
 
 const schemaDir = new URL('../../../../schemas/json/objects/', import.meta.url);
 let ajv: Ajv2020 | undefined;
@@ -213,7 +214,7 @@ function profileStartOptionsCheck(target: RpTarget): Check {
       const wish = { action: 'link', scopes: [...vocabulary.scopes.values].reverse(), statement: `Link ${'x'.repeat(20)} é` };
       const res = await s.client(true).post(target.startUrl, wish, { headers: { accept: 'application/json' } });
       if (res.status === 400) {
-        e.that(errorCode(res) === 'start_option_unsupported', `a 400 to start options must carry start_option_unsupported: ${said(res)}`);
+        e.that(isCode(errorCode(res), 'start_option_unsupported'), `a 400 to start options must carry start_option_unsupported: ${said(res)}`);
         return s.note('the RP does not honour start options');
       }
       if (!e.that(res.status === 201, `start with options answered ${said(res)}`)) return;
@@ -239,6 +240,7 @@ function requestStatementMaxCheck(target: RpTarget): Check {
       try {
         t = await s.start({ statement: 'a'.repeat(limits.statement_max_bytes) });
       } catch (error) {
+        if (error instanceof StartRefused) failOnServerError(error.response, 'the start contract');
         if (error instanceof CheckFailure) throw new CheckSkip(`the RP does not build a request with a ${limits.statement_max_bytes}-byte statement on request (ns.start.options)`);
         throw error;
       }
@@ -414,6 +416,7 @@ function pageTransportsCheck(target: RpTarget): Check {
       const page = target.loginPage;
       const res = await s.client(true).get(page.url, { headers: { accept: 'text/html' } });
       const isPage = res.status === 200 && /text\/html/.test(res.headers['content-type'] ?? '');
+      failOnServerError(res, `the login page ${page.url}`);
       if (!isPage && !page.explicit) throw new CheckSkip(`no login page given (--rp-login-page URL), and the start URL ${page.url} serves none (${said(res)})`);
       if (!e.that(isPage, `the login page ${page.url} answered ${said(res)}, expected an HTML page`)) return;
       const html = res.text().replaceAll('&amp;', '&').replaceAll('&#x2F;', '/').replaceAll('&#39;', "'").replaceAll('&quot;', '"');

@@ -12,6 +12,7 @@ import { limits } from '../../../../schemas/ts/limits.ts';
 import { rpCheck, type Expect } from '../check.ts';
 import { accepted, envelopeOf, isObject, refused, safeJson, said, secretBits, sign, type RpTarget, type Session, type Started } from '../driver.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
+import { isCode } from '../../../run/answers.ts';
 
 const TOKEN_FIELDS = /token|grant|access|refresh|bearer|jwt/i;
 /** The project's answer to a refused delivery: status, code, envelope. */
@@ -367,7 +368,7 @@ function codesTransactionResumeRefusedCheck(target: RpTarget): Check {
         e.that(refused(r), `resume with ${what} answered ${said(r)}, expected a 4xx`);
         const env = envelopeOf(r);
         if (typeof env === 'string') e.fail(`resume with ${what}: ${env}`);
-        else e.that(env.error === 'resume_refused', `resume with ${what}: expected error resume_refused, got ${said(r)}`);
+        else e.that(isCode(env.error, 'resume_refused'), `resume with ${what}: expected error resume_refused, got ${said(r)}`);
       }
     },
   });

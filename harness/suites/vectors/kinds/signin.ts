@@ -13,7 +13,8 @@ import type { PreviousKey } from '../../../../protocol/common/document.ts';
 import type { Verdict } from '../../../../protocol/signin/verifier.ts';
 import * as noble from '../../../impl/noble.ts';
 import type { RuleId } from '../../../../schemas/ts/rules.ts';
-import { ruleIds, vectorCheck, once, type KindContext } from '../check.ts';
+import { ruleIds, vectorCheck, type KindContext } from '../check.ts';
+import { once } from '../../../run/once.ts';
 
 interface SigninVector {
   name: string;
