@@ -18,6 +18,8 @@ import { profileChecks } from './checks/profile.ts';
 import { keystoreChecks } from './checks/keystore.ts';
 import { pairingChecks } from './checks/pairing.ts';
 import { systemFileChecks } from './checks/system-files.ts';
+import { ownerWhoChecks } from './checks/owner-who.ts';
+import { keystoreMatrixChecks } from './checks/keystore-matrix.ts';
 
 export type { RelayTarget } from './driver.ts';
 
@@ -35,6 +37,8 @@ export async function relaySuite(target: RelayTarget): Promise<SuiteLoad> {
     ...keystoreChecks(target),
     ...pairingChecks(target),
     ...systemFileChecks(target),
+    ...ownerWhoChecks(target),
+    ...keystoreMatrixChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
   ];
