@@ -20,6 +20,8 @@ import { pairingChecks } from './checks/pairing.ts';
 import { systemFileChecks } from './checks/system-files.ts';
 import { ownerWhoChecks } from './checks/owner-who.ts';
 import { keystoreMatrixChecks } from './checks/keystore-matrix.ts';
+import { pairingMatrixChecks } from './checks/pairing-matrix.ts';
+import { pairingCodeFormChecks } from './checks/pairing-code-forms.ts';
 
 export type { RelayTarget } from './driver.ts';
 
@@ -39,6 +41,8 @@ export async function relaySuite(target: RelayTarget): Promise<SuiteLoad> {
     ...systemFileChecks(target),
     ...ownerWhoChecks(target),
     ...keystoreMatrixChecks(target),
+    ...pairingMatrixChecks(target),
+    ...pairingCodeFormChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
   ];

@@ -183,7 +183,7 @@ function pairingWhoCheck(t: RelayTarget): Check {
       const token = o.token;
       const signedBy = (who: (typeof PAIRING_APPROVER_REFUSED)[number], name: 'enroll-fetch' | 'enroll-deliver') =>
         who === 'new-device' ? {} : adminSigned(s.profile, name, { identity: owner.identity, rendezvous_id: code }, who === 'own-session' ? session.seed : other.seed);
-      const bearer = (who: (typeof PAIRING_APPROVER_REFUSED)[number]) => (who === 'new-device' ? { authorization: `Bearer ${token}` } : {});
+      const bearer = (who: (typeof PAIRING_APPROVER_REFUSED)[number]): Record<string, string> => (who === 'new-device' ? { authorization: `Bearer ${token}` } : {});
       const nonce = randomBytes(32).toString('base64url');
       for (const who of PAIRING_APPROVER_REFUSED) {
         const r = await enrollStepWith(s.relay, owner.identity, code, 'fetch', { approver_nonce: randomBytes(32).toString('base64url'), mode: 'scan', ...signedBy(who, 'enroll-fetch') }, bearer(who));
@@ -197,7 +197,7 @@ function pairingWhoCheck(t: RelayTarget): Check {
       const path = `/identities/${encodeURIComponent(owner.identity)}/enroll/${encodeURIComponent(code)}`;
       for (const who of BEARER_REFUSED) {
         const t = tokenOf[who];
-        const h = t ? { authorization: `Bearer ${t}` } : {};
+        const h: Record<string, string> = t ? { authorization: `Bearer ${t}` } : {};
         const body = who === 'owner' ? { ...o.key, identity: owner.identity, ...ownerSigned('enroll-fetch') } : o.key;
         const rv = await s.relay.post(`${path}/reveal`, body, h);
         e.that(refused(rv), `a reveal by ${who} answered ${said(rv)}, expected a refusal`);
