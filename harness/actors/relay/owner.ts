@@ -144,3 +144,13 @@ function safe(r: HttpResponse): unknown {
     return {};
   }
 }
+
+/**
+ * `call` made `n` ways at once, their answers in order. `n` requests first open `n` kept-alive
+ * connections (GET /health), so the racing calls leave together instead of behind `n` handshakes
+ * (a step that finishes within a handshake would otherwise never meet its rivals).
+ */
+export async function race<T>(client: RelayClient, n: number, call: (i: number) => Promise<T>): Promise<T[]> {
+  await Promise.all(Array.from({ length: n }, () => client.get('/health')));
+  return Promise.all(Array.from({ length: n }, (_, i) => call(i)));
+}

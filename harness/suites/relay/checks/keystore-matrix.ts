@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { SoftwareAuthenticator, type EnrollmentInput, type RelayIdentity } from '../../../actors/relay/index.ts';
-import { adminSigned, enrollFields, enrollWithEnvelope, keystoreListWith, keystoreRemoveWith, type Swap } from '../../../actors/relay/owner.ts';
+import { adminSigned, enrollFields, enrollWithEnvelope, keystoreListWith, keystoreRemoveWith, race, type Swap } from '../../../actors/relay/owner.ts';
 import { relayCheck } from '../check.ts';
 import { CheckFailure, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 
@@ -137,7 +137,7 @@ function challengeCheck(t: RelayTarget): Check {
       const foreign = await s.relay.keystoreFetch(owner.identity, auth.assert({ challenge: await challengeFor(s, other.identity), rpId: owner.identity }), owner.identity);
       e.that(foreign.status === 401, `a fetch over a challenge issued for ${other.identity} answered ${said(foreign)}, expected 401`);
       const assertion = auth.assert({ challenge: await challengeFor(s, owner.identity), rpId: owner.identity });
-      const answers = await Promise.all(Array.from({ length: RACE }, () => s.relay.keystoreFetch(owner.identity, assertion, owner.identity)));
+      const answers = await race(s.relay, RACE, () => s.relay.keystoreFetch(owner.identity, assertion, owner.identity));
       const won = answers.filter((r) => r.status === 200).length;
       e.that(won === 1, `${RACE} fetches with one assertion at once: ${won} answered 200 (${answers.map((r) => r.status).join(' ')}), expected exactly 1`);
       e.that(

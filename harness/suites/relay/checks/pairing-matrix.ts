@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import type { RelayIdentity } from '../../../actors/relay/index.ts';
-import { adminSigned, enrollStepWith, type Swap } from '../../../actors/relay/owner.ts';
+import { adminSigned, enrollStepWith, race as raceOn, type Swap } from '../../../actors/relay/owner.ts';
 import { newDeviceKey, offer, sealFor, type DeviceKey } from '../../../actors/relay/pairing.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { relayCheck } from '../check.ts';
@@ -166,8 +166,6 @@ function deviceBindingCheck(t: RelayTarget): Check {
   });
 }
 
-/** `n` calls at once: their answers. */
-const race = <T>(n: number, call: (i: number) => Promise<T>): Promise<T[]> => Promise.all(Array.from({ length: n }, (_, i) => call(i)));
 const statuses = (rs: HttpResponse[]) => rs.map((r) => r.status).join(' ');
 
 function onceCheck(t: RelayTarget): Check {
@@ -190,12 +188,12 @@ function onceCheck(t: RelayTarget): Check {
       const [a, b, c, d] = await Promise.all([offers.next(), offers.next(), offers.next(), offers.next()]);
       await Promise.all([advance(s, b, 'nonce'), advance(s, c, 'revealed'), advance(s, d, 'delivered')]);
       const nonces = Array.from({ length: RACE }, () => b64());
-      const [fetches, reveals, deliveries, polls] = await Promise.all([
-        race(RACE, (i) => fetchAs(s, a, nonces[i])),
-        race(RACE, () => s.relay.enrollReveal(b.id.identity, b.code, b.token, b.key)),
-        race(RACE, (i) => s.relay.enrollDeliver(c.id, c.code, `${sealFor(s.profile, c.key.ephemeral_public_key, new Uint8Array(randomBytes(32)))}${i}`)),
-        race(RACE, () => s.relay.enrollPoll(d.id.identity, d.code, d.token)),
-      ]);
+      const sealed = Array.from({ length: RACE }, (_, i) => `${sealFor(s.profile, c.key.ephemeral_public_key, new Uint8Array(randomBytes(32)))}${i}`);
+      // One race after another, each on connections already open, so its calls arrive together.
+      const fetches = await raceOn(s.relay, RACE, (i) => fetchAs(s, a, nonces[i]));
+      const reveals = await raceOn(s.relay, RACE, () => s.relay.enrollReveal(b.id.identity, b.code, b.token, b.key));
+      const deliveries = await raceOn(s.relay, RACE, (i) => s.relay.enrollDeliver(c.id, c.code, sealed[i]!));
+      const polls = await raceOn(s.relay, RACE, () => s.relay.enrollPoll(d.id.identity, d.code, d.token));
       const one = (rs: HttpResponse[], won: (r: HttpResponse) => boolean, what: string) => {
         const n = rs.filter(won).length;
         e.that(n === 1, `${RACE} ${what} at once: ${n} taken (statuses ${statuses(rs)}), expected exactly 1`);
