@@ -377,6 +377,19 @@ export const RELAY_OWNER_WIRE: Record<string, WireVariant> = {
       return live >= limits.pairing_offers_max ? Promise.resolve(jsonAnswer({ error: 'too_many_offers', detail: 'refused by the broken variant' }, 429)) : next(req);
     }),
   },
+  // The revocation marks the device's row, but sessions are looked up without their device: they go on.
+  'owner-device-revoke-keeps-sessions': {
+    rule: 'ra.devices.list',
+    what: "a device's revocation answers 200 and its sessions go on",
+    wire: async (original, next) => {
+      const url = new URL(original.url);
+      if (original.method !== 'POST' || !/^\/devices\/[^/]+\/revoke$/.test(url.pathname)) return next(original);
+      const { req, body } = await buffered(original);
+      // Authenticated and judged by the relay on a device id that names none: then answered as done.
+      const res = await next(new Request(req.url, { method: 'POST', headers: req.headers, body: JSON.stringify({ ...body, device_id: 'dev_none' }) }));
+      return res.status === 404 ? jsonAnswer({ device_id: body.device_id, sessions_revoked: 1 }) : res;
+    },
+  },
   // The code's separators are the ASCII ones: an en dash, as phones type it, names no offer.
   'owner-code-en-dash': {
     rule: 'ra.pairing.short-code',

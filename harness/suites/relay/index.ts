@@ -22,6 +22,7 @@ import { ownerWhoChecks } from './checks/owner-who.ts';
 import { keystoreMatrixChecks } from './checks/keystore-matrix.ts';
 import { pairingMatrixChecks } from './checks/pairing-matrix.ts';
 import { pairingCodeFormChecks } from './checks/pairing-code-forms.ts';
+import { devicesMatrixChecks } from './checks/devices-matrix.ts';
 
 export type { RelayTarget } from './driver.ts';
 
@@ -43,6 +44,7 @@ export async function relaySuite(target: RelayTarget): Promise<SuiteLoad> {
     ...keystoreMatrixChecks(target),
     ...pairingMatrixChecks(target),
     ...pairingCodeFormChecks(target),
+    ...devicesMatrixChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
   ];
