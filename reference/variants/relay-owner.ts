@@ -9,6 +9,7 @@ import { decodeBase64Any } from '../../protocol/common/base64.ts';
 import { verifyEd25519 } from '../../protocol/common/ed25519.ts';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { normalizeShortCode } from '../../protocol/signin/reference.ts';
+import { verifyDrive } from '../../protocol/relay/drive/sign.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { jsonAnswer, type Next, type Wire, type WireVariant } from './wire.ts';
 
@@ -388,6 +389,33 @@ export const RELAY_OWNER_WIRE: Record<string, WireVariant> = {
       // Authenticated and judged by the relay on a device id that names none: then answered as done.
       const res = await next(new Request(req.url, { method: 'POST', headers: req.headers, body: JSON.stringify({ ...body, device_id: 'dev_none' }) }));
       return res.status === 404 ? jsonAnswer({ device_id: body.device_id, sessions_revoked: 1 }) : res;
+    },
+  },
+  // The group identity's roster is verified with its epoch line left to what the relay stores.
+  'owner-roster-epoch-unbound': {
+    rule: 'ra.system.group-roster',
+    what: "a group identity's roster whose epoch was altered after signing is taken",
+    wire: watching((w) =>
+      letThrough(
+        (req, url) => req.method === 'PUT' && /^\/identities\/[^/]+\/system\/.*group-roster\.json$/.test(url.pathname),
+        400,
+        (url, b) => {
+          const key = decodeBase64Any(w.keys.get(identityOf(url)) ?? '');
+          return key !== undefined && key.length === 32 && Array.from({ length: 64 }, (_, e) => e + 1).some((epoch) => verifyDrive(profile, 'group-roster', { ...b, epoch }, key));
+        },
+        (url) => jsonAnswer({ path: url.pathname, etag: '"epoch-unbound"' }),
+      ),
+    ),
+  },
+  // "At most 64 KiB" read as "less than 64 KiB".
+  'owner-system-size-off-by-one': {
+    rule: 'ra.system.paths',
+    what: 'a system document of exactly 64 KiB is refused 413',
+    wire: async (original, next) => {
+      const url = new URL(original.url);
+      if (original.method !== 'PUT' || !systemPath(url)) return next(original);
+      const { req, text } = await buffered(original);
+      return Buffer.byteLength(text) >= limits.system_file_max_bytes ? jsonAnswer({ error: 'payload_too_large', detail: 'refused by the broken variant' }, 413) : next(req);
     },
   },
   // The code's separators are the ASCII ones: an en dash, as phones type it, names no offer.

@@ -23,6 +23,7 @@ import { keystoreMatrixChecks } from './checks/keystore-matrix.ts';
 import { pairingMatrixChecks } from './checks/pairing-matrix.ts';
 import { pairingCodeFormChecks } from './checks/pairing-code-forms.ts';
 import { devicesMatrixChecks } from './checks/devices-matrix.ts';
+import { ownerProfileMatrixChecks } from './checks/owner-profile-matrix.ts';
 
 export type { RelayTarget } from './driver.ts';
 
@@ -45,6 +46,7 @@ export async function relaySuite(target: RelayTarget): Promise<SuiteLoad> {
     ...pairingMatrixChecks(target),
     ...pairingCodeFormChecks(target),
     ...devicesMatrixChecks(target),
+    ...ownerProfileMatrixChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
   ];

@@ -1,0 +1,104 @@
+// The project's decisions on the owner surface, judged across their matrix (profile checks,
+// spec/facets/relay-owner.yaml): the group roster a group identity keeps as a system document
+// (each signed list or value altered alone after signing, signed by a member or by a stranger, its member
+// cap at 1000 and 1001) and the system document's size cap at 64 KiB and one byte more.
+import { randomBytes } from 'node:crypto';
+import type { Check } from '../../../run/model.ts';
+import type { HttpResponse } from '../../../actors/http.ts';
+import { now, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { learnSystemPath } from '../../../actors/relay/owner.ts';
+import { sign } from '../../../impl/noble.ts';
+import { driveString } from '../../../impl/noble-drive.ts';
+import { encodeBase64url } from '../../../../protocol/common/base64.ts';
+import { limits } from '../../../../schemas/ts/limits.ts';
+import { relayCheck } from '../check.ts';
+import { CheckFailure, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+
+const LANE = 'relay/owner-profile';
+const ok = (r: HttpResponse) => r.status >= 200 && r.status < 300;
+const refused = (r: HttpResponse) => r.status >= 400 && r.status < 500;
+
+/** A group identity's roster signed by `by` over `signed`, sent with `sent` laid over it. */
+function roster(s: Session, group: RelayIdentity, signed: Record<string, unknown>, by: RelayIdentity = group, sent: Record<string, unknown> = {}): string {
+  const doc: Record<string, unknown> = { group: group.identity, owner: group.identity, members: [group.identity], admins: [group.identity], epoch: 2, updated_at: now(), ...signed };
+  return JSON.stringify({ ...doc, signature: encodeBase64url(sign(by.seed, driveString(s.profile, 'group-roster', doc))), ...sent });
+}
+
+/** group and owner must name the identity itself (in any case), so they have no other valid value to swap. */
+const PARTS = ['members', 'admins', 'epoch', 'updated-at', 'signer-member', 'signer-stranger'] as const;
+
+function rosterMatrixCheck(t: RelayTarget): Check {
+  const max = limits.drive_group_max_members;
+  return relayCheck(t, {
+    id: 'relay/profile/roster-matrix',
+    lane: LANE,
+    title: `a group identity's roster with one signed part altered after signing (members, admins, epoch, updated_at), or signed by a member or a stranger, is refused 400 and its epoch unchanged; ${max} members are taken, ${max + 1} refused`,
+    rules: ['ra.system.group-roster'],
+    cells: [
+      ...PARTS.map((value) => ({ rule: 'ra.system.group-roster' as const, facet: 'binding', value, operation: 'systemPut' })),
+      { rule: 'ra.system.group-roster', facet: 'limit', value: 'at', operation: 'systemPut' },
+      { rule: 'ra.system.group-roster', facet: 'limit', value: 'past', operation: 'systemPut' },
+    ],
+    run: async (s, e) => {
+      const [group, member, stranger] = await Promise.all([s.identity(), s.identity(), s.identity()]);
+      const members = [group.identity, member.identity];
+      const first = roster(s, group, { members, epoch: 3 });
+      const { path, answer } = await learnSystemPath(s.relay, group, 'public/group-roster.json', first);
+      if (!e.that(ok(answer), `the group's own roster (epoch 3) answered ${said(answer)}`)) return;
+      const altered: Record<(typeof PARTS)[number], string> = {
+        members: roster(s, group, { members, epoch: 4 }, group, { members: [...members, stranger.identity] }),
+        admins: roster(s, group, { members, epoch: 4 }, group, { admins: [group.identity, member.identity] }),
+        epoch: roster(s, group, { members, epoch: 4 }, group, { epoch: 9 }),
+        'updated-at': roster(s, group, { members, epoch: 4 }, group, { updated_at: now(60) }),
+        'signer-member': roster(s, group, { members, epoch: 4 }, member),
+        'signer-stranger': roster(s, group, { members, epoch: 4 }, stranger),
+      };
+      for (const part of PARTS) {
+        const r = await s.relay.systemFile(group, 'PUT', path, altered[part]);
+        e.that(r.status === 400, `a roster whose ${part} differs from what was signed answered ${said(r)}, expected 400`);
+      }
+      const epoch = await s.relay.get(`/groups/${encodeURIComponent(group.identity)}/epoch`);
+      e.that((safeJson(epoch) as { epoch?: unknown } | undefined)?.epoch === 3, `after the refused rosters the group's epoch answered ${said(epoch)}, expected 3`);
+      const kept = await s.relay.systemFile(group, 'GET', path);
+      e.that(kept.text() === first, `after the refused rosters the stored one reads ${said(kept)}`);
+      const names = (n: number) => Array.from({ length: n }, (_, i) => (i === 0 ? group.identity : `m${i}-${randomBytes(3).toString('hex')}.example.org`));
+      const atCap = await s.relay.systemFile(group, 'PUT', path, roster(s, group, { members: names(max), epoch: 5 }));
+      e.that(ok(atCap), `a roster of ${max} members answered ${said(atCap)}`);
+      const pastCap = await s.relay.systemFile(group, 'PUT', path, roster(s, group, { members: names(max + 1), epoch: 6 }));
+      e.that(pastCap.status === 400, `a roster of ${max + 1} members answered ${said(pastCap)}, expected 400`);
+    },
+  });
+}
+
+function systemSizeCheck(t: RelayTarget): Check {
+  const max = limits.system_file_max_bytes;
+  return relayCheck(t, {
+    id: 'relay/profile/system-size',
+    lane: LANE,
+    title: `a system document of ${max} bytes as written is taken, one of ${max + 1} refused and the stored one kept`,
+    rules: ['ra.system.paths'],
+    cells: [
+      { rule: 'ra.system.paths', facet: 'limit', value: 'at', operation: 'systemPut' },
+      { rule: 'ra.system.paths', facet: 'limit', value: 'past', operation: 'systemPut' },
+    ],
+    run: async (s, e) => {
+      const owner = await s.identity();
+      // Padded with white space after the document: the same JSON, `bytes` long as sent.
+      const sized = (bytes: number, who: string) => {
+        const doc = JSON.stringify({ version: 1, contacts: [{ identity: `${who}.example.org`, state: 'accepted' }] });
+        return doc + ' '.repeat(bytes - Buffer.byteLength(doc));
+      };
+      const { path, answer } = await learnSystemPath(s.relay, owner, 'relay/contacts.json', sized(max, 'at-cap'));
+      if (answer.status === 404) throw new CheckFailure(`no path form of contacts.json was found: ${said(answer)}`);
+      e.that(ok(answer), `a contacts.json of ${max} bytes answered ${said(answer)}`);
+      const past = await s.relay.systemFile(owner, 'PUT', path, sized(max + 1, 'past-cap'));
+      e.that(refused(past), `a contacts.json of ${max + 1} bytes answered ${said(past)}, expected a refusal`);
+      const kept = await s.relay.systemFile(owner, 'GET', path);
+      e.that(kept.text().includes('at-cap.example.org'), `after the refused write contacts.json reads ${said(kept)}`);
+    },
+  });
+}
+
+export function ownerProfileMatrixChecks(t: RelayTarget): Check[] {
+  return [rosterMatrixCheck(t), systemSizeCheck(t)];
+}
