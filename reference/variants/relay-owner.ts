@@ -278,6 +278,31 @@ export const RELAY_OWNER_WIRE: Record<string, WireVariant> = {
       },
     ),
   },
+  // The WebAuthn path reads the challenge store without the expiry the challenge headers apply.
+  'owner-fetch-challenge-no-expiry': {
+    rule: 'ra.keystore.assertion-challenge',
+    what: 'a keystore fetch answering an expired (never used) challenge fetches',
+    wire: (() => {
+      const issued = new Set<string>();
+      const answered = new Set<string>();
+      return async (original, next) => {
+        const url = new URL(original.url);
+        if (original.method === 'GET' && url.pathname === '/auth/challenge') {
+          const res = await next(original);
+          if (res.status === 200) issued.add(str((await jsonOf(res)).challenge));
+          return res;
+        }
+        if (original.method !== 'POST' || !/^\/identities\/[^/]+\/keystore\/fetch$/.test(url.pathname)) return next(original);
+        const { req, body } = await buffered(original);
+        const a = (body.assertion ?? {}) as Record<string, unknown>;
+        const challenge = str((JSON.parse(Buffer.from(str(a.client_data_json), 'base64url').toString() || '{}') as Record<string, unknown>).challenge);
+        const res = await next(req);
+        const fresh = issued.has(challenge) && !answered.has(challenge);
+        answered.add(challenge);
+        return res.status === 401 && fresh ? jsonAnswer({ identity: identityOf(url), entries: [] }) : res;
+      };
+    })(),
+  },
   // "removes a keystore entry without the recovery assertion": the actor assertion's credential
   // is looked up among every recovery master of the relay, not this identity's.
   'owner-master-any-identity': {

@@ -8,7 +8,8 @@ import type { HttpResponse } from '../../../actors/http.ts';
 import { SoftwareAuthenticator, type EnrollmentInput, type RelayIdentity } from '../../../actors/relay/index.ts';
 import { adminSigned, enrollFields, enrollWithEnvelope, keystoreListWith, keystoreRemoveWith, race, type Swap } from '../../../actors/relay/owner.ts';
 import { relayCheck } from '../check.ts';
-import { CheckFailure, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+import { CheckFailure, CheckSkip, isObject, safeJson, said, sleep, type RelayTarget, type Session } from '../driver.ts';
+import { limits } from '../../../../schemas/ts/limits.ts';
 
 /** Its own lane: fresh identities only, overlapping the suite's other checks. */
 const LANE = 'relay/keystore-matrix';
@@ -212,6 +213,40 @@ function removalEndsCheck(t: RelayTarget): Check {
   });
 }
 
+/** The longest declared challenge life the window check waits for. */
+const MAX_WAIT_S = 60;
+
+function challengeWindowCheck(t: RelayTarget): Check {
+  const life = t.declared.challengeTtlS ?? limits.challenge_ttl_seconds;
+  return relayCheck(t, {
+    id: 'relay/keystore-matrix/challenge-window',
+    // Mostly a wait on challenges of its own: a lane of its own.
+    lane: 'relay/keystore-matrix/challenge-window',
+    title: `a keystore fetch answering a challenge just inside its life (${life} s) fetches; one answering a challenge just past it is refused 401`,
+    rules: ['ra.keystore.assertion-challenge'],
+    cells: [
+      { rule: 'ra.keystore.assertion-challenge', facet: 'window', value: 'inside', operation: 'keystoreFetch' },
+      { rule: 'ra.keystore.assertion-challenge', facet: 'window', value: 'outside', operation: 'keystoreFetch' },
+    ],
+    timeoutMs: (Math.min(life, MAX_WAIT_S) + 40) * 1000,
+    run: async (s, e) => {
+      if (life > MAX_WAIT_S) throw new CheckSkip(`the target declares no challenge life of at most ${MAX_WAIT_S} s (--relay-challenge-ttl); document 3's 60 s are not waited for`);
+      const owner = await s.identity();
+      const auth = new SoftwareAuthenticator(-7);
+      await enrolled(s, owner, enrollment(auth));
+      const before = Date.now();
+      const [early, late] = [await challengeFor(s, owner.identity), await challengeFor(s, owner.identity)];
+      const after = Date.now();
+      await sleep(Math.max(0, before + life * 1000 - Math.min(1500, (life * 1000) / 3) - Date.now()), s.signal);
+      const inside = await s.relay.keystoreFetch(owner.identity, auth.assert({ challenge: early, rpId: owner.identity }), owner.identity);
+      e.that(inside.status === 200, `a fetch ${((Date.now() - before) / 1000).toFixed(1)} s after its challenge (life ${life} s) answered ${said(inside)}, expected 200`);
+      await sleep(Math.max(0, after + life * 1000 + 1000 - Date.now()), s.signal);
+      const outside = await s.relay.keystoreFetch(owner.identity, auth.assert({ challenge: late, rpId: owner.identity }), owner.identity);
+      e.that(outside.status === 401, `a fetch ${((Date.now() - after) / 1000).toFixed(1)} s after its challenge (life ${life} s) answered ${said(outside)}, expected 401`);
+    },
+  });
+}
+
 export function keystoreMatrixChecks(t: RelayTarget): Check[] {
-  return [bindingCheck(t), challengeCheck(t), recoveryMasterCheck(t), removalEndsCheck(t)];
+  return [challengeWindowCheck(t), bindingCheck(t), challengeCheck(t), recoveryMasterCheck(t), removalEndsCheck(t)];
 }
