@@ -443,6 +443,34 @@ export const RELAY_OWNER_WIRE: Record<string, WireVariant> = {
       return Buffer.byteLength(text) >= limits.system_file_max_bytes ? jsonAnswer({ error: 'payload_too_large', detail: 'refused by the broken variant' }, 413) : next(req);
     },
   },
+  // Contacts compared as written: a contact listed in another case than the sender's ID is unknown.
+  'owner-contacts-case-sensitive': {
+    rule: 'ra.inbox.policy',
+    what: 'under contacts_only a contact listed in upper case is refused 403',
+    wire: (() => {
+      type Contact = { identity?: unknown; state?: unknown };
+      const policy = new Map<string, { contacts: Contact[]; mode: string }>();
+      const of = (identity: string) => policy.get(identity) ?? policy.set(identity, { contacts: [], mode: 'open' }).get(identity)!;
+      return async (original, next) => {
+        const url = new URL(original.url);
+        const isMessage = original.method === 'POST' && url.pathname === '/messages';
+        if (!isMessage && !(original.method === 'PUT' && systemPath(url))) return next(original);
+        const { req, body } = await buffered(original);
+        const res = await next(req);
+        if (!isMessage) {
+          if (res.status < 300 && url.pathname.endsWith('relay/contacts.json')) of(identityOf(url)).contacts = Array.isArray(body.contacts) ? (body.contacts as Contact[]) : [];
+          if (res.status < 300 && url.pathname.endsWith('relay/inbox-policy.json')) of(identityOf(url)).mode = str(body.mode);
+          return res;
+        }
+        const p = policy.get(str(body.recipient).toLowerCase());
+        const sender = str(body.sender);
+        const listed = p?.contacts.find((c) => c.state === 'accepted' && str(c.identity).toLowerCase() === sender.toLowerCase());
+        return res.status === 202 && p?.mode === 'contacts_only' && listed !== undefined && listed.identity !== sender
+          ? jsonAnswer({ error: 'not_authorized', detail: 'refused by the broken variant' }, 403)
+          : res;
+      };
+    })(),
+  },
   // The code's separators are the ASCII ones: an en dash, as phones type it, names no offer.
   'owner-code-en-dash': {
     rule: 'ra.pairing.short-code',

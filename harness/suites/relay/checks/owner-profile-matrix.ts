@@ -1,7 +1,8 @@
 // The project's decisions on the owner surface, judged across their matrix (profile checks,
 // spec/facets/relay-owner.yaml): the group roster a group identity keeps as a system document
 // (each signed list or value altered alone after signing, signed by a member or by a stranger, its member
-// cap at 1000 and 1001) and the system document's size cap at 64 KiB and one byte more.
+// cap at 1000 and 1001), the system document's size cap at 64 KiB and one byte more, and the
+// inbox policy's matching of senders against contacts.json (case, near misses, a contact removed).
 import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
@@ -12,6 +13,7 @@ import { driveString } from '../../../impl/noble-drive.ts';
 import { encodeBase64url } from '../../../../protocol/common/base64.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { relayCheck } from '../check.ts';
+import { expectInbox, mail } from './messaging.ts';
 import { CheckFailure, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 
 const LANE = 'relay/owner-profile';
@@ -99,6 +101,47 @@ function systemSizeCheck(t: RelayTarget): Check {
   });
 }
 
+function inboxPolicyMatrixCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/profile/inbox-policy-matrix',
+    lane: LANE,
+    title:
+      'under contacts_only a sender listed in upper case is delivered, one whose ID merely ends like a listed contact is refused 403; a sender blocked in upper case is refused; a contact taken off the list is then refused, and nothing refused reaches the inbox',
+    rules: ['ra.inbox.policy'],
+    cells: [
+      { rule: 'ra.inbox.policy', facet: 'normalization', value: 'upper-case', operation: 'postMessage' },
+      { rule: 'ra.inbox.policy', facet: 'normalization', value: 'near-miss', operation: 'postMessage' },
+      { rule: 'ra.inbox.policy', facet: 'lifecycle', value: 'delivery', operation: 'postMessage' },
+    ],
+    run: async (s, e) => {
+      const [owner, friend, lookalike, foe] = await Promise.all([s.identity(), s.identity(), s.identity(), s.identity()]);
+      const contacts = (entries: Array<[string, string]>) => JSON.stringify({ version: 1, contacts: entries.map(([identity, state]) => ({ identity, state })) });
+      // The lookalike's ID minus its first character: a valid service ID that is only its suffix.
+      const list = contacts([
+        [friend.identity.toUpperCase(), 'accepted'],
+        [lookalike.identity.slice(1), 'accepted'],
+        [foe.identity.toUpperCase(), 'blocked'],
+      ]);
+      const { path: contactsPath, answer } = await learnSystemPath(s.relay, owner, 'relay/contacts.json', list);
+      if (!e.that(ok(answer), `the owner's contacts.json answered ${said(answer)}`)) return;
+      const { answer: policy } = await learnSystemPath(s.relay, owner, 'relay/inbox-policy.json', JSON.stringify({ version: 1, mode: 'contacts_only' }));
+      if (!e.that(ok(policy), `the owner's inbox-policy.json (contacts_only) answered ${said(policy)}`)) return;
+      const fromFriend = mail(s, friend, owner, 'listed in upper case');
+      const delivered = await s.relay.send(fromFriend);
+      e.that(delivered.status === 202, `a message from a contact listed in upper case answered ${said(delivered)}, expected 202`);
+      const near = await s.relay.send(mail(s, lookalike, owner, 'a suffix is not me'));
+      e.that(near.status === 403, `a message from ${lookalike.identity}, whose ID only ends like the contact ${lookalike.identity.slice(1)}, answered ${said(near)}, expected 403`);
+      const blocked = await s.relay.send(mail(s, foe, owner, 'blocked in upper case'));
+      e.that(blocked.status === 403, `a message from a sender blocked in upper case answered ${said(blocked)}, expected 403`);
+      const removed = await s.relay.systemFile(owner, 'PUT', contactsPath, contacts([[foe.identity, 'blocked']]));
+      if (!e.that(ok(removed), `taking the friend off contacts.json answered ${said(removed)}`)) return;
+      const after = await s.relay.send(mail(s, friend, owner, 'no longer a contact'));
+      e.that(after.status === 403, `a message from a contact taken off the list answered ${said(after)}, expected 403`);
+      await expectInbox(s, e, owner, [fromFriend]);
+    },
+  });
+}
+
 export function ownerProfileMatrixChecks(t: RelayTarget): Check[] {
-  return [rosterMatrixCheck(t), systemSizeCheck(t)];
+  return [rosterMatrixCheck(t), systemSizeCheck(t), inboxPolicyMatrixCheck(t)];
 }
