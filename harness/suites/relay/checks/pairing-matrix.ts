@@ -86,7 +86,7 @@ function approverBindingCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/pairing-matrix/approver-signature',
     lane: LANE,
-    title: "the approver's fetch and delivery signed over another identity, another live code of the owner, another issued_at or another nonce than sent are refused 401 and move nothing",
+    title: "the approver's fetch and delivery signed over another identity, another live code of the owner, another issued_at or another nonce than sent are refused and move nothing",
     rules: ['ra.signing.enroll-fetch', 'ra.signing.enroll-deliver'],
     cells: [
       ...APPROVER_PARTS.map((value) => ({ rule: 'ra.signing.enroll-fetch' as const, facet: 'binding', value, operation: 'enrollFetch' })),
@@ -103,12 +103,12 @@ function approverBindingCheck(t: RelayTarget): Check {
           (async () => {
             const env = adminSigned(s.profile, 'enroll-fetch', { identity: fresh.id.identity, rendezvous_id: fresh.code }, fresh.id.seed, approverSwap(part, swapTo));
             const r = await enrollStepWith(s.relay, fresh.id.identity, fresh.code, 'fetch', { approver_nonce: b64(), mode: 'scan', ...env });
-            e.that(r.status === 401, `a fetch signed over another ${part} answered ${said(r)}, expected 401`);
+            e.that(refused(r), `a fetch signed over another ${part} answered ${said(r)}, expected a refusal`);
           })(),
           (async () => {
             const env = adminSigned(s.profile, 'enroll-deliver', { identity: revealed.id.identity, rendezvous_id: revealed.code }, revealed.id.seed, approverSwap(part, swapTo));
             const r = await enrollStepWith(s.relay, revealed.id.identity, revealed.code, 'deliver', { sealed: `${sealed}${part.length}`, ...env });
-            e.that(r.status === 401, `a delivery signed over another ${part} answered ${said(r)}, expected 401`);
+            e.that(refused(r), `a delivery signed over another ${part} answered ${said(r)}, expected a refusal`);
           })(),
         ]),
       );
