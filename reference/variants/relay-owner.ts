@@ -320,6 +320,42 @@ export const RELAY_OWNER_WIRE: Record<string, WireVariant> = {
       ),
     ),
   },
+  // The actor assertion is verified, and its challenge left unspent: it authorizes removal after removal.
+  'owner-actor-assertion-replay': {
+    rule: 'ra.keystore.recovery-master',
+    what: "a recovery master's actor_assertion that authorized one removal authorizes another",
+    wire: (() => {
+      const used = new Set<string>();
+      return async (original, next) => {
+        const url = new URL(original.url);
+        if (original.method !== 'DELETE' || !/^\/identities\/[^/]+\/keystore\/[^/]+$/.test(url.pathname)) return next(original);
+        const { req, body } = await buffered(original);
+        const signature = str(((body.actor_assertion ?? {}) as Record<string, unknown>).signature);
+        const res = await next(req);
+        if (res.status < 300 && signature !== '') used.add(signature);
+        return res.status === 403 && used.has(signature) ? new Response(null, { status: 204 }) : res;
+      };
+    })(),
+  },
+  // The cap counts a replacement (a PUT of an enrollment_id already held) as one more enrollment.
+  'owner-keystore-cap-counts-replacements': {
+    rule: 'ra.keystore.enrollment-shape',
+    what: 'at the cap, replacing an enrollment is refused 400',
+    wire: (() => {
+      const held = new Map<string, Set<string>>();
+      return async (original, next) => {
+        const url = new URL(original.url);
+        if (original.method !== 'PUT' || !/^\/identities\/[^/]+\/keystore$/.test(url.pathname)) return next(original);
+        const { req, body } = await buffered(original);
+        const mine = held.get(identityOf(url)) ?? held.set(identityOf(url), new Set()).get(identityOf(url))!;
+        const id = str(body.enrollment_id);
+        if (mine.has(id) && mine.size >= limits.keystore_enrollments_max) return jsonAnswer({ error: 'invalid_request', detail: 'refused by the broken variant' }, 400);
+        const res = await next(req);
+        if (res.status === 200) mine.add(id);
+        return res;
+      };
+    })(),
+  },
   // Removals are soft (a tombstone row): removing a removed enrollment answers 204 again.
   'owner-remove-tombstone': {
     rule: 'ra.keystore.remove',

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { sessionRegistration } from '../../../actors/relay/index.ts';
-import { castOf, principalHeaders, REFUSED_PRINCIPALS, type Cast, type Principal, type RegisteredSession } from '../../../actors/relay/owner.ts';
+import { castOf, learnSystemPath, principalHeaders, REFUSED_PRINCIPALS, type Cast, type Principal, type RegisteredSession } from '../../../actors/relay/owner.ts';
 import { relayCheck } from '../check.ts';
 import { CheckFailure, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 import { cellsOf } from './owner-who.ts';
@@ -84,7 +84,8 @@ function devicesCheck(t: RelayTarget): Check {
       if (!e.that(ok(byOwnSession), `the revocation of ${first} by the owner's session answered ${said(byOwnSession)}`)) return;
       const ended = await devicesAs(s, cast, one, 'GET');
       e.that(ended.status === 401, `the revoked device's session then answered ${said(ended)} on GET /devices, expected 401`);
-      const sys = `/identities/${encodeURIComponent(owner.identity)}/system/relay/contacts.json`;
+      const { path: contacts } = await learnSystemPath(s.relay, owner, 'relay/contacts.json', JSON.stringify({ version: 1, contacts: [] }));
+      const sys = `/identities/${encodeURIComponent(owner.identity)}/system/${contacts}`;
       const sysGet = await s.relay.get(sys, await s.relay.authHeaders(owner, 'GET', sys, { mode: 'challenge', sessionId: one.sessionId, seed: one.seed }));
       e.that(sysGet.status === 401, `the revoked device's session then answered ${said(sysGet)} on a system document, expected 401`);
       const other2 = await devicesAs(s, cast, two, 'GET');

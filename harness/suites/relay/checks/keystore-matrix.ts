@@ -156,11 +156,13 @@ function recoveryMasterCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore-matrix/recovery-master',
     lane: LANE,
-    title: "with a recovery master enrolled, a removal whose actor_assertion comes from another identity's recovery master, or from a device of this one, is refused 403 and removes nothing",
+    title:
+      "with a recovery master enrolled, a removal whose actor_assertion comes from another identity's recovery master, or from a device of this one, is refused 403 and removes nothing; the master's own assertion removes once, and again is refused",
     rules: ['ra.keystore.recovery-master'],
     cells: [
       { rule: 'ra.keystore.recovery-master', facet: 'binding', value: 'role', operation: 'keystoreRemove' },
       { rule: 'ra.keystore.recovery-master', facet: 'binding', value: 'identity', operation: 'keystoreRemove' },
+      { rule: 'ra.keystore.recovery-master', facet: 'once', value: 'replay', operation: 'keystoreRemove' },
     ],
     run: async (s, e) => {
       const [owner, other] = await Promise.all([s.identity(), s.identity()]);
@@ -177,8 +179,14 @@ function recoveryMasterCheck(t: RelayTarget): Check {
         e.that(r.status === 403, `a removal with the actor_assertion of ${part === 'identity' ? "another identity's recovery master" : 'a device'} answered ${said(r)}, expected 403`);
       }
       e.that((await listed(s, owner)).includes(target.enrollment_id), 'the enrollment was removed by a refused removal');
-      const r = await s.relay.keystoreRemove(owner, target.enrollment_id, { actor_assertion: master.assert({ challenge: await challengeFor(s, owner.identity), rpId }), rp_id: rpId });
-      e.that(ok(r), `the removal with this identity's recovery master's assertion answered ${said(r)}`);
+      const actor = master.assert({ challenge: await challengeFor(s, owner.identity), rpId });
+      const r = await s.relay.keystoreRemove(owner, target.enrollment_id, { actor_assertion: actor, rp_id: rpId });
+      if (!e.that(ok(r), `the removal with this identity's recovery master's assertion answered ${said(r)}`)) return;
+      // The master's assertion answered its challenge: a second removal with it is refused.
+      const next = await enrolled(s, owner, enrollment(new SoftwareAuthenticator(-7)));
+      const replay = await s.relay.keystoreRemove(owner, next.enrollment_id, { actor_assertion: actor, rp_id: rpId });
+      e.that(replay.status === 403, `a second removal with the same actor_assertion answered ${said(replay)}, expected 403`);
+      e.that((await listed(s, owner)).includes(next.enrollment_id), 'the replayed actor_assertion removed the enrollment');
     },
   });
 }

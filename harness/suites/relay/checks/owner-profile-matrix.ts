@@ -142,6 +142,35 @@ function inboxPolicyMatrixCheck(t: RelayTarget): Check {
   });
 }
 
+function keystoreCapCheck(t: RelayTarget): Check {
+  const max = limits.keystore_enrollments_max;
+  return relayCheck(t, {
+    id: 'relay/profile/keystore-cap',
+    lane: LANE,
+    title: `an identity's keystore takes ${max} enrollments and refuses one more (400), while another identity still enrolls; replacing an enrollment at the cap is taken`,
+    rules: ['ra.keystore.enrollment-shape'],
+    cells: ['at', 'past', 'other-scope'].map((value) => ({ rule: 'ra.keystore.enrollment-shape' as const, facet: 'limit', value, operation: 'keystoreEnroll' })),
+    run: async (s, e) => {
+      const [owner, other] = await Promise.all([s.identity(), s.identity()]);
+      const enrollment = (n: number) => ({
+        enrollment_id: `cap-${n}`,
+        kind: 'recovery-kit',
+        wrap: 'passphrase',
+        wrapped: JSON.stringify({ iv: randomBytes(12).toString('base64url'), ciphertext: randomBytes(32).toString('base64url') }),
+      });
+      const answers = await Promise.all(Array.from({ length: max }, (_, i) => s.relay.keystoreEnroll(owner, enrollment(i))));
+      const refusedAt = answers.findIndex((r) => r.status !== 200);
+      e.that(refusedAt === -1, `enrollment ${refusedAt + 1} of ${max} answered ${said(answers[refusedAt] ?? answers[0]!)}, expected 200`);
+      const past = await s.relay.keystoreEnroll(owner, enrollment(max));
+      e.that(past.status === 400, `enrollment ${max + 1} answered ${said(past)}, expected 400`);
+      const again = await s.relay.keystoreEnroll(owner, enrollment(0));
+      e.that(again.status === 200, `replacing an enrollment at the cap answered ${said(again)}, expected 200`);
+      const elsewhere = await s.relay.keystoreEnroll(other, enrollment(0));
+      e.that(elsewhere.status === 200, `another identity's enrollment while the first is at its cap answered ${said(elsewhere)}, expected 200`);
+    },
+  });
+}
+
 export function ownerProfileMatrixChecks(t: RelayTarget): Check[] {
-  return [rosterMatrixCheck(t), systemSizeCheck(t), inboxPolicyMatrixCheck(t)];
+  return [rosterMatrixCheck(t), systemSizeCheck(t), inboxPolicyMatrixCheck(t), keystoreCapCheck(t)];
 }
