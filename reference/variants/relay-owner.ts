@@ -154,7 +154,9 @@ function racy(match: (req: Request, url: URL) => boolean, won: (res: Response) =
     await Promise.allSettled([...flying].filter((x) => x !== answer));
     flying.delete(answer);
     const w = winners.get(key);
-    return w !== undefined && startedAt < w.doneAt && res.status < 500 ? new Response(await w.text, { status: w.status, headers: { 'content-type': 'application/json' } }) : res;
+    return w !== undefined && startedAt < w.doneAt && res.status < 500
+      ? new Response(w.status === 204 ? null : await w.text, { status: w.status, headers: { 'content-type': 'application/json' } })
+      : res;
   };
 }
 
@@ -336,6 +338,16 @@ export const RELAY_OWNER_WIRE: Record<string, WireVariant> = {
         return res.status === 403 && used.has(signature) ? new Response(null, { status: 204 }) : res;
       };
     })(),
+  },
+  // The actor assertion's challenge is read, checked and spent in three steps: racing removals all pass.
+  'owner-actor-assertion-race': {
+    rule: 'ra.keystore.recovery-master',
+    what: 'concurrent removals with one recovery-master actor_assertion all succeed',
+    wire: racy(
+      (req, url) => req.method === 'DELETE' && /^\/identities\/[^/]+\/keystore\/[^/]+$/.test(url.pathname),
+      (res) => res.status >= 200 && res.status < 300,
+      (_url, b) => str(((b.actor_assertion ?? {}) as Record<string, unknown>).signature),
+    ),
   },
   // The cap counts a replacement (a PUT of an enrollment_id already held) as one more enrollment.
   'owner-keystore-cap-counts-replacements': {

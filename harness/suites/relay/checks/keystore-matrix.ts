@@ -157,12 +157,13 @@ function recoveryMasterCheck(t: RelayTarget): Check {
     id: 'relay/keystore-matrix/recovery-master',
     lane: LANE,
     title:
-      "with a recovery master enrolled, a removal whose actor_assertion comes from another identity's recovery master, or from a device of this one, is refused 403 and removes nothing; the master's own assertion removes once, and again is refused",
+      "with a recovery master enrolled, a removal whose actor_assertion comes from another identity's recovery master, or from a device of this one, is refused 403 and removes nothing; the master's own assertion removes once, again or raced 20 ways it is taken once",
     rules: ['ra.keystore.recovery-master'],
     cells: [
       { rule: 'ra.keystore.recovery-master', facet: 'binding', value: 'role', operation: 'keystoreRemove' },
       { rule: 'ra.keystore.recovery-master', facet: 'binding', value: 'identity', operation: 'keystoreRemove' },
       { rule: 'ra.keystore.recovery-master', facet: 'once', value: 'replay', operation: 'keystoreRemove' },
+      { rule: 'ra.keystore.recovery-master', facet: 'once', value: 'race', operation: 'keystoreRemove' },
     ],
     run: async (s, e) => {
       const [owner, other] = await Promise.all([s.identity(), s.identity()]);
@@ -187,6 +188,21 @@ function recoveryMasterCheck(t: RelayTarget): Check {
       const replay = await s.relay.keystoreRemove(owner, next.enrollment_id, { actor_assertion: actor, rp_id: rpId });
       e.that(replay.status === 403, `a second removal with the same actor_assertion answered ${said(replay)}, expected 403`);
       e.that((await listed(s, owner)).includes(next.enrollment_id), 'the replayed actor_assertion removed the enrollment');
+      // One fresh assertion of the master racing to remove RACE enrollments: it authorizes one.
+      const targets = await Promise.all(Array.from({ length: RACE }, () => enrolled(s, owner, enrollment())));
+      const racing = master.assert({ challenge: await challengeFor(s, owner.identity), rpId });
+      const answers = await race(s.relay, RACE, (i) => s.relay.keystoreRemove(owner, targets[i]!.enrollment_id, { actor_assertion: racing, rp_id: rpId }));
+      const won = answers.filter(ok).length;
+      e.that(won === 1, `${RACE} removals with one actor_assertion at once: ${won} taken (statuses ${answers.map((a) => a.status).join(' ')}), expected exactly 1`);
+      e.that(
+        answers.every((a) => a.status < 500),
+        `a racing removal answered ${said(answers.find((a) => a.status >= 500) ?? answers[0]!)}`,
+      );
+      const left = await listed(s, owner);
+      e.that(
+        targets.filter((x) => !left.includes(x.enrollment_id)).length === won,
+        `after the race ${targets.filter((x) => !left.includes(x.enrollment_id)).length} enrollments are gone, ${won} removals answered success`,
+      );
     },
   });
 }
@@ -198,9 +214,9 @@ function removalEndsCheck(t: RelayTarget): Check {
     title: 'after its removal an enrollment fetches no more (401), is not listed, and a second removal answers 404; the enrollment left still fetches',
     rules: ['ra.keystore.remove'],
     cells: [
-      { rule: 'ra.keystore.remove', facet: 'lifecycle', value: 'fetch', operation: 'keystoreFetch' },
-      { rule: 'ra.keystore.remove', facet: 'lifecycle', value: 'listed', operation: 'keystoreList' },
-      { rule: 'ra.keystore.remove', facet: 'lifecycle', value: 'remove-again', operation: 'keystoreRemove' },
+      { rule: 'ra.keystore.remove', facet: 'lifecycle', value: 'enrollment', operation: 'keystoreFetch' },
+      { rule: 'ra.keystore.remove', facet: 'lifecycle', value: 'enrollment', operation: 'keystoreList' },
+      { rule: 'ra.keystore.remove', facet: 'lifecycle', value: 'enrollment', operation: 'keystoreRemove' },
     ],
     run: async (s, e) => {
       const owner = await s.identity();

@@ -111,7 +111,7 @@ function inboxPolicyMatrixCheck(t: RelayTarget): Check {
     cells: [
       { rule: 'ra.inbox.policy', facet: 'normalization', value: 'upper-case', operation: 'postMessage' },
       { rule: 'ra.inbox.policy', facet: 'normalization', value: 'near-miss', operation: 'postMessage' },
-      { rule: 'ra.inbox.policy', facet: 'lifecycle', value: 'delivery', operation: 'postMessage' },
+      { rule: 'ra.inbox.policy', facet: 'lifecycle', value: 'contact', operation: 'postMessage' },
     ],
     run: async (s, e) => {
       const [owner, friend, lookalike, foe] = await Promise.all([s.identity(), s.identity(), s.identity(), s.identity()]);

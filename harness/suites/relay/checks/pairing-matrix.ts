@@ -230,16 +230,9 @@ function capAndEndsCheck(t: RelayTarget): Check {
     rules: ['ra.pairing.offers-max', 'ra.pairing.abandon', 'ra.pairing.poll'],
     cells: [
       ...['at', 'past', 'other-scope'].map((value) => ({ rule: 'ra.pairing.offers-max' as const, facet: 'limit', value, operation: 'enrollOffer' })),
-      ...(
-        [
-          ['fetch', 'enrollFetch'],
-          ['reveal', 'enrollReveal'],
-          ['poll', 'enrollPoll'],
-          ['offer-slot', 'enrollOffer'],
-        ] as const
-      ).map(([value, operation]) => ({ rule: 'ra.pairing.abandon' as const, facet: 'lifecycle', value, operation })),
-      { rule: 'ra.pairing.poll', facet: 'lifecycle', value: 'poll', operation: 'enrollPoll' },
-      { rule: 'ra.pairing.poll', facet: 'lifecycle', value: 'deliver', operation: 'enrollDeliver' },
+      ...['enrollFetch', 'enrollReveal', 'enrollPoll', 'enrollOffer'].map((operation) => ({ rule: 'ra.pairing.abandon' as const, facet: 'lifecycle', value: 'offer', operation })),
+      { rule: 'ra.pairing.poll', facet: 'lifecycle', value: 'offer', operation: 'enrollPoll' },
+      { rule: 'ra.pairing.poll', facet: 'lifecycle', value: 'offer', operation: 'enrollDeliver' },
     ],
     run: async (s, e) => {
       const [full, other] = await Promise.all([s.identity(), s.identity()]);
