@@ -259,12 +259,20 @@ function challengeWindowCheck(t: RelayTarget): Check {
       const owner = await s.identity();
       const auth = new SoftwareAuthenticator(-7);
       await enrolled(s, owner, enrollment(auth));
-      const before = Date.now();
-      const [early, late] = [await challengeFor(s, owner.identity), await challengeFor(s, owner.identity)];
+      const late = await challengeFor(s, owner.identity);
       const after = Date.now();
-      await sleep(Math.max(0, before + life * 1000 - Math.min(1500, (life * 1000) / 3) - Date.now()), s.signal);
-      const inside = await s.relay.keystoreFetch(owner.identity, auth.assert({ challenge: early, rpId: owner.identity }), owner.identity);
-      e.that(inside.status === 200, `a fetch ${((Date.now() - before) / 1000).toFixed(1)} s after its challenge (life ${life} s) answered ${said(inside)}, expected 200`);
+      // Just inside, then earlier while the answer came back past the life (a loaded machine
+      // cannot tell when the relay read it): only an answer back within the life is judged.
+      let inside: { r: HttpResponse; at: number } | undefined;
+      for (const offset of [life - Math.min(1.5, life / 3), life / 2, 0]) {
+        const issued = Date.now();
+        const challenge = await challengeFor(s, owner.identity);
+        await sleep(Math.max(0, issued + offset * 1000 - Date.now()), s.signal);
+        const r = await s.relay.keystoreFetch(owner.identity, auth.assert({ challenge, rpId: owner.identity }), owner.identity);
+        inside = { r, at: (Date.now() - issued) / 1000 };
+        if (r.status === 200 || inside.at < life) break;
+      }
+      e.that(inside!.r.status === 200, `a fetch back ${inside!.at.toFixed(1)} s after its challenge (life ${life} s) answered ${said(inside!.r)}, expected 200`);
       await sleep(Math.max(0, after + life * 1000 + 1000 - Date.now()), s.signal);
       const outside = await s.relay.keystoreFetch(owner.identity, auth.assert({ challenge: late, rpId: owner.identity }), owner.identity);
       e.that(outside.status === 401, `a fetch ${((Date.now() - after) / 1000).toFixed(1)} s after its challenge (life ${life} s) answered ${said(outside)}, expected 401`);

@@ -300,7 +300,8 @@ function windowCheck(t: RelayTarget): Check {
           s.relay.enrollPoll(delivered.id.identity, delivered.code, delivered.token).then((r) => ({ r, sealed })),
         ]);
       };
-      const margin = Math.min(2, life / 3) * 1000;
+      // Half the life: a loaded machine's round trips must not carry a step past it.
+      const margin = (life / 2) * 1000;
       await sleep(Math.max(0, before + life * 1000 - margin - Date.now()), s.signal);
       const [fi, ri, di, pi] = await steps(inside, states[0]![3]!.sealed);
       const lateIn = (Date.now() - before) / 1000;
