@@ -4,6 +4,7 @@
 // character, removes a keystore entry without the recovery assertion"). Each wrapper watches the
 // traffic it needs (sessions, keys, offers, enrollments registered through it) and lets through,
 // or answers as the broken relay would, exactly the requests its bug lets through.
+import { createHash } from 'node:crypto';
 import { canonicalString } from '../../protocol/common/canonical.ts';
 import { decodeBase64Any } from '../../protocol/common/base64.ts';
 import { verifyEd25519 } from '../../protocol/common/ed25519.ts';
@@ -304,6 +305,21 @@ export const RELAY_OWNER_WIRE: Record<string, WireVariant> = {
         return res.status === 401 && fresh ? jsonAnswer({ identity: identityOf(url), entries: [] }) : res;
       };
     })(),
+  },
+  // The RP id is accepted when the identity ends with it: any parent domain, not the registrable one alone.
+  'owner-rp-id-any-parent': {
+    rule: 'ra.keystore.assertion-rp-id',
+    what: 'an assertion for any parent domain of the identity fetches',
+    wire: letThrough(
+      (req, url) => req.method === 'POST' && /^\/identities\/[^/]+\/keystore\/fetch$/.test(url.pathname),
+      401,
+      (url, b) => {
+        const rpId = str(b.rp_id);
+        const auth = Buffer.from(str(((b.assertion ?? {}) as Record<string, unknown>).authenticator_data), 'base64url');
+        return rpId.includes('.') && identityOf(url).endsWith(`.${rpId}`) && auth.length >= 37 && createHash('sha256').update(rpId).digest().equals(auth.subarray(0, 32));
+      },
+      (url) => jsonAnswer({ identity: identityOf(url), entries: [] }),
+    ),
   },
   // "removes a keystore entry without the recovery assertion": the actor assertion's credential
   // is looked up among every recovery master of the relay, not this identity's.

@@ -238,6 +238,36 @@ function removalEndsCheck(t: RelayTarget): Check {
   });
 }
 
+function rpIdFormsCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/keystore-matrix/rp-id-forms',
+    lane: LANE,
+    title: "a fetch's RP id may be the identity or, for a hosted identity, its registrable domain; a further parent domain, or the identity with a suffix, is refused 401",
+    rules: ['ra.keystore.assertion-rp-id'],
+    cells: [...['identity', 'registrable-domain', 'near-miss'].map((value) => ({ rule: 'ra.keystore.assertion-rp-id' as const, facet: 'normalization', value, operation: 'keystoreFetch' }))],
+    run: async (s, e) => {
+      const owner = await s.identity();
+      const domain = (await s.facts()).relay.hostedDomains.find((d) => owner.identity.endsWith(`.${d}`));
+      if (domain === undefined) throw new CheckSkip('the relay hosts no domain: the test identity is not hosted, so it has no registrable domain to judge');
+      const auth = new SoftwareAuthenticator(-7);
+      await enrolled(s, owner, enrollment(auth));
+      const fetchAt = async (rpId: string) => s.relay.keystoreFetch(owner.identity, auth.assert({ challenge: await challengeFor(s, owner.identity), rpId }), rpId);
+      for (const [form, rpId] of [
+        ['the identity', owner.identity],
+        ['the registrable domain', domain],
+      ] as const) {
+        const r = await fetchAt(rpId);
+        e.that(r.status === 200, `a fetch with ${form} (${rpId}) as RP id answered ${said(r)}, expected 200`);
+      }
+      const parent = domain.includes('.') ? domain.slice(domain.indexOf('.') + 1) : undefined;
+      for (const rpId of [...(parent ? [parent] : []), `${owner.identity}.evil.example`]) {
+        const r = await fetchAt(rpId);
+        e.that(r.status === 401, `a fetch with ${rpId} as RP id (identity ${owner.identity}) answered ${said(r)}, expected 401`);
+      }
+    },
+  });
+}
+
 /** The longest declared challenge life the window check waits for. */
 const MAX_WAIT_S = 60;
 
@@ -281,5 +311,5 @@ function challengeWindowCheck(t: RelayTarget): Check {
 }
 
 export function keystoreMatrixChecks(t: RelayTarget): Check[] {
-  return [challengeWindowCheck(t), bindingCheck(t), challengeCheck(t), recoveryMasterCheck(t), removalEndsCheck(t)];
+  return [challengeWindowCheck(t), rpIdFormsCheck(t), bindingCheck(t), challengeCheck(t), recoveryMasterCheck(t), removalEndsCheck(t)];
 }
