@@ -38,6 +38,875 @@ export type Facet = FacetBase &
 
 export const facets: readonly Facet[] = [
   {
+    "rule": "ra.system.files",
+    "kind": "who",
+    "cite": "`GET`, `PUT`, `DELETE /identities/:identity/system/:path`: challenge-signed; `.svc/public` and `.svc/relay` documents, validated on write.",
+    "operations": [
+      "systemGet",
+      "systemPut",
+      "systemDelete"
+    ],
+    "allowed": [
+      "owner",
+      "own-session"
+    ],
+    "refused": [
+      "other-identity",
+      "other-identity-session",
+      "other-session-as-owner",
+      "revoked-session",
+      "stranger"
+    ],
+    "note": "own-session: Authentication 2 (optional X-Svc-Session-Id); other-session-as-owner: X-Svc-Identity names the owner, the session is another identity's (Errors: `unauthorized`, session belongs to a different identity).",
+    "area": "relay-owner",
+    "facet": "who",
+    "values": [
+      "owner",
+      "own-session",
+      "other-identity",
+      "other-identity-session",
+      "other-session-as-owner",
+      "revoked-session",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.system.group-roster",
+    "kind": "binding",
+    "cite": "`GET`, `PUT`, `DELETE /identities/:identity/system/:path`: challenge-signed; `.svc/public` and `.svc/relay` documents, validated on write.",
+    "operations": [
+      "systemPut"
+    ],
+    "credential": "the group roster's signature by the identity's key (the project's roster, groups.json)",
+    "parts": [
+      "group",
+      "owner",
+      "members",
+      "admins",
+      "epoch",
+      "updated-at",
+      "signer-member",
+      "signer-stranger"
+    ],
+    "unfilled": [
+      {
+        "value": "group",
+        "reason": "not applicable: a group identity's roster must name the identity itself as group (the signed line lowercased and trimmed), so no other valid value exists to swap"
+      },
+      {
+        "value": "owner",
+        "reason": "not applicable: the roster's owner must be the identity itself (the signed line lowercased and trimmed), so no other valid value exists to swap"
+      }
+    ],
+    "note": "A project decision (document 3 does not show the system documents); judged by the profile check relay/profile/roster-matrix.",
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "group",
+      "owner",
+      "members",
+      "admins",
+      "epoch",
+      "updated-at",
+      "signer-member",
+      "signer-stranger"
+    ]
+  },
+  {
+    "rule": "ra.system.group-roster",
+    "kind": "limit",
+    "cite": "`GET`, `PUT`, `DELETE /identities/:identity/system/:path`: challenge-signed; `.svc/public` and `.svc/relay` documents, validated on write.",
+    "operations": [
+      "systemPut"
+    ],
+    "limit": "drive_group_max_members",
+    "scope": "identity",
+    "past": {
+      "status": 400,
+      "code": "invalid_request"
+    },
+    "unfilled": [
+      {
+        "value": "other-scope",
+        "reason": "not applicable: the cap counts one roster's lists, which no other scope shares"
+      }
+    ],
+    "area": "relay-owner",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ra.system.paths",
+    "kind": "limit",
+    "cite": "`GET`, `PUT`, `DELETE /identities/:identity/system/:path`: challenge-signed; `.svc/public` and `.svc/relay` documents, validated on write. Request and reply bodies: not shown.",
+    "operations": [
+      "systemPut"
+    ],
+    "limit": "system_file_max_bytes",
+    "scope": "request",
+    "unfilled": [
+      {
+        "value": "other-scope",
+        "reason": "not applicable: the cap is one document's size as written"
+      }
+    ],
+    "area": "relay-owner",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ra.inbox.policy",
+    "kind": "normalization",
+    "cite": "The relay hosts identities (a service ID is a DNS name with a public signing key and an encryption key), delivers signed and encrypted messages between identities",
+    "operations": [
+      "postMessage"
+    ],
+    "subject": "the sender's service ID matched against the recipient's contacts.json entries (a DNS name: case-insensitive)",
+    "forms": [
+      "upper-case"
+    ],
+    "note": "A project decision (the inbox policy's enforcement is not shown); near-miss: an entry that is only a suffix of the sender's ID.",
+    "area": "relay-owner",
+    "facet": "normalization",
+    "values": [
+      "upper-case",
+      "near-miss"
+    ]
+  },
+  {
+    "rule": "ra.inbox.policy",
+    "kind": "lifecycle",
+    "cite": "`GET`, `PUT`, `DELETE /identities/:identity/system/:path`: challenge-signed; `.svc/public` and `.svc/relay` documents, validated on write.",
+    "operations": [
+      "postMessage"
+    ],
+    "event": "the sender taken off the recipient's accepted contacts",
+    "ends": [
+      "contact"
+    ],
+    "area": "relay-owner",
+    "facet": "lifecycle",
+    "values": [
+      "contact"
+    ]
+  },
+  {
+    "rule": "ra.devices.list",
+    "kind": "who",
+    "cite": "`GET /devices/:identity`, `POST /devices/:identity/revoke` | owner-only | owner-authenticated",
+    "operations": [
+      "devices",
+      "revokeDevice"
+    ],
+    "allowed": [
+      "owner",
+      "own-session"
+    ],
+    "refused": [
+      "other-identity",
+      "other-identity-session",
+      "other-session-as-owner",
+      "revoked-session",
+      "stranger"
+    ],
+    "area": "relay-owner",
+    "facet": "who",
+    "values": [
+      "owner",
+      "own-session",
+      "other-identity",
+      "other-identity-session",
+      "other-session-as-owner",
+      "revoked-session",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.devices.list",
+    "kind": "lifecycle",
+    "cite": "`POST /devices/:identity/revoke` with `device_id` (prefix `dev_`) ends that device's sessions.",
+    "operations": [
+      "devices",
+      "systemGet"
+    ],
+    "event": "the revocation of a device",
+    "ends": [
+      "device-session"
+    ],
+    "note": "The device's session, used after the revocation on an owner-only operation (Authentication 2: an unknown or expired session answers 401).",
+    "area": "relay-owner",
+    "facet": "lifecycle",
+    "values": [
+      "device-session"
+    ]
+  },
+  {
+    "rule": "ra.keystore.enroll",
+    "kind": "who",
+    "cite": "Wrapped copies of an identity's master seed, one per enrolled authenticator; ciphertext the relay cannot open. Writes are authenticated by the identity key; the read by a WebAuthn assertion.",
+    "operations": [
+      "keystoreEnroll"
+    ],
+    "allowed": [
+      "owner"
+    ],
+    "refused": [
+      "own-session",
+      "other-identity",
+      "stranger"
+    ],
+    "area": "relay-owner",
+    "facet": "who",
+    "values": [
+      "owner",
+      "own-session",
+      "other-identity",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.keystore.list",
+    "kind": "who",
+    "cite": "`PUT /identities/:identity/keystore`, `POST .../keystore/list`, `DELETE .../keystore/:enrollment` | owner-only | identity-signed",
+    "operations": [
+      "keystoreList"
+    ],
+    "allowed": [
+      "owner"
+    ],
+    "refused": [
+      "own-session",
+      "other-identity",
+      "stranger"
+    ],
+    "area": "relay-owner",
+    "facet": "who",
+    "values": [
+      "owner",
+      "own-session",
+      "other-identity",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.keystore.remove",
+    "kind": "who",
+    "cite": "`PUT /identities/:identity/keystore`, `POST .../keystore/list`, `DELETE .../keystore/:enrollment` | owner-only | identity-signed",
+    "operations": [
+      "keystoreRemove"
+    ],
+    "allowed": [
+      "owner"
+    ],
+    "refused": [
+      "own-session",
+      "other-identity",
+      "stranger"
+    ],
+    "area": "relay-owner",
+    "facet": "who",
+    "values": [
+      "owner",
+      "own-session",
+      "other-identity",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.keystore.fetch",
+    "kind": "who",
+    "cite": "`POST /identities/:identity/keystore/fetch` | authenticator-only | WebAuthn assertion (the one endpoint that does not need the identity key)",
+    "operations": [
+      "keystoreFetch"
+    ],
+    "allowed": [
+      "own-authenticator"
+    ],
+    "refused": [
+      "other-identity-authenticator",
+      "stranger"
+    ],
+    "note": "other-identity-authenticator: a credential enrolled for another identity, asserting over this identity's challenge and RP id.",
+    "area": "relay-owner",
+    "facet": "who",
+    "values": [
+      "own-authenticator",
+      "other-identity-authenticator",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.signing.keystore-enroll",
+    "kind": "binding",
+    "cite": "Signed lines: the literal `keystore-enroll`, identity, enrollment_id, kind, credential_id, wrapped_digest, issued_at, nonce; `wrapped_digest` is the base64url SHA-256 of the raw wrapped JSON as sent.",
+    "operations": [
+      "keystoreEnroll"
+    ],
+    "credential": "the enrollment's identity_signature",
+    "parts": [
+      "identity",
+      "enrollment-id",
+      "kind",
+      "credential-id",
+      "wrapped-digest",
+      "issued-at",
+      "nonce"
+    ],
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "identity",
+      "enrollment-id",
+      "kind",
+      "credential-id",
+      "wrapped-digest",
+      "issued-at",
+      "nonce"
+    ]
+  },
+  {
+    "rule": "ra.signing.keystore-list",
+    "kind": "binding",
+    "cite": "`POST /identities/:identity/keystore/list`: signed lines: the literal `keystore-list`, identity, issued_at, nonce.",
+    "operations": [
+      "keystoreList"
+    ],
+    "credential": "the list's identity_signature",
+    "parts": [
+      "identity",
+      "issued-at",
+      "nonce"
+    ],
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "identity",
+      "issued-at",
+      "nonce"
+    ]
+  },
+  {
+    "rule": "ra.signing.keystore-remove",
+    "kind": "binding",
+    "cite": "`DELETE /identities/:identity/keystore/:enrollment`: signed lines: the literal `keystore-remove`, identity, enrollment_id, issued_at, nonce.",
+    "operations": [
+      "keystoreRemove"
+    ],
+    "credential": "the removal's identity_signature",
+    "parts": [
+      "identity",
+      "enrollment-id",
+      "issued-at",
+      "nonce"
+    ],
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "identity",
+      "enrollment-id",
+      "issued-at",
+      "nonce"
+    ]
+  },
+  {
+    "rule": "ra.keystore.assertion-rp-id",
+    "kind": "normalization",
+    "cite": "rpIdHash matches an acceptable RP id (the identity itself, or its registrable domain when hosted)",
+    "operations": [
+      "keystoreFetch"
+    ],
+    "subject": "the RP id whose SHA-256 is the assertion's rpIdHash",
+    "forms": [
+      "identity",
+      "registrable-domain"
+    ],
+    "note": "near-miss: a further parent of the registrable domain, and the identity with a suffix.",
+    "area": "relay-owner",
+    "facet": "normalization",
+    "values": [
+      "identity",
+      "registrable-domain",
+      "near-miss"
+    ]
+  },
+  {
+    "rule": "ra.keystore.assertion-challenge",
+    "kind": "binding",
+    "cite": "Verified: clientDataJSON type is `webauthn.get`; challenge matches the relay-issued one",
+    "operations": [
+      "keystoreFetch"
+    ],
+    "credential": "the fetch's WebAuthn assertion",
+    "parts": [
+      "challenge-identity"
+    ],
+    "note": "A challenge the relay issued for another identity is not this identity's relay-issued challenge.",
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "challenge-identity"
+    ]
+  },
+  {
+    "rule": "ra.keystore.assertion-challenge",
+    "kind": "once",
+    "cite": "The challenge is valid 60 seconds and single-use.",
+    "operations": [
+      "keystoreFetch"
+    ],
+    "secret": "the relay-issued challenge inside clientDataJSON",
+    "spent_by": "a keystore fetch answering it",
+    "area": "relay-owner",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ]
+  },
+  {
+    "rule": "ra.keystore.assertion-challenge",
+    "kind": "window",
+    "cite": "The challenge is valid 60 seconds and single-use.",
+    "operations": [
+      "keystoreFetch"
+    ],
+    "limit": "challenge_ttl_seconds",
+    "from": "the challenge's issue (GET /auth/challenge)",
+    "area": "relay-owner",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ra.keystore.recovery-master",
+    "kind": "binding",
+    "cite": "Optional fields: `actor_assertion` (WebAuthn assertion from a recovery-master authenticator), `rp_id`, `allow_last`, `revoke_sessions`. Once an identity has a recovery-master enrollment, every removal needs `actor_assertion`.",
+    "operations": [
+      "keystoreRemove"
+    ],
+    "credential": "the removal's actor_assertion",
+    "parts": [
+      "role",
+      "identity"
+    ],
+    "note": "role: a device enrollment's assertion instead of the recovery master's; identity: the recovery master of another identity.",
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "role",
+      "identity"
+    ]
+  },
+  {
+    "rule": "ra.keystore.recovery-master",
+    "kind": "once",
+    "cite": "The challenge is valid 60 seconds and single-use.",
+    "operations": [
+      "keystoreRemove"
+    ],
+    "secret": "the relay-issued challenge inside the actor_assertion",
+    "spent_by": "the removal it authorized",
+    "area": "relay-owner",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ]
+  },
+  {
+    "rule": "ra.keystore.remove",
+    "kind": "lifecycle",
+    "cite": "`DELETE /identities/:identity/keystore/:enrollment` ... Statuses: `204`, or `200` with `enrollment_id` and `sessions_revoked`; `401`; `403` recovery-master required; `404`",
+    "operations": [
+      "keystoreFetch",
+      "keystoreList",
+      "keystoreRemove"
+    ],
+    "event": "the enrollment's removal",
+    "ends": [
+      "enrollment"
+    ],
+    "note": "Each operation is a use of the removed enrollment: its credential's fetch, its row in the list, its removal again (404).",
+    "area": "relay-owner",
+    "facet": "lifecycle",
+    "values": [
+      "enrollment"
+    ]
+  },
+  {
+    "rule": "ra.keystore.enrollment-shape",
+    "kind": "limit",
+    "cite": "Wrapped copies of an identity's master seed, one per enrolled authenticator; ciphertext the relay cannot open.",
+    "operations": [
+      "keystoreEnroll"
+    ],
+    "limit": "keystore_enrollments_max",
+    "scope": "identity",
+    "past": {
+      "status": 400,
+      "code": "invalid_request"
+    },
+    "note": "Document 3 states no cap on keystore entries; the project's (32 per identity) is judged by the profile check relay/profile/keystore-cap.",
+    "area": "relay-owner",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ra.pairing.fetch",
+    "kind": "who",
+    "cite": "`POST /identities/:identity/enroll/:rendezvous/fetch` | approver, signed lines: literal `enroll-fetch`, identity, code, issued_at, nonce",
+    "operations": [
+      "enrollFetch"
+    ],
+    "allowed": [
+      "owner"
+    ],
+    "refused": [
+      "other-identity",
+      "own-session",
+      "new-device"
+    ],
+    "note": "new-device: the offer's claim token as a bearer instead of the identity-signed envelope.",
+    "area": "relay-owner",
+    "facet": "who",
+    "values": [
+      "owner",
+      "other-identity",
+      "own-session",
+      "new-device"
+    ]
+  },
+  {
+    "rule": "ra.pairing.deliver",
+    "kind": "who",
+    "cite": "`POST /identities/:identity/enroll/:rendezvous/deliver` | approver, signed lines: literal `enroll-deliver`, identity, code, issued_at, nonce",
+    "operations": [
+      "enrollDeliver"
+    ],
+    "allowed": [
+      "owner"
+    ],
+    "refused": [
+      "other-identity",
+      "own-session",
+      "new-device"
+    ],
+    "area": "relay-owner",
+    "facet": "who",
+    "values": [
+      "owner",
+      "other-identity",
+      "own-session",
+      "new-device"
+    ]
+  },
+  {
+    "rule": "ra.pairing.bearer",
+    "kind": "who",
+    "cite": "`POST .../enroll/:rendezvous/reveal`, `GET` and `DELETE .../enroll/:rendezvous` | bearer | the offer's claim token",
+    "operations": [
+      "enrollReveal",
+      "enrollPoll",
+      "enrollAbandon"
+    ],
+    "allowed": [
+      "new-device"
+    ],
+    "refused": [
+      "other-offer-device",
+      "owner",
+      "stranger"
+    ],
+    "note": "other-offer-device: the claim token of another live offer of the same identity; owner: the identity-signed envelope, no bearer.",
+    "area": "relay-owner",
+    "facet": "who",
+    "values": [
+      "new-device",
+      "other-offer-device",
+      "owner",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.pairing.bearer",
+    "kind": "binding",
+    "cite": "The bearer token is sent as `Authorization: Bearer <claim_token>`.",
+    "operations": [
+      "enrollReveal",
+      "enrollPoll",
+      "enrollAbandon"
+    ],
+    "credential": "the offer's claim token",
+    "parts": [
+      "rendezvous",
+      "identity"
+    ],
+    "note": "rendezvous: this identity's other offer's token; identity: the same code and token sent under another identity's path.",
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "rendezvous",
+      "identity"
+    ]
+  },
+  {
+    "rule": "ra.signing.enroll-fetch",
+    "kind": "binding",
+    "cite": "approver, signed lines: literal `enroll-fetch`, identity, code, issued_at, nonce",
+    "operations": [
+      "enrollFetch"
+    ],
+    "credential": "the fetch's identity_signature",
+    "parts": [
+      "identity",
+      "code",
+      "issued-at",
+      "nonce"
+    ],
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "identity",
+      "code",
+      "issued-at",
+      "nonce"
+    ]
+  },
+  {
+    "rule": "ra.signing.enroll-deliver",
+    "kind": "binding",
+    "cite": "approver, signed lines: literal `enroll-deliver`, identity, code, issued_at, nonce",
+    "operations": [
+      "enrollDeliver"
+    ],
+    "credential": "the delivery's identity_signature",
+    "parts": [
+      "identity",
+      "code",
+      "issued-at",
+      "nonce"
+    ],
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "identity",
+      "code",
+      "issued-at",
+      "nonce"
+    ]
+  },
+  {
+    "rule": "ra.pairing.commitment",
+    "kind": "binding",
+    "cite": "body `commitment` (base64url SHA-256 of the literal `svc/v2/enroll-commit`, key, commit_nonce, line-feed joined)",
+    "operations": [
+      "enrollReveal"
+    ],
+    "credential": "the offer's commitment",
+    "parts": [
+      "ephemeral-key",
+      "commit-nonce"
+    ],
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "ephemeral-key",
+      "commit-nonce"
+    ]
+  },
+  {
+    "rule": "ra.pairing.already-approving",
+    "kind": "once",
+    "cite": "offered | approver fetch | signed; first fetch records `approver_nonce` | state value `nonce` | a later fetch must repeat the same nonce, else `409` `already_approving`",
+    "operations": [
+      "enrollFetch"
+    ],
+    "secret": "the offer's approver slot",
+    "spent_by": "the first fetch, which records its approver_nonce",
+    "area": "relay-owner",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ]
+  },
+  {
+    "rule": "ra.pairing.reveal",
+    "kind": "once",
+    "cite": "state `nonce` | new device reveal | bearer claim token; only after the approver nonce exists; once | revealed",
+    "operations": [
+      "enrollReveal"
+    ],
+    "secret": "the reveal of the committed key",
+    "spent_by": "the first reveal",
+    "area": "relay-owner",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ]
+  },
+  {
+    "rule": "ra.pairing.deliver",
+    "kind": "once",
+    "cite": "revealed | approver deliver | signed; once | state value `delivered`",
+    "operations": [
+      "enrollDeliver"
+    ],
+    "secret": "the delivery of the sealed seed",
+    "spent_by": "the first delivery",
+    "area": "relay-owner",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ]
+  },
+  {
+    "rule": "ra.pairing.poll",
+    "kind": "once",
+    "cite": "`delivered` | new device poll | bearer claim token | consumed | returns `sealed` once",
+    "operations": [
+      "enrollPoll"
+    ],
+    "secret": "the sealed seed",
+    "spent_by": "the first poll after the delivery",
+    "area": "relay-owner",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ]
+  },
+  {
+    "rule": "ra.pairing.short-code",
+    "kind": "normalization",
+    "cite": "returns `rendezvous_id` (8-character Crockford base32 short code, accepted typed loosely: lower case, dashes, letter O for zero)",
+    "operations": [
+      "enrollFetch",
+      "enrollPoll",
+      "enrollReveal",
+      "enrollDeliver",
+      "enrollAbandon"
+    ],
+    "subject": "the rendezvous code in the path",
+    "forms": [
+      "lower-case",
+      "dash",
+      "en-dash",
+      "spaces",
+      "o-for-zero",
+      "i-for-one",
+      "l-for-one"
+    ],
+    "note": "near-miss: a U in place of a V, seven or nine characters, a `!` for a character (Crockford base32 has no U; other lengths and characters are invalid). Separators other than spaces and dashes are left open by the document.",
+    "area": "relay-owner",
+    "facet": "normalization",
+    "values": [
+      "lower-case",
+      "dash",
+      "en-dash",
+      "spaces",
+      "o-for-zero",
+      "i-for-one",
+      "l-for-one",
+      "near-miss"
+    ]
+  },
+  {
+    "rule": "ra.pairing.expiry",
+    "kind": "window",
+    "cite": "`POST /identities/:identity/enroll/offer` | new device, none; max 5 concurrent offers else `429` `too_many_offers`; expires in 10 minutes",
+    "operations": [
+      "enrollFetch",
+      "enrollReveal",
+      "enrollDeliver",
+      "enrollPoll"
+    ],
+    "limit": "pairing_offer_ttl_seconds",
+    "from": "the offer (its expires_at)",
+    "area": "relay-owner",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ra.pairing.offers-max",
+    "kind": "limit",
+    "cite": "concurrent pairing offers per identity | 5; each expires in 10 minutes",
+    "operations": [
+      "enrollOffer"
+    ],
+    "limit": "pairing_offers_max",
+    "scope": "identity",
+    "past": {
+      "status": 429,
+      "code": "too_many_offers"
+    },
+    "area": "relay-owner",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ra.pairing.abandon",
+    "kind": "lifecycle",
+    "cite": "offered | `DELETE` of the offer | bearer claim token | abandoned | slot freed",
+    "operations": [
+      "enrollFetch",
+      "enrollReveal",
+      "enrollPoll",
+      "enrollOffer"
+    ],
+    "event": "the new device abandons its offer",
+    "ends": [
+      "offer"
+    ],
+    "note": "Each operation is a use of the abandoned offer: the approver's fetch, the reveal, the poll, and its slot (a new offer is taken at the cap).",
+    "area": "relay-owner",
+    "facet": "lifecycle",
+    "values": [
+      "offer"
+    ]
+  },
+  {
+    "rule": "ra.pairing.poll",
+    "kind": "lifecycle",
+    "cite": "`delivered` | new device poll | bearer claim token | consumed | returns `sealed` once",
+    "operations": [
+      "enrollPoll",
+      "enrollDeliver"
+    ],
+    "event": "the new device takes the sealed seed",
+    "ends": [
+      "offer"
+    ],
+    "area": "relay-owner",
+    "facet": "lifecycle",
+    "values": [
+      "offer"
+    ]
+  },
+  {
     "rule": "ns.auth.2",
     "kind": "who",
     "cite": "The response is authenticated by an Ed25519 signature by the identity key or by a registered session key (`key_id` `session:<id>` plus `session_proof`).",

@@ -2906,8 +2906,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "Devices",
     "title": "Devices listed and revoked",
-    "text": "GET /devices/:identity lists the rows and POST /devices/:identity/revoke with `device_id` (prefix `dev_`) ends that device's sessions; both owner-authenticated.",
-    "unobservable": "document 3 does not show the device list's or the revocation's reply bodies; judged through the project's shape in relay/profile/devices"
+    "text": "GET /devices/:identity lists the rows and POST /devices/:identity/revoke with `device_id` (prefix `dev_`) ends that device's sessions; both owner-authenticated."
   },
   {
     "id": "ra.devices.bodies",

@@ -19,6 +19,12 @@ import { keystoreChecks } from './checks/keystore.ts';
 import { pairingChecks } from './checks/pairing.ts';
 import { systemFileChecks } from './checks/system-files.ts';
 import { promptChecks } from './checks/prompts.ts';
+import { ownerWhoChecks } from './checks/owner-who.ts';
+import { keystoreMatrixChecks } from './checks/keystore-matrix.ts';
+import { pairingMatrixChecks } from './checks/pairing-matrix.ts';
+import { pairingCodeFormChecks } from './checks/pairing-code-forms.ts';
+import { devicesMatrixChecks } from './checks/devices-matrix.ts';
+import { ownerProfileMatrixChecks } from './checks/owner-profile-matrix.ts';
 
 export type { RelayTarget } from './driver.ts';
 
@@ -42,6 +48,12 @@ export function relayChecks(target: RelayTarget): Check[] {
     ...pairingChecks(target),
     ...systemFileChecks(target),
     ...promptChecks(target),
+    ...ownerWhoChecks(target),
+    ...keystoreMatrixChecks(target),
+    ...pairingMatrixChecks(target),
+    ...pairingCodeFormChecks(target),
+    ...devicesMatrixChecks(target),
+    ...ownerProfileMatrixChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
   ];

@@ -1,0 +1,103 @@
+// Devices (document 3, Devices and Device row; spec/facets/relay-owner.yaml): the list and the
+// revocation are owner-only, so every other principal is refused and revokes nothing; and a
+// revoked device's sessions end while the owner's other devices go on. Document 3 shows the rows'
+// fields (`id` with its `dev_` prefix, `name`, ...) but not the reply's envelope, so rows are
+// found wherever the answer holds them.
+import { randomBytes } from 'node:crypto';
+import type { Check } from '../../../run/model.ts';
+import type { HttpResponse } from '../../../actors/http.ts';
+import { sessionRegistration } from '../../../actors/relay/index.ts';
+import { castOf, learnSystemPath, principalHeaders, REFUSED_PRINCIPALS, type Cast, type Principal, type RegisteredSession } from '../../../actors/relay/owner.ts';
+import { relayCheck } from '../check.ts';
+import { CheckFailure, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+import { cellsOf } from './owner-who.ts';
+
+const LANE = 'relay/devices-matrix';
+const ok = (r: HttpResponse) => r.status >= 200 && r.status < 300;
+const refused = (r: HttpResponse) => r.status >= 400 && r.status < 500;
+
+/** Every object in `v` that is a device row (an `id` with the `dev_` prefix). */
+function rowsIn(v: unknown): Array<Record<string, unknown>> {
+  if (Array.isArray(v)) return v.flatMap(rowsIn);
+  if (!isObject(v)) return [];
+  const own = typeof v.id === 'string' && v.id.startsWith('dev_') ? [v] : [];
+  return [...own, ...Object.values(v).flatMap(rowsIn)];
+}
+
+/** A session opened by a device of `name` (POST /sessions with its X-Svc-Device headers). */
+async function deviceSession(s: Session, cast: Cast, name: string): Promise<RegisteredSession> {
+  const ids = s.profile.ids;
+  const seed = new Uint8Array(randomBytes(32));
+  const headers = { [ids.header_device.toLowerCase()]: `install-${randomBytes(8).toString('hex')}`, [ids.header_device_name.toLowerCase()]: name };
+  const r = await s.relay.post('/sessions', sessionRegistration(s.profile, cast.owner, seed), headers);
+  const sessionId = (safeJson(r) as { session_id?: unknown } | undefined)?.session_id;
+  if (r.status !== 201 || typeof sessionId !== 'string') throw new CheckFailure(`POST /sessions with device headers answered ${said(r)}`);
+  return { seed, sessionId };
+}
+
+type Caller = Principal | RegisteredSession;
+
+async function devicesAs(s: Session, cast: Cast, who: Caller, method: 'GET' | 'POST', deviceId?: string): Promise<HttpResponse> {
+  const path = `/devices/${encodeURIComponent(cast.owner.identity)}${method === 'POST' ? '/revoke' : ''}`;
+  const body = method === 'POST' ? JSON.stringify({ device_id: deviceId }) : '';
+  const headers =
+    typeof who === 'string'
+      ? await principalHeaders(s.relay, cast, who, method, path, body)
+      : await s.relay.authHeaders(cast.owner, method, path, { mode: 'challenge', sessionId: who.sessionId, seed: who.seed }, body);
+  return method === 'GET' ? s.relay.get(path, headers) : s.relay.post(path, body, headers);
+}
+
+function devicesCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/devices-matrix/who-and-revocation',
+    lane: LANE,
+    title:
+      "the device list and a revocation refuse another identity, its session, its session presented as the owner's, a revoked session and a stranger, and revoke nothing; the owner and its session list and revoke; a revoked device's session ends, the other device's goes on",
+    rules: ['ra.devices.list'],
+    cells: [
+      ...cellsOf('ra.devices.list', 'who', ['owner', 'own-session', ...REFUSED_PRINCIPALS], ['devices', 'revokeDevice']),
+      { rule: 'ra.devices.list', facet: 'lifecycle', value: 'device-session', operation: 'devices' },
+      { rule: 'ra.devices.list', facet: 'lifecycle', value: 'device-session', operation: 'systemGet' },
+    ],
+    run: async (s, e) => {
+      const [owner, other] = await Promise.all([s.identity(), s.identity()]);
+      const cast = await castOf(s.relay, owner, other);
+      const [one, two] = await Promise.all([deviceSession(s, cast, 'matrix-one'), deviceSession(s, cast, 'matrix-two')]);
+      const list = await devicesAs(s, cast, 'owner', 'GET');
+      const rows = rowsIn(safeJson(list));
+      const idOf = (name: string) => rows.find((r) => r.name === name)?.id as string | undefined;
+      const [first, second] = [idOf('matrix-one'), idOf('matrix-two')];
+      if (!e.that(list.status === 200 && first !== undefined && second !== undefined, `the owner's GET /devices answered ${said(list)}, without rows named matrix-one and matrix-two`)) return;
+      await Promise.all(
+        REFUSED_PRINCIPALS.map(async (who) => {
+          const get = await devicesAs(s, cast, who, 'GET');
+          e.that(refused(get) && !get.text().includes(first!), `GET /devices by ${who} answered ${said(get)}, expected a refusal`);
+          const rv = await devicesAs(s, cast, who, 'POST', first);
+          e.that(refused(rv), `a revocation by ${who} answered ${said(rv)}, expected a refusal`);
+        }),
+      );
+      const still = await devicesAs(s, cast, one, 'GET');
+      e.that(still.status === 200, `after the refused revocations the device's own session answered ${said(still)}, expected 200`);
+      const mine = await devicesAs(s, cast, 'own-session', 'GET');
+      e.that(mine.status === 200 && mine.text().includes(first!), `GET /devices by the owner's session answered ${said(mine)}`);
+      const byOwnSession = await devicesAs(s, cast, 'own-session', 'POST', first);
+      if (!e.that(ok(byOwnSession), `the revocation of ${first} by the owner's session answered ${said(byOwnSession)}`)) return;
+      const ended = await devicesAs(s, cast, one, 'GET');
+      e.that(ended.status === 401, `the revoked device's session then answered ${said(ended)} on GET /devices, expected 401`);
+      const { path: contacts } = await learnSystemPath(s.relay, owner, 'relay/contacts.json', JSON.stringify({ version: 1, contacts: [] }));
+      const sys = `/identities/${encodeURIComponent(owner.identity)}/system/${contacts}`;
+      const sysGet = await s.relay.get(sys, await s.relay.authHeaders(owner, 'GET', sys, { mode: 'challenge', sessionId: one.sessionId, seed: one.seed }));
+      e.that(sysGet.status === 401, `the revoked device's session then answered ${said(sysGet)} on a system document, expected 401`);
+      const other2 = await devicesAs(s, cast, two, 'GET');
+      e.that(other2.status === 200, `the other device's session after the revocation answered ${said(other2)}, expected 200`);
+      const byOwner = await devicesAs(s, cast, 'owner', 'POST', second);
+      e.that(ok(byOwner), `the owner's revocation of ${second} answered ${said(byOwner)}`);
+      const ended2 = await devicesAs(s, cast, two, 'GET');
+      e.that(ended2.status === 401, `the second revoked device's session then answered ${said(ended2)}, expected 401`);
+    },
+  });
+}
+
+export function devicesMatrixChecks(t: RelayTarget): Check[] {
+  return [devicesCheck(t)];
+}
