@@ -7,6 +7,7 @@ import type { Breakage as RpBreakage } from '../rp/helpers.ts';
 import { RP_WIRE } from '../../reference/variants/rp.ts';
 import { BRIDGE_WIRE } from '../../reference/variants/bridge.ts';
 import { RELAY_WIRE } from '../../reference/variants/relay.ts';
+import { RELAY_CORE_WIRE } from '../../reference/variants/relay-core.ts';
 import type { WireVariant } from '../../reference/variants/wire.ts';
 import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
 
@@ -127,5 +128,6 @@ export const VARIANTS: readonly Variant[] = [
   ...wire('rp', RP_WIRE),
   ...wire('bridge', BRIDGE_WIRE),
   ...wire('relay', RELAY_WIRE),
+  ...wire('relay', RELAY_CORE_WIRE),
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
 ];

@@ -18,6 +18,8 @@ import { profileChecks } from './checks/profile.ts';
 import { keystoreChecks } from './checks/keystore.ts';
 import { pairingChecks } from './checks/pairing.ts';
 import { systemFileChecks } from './checks/system-files.ts';
+import { matrixWhoChecks } from './checks/matrix-who.ts';
+import { matrixBindingChecks } from './checks/matrix-binding.ts';
 
 export type { RelayTarget } from './driver.ts';
 
@@ -35,6 +37,8 @@ export async function relaySuite(target: RelayTarget): Promise<SuiteLoad> {
     ...keystoreChecks(target),
     ...pairingChecks(target),
     ...systemFileChecks(target),
+    ...matrixWhoChecks(target),
+    ...matrixBindingChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
   ];
