@@ -20,6 +20,11 @@ import { pairingChecks } from './checks/pairing.ts';
 import { systemFileChecks } from './checks/system-files.ts';
 import { matrixWhoChecks } from './checks/matrix-who.ts';
 import { matrixBindingChecks } from './checks/matrix-binding.ts';
+import { matrixOrderChecks } from './checks/matrix-order.ts';
+import { matrixWindowChecks } from './checks/matrix-windows.ts';
+import { matrixLimitChecks } from './checks/matrix-limits.ts';
+import { matrixOnceChecks } from './checks/matrix-once.ts';
+import { matrixLifecycleChecks } from './checks/matrix-lifecycle.ts';
 
 export type { RelayTarget } from './driver.ts';
 
@@ -39,6 +44,11 @@ export async function relaySuite(target: RelayTarget): Promise<SuiteLoad> {
     ...systemFileChecks(target),
     ...matrixWhoChecks(target),
     ...matrixBindingChecks(target),
+    ...matrixOrderChecks(target),
+    ...matrixWindowChecks(target),
+    ...matrixLimitChecks(target),
+    ...matrixOnceChecks(target),
+    ...matrixLifecycleChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
   ];

@@ -72,7 +72,7 @@ function signedRequestBindingCheck(t: RelayTarget): Check {
     rules: ['ra.signed-request'],
     cells,
     run: async (s, e) => {
-      const [a, b] = [await s.identity(), await s.identity()];
+      const [a, b] = await Promise.all([s.identity(), s.identity()]);
       const [s1, s2] = await Promise.all([session(s, a), session(s, a)]);
       const { ops, left } = await concrete(s, a);
       if (ops.length === 0) throw new CheckSkip('no signed operation of the OpenAPI file has parameters this check can fill');
@@ -145,7 +145,7 @@ function rotationBindingCheck(t: RelayTarget): Check {
     context: ['ra.signing.identity-rotation'],
     cells: ROTATION_PARTS.map((value) => ({ rule: 'ra.identities.rotate' as const, facet: 'binding', value, operation: 'rotate' })),
     run: async (s, e) => {
-      const [a, c] = [await s.identity(), await s.identity()];
+      const [a, c] = await Promise.all([s.identity(), s.identity()]);
       if ((await s.facts()).relay.hostedDomains.length === 0) throw new CheckSkip('the relay hosts no domain: rotation of a hosted identity is not checked');
       const relay = (await s.facts()).relay.relayAddress;
       const newSeed = randomSeed();

@@ -5,10 +5,12 @@
 // and sends another (each bound part swapped alone). Nothing here judges: the checks do.
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { signedRequestHeaders, type OwnerAuth, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { ack, signedRequestHeaders, type OwnerAuth, type RelayIdentity } from '../../../actors/relay/index.ts';
+import type { HttpResponse } from '../../../actors/http.ts';
 import { specFile } from '../../../fuzz/operations.ts';
 import { openEvents } from '../../../actors/relay/sse.ts';
 import { CheckFailure, isObject, safeJson, said, type Session } from '../driver.ts';
+import { mail } from './messaging.ts';
 
 /** A registered session: its key's seed and the relay's id for it. */
 export interface Sess {
@@ -149,3 +151,23 @@ export async function pooled<T>(tasks: ReadonlyArray<() => Promise<T>>, width = 
 
 export const ok = (a: Answer): boolean => a.status >= 200 && a.status < 300;
 export const refused4xx = (a: Answer): boolean => a.status >= 400 && a.status < 500;
+
+/**
+ * Spends `from`'s sender bucket with badly signed envelopes (messages, or acks) to `to`, twenty at
+ * a time, until one is answered 429: that answer, or undefined when `cap` + 20 never were. One
+ * envelope is sealed and its copies differ by id (their signatures are bad anyway).
+ */
+export async function throttle(s: Session, kind: 'message' | 'ack', from: RelayIdentity, to: RelayIdentity, cap: number): Promise<HttpResponse | undefined> {
+  const base = kind === 'message' ? mail(s, from, to, 'throttle') : ack(s.profile, from, to.identity, 'm_throttle');
+  for (let sent = 0; sent < cap + 20; sent += 20) {
+    const batch = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => {
+        const env = { ...base, id: `${String(base.id)}_${sent + i}`, signature: 'AAAA' };
+        return kind === 'message' ? s.relay.send(env) : s.relay.ack(env);
+      }),
+    );
+    const limited = batch.find((r) => r.status === 429);
+    if (limited) return limited;
+  }
+  return undefined;
+}

@@ -43,7 +43,7 @@ function whoInboxCheck(t: RelayTarget): Check {
     rules: ['ra.pickup.auth', 'ra.auth.session-key'],
     cells: [...cells('ra.pickup.auth', 'who', ['owner', 'own-session', ...refusedPrincipals], INBOX_OPS), ...cells('ra.auth.session-key', 'binding', ['session-id', 'key'], INBOX_OPS)],
     run: async (s, e) => {
-      const [a, b, c] = [await s.identity(), await s.identity(), await s.identity()];
+      const [a, b, c] = await Promise.all([s.identity(), s.identity(), s.identity()]);
       const [mine, theirs, revoked] = await Promise.all([session(s, a), session(s, b), revokedSession(s, a)]);
       const m = mail(s, c, a, 'waiting through the refused calls');
       e.that((await s.relay.send(m)).status === 202, 'the message waiting in the inbox was not accepted');
@@ -107,7 +107,7 @@ function whoEnvelopesCheck(t: RelayTarget): Check {
       ...cells('ra.messages.session-expired', 'binding', ['session-id', 'key'], ops),
     ],
     run: async (s, e) => {
-      const [a, b, c] = [await s.identity(), await s.identity(), await s.identity()];
+      const [a, b, c] = await Promise.all([s.identity(), s.identity(), s.identity()]);
       const [mine, theirs, revoked] = await Promise.all([session(s, a), session(s, c), revokedSession(s, a)]);
       const proofKey = randomSeed();
       const proof = { seed: proofKey, proof: sessionProof(s.profile, a, proofKey) };
@@ -165,7 +165,7 @@ function whoAdminCheck(t: RelayTarget): Check {
       ...cells('ra.identities.export', 'who', ['owner', ...refusedPrincipals], ['export']),
     ],
     run: async (s, e) => {
-      const [a, b] = [await s.identity(), await s.identity()];
+      const [a, b] = await Promise.all([s.identity(), s.identity()]);
       const live = await session(s, a);
       const keys: Array<[string, Uint8Array | undefined]> = [
         ["another identity's key", b.seed],
