@@ -34,7 +34,7 @@ interface Known {
 /** What the wrapper learned from the traffic: sessions, challenges issued, senders throttled. */
 class Ledger {
   readonly sessions = new Map<string, Known>();
-  readonly challenges = new Map<string, { identity: string; at: number }>();
+  readonly challenges = new Map<string, { identity: string; at: number; expiresAt: number }>();
   readonly throttled = new Map<string, number>();
   /** Identity keys registered here (POST /identities). */
   readonly keys = new Map<string, Uint8Array>();
@@ -62,8 +62,9 @@ class Ledger {
         if (known) known.revoked = true;
       }
       if (url.pathname === '/auth/challenge' && res.status === 200) {
-        const c = parse(await res.clone().text()).challenge;
-        if (typeof c === 'string') this.challenges.set(c, { identity: String(url.searchParams.get('identity')), at: Date.now() });
+        const got = parse(await res.clone().text());
+        if (typeof got.challenge === 'string')
+          this.challenges.set(got.challenge, { identity: String(url.searchParams.get('identity')), at: Date.now(), expiresAt: Date.parse(String(got.expires_at)) });
       }
       if ((url.pathname === '/messages' || url.pathname === '/acks') && req.method === 'POST' && res.status === 429) this.throttled.set(String(parse(body).sender).toLowerCase(), Date.now());
       return res;
@@ -277,4 +278,205 @@ export const RELAY_CORE_WIRE: Record<string, WireVariant> = {
       (_req, body) => jsonAnswer(parse(body).identity_document ?? {}),
     ),
   },
+  ...windows(),
+  ...singleUse(),
+  ...limited(),
+  ...lifecycle(),
 };
+
+const envelopes = (req: Request, url: URL) => req.method === 'POST' && (url.pathname === '/messages' || url.pathname === '/acks');
+
+/**
+ * A relay that records a spent nonce or challenge behind its answer (check, serve, then record in a
+ * write-behind store, here a quarter of a second later): copies arriving meanwhile are served too.
+ */
+function recordedLate(key: (req: Request) => string | undefined, rule: string): Wire {
+  const firstUse = new Map<string, number>();
+  return async (req, next) => {
+    const k = inboxCall(req, new URL(req.url)) ? key(req) : undefined;
+    if (k === undefined) return next(req);
+    const started = firstUse.get(k);
+    if (started === undefined) firstUse.set(k, Date.now());
+    const res = await next(req);
+    if (started !== undefined && Date.now() - started < 250 && res.status === 401 && (await refusal(res)).rule === rule) return inboxSuccess(req);
+    return res;
+  };
+}
+
+/** Windows broken: let through just outside, or cut short just inside. */
+function windows(): Record<string, WireVariant> {
+  return {
+    // A relay whose clock window is 90 s ("a minute and a half, to be kind to phones"): a signed
+    // request 65 s old or ahead is let through.
+    'core-window-loose': {
+      rule: 'ra.auth.signed-request-window',
+      what: 'signed requests up to 90 s from the relay clock are let through',
+      wire: waived(
+        inboxCall,
+        (r, req) => r.rule === 'ra.errors.request-expired' && Math.abs(Number(req.headers.get(ids.header_timestamp)) * 1000 - Date.now()) <= 90_000,
+        (req) => inboxSuccess(req),
+      ),
+    },
+    // A relay that checks a session's expires_at when it registers it, never when it is used.
+    'core-session-expiry-unchecked': {
+      rule: 'ra.auth.session-key',
+      what: 'an owner call by an expired (never revoked) session is let through',
+      wire: withLedger((ledger) => async (req, next, body) => {
+        const url = new URL(req.url);
+        const res = await next(req);
+        if (res.status !== 401 || !inboxCall(req, url)) return res;
+        const s = ledger.sessions.get(req.headers.get(ids.header_session_id) ?? '');
+        return s && !s.revoked && s.expiresAt <= Date.now() && s.identity.toLowerCase() === pathIdentity(url) && signedWith(req, body, s.key) ? inboxSuccess(req) : res;
+      }),
+    },
+    // A relay whose challenges live twice as long as they say (expiry compared to issued_at + 2 x life).
+    'core-challenge-life-doubled': {
+      rule: 'ra.auth.challenge-single-use',
+      what: 'a challenge answered after its life (within twice it) is let through, once',
+      wire: withLedger((ledger) => async (req, next, body) => {
+        const url = new URL(req.url);
+        const res = await next(req);
+        const named = req.headers.get(ids.header_challenge) ?? '';
+        const c = ledger.challenges.get(named);
+        if (res.status !== 401 || !inboxCall(req, url) || !c || c.identity.toLowerCase() !== pathIdentity(url)) return res;
+        const expired = Date.now() > c.expiresAt && Date.now() <= c.expiresAt + (c.expiresAt - c.at);
+        const key = ledger.keys.get(c.identity.toLowerCase());
+        if (!expired || !key || !signedWith(req, body, key)) return res;
+        ledger.challenges.delete(named);
+        return inboxSuccess(req);
+      }),
+    },
+    // A relay that expires mail at half its SPOOL_TTL (it sweeps mail older than TTL / 2):
+    // mail picked up shortly before SPOOL_TTL is gone.
+    'core-spool-early': {
+      rule: 'ra.spool.expiry',
+      what: 'mail older than half SPOOL_TTL is dropped from the pickup',
+      wire: (() => {
+        const accepted = new Map<string, number>();
+        const argv = process.argv.indexOf('--spool-ttl');
+        const ttlMs = (argv > 0 ? Number(process.argv[argv + 1]) : limits.spool_ttl_default_seconds) * 1000;
+        return async (req: Request, next: Next) => {
+          const url = new URL(req.url);
+          const sent = req.method === 'POST' && url.pathname === '/messages' ? parse(await req.clone().text()) : {};
+          const res = await next(req);
+          if (res.status === 202 && typeof sent.id === 'string') accepted.set(sent.id, Date.now());
+          if (req.method !== 'GET' || !/^\/messages\/[^/]+$/.test(url.pathname) || res.status !== 200) return res;
+          const b = parse(await res.clone().text());
+          const messages = (Array.isArray(b.messages) ? b.messages : []) as Array<Record<string, unknown>>;
+          const kept = messages.filter((m) => Date.now() - (accepted.get(String(m.id)) ?? Date.now()) < ttlMs / 2);
+          return jsonAnswer({ ...b, messages: kept });
+        };
+      })(),
+    },
+  };
+}
+
+/** Single use broken: spent secrets recorded behind the answer. */
+function singleUse(): Record<string, WireVariant> {
+  return {
+    // A relay that records a signed request's nonce behind its answer: copies sent at once are served.
+    'core-nonce-race': {
+      rule: 'ra.auth.signed-request-replay',
+      what: 'copies of a signed request arriving while its first use is served are let through',
+      wire: recordedLate((req) => (signedRequest(req) ? `n|${req.headers.get(ids.header_identity) ?? ''}|${req.headers.get(ids.header_nonce) ?? ''}` : undefined), 'ra.errors.request-replayed'),
+    },
+    // The same for a challenge: looked up, answered, and only then deleted.
+    'core-challenge-race': {
+      rule: 'ra.auth.challenge-single-use',
+      what: 'answers to one challenge arriving while its first use is served are let through',
+      wire: recordedLate((req) => (!signedRequest(req) && req.headers.has(ids.header_challenge) ? `c|${req.headers.get(ids.header_challenge) ?? ''}` : undefined), 'ra.errors.challenge-invalid'),
+    },
+  };
+}
+
+/** Limits broken: off by one, in the wrong unit, or in the wrong scope. */
+function limited(): Record<string, WireVariant> {
+  let relayWindow = { start: 0, count: 0 };
+  const senderCap = limits.relay_rate_sender_max;
+  return {
+    // A relay that keeps nonces of 16 to 32 characters (it stores them in a 32-character column).
+    'core-nonce-max-32': {
+      rule: 'ra.auth.signed-request-nonce',
+      what: 'signed requests with a nonce longer than 32 characters are refused 400',
+      wire: async (req, next) =>
+        signedRequest(req) && (req.headers.get(ids.header_nonce) ?? '').length > 32 ? jsonAnswer({ error: 'invalid_request', detail: 'the nonce is too long' }, 400) : next(req),
+    },
+    // A relay that caps a session's life with >= instead of >: exactly 24 hours is refused.
+    'core-session-ttl-exclusive': {
+      rule: 'ra.sessions.ttl',
+      what: 'a session of exactly 24 hours is refused 400',
+      wire: async (req, next) => {
+        const url = new URL(req.url);
+        if (req.method !== 'POST' || url.pathname !== '/sessions') return next(req);
+        const b = parse(await req.clone().text());
+        const life = Date.parse(String(b.expires_at)) - Date.parse(String(b.issued_at));
+        return life >= limits.relay_session_ttl_max_seconds * 1000 ? jsonAnswer({ error: 'invalid_request', detail: 'a session lives less than 24 hours' }, 400) : next(req);
+      },
+    },
+    // A relay that measures the 512 KB on the decoded payload instead of the body.
+    'core-body-cap-on-payload': {
+      rule: 'ra.messages.body-cap',
+      what: 'a body over 512 KB whose decoded payload is under it is accepted',
+      wire: async (req, next) => {
+        const url = new URL(req.url);
+        const text = envelopes(req, url) ? await req.clone().text() : '';
+        const res = await next(req);
+        if (res.status !== 413 || !envelopes(req, url)) return res;
+        const b = parse(text);
+        const payload = typeof b.payload === 'string' ? Buffer.from(b.payload, 'base64url').length : 0;
+        return payload <= limits.message_body_max_bytes ? accepted202(text) : res;
+      },
+    },
+    // A relay with one bucket for every sender (its "per-sender" counter keyed by the relay):
+    // once any N envelopes arrived in the window, everyone is throttled.
+    'core-rate-per-relay': {
+      rule: 'ra.messages.rate-limit-body',
+      what: 'the sender bucket counts every envelope of the relay, whoever sends it',
+      wire: async (req, next) => {
+        const url = new URL(req.url);
+        if (!envelopes(req, url)) return next(req);
+        const now = Date.now();
+        if (now - relayWindow.start >= limits.relay_rate_window_seconds * 1000) relayWindow = { start: now, count: 0 };
+        if (++relayWindow.count > senderCap)
+          return jsonAnswer(
+            { error: 'rate_limit_exceeded', detail: 'the sender bucket is spent', scope: 'sender', window: 60, limit: senderCap, reset_at: formatRfc3339(relayWindow.start + 60_000) },
+            429,
+          );
+        return next(req);
+      },
+    },
+  };
+}
+
+/** Lifecycle broken: what a revocation ends, or who may end it. */
+function lifecycle(): Record<string, WireVariant> {
+  return {
+    // A relay whose revocation ends a session's inbox access but not its envelopes: a revoked
+    // session still acks (its key is still looked up by id for envelopes).
+    'core-revoked-session-acks': {
+      rule: 'ra.sessions.revoke',
+      what: 'an ack signed by a revoked session (by session_id) is accepted',
+      wire: withLedger((ledger) => async (req, next, body) => {
+        const url = new URL(req.url);
+        const res = await next(req);
+        if (res.status !== 401 || req.method !== 'POST' || url.pathname !== '/acks') return res;
+        const e = parse(body);
+        const s = ledger.sessions.get(String(e.session_id ?? ''));
+        if (!s?.revoked || s.identity.toLowerCase() !== String(e.sender).toLowerCase()) return res;
+        const { signature, ...unsigned } = e;
+        const sig = decodeBase64Any(String(signature));
+        return sig && sig.length === 64 && verifyEd25519(s.key, canonicalString(profile, 'ack', unsigned), sig) ? accepted202(body) : res;
+      }),
+    },
+    // A relay that refuses to revoke another identity's session but answers 204 anyway.
+    'core-revoke-other-identity': {
+      rule: 'ra.sessions.revoke',
+      what: "a revocation of another identity's session, signed by the caller's own key, is answered 204",
+      wire: waived(
+        (req, url) => req.method === 'DELETE' && url.pathname.startsWith('/sessions/'),
+        (r) => r.rule === 'ra.sessions.revoke' && r.status === 401,
+        () => new Response(null, { status: 204 }),
+      ),
+    },
+  };
+}

@@ -62,7 +62,7 @@ function senderRateCheck(t: RelayTarget): Check {
           `${kind} ${cap + 1} from one sender: ${said(past)}, not 429 rate_limit_exceeded with scope sender`,
         );
         const elsewhere = await post(s, kind, envelopes(s, kind, other, b)(0));
-        ee.that(elsewhere.status === 202, `a ${kind} from another sender while the first is over its bucket: ${said(elsewhere)}, not 202`);
+        ee.that(elsewhere.status === 202, `${kind === 'ack' ? 'an' : 'a'} ${kind} from another sender while the first is over its bucket: ${said(elsewhere)}, not 202`);
       };
       // The bucket's window may turn while it is spent: a miss is judged again once, with a fresh sender.
       for (const kind of ['message', 'ack'] as const) {
@@ -107,7 +107,7 @@ function bodyCapCheck(t: RelayTarget): Check {
         const over = sized(s, kind, a, b, past);
         e.that(ok.length === at && over.length === past, `the harness built ${ok.length} and ${over.length} bytes, not ${at} and ${past}`);
         const r1 = await (kind === 'message' ? s.relay.send(ok) : s.relay.ack(ok));
-        e.that(r1.status === 202, `a ${at}-byte ${kind}: ${said(r1)}, not 202`);
+        e.that(r1.status === 202, `${kind === 'ack' ? 'an' : 'a'} ${at}-byte ${kind}: ${said(r1)}, not 202`);
         const r2 = await (kind === 'message' ? s.relay.send(over) : s.relay.ack(over));
         e.that(r2.status === 413, `a ${past}-byte ${kind}: ${said(r2)}, not 413`);
       }

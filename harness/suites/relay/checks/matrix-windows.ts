@@ -107,7 +107,7 @@ function sessionWindowCheck(t: RelayTarget): Check {
 
 function challengeWindowCheck(t: RelayTarget): Check {
   const ttl = t.declared.challengeTtlS ?? limits.challenge_ttl_seconds;
-  const margin = Math.min(2, ttl / 3);
+  const margin = Math.round(Math.min(2, ttl / 3) * 10) / 10;
   return relayCheck(t, {
     id: 'relay/matrix/window-challenge',
     title: `a challenge answered ${margin} s before its ${ttl} s end opens pickup, consume and events; ${margin} s after it, each is refused 401`,
