@@ -19,7 +19,7 @@ function revocationCheck(t: RelayTarget): Check {
     cells: ENDS.map((operation) => ({
       rule: 'ra.sessions.revoke' as const,
       facet: 'lifecycle',
-      value: operation === 'postMessage' ? 'message' : operation === 'postAck' ? 'ack' : operation,
+      value: 'session-key',
       operation,
     })),
     run: async (s, e) => {

@@ -101,9 +101,8 @@ function whoEnvelopesCheck(t: RelayTarget): Check {
       "messages and acks signed by the sender's key, its session or a session proof are accepted; by another identity's key or session, the sender's session id with another key, a revoked session, or unsigned: refused 401 and never delivered",
     rules: ['ra.messages.signature', 'ra.messages.session-expired', 'ra.messages.session-proof', 'ra.acks.signature'],
     cells: [
-      ...cells('ra.messages.signature', 'who', ['owner', 'own-session', 'other-identity', 'other-identity-session', 'revoked-session', 'stranger'], ['postMessage']),
-      ...cells('ra.acks.signature', 'who', ['owner', 'own-session', 'other-identity', 'other-identity-session', 'revoked-session', 'stranger'], ['postAck']),
-      ...cells('ra.messages.session-proof', 'who', ['own-session-proof'], ['postMessage']),
+      ...cells('ra.messages.signature', 'who', ['owner', 'own-session', 'own-session-proof', 'other-identity', 'other-identity-session', 'revoked-session', 'stranger'], ['postMessage']),
+      ...cells('ra.acks.signature', 'who', ['owner', 'own-session', 'own-session-proof', 'other-identity', 'other-identity-session', 'revoked-session', 'stranger'], ['postAck']),
       ...cells('ra.messages.session-expired', 'binding', ['session-id', 'key'], ops),
     ],
     run: async (s, e) => {
@@ -161,7 +160,7 @@ function whoAdminCheck(t: RelayTarget): Check {
     rules: ['ra.sessions.register', 'ra.sessions.revoke', 'ra.identities.export'],
     cells: [
       ...cells('ra.sessions.register', 'who', ['owner', ...refusedPrincipals], ['registerSession']),
-      ...cells('ra.sessions.revoke', 'who', ['owner', ...refusedPrincipals, 'other-identity-own-session'], ['revokeSession']),
+      ...cells('ra.sessions.revoke', 'who', ['owner', ...refusedPrincipals, 'other-identity-as-itself'], ['revokeSession']),
       ...cells('ra.identities.export', 'who', ['owner', ...refusedPrincipals], ['export']),
     ],
     run: async (s, e) => {

@@ -66,13 +66,15 @@ function sessionWindowCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/matrix/window-session',
     title: `a ${SESSION_TTL_S}-second session opens pickup, consume and events and signs messages and acks until its expires_at; after it, each is refused 401 (session_expired for pickups and messages)`,
-    rules: ['ra.auth.session-key', 'ra.messages.session-expired', 'ra.pickup.auth'],
+    rules: ['ra.auth.session-key', 'ra.messages.session-expired', 'ra.pickup.auth', 'ra.messages.signature', 'ra.acks.signature'],
     lane: 'relay/matrix/window-session',
     timeoutMs: 40_000,
     cells: [
       ...inboxCells('ra.auth.session-key', 'window', ['inside', 'outside']),
       ...['inside', 'outside'].flatMap((value) => envelopeOps.map((operation) => ({ rule: 'ra.messages.session-expired' as const, facet: 'window', value, operation }))),
       ...inboxCells('ra.pickup.auth', 'who', ['expired-session']),
+      { rule: 'ra.messages.signature', facet: 'who', value: 'expired-session', operation: 'postMessage' },
+      { rule: 'ra.acks.signature', facet: 'who', value: 'expired-session', operation: 'postAck' },
     ],
     run: async (s, e, ctx) => {
       const [a, b] = await Promise.all([s.identity(), s.identity()]);
