@@ -23,7 +23,7 @@ const SYSTEM_PATH = 'public/profile.json';
 const profileDoc = (name: string) => JSON.stringify({ version: 1, display_name: name });
 
 /** A signed operation made concrete for identity `a`: its path and a valid body, and what the body is when swapped. */
-interface Concrete {
+export interface Concrete {
   op: SignedOp;
   path: (who: RelayIdentity) => string;
   body: string;
@@ -31,7 +31,7 @@ interface Concrete {
 }
 
 /** Fills each signed operation's parameters for `a`; an operation with a parameter this table cannot fill is left out. */
-async function concrete(s: Session, a: RelayIdentity): Promise<{ ops: Concrete[]; left: string[] }> {
+export async function concrete(s: Session, a: RelayIdentity): Promise<{ ops: Concrete[]; left: string[] }> {
   const device = await deviceOf(s, a);
   const bodies: Record<string, [string, string]> = {
     consume: [JSON.stringify({ through: '0', ack_through: '0' }), JSON.stringify({ through: '1', ack_through: '1' })],
@@ -51,6 +51,24 @@ async function concrete(s: Session, a: RelayIdentity): Promise<{ ops: Concrete[]
   }
   return { ops, left };
 }
+
+/** The operations in an order where each finds what it needs: the system document written first, deleted last. */
+export const inOrder = (ops: Concrete[]): Concrete[] => {
+  const rank = (c: Concrete) => (c.op.id === 'systemPut' ? 0 : c.op.id === 'systemDelete' ? 2 : 1);
+  return [...ops].sort((x, y) => rank(x) - rank(y));
+};
+
+/** The request each operation sends for `a`, as signed (a fresh nonce, now or `timestamp`). */
+export const asSigned = (a: RelayIdentity, c: Concrete, o: Partial<RequestParts> = {}): RequestParts => ({
+  identity: a.identity,
+  seed: a.seed,
+  method: c.op.method,
+  path: c.path(a),
+  body: c.body,
+  timestamp: Math.floor(Date.now() / 1000),
+  nonce: newNonce(18),
+  ...o,
+});
 
 /** A device row of `a`'s: a session registered with X-Svc-Device fills one; its id as GET /devices lists it. */
 async function deviceOf(s: Session, a: RelayIdentity): Promise<string> {
@@ -116,7 +134,10 @@ function signedRequestBindingCheck(t: RelayTarget): Check {
         ];
       };
       const cellsToRun = ops.flatMap((c) => swaps(c).map(([part, signed, sent]) => ({ c, part, signed, sent })));
-      const answers = await pooled(cellsToRun.map((x) => () => signedCall(s, x.signed, x.sent)));
+      const answers = await pooled(
+        cellsToRun.map((x) => () => signedCall(s, x.signed, x.sent)),
+        16,
+      );
       cellsToRun.forEach((x, i) => {
         const r = answers[i]!;
         const inbox = (INBOX_OPS as readonly string[]).includes(x.c.op.id);

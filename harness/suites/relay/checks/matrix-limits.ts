@@ -75,21 +75,13 @@ function senderRateCheck(t: RelayTarget): Check {
   });
 }
 
-/** A signed message (or ack) whose JSON body is exactly `bytes` long: the id pads it, the payload fills it. */
+/** A signed message (or ack) whose JSON body is exactly `bytes` long: sealed once, its id pads it to the byte. */
 function sized(s: Session, kind: Kind, from: RelayIdentity, to: RelayIdentity, bytes: number): string {
-  const make = (pad: number, text: number) =>
-    JSON.stringify(
-      kind === 'message'
-        ? mail(s, from, to, 'x'.repeat(text), { id: `m_${'p'.repeat(pad)}` })
-        : signEnvelope(s.profile, 'ack', { ...ack(s.profile, from, to.identity, 'm_sized'), id: `a_${'p'.repeat(pad)}` }, from.seed),
-    );
-  // A message's payload grows 4 bytes per 3 of text; an ack has no payload, its id carries the size.
-  const text = kind === 'message' ? Math.max(0, Math.floor(((bytes - 1200) * 3) / 4)) : 0;
-  const base = make(0, text).length;
-  let body = make(bytes - base, text);
-  // The signature's length does not change with the id, but a message's base64 can round: settle it.
-  for (let i = 0; i < 3 && body.length !== bytes; i++) body = make(bytes - base + (bytes - body.length), text);
-  return body;
+  // A message's payload grows 4 bytes per 3 of text and takes most of the size; an ack's id takes all of it.
+  const base: Envelope = kind === 'message' ? mail(s, from, to, 'x'.repeat(Math.max(0, Math.floor(((bytes - 1500) * 3) / 4)))) : ack(s.profile, from, to.identity, 'm_sized');
+  const withId = (pad: number) => JSON.stringify(signEnvelope(s.profile, kind, { ...base, id: `${kind === 'message' ? 'm' : 'a'}_${'p'.repeat(pad)}` }, from.seed));
+  // Only the id's length changes the size (a signature is always 88 characters).
+  return withId(Math.max(0, bytes - withId(0).length));
 }
 
 function bodyCapCheck(t: RelayTarget): Check {
