@@ -88,6 +88,8 @@ function signedRequestBindingCheck(t: RelayTarget): Check {
     title:
       'on every operation the relay OpenAPI opens with a signed request: the request as signed succeeds; its identity, session id, key, method, path, query, body, timestamp or nonce swapped alone for another valid one is refused',
     rules: ['ra.signed-request'],
+    // A few hundred requests on the check's own identity: in a lane of its own, beside the suite's other checks.
+    lane: 'relay/matrix/signed',
     cells,
     run: async (s, e) => {
       const [a, b] = await Promise.all([s.identity(), s.identity()]);
