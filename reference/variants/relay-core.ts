@@ -155,6 +155,23 @@ const signedRequest = (req: Request) => req.headers.has(ids.header_nonce) && req
 const ownerSuccess = (req: Request): Response => (inboxCall(req, new URL(req.url)) ? inboxSuccess(req) : jsonAnswer({}));
 
 export const RELAY_CORE_WIRE: Record<string, WireVariant> = {
+  // A relay that looks a named challenge up among every identity's, never asking whose it is:
+  // another identity's live challenge, signed by this one's key, opens this inbox.
+  'core-challenge-any-identity': {
+    rule: 'ra.pickup.auth',
+    what: "an owner call answering another identity's live challenge with the owner's key is let through",
+    wire: withLedger((ledger) => async (req, next, body) => {
+      const url = new URL(req.url);
+      const res = await next(req);
+      if (res.status !== 401 || !inboxCall(req, url) || signedRequest(req)) return res;
+      const named = req.headers.get(ids.header_challenge) ?? '';
+      const c = ledger.challenges.get(named);
+      const key = ledger.keys.get(pathIdentity(url));
+      if (!c || c.identity.toLowerCase() === pathIdentity(url) || Date.now() > c.expiresAt || !key || !signedWith(req, body, key)) return res;
+      ledger.challenges.delete(named);
+      return inboxSuccess(req);
+    }),
+  },
   // A relay that builds svc-request/v1 from the URL's path alone: the query is never signed, so a
   // signed request replayed with another query (another cursor) verifies.
   'core-query-unsigned': {

@@ -7,14 +7,14 @@
 // keeps its key.
 import type { Cell, Check } from '../../../run/model.ts';
 import type { RuleId } from '../../../../schemas/ts/rules.ts';
-import { b64, newNonce, now, signingKey, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { b64, challengeHeaders, newNonce, now, signingKey, type RelayIdentity } from '../../../actors/relay/index.ts';
 import { canonicalString } from '../../../../protocol/common/canonical.ts';
 import { encodeBase64url } from '../../../../protocol/common/base64.ts';
 import { signDocument } from '../../../../protocol/common/document.ts';
 import { publicKey, sign } from '../../../impl/noble.ts';
 import { relayCheck } from '../check.ts';
-import { CheckSkip, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
-import { INBOX_OPS, pooled, randomSeed, refused4xx, session, signedCall, signedOperations, type Answer, type RequestParts, type SignedOp } from './matrix-ops.ts';
+import { CheckFailure, CheckSkip, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+import { inboxCall, INBOX_OPS, pooled, randomSeed, refused4xx, session, signedCall, signedOperations, type Answer, type RequestParts, type SignedOp } from './matrix-ops.ts';
 
 export const SIGNED_PARTS = ['identity', 'session-id', 'key', 'method', 'path', 'query', 'body', 'timestamp', 'nonce'] as const;
 type Part = (typeof SIGNED_PARTS)[number];
@@ -226,6 +226,47 @@ function rotationBindingCheck(t: RelayTarget): Check {
   });
 }
 
+const CHALLENGE_PARTS = ['challenge', 'identity', 'key'] as const;
+
+/**
+ * A challenge answer binds the challenge (issued by GET /auth/challenge for this identity), the
+ * identity and its key: another identity's challenge, a challenge never issued, another identity
+ * answering its own challenge on this one's inbox, and this one's challenge signed by another key
+ * are refused 401; this identity's own answer succeeds.
+ */
+function challengeBindingCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/matrix/binding-challenge',
+    title:
+      "pickup, consume and events by challenge: the owner's own answer succeeds; another identity's challenge, a challenge never issued, another identity answering its own, and the owner's challenge signed by another key are refused 401",
+    rules: ['ra.pickup.auth'],
+    cells: CHALLENGE_PARTS.flatMap((value) => INBOX_OPS.map((operation) => ({ rule: 'ra.pickup.auth' as const, facet: 'binding', value, operation }))),
+    run: async (s, e) => {
+      const [a, b] = await Promise.all([s.identity(), s.identity()]);
+      const issue = async (id: RelayIdentity) => {
+        const r = await s.relay.challenge(id.identity);
+        const body = safeJson(r);
+        if (r.status !== 200 || !isObject(body) || typeof body.challenge !== 'string') throw new CheckFailure(`GET /auth/challenge answered ${said(r)}`);
+        return body.challenge;
+      };
+      const cases: Array<[string, (typeof CHALLENGE_PARTS)[number] | 'control', () => Promise<Record<string, string>>]> = [
+        ["the owner's own challenge, signed by its key", 'control', async () => challengeHeaders(s.profile, a.identity, await issue(a), a.seed)],
+        ["another identity's challenge, signed by the owner's key", 'challenge', async () => challengeHeaders(s.profile, a.identity, await issue(b), a.seed)],
+        ["a challenge never issued, signed by the owner's key", 'challenge', async () => challengeHeaders(s.profile, a.identity, `never-issued-${newNonce(24)}`, a.seed)],
+        ['another identity answering its own challenge as itself', 'identity', async () => challengeHeaders(s.profile, b.identity, await issue(b), b.seed)],
+        ["the owner's challenge signed by another identity's key", 'key', async () => challengeHeaders(s.profile, a.identity, await issue(a), b.seed)],
+      ];
+      const calls = INBOX_OPS.flatMap((op) => cases.map(([what, part, headers]) => ({ op, what, part, headers })));
+      const answers = await pooled(calls.map((x) => async () => inboxCall(s, x.op, a, { mode: 'headers', headers: await x.headers() })));
+      calls.forEach((x, i) => {
+        const r = answers[i]!;
+        if (x.part === 'control') e.that(r.status >= 200 && r.status < 300, `${x.op}, ${x.what}: ${r.text}, not a success`);
+        else e.that(r.status === 401, `${x.op}, ${x.what}: ${r.text}, not 401`);
+      });
+    },
+  });
+}
+
 export function matrixBindingChecks(t: RelayTarget): Check[] {
-  return [signedRequestBindingCheck(t), rotationBindingCheck(t)];
+  return [signedRequestBindingCheck(t), rotationBindingCheck(t), challengeBindingCheck(t)];
 }
