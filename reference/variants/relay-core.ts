@@ -172,6 +172,26 @@ export const RELAY_CORE_WIRE: Record<string, WireVariant> = {
       return inboxSuccess(req);
     }),
   },
+  // A relay that caches verified signatures by the signature alone (to verify a retried envelope
+  // once): the same signature under another id, though document 3 says the id is "bound into the
+  // signing string", is taken as verified.
+  'core-signature-cache-without-id': {
+    rule: 'ra.messages.signature',
+    what: 'a message re-sent under another id with its verified signature is accepted',
+    wire: (() => {
+      const verified = new Map<string, Record<string, unknown>>();
+      return async (req: Request, next: Next) => {
+        const url = new URL(req.url);
+        const body = req.method === 'POST' && url.pathname === '/messages' ? await req.clone().text() : '';
+        const res = await next(req);
+        if (body === '') return res;
+        const { id, signature, ...rest } = parse(body);
+        if (res.status === 202 && typeof signature === 'string') verified.set(signature, rest);
+        const seen = typeof signature === 'string' ? verified.get(signature) : undefined;
+        return res.status === 401 && seen && JSON.stringify(seen) === JSON.stringify(rest) && typeof id === 'string' ? accepted202(body) : res;
+      };
+    })(),
+  },
   // A relay that builds svc-request/v1 from the URL's path alone: the query is never signed, so a
   // signed request replayed with another query (another cursor) verifies.
   'core-query-unsigned': {

@@ -7,13 +7,14 @@
 // keeps its key.
 import type { Cell, Check } from '../../../run/model.ts';
 import type { RuleId } from '../../../../schemas/ts/rules.ts';
-import { b64, challengeHeaders, newNonce, now, signingKey, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { ack, b64, challengeHeaders, newNonce, now, signingKey, type Envelope, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { mail } from './messaging.ts';
 import { canonicalString } from '../../../../protocol/common/canonical.ts';
 import { encodeBase64url } from '../../../../protocol/common/base64.ts';
 import { signDocument } from '../../../../protocol/common/document.ts';
 import { publicKey, sign } from '../../../impl/noble.ts';
 import { relayCheck } from '../check.ts';
-import { CheckFailure, CheckSkip, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+import { CheckFailure, CheckSkip, isObject, pickupOf, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 import { inboxCall, INBOX_OPS, pooled, randomSeed, refused4xx, session, signedCall, signedOperations, type Answer, type RequestParts, type SignedOp } from './matrix-ops.ts';
 
 export const SIGNED_PARTS = ['identity', 'session-id', 'key', 'method', 'path', 'query', 'body', 'timestamp', 'nonce'] as const;
@@ -267,6 +268,62 @@ function challengeBindingCheck(t: RelayTarget): Check {
   });
 }
 
+/**
+ * An envelope's signature binds its fields: each swapped alone, after signing, for another valid
+ * value (another id, another local recipient, another time, another sealed payload; for an ack
+ * another message id) is refused 401 and never delivered. The lines signed are the interop set's
+ * (ra.signing.message, ra.signing.ack); document 3 says the id is bound into them.
+ */
+function envelopeBindingCheck(t: RelayTarget): Check {
+  const messageParts = ['id', 'recipient', 'timestamp', 'payload'] as const;
+  const ackParts = ['id', 'message-id', 'recipient', 'timestamp'] as const;
+  return relayCheck(t, {
+    id: 'relay/matrix/binding-envelope',
+    title: "a message's id, recipient, timestamp or payload, or an ack's id, message id, recipient or timestamp, swapped after signing for another valid one: refused 401 and never delivered",
+    rules: ['ra.messages.signature', 'ra.acks.signature'],
+    context: ['ra.signing.message', 'ra.signing.ack'],
+    cells: [
+      ...messageParts.map((value) => ({ rule: 'ra.messages.signature' as const, facet: 'binding', value, operation: 'postMessage' })),
+      ...ackParts.map((value) => ({ rule: 'ra.acks.signature' as const, facet: 'binding', value, operation: 'postAck' })),
+    ],
+    run: async (s, e) => {
+      const [a, b, c] = await Promise.all([s.identity(), s.identity(), s.identity()]);
+      const m = mail(s, a, b, 'as signed');
+      const other = mail(s, a, b, 'another payload');
+      const later = new Date(Date.parse(String(m.timestamp)) + 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const k = ack(s.profile, a, b.identity, 'm_acked');
+      const swapped: Array<[string, 'message' | 'ack', Envelope]> = [
+        ['a message with another id', 'message', { ...m, id: `${String(m.id)}x` }],
+        ['a message to another local recipient', 'message', { ...m, recipient: c.identity }],
+        ['a message with another timestamp', 'message', { ...m, timestamp: later }],
+        ['a message with another sealed payload', 'message', { ...m, payload: other.payload, encryption: other.encryption }],
+        ['an ack with another id', 'ack', { ...k, id: `${String(k.id)}x` }],
+        ['an ack of another message', 'ack', { ...k, message_id: 'm_other' }],
+        ['an ack to another local recipient', 'ack', { ...k, recipient: c.identity }],
+        ['an ack with another timestamp', 'ack', { ...k, timestamp: later }],
+      ];
+      // The genuine envelopes first: a relay that remembers a verified signature must still bind it to every field.
+      const genuine = await Promise.all([s.relay.send(m), s.relay.ack(k)]);
+      e.that(genuine[0].status === 202 && genuine[1].status === 202, `the envelopes as signed: ${genuine.map(said).join('; ')}, not 202`);
+      const answers = await pooled(
+        swapped.map(
+          ([, kind, env]) =>
+            () =>
+              kind === 'message' ? s.relay.send(env) : s.relay.ack(env),
+        ),
+      );
+      swapped.forEach(([what], i) => e.that(answers[i]!.status === 401, `${what} than signed: ${said(answers[i]!)}, not 401`));
+      const expected = new Set([String(m.id), String(k.id)]);
+      for (const who of [b, c]) {
+        const p = pickupOf(await s.relay.pickup(who, { mode: 'signed-request' }));
+        if (typeof p === 'string') return e.fail(p);
+        const altered = [...p.messages, ...p.acks].filter((x) => who === c || !expected.has(String(x.id)) || JSON.stringify(x) !== JSON.stringify(x.id === m.id ? m : k));
+        e.that(altered.length === 0, `${who.identity} received envelopes altered after signing: ${JSON.stringify(altered.map((x) => x.id))}`);
+      }
+    },
+  });
+}
+
 export function matrixBindingChecks(t: RelayTarget): Check[] {
-  return [signedRequestBindingCheck(t), rotationBindingCheck(t), challengeBindingCheck(t)];
+  return [signedRequestBindingCheck(t), rotationBindingCheck(t), challengeBindingCheck(t), envelopeBindingCheck(t)];
 }
