@@ -5,6 +5,7 @@ import { BRIDGE_WIRE } from './bridge.ts';
 import { RELAY_WIRE } from './relay.ts';
 import { DRIVE_WIRE } from './drive.ts';
 import { RELAY_OWNER_WIRE } from './relay-owner.ts';
+import { RELAY_CORE_WIRE } from './relay-core.ts';
 
 const keyed = (suite: string, table: Record<string, WireVariant>) => Object.fromEntries(Object.entries(table).map(([name, v]) => [`${suite}/${name}`, v]));
 
@@ -13,5 +14,6 @@ export const WIRE_VARIANTS: Record<string, WireVariant> = {
   ...keyed('bridge', BRIDGE_WIRE),
   ...keyed('relay', RELAY_WIRE),
   ...keyed('relay', RELAY_OWNER_WIRE),
+  ...keyed('relay', RELAY_CORE_WIRE),
   ...keyed('drive', DRIVE_WIRE),
 };

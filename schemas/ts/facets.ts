@@ -38,6 +38,837 @@ export type Facet = FacetBase &
 
 export const facets: readonly Facet[] = [
   {
+    "rule": "ra.pickup.auth",
+    "kind": "who",
+    "cite": "`GET /messages/:identity` and cursor variants, `GET /events/:identity` | owner-only | challenge-signed or signed request",
+    "operations": [
+      "pickup",
+      "consume",
+      "events"
+    ],
+    "allowed": [
+      "owner",
+      "own-session"
+    ],
+    "refused": [
+      "other-identity",
+      "other-identity-session",
+      "revoked-session",
+      "expired-session",
+      "stranger"
+    ],
+    "note": "Each principal by challenge and by signed request; a refused call is sent in its form that would forget mail (a drain, a consume through the owner's cursor) and the mail is still there after.",
+    "area": "relay-core",
+    "facet": "who",
+    "values": [
+      "owner",
+      "own-session",
+      "other-identity",
+      "other-identity-session",
+      "revoked-session",
+      "expired-session",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.messages.signature",
+    "kind": "who",
+    "cite": "Messaging: per-message Ed25519 signature by the identity key or a session key (`session_id`, or `session_proof` attached).",
+    "operations": [
+      "postMessage"
+    ],
+    "allowed": [
+      "owner",
+      "own-session",
+      "own-session-proof"
+    ],
+    "refused": [
+      "other-identity",
+      "other-identity-session",
+      "revoked-session",
+      "expired-session",
+      "stranger"
+    ],
+    "area": "relay-core",
+    "facet": "who",
+    "values": [
+      "owner",
+      "own-session",
+      "own-session-proof",
+      "other-identity",
+      "other-identity-session",
+      "revoked-session",
+      "expired-session",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.acks.signature",
+    "kind": "who",
+    "cite": "Body: ack envelope. Same signature, rate limits and locality rule as messages.",
+    "operations": [
+      "postAck"
+    ],
+    "allowed": [
+      "owner",
+      "own-session",
+      "own-session-proof"
+    ],
+    "refused": [
+      "other-identity",
+      "other-identity-session",
+      "revoked-session",
+      "expired-session",
+      "stranger"
+    ],
+    "area": "relay-core",
+    "facet": "who",
+    "values": [
+      "owner",
+      "own-session",
+      "own-session-proof",
+      "other-identity",
+      "other-identity-session",
+      "revoked-session",
+      "expired-session",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.sessions.register",
+    "kind": "who",
+    "cite": "The relay verifies against the identity's DNS-published key, enforces the 24-hour maximum TTL and issues `session_id`.",
+    "operations": [
+      "registerSession"
+    ],
+    "allowed": [
+      "owner"
+    ],
+    "refused": [
+      "other-identity",
+      "own-session",
+      "stranger"
+    ],
+    "note": "own-session is a session key of the identity signing the registration (the envelope is identity-signed); stranger sends no envelope.",
+    "area": "relay-core",
+    "facet": "who",
+    "values": [
+      "owner",
+      "other-identity",
+      "own-session",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.sessions.revoke",
+    "kind": "who",
+    "cite": "Idempotent: an absent session still returns `204`, after authentication. Statuses: `204`; `400` (missing id or admin envelope); `401` (signature failed, or the session belongs to a different identity).",
+    "operations": [
+      "revokeSession"
+    ],
+    "allowed": [
+      "owner"
+    ],
+    "refused": [
+      "other-identity",
+      "other-identity-as-itself",
+      "own-session",
+      "stranger"
+    ],
+    "note": "other-identity signs for the owner's identity; other-identity-as-itself names and signs as itself, revoking the owner's session.",
+    "area": "relay-core",
+    "facet": "who",
+    "values": [
+      "owner",
+      "other-identity",
+      "other-identity-as-itself",
+      "own-session",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.identities.export",
+    "kind": "who",
+    "cite": "`POST /identities/:identity/export`, `POST .../rotate` | owner-only | export envelope; old-key rotation signature plus new signed document",
+    "operations": [
+      "export"
+    ],
+    "allowed": [
+      "owner"
+    ],
+    "refused": [
+      "other-identity",
+      "own-session",
+      "stranger"
+    ],
+    "area": "relay-core",
+    "facet": "who",
+    "values": [
+      "owner",
+      "other-identity",
+      "own-session",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.signed-request",
+    "kind": "binding",
+    "cite": "The client signs, with the identity key or a session key, seven lines: the literal `svc-request/v1`, identity, HTTP method, path and query as sent, Unix seconds, nonce, hex SHA-256 of the body. Headers: `X-Svc-Identity`, `X-Svc-Timestamp`, `X-Svc-Nonce` (16 to 64 random characters), `X-Svc-Signature` (base64), and `X-Svc-Session-Id` for a session key.",
+    "credential": "signed request (svc-request/v1)",
+    "parts": [
+      "identity",
+      "session-id",
+      "key",
+      "method",
+      "path",
+      "query",
+      "body",
+      "timestamp",
+      "nonce"
+    ],
+    "operations": [
+      "pickup",
+      "consume",
+      "events",
+      "devices",
+      "revokeDevice",
+      "systemGet",
+      "systemPut",
+      "systemDelete"
+    ],
+    "note": "The operations are those whose security lists signedRequest in the OpenAPI file, read from it by the check.",
+    "area": "relay-core",
+    "facet": "binding",
+    "values": [
+      "identity",
+      "session-id",
+      "key",
+      "method",
+      "path",
+      "query",
+      "body",
+      "timestamp",
+      "nonce"
+    ]
+  },
+  {
+    "rule": "ra.pickup.auth",
+    "kind": "binding",
+    "cite": "Challenge and response: obtain a challenge from `GET /auth/challenge`, sign it, send headers `X-Svc-Identity`, `X-Svc-Signature`, optional `X-Svc-Session-Id`.",
+    "credential": "a challenge answer",
+    "parts": [
+      "challenge",
+      "identity",
+      "key"
+    ],
+    "operations": [
+      "pickup",
+      "consume",
+      "events"
+    ],
+    "note": "challenge is another identity's live challenge, or one never issued, signed by the owner's key; identity is another identity answering its own challenge on the owner's inbox; key is the owner's challenge signed by another identity's key.",
+    "area": "relay-core",
+    "facet": "binding",
+    "values": [
+      "challenge",
+      "identity",
+      "key"
+    ]
+  },
+  {
+    "rule": "ra.auth.session-key",
+    "kind": "binding",
+    "cite": "`X-Svc-Session-Id` (optional; when given but unknown or expired the relay answers `401` `session_expired`; when omitted the identity key is used).",
+    "credential": "X-Svc-Session-Id and the session key that signs",
+    "parts": [
+      "session-id",
+      "key"
+    ],
+    "operations": [
+      "pickup",
+      "consume",
+      "events"
+    ],
+    "note": "session-id is the owner's session key with another identity's session id (and another identity's session whole); key is the owner's session id with another identity's session key.",
+    "area": "relay-core",
+    "facet": "binding",
+    "values": [
+      "session-id",
+      "key"
+    ]
+  },
+  {
+    "rule": "ra.messages.session-expired",
+    "kind": "binding",
+    "cite": "`401` | signature failed; or `session_expired` when `session_id` is unknown and no valid `session_proof` is attached (client registers a new session and retries)",
+    "credential": "an envelope's session_id and the session key that signs it",
+    "parts": [
+      "session-id",
+      "key"
+    ],
+    "operations": [
+      "postMessage",
+      "postAck"
+    ],
+    "area": "relay-core",
+    "facet": "binding",
+    "values": [
+      "session-id",
+      "key"
+    ]
+  },
+  {
+    "rule": "ra.messages.signature",
+    "kind": "binding",
+    "cite": "`id` | string | yes | client-assigned, bound into the signing string, inbox storage key on the recipient relay",
+    "credential": "a message's signature",
+    "parts": [
+      "id",
+      "recipient",
+      "timestamp",
+      "payload"
+    ],
+    "operations": [
+      "postMessage"
+    ],
+    "note": "The signed lines are the interop set's (ra.signing.message); document 3 names the id as bound, and a signature over canonical fields that left the others out would bind nothing a recipient reads.",
+    "area": "relay-core",
+    "facet": "binding",
+    "values": [
+      "id",
+      "recipient",
+      "timestamp",
+      "payload"
+    ]
+  },
+  {
+    "rule": "ra.acks.signature",
+    "kind": "binding",
+    "cite": "`type` (`ack`), `id`, `message_id`, `state` (only `delivered_client` in v1), `sender` (producer of the ack, the original recipient), `recipient` (original sender), `timestamp`, `signature`, optional `session_id` and `session_proof`.",
+    "credential": "an ack's signature",
+    "parts": [
+      "id",
+      "message-id",
+      "recipient",
+      "timestamp"
+    ],
+    "operations": [
+      "postAck"
+    ],
+    "note": "The signed lines are the interop set's (ra.signing.ack).",
+    "area": "relay-core",
+    "facet": "binding",
+    "values": [
+      "id",
+      "message-id",
+      "recipient",
+      "timestamp"
+    ]
+  },
+  {
+    "rule": "ra.identities.rotate",
+    "kind": "binding",
+    "cite": "Body: `identity_document` (signed by the new key, with `previous_keys`), `new_public_key`, `rotation_signature` (old key over a string beginning with the literal `identity-rotation`).",
+    "credential": "a rotation (the old key's rotation_signature and the new signed document)",
+    "parts": [
+      "rotation-key",
+      "document-key",
+      "document-identity",
+      "document-public-key",
+      "previous-keys"
+    ],
+    "operations": [
+      "rotate"
+    ],
+    "note": "The rotation string's lines after the literal are the project's (ra.signing.identity-rotation); swaps inside them are not the document's and are not cells here.",
+    "area": "relay-core",
+    "facet": "binding",
+    "values": [
+      "rotation-key",
+      "document-key",
+      "document-identity",
+      "document-public-key",
+      "previous-keys"
+    ]
+  },
+  {
+    "rule": "ra.auth.signed-request-window",
+    "kind": "window",
+    "cite": "The relay accepts it within 60 seconds of its own clock and refuses a nonce already seen in that window. Clients learn the relay's clock from the `Date` header",
+    "limit": "signed_request_window_seconds",
+    "from": "the relay's clock (learned from its Date header), both behind and ahead",
+    "operations": [
+      "pickup",
+      "consume",
+      "events",
+      "devices",
+      "revokeDevice",
+      "systemGet",
+      "systemPut",
+      "systemDelete"
+    ],
+    "area": "relay-core",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ra.auth.session-key",
+    "kind": "window",
+    "cite": "Session: registered, then expired (TTL at most 24 hours), revoked by `DELETE /sessions/:id`, or invalidated by relay restart.",
+    "duration": "the session's own life, issued_at to expires_at (a few seconds in the check)",
+    "from": "the session's issued_at",
+    "operations": [
+      "pickup",
+      "consume",
+      "events"
+    ],
+    "area": "relay-core",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ra.messages.session-expired",
+    "kind": "window",
+    "cite": "Session: registered, then expired (TTL at most 24 hours), revoked by `DELETE /sessions/:id`, or invalidated by relay restart.",
+    "duration": "the session's own life, issued_at to expires_at (a few seconds in the check)",
+    "from": "the session's issued_at",
+    "operations": [
+      "postMessage",
+      "postAck"
+    ],
+    "area": "relay-core",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ra.auth.challenge-single-use",
+    "kind": "window",
+    "cite": "The challenge is valid 60 seconds and single-use.",
+    "limit": "challenge_ttl_seconds",
+    "from": "the challenge's issue (GET /auth/challenge); a target may declare a shorter life for tests",
+    "operations": [
+      "pickup",
+      "consume",
+      "events"
+    ],
+    "area": "relay-core",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ra.spool.expiry",
+    "kind": "window",
+    "cite": "accepted | spool retention passes (`SPOOL_TTL`, default 30 days) | still undelivered | failed | sender receives a relay-generated, unsigned `sys.delivery.failed` ack",
+    "limit": "spool_ttl_default_seconds",
+    "from": "the message's acceptance (202); judged only when the target declares a SPOOL_TTL of at most 30 s",
+    "operations": [
+      "pickup"
+    ],
+    "area": "relay-core",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ra.messages.rate-limit-body",
+    "kind": "limit",
+    "cite": "rate-limit buckets on messages and acks | per-sender and global per-relay; one reported in a `429`",
+    "count": "the sender bucket the target declares (default the project's, ra.messages.rate-limit-defaults)",
+    "scope": "sender",
+    "past": {
+      "status": 429,
+      "code": "rate_limit_exceeded"
+    },
+    "operations": [
+      "postMessage"
+    ],
+    "area": "relay-core",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ra.acks.signature",
+    "kind": "limit",
+    "name": "rate-limit",
+    "cite": "Body: ack envelope. Same signature, rate limits and locality rule as messages.",
+    "count": "the sender bucket the target declares (default the project's)",
+    "scope": "sender",
+    "past": {
+      "status": 429,
+      "code": "rate_limit_exceeded"
+    },
+    "operations": [
+      "postAck"
+    ],
+    "area": "relay-core",
+    "facet": "rate-limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ra.messages.rate-limit-body",
+    "kind": "limit",
+    "name": "global",
+    "cite": "Rate limits (per-sender and global) run before signature verification.",
+    "count": "the global bucket (default thresholds not shown)",
+    "scope": "relay",
+    "past": {
+      "status": 429,
+      "code": "rate_limit_exceeded"
+    },
+    "operations": [
+      "postMessage",
+      "postAck"
+    ],
+    "unfilled": [
+      {
+        "value": "at",
+        "reason": "unobservable: document 3 shows no threshold for the global bucket and a target declares none; the project's 12000 per 60 s would take 12000 envelopes a run and throttle every other check"
+      },
+      {
+        "value": "past",
+        "reason": "unobservable: document 3 shows no threshold for the global bucket and a target declares none; the project's 12000 per 60 s would take 12000 envelopes a run and throttle every other check"
+      },
+      {
+        "value": "other-scope",
+        "reason": "not applicable: the global bucket is the relay's whole scope"
+      }
+    ],
+    "area": "relay-core",
+    "facet": "global",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ra.messages.body-cap",
+    "kind": "limit",
+    "cite": "message body | 512 KB (`413`)",
+    "limit": "message_body_max_bytes",
+    "scope": "request",
+    "past": {
+      "status": 413
+    },
+    "operations": [
+      "postMessage",
+      "postAck"
+    ],
+    "note": "\"512 KB\" is read both ways: 512 000 bytes is accepted (at) and 512 KiB + 1 byte refused (past), where both readings agree.",
+    "unfilled": [
+      {
+        "value": "other-scope",
+        "reason": "not applicable: the cap is one request's body; nothing outside it is counted"
+      }
+    ],
+    "area": "relay-core",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ra.auth.signed-request-nonce",
+    "kind": "limit",
+    "cite": "`X-Svc-Nonce` (16 to 64 random characters)",
+    "limit": "signed_request_nonce_max_chars",
+    "scope": "request",
+    "operations": [
+      "pickup",
+      "consume",
+      "events"
+    ],
+    "note": "at is 16 and 64 characters (both ends), past is 15 and 65.",
+    "unfilled": [
+      {
+        "value": "other-scope",
+        "reason": "not applicable: a nonce's length is a property of the one request"
+      }
+    ],
+    "area": "relay-core",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ra.sessions.ttl",
+    "kind": "limit",
+    "cite": "The relay verifies against the identity's DNS-published key, enforces the 24-hour maximum TTL and issues `session_id`.",
+    "limit": "relay_session_ttl_max_seconds",
+    "scope": "session",
+    "past": {
+      "status": 400
+    },
+    "operations": [
+      "registerSession"
+    ],
+    "unfilled": [
+      {
+        "value": "other-scope",
+        "reason": "not applicable: a session's life is its own; no other session is counted against it"
+      }
+    ],
+    "area": "relay-core",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ra.events.max-streams",
+    "kind": "limit",
+    "cite": "Statuses: `200` stream open, `401`, `429` when `MAX_STREAMS_PER_IDENTITY` is reached.",
+    "count": "MAX_STREAMS_PER_IDENTITY (declared by the target, default the project's)",
+    "scope": "identity",
+    "past": {
+      "status": 429
+    },
+    "operations": [
+      "events"
+    ],
+    "area": "relay-core",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ra.signed-request",
+    "kind": "limit",
+    "name": "body",
+    "cite": "Bodies of signed requests are limited to 32 MiB.",
+    "limit": "signed_request_body_max_bytes",
+    "scope": "request",
+    "operations": [
+      "consume",
+      "revokeDevice",
+      "systemPut"
+    ],
+    "unfilled": [
+      {
+        "value": "at",
+        "reason": "unobservable: every signed operation caps its own body far below 32 MiB (a consume, a device id, a system document), so a 32 MiB body is refused by the operation first"
+      },
+      {
+        "value": "past",
+        "reason": "unobservable: document 3 gives no answer for a signed request over 32 MiB, and each operation's own cap refuses far smaller bodies first"
+      },
+      {
+        "value": "other-scope",
+        "reason": "not applicable: the cap is one request's body"
+      }
+    ],
+    "area": "relay-core",
+    "facet": "body",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ra.auth.signed-request-replay",
+    "kind": "once",
+    "cite": "The relay accepts it within 60 seconds of its own clock and refuses a nonce already seen in that window.",
+    "secret": "a signed request's nonce (X-Svc-Nonce)",
+    "spent_by": "a signed request the relay accepts",
+    "operations": [
+      "pickup",
+      "consume",
+      "events",
+      "devices",
+      "revokeDevice",
+      "systemGet",
+      "systemPut",
+      "systemDelete"
+    ],
+    "area": "relay-core",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ]
+  },
+  {
+    "rule": "ra.auth.challenge-single-use",
+    "kind": "once",
+    "cite": "Challenge: issued, then used or expired (60 seconds), whichever comes first; single-use; memory only.",
+    "secret": "a challenge of GET /auth/challenge",
+    "spent_by": "one owner call answering it",
+    "operations": [
+      "pickup",
+      "consume",
+      "events"
+    ],
+    "area": "relay-core",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ]
+  },
+  {
+    "rule": "ra.messages.encryption-required",
+    "kind": "order",
+    "name": "before-rate-limit",
+    "cite": "an envelope without `encryption.alg`, `encryption.ephemeral_public_key` or `encryption.nonce` is rejected with `400` `encryption_required` before signature verification or rate limiting.",
+    "first": "encryption_required (400)",
+    "then": "the sender's rate limit (429)",
+    "operations": [
+      "postMessage"
+    ],
+    "area": "relay-core",
+    "facet": "before-rate-limit",
+    "values": [
+      "both-faults"
+    ]
+  },
+  {
+    "rule": "ra.messages.encryption-required",
+    "kind": "order",
+    "name": "before-signature",
+    "cite": "an envelope without `encryption.alg`, `encryption.ephemeral_public_key` or `encryption.nonce` is rejected with `400` `encryption_required` before signature verification or rate limiting.",
+    "first": "encryption_required (400)",
+    "then": "signature verification (401)",
+    "operations": [
+      "postMessage"
+    ],
+    "area": "relay-core",
+    "facet": "before-signature",
+    "values": [
+      "both-faults"
+    ]
+  },
+  {
+    "rule": "ra.relay.rate-before-signature",
+    "kind": "order",
+    "cite": "Per-sender and per-relay rate limits run before signature verification.",
+    "first": "the rate limits (429)",
+    "then": "signature verification (401)",
+    "operations": [
+      "postMessage",
+      "postAck"
+    ],
+    "area": "relay-core",
+    "facet": "order",
+    "values": [
+      "both-faults"
+    ]
+  },
+  {
+    "rule": "ra.relay.locality",
+    "kind": "order",
+    "cite": "otherwise `403` `not_authorized`, before signature verification.",
+    "first": "the at-least-one-local rule (403)",
+    "then": "signature verification (401)",
+    "operations": [
+      "postMessage",
+      "postAck"
+    ],
+    "area": "relay-core",
+    "facet": "order",
+    "values": [
+      "both-faults"
+    ]
+  },
+  {
+    "rule": "ra.sessions.revoke",
+    "kind": "lifecycle",
+    "cite": "Session: registered, then expired (TTL at most 24 hours), revoked by `DELETE /sessions/:id`, or invalidated by relay restart.",
+    "event": "DELETE /sessions/:id of the session",
+    "ends": [
+      "session-key"
+    ],
+    "operations": [
+      "pickup",
+      "consume",
+      "events",
+      "postMessage",
+      "postAck"
+    ],
+    "note": "A second session of the same identity, which the revocation did not end, keeps every use.",
+    "area": "relay-core",
+    "facet": "lifecycle",
+    "values": [
+      "session-key"
+    ]
+  },
+  {
+    "rule": "ra.sessions.memory",
+    "kind": "lifecycle",
+    "cite": "Kept in memory; a relay restart invalidates all sessions.",
+    "event": "a restart of the relay",
+    "ends": [
+      "session-key"
+    ],
+    "operations": [
+      "pickup",
+      "consume",
+      "events",
+      "postMessage",
+      "postAck"
+    ],
+    "area": "relay-core",
+    "facet": "lifecycle",
+    "values": [
+      "session-key"
+    ]
+  },
+  {
+    "rule": "ra.identities.rotate",
+    "kind": "lifecycle",
+    "cite": "`identity_document` (object with at least `version`, `identity`, `signature`, and `previous_keys` after rotation)",
+    "event": "POST /identities/:identity/rotate",
+    "ends": [
+      "old-key"
+    ],
+    "operations": [
+      "pickup"
+    ],
+    "unfilled": [
+      {
+        "value": "old-key",
+        "reason": "not applicable: document 3 lists the old key in previous_keys after a rotation and never says the rotation ends it"
+      }
+    ],
+    "area": "relay-core",
+    "facet": "lifecycle",
+    "values": [
+      "old-key"
+    ]
+  },
+  {
     "rule": "ra.system.files",
     "kind": "who",
     "cite": "`GET`, `PUT`, `DELETE /identities/:identity/system/:path`: challenge-signed; `.svc/public` and `.svc/relay` documents, validated on write.",

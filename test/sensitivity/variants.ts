@@ -9,6 +9,7 @@ import { BRIDGE_WIRE } from '../../reference/variants/bridge.ts';
 import { RELAY_WIRE } from '../../reference/variants/relay.ts';
 import { DRIVE_WIRE } from '../../reference/variants/drive.ts';
 import { RELAY_OWNER_WIRE } from '../../reference/variants/relay-owner.ts';
+import { RELAY_CORE_WIRE } from '../../reference/variants/relay-core.ts';
 import type { WireVariant } from '../../reference/variants/wire.ts';
 import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
 
@@ -131,5 +132,6 @@ export const VARIANTS: readonly Variant[] = [
   ...wire('relay', RELAY_WIRE),
   ...wire('drive', DRIVE_WIRE),
   ...wire('relay', RELAY_OWNER_WIRE),
+  ...wire('relay', RELAY_CORE_WIRE),
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
 ];

@@ -25,6 +25,13 @@ import { pairingMatrixChecks } from './checks/pairing-matrix.ts';
 import { pairingCodeFormChecks } from './checks/pairing-code-forms.ts';
 import { devicesMatrixChecks } from './checks/devices-matrix.ts';
 import { ownerProfileMatrixChecks } from './checks/owner-profile-matrix.ts';
+import { matrixWhoChecks } from './checks/matrix-who.ts';
+import { matrixBindingChecks } from './checks/matrix-binding.ts';
+import { matrixOrderChecks } from './checks/matrix-order.ts';
+import { matrixWindowChecks } from './checks/matrix-windows.ts';
+import { matrixLimitChecks } from './checks/matrix-limits.ts';
+import { matrixOnceChecks } from './checks/matrix-once.ts';
+import { matrixLifecycleChecks } from './checks/matrix-lifecycle.ts';
 
 export type { RelayTarget } from './driver.ts';
 
@@ -54,6 +61,13 @@ export function relayChecks(target: RelayTarget): Check[] {
     ...pairingCodeFormChecks(target),
     ...devicesMatrixChecks(target),
     ...ownerProfileMatrixChecks(target),
+    ...matrixWhoChecks(target),
+    ...matrixBindingChecks(target),
+    ...matrixOrderChecks(target),
+    ...matrixWindowChecks(target),
+    ...matrixLimitChecks(target),
+    ...matrixOnceChecks(target),
+    ...matrixLifecycleChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
   ];

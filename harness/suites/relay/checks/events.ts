@@ -65,10 +65,11 @@ export function eventChecks(t: RelayTarget): Check[] {
     }),
     relayCheck(t, {
       id: 'relay/events/max-streams',
-      title: 'beyond MAX_STREAMS_PER_IDENTITY open streams for one identity the relay answers 429',
+      title: 'beyond MAX_STREAMS_PER_IDENTITY open streams for one identity the relay answers 429; another identity still opens one',
       rules: ['ra.events.max-streams'],
+      cells: ['at', 'past', 'other-scope'].map((value) => ({ rule: 'ra.events.max-streams' as const, facet: 'limit', value, operation: 'events' })),
       run: async (s, e) => {
-        const b = await s.identity();
+        const [b, c] = await Promise.all([s.identity(), s.identity()]);
         const cap = t.declared.maxStreams ?? limits.max_streams_per_identity_default;
         const open: SseStream[] = [];
         try {
@@ -83,6 +84,10 @@ export function eventChecks(t: RelayTarget): Check[] {
             over.status === 429,
             `stream ${cap + 1} (the cap is ${cap}${t.declared.maxStreams === undefined ? ", the project's default; declare the target's with --relay-max-streams" : ''}): ${over.status} ${over.body ?? ''}`,
           );
+          // The cap is per identity: another identity's stream opens while this one is at it.
+          const other = await s.relay.events(c);
+          open.push(other);
+          e.that(other.status === 200, `another identity's stream while the first is at its cap: ${other.status} ${other.body ?? ''}, not 200`);
         } finally {
           await Promise.all(open.map((st) => st.close()));
         }

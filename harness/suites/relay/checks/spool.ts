@@ -4,6 +4,8 @@ import type { Check } from '../../../run/model.ts';
 import { relayCheck } from '../check.ts';
 import { CheckSkip, isObject, pickupOf, safeJson, said, sleep, type RelayTarget, refusedWith } from '../driver.ts';
 import { expectInbox, mail } from './messaging.ts';
+import { ack } from '../../../actors/relay/index.ts';
+import { by, inboxCall, INBOX_OPS, MODES } from './matrix-ops.ts';
 
 /** The longest SPOOL_TTL the expiry check waits for. */
 const MAX_WAIT_TTL_S = 30;
@@ -14,8 +16,9 @@ export function spoolChecks(t: RelayTarget): Check[] {
     relayCheck(t, {
       id: 'relay/spool/durable',
       exclusive: true,
-      title: 'mail accepted before a restart is delivered after it; sessions registered before it are gone (session_expired)',
+      title: 'mail accepted before a restart is delivered after it; sessions registered before it are gone: none opens a pickup, consume or events, or signs a message (session_expired) or an ack',
       rules: ['ra.spool.durable', 'ra.sessions.memory'],
+      cells: ['pickup', 'consume', 'events', 'postMessage', 'postAck'].map((operation) => ({ rule: 'ra.sessions.memory' as const, facet: 'lifecycle', value: 'session-key', operation })),
       timeoutMs: 60_000,
       run: async (s, e) => {
         if (!t.restart) throw new CheckSkip('the target declares no way to restart the relay: durability is checked with --reference');
@@ -27,10 +30,16 @@ export function spoolChecks(t: RelayTarget): Check[] {
         e.that((await s.relay.send(m)).status === 202, 'the message was not accepted');
         await t.restart();
         await expectInbox(s, e, b, [m]);
-        if (sessionId) {
-          const r = await s.relay.send(mail(s, a, b, 'old session', { session: { seed, sessionId } }));
-          e.that(refusedWith(r, 401, 'session_expired'), `a session from before the restart: ${said(r)}, not 401 session_expired`);
-        }
+        if (!sessionId) return e.fail(`POST /sessions before the restart gave no session_id: ${JSON.stringify(reg)}`);
+        const r = await s.relay.send(mail(s, a, b, 'old session', { session: { seed, sessionId } }));
+        e.that(refusedWith(r, 401, 'session_expired'), `a message by a session from before the restart: ${said(r)}, not 401 session_expired`);
+        const k = await s.relay.ack(ack(s.profile, a, b.identity, String(m.id), { session: { seed, sessionId } }));
+        e.that(k.status === 401, `an ack by a session from before the restart: ${said(k)}, not 401`);
+        for (const op of INBOX_OPS)
+          for (const mode of MODES) {
+            const x = await inboxCall(s, op, a, by(mode, { seed, sessionId }));
+            e.that(x.status === 401, `${op} by ${mode} with a session from before the restart: ${x.text}, not 401`);
+          }
       },
     }),
     relayCheck(t, {
@@ -38,6 +47,7 @@ export function spoolChecks(t: RelayTarget): Check[] {
       lane: 'relay/spool/expiry',
       title: 'mail still undelivered after SPOOL_TTL is dropped, and the sender receives an unsigned sys.delivery.failed ack for it',
       rules: ['ra.spool.expiry'],
+      cells: [{ rule: 'ra.spool.expiry', facet: 'window', value: 'outside', operation: 'pickup' }],
       timeoutMs: ((ttl ?? 0) + 60) * 1000,
       run: async (s, e, ctx) => {
         if (ttl === undefined || ttl > MAX_WAIT_TTL_S)

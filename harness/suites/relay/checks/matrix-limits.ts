@@ -1,0 +1,157 @@
+// The `limit` facets of the relay's core (spec/facets/relay-core.yaml), each at N, at N + 1 and
+// outside its scope: a sender's rate-limit bucket (its N envelopes accepted, the next 429 with
+// scope `sender`, another sender untouched) for messages and for acks; the 512 KB body (512 000
+// bytes accepted, one byte over 512 KiB refused 413: both readings of "KB" agree on these); the
+// signed request's nonce of 16 to 64 characters; a session's 24-hour cap.
+import type { Check } from '../../../run/model.ts';
+import { limits } from '../../../../schemas/ts/limits.ts';
+import { ack, sessionRegistration, signEnvelope, type Envelope, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { Expect, relayCheck } from '../check.ts';
+import { isObject, pickupOf, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+import { mail } from './messaging.ts';
+import { inboxCall, INBOX_OPS, ok, pooled, randomSeed } from './matrix-ops.ts';
+import type { HttpResponse } from '../../../actors/http.ts';
+
+type Kind = 'message' | 'ack';
+
+const post = (s: Session, kind: Kind, env: Envelope) => (kind === 'message' ? s.relay.send(env) : s.relay.ack(env));
+/** Well-signed envelopes from `from` to `to`, each with its own id: one is sealed, each copy signed again. */
+function envelopes(s: Session, kind: Kind, from: RelayIdentity, to: RelayIdentity): (n: number) => Envelope {
+  const base = kind === 'message' ? mail(s, from, to, 'limit') : ack(s.profile, from, to.identity, 'm_limit');
+  return (n) => signEnvelope(s.profile, kind, { ...base, id: `${String(base.id)}_${n}` }, from.seed);
+}
+
+/** `cap` well-signed envelopes from `from`, 20 at a time, then one more: the answers. */
+async function spend(s: Session, kind: Kind, from: RelayIdentity, to: RelayIdentity, cap: number): Promise<{ within: HttpResponse[]; past: HttpResponse }> {
+  const next = envelopes(s, kind, from, to);
+  const within = await pooled(
+    Array.from({ length: cap }, (_, i) => () => post(s, kind, next(i))),
+    20,
+  );
+  return { within, past: await post(s, kind, next(cap)) };
+}
+
+function senderRateCheck(t: RelayTarget): Check {
+  const cap = t.declared.senderLimit ?? limits.relay_rate_sender_max;
+  const declared = t.declared.senderLimit === undefined ? ", the project's default: declare the target's with --relay-sender-limit" : '';
+  return relayCheck(t, {
+    id: 'relay/matrix/limit-sender-rate',
+    title: `a sender's ${cap} well-signed messages (and acks) in a window are accepted, the next is 429 rate_limit_exceeded with scope sender, and another sender is not limited by it`,
+    rules: ['ra.messages.rate-limit-body', 'ra.acks.signature'],
+    timeoutMs: 60_000,
+    // Spending a bucket is a few hundred requests: in a lane of its own, beside the suite's other checks.
+    lane: 'relay/matrix/rate',
+    cells: ['at', 'past', 'other-scope'].flatMap((value) => [
+      { rule: 'ra.messages.rate-limit-body' as const, facet: 'limit', value, operation: 'postMessage' },
+      { rule: 'ra.acks.signature' as const, facet: 'rate-limit', value, operation: 'postAck' },
+    ]),
+    run: async (s, e) => {
+      const [b, other] = await Promise.all([s.identity(), s.identity()]);
+      // The recipient's inbox is left to SPOOL_TTL: reading 2 × N envelopes back would judge nothing here.
+      const judge = async (kind: Kind, ee: Expect): Promise<void> => {
+        const from = await s.identity();
+        const { within, past } = await spend(s, kind, from, b, cap);
+        const refusedWithin = within.filter((r) => r.status !== 202);
+        ee.that(
+          refusedWithin.length === 0,
+          `${refusedWithin.length} of a sender's first ${cap} ${kind}s were not accepted (the bucket is ${cap}${declared}): ${refusedWithin.map(said).slice(0, 2).join('; ')}`,
+        );
+        const body = safeJson(past);
+        ee.that(
+          past.status === 429 && isObject(body) && body.error === 'rate_limit_exceeded' && body.scope === 'sender',
+          `${kind} ${cap + 1} from one sender: ${said(past)}, not 429 rate_limit_exceeded with scope sender`,
+        );
+        const elsewhere = await post(s, kind, envelopes(s, kind, other, b)(0));
+        ee.that(elsewhere.status === 202, `${kind === 'ack' ? 'an' : 'a'} ${kind} from another sender while the first is over its bucket: ${said(elsewhere)}, not 202`);
+      };
+      // The bucket's window may turn while it is spent: a miss is judged again once, with a fresh sender.
+      for (const kind of ['message', 'ack'] as const) {
+        const first = new Expect();
+        await judge(kind, first);
+        if (first.problems.length === 0) continue;
+        await judge(kind, e);
+      }
+    },
+  });
+}
+
+/** A signed message (or ack) whose JSON body is exactly `bytes` long: sealed once, its id pads it to the byte. */
+function sized(s: Session, kind: Kind, from: RelayIdentity, to: RelayIdentity, bytes: number): string {
+  // A message's payload grows 4 bytes per 3 of text and takes most of the size; an ack's id takes all of it.
+  const base: Envelope = kind === 'message' ? mail(s, from, to, 'x'.repeat(Math.max(0, Math.floor(((bytes - 1500) * 3) / 4)))) : ack(s.profile, from, to.identity, 'm_sized');
+  const withId = (pad: number) => JSON.stringify(signEnvelope(s.profile, kind, { ...base, id: `${kind === 'message' ? 'm' : 'a'}_${'p'.repeat(pad)}` }, from.seed));
+  // Only the id's length changes the size (a signature is always 88 characters).
+  return withId(Math.max(0, bytes - withId(0).length));
+}
+
+function bodyCapCheck(t: RelayTarget): Check {
+  const at = 512_000;
+  const past = limits.message_body_max_bytes + 1;
+  return relayCheck(t, {
+    id: 'relay/matrix/limit-body',
+    title: `a signed message or ack of ${at} bytes is accepted and delivered; one of ${past} bytes is refused 413`,
+    rules: ['ra.messages.body-cap'],
+    cells: ['at', 'past'].flatMap((value) => ['postMessage', 'postAck'].map((operation) => ({ rule: 'ra.messages.body-cap' as const, facet: 'limit', value, operation }))),
+    run: async (s, e) => {
+      const [a, b] = await Promise.all([s.identity(), s.identity()]);
+      for (const kind of ['message', 'ack'] as const) {
+        const ok = sized(s, kind, a, b, at);
+        const over = sized(s, kind, a, b, past);
+        e.that(ok.length === at && over.length === past, `the harness built ${ok.length} and ${over.length} bytes, not ${at} and ${past}`);
+        const r1 = await (kind === 'message' ? s.relay.send(ok) : s.relay.ack(ok));
+        e.that(r1.status === 202, `${kind === 'ack' ? 'an' : 'a'} ${at}-byte ${kind}: ${said(r1)}, not 202`);
+        const r2 = await (kind === 'message' ? s.relay.send(over) : s.relay.ack(over));
+        e.that(r2.status === 413, `a ${past}-byte ${kind}: ${said(r2)}, not 413`);
+      }
+      const p = pickupOf(await s.relay.pickup(b, { mode: 'signed-request' }));
+      e.that(typeof p !== 'string' && p.messages.length === 1, `the ${at}-byte message is not what the recipient holds: ${typeof p === 'string' ? p : `${p.messages.length} messages`}`);
+    },
+  });
+}
+
+function nonceLengthCheck(t: RelayTarget): Check {
+  const [min, max] = [limits.signed_request_nonce_min_chars, limits.signed_request_nonce_max_chars];
+  return relayCheck(t, {
+    id: 'relay/matrix/limit-nonce',
+    title: `pickup, consume and events signed with a nonce of ${min} or ${max} characters succeed; of ${min - 1} or ${max + 1} they are refused`,
+    rules: ['ra.auth.signed-request-nonce'],
+    cells: ['at', 'past'].flatMap((value) => INBOX_OPS.map((operation) => ({ rule: 'ra.auth.signed-request-nonce' as const, facet: 'limit', value, operation }))),
+    run: async (s, e) => {
+      const a = await s.identity();
+      const nonce = (n: number) => Array.from({ length: n }, () => 'abcdefghijklmnopqrstuvwxyz0123456789'[Math.floor(Math.random() * 36)]).join('');
+      const calls = INBOX_OPS.flatMap((op) => [min, max, min - 1, max + 1].map((n) => ({ op, n, within: n >= min && n <= max })));
+      const answers = await pooled(calls.map((x) => () => inboxCall(s, x.op, a, { mode: 'signed-request', nonce: nonce(x.n) })));
+      calls.forEach((x, i) => {
+        const r = answers[i]!;
+        if (x.within) e.that(ok(r), `${x.op} with a ${x.n}-character nonce: ${r.text}, not a success`);
+        else e.that(r.status >= 400 && r.status < 500, `${x.op} with a ${x.n}-character nonce: ${r.text}, not refused`);
+      });
+    },
+  });
+}
+
+function sessionTtlCheck(t: RelayTarget): Check {
+  const cap = limits.relay_session_ttl_max_seconds;
+  return relayCheck(t, {
+    id: 'relay/matrix/limit-session-ttl',
+    title: `a session of exactly ${cap / 3600} hours is registered (201); one of ${cap / 3600} hours and a second is refused 400`,
+    rules: ['ra.sessions.ttl'],
+    cells: [
+      { rule: 'ra.sessions.ttl', facet: 'limit', value: 'at', operation: 'registerSession' },
+      { rule: 'ra.sessions.ttl', facet: 'limit', value: 'past', operation: 'registerSession' },
+    ],
+    run: async (s, e) => {
+      const a = await s.identity();
+      const [at, past] = await Promise.all([
+        s.relay.post('/sessions', sessionRegistration(s.profile, a, randomSeed(), cap)),
+        s.relay.post('/sessions', sessionRegistration(s.profile, a, randomSeed(), cap + 1)),
+      ]);
+      e.that(at.status === 201, `a session of ${cap} s: ${said(at)}, not 201`);
+      e.that(past.status === 400, `a session of ${cap + 1} s: ${said(past)}, not 400`);
+    },
+  });
+}
+
+export function matrixLimitChecks(t: RelayTarget): Check[] {
+  return [senderRateCheck(t), bodyCapCheck(t), nonceLengthCheck(t), sessionTtlCheck(t)];
+}
