@@ -67,6 +67,8 @@ describe('coverage per document', () => {
       uncovered: [],
       // body-cap was only context of rp/verify/b: not covered.
       profile: { covered: ['ns.errors.codes'], uncovered: ['ns.delivery.body-cap'] },
+      // No facets given to this run: none observable, none proven.
+      facets: { observable: [], proven: [] },
     });
     expect(report.coverage.uncovered).toEqual([]);
     expect(report.coverage.rules.find((r) => r.id === 'ns.delivery.body-cap')!.covered_by).toEqual([]);
