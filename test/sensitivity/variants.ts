@@ -6,6 +6,7 @@ import type { RuleId } from '../../schemas/ts/rules.ts';
 import type { Breakage as RpBreakage } from '../rp/helpers.ts';
 import { RP_WIRE } from '../../reference/variants/rp.ts';
 import { BRIDGE_WIRE } from '../../reference/variants/bridge.ts';
+import { BRIDGE_MATRIX_WIRE } from '../../reference/variants/bridge-matrix.ts';
 import { RELAY_WIRE } from '../../reference/variants/relay.ts';
 import type { WireVariant } from '../../reference/variants/wire.ts';
 import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
@@ -126,6 +127,7 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'rp', breakage: 'http-origin', rule: 'ns.auth.5', tls: true },
   ...wire('rp', RP_WIRE),
   ...wire('bridge', BRIDGE_WIRE),
+  ...wire('bridge', BRIDGE_MATRIX_WIRE),
   ...wire('relay', RELAY_WIRE),
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
 ];

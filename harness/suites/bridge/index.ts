@@ -16,6 +16,7 @@ import { urlClientChecks } from './checks/url-clients.ts';
 import { bridgeFuzzChecks } from './checks/fuzz.ts';
 import { gapChecks } from './checks/gaps.ts';
 import { pushChecks } from './checks/push.ts';
+import { transactionMatrixChecks } from './checks/transactions-matrix.ts';
 
 export type { BridgeTarget } from './driver.ts';
 
@@ -43,6 +44,7 @@ export async function bridgeSuite(given: BridgeTarget): Promise<SuiteLoad> {
     ...idInputChecks(target),
     ...urlClientChecks(target),
     ...gapChecks(target),
+    ...transactionMatrixChecks(target),
     ...pushChecks(target),
     ...robustnessChecks(target),
     ...propertyChecks(target),

@@ -1,0 +1,81 @@
+// The transaction's single-use secret, judged across its matrix (spec/facets/bridge.yaml): the
+// resume code ("single-use, valid 60 seconds, bound to the transaction") opened again in the same
+// browser, with the same cookies, while the sign-in is still going on and after it ended, and
+// opened 20 ways at once. The forwarded link (another browser) is bridge/transaction/forwarded-resume.
+import type { Check } from '../../../run/model.ts';
+import type { HttpResponse } from '../../../actors/http.ts';
+import { newPkce } from '../../../actors/oidc/client.ts';
+import { together } from '../../../actors/oidc/race.ts';
+import { bridgeCheck } from '../check.ts';
+import { CheckFailure, said, type BridgeSession, type BridgeTarget, type User } from '../driver.ts';
+
+const RACE = 20;
+
+/** A same-device sign-in approved by the signer, its resume link not yet opened. */
+async function approvedUnresumed(s: BridgeSession): Promise<{ user: User; txUrl: string; resumeUri: string; redirectUri: string }> {
+  const user = await s.newUser();
+  const redirectUri = s.credentials('basic').redirect_uri;
+  const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
+  if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+  const txUrl = new URL(res.location, s.target.issuer).href.split('?')[0]!;
+  const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+  if (typeof view.request !== 'string') throw new CheckFailure(`no native request was issued: ${JSON.stringify(view).slice(0, 200)}`);
+  const approved = await s.signer.approve(view.request, { key: user.key, sameDevice: true });
+  if (!approved.resumeUri) throw new CheckFailure('the callback answered no resume_uri for a same-device approval');
+  return { user, txUrl, resumeUri: approved.resumeUri, redirectUri };
+}
+
+/** Whether opening the resume link signed the browser in: a 2xx/3xx that sets a live cookie, or a redirect to the client. */
+function continued(s: BridgeSession, res: HttpResponse, redirectUri: string): boolean {
+  if (res.status >= 400) return false;
+  if (s.authorizationResponse(res.location, redirectUri)) return true;
+  return res.setCookies.some((c) => !/^[^=]*=\s*(;|$)/.test(c) && !/max-age=0/i.test(c));
+}
+
+// "The resume code is still reusable in the same browser." (issue 25)
+function resumeOnceCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/matrix/resume-once',
+    title:
+      'a resume code continues the browser once: opened again in the same browser (same cookies) during consent and after the code, it signs nothing in; opened 20 ways at once, exactly one continues',
+    rules: ['ob.transaction.resume-binding'],
+    context: ['ob.contract.transaction'],
+    cells: [
+      { rule: 'ob.transaction.resume-binding', facet: 'once', value: 'replay', operation: 'resume' },
+      { rule: 'ob.transaction.resume-binding', facet: 'once', value: 'race', operation: 'resume' },
+    ],
+    run: async (s, e) => {
+      const replay = async () => {
+        const a = await approvedUnresumed(s);
+        const open = () => a.user.browser.http.get(a.resumeUri, { headers: { accept: 'text/html' } });
+        const first = await open();
+        if (!continued(s, first, a.redirectUri)) throw new CheckFailure(`the resume link did not continue the browser that started the sign-in: ${said(first)}`);
+        // The sign-in is at consent now: the same link, same browser, same cookies.
+        const during = await open();
+        e.that(!continued(s, during, a.redirectUri), `the used resume code continued the same browser again before consent: ${said(during)}`);
+        const { view } = await s.view(a.user.browser, a.txUrl);
+        if (view.state !== 'consent') return;
+        const offered = ((view.consent ?? {}) as { claims?: string[] }).claims ?? [];
+        const decided = await s.post(a.user.browser, `${a.txUrl}/consent`, { decision: 'approve', claims: offered });
+        const end = s.authorizationResponse(typeof decided.view.redirect === 'string' ? decided.view.redirect : decided.res.location, a.redirectUri);
+        if (!end?.code) throw new CheckFailure(`consent did not end with a code: ${said(decided.res)}`);
+        const after = await open();
+        e.that(!continued(s, after, a.redirectUri), `the used resume code continued the same browser again after the code was issued: ${said(after)}`);
+      };
+      const race = async () => {
+        const b = await approvedUnresumed(s);
+        const answers = await together(RACE, () => b.user.browser.http.get(b.resumeUri, { headers: { accept: 'text/html' } }));
+        const winners = answers.filter((r) => continued(s, r, b.redirectUri));
+        e.that(
+          winners.length === 1,
+          `opened ${RACE} ways at once in the same browser, the resume code continued ${winners.length} times: ${answers.map((r) => r.status).join(' ')}; ${said(winners[1] ?? answers[0]!)}`,
+        );
+      };
+      await Promise.all([replay(), race()]);
+    },
+  });
+}
+
+export function transactionMatrixChecks(t: BridgeTarget): Check[] {
+  return [resumeOnceCheck(t)];
+}
