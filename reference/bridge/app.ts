@@ -31,6 +31,8 @@ import { boundIssuer } from './variants/gaps.ts';
 import { ClientRegistry, loadStaticClients } from './clients.ts';
 import { UrlClients } from './url-clients.ts';
 import { BRIDGE_STYLESHEET, PATHS, type BridgeConfig, type BridgeContext } from './context.ts';
+import { REFERENCE_SEAMS, type BridgeSeams } from './seams.ts';
+import { seamsFromEnv } from '../variants/wire.ts';
 import {
   authorizeHandler,
   consentHandler,
@@ -187,6 +189,7 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
     nonces: opened.store,
     pairwiseSecret: await store.pairwiseSecret(),
     metrics,
+    seams: { ...REFERENCE_SEAMS, ...((await seamsFromEnv()) as Partial<BridgeSeams>) },
     now,
     log,
   };

@@ -4,7 +4,9 @@
 // document's sentence beside it. See wire.ts for how a variant wraps the server.
 import { profileFor } from '../../protocol/common/profile.ts';
 import { PATHS } from '../bridge/context.ts';
-import { at, type Next, type Wire, type WireVariant } from './wire.ts';
+import { verifierMatches } from '../../protocol/bridge/pkce.ts';
+import type { BridgeSeams } from '../bridge/seams.ts';
+import { at, untouched, type Next, type Wire, type WireVariant } from './wire.ts';
 
 const ids = profileFor().ids;
 
@@ -144,6 +146,24 @@ export const BRIDGE_MATRIX_WIRE: Record<string, WireVariant> = {
         return replayOf(kept);
       };
     })(),
+  },
+  // Document 2, Authorization code: "single-use, 60 seconds". The bug: the expiry compared with a
+  // second of slack (a clock-skew allowance, or whole seconds rounded up).
+  'code-expiry-grace': {
+    rule: 'ob.code.format',
+    what: 'a code still redeems up to one second after it expired',
+    wire: untouched,
+    seams: { codeExpired: (now, expiresAt) => now > expiresAt + 1000 } satisfies Partial<BridgeSeams>,
+  },
+  // Document 2, OIDC profile rule 1: "PKCE `S256` is required for every client"; Errors: "wrong
+  // PKCE verifier: redemption refused". The bug: the verifier is checked in the confidential
+  // clients' branch only, so a public client's code redeems with any verifier.
+  'verifier-public-only': {
+    rule: 'ob.code.wrong-verifier',
+    restates: ['ob.authorize.pkce-required'],
+    what: "a public client's code redeems with any verifier (confidential clients' verifiers are checked)",
+    wire: untouched,
+    seams: { pkceMatches: (client, verifier, challenge) => client.authMethod === 'none' || verifierMatches(verifier, challenge) } satisfies Partial<BridgeSeams>,
   },
   'redirect-suffix': looseRedirect('a redirect_uri that extends a registered one is accepted (startsWith)', (asked, reg) => asked.startsWith(reg)),
   'redirect-trailing-slash': looseRedirect('a redirect_uri differing by a trailing slash is accepted', (asked, reg) => asked.replace(/\/$/, '') === reg.replace(/\/$/, '')),

@@ -17,6 +17,9 @@ import { bridgeFuzzChecks } from './checks/fuzz.ts';
 import { gapChecks } from './checks/gaps.ts';
 import { pushChecks } from './checks/push.ts';
 import { transactionMatrixChecks } from './checks/transactions-matrix.ts';
+import { codeMatrixChecks } from './checks/codes-matrix.ts';
+import { clientMatrixChecks } from './checks/clients-matrix.ts';
+import { tokenLifecycleChecks } from './checks/tokens-lifecycle.ts';
 
 export type { BridgeTarget } from './driver.ts';
 
@@ -45,6 +48,9 @@ export async function bridgeSuite(given: BridgeTarget): Promise<SuiteLoad> {
     ...urlClientChecks(target),
     ...gapChecks(target),
     ...transactionMatrixChecks(target),
+    ...codeMatrixChecks(target),
+    ...clientMatrixChecks(target),
+    ...tokenLifecycleChecks(target),
     ...pushChecks(target),
     ...robustnessChecks(target),
     ...propertyChecks(target),

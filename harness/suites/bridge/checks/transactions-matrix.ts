@@ -7,6 +7,7 @@ import type { HttpResponse } from '../../../actors/http.ts';
 import { newPkce } from '../../../actors/oidc/client.ts';
 import { together } from '../../../actors/oidc/race.ts';
 import { bridgeCheck } from '../check.ts';
+import { MATRIX_LANE } from './matrix-lane.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget, type User } from '../driver.ts';
 
 const RACE = 20;
@@ -44,6 +45,7 @@ function resumeOnceCheck(t: BridgeTarget): Check {
       { rule: 'ob.transaction.resume-binding', facet: 'once', value: 'replay', operation: 'resume' },
       { rule: 'ob.transaction.resume-binding', facet: 'once', value: 'race', operation: 'resume' },
     ],
+    lane: MATRIX_LANE,
     run: async (s, e) => {
       const replay = async () => {
         const a = await approvedUnresumed(s);
