@@ -165,6 +165,21 @@ export const BRIDGE_MATRIX_WIRE: Record<string, WireVariant> = {
     wire: untouched,
     seams: { pkceMatches: (client, verifier, challenge) => client.authMethod === 'none' || verifierMatches(verifier, challenge) } satisfies Partial<BridgeSeams>,
   },
+  // Document 2, Transaction: "Created by a valid `/authorize` call; lives at most 10 minutes". The
+  // bug: the life restarts on activity (each visit to the transaction's pages extends it, as
+  // /t/{id}/creating may).
+  'tx-sliding-life': {
+    rule: 'ob.transaction.expiry',
+    what: "every visit to a transaction's pages restarts its life",
+    wire: async (req, next) => {
+      const url = new URL(req.url);
+      const id = url.pathname.startsWith(PATHS.transaction) ? url.pathname.slice(PATHS.transaction.length).split('/')[0] : undefined;
+      if (id && !url.pathname.endsWith('/creating')) {
+        await next(new Request(`${url.origin}${PATHS.transaction}${id}/creating`, { method: 'POST', headers: { cookie: req.headers.get('cookie') ?? '', accept: 'application/json' } }));
+      }
+      return next(req);
+    },
+  },
   'redirect-suffix': looseRedirect('a redirect_uri that extends a registered one is accepted (startsWith)', (asked, reg) => asked.startsWith(reg)),
   'redirect-trailing-slash': looseRedirect('a redirect_uri differing by a trailing slash is accepted', (asked, reg) => asked.replace(/\/$/, '') === reg.replace(/\/$/, '')),
   'redirect-case': looseRedirect('a redirect_uri in another case is accepted', (asked, reg) => asked.toLowerCase() === reg.toLowerCase()),

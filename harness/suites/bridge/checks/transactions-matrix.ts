@@ -6,6 +6,7 @@ import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { newPkce } from '../../../actors/oidc/client.ts';
 import { together } from '../../../actors/oidc/race.ts';
+import { limits } from '../../../../schemas/ts/limits.ts';
 import { bridgeCheck } from '../check.ts';
 import { MATRIX_LANE } from './matrix-lane.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget, type User } from '../driver.ts';
@@ -78,6 +79,57 @@ function resumeOnceCheck(t: BridgeTarget): Check {
   });
 }
 
+/** A transaction opened for a fresh user: its page URL. */
+async function opened(s: BridgeSession): Promise<{ user: User; txUrl: string }> {
+  const user = await s.newUser();
+  const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
+  if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+  return { user, txUrl: new URL(res.location, s.target.issuer).href.split('?')[0]! };
+}
+
+function transactionWindowCheck(t: BridgeTarget): Check {
+  const lifeS = t.declared?.transactionLifetimeS ?? limits.bridge_transaction_ttl_seconds;
+  const insideMs = lifeS * 1000 - 2000;
+  const pastMs = lifeS * 1000 + 1000;
+  return bridgeCheck(t, {
+    id: 'bridge/matrix/transaction-window',
+    title: `a transaction takes an ID ${(insideMs / 1000).toFixed(0)} s after /authorize created it, and not ${(pastMs / 1000).toFixed(0)} s after even when its page was polled half-way (its life of ${lifeS} s counts from /authorize, declared or the document's)`,
+    rules: ['ob.transaction.expiry'],
+    context: ['ob.contract.transaction'],
+    cells: [
+      { rule: 'ob.transaction.expiry', facet: 'window', value: 'inside', operation: 'identify' },
+      { rule: 'ob.transaction.expiry', facet: 'window', value: 'outside', operation: 'identify' },
+    ],
+    // It mostly waits: a lane of its own overlaps the wait with the other checks.
+    lane: 'bridge/matrix/transaction-window',
+    timeoutMs: pastMs + 60_000,
+    run: async (s, e) => {
+      const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
+      const inside = async () => {
+        const a = await opened(s);
+        const start = Date.now();
+        await sleepUntil(start + insideMs);
+        const { res, view } = await s.post(a.user.browser, `${a.txUrl}/identify`, { id: a.user.key.identity });
+        e.that(view.state === 'awaiting_signature', `${((Date.now() - start) / 1000).toFixed(1)} s into its life of ${lifeS} s the transaction took no ID: ${said(res)}`);
+      };
+      const past = async () => {
+        // Opened, then polled half-way: activity does not restart its life.
+        const b = await opened(s);
+        const start = Date.now();
+        await sleepUntil(start + (lifeS * 1000) / 2);
+        await s.view(b.user.browser, b.txUrl);
+        await sleepUntil(start + pastMs);
+        const { res, view } = await s.post(b.user.browser, `${b.txUrl}/identify`, { id: b.user.key.identity });
+        e.that(
+          view.state !== 'awaiting_signature' && typeof view.request !== 'string',
+          `${((Date.now() - start) / 1000).toFixed(1)} s after /authorize (life ${lifeS} s, polled half-way) the transaction still took an ID: ${said(res)}`,
+        );
+      };
+      await Promise.all([inside(), past()]);
+    },
+  });
+}
+
 export function transactionMatrixChecks(t: BridgeTarget): Check[] {
-  return [resumeOnceCheck(t)];
+  return [resumeOnceCheck(t), transactionWindowCheck(t)];
 }
