@@ -355,13 +355,24 @@ function pageRoutes(ctx: BridgeContext, { route }: BridgeRouter, refreshClients:
   route(BRIDGE_STYLESHEET, { GET: () => asset(STYLE, 'text/css; charset=utf-8') });
   route(VISITOR_SCRIPT_PATH, { GET: () => asset(VISITOR_SCRIPT, 'text/javascript; charset=utf-8') });
   if (config.operatorToken !== undefined) {
-    // Test-only operator hook (ob.contract.rotate): off unless --test-operator-token is given.
+    // Test-only operator hooks (ob.contract.rotate, ob.contract.suspend): off unless --test-operator-token is given.
     const expected = hashSecret(config.operatorToken);
-    route(PATHS.rotate, {
+    const operator = (req: Request) => {
+      const presented = /^Bearer (.+)$/.exec(req.headers.get('authorization') ?? '')?.[1];
+      return presented !== undefined && sameHash(hashSecret(presented), expected);
+    };
+    const refused = () => json({ error: 'invalid_token', error_description: 'operator token required' }, 401);
+    route(PATHS.rotate, { POST: async (req) => (operator(req) ? json({ kid: await keys.rotate() }) : refused()) });
+    // What `svc-oauth clients suspend <id>` does, then this instance's view at once (the others within a second).
+    route(PATHS.suspend, {
       POST: async (req) => {
-        const presented = /^Bearer (.+)$/.exec(req.headers.get('authorization') ?? '')?.[1];
-        if (presented === undefined || !sameHash(hashSecret(presented), expected)) return json({ error: 'invalid_token', error_description: 'operator token required' }, 401);
-        return json({ kid: await keys.rotate() });
+        if (!operator(req)) return refused();
+        const clientId = new URLSearchParams(await req.text()).get('client_id');
+        if (!clientId) return json({ error: 'invalid_request', error_description: 'client_id is required' }, 400);
+        await ctx.store.suspend(clientId);
+        await ctx.store.audit('client.suspended', 'operator', { client_id: clientId });
+        await refreshClients();
+        return json({ suspended: clientId });
       },
     });
   }

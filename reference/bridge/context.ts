@@ -128,4 +128,5 @@ export const PATHS = {
   developers: '/developers',
   health: '/health',
   rotate: '/operator/keys/rotate',
+  suspend: '/operator/clients/suspend',
 } as const;

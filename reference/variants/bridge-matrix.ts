@@ -104,7 +104,6 @@ export const BRIDGE_MATRIX_WIRE: Record<string, WireVariant> = {
   // bug: redemptions of one code at once all win (no atomic spend).
   'code-race': {
     rule: 'ob.code.replay-revokes',
-    restates: ['ob.code.format'],
     what: 'a code redeemed several ways at once gives tokens every time',
     wire: raceOn(at(PATHS.token, 'POST'), formField('code'), (k) => k.status === 200),
   },
@@ -160,7 +159,6 @@ export const BRIDGE_MATRIX_WIRE: Record<string, WireVariant> = {
   // clients' branch only, so a public client's code redeems with any verifier.
   'verifier-public-only': {
     rule: 'ob.code.wrong-verifier',
-    restates: ['ob.authorize.pkce-required'],
     what: "a public client's code redeems with any verifier (confidential clients' verifiers are checked)",
     wire: untouched,
     seams: { pkceMatches: (client, verifier, challenge) => client.authMethod === 'none' || verifierMatches(verifier, challenge) } satisfies Partial<BridgeSeams>,
@@ -179,6 +177,34 @@ export const BRIDGE_MATRIX_WIRE: Record<string, WireVariant> = {
       }
       return next(req);
     },
+  },
+  // Document 2, Operator commands: "`svc-oauth clients suspend <id>` (stops an application at
+  // once)". The bug: introspection reads the token's record and never asks whether its client
+  // still stands (here: it answers what it answered before the suspension).
+  'suspended-introspect-active': {
+    rule: 'ob.clients.suspend',
+    what: "a suspended client's access token still introspects active",
+    wire: (() => {
+      const suspended = new Set<string>();
+      const seen = new Map<string, Kept>();
+      return async (req, next) => {
+        const url = new URL(req.url);
+        if (req.method === 'POST' && url.pathname === PATHS.suspend) {
+          const res = await next(req.clone());
+          const id = new URLSearchParams(await req.text()).get('client_id');
+          if (res.status < 300 && id) suspended.add(id);
+          return res;
+        }
+        if (req.method !== 'POST' || url.pathname !== PATHS.introspect) return next(req);
+        const token = (await formField('token')(req)) ?? '';
+        const before = seen.get(token);
+        const owner = before && (JSON.parse(new TextDecoder().decode(before.body)) as { client_id?: string }).client_id;
+        if (before && owner !== undefined && suspended.has(owner)) return replayOf(before);
+        const kept = await keep(await next(req));
+        if (kept.status === 200 && (JSON.parse(new TextDecoder().decode(kept.body)) as { active?: unknown }).active === true) seen.set(token, kept);
+        return replayOf(kept);
+      };
+    })(),
   },
   'redirect-suffix': looseRedirect('a redirect_uri that extends a registered one is accepted (startsWith)', (asked, reg) => asked.startsWith(reg)),
   'redirect-trailing-slash': looseRedirect('a redirect_uri differing by a trailing slash is accepted', (asked, reg) => asked.replace(/\/$/, '') === reg.replace(/\/$/, '')),

@@ -2133,6 +2133,14 @@ export const rules: readonly Rule[] = [
     "unobservable": "the console is a browser surface whose request shapes the document does not show"
   },
   {
+    "id": "ob.clients.suspend",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Operator commands",
+    "title": "Suspension stops an application at once",
+    "text": "`svc-oauth clients suspend <id>` stops an application at once: it no longer starts a sign-in or redeems a code, and its live access tokens no longer read `/userinfo` or introspect active."
+  },
+  {
     "id": "ob.clients.static",
     "level": "MUST",
     "doc": 2,
@@ -2268,6 +2276,15 @@ export const rules: readonly Rule[] = [
     "text": "Project decision: beyond its per-client-IP limits (POST /t/{id}/identify, /authorize; spec/limits), the bridge answers 429 with Retry-After, and /metrics counts each refusal by route.",
     "origin": "project",
     "unobservable": "a limit per client address: reaching it from the harness would refuse the harness's own later checks"
+  },
+  {
+    "id": "ob.contract.suspend",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Operator commands",
+    "title": "Client suspension hook",
+    "text": "Project decision: a target declares how the harness suspends an application (`bridge.suspend_url`, POSTed with a bearer token and the form field `client_id`) and the one declared client it may suspend (`bridge.clients.suspendable`); the reference offers it only with `--test-operator-token`.",
+    "origin": "project"
   },
   {
     "id": "ob.contract.rotate",
@@ -4328,6 +4345,7 @@ export type RuleId =
   | "ob.clients.url-fetch-timeout"
   | "ob.clients.url-fetch-cache"
   | "ob.clients.registered"
+  | "ob.clients.suspend"
   | "ob.clients.static"
   | "ob.indieauth.me"
   | "ob.indieauth.access-token"
@@ -4344,6 +4362,7 @@ export type RuleId =
   | "ob.contract.clients"
   | "ob.contract.url-clients"
   | "ob.errors.rate-limited"
+  | "ob.contract.suspend"
   | "ob.contract.rotate"
   | "ob.errors.oauth-body"
   | "ob.errors.authorize-codes"

@@ -1,14 +1,17 @@
 // What a revocation ends, judged for every client kind (spec/facets/bridge.yaml): after its owner
 // revokes an access token at /revoke, the token no longer reads /userinfo and no longer
 // introspects active, though both worked just before (an introspection answered from a cache the
-// revocation leaves alone is the bug this catches). The code replay's revocation is judged in
+// revocation leaves alone is the bug this catches). After the operator suspends a client (through
+// the target's hook, ob.contract.suspend), it starts no sign-in, redeems no code, and its live
+// token neither reads /userinfo nor introspects active. The code replay's revocation is judged in
 // bridge/matrix/code-once.
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { limiter } from '../../../actors/oidc/race.ts';
 import { bridgeCheck } from '../check.ts';
 import { MATRIX_LANE } from './matrix-lane.ts';
-import { CheckFailure, said, type BridgeTarget, type ClientRole } from '../driver.ts';
+import { newPkce } from '../../../actors/oidc/client.ts';
+import { CheckFailure, CheckSkip, said, type BridgeTarget, type ClientRole } from '../driver.ts';
 
 const KINDS: ClientRole[] = ['basic', 'post', 'jwt', 'public'];
 /** Sign-ins in flight at once (each resolves an identity at the bridge). */
@@ -62,6 +65,49 @@ function revocationEndsCheck(t: BridgeTarget): Check {
   });
 }
 
+function suspensionEndsCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/matrix/suspension-ends',
+    title: 'after the operator suspends a client, it starts no sign-in and redeems no code, and its live access token neither reads /userinfo nor introspects active',
+    rules: ['ob.clients.suspend'],
+    context: ['ob.contract.suspend'],
+    cells: ['authorize', 'code-exchange', 'userinfo', 'introspect'].map((use) => ({
+      rule: 'ob.clients.suspend' as const,
+      facet: 'lifecycle',
+      value: use,
+      operation: use === 'code-exchange' ? 'token' : use,
+    })),
+    lane: MATRIX_LANE,
+    run: async (s, e) => {
+      if (!t.suspend) throw new CheckSkip('the target declares no suspension hook (bridge.suspend_url)');
+      const own = s.credentials('suspendable');
+      const oidc = await s.oidc();
+      const [live, pending] = await Promise.all([signIns(() => s.tokens({ client: 'suspendable' })), signIns(() => s.signIn({ client: 'suspendable' }))]).catch((error: unknown) => {
+        throw new CheckFailure(`the suspendable client does not sign in (suspended by an earlier run?): ${(error as Error).message}`);
+      });
+      const access = String(live.body.access_token);
+      if (!pending.response.code) throw new CheckFailure(`suspendable: no code, the bridge answered ${pending.response.location}`);
+      const before = await oidc.introspect(own, s.style('suspendable'), access);
+      if (!active(before)) throw new CheckFailure(`the owner does not introspect its fresh token active: ${said(before)}`);
+      const hook = await s.http.post(t.suspend.url, new URLSearchParams({ client_id: own.client_id }).toString(), {
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...(t.suspend.token ? { authorization: `Bearer ${t.suspend.token}` } : {}) },
+        noCookies: true,
+      });
+      if (hook.status >= 300) throw new CheckFailure(`the suspension hook answered ${said(hook)}`);
+      const ui = await oidc.userinfo(access);
+      e.that(ui.status >= 400 && ui.status < 500, `the suspended client's token still reads /userinfo: ${said(ui)}`);
+      const intro = await oidc.introspect(own, s.style('suspendable'), access);
+      e.that(!active(intro), `the suspended client's token still introspects active: ${said(intro)}`);
+      const redeemed = await oidc.token(own, s.style('suspendable'), pending.response.code, pending.pkce.verifier);
+      e.that(redeemed.status >= 400 && redeemed.status < 500, `the suspended client redeemed a code issued before: ${said(redeemed)}`);
+      const user = await s.newUser();
+      const started = await s.openAuthorize(user.browser, s.params('suspendable', newPkce(), 'st', 'n'));
+      const back = s.authorizationResponse(started.location, own.redirect_uri);
+      e.that((started.status >= 400 && started.location === undefined) || back?.error !== undefined, `the suspended client still starts a sign-in: ${said(started)}`);
+    },
+  });
+}
+
 export function tokenLifecycleChecks(t: BridgeTarget): Check[] {
-  return [revocationEndsCheck(t)];
+  return [revocationEndsCheck(t), suspensionEndsCheck(t)];
 }
