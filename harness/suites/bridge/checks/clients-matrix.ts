@@ -5,16 +5,13 @@
 // and is not revoked when another client asks /revoke (RFC 7009 section 2.1).
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
-import { limiter } from '../../../actors/oidc/race.ts';
 import { bridgeCheck } from '../check.ts';
-import { MATRIX_LANE } from './matrix-lane.ts';
+import { MATRIX_LANE, matrixSignIn } from './matrix-pace.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget, type ClientRole } from '../driver.ts';
 
 const ALL: ClientRole[] = ['basic', 'post', 'jwt', 'public', 'first_party', 'other_sector', 'same_sector', 'loopback_confidential'];
 const CONFIDENTIAL: ClientRole[] = ['basic', 'post', 'jwt', 'first_party', 'other_sector', 'same_sector', 'loopback_confidential'];
 
-/** Sign-ins in flight at once across the cells of a check (each resolves an identity at the bridge). */
-const signIns = limiter(3);
 const declared = (t: BridgeTarget, roles: ClientRole[]) => roles.filter((r) => t.clients[r] !== undefined);
 const bodyOf = (r: HttpResponse): Record<string, unknown> => {
   try {
@@ -27,7 +24,7 @@ const bodyOf = (r: HttpResponse): Record<string, unknown> => {
 const opaque = (r: HttpResponse) => r.status >= 400 || (r.status === 200 && bodyOf(r).active === false && bodyOf(r).sub === undefined && bodyOf(r).scope === undefined);
 
 async function tokensOf(s: BridgeSession, role: ClientRole) {
-  const { body } = await signIns(() => s.tokens({ client: role }));
+  const { body } = await matrixSignIn(() => s.tokens({ client: role }));
   if (typeof body.access_token !== 'string') throw new CheckFailure(`${role}: the token response has no access_token: ${JSON.stringify(body).slice(0, 200)}`);
   return { access: body.access_token, idToken: String(body.id_token) };
 }

@@ -6,10 +6,10 @@
 import type { Check } from '../../../run/model.ts';
 import { newPkce } from '../../../actors/oidc/client.ts';
 import { nearMisses } from '../../../actors/oidc/near-miss.ts';
-import { limiter, together } from '../../../actors/oidc/race.ts';
+import { together } from '../../../actors/oidc/race.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { bridgeCheck } from '../check.ts';
-import { MATRIX_LANE } from './matrix-lane.ts';
+import { MATRIX_LANE, matrixSignIn } from './matrix-pace.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget, type ClientRole } from '../driver.ts';
 
 /** The client kinds a code is redeemed by: each authentication method of document 2, Authentication 3. */
@@ -17,15 +17,13 @@ const KINDS: ClientRole[] = ['basic', 'post', 'jwt', 'public'];
 /** Every declared client, for the redirect comparison (each registered URI is its own case). */
 const ALL: ClientRole[] = ['basic', 'post', 'jwt', 'public', 'first_party', 'other_sector', 'same_sector', 'loopback_confidential'];
 const RACE = 20;
-/** Sign-ins in flight at once across the cells of a check (each resolves an identity at the bridge). */
-const signIns = limiter(3);
 
 const declared = (t: BridgeTarget, roles: ClientRole[]) => roles.filter((r) => t.clients[r] !== undefined);
 const refused = (status: number) => status >= 400 && status < 500;
 
 /** A sign-in of `role` ending with a code. */
 async function codeFor(s: BridgeSession, role: ClientRole) {
-  const r = await signIns(() => s.signIn({ client: role }));
+  const r = await matrixSignIn(() => s.signIn({ client: role }));
   if (!r.response.code) throw new CheckFailure(`${role}: no code, the bridge answered ${r.response.location}`);
   return { ...r, code: r.response.code };
 }

@@ -7,15 +7,12 @@
 // bridge/matrix/code-once.
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
-import { limiter } from '../../../actors/oidc/race.ts';
 import { bridgeCheck } from '../check.ts';
-import { MATRIX_LANE } from './matrix-lane.ts';
+import { MATRIX_LANE, matrixSignIn } from './matrix-pace.ts';
 import { newPkce } from '../../../actors/oidc/client.ts';
 import { CheckFailure, CheckSkip, said, type BridgeTarget, type ClientRole } from '../driver.ts';
 
 const KINDS: ClientRole[] = ['basic', 'post', 'jwt', 'public'];
-/** Sign-ins in flight at once (each resolves an identity at the bridge). */
-const signIns = limiter(3);
 
 const active = (r: HttpResponse) => {
   try {
@@ -41,7 +38,7 @@ function revocationEndsCheck(t: BridgeTarget): Check {
       const oidc = await s.oidc();
       const one = async (k: ClientRole) => {
         const own = s.credentials(k);
-        const { body } = await signIns(() => s.tokens({ client: k }));
+        const { body } = await matrixSignIn(() => s.tokens({ client: k }));
         const access = String(body.access_token);
         const confidential = own.client_secret !== undefined || own.private_jwk !== undefined;
         // Both uses work before the revocation (and an introspection is answered once).
@@ -82,7 +79,7 @@ function suspensionEndsCheck(t: BridgeTarget): Check {
       if (!t.suspend) throw new CheckSkip('the target declares no suspension hook (bridge.suspend_url)');
       const own = s.credentials('suspendable');
       const oidc = await s.oidc();
-      const [live, pending] = await Promise.all([signIns(() => s.tokens({ client: 'suspendable' })), signIns(() => s.signIn({ client: 'suspendable' }))]).catch((error: unknown) => {
+      const [live, pending] = await Promise.all([matrixSignIn(() => s.tokens({ client: 'suspendable' })), matrixSignIn(() => s.signIn({ client: 'suspendable' }))]).catch((error: unknown) => {
         throw new CheckFailure(`the suspendable client does not sign in (suspended by an earlier run?): ${(error as Error).message}`);
       });
       const access = String(live.body.access_token);

@@ -8,7 +8,7 @@ import { newPkce } from '../../../actors/oidc/client.ts';
 import { together } from '../../../actors/oidc/race.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { bridgeCheck } from '../check.ts';
-import { MATRIX_LANE } from './matrix-lane.ts';
+import { MATRIX_LANE, matrixSignIn } from './matrix-pace.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget, type User } from '../driver.ts';
 
 const RACE = 20;
@@ -49,7 +49,7 @@ function resumeOnceCheck(t: BridgeTarget): Check {
     lane: MATRIX_LANE,
     run: async (s, e) => {
       const replay = async () => {
-        const a = await approvedUnresumed(s);
+        const a = await matrixSignIn(() => approvedUnresumed(s));
         const open = () => a.user.browser.http.get(a.resumeUri, { headers: { accept: 'text/html' } });
         const first = await open();
         if (!continued(s, first, a.redirectUri)) throw new CheckFailure(`the resume link did not continue the browser that started the sign-in: ${said(first)}`);
@@ -66,7 +66,7 @@ function resumeOnceCheck(t: BridgeTarget): Check {
         e.that(!continued(s, after, a.redirectUri), `the used resume code continued the same browser again after the code was issued: ${said(after)}`);
       };
       const race = async () => {
-        const b = await approvedUnresumed(s);
+        const b = await matrixSignIn(() => approvedUnresumed(s));
         const answers = await together(RACE, () => b.user.browser.http.get(b.resumeUri, { headers: { accept: 'text/html' } }));
         const winners = answers.filter((r) => continued(s, r, b.redirectUri));
         e.that(
