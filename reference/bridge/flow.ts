@@ -146,8 +146,10 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
   const challenge = one('code_challenge');
   if (!ctx.config.breakage.has('pkce')) {
     if (method === 'plain') return fail('invalid_request', 'PKCE plain is refused: use S256');
-    if (challenge === undefined || method !== 'S256') return fail('invalid_request', 'PKCE with code_challenge_method S256 is required');
-    if (!wellFormedChallenge(challenge)) return fail('invalid_request', 'code_challenge is not a base64url SHA-256');
+    // Required of every client (ob.authorize.pkce-required); a variant's seam may exempt some.
+    const exempt = challenge === undefined && method === undefined && !ctx.seams.pkceRequired(client);
+    if (!exempt && (challenge === undefined || method !== 'S256')) return fail('invalid_request', 'PKCE with code_challenge_method S256 is required');
+    if (!exempt && !wellFormedChallenge(challenge)) return fail('invalid_request', 'code_challenge is not a base64url SHA-256');
   }
   const scopes = [...new Set((one('scope') ?? '').split(' ').filter((s) => grantableScopes(ctx, client).includes(s)))];
   const prompts = (one('prompt') ?? '').split(' ').filter((p) => p !== '');

@@ -206,6 +206,17 @@ export const BRIDGE_MATRIX_WIRE: Record<string, WireVariant> = {
       };
     })(),
   },
+  // Document 2, OIDC profile rule 1: "PKCE `S256` is required for every client; `plain` is
+  // refused." The bug: the operator's own (first-party) applications are trusted without it.
+  'pkce-first-party-optional': {
+    rule: 'ob.authorize.pkce-required',
+    what: 'a first-party client may leave PKCE out (its codes then redeem without a verifier)',
+    wire: untouched,
+    seams: {
+      pkceRequired: (client) => !client.firstParty,
+      pkceMatches: (client, verifier, challenge) => (client.firstParty && challenge === '') || verifierMatches(verifier, challenge),
+    } satisfies Partial<BridgeSeams>,
+  },
   'redirect-suffix': looseRedirect('a redirect_uri that extends a registered one is accepted (startsWith)', (asked, reg) => asked.startsWith(reg)),
   'redirect-trailing-slash': looseRedirect('a redirect_uri differing by a trailing slash is accepted', (asked, reg) => asked.replace(/\/$/, '') === reg.replace(/\/$/, '')),
   'redirect-case': looseRedirect('a redirect_uri in another case is accepted', (asked, reg) => asked.toLowerCase() === reg.toLowerCase()),

@@ -5,6 +5,7 @@
 // and is not revoked when another client asks /revoke (RFC 7009 section 2.1).
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
+import { newPkce } from '../../../actors/oidc/client.ts';
 import { bridgeCheck } from '../check.ts';
 import { MATRIX_LANE, matrixSignIn } from './matrix-pace.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget, type ClientRole } from '../driver.ts';
@@ -103,6 +104,28 @@ function otherClientsTokensCheck(t: BridgeTarget): Check {
   });
 }
 
+function pkceEveryClientCheck(t: BridgeTarget): Check {
+  const kinds = declared(t, ALL);
+  return bridgeCheck(t, {
+    id: 'bridge/matrix/pkce-every-client',
+    title: 'every declared client kind is refused a sign-in without a PKCE challenge (an error back to the client or an error page, never the sign-in)',
+    rules: ['ob.authorize.pkce-required'],
+    cells: kinds.map((k) => ({ rule: 'ob.authorize.pkce-required' as const, facet: 'who', value: k.replace(/_/g, '-'), operation: 'authorize' })),
+    lane: MATRIX_LANE,
+    run: async (s, e) => {
+      const user = await s.newUser();
+      await Promise.all(
+        kinds.map(async (k) => {
+          const params = { ...s.params(k, newPkce(), 'st', 'n'), code_challenge: undefined, code_challenge_method: undefined };
+          const res = await s.openAuthorize(user.browser, params);
+          const back = s.authorizationResponse(res.location, s.credentials(k).redirect_uri);
+          e.that(back?.error !== undefined || (res.status >= 400 && res.location === undefined), `${k}: a request without PKCE went on: ${said(res)}`);
+        }),
+      );
+    },
+  });
+}
+
 export function clientMatrixChecks(t: BridgeTarget): Check[] {
-  return [clientKindsCheck(t), otherClientsTokensCheck(t)];
+  return [clientKindsCheck(t), otherClientsTokensCheck(t), pkceEveryClientCheck(t)];
 }
