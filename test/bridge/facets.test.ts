@@ -1,6 +1,6 @@
 // spec/facets/bridge.yaml: valid against spec/meta/facets.schema.json, each facet on a rule of
 // spec/rules, on operations of spec/http/bridge.openapi.yaml, quoting document 2 word for word;
-// and every cell a bridge matrix check claims is a cell of a facet there (a rule it decides).
+// and every cell a bridge check claims is a cell of a facet there, on a rule the check decides.
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,13 @@ import { codeMatrixChecks } from '../../harness/suites/bridge/checks/codes-matri
 import { clientMatrixChecks } from '../../harness/suites/bridge/checks/clients-matrix.ts';
 import { tokenLifecycleChecks } from '../../harness/suites/bridge/checks/tokens-lifecycle.ts';
 import { transactionMatrixChecks } from '../../harness/suites/bridge/checks/transactions-matrix.ts';
+import { surfaceChecks } from '../../harness/suites/bridge/checks/surface.ts';
+import { authorizeChecks } from '../../harness/suites/bridge/checks/authorize.ts';
+import { tokenChecks } from '../../harness/suites/bridge/checks/tokens.ts';
+import { idInputChecks } from '../../harness/suites/bridge/checks/id-input.ts';
+import { urlClientChecks } from '../../harness/suites/bridge/checks/url-clients.ts';
+import { gapChecks } from '../../harness/suites/bridge/checks/gaps.ts';
+import { pushChecks } from '../../harness/suites/bridge/checks/push.ts';
 import { profileFor } from '../../protocol/common/profile.ts';
 
 const root = new URL('../../', import.meta.url);
@@ -62,7 +69,7 @@ const anyClient = (role: string) => ({ client_id: `c-${role}`, client_secret: 's
 const target = {
   profile: profileFor(),
   issuer: 'https://bridge.example',
-  clients: Object.fromEntries(['basic', 'post', 'jwt', 'public', 'first_party', 'other_sector', 'same_sector', 'loopback_confidential'].map((r) => [r, anyClient(r)])),
+  clients: Object.fromEntries(['basic', 'post', 'jwt', 'public', 'first_party', 'other_sector', 'same_sector', 'loopback_confidential', 'suspendable'].map((r) => [r, anyClient(r)])),
   authority: {},
   requestTimeoutMs: 1000,
 } as unknown as BridgeTarget;
@@ -95,10 +102,11 @@ describe('spec/facets/bridge.yaml', () => {
     for (const f of facets) for (const u of f.unfilled ?? []) expect(values(f), `${f.rule} ${f.kind}`).toContain(u.value);
   });
 
-  it('holds every cell the bridge matrix checks claim, on a rule each decides', () => {
-    const checks = [...codeMatrixChecks(target), ...clientMatrixChecks(target), ...tokenLifecycleChecks(target), ...transactionMatrixChecks(target)];
-    for (const check of checks) {
-      expect(check.cells?.length ?? 0, check.id).toBeGreaterThan(0);
+  it('holds every cell a bridge check claims, on a rule it decides; every matrix check claims some', () => {
+    const matrix = [...codeMatrixChecks(target), ...clientMatrixChecks(target), ...tokenLifecycleChecks(target), ...transactionMatrixChecks(target)];
+    for (const check of matrix) expect(check.cells?.length ?? 0, check.id).toBeGreaterThan(0);
+    const others = [...surfaceChecks(target), ...authorizeChecks(target), ...tokenChecks(target), ...idInputChecks(target), ...urlClientChecks(target), ...gapChecks(target), ...pushChecks(target)];
+    for (const check of [...matrix, ...others]) {
       for (const cell of check.cells ?? []) {
         const where = `${check.id}: ${JSON.stringify(cell)}`;
         expect(check.rules, where).toContain(cell.rule);
