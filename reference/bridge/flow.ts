@@ -216,7 +216,8 @@ async function boundTx(ctx: BridgeContext, req: Request, id: string): Promise<Br
   const tx = /^[A-Za-z0-9_-]{22}$/.test(id) ? await ctx.store.tx(id) : undefined;
   if (!tx) return answer(req, ctx, 404, 'no such sign-in', 'ob.contract.transaction');
   const cookie = readCookies(req).get(txCookieName(ctx));
-  if (!wellFormedSecret(cookie) || !sameHash(hashSecret(cookie), tx.bindingHash)) return answer(req, ctx, 403, 'this sign-in belongs to another browser', 'ob.transaction.resume-binding');
+  // The transaction is bound to the browser that started it (ob.transaction.create).
+  if (!wellFormedSecret(cookie) || !sameHash(hashSecret(cookie), tx.bindingHash)) return answer(req, ctx, 403, 'this sign-in belongs to another browser', 'ob.transaction.create');
   // Another process may have begun it: make its URL client known here (a stale copy will do).
   await ctx.clients.resolve(tx.clientId).catch(() => undefined);
   return tx;
@@ -227,7 +228,7 @@ function answer(
   ctx: BridgeContext,
   status: number,
   detail: string,
-  rule: 'ob.contract.transaction' | 'ob.transaction.resume-binding' | 'ob.transaction.identify' | 'ob.transaction.failed' | 'ob.contract.push',
+  rule: 'ob.contract.transaction' | 'ob.transaction.create' | 'ob.transaction.resume-binding' | 'ob.transaction.identify' | 'ob.transaction.failed' | 'ob.contract.push',
 ): Response {
   if (prefersJson(req)) return json({ error: 'invalid_request', error_description: detail, rule }, status);
   return pageError(ctx, status, detail, rule);

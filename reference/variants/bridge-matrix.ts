@@ -217,6 +217,33 @@ export const BRIDGE_MATRIX_WIRE: Record<string, WireVariant> = {
       pkceMatches: (client, verifier, challenge) => (client.firstParty && challenge === '') || verifierMatches(verifier, challenge),
     } satisfies Partial<BridgeSeams>,
   },
+  // Document 2, Transaction: "Holds the client, redirect URI, ... and a browser-binding cookie";
+  // Endpoints: "a transaction's pages and a status poll bound to the browser". The bug: the consent
+  // step reads the transaction by its id alone (the binding is checked on the pages before it).
+  'consent-any-browser': {
+    rule: 'ob.transaction.create',
+    what: "a transaction's consent is taken from any browser that knows its URL",
+    wire: (() => {
+      const binding = new Map<string, string>();
+      return async (req, next) => {
+        const url = new URL(req.url);
+        const m = new RegExp(`^${PATHS.transaction}([A-Za-z0-9_-]+)(/.*)?$`).exec(url.pathname);
+        if (!m) return next(req);
+        const [, id, rest] = m as unknown as [string, string, string | undefined];
+        const cookie = req.headers.get('cookie') ?? '';
+        if (rest !== '/consent') {
+          // The owner's cookie, as the first browser to read the transaction's page sent it.
+          if (!binding.has(id) && cookie !== '') binding.set(id, cookie);
+          return next(req);
+        }
+        const owner = binding.get(id);
+        if (owner === undefined || owner === cookie) return next(req);
+        const headers = new Headers(req.headers);
+        headers.set('cookie', owner);
+        return next(new Request(req.url, { method: req.method, headers, body: await req.text() }));
+      };
+    })(),
+  },
   'redirect-suffix': looseRedirect('a redirect_uri that extends a registered one is accepted (startsWith)', (asked, reg) => asked.startsWith(reg)),
   'redirect-trailing-slash': looseRedirect('a redirect_uri differing by a trailing slash is accepted', (asked, reg) => asked.replace(/\/$/, '') === reg.replace(/\/$/, '')),
   'redirect-case': looseRedirect('a redirect_uri in another case is accepted', (asked, reg) => asked.toLowerCase() === reg.toLowerCase()),

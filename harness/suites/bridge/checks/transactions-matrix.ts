@@ -130,6 +130,49 @@ function transactionWindowCheck(t: BridgeTarget): Check {
   });
 }
 
+/** Whether another browser's request moved or showed the transaction: anything but a refusal. */
+const refused = (status: number) => status >= 400 && status < 500;
+
+function transactionBrowserCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/matrix/transaction-browser',
+    title:
+      "a transaction answers only the browser that started it: another browser (holding its own transaction's cookie) is refused its page, status poll, ID entry, extension and consent, and the transaction does not move",
+    rules: ['ob.transaction.create'],
+    context: ['ob.contract.transaction'],
+    cells: ['transaction', 'transactionStatus', 'identify', 'creating', 'consent'].map((operation) => ({
+      rule: 'ob.transaction.create' as const,
+      facet: 'binding',
+      value: 'browser-cookie',
+      operation,
+    })),
+    lane: MATRIX_LANE,
+    run: async (s, e) => {
+      // The stranger holds a valid cookie of its own transaction: the swapped part is another valid one.
+      const [owner, stranger] = await Promise.all([matrixSignIn(() => approvedUnresumed(s)), opened(s)]);
+      const other = stranger.user.browser;
+      const page = await other.http.get(owner.txUrl, { headers: { accept: 'application/json' } });
+      e.that(refused(page.status), `another browser read the transaction's page: ${said(page)}`);
+      const status = await other.http.get(`${owner.txUrl}/status`, { headers: { accept: 'application/json' } });
+      e.that(refused(status.status), `another browser read the transaction's status poll: ${said(status)}`);
+      const creating = await other.http.post(`${owner.txUrl}/creating`, '', { headers: { accept: 'application/json' } });
+      e.that(refused(creating.status), `another browser extended the transaction: ${said(creating)}`);
+      const resumed = await owner.user.browser.http.get(owner.resumeUri, { headers: { accept: 'text/html' } });
+      if (resumed.status >= 400) throw new CheckFailure(`the resume link was refused in the browser that started the sign-in: ${said(resumed)}`);
+      const { view } = await s.view(owner.user.browser, owner.txUrl);
+      if (view.state !== 'consent') throw new CheckFailure(`after the resume the transaction is ${JSON.stringify(view.state)}, not at consent`);
+      const identified = await s.post(other, `${owner.txUrl}/identify`, { id: stranger.user.key.identity });
+      e.that(refused(identified.res.status), `another browser entered an ID into the transaction: ${said(identified.res)}`);
+      const offered = ((view.consent ?? {}) as { claims?: string[] }).claims ?? [];
+      const decided = await s.post(other, `${owner.txUrl}/consent`, { decision: 'approve', claims: offered });
+      const leaked = s.authorizationResponse(typeof decided.view.redirect === 'string' ? decided.view.redirect : decided.res.location, owner.redirectUri);
+      e.that(refused(decided.res.status) && leaked?.code === undefined, `another browser approved the consent: ${said(decided.res)}`);
+      const after = (await s.view(owner.user.browser, owner.txUrl)).view;
+      e.that(after.state === 'consent', `after another browser's requests the transaction is ${JSON.stringify(after.state)}, not still at consent`);
+    },
+  });
+}
+
 export function transactionMatrixChecks(t: BridgeTarget): Check[] {
-  return [resumeOnceCheck(t), transactionWindowCheck(t)];
+  return [resumeOnceCheck(t), transactionWindowCheck(t), transactionBrowserCheck(t)];
 }
