@@ -12,7 +12,8 @@ import { MATRIX_LANE, matrixSignIn } from './matrix-pace.ts';
 import { newPkce } from '../../../actors/oidc/client.ts';
 import { CheckFailure, CheckSkip, said, type BridgeTarget, type ClientRole } from '../driver.ts';
 
-const KINDS: ClientRole[] = ['basic', 'post', 'jwt', 'public'];
+/** Every declared client kind but the one the suspension check suspends. */
+const KINDS: ClientRole[] = ['basic', 'post', 'jwt', 'public', 'first_party', 'other_sector', 'same_sector', 'loopback_confidential'];
 
 const active = (r: HttpResponse) => {
   try {
@@ -29,7 +30,7 @@ function revocationEndsCheck(t: BridgeTarget): Check {
     title: 'for every client kind, an access token its owner revoked no longer reads /userinfo and no longer introspects active',
     rules: ['ob.revoke'],
     cells: [
-      ...kinds.map((k) => ({ rule: 'ob.revoke' as const, facet: 'who', value: k, operation: 'revoke' })),
+      ...kinds.map((k) => ({ rule: 'ob.revoke' as const, facet: 'who', value: k.replace(/_/g, '-'), operation: 'revoke' })),
       { rule: 'ob.revoke', facet: 'lifecycle', value: 'userinfo', operation: 'userinfo' },
       { rule: 'ob.revoke', facet: 'lifecycle', value: 'introspect', operation: 'introspect' },
     ],
