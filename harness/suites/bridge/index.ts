@@ -47,8 +47,10 @@ export async function bridgeSuite(given: BridgeTarget): Promise<SuiteLoad> {
     ...idInputChecks(target),
     ...urlClientChecks(target),
     ...gapChecks(target),
-    ...transactionMatrixChecks(target),
+    // The code's window first in their shared lane: the transaction's then identifies after the
+    // moment bridge/lifetimes/expired does, not with it.
     ...codeMatrixChecks(target),
+    ...transactionMatrixChecks(target),
     ...clientMatrixChecks(target),
     ...tokenLifecycleChecks(target),
     ...pushChecks(target),

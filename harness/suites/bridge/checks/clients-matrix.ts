@@ -7,7 +7,7 @@ import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { newPkce } from '../../../actors/oidc/client.ts';
 import { bridgeCheck } from '../check.ts';
-import { MATRIX_LANE, matrixSignIn } from './matrix-pace.ts';
+import { matrixSignIn } from './matrix-pace.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget, type ClientRole } from '../driver.ts';
 
 const ALL: ClientRole[] = ['basic', 'post', 'jwt', 'public', 'first_party', 'other_sector', 'same_sector', 'loopback_confidential'];
@@ -41,7 +41,6 @@ function clientKindsCheck(t: BridgeTarget): Check {
       ...kinds.map((k) => ({ rule: 'ob.userinfo' as const, facet: 'who', value: k.replace(/_/g, '-'), operation: 'userinfo' })),
       ...kinds.filter((k) => CONFIDENTIAL.includes(k)).map((k) => ({ rule: 'ob.introspect.owner' as const, facet: 'who', value: k.replace(/_/g, '-'), operation: 'introspect' })),
     ],
-    lane: MATRIX_LANE,
     run: async (s, e) => {
       const oidc = await s.oidc();
       const one = async (k: ClientRole) => {
@@ -69,7 +68,6 @@ function otherClientsTokensCheck(t: BridgeTarget): Check {
       { rule: 'ob.introspect.owner', facet: 'who', value: 'unauthenticated', operation: 'introspect' },
       { rule: 'ob.revoke', facet: 'who', value: 'other-client', operation: 'revoke' },
     ],
-    lane: MATRIX_LANE,
     run: async (s, e) => {
       if (others.length === 0) throw new CheckFailure('the target declares no confidential client besides basic (bridge.clients)');
       const oidc = await s.oidc();
@@ -111,7 +109,6 @@ function pkceEveryClientCheck(t: BridgeTarget): Check {
     title: 'every declared client kind is refused a sign-in without a PKCE challenge (an error back to the client or an error page, never the sign-in)',
     rules: ['ob.authorize.pkce-required'],
     cells: kinds.map((k) => ({ rule: 'ob.authorize.pkce-required' as const, facet: 'who', value: k.replace(/_/g, '-'), operation: 'authorize' })),
-    lane: MATRIX_LANE,
     run: async (s, e) => {
       const user = await s.newUser();
       await Promise.all(

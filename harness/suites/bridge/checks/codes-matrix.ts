@@ -9,7 +9,7 @@ import { nearMisses } from '../../../actors/oidc/near-miss.ts';
 import { together } from '../../../actors/oidc/race.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { bridgeCheck } from '../check.ts';
-import { MATRIX_LANE, matrixSignIn } from './matrix-pace.ts';
+import { matrixSignIn, WINDOW_LANE } from './matrix-pace.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget, type ClientRole } from '../driver.ts';
 
 /** The client kinds a code is redeemed by: each authentication method of document 2, Authentication 3. */
@@ -42,7 +42,6 @@ function codeBindingCheck(t: BridgeTarget): Check {
       { rule: 'ob.token.id-token', facet: 'binding', value: 'nonce', operation: 'token' },
       { rule: 'ob.token.id-token', facet: 'binding', value: 'audience', operation: 'token' },
     ],
-    lane: MATRIX_LANE,
     run: async (s, e) => {
       const oidc = await s.oidc();
       const one = async (k: ClientRole, i: number) => {
@@ -91,7 +90,6 @@ function codeOnceCheck(t: BridgeTarget): Check {
       { rule: 'ob.code.replay-revokes', facet: 'lifecycle', value: 'userinfo', operation: 'userinfo' },
       { rule: 'ob.code.replay-revokes', facet: 'lifecycle', value: 'introspect', operation: 'introspect' },
     ],
-    lane: MATRIX_LANE,
     run: async (s, e) => {
       const oidc = await s.oidc();
       const one = async (k: ClientRole) => {
@@ -131,19 +129,20 @@ function codeWindowCheck(t: BridgeTarget): Check {
       { rule: 'ob.code.format', facet: 'window', value: 'inside', operation: 'token' },
       { rule: 'ob.code.format', facet: 'window', value: 'outside', operation: 'token' },
     ],
-    // It mostly waits: a lane of its own overlaps the wait with the other checks.
-    lane: 'bridge/matrix/code-window',
+    lane: WINDOW_LANE,
     timeoutMs: pastMs + 60_000,
     run: async (s, e) => {
       const oidc = await s.oidc();
       const own = s.credentials('basic');
-      const at = async (delayMs: number) => {
-        const c = await codeFor(s, 'basic');
-        const received = Date.now();
+      // One code after the other (no burst of sign-ins), each redeemed on its own clock.
+      const redeemAt = async (c: Awaited<ReturnType<typeof codeFor>>, received: number, delayMs: number) => {
         await new Promise((r) => setTimeout(r, Math.max(0, received + delayMs - Date.now())));
         return { res: await oidc.token(own, s.style('basic'), c.code, c.pkce.verifier), ageMs: Date.now() - received };
       };
-      const [inside, past] = await Promise.all([at(insideMs), at(pastMs)]);
+      const first = await codeFor(s, 'basic');
+      const insideRun = redeemAt(first, Date.now(), insideMs);
+      const second = await codeFor(s, 'basic');
+      const [inside, past] = await Promise.all([insideRun, redeemAt(second, Date.now(), pastMs)]);
       e.that(inside.res.status === 200, `a code ${(inside.ageMs / 1000).toFixed(1)} s old (lifetime ${lifetimeS} s) was refused: ${said(inside.res)}`);
       e.that(refused(past.res.status), `a code ${(past.ageMs / 1000).toFixed(1)} s old (lifetime ${lifetimeS} s) redeemed: ${said(past.res)}`);
     },
@@ -161,7 +160,6 @@ function redirectNearMissCheck(t: BridgeTarget): Check {
       { rule: 'ob.authorize.redirect-exact', facet: 'normalization', value: 'exact', operation: 'authorize' },
       { rule: 'ob.authorize.redirect-exact', facet: 'normalization', value: 'near-miss', operation: 'authorize' },
     ],
-    lane: MATRIX_LANE,
     run: async (s, e) => {
       const one = async (k: ClientRole) => {
         const reg = s.credentials(k).redirect_uri;

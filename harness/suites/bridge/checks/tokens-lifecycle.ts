@@ -8,7 +8,7 @@
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { bridgeCheck } from '../check.ts';
-import { MATRIX_LANE, matrixSignIn } from './matrix-pace.ts';
+import { matrixSignIn } from './matrix-pace.ts';
 import { newPkce } from '../../../actors/oidc/client.ts';
 import { CheckFailure, CheckSkip, said, type BridgeTarget, type ClientRole } from '../driver.ts';
 
@@ -34,7 +34,6 @@ function revocationEndsCheck(t: BridgeTarget): Check {
       { rule: 'ob.revoke', facet: 'lifecycle', value: 'userinfo', operation: 'userinfo' },
       { rule: 'ob.revoke', facet: 'lifecycle', value: 'introspect', operation: 'introspect' },
     ],
-    lane: MATRIX_LANE,
     run: async (s, e) => {
       const oidc = await s.oidc();
       const one = async (k: ClientRole) => {
@@ -75,7 +74,6 @@ function suspensionEndsCheck(t: BridgeTarget): Check {
       value: use,
       operation: use === 'code-exchange' ? 'token' : use,
     })),
-    lane: MATRIX_LANE,
     run: async (s, e) => {
       if (!t.suspend) throw new CheckSkip('the target declares no suspension hook (bridge.suspend_url)');
       const own = s.credentials('suspendable');

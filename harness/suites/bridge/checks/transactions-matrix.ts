@@ -8,7 +8,7 @@ import { newPkce } from '../../../actors/oidc/client.ts';
 import { together } from '../../../actors/oidc/race.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { bridgeCheck } from '../check.ts';
-import { MATRIX_LANE, matrixSignIn } from './matrix-pace.ts';
+import { matrixSignIn, WINDOW_LANE } from './matrix-pace.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget, type User } from '../driver.ts';
 
 const RACE = 20;
@@ -46,7 +46,6 @@ function resumeOnceCheck(t: BridgeTarget): Check {
       { rule: 'ob.transaction.resume-binding', facet: 'once', value: 'replay', operation: 'resume' },
       { rule: 'ob.transaction.resume-binding', facet: 'once', value: 'race', operation: 'resume' },
     ],
-    lane: MATRIX_LANE,
     run: async (s, e) => {
       const replay = async () => {
         const a = await matrixSignIn(() => approvedUnresumed(s));
@@ -100,8 +99,7 @@ function transactionWindowCheck(t: BridgeTarget): Check {
       { rule: 'ob.transaction.expiry', facet: 'window', value: 'inside', operation: 'identify' },
       { rule: 'ob.transaction.expiry', facet: 'window', value: 'outside', operation: 'identify' },
     ],
-    // It mostly waits: a lane of its own overlaps the wait with the other checks.
-    lane: 'bridge/matrix/transaction-window',
+    lane: WINDOW_LANE,
     timeoutMs: pastMs + 60_000,
     run: async (s, e) => {
       const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
@@ -146,7 +144,6 @@ function transactionBrowserCheck(t: BridgeTarget): Check {
       value: 'browser-cookie',
       operation,
     })),
-    lane: MATRIX_LANE,
     run: async (s, e) => {
       // The stranger holds a valid cookie of its own transaction: the swapped part is another valid one.
       const [owner, stranger] = await Promise.all([matrixSignIn(() => approvedUnresumed(s)), opened(s)]);
