@@ -49,6 +49,9 @@ export function exampleTargets(): string {
   //   // Operator hook that rotates the signing key when POSTed (enables the rotation check).
   //   "rotate_url": "https://sso.example.test/operator/keys/rotate",
   //   "rotate_token": "...",
+  //   // Operator hook that suspends clients.suspendable when POSTed with client_id (enables the suspension check).
+  //   "suspend_url": "https://sso.example.test/operator/clients/suspend",
+  //   "suspend_token": "...",
   //   "profile": false
   // }
   // A relay of document 3 (the relay suite): add a comma above and uncomment. Test identities are

@@ -31,6 +31,8 @@ import { boundIssuer } from './variants/gaps.ts';
 import { ClientRegistry, loadStaticClients } from './clients.ts';
 import { UrlClients } from './url-clients.ts';
 import { BRIDGE_STYLESHEET, PATHS, type BridgeConfig, type BridgeContext } from './context.ts';
+import { REFERENCE_SEAMS, type BridgeSeams } from './seams.ts';
+import { seamsFromEnv } from '../variants/wire.ts';
 import {
   authorizeHandler,
   consentHandler,
@@ -187,6 +189,7 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
     nonces: opened.store,
     pairwiseSecret: await store.pairwiseSecret(),
     metrics,
+    seams: { ...REFERENCE_SEAMS, ...((await seamsFromEnv()) as Partial<BridgeSeams>) },
     now,
     log,
   };
@@ -354,13 +357,24 @@ function pageRoutes(ctx: BridgeContext, { route }: BridgeRouter, refreshClients:
   route(BRIDGE_STYLESHEET, { GET: () => asset(STYLE, 'text/css; charset=utf-8') });
   route(VISITOR_SCRIPT_PATH, { GET: () => asset(VISITOR_SCRIPT, 'text/javascript; charset=utf-8') });
   if (config.operatorToken !== undefined) {
-    // Test-only operator hook (ob.contract.rotate): off unless --test-operator-token is given.
+    // Test-only operator hooks (ob.contract.rotate, ob.contract.suspend): off unless --test-operator-token is given.
     const expected = hashSecret(config.operatorToken);
-    route(PATHS.rotate, {
+    const operator = (req: Request) => {
+      const presented = /^Bearer (.+)$/.exec(req.headers.get('authorization') ?? '')?.[1];
+      return presented !== undefined && sameHash(hashSecret(presented), expected);
+    };
+    const refused = () => oauthJson({ error: 'invalid_token', error_description: 'operator token required' }, 401);
+    route(PATHS.rotate, { POST: async (req) => (operator(req) ? json({ kid: await keys.rotate() }) : refused()) });
+    // What `svc-oauth clients suspend <id>` does, then this instance's view at once (the others within a second).
+    route(PATHS.suspend, {
       POST: async (req) => {
-        const presented = /^Bearer (.+)$/.exec(req.headers.get('authorization') ?? '')?.[1];
-        if (presented === undefined || !sameHash(hashSecret(presented), expected)) return oauthJson({ error: 'invalid_token', error_description: 'operator token required' }, 401);
-        return json({ kid: await keys.rotate() });
+        if (!operator(req)) return refused();
+        const clientId = new URLSearchParams(await req.text()).get('client_id');
+        if (!clientId) return oauthJson({ error: 'invalid_request', error_description: 'client_id is required' }, 400);
+        await ctx.store.suspend(clientId);
+        await ctx.store.audit('client.suspended', 'operator', { client_id: clientId });
+        await refreshClients();
+        return json({ suspended: clientId });
       },
     });
   }

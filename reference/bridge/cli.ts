@@ -135,7 +135,7 @@ export const bridgeServer: ServerDefinition = {
       )
       .option('--identify-limit <n>', 'POST /t/{id}/identify requests per client IP per minute', positive, limits.bridge_identify_per_ip_per_minute)
       .option('--authorize-limit <n>', '/authorize requests per client IP per minute', positive, limits.bridge_authorize_per_ip_per_minute)
-      .option('--test-operator-token <token>', 'enables POST /operator/keys/rotate with this bearer token (tests only)')
+      .option('--test-operator-token <token>', 'enables POST /operator/keys/rotate and /operator/clients/suspend with this bearer token (tests only)')
       .addOption(
         new Option('--break <what>', 'deliberately break one rule (suite tests only)')
           .argParser((v: string, p: string[]) => [...p, v])

@@ -14,6 +14,7 @@ import { PUSH_BREAKAGES } from './variants/push.ts';
 import type { PushConfig } from './push.ts';
 import type { Metrics } from './metrics.ts';
 import type { ProfileReader } from './profiles.ts';
+import type { BridgeSeams } from './seams.ts';
 
 /**
  * Deliberate breakage for the suite's own tests (test/bridge/broken.test.ts): refused unless
@@ -102,6 +103,8 @@ export interface BridgeContext {
   nonces: NonceStore;
   pairwiseSecret: Buffer;
   metrics: Metrics;
+  /** Decisions a broken variant may replace (seams.ts); the reference's own otherwise. */
+  seams: BridgeSeams;
   now: () => number;
   /** Log lines; internal errors are logged with level `error` (kept under --quiet). */
   log: (line: string, level?: 'error') => void;
@@ -125,4 +128,5 @@ export const PATHS = {
   developers: '/developers',
   health: '/health',
   rotate: '/operator/keys/rotate',
+  suspend: '/operator/clients/suspend',
 } as const;

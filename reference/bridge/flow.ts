@@ -147,8 +147,10 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
   const challenge = one('code_challenge');
   if (!ctx.config.breakage.has('pkce')) {
     if (method === 'plain') return fail('invalid_request', 'PKCE plain is refused: use S256');
-    if (challenge === undefined || method !== 'S256') return fail('invalid_request', 'PKCE with code_challenge_method S256 is required');
-    if (!wellFormedChallenge(challenge)) return fail('invalid_request', 'code_challenge is not a base64url SHA-256');
+    // Required of every client (ob.authorize.pkce-required); a variant's seam may exempt some.
+    const exempt = challenge === undefined && method === undefined && !ctx.seams.pkceRequired(client);
+    if (!exempt && (challenge === undefined || method !== 'S256')) return fail('invalid_request', 'PKCE with code_challenge_method S256 is required');
+    if (!exempt && !wellFormedChallenge(challenge)) return fail('invalid_request', 'code_challenge is not a base64url SHA-256');
   }
   const scopes = [...new Set((one('scope') ?? '').split(' ').filter((s) => grantableScopes(ctx, client).includes(s)))];
   const prompts = (one('prompt') ?? '').split(' ').filter((p) => p !== '');
@@ -215,7 +217,8 @@ async function boundTx(ctx: BridgeContext, req: Request, id: string): Promise<Br
   const tx = /^[A-Za-z0-9_-]{22}$/.test(id) ? await ctx.store.tx(id) : undefined;
   if (!tx) return answer(req, ctx, 404, 'no such sign-in', 'ob.contract.transaction');
   const cookie = readCookies(req).get(txCookieName(ctx));
-  if (!wellFormedSecret(cookie) || !sameHash(hashSecret(cookie), tx.bindingHash)) return answer(req, ctx, 403, 'this sign-in belongs to another browser', 'ob.transaction.resume-binding');
+  // The transaction is bound to the browser that started it (ob.transaction.create).
+  if (!wellFormedSecret(cookie) || !sameHash(hashSecret(cookie), tx.bindingHash)) return answer(req, ctx, 403, 'this sign-in belongs to another browser', 'ob.transaction.create');
   // Another process may have begun it: make its URL client known here (a stale copy will do).
   await ctx.clients.resolve(tx.clientId).catch(() => undefined);
   return tx;
@@ -226,7 +229,7 @@ function answer(
   ctx: BridgeContext,
   status: number,
   detail: string,
-  rule: 'ob.contract.transaction' | 'ob.transaction.resume-binding' | 'ob.transaction.identify' | 'ob.transaction.failed' | 'ob.contract.push',
+  rule: 'ob.contract.transaction' | 'ob.transaction.create' | 'ob.transaction.resume-binding' | 'ob.transaction.identify' | 'ob.transaction.failed' | 'ob.contract.push',
 ): Response {
   if (prefersJson(req)) return oauthJson({ error: 'invalid_request', error_description: detail, rule }, status);
   return pageError(ctx, status, detail, rule);

@@ -2,7 +2,6 @@
 // (RFC 7009), /introspect (RFC 7662, owning client only), and the claims of a grant.
 import { limits } from '../../schemas/ts/limits.ts';
 import { pairwiseSubject } from '../../protocol/common/canonical.ts';
-import { verifierMatches } from '../../protocol/bridge/pkce.ts';
 import { hashSecret, newSecret } from '../shared/secrets.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -106,12 +105,13 @@ async function tokenReply(ctx: BridgeContext, headers: Headers, contentType: str
     const codeHash = hashSecret(code);
     const record = await ctx.store.code(codeHash);
     const invalid = (why: string, rule: 'ob.code.format' | 'ob.code.binding' | 'ob.code.wrong-verifier' | 'ob.code.replay-revokes') => new OAuthError(400, 'invalid_grant', why, rule);
-    if (!record || (ctx.now() > record.expiresAt && !brokenCodeExpiry(ctx))) throw invalid('the code is unknown or expired', 'ob.code.format');
+    if (!record || (ctx.seams.codeExpired(ctx.now(), record.expiresAt) && !brokenCodeExpiry(ctx))) throw invalid('the code is unknown or expired', 'ob.code.format');
     if (record.clientId !== c.clientId) throw invalid('the code was issued to another client', 'ob.code.binding');
     if (form.get('redirect_uri') !== record.redirectUri && !brokenRedirectOmitted(ctx, form)) throw invalid('redirect_uri differs from the authorization request', 'ob.code.binding');
     const pkceOff = ctx.config.breakage.has('pkce') && record.challenge === '';
     // A wrong verifier leaves the code unspent (ob.code.wrong-verifier): checked before spending.
-    if (!pkceOff && !verifierMatches(form.get('code_verifier'), record.challenge) && !brokenVerifier(ctx)) throw invalid('code_verifier does not match the code_challenge', 'ob.code.wrong-verifier');
+    if (!pkceOff && !ctx.seams.pkceMatches(c, form.get('code_verifier'), record.challenge) && !brokenVerifier(ctx))
+      throw invalid('code_verifier does not match the code_challenge', 'ob.code.wrong-verifier');
     const reuse = ctx.config.breakage.has('code-reuse');
     const now = ctx.now();
     const iat = Math.floor(now / 1000);

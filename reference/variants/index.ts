@@ -2,6 +2,7 @@
 import type { WireVariant } from './wire.ts';
 import { RP_WIRE } from './rp.ts';
 import { BRIDGE_WIRE } from './bridge.ts';
+import { BRIDGE_MATRIX_WIRE } from './bridge-matrix.ts';
 import { RELAY_WIRE } from './relay.ts';
 import { DRIVE_WIRE } from './drive.ts';
 import { RELAY_OWNER_WIRE } from './relay-owner.ts';
@@ -12,6 +13,7 @@ const keyed = (suite: string, table: Record<string, WireVariant>) => Object.from
 export const WIRE_VARIANTS: Record<string, WireVariant> = {
   ...keyed('rp', RP_WIRE),
   ...keyed('bridge', BRIDGE_WIRE),
+  ...keyed('bridge', BRIDGE_MATRIX_WIRE),
   ...keyed('relay', RELAY_WIRE),
   ...keyed('relay', RELAY_OWNER_WIRE),
   ...keyed('relay', RELAY_CORE_WIRE),

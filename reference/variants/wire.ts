@@ -17,6 +17,8 @@ export interface WireVariant {
   /** What it does, in a line. */
   what: string;
   wire: Wire;
+  /** Decisions of the server it replaces where the wire cannot reach (the bridge's BridgeSeams). */
+  seams?: object;
 }
 
 export const WIRE_ENV = 'SVC_REFERENCE_WIRE';
@@ -33,6 +35,17 @@ export async function wireFromEnv(env: NodeJS.ProcessEnv = process.env): Promise
   if (!wire) throw new Error(`unknown ${WIRE_ENV} ${name} (known: ${[...Object.keys(WIRE_VARIANTS), ...Object.keys(DIALECTS)].join(', ')})`);
   return wire;
 }
+
+/** The seams of the wire variant named in the environment (none without one). */
+export async function seamsFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<object> {
+  if ((env[WIRE_ENV] ?? '') === '') return {};
+  await wireFromEnv(env); // refuses a name without the allow flag, or an unknown one
+  const { WIRE_VARIANTS } = await import('./index.ts');
+  return WIRE_VARIANTS[env[WIRE_ENV]!]?.seams ?? {};
+}
+
+/** A variant that leaves the wire as it is (it replaces seams only). */
+export const untouched: Wire = (req, next) => next(req);
 
 type Match = (request: Request, url: URL) => boolean;
 

@@ -38,6 +38,788 @@ export type Facet = FacetBase &
 
 export const facets: readonly Facet[] = [
   {
+    "rule": "ob.token.client-auth",
+    "kind": "who",
+    "cite": "Clients authenticate at `/token` by `client_secret_basic`, `client_secret_post` or `private_key_jwt`; public clients and URL clients use `none` with PKCE.",
+    "operations": [
+      "token"
+    ],
+    "allowed": [
+      "basic",
+      "post",
+      "jwt",
+      "public",
+      "first-party",
+      "other-sector",
+      "same-sector",
+      "loopback-confidential"
+    ],
+    "refused": [
+      "wrong-secret",
+      "unauthenticated-confidential"
+    ],
+    "note": "wrong-secret and unauthenticated-confidential: bridge/token/auth-*; another client presenting a code is the code's client binding (ob.code.binding).",
+    "area": "bridge",
+    "facet": "who",
+    "values": [
+      "basic",
+      "post",
+      "jwt",
+      "public",
+      "first-party",
+      "other-sector",
+      "same-sector",
+      "loopback-confidential",
+      "wrong-secret",
+      "unauthenticated-confidential"
+    ]
+  },
+  {
+    "rule": "ob.userinfo",
+    "kind": "who",
+    "cite": "`/userinfo` accepts an opaque access token as bearer credential.",
+    "operations": [
+      "userinfo"
+    ],
+    "allowed": [
+      "basic",
+      "post",
+      "jwt",
+      "public",
+      "first-party",
+      "other-sector",
+      "same-sector",
+      "loopback-confidential"
+    ],
+    "refused": [
+      "unknown-token",
+      "revoked-token",
+      "expired-token"
+    ],
+    "unfilled": [
+      {
+        "value": "expired-token",
+        "reason": "unobservable: an access token lives 10 minutes and a target declares no shorter life"
+      }
+    ],
+    "note": "unknown-token: bridge/userinfo/bearer; revoked-token: the lifecycle cells of ob.revoke and ob.code.replay-revokes.",
+    "area": "bridge",
+    "facet": "who",
+    "values": [
+      "basic",
+      "post",
+      "jwt",
+      "public",
+      "first-party",
+      "other-sector",
+      "same-sector",
+      "loopback-confidential",
+      "unknown-token",
+      "revoked-token",
+      "expired-token"
+    ]
+  },
+  {
+    "rule": "ob.introspect.owner",
+    "kind": "who",
+    "cite": "`/introspect` serves only the owning client.",
+    "operations": [
+      "introspect"
+    ],
+    "allowed": [
+      "basic",
+      "post",
+      "jwt",
+      "first-party",
+      "other-sector",
+      "same-sector",
+      "loopback-confidential"
+    ],
+    "refused": [
+      "other-client",
+      "unauthenticated"
+    ],
+    "note": "A public client has no credential to introspect with (RFC 7662 section 2.1 asks for client authentication): it is neither allowed nor refused here.",
+    "area": "bridge",
+    "facet": "who",
+    "values": [
+      "basic",
+      "post",
+      "jwt",
+      "first-party",
+      "other-sector",
+      "same-sector",
+      "loopback-confidential",
+      "other-client",
+      "unauthenticated"
+    ]
+  },
+  {
+    "rule": "ob.revoke",
+    "kind": "who",
+    "cite": "`/revoke` serves access tokens.",
+    "operations": [
+      "revoke"
+    ],
+    "allowed": [
+      "basic",
+      "post",
+      "jwt",
+      "public",
+      "first-party",
+      "other-sector",
+      "same-sector",
+      "loopback-confidential"
+    ],
+    "refused": [
+      "other-client"
+    ],
+    "note": "The endpoint is RFC 7009 access-token revocation (Endpoints), whose section 2.1 has the server verify that the token was issued to the client making the request: another client's request revokes nothing.",
+    "area": "bridge",
+    "facet": "who",
+    "values": [
+      "basic",
+      "post",
+      "jwt",
+      "public",
+      "first-party",
+      "other-sector",
+      "same-sector",
+      "loopback-confidential",
+      "other-client"
+    ]
+  },
+  {
+    "rule": "ob.indieauth.access-token",
+    "kind": "who",
+    "cite": "a code issued for scopes such as `profile` redeems to an access token that reads `/userinfo` and can be revoked at `/revoke` without client authentication.",
+    "operations": [
+      "revoke"
+    ],
+    "allowed": [
+      "unauthenticated"
+    ],
+    "refused": [
+      "unknown-token"
+    ],
+    "note": "bridge/url-client/indieauth-token.",
+    "area": "bridge",
+    "facet": "who",
+    "values": [
+      "unauthenticated",
+      "unknown-token"
+    ]
+  },
+  {
+    "rule": "ob.consent.first-party",
+    "kind": "who",
+    "cite": "A static client may set `first_party` to true, which skips consent for `openid` alone (never for `svc_id` or `profile`).",
+    "operations": [
+      "authorize",
+      "consent"
+    ],
+    "allowed": [
+      "first-party"
+    ],
+    "refused": [
+      "confidential",
+      "public",
+      "first-party-with-claims"
+    ],
+    "note": "bridge/consent/first-party.",
+    "area": "bridge",
+    "facet": "who",
+    "values": [
+      "first-party",
+      "confidential",
+      "public",
+      "first-party-with-claims"
+    ]
+  },
+  {
+    "rule": "ob.authorize.pkce-required",
+    "kind": "who",
+    "cite": "PKCE `S256` is required for every client; `plain` is refused.",
+    "operations": [
+      "authorize"
+    ],
+    "refused": [
+      "basic",
+      "post",
+      "jwt",
+      "public",
+      "first-party",
+      "other-sector",
+      "same-sector",
+      "loopback-confidential"
+    ],
+    "note": "Each client kind without a PKCE challenge: bridge/matrix/pkce-every-client.",
+    "area": "bridge",
+    "facet": "who",
+    "values": [
+      "basic",
+      "post",
+      "jwt",
+      "public",
+      "first-party",
+      "other-sector",
+      "same-sector",
+      "loopback-confidential"
+    ]
+  },
+  {
+    "rule": "ob.code.binding",
+    "kind": "binding",
+    "cite": "`code_issued` | `/token` redemption | client, redirect_uri and PKCE verifier all match | `redeemed`",
+    "operations": [
+      "token"
+    ],
+    "credential": "authorization code",
+    "parts": [
+      "client",
+      "redirect-uri"
+    ],
+    "area": "bridge",
+    "facet": "binding",
+    "values": [
+      "client",
+      "redirect-uri"
+    ]
+  },
+  {
+    "rule": "ob.code.wrong-verifier",
+    "kind": "binding",
+    "cite": "`code_issued` | `/token` with a wrong verifier | - | `code_issued` | code stays unspent for the client holding the right verifier",
+    "operations": [
+      "token"
+    ],
+    "credential": "authorization code",
+    "parts": [
+      "code-verifier"
+    ],
+    "area": "bridge",
+    "facet": "binding",
+    "values": [
+      "code-verifier"
+    ]
+  },
+  {
+    "rule": "ob.token.id-token",
+    "kind": "binding",
+    "cite": "`nonce` is echoed when sent and is optional.",
+    "operations": [
+      "token"
+    ],
+    "credential": "ID token",
+    "parts": [
+      "nonce",
+      "audience"
+    ],
+    "note": "The ID token's aud is the client it was issued to, and its nonce the authorization request's.",
+    "area": "bridge",
+    "facet": "binding",
+    "values": [
+      "nonce",
+      "audience"
+    ]
+  },
+  {
+    "rule": "ob.code.format",
+    "kind": "binding",
+    "name": "code-identity",
+    "cite": "256-bit random, stored hashed, single-use, 60 seconds; bound to client, redirect URI, PKCE challenge, nonce and identity.",
+    "operations": [
+      "token"
+    ],
+    "credential": "authorization code",
+    "parts": [
+      "identity"
+    ],
+    "unfilled": [
+      {
+        "value": "identity",
+        "reason": "unobservable: no request names the identity a code redeems for; the code carries it"
+      }
+    ],
+    "area": "bridge",
+    "facet": "code-identity",
+    "values": [
+      "identity"
+    ]
+  },
+  {
+    "rule": "ob.transaction.resume-binding",
+    "kind": "binding",
+    "cite": "The bridge continues only if the resume code AND the transaction's `__Host-` cookie both match.",
+    "operations": [
+      "resume"
+    ],
+    "credential": "resume code",
+    "parts": [
+      "browser-cookie",
+      "transaction"
+    ],
+    "unfilled": [
+      {
+        "value": "transaction",
+        "reason": "unobservable: a resume code names its own transaction; no request can pair it with another"
+      }
+    ],
+    "note": "browser-cookie: bridge/transaction/forwarded-resume.",
+    "area": "bridge",
+    "facet": "binding",
+    "values": [
+      "browser-cookie",
+      "transaction"
+    ]
+  },
+  {
+    "rule": "ob.transaction.create",
+    "kind": "binding",
+    "cite": "Holds the client, redirect URI, PKCE challenge, state, nonce, scopes, the native request (valid at most 5 minutes; a new one may be issued), and a browser-binding cookie.",
+    "operations": [
+      "transaction",
+      "transactionStatus",
+      "identify",
+      "creating",
+      "consent"
+    ],
+    "credential": "the transaction (its id in the URL)",
+    "parts": [
+      "browser-cookie"
+    ],
+    "note": "Endpoints: the transaction's pages and status poll are bound to the browser; another browser holding its own transaction's cookie is the swap.",
+    "area": "bridge",
+    "facet": "binding",
+    "values": [
+      "browser-cookie"
+    ]
+  },
+  {
+    "rule": "ob.code.replay-revokes",
+    "kind": "once",
+    "cite": "`redeemed` | second redemption of the same code | - | - | tokens from the first redemption are revoked",
+    "operations": [
+      "token"
+    ],
+    "secret": "authorization code",
+    "spent_by": "a redemption at /token",
+    "area": "bridge",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ]
+  },
+  {
+    "rule": "ob.transaction.resume-binding",
+    "kind": "once",
+    "cite": "the resume code is 256-bit random, single-use, valid 60 seconds, bound to the transaction",
+    "operations": [
+      "resume"
+    ],
+    "secret": "resume code",
+    "spent_by": "opening resume_uri in the browser that started the sign-in",
+    "area": "bridge",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ]
+  },
+  {
+    "rule": "ob.code.format",
+    "kind": "window",
+    "cite": "256-bit random, stored hashed, single-use, 60 seconds",
+    "operations": [
+      "token"
+    ],
+    "limit": "authorization_code_ttl_seconds",
+    "from": "the redirect that issues the code",
+    "area": "bridge",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ob.transaction.expiry",
+    "kind": "window",
+    "cite": "Created by a valid `/authorize` call; lives at most 10 minutes.",
+    "operations": [
+      "identify"
+    ],
+    "limit": "bridge_transaction_ttl_seconds",
+    "from": "the /authorize call that created it",
+    "area": "bridge",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ob.transaction.creating",
+    "kind": "window",
+    "cite": "`POST /t/{id}/creating` extends the transaction to 30 minutes, capped at one hour from its start.",
+    "operations": [
+      "creating",
+      "identify"
+    ],
+    "limit": "bridge_transaction_creating_ttl_seconds",
+    "from": "the POST /t/{id}/creating",
+    "unfilled": [
+      {
+        "value": "outside",
+        "reason": "unobservable: the extension lasts 30 minutes and a target declares no shorter one"
+      }
+    ],
+    "note": "inside: bridge/lifetimes/expired (an extended transaction outlives the declared life).",
+    "area": "bridge",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ob.transaction.resume-binding",
+    "kind": "window",
+    "name": "resume-life",
+    "cite": "resume code | 256-bit, single-use, 60 seconds",
+    "operations": [
+      "resume"
+    ],
+    "limit": "bridge_resume_code_ttl_seconds",
+    "from": "the callback's answer with resume_uri",
+    "unfilled": [
+      {
+        "value": "outside",
+        "reason": "unobservable: the resume code lives 60 seconds and a target declares no shorter life"
+      }
+    ],
+    "area": "bridge",
+    "facet": "resume-life",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ob.token.access-token",
+    "kind": "window",
+    "cite": "Access token: opaque, lifetime 10 minutes, accepted only at `/userinfo`.",
+    "operations": [
+      "userinfo"
+    ],
+    "limit": "access_token_ttl_seconds",
+    "from": "the token response",
+    "unfilled": [
+      {
+        "value": "outside",
+        "reason": "unobservable: an access token lives 10 minutes and a target declares no shorter life"
+      }
+    ],
+    "area": "bridge",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ob.push.limits",
+    "kind": "limit",
+    "cite": "the waiting page offers Send to my app (at most three times, 15 seconds apart)",
+    "operations": [
+      "push"
+    ],
+    "count": "three prompts, 15 seconds apart",
+    "scope": "transaction",
+    "note": "at and past: bridge/push/limits.",
+    "area": "bridge",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ob.clients.url-fetch-size",
+    "kind": "limit",
+    "cite": "Fetch rules: HTTPS only, no redirects, no private addresses, 16 KiB cap, 5 second timeout",
+    "operations": [
+      "authorize"
+    ],
+    "limit": "url_client_doc_max_bytes",
+    "scope": "request",
+    "unfilled": [
+      {
+        "value": "other-scope",
+        "reason": "not applicable: the cap is per document fetched; there is no other scope"
+      }
+    ],
+    "note": "bridge/url-client/size-cap.",
+    "area": "bridge",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ob.errors.rate-limited",
+    "kind": "limit",
+    "cite": "Client creation and other operations are rate-limited per owner and per route; the numeric values of those limits: not shown.",
+    "operations": [
+      "authorize",
+      "identify"
+    ],
+    "scope": "ip",
+    "unfilled": [
+      {
+        "value": "at",
+        "reason": "not applicable: document 2 sets no value; the project's (spec/limits bridge_*_per_ip_per_minute) is a profile decision"
+      },
+      {
+        "value": "past",
+        "reason": "not applicable: document 2 sets no value; the project's (spec/limits bridge_*_per_ip_per_minute) is a profile decision"
+      },
+      {
+        "value": "other-scope",
+        "reason": "not applicable: document 2 sets no value; the project's (spec/limits bridge_*_per_ip_per_minute) is a profile decision"
+      }
+    ],
+    "area": "bridge",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ob.authorize.redirect-exact",
+    "kind": "normalization",
+    "cite": "`redirect_uri` is an exact string match, except loopback redirects (`http://127.0.0.1:<any port>/...`, `http://[::1]:<any port>/...`) for public clients (RFC 8252).",
+    "operations": [
+      "authorize"
+    ],
+    "subject": "redirect_uri against the client's registered URIs",
+    "forms": [
+      "exact"
+    ],
+    "note": "near-miss: a suffix, a further segment, a prefix, a trailing slash, another case, another port (harness/actors/oidc/near-miss.ts), for every declared client.",
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "exact",
+      "near-miss"
+    ]
+  },
+  {
+    "rule": "ob.authorize.loopback",
+    "kind": "normalization",
+    "cite": "except loopback redirects (`http://127.0.0.1:<any port>/...`, `http://[::1]:<any port>/...`) for public clients (RFC 8252).",
+    "operations": [
+      "authorize"
+    ],
+    "subject": "a public client's loopback redirect_uri",
+    "forms": [
+      "any-port"
+    ],
+    "note": "any-port: bridge/authorize/loopback-public; near-miss (a confidential client's loopback on another port): bridge/authorize/loopback-confidential.",
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "any-port",
+      "near-miss"
+    ]
+  },
+  {
+    "rule": "ob.authorize.unknown-scope",
+    "kind": "normalization",
+    "cite": "Unknown scope values are ignored, not refused.",
+    "operations": [
+      "authorize"
+    ],
+    "subject": "the scope parameter",
+    "forms": [
+      "known",
+      "unknown-ignored"
+    ],
+    "unfilled": [
+      {
+        "value": "near-miss",
+        "reason": "not applicable: an unknown scope is ignored, not refused; nothing is a near-miss"
+      }
+    ],
+    "note": "bridge/authorize/unknown-scope.",
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "known",
+      "unknown-ignored",
+      "near-miss"
+    ]
+  },
+  {
+    "rule": "ob.id-input.order",
+    "kind": "normalization",
+    "cite": "Normalization of user input, in order: 1. Trim whitespace; strip one leading `@`. 2. If it parses as a URL ... 3. Lowercase; remove one trailing dot.",
+    "operations": [
+      "identify"
+    ],
+    "subject": "the typed service ID",
+    "forms": [
+      "uppercase",
+      "trailing-dot",
+      "leading-at",
+      "whitespace",
+      "https-url",
+      "https-url-slash",
+      "xn-label"
+    ],
+    "note": "forms and near-misses (a path, a port, an http URL, a single label, a non-ASCII letter, www.): bridge/id-input/*.",
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "uppercase",
+      "trailing-dot",
+      "leading-at",
+      "whitespace",
+      "https-url",
+      "https-url-slash",
+      "xn-label",
+      "near-miss"
+    ]
+  },
+  {
+    "rule": "ob.revoke",
+    "kind": "lifecycle",
+    "cite": "POST | `/revoke` | RFC 7009 access-token revocation",
+    "operations": [
+      "userinfo",
+      "introspect"
+    ],
+    "event": "the owner revokes the access token at /revoke",
+    "ends": [
+      "userinfo",
+      "introspect"
+    ],
+    "area": "bridge",
+    "facet": "lifecycle",
+    "values": [
+      "userinfo",
+      "introspect"
+    ]
+  },
+  {
+    "rule": "ob.code.replay-revokes",
+    "kind": "lifecycle",
+    "cite": "second redemption of a code | the tokens issued by the first are revoked",
+    "operations": [
+      "userinfo",
+      "introspect"
+    ],
+    "event": "a second redemption of the code",
+    "ends": [
+      "userinfo",
+      "introspect"
+    ],
+    "area": "bridge",
+    "facet": "lifecycle",
+    "values": [
+      "userinfo",
+      "introspect"
+    ]
+  },
+  {
+    "rule": "ob.clients.suspend",
+    "kind": "lifecycle",
+    "cite": "`svc-oauth clients suspend <id>` (stops an application at once)",
+    "operations": [
+      "authorize",
+      "token",
+      "userinfo",
+      "introspect"
+    ],
+    "event": "the operator suspends the client",
+    "ends": [
+      "authorize",
+      "code-exchange",
+      "userinfo",
+      "introspect"
+    ],
+    "area": "bridge",
+    "facet": "lifecycle",
+    "values": [
+      "authorize",
+      "code-exchange",
+      "userinfo",
+      "introspect"
+    ]
+  },
+  {
+    "rule": "ob.clients.suspend",
+    "kind": "who",
+    "cite": "`svc-oauth clients suspend <id>` (stops an application at once)",
+    "operations": [
+      "authorize",
+      "token",
+      "introspect"
+    ],
+    "refused": [
+      "suspended-client"
+    ],
+    "note": "bridge/matrix/suspension-ends: the suspended client's own requests after the event.",
+    "area": "bridge",
+    "facet": "who",
+    "values": [
+      "suspended-client"
+    ]
+  },
+  {
+    "rule": "ob.consent.record",
+    "kind": "lifecycle",
+    "cite": "Revoking an app deletes the stored consent, revokes live access tokens and forces new consent; it cannot delete an account the RP created.",
+    "operations": [
+      "userinfo",
+      "introspect",
+      "authorize"
+    ],
+    "event": "the user revokes the app at /account",
+    "ends": [
+      "userinfo",
+      "introspect",
+      "sso-code"
+    ],
+    "unfilled": [
+      {
+        "value": "userinfo",
+        "reason": "unobservable: /account is driven by the user's browser session and the suite has no contract to revoke an app"
+      },
+      {
+        "value": "introspect",
+        "reason": "unobservable: /account is driven by the user's browser session and the suite has no contract to revoke an app"
+      },
+      {
+        "value": "sso-code",
+        "reason": "unobservable: /account is driven by the user's browser session and the suite has no contract to revoke an app"
+      }
+    ],
+    "area": "bridge",
+    "facet": "lifecycle",
+    "values": [
+      "userinfo",
+      "introspect",
+      "sso-code"
+    ]
+  },
+  {
     "rule": "ra.pickup.auth",
     "kind": "who",
     "cite": "`GET /messages/:identity` and cursor variants, `GET /events/:identity` | owner-only | challenge-signed or signed request",

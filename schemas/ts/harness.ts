@@ -42,7 +42,7 @@ export interface components {
         TargetsBridge: {
             /** @description The issuer; discovery is read from here. */
             issuer: string;
-            /** @description The harness's clients, by authentication method. `basic`: client_secret_basic with a https redirect; `post`: client_secret_post; `jwt`: private_key_jwt; `public`: none, with a registered loopback redirect `http://127.0.0.1/cb`; `first_party`: a first-party static client (client_secret_basic); `other_sector`: client_secret_basic in another sector than `basic`; `same_sector`: client_secret_basic sharing the sector of `basic`; `loopback_confidential`: client_secret_basic with a registered loopback redirect `http://127.0.0.1/cb` (the any-port exception must not extend to it). */
+            /** @description The harness's clients, by authentication method. `basic`: client_secret_basic with a https redirect; `post`: client_secret_post; `jwt`: private_key_jwt; `public`: none, with a registered loopback redirect `http://127.0.0.1/cb`; `first_party`: a first-party static client (client_secret_basic); `other_sector`: client_secret_basic in another sector than `basic`; `same_sector`: client_secret_basic sharing the sector of `basic`; `loopback_confidential`: client_secret_basic with a registered loopback redirect `http://127.0.0.1/cb` (the any-port exception must not extend to it); `suspendable`: client_secret_basic, the one client the harness may suspend through `suspend_url` (ob.contract.suspend). */
             clients: {
                 basic: components["schemas"]["TargetsBridgeClient"];
                 post?: components["schemas"]["TargetsBridgeClient"];
@@ -52,10 +52,14 @@ export interface components {
                 other_sector?: components["schemas"]["TargetsBridgeClient"];
                 same_sector?: components["schemas"]["TargetsBridgeClient"];
                 loopback_confidential?: components["schemas"]["TargetsBridgeClient"];
+                suspendable?: components["schemas"]["TargetsBridgeClient"];
             };
             /** @description Operator hook (ob.contract.rotate): POST here (with `rotate_token` as bearer) rotates the signing key. Without it the rotation check is skipped. */
             rotate_url?: string;
             rotate_token?: string;
+            /** @description Operator hook (ob.contract.suspend): POST here (with `suspend_token` as bearer and the form field `client_id`) suspends the `suspendable` client. Without it the suspension check is skipped. */
+            suspend_url?: string;
+            suspend_token?: string;
             /** @description What the bridge declares about its limits, so checks can wait them out. */
             declared?: {
                 /**

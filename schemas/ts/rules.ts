@@ -2140,6 +2140,14 @@ export const rules: readonly Rule[] = [
     "unobservable": "the console is a browser surface whose request shapes the document does not show"
   },
   {
+    "id": "ob.clients.suspend",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Operator commands",
+    "title": "Suspension stops an application at once",
+    "text": "`svc-oauth clients suspend <id>` stops an application at once: it no longer starts a sign-in or redeems a code, and its live access tokens no longer read `/userinfo` or introspect active."
+  },
+  {
     "id": "ob.clients.static",
     "level": "MUST",
     "doc": 2,
@@ -2276,6 +2284,15 @@ export const rules: readonly Rule[] = [
     "origin": "project",
     "code": "rate_limit_exceeded",
     "unobservable": "a limit per client address: reaching it from the harness would refuse the harness's own later checks"
+  },
+  {
+    "id": "ob.contract.suspend",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Operator commands",
+    "title": "Client suspension hook",
+    "text": "Project decision: a target declares how the harness suspends an application (`bridge.suspend_url`, POSTed with a bearer token and the form field `client_id`) and the one declared client it may suspend (`bridge.clients.suspendable`); the reference offers it only with `--test-operator-token`.",
+    "origin": "project"
   },
   {
     "id": "ob.contract.rotate",
@@ -4364,6 +4381,7 @@ export type RuleId =
   | "ob.clients.url-fetch-timeout"
   | "ob.clients.url-fetch-cache"
   | "ob.clients.registered"
+  | "ob.clients.suspend"
   | "ob.clients.static"
   | "ob.indieauth.me"
   | "ob.indieauth.access-token"
@@ -4380,6 +4398,7 @@ export type RuleId =
   | "ob.contract.clients"
   | "ob.contract.url-clients"
   | "ob.errors.rate-limited"
+  | "ob.contract.suspend"
   | "ob.contract.rotate"
   | "ob.errors.oauth-body"
   | "ob.errors.authorize-codes"

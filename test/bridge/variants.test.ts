@@ -35,25 +35,25 @@ describe('the bridge suite against variants of the reference bridge', () => {
     }
   }, 120_000);
 
-  it('PKCE not enforced: the PKCE check fails', async () => {
+  it('PKCE not enforced: the PKCE checks fail', async () => {
     const run = await suiteAgainst(['--break', 'pkce']);
     expect(run.code).toBe(1);
-    expect(run.failed).toEqual(['bridge/authorize/pkce-required']);
+    expect(run.failed).toEqual(['bridge/authorize/pkce-required', 'bridge/matrix/pkce-every-client']);
     expect(run.report.results.find((r) => r.id === 'bridge/authorize/pkce-required')!.detail).toMatch(/no challenge: the bridge went on/);
   }, 120_000);
 
-  it('redirect_uri matched by prefix: the exact-match check fails', async () => {
+  it('redirect_uri matched by prefix: the exact-match checks fail', async () => {
     const run = await suiteAgainst(['--break', 'redirect-prefix']);
     expect(run.code).toBe(1);
-    expect(run.failed).toEqual(['bridge/authorize/redirect-exact']);
+    expect(run.failed).toEqual(['bridge/authorize/redirect-exact', 'bridge/matrix/redirect-near-miss']);
     expect(run.report.results.find((r) => r.id === 'bridge/authorize/redirect-exact')!.detail).toMatch(/redirect_uri https:\/\/app\.bridge-test\.example\/cb\/extra was accepted/);
   }, 120_000);
 
-  it('a code reusable without revocation: the replay check fails', async () => {
+  it('a code reusable without revocation: the replay checks fail', async () => {
     const run = await suiteAgainst(['--break', 'code-reuse']);
     expect(run.code).toBe(1);
     expect(run.failed).toContain('bridge/code/replay-revokes');
-    expect(run.failed.filter((id) => id !== 'bridge/properties/transaction-model')).toEqual(['bridge/code/replay-revokes']);
+    expect(run.failed.filter((id) => id !== 'bridge/properties/transaction-model')).toEqual(['bridge/code/replay-revokes', 'bridge/matrix/code-once']);
     expect(run.report.results.find((r) => r.id === 'bridge/code/replay-revokes')!.detail).toMatch(/the code redeemed twice/);
   }, 120_000);
 

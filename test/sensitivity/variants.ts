@@ -6,6 +6,7 @@ import type { RuleId } from '../../schemas/ts/rules.ts';
 import type { Breakage as RpBreakage } from '../rp/helpers.ts';
 import { RP_WIRE } from '../../reference/variants/rp.ts';
 import { BRIDGE_WIRE } from '../../reference/variants/bridge.ts';
+import { BRIDGE_MATRIX_WIRE } from '../../reference/variants/bridge-matrix.ts';
 import { RELAY_WIRE } from '../../reference/variants/relay.ts';
 import { DRIVE_WIRE } from '../../reference/variants/drive.ts';
 import { RELAY_OWNER_WIRE } from '../../reference/variants/relay-owner.ts';
@@ -129,6 +130,7 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'rp', breakage: 'http-origin', rule: 'ns.auth.5', tls: true },
   ...wire('rp', RP_WIRE),
   ...wire('bridge', BRIDGE_WIRE),
+  ...wire('bridge', BRIDGE_MATRIX_WIRE),
   ...wire('relay', RELAY_WIRE),
   ...wire('drive', DRIVE_WIRE),
   ...wire('relay', RELAY_OWNER_WIRE),

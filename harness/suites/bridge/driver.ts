@@ -13,7 +13,7 @@ import { said } from '../../run/answers.ts';
 
 export { CheckFailure, CheckSkip, said };
 
-export type ClientRole = 'basic' | 'post' | 'jwt' | 'public' | 'first_party' | 'other_sector' | 'same_sector' | 'loopback_confidential';
+export type ClientRole = 'basic' | 'post' | 'jwt' | 'public' | 'first_party' | 'other_sector' | 'same_sector' | 'loopback_confidential' | 'suspendable';
 
 export interface BridgeTarget {
   profile: Profile;
@@ -21,6 +21,8 @@ export interface BridgeTarget {
   clients: Partial<Record<ClientRole, ClientCredentials>> & { basic: ClientCredentials; public: ClientCredentials };
   authority: AuthorityControl;
   rotate?: { url: string; token?: string };
+  /** Operator hook that suspends the `suspendable` client (ob.contract.suspend). */
+  suspend?: { url: string; token?: string };
   /**
    * The bridge's OAUTH_URL_CLIENTS mode, declared by the target (ob.contract.url-clients): URL
    * client checks run only when it fetches client documents from the test authority.

@@ -16,6 +16,10 @@ import { urlClientChecks } from './checks/url-clients.ts';
 import { bridgeFuzzChecks } from './checks/fuzz.ts';
 import { gapChecks } from './checks/gaps.ts';
 import { pushChecks } from './checks/push.ts';
+import { transactionMatrixChecks } from './checks/transactions-matrix.ts';
+import { codeMatrixChecks } from './checks/codes-matrix.ts';
+import { clientMatrixChecks } from './checks/clients-matrix.ts';
+import { tokenLifecycleChecks } from './checks/tokens-lifecycle.ts';
 
 export type { BridgeTarget } from './driver.ts';
 
@@ -48,6 +52,12 @@ export function bridgeChecks(target: BridgeTarget): Check[] {
     ...idInputChecks(target),
     ...urlClientChecks(target),
     ...gapChecks(target),
+    // The code's window first in their shared lane: the transaction's then identifies after the
+    // moment bridge/lifetimes/expired does, not with it.
+    ...codeMatrixChecks(target),
+    ...transactionMatrixChecks(target),
+    ...clientMatrixChecks(target),
+    ...tokenLifecycleChecks(target),
     ...pushChecks(target),
     ...robustnessChecks(target),
     ...propertyChecks(target),

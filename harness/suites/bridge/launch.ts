@@ -76,6 +76,8 @@ export async function harnessClients(): Promise<{ clients: BridgeTarget['clients
     ['other_sector', 'other.bridge-test.example', {}],
     ['same_sector', 'app2.bridge-test.example', { sector_host: 'app.bridge-test.example' }],
     ['loopback_confidential', '127.0.0.1', {}],
+    // The one client the suite suspends (ob.contract.suspend): none of the others' checks use it.
+    ['suspendable', 'suspended.bridge-test.example', {}],
   ] as const) {
     const s = secret();
     add(role, `${host === '127.0.0.1' ? 'http' : 'https'}://${host}/cb`, { token_endpoint_auth_method: 'client_secret_basic', client_secret_sha256: sha256(s), ...extra }, { client_secret: s });
@@ -167,6 +169,8 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       authority,
       // Over TLS its certificate names the issuer's host, not the bound address: the hook goes there.
       rotate: { url: `${tlsPort !== undefined ? bridge.origin : last.url}/operator/keys/rotate`, token },
+      // The issuer's own process: its view of the suspension is immediate (the others' within a second).
+      suspend: { url: `${bridge.origin}/operator/clients/suspend`, token },
       urlClients: 'on',
       requestTimeoutMs: 20_000,
       declared: {

@@ -15,6 +15,8 @@ interface BridgeFlags {
   bridgeClients?: string;
   bridgeRotateUrl?: string;
   bridgeRotateToken?: string;
+  bridgeSuspendUrl?: string;
+  bridgeSuspendToken?: string;
   bridgeUrlClients?: 'indieauth' | 'on' | 'off';
   bridgeCodeLifetime?: number;
   bridgeTransactionLifetime?: number;
@@ -39,6 +41,8 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
       .option('--bridge-clients <file>', 'bridge: JSON file of the clients registered for the harness, as "bridge.clients" in the targets file')
       .option('--bridge-rotate-url <url>', 'bridge: operator hook that rotates the signing key when POSTed (enables the rotation check)')
       .option('--bridge-rotate-token <token>', 'bridge: bearer token for --bridge-rotate-url')
+      .option('--bridge-suspend-url <url>', 'bridge: operator hook that suspends the "suspendable" client when POSTed with client_id (enables the suspension check)')
+      .option('--bridge-suspend-token <token>', 'bridge: bearer token for --bridge-suspend-url')
       .addOption(
         new Option(
           '--bridge-url-clients <mode>',
@@ -77,6 +81,7 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
       authority: await authority(),
       requestTimeoutMs: (f.requestTimeout ?? role.request_timeout_s ?? DEFAULT_REQUEST_TIMEOUT_S) * 1000,
       ...(role.rotate_url ? { rotate: { url: role.rotate_url, ...(role.rotate_token ? { token: role.rotate_token } : {}) } } : {}),
+      ...(role.suspend_url ? { suspend: { url: role.suspend_url, ...(role.suspend_token ? { token: role.suspend_token } : {}) } } : {}),
       ...(role.url_clients ? { urlClients: role.url_clients } : {}),
       declared: {
         ...(role.declared?.code_lifetime_s !== undefined ? { codeLifetimeS: role.declared.code_lifetime_s } : {}),
@@ -155,6 +160,8 @@ async function roleOf(f: BridgeFlags, fromFile: BridgeRole | undefined): Promise
     throw new ConfigError('the bridge suite needs the harness clients registered at the bridge: at least "basic" and "public" (bridge.clients, or --bridge-clients FILE)');
   if (f.bridgeRotateUrl !== undefined) role.rotate_url = f.bridgeRotateUrl;
   if (f.bridgeRotateToken !== undefined) role.rotate_token = f.bridgeRotateToken;
+  if (f.bridgeSuspendUrl !== undefined) role.suspend_url = f.bridgeSuspendUrl;
+  if (f.bridgeSuspendToken !== undefined) role.suspend_token = f.bridgeSuspendToken;
   if (f.bridgeUrlClients !== undefined) role.url_clients = f.bridgeUrlClients;
   // Flags win over the file; what neither declares keeps the document's value (read where used).
   const declared: Partial<NonNullable<BridgeRole['declared']>> = { ...role.declared };

@@ -101,6 +101,7 @@ function authorizeLoopbackPublicCheck(t: BridgeTarget): Check {
     id: 'bridge/authorize/loopback-public',
     title: 'a public client may return to its loopback redirect on any port; a confidential client may not vary its redirect',
     rules: ['ob.authorize.loopback'],
+    cells: [{ rule: 'ob.authorize.loopback', facet: 'normalization', value: 'any-port', operation: 'authorize' }],
     run: async (s, e) => {
       const reg = s.credentials('public').redirect_uri;
       const m = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::\d+)?(\/.*)?$/.exec(reg);
@@ -200,6 +201,10 @@ function authorizeUnknownScopeCheck(t: BridgeTarget): Check {
     id: 'bridge/authorize/unknown-scope',
     title: 'an unknown scope is ignored, not refused; the token response reports the granted scopes',
     rules: ['ob.authorize.unknown-scope', 'ob.token.grant-type'],
+    cells: [
+      { rule: 'ob.authorize.unknown-scope', facet: 'normalization', value: 'known', operation: 'authorize' },
+      { rule: 'ob.authorize.unknown-scope', facet: 'normalization', value: 'unknown-ignored', operation: 'authorize' },
+    ],
     run: async (s, e) => {
       const { body } = await s.tokens({ scope: 'openid no-such-scope-here' });
       const granted = String(body.scope ?? '').split(' ');
@@ -324,6 +329,10 @@ function consentFirstPartyCheck(t: BridgeTarget): Check {
     id: 'bridge/consent/first-party',
     title: 'a first-party client skips consent for openid alone, never for svc_id',
     rules: ['ob.consent.first-party'],
+    cells: [
+      { rule: 'ob.consent.first-party', facet: 'who', value: 'first-party', operation: 'authorize' },
+      { rule: 'ob.consent.first-party', facet: 'who', value: 'first-party-with-claims', operation: 'consent' },
+    ],
     run: async (s, e) => {
       s.credentials('first_party');
       const a = await s.signIn({ client: 'first_party' });
@@ -339,6 +348,7 @@ function transactionForwardedResumeCheck(t: BridgeTarget): Check {
     id: 'bridge/transaction/forwarded-resume',
     title: 'a resume link opened in another browser (no transaction cookie) does not continue the sign-in',
     rules: ['ob.transaction.resume-binding'],
+    cells: [{ rule: 'ob.transaction.resume-binding', facet: 'binding', value: 'browser-cookie', operation: 'resume' }],
     context: ['ob.contract.transaction'],
     run: async (s, e) => {
       const user = await s.newUser();

@@ -106,6 +106,7 @@ function authorizeLoopbackConfidentialCheck(t: BridgeTarget): Check {
     id: 'bridge/authorize/loopback-confidential',
     title: "the loopback any-port exception is for public clients only: a confidential client's loopback redirect on another port is an error page",
     rules: ['ob.authorize.loopback', 'ob.authorize.redirect-exact'],
+    cells: [{ rule: 'ob.authorize.loopback', facet: 'normalization', value: 'near-miss', operation: 'authorize' }],
     run: async (s, e) => {
       const reg = s.credentials('loopback_confidential').redirect_uri;
       const m = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::\d+)?(\/.*)?$/.exec(reg);
@@ -151,6 +152,11 @@ function lifetimesExpiredCheck(t: BridgeTarget): Check {
     id: 'bridge/lifetimes/expired',
     title: 'past their lifetimes (60 s and 10 minutes, or the shorter ones the target declares) a code is refused and a transaction cannot continue, unless /t/{id}/creating extended it',
     rules: ['ob.code.format', 'ob.transaction.expiry', 'ob.transaction.creating'],
+    cells: [
+      { rule: 'ob.code.format', facet: 'window', value: 'outside', operation: 'token' },
+      { rule: 'ob.transaction.expiry', facet: 'window', value: 'outside', operation: 'identify' },
+      { rule: 'ob.transaction.creating', facet: 'window', value: 'inside', operation: 'identify' },
+    ],
     context: ['ob.contract.transaction'],
     // It mostly waits, on transactions of its own: a lane of its own overlaps the wait with the other checks.
     lane: 'bridge/lifetimes/expired',

@@ -195,6 +195,10 @@ function limitsCheck(t: BridgeTarget): Check {
     lane: `${LANE}/limits`,
     title: `Send to my app pressed twice at once, again within ${intervalS} s, then every ${intervalS} s (the document's 15 s, or what the target declares) sends at most ${max} prompts, never two closer than that`,
     rules: ['ob.push.limits'],
+    cells: [
+      { rule: 'ob.push.limits', facet: 'limit', value: 'at', operation: 'push' },
+      { rule: 'ob.push.limits', facet: 'limit', value: 'past', operation: 'push' },
+    ],
     context: ['ob.contract.push', 'ob.transaction.creating'],
     timeoutMs: (intervalS * 4 + 60) * 1000,
     run: async (s, e) => {

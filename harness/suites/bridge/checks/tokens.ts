@@ -47,6 +47,10 @@ function part1Checks(t: BridgeTarget): Check[] {
       id: `bridge/token/auth-${method.replace(/_/g, '-')}`,
       title: `a ${method} client redeems its code; a wrong credential is refused`,
       rules: ['ob.token.client-auth'],
+      cells: [
+        ...(method.startsWith('client_secret') ? [{ rule: 'ob.token.client-auth' as const, facet: 'who', value: 'wrong-secret', operation: 'token' }] : []),
+        ...(method === 'client_secret_basic' ? [{ rule: 'ob.token.client-auth' as const, facet: 'who', value: 'unauthenticated-confidential', operation: 'token' }] : []),
+      ],
       run: async (s, e) => {
         const creds = s.credentials(role);
         const { signIn } = { signIn: await s.signIn({ client: role }) };
@@ -131,6 +135,7 @@ function userinfoBearerCheck(t: BridgeTarget): Check {
     id: 'bridge/userinfo/bearer',
     title: '/userinfo answers the subject for the access token and refuses an unknown one',
     rules: ['ob.userinfo', 'ob.token.access-token'],
+    cells: [{ rule: 'ob.userinfo', facet: 'who', value: 'unknown-token', operation: 'userinfo' }],
     run: async (s, e) => {
       const { body } = await s.tokens();
       const oidc = await s.oidc();

@@ -107,6 +107,7 @@ function urlClientIndieauthTokenCheck(t: BridgeTarget): Check {
     id: 'bridge/url-client/indieauth-token',
     title: 'a URL client\'s code for scope "profile" redeems to an access token that reads /userinfo and is revoked at /revoke without client authentication',
     rules: ['ob.indieauth.access-token'],
+    cells: [{ rule: 'ob.indieauth.access-token', facet: 'who', value: 'unauthenticated', operation: 'revoke' }],
     run: async (s, e) => {
       const c = await host(t);
       const { body } = await s.tokens({ credentials: c.credentials, scope: 'profile' });
@@ -346,6 +347,10 @@ function urlClientSizeCapCheck(t: BridgeTarget): Check {
     id: 'bridge/url-client/size-cap',
     title: `a document of ${CAP} bytes is used; one of ${CAP + 1} bytes is refused`,
     rules: ['ob.clients.url-fetch-size'],
+    cells: [
+      { rule: 'ob.clients.url-fetch-size', facet: 'limit', value: 'at', operation: 'authorize' },
+      { rule: 'ob.clients.url-fetch-size', facet: 'limit', value: 'past', operation: 'authorize' },
+    ],
     run: async (s, e) => {
       const at = await host(t, { file: { padTo: CAP } });
       const ok = await authorize(s, at.credentials, at.foreign);

@@ -1,0 +1,175 @@
+// The transaction's single-use secret, judged across its matrix (spec/facets/bridge.yaml): the
+// resume code ("single-use, valid 60 seconds, bound to the transaction") opened again in the same
+// browser, with the same cookies, while the sign-in is still going on and after it ended, and
+// opened 20 ways at once. The forwarded link (another browser) is bridge/transaction/forwarded-resume.
+import type { Check } from '../../../run/model.ts';
+import type { HttpResponse } from '../../../actors/http.ts';
+import { newPkce } from '../../../actors/oidc/client.ts';
+import { together } from '../../../actors/oidc/race.ts';
+import { limits } from '../../../../schemas/ts/limits.ts';
+import { bridgeCheck } from '../check.ts';
+import { matrixSignIn, WINDOW_LANE } from './matrix-pace.ts';
+import { CheckFailure, said, type BridgeSession, type BridgeTarget, type User } from '../driver.ts';
+
+const RACE = 20;
+
+/** A same-device sign-in approved by the signer, its resume link not yet opened. */
+async function approvedUnresumed(s: BridgeSession): Promise<{ user: User; txUrl: string; resumeUri: string; redirectUri: string }> {
+  const user = await s.newUser();
+  const redirectUri = s.credentials('basic').redirect_uri;
+  const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
+  if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+  const txUrl = new URL(res.location, s.target.issuer).href.split('?')[0]!;
+  const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+  if (typeof view.request !== 'string') throw new CheckFailure(`no native request was issued: ${JSON.stringify(view).slice(0, 200)}`);
+  const approved = await s.signer.approve(view.request, { key: user.key, sameDevice: true });
+  if (!approved.resumeUri) throw new CheckFailure('the callback answered no resume_uri for a same-device approval');
+  return { user, txUrl, resumeUri: approved.resumeUri, redirectUri };
+}
+
+/** Whether opening the resume link signed the browser in: a 2xx/3xx that sets a live cookie, or a redirect to the client. */
+function continued(s: BridgeSession, res: HttpResponse, redirectUri: string): boolean {
+  if (res.status >= 400) return false;
+  if (s.authorizationResponse(res.location, redirectUri)) return true;
+  return res.setCookies.some((c) => !/^[^=]*=\s*(;|$)/.test(c) && !/max-age=0/i.test(c));
+}
+
+// "The resume code is still reusable in the same browser." (issue 25)
+function resumeOnceCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/matrix/resume-once',
+    title:
+      'a resume code continues the browser once: opened again in the same browser (same cookies) during consent and after the code, it signs nothing in; opened 20 ways at once, exactly one continues',
+    rules: ['ob.transaction.resume-binding'],
+    context: ['ob.contract.transaction'],
+    cells: [
+      { rule: 'ob.transaction.resume-binding', facet: 'once', value: 'replay', operation: 'resume' },
+      { rule: 'ob.transaction.resume-binding', facet: 'once', value: 'race', operation: 'resume' },
+    ],
+    run: async (s, e) => {
+      const replay = async () => {
+        const a = await matrixSignIn(() => approvedUnresumed(s));
+        const open = () => a.user.browser.http.get(a.resumeUri, { headers: { accept: 'text/html' } });
+        const first = await open();
+        if (!continued(s, first, a.redirectUri)) throw new CheckFailure(`the resume link did not continue the browser that started the sign-in: ${said(first)}`);
+        // The sign-in is at consent now: the same link, same browser, same cookies.
+        const during = await open();
+        e.that(!continued(s, during, a.redirectUri), `the used resume code continued the same browser again before consent: ${said(during)}`);
+        const { view } = await s.view(a.user.browser, a.txUrl);
+        if (view.state !== 'consent') return;
+        const offered = ((view.consent ?? {}) as { claims?: string[] }).claims ?? [];
+        const decided = await s.post(a.user.browser, `${a.txUrl}/consent`, { decision: 'approve', claims: offered });
+        const end = s.authorizationResponse(typeof decided.view.redirect === 'string' ? decided.view.redirect : decided.res.location, a.redirectUri);
+        if (!end?.code) throw new CheckFailure(`consent did not end with a code: ${said(decided.res)}`);
+        const after = await open();
+        e.that(!continued(s, after, a.redirectUri), `the used resume code continued the same browser again after the code was issued: ${said(after)}`);
+      };
+      const race = async () => {
+        const b = await matrixSignIn(() => approvedUnresumed(s));
+        const answers = await together(RACE, () => b.user.browser.http.get(b.resumeUri, { headers: { accept: 'text/html' } }));
+        const winners = answers.filter((r) => continued(s, r, b.redirectUri));
+        e.that(
+          winners.length === 1,
+          `opened ${RACE} ways at once in the same browser, the resume code continued ${winners.length} times: ${answers.map((r) => r.status).join(' ')}; ${said(winners[1] ?? answers[0]!)}`,
+        );
+      };
+      await Promise.all([replay(), race()]);
+    },
+  });
+}
+
+/** A transaction opened for a fresh user: its page URL. */
+async function opened(s: BridgeSession): Promise<{ user: User; txUrl: string }> {
+  const user = await s.newUser();
+  const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
+  if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+  return { user, txUrl: new URL(res.location, s.target.issuer).href.split('?')[0]! };
+}
+
+function transactionWindowCheck(t: BridgeTarget): Check {
+  const lifeS = t.declared?.transactionLifetimeS ?? limits.bridge_transaction_ttl_seconds;
+  const insideMs = lifeS * 1000 - 2000;
+  const pastMs = lifeS * 1000 + 1000;
+  return bridgeCheck(t, {
+    id: 'bridge/matrix/transaction-window',
+    title: `a transaction takes an ID ${(insideMs / 1000).toFixed(0)} s after /authorize created it, and not ${(pastMs / 1000).toFixed(0)} s after even when its page was polled half-way (its life of ${lifeS} s counts from /authorize, declared or the document's)`,
+    rules: ['ob.transaction.expiry'],
+    context: ['ob.contract.transaction'],
+    cells: [
+      { rule: 'ob.transaction.expiry', facet: 'window', value: 'inside', operation: 'identify' },
+      { rule: 'ob.transaction.expiry', facet: 'window', value: 'outside', operation: 'identify' },
+    ],
+    lane: WINDOW_LANE,
+    timeoutMs: pastMs + 60_000,
+    run: async (s, e) => {
+      const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
+      const inside = async () => {
+        const a = await opened(s);
+        const start = Date.now();
+        await sleepUntil(start + insideMs);
+        const { res, view } = await s.post(a.user.browser, `${a.txUrl}/identify`, { id: a.user.key.identity });
+        e.that(view.state === 'awaiting_signature', `${((Date.now() - start) / 1000).toFixed(1)} s into its life of ${lifeS} s the transaction took no ID: ${said(res)}`);
+      };
+      const past = async () => {
+        // Opened, then polled half-way: activity does not restart its life.
+        const b = await opened(s);
+        const start = Date.now();
+        await sleepUntil(start + (lifeS * 1000) / 2);
+        await s.view(b.user.browser, b.txUrl);
+        await sleepUntil(start + pastMs);
+        const { res, view } = await s.post(b.user.browser, `${b.txUrl}/identify`, { id: b.user.key.identity });
+        e.that(
+          view.state !== 'awaiting_signature' && typeof view.request !== 'string',
+          `${((Date.now() - start) / 1000).toFixed(1)} s after /authorize (life ${lifeS} s, polled half-way) the transaction still took an ID: ${said(res)}`,
+        );
+      };
+      await Promise.all([inside(), past()]);
+    },
+  });
+}
+
+/** Whether another browser's request moved or showed the transaction: anything but a refusal. */
+const refused = (status: number) => status >= 400 && status < 500;
+
+function transactionBrowserCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/matrix/transaction-browser',
+    title:
+      "a transaction answers only the browser that started it: another browser (holding its own transaction's cookie) is refused its page, status poll, ID entry, extension and consent, and the transaction does not move",
+    rules: ['ob.transaction.create'],
+    context: ['ob.contract.transaction'],
+    cells: ['transaction', 'transactionStatus', 'identify', 'creating', 'consent'].map((operation) => ({
+      rule: 'ob.transaction.create' as const,
+      facet: 'binding',
+      value: 'browser-cookie',
+      operation,
+    })),
+    run: async (s, e) => {
+      // The stranger holds a valid cookie of its own transaction: the swapped part is another valid one.
+      const [owner, stranger] = await Promise.all([matrixSignIn(() => approvedUnresumed(s)), opened(s)]);
+      const other = stranger.user.browser;
+      const page = await other.http.get(owner.txUrl, { headers: { accept: 'application/json' } });
+      e.that(refused(page.status), `another browser read the transaction's page: ${said(page)}`);
+      const status = await other.http.get(`${owner.txUrl}/status`, { headers: { accept: 'application/json' } });
+      e.that(refused(status.status), `another browser read the transaction's status poll: ${said(status)}`);
+      const creating = await other.http.post(`${owner.txUrl}/creating`, '', { headers: { accept: 'application/json' } });
+      e.that(refused(creating.status), `another browser extended the transaction: ${said(creating)}`);
+      const resumed = await owner.user.browser.http.get(owner.resumeUri, { headers: { accept: 'text/html' } });
+      if (resumed.status >= 400) throw new CheckFailure(`the resume link was refused in the browser that started the sign-in: ${said(resumed)}`);
+      const { view } = await s.view(owner.user.browser, owner.txUrl);
+      if (view.state !== 'consent') throw new CheckFailure(`after the resume the transaction is ${JSON.stringify(view.state)}, not at consent`);
+      const identified = await s.post(other, `${owner.txUrl}/identify`, { id: stranger.user.key.identity });
+      e.that(refused(identified.res.status), `another browser entered an ID into the transaction: ${said(identified.res)}`);
+      const offered = ((view.consent ?? {}) as { claims?: string[] }).claims ?? [];
+      const decided = await s.post(other, `${owner.txUrl}/consent`, { decision: 'approve', claims: offered });
+      const leaked = s.authorizationResponse(typeof decided.view.redirect === 'string' ? decided.view.redirect : decided.res.location, owner.redirectUri);
+      e.that(refused(decided.res.status) && leaked?.code === undefined, `another browser approved the consent: ${said(decided.res)}`);
+      const after = (await s.view(owner.user.browser, owner.txUrl)).view;
+      e.that(after.state === 'consent', `after another browser's requests the transaction is ${JSON.stringify(after.state)}, not still at consent`);
+    },
+  });
+}
+
+export function transactionMatrixChecks(t: BridgeTarget): Check[] {
+  return [resumeOnceCheck(t), transactionWindowCheck(t), transactionBrowserCheck(t)];
+}
