@@ -7,6 +7,7 @@ import type { Breakage as RpBreakage } from '../rp/helpers.ts';
 import { RP_WIRE } from '../../reference/variants/rp.ts';
 import { BRIDGE_WIRE } from '../../reference/variants/bridge.ts';
 import { RELAY_WIRE } from '../../reference/variants/relay.ts';
+import { DRIVE_WIRE } from '../../reference/variants/drive.ts';
 import type { WireVariant } from '../../reference/variants/wire.ts';
 import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
 
@@ -22,7 +23,7 @@ export type Variant =
   | { suite: 'rp'; breakage: RpBreakage; rule: RuleId; tls?: true };
 
 /** One variant per rule a wire variant breaks (its rule and the rules restating it). */
-function wire(suite: 'rp' | 'bridge' | 'relay', table: Record<string, WireVariant>): Variant[] {
+function wire(suite: 'rp' | 'bridge' | 'relay' | 'drive', table: Record<string, WireVariant>): Variant[] {
   return Object.entries(table).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite, breakage: `wire:${name}`, rule }) as Variant));
 }
 
@@ -64,6 +65,9 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'drive', breakage: 'node-shares-no-ancestors', rule: 'ra.drive.node-shares' },
   { suite: 'drive', breakage: 'root-no-root', rule: 'ra.drive.root' },
   { suite: 'drive', breakage: 'chunk-by-hash', rule: 'ra.drive.chunk-access' },
+  // "a chunk readable by hash through a share that does not cover it" (issue 25): a member reads a
+  // chunk of a node it has no share on through the route of one it has.
+  { suite: 'drive', breakage: 'chunk-by-hash', rule: 'ra.drive.members' },
   { suite: 'drive', breakage: 'link-opens-ignored', rule: 'ra.drive.link-opens' },
   { suite: 'drive', breakage: 'commit-half-applied', rule: 'ra.drive.commit-validated' },
   { suite: 'drive', breakage: 'share-no-inherit', rule: 'ra.drive.roles' },
@@ -127,5 +131,6 @@ export const VARIANTS: readonly Variant[] = [
   ...wire('rp', RP_WIRE),
   ...wire('bridge', BRIDGE_WIRE),
   ...wire('relay', RELAY_WIRE),
+  ...wire('drive', DRIVE_WIRE),
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
 ];

@@ -7,8 +7,22 @@ import type { RelayTarget } from '../relay/driver.ts';
 import { documentChecks } from './checks/document.ts';
 import { driveModelCheck } from './checks/model.ts';
 import { profileChecks } from './checks/profile.ts';
+import { rolesMatrix } from './checks/roles-matrix.ts';
+import { sharesLifecycle } from './checks/shares-lifecycle.ts';
+import { readsBound } from './checks/reads-bound.ts';
+import { quotaScope } from './checks/quota-scope.ts';
+import { commitsOnce } from './checks/commits-once.ts';
 
 export async function driveSuite(target: RelayTarget): Promise<SuiteLoad> {
-  const checks: Check[] = [...documentChecks(target), driveModelCheck(target), ...profileChecks(target)];
+  const checks: Check[] = [
+    ...documentChecks(target),
+    rolesMatrix(target),
+    sharesLifecycle(target),
+    readsBound(target),
+    quotaScope(target),
+    commitsOnce(target),
+    driveModelCheck(target),
+    ...profileChecks(target),
+  ];
   return { checks, skipped: [], coverageDocs: [3] };
 }
