@@ -12,6 +12,7 @@ import { sharesLifecycle } from './checks/shares-lifecycle.ts';
 import { readsBound } from './checks/reads-bound.ts';
 import { quotaScope } from './checks/quota-scope.ts';
 import { commitsOnce } from './checks/commits-once.ts';
+import { shareBinding } from './checks/share-binding.ts';
 
 export async function driveSuite(target: RelayTarget): Promise<SuiteLoad> {
   const checks: Check[] = [
@@ -23,6 +24,7 @@ export async function driveSuite(target: RelayTarget): Promise<SuiteLoad> {
     commitsOnce(target),
     driveModelCheck(target),
     ...profileChecks(target),
+    shareBinding(target),
   ];
   return { checks, skipped: [], coverageDocs: [3] };
 }
