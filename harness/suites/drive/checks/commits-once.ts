@@ -25,6 +25,7 @@ export function commitsOnce(t: RelayTarget): Check {
       const { id: owner, root } = await s.owner();
       const drive = owner.identity;
       const f = await s.file(owner, root.keys, 'contended', text('v1'));
+      // Spread over four writers: an identity holds at most 16 live challenges (limits.challenges_per_identity_max).
       const writers: RelayIdentity[] = [owner, ...(await Promise.all([s.identity(), s.identity(), s.identity()]))];
       await Promise.all(writers.slice(1).map((w) => s.share(owner, { node: root.keys, role: 'write', member: { identity: w.identity, encryption: w.encryption.publicKey } })));
       const chunks = encryptContent(s.profile, drive, f.keys, text('v2'));

@@ -11,7 +11,24 @@
 import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import type { DriveActor } from '../../../actors/drive/client.ts';
-import { create, encryptContent, groupRoster, hex16, move, nodeKeys, record, recordHash, remove, replace, rosterHeader, share, type Author, type Chunk } from '../../../actors/drive/objects.ts';
+import {
+  create,
+  encryptContent,
+  pageHash,
+  pagesOf,
+  groupRoster,
+  hex16,
+  move,
+  nodeKeys,
+  record,
+  recordHash,
+  remove,
+  replace,
+  rosterHeader,
+  share,
+  type Author,
+  type Chunk,
+} from '../../../actors/drive/objects.ts';
 import type { RelayIdentity } from '../../../actors/relay/index.ts';
 import type { RuleId } from '../../../../schemas/ts/rules.ts';
 import { DriveSession, bodyOf, ok, said, type Made, type RelayTarget } from '../driver.ts';
@@ -182,6 +199,9 @@ interface Tree {
   sub: Made;
   dest: Made;
   file: Made;
+  /** The first page of the file's version, and content for it the owner uploaded (the refused replaces name it). */
+  page: string;
+  spare: Chunk[];
   log: Made;
   logChunk: Chunk;
   /** The hash of the owner's record on the append file (its next record follows it). */
@@ -197,43 +217,40 @@ interface Tree {
   victim: string;
   beneficiary: { identity: string; encryption: Uint8Array };
   actors: Map<Principal, { actor: DriveActor; author: Author }>;
-  shareIds: string[];
 }
 
 /** The tree, its shares and every principal's credentials. */
 async function plant(s: DriveSession): Promise<Tree> {
+  // The principals' identities and the link's password (argon2id) come while the tree is built.
+  const people = Promise.all([...Array.from({ length: 10 }, () => s.identity()), s.identity('peer'), s.identity('peer'), s.identity('peer'), s.stranger()]);
+  const salt = new Uint8Array(randomBytes(16));
+  const password = import('../../../impl/noble-drive.ts').then(({ linkSecrets }) => linkSecrets('matrix password', salt));
   const { id: owner, root } = await s.owner();
   const drive = owner.identity;
-  const shared = await s.folder(owner, root.keys, 'shared');
-  const sibling = await s.folder(owner, root.keys, 'sibling');
-  const sub = await s.folder(owner, shared.keys, 'sub');
-  const [dest, movable, keep, file, log, other] = await Promise.all([
+  const [shared, sibling] = await Promise.all([s.folder(owner, root.keys, 'shared'), s.folder(owner, root.keys, 'sibling')]);
+  const [sub, dest, log, other] = await Promise.all([
+    s.folder(owner, shared.keys, 'sub'),
     s.folder(owner, shared.keys, 'dest'),
-    s.folder(owner, sub.keys, 'movable'),
-    s.folder(owner, sub.keys, 'keep'),
-    s.file(owner, sub.keys, 'f.txt', text('the shared file')),
     s.file(owner, shared.keys, 'log', new Uint8Array(0), { mode: 'append' }),
     s.file(owner, sibling.keys, 'o.txt', text('beside the share')),
   ]);
+  const writers = ['owner', 'write', 'admin'] as const;
+  const [movable, keep, file, ...mine] = await Promise.all([
+    s.folder(owner, sub.keys, 'movable'),
+    s.folder(owner, sub.keys, 'keep'),
+    s.file(owner, sub.keys, 'f.txt', text('the shared file')),
+    ...writers.flatMap((p) => [s.file(owner, sub.keys, `f-${p}`, text(p)), s.folder(owner, sub.keys, `mv-${p}`), s.folder(owner, sub.keys, `rm-${p}`)]),
+  ]);
   const [logChunk] = encryptContent(s.profile, drive, log.keys, text('a record'));
-  const problem = await s.drive.upload(drive, s.actor(owner), [logChunk!]);
+  const spare = encryptContent(s.profile, drive, file!.keys, text('what a refused replace would write'));
+  const problem = await s.drive.upload(drive, s.actor(owner), [logChunk!, ...spare]);
   if (problem) throw new Error(problem);
   const first = record(s.profile, { drive, node: log.keys, author: owner, sequence: 1, previous: '', chunks: [logChunk!] });
   const r = await s.drive.commit(drive, s.actor(owner), { id: hex16(), records: [first] });
   if (!ok(r)) throw new Error(`the owner's append answered ${said(r)}`);
-
-  const [read, write, admin, append, createRole, expired, unshared, removed, stranger, group, groupMember, remote, remoteStranger, beneficiary] = await Promise.all([
-    ...Array.from({ length: 9 }, () => s.identity()),
-    s.identity('peer'),
-    s.identity(),
-    s.identity('peer'),
-    s.identity('peer'),
-    s.stranger(),
-  ]);
+  const [read, write, admin, append, createRole, expired, unshared, removed, stranger, groupMember, group, remote, remoteStranger, beneficiary] = await people;
+  const secrets = await password;
   const to = (id: RelayIdentity) => ({ identity: id.identity, encryption: id.encryption.publicKey });
-  const salt = new Uint8Array(randomBytes(16));
-  const { linkSecrets } = await import('../../../impl/noble-drive.ts');
-  const secrets = await linkSecrets('matrix password', salt);
   const link = randomBytes(16).toString('hex');
   const past = new Date(Date.now() - 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const made = await Promise.all([
@@ -247,6 +264,9 @@ async function plant(s: DriveSession): Promise<Tree> {
     s.share(owner, { node: shared.keys, role: 'read', member: to(group!) }),
     s.share(owner, { node: shared.keys, role: 'read', member: to(remote!) }),
     s.share(owner, { node: shared.keys, role: 'read', link, password: { salt, verifierHash: secrets.verifierHash, key: secrets.key } }),
+    s.share(owner, { node: sub.keys, role: 'read', member: to(beneficiary!) }),
+    // Shares only the owner and the admin may end, one each.
+    s.share(owner, { node: sub.keys, role: 'read', member: to(beneficiary!) }),
     s.share(owner, { node: sub.keys, role: 'read', member: to(beneficiary!) }),
   ]);
   const u = await s.unshare(owner, String(made[6]!.share.id));
@@ -272,13 +292,9 @@ async function plant(s: DriveSession): Promise<Tree> {
     ['stranger', as(stranger!)],
     ['no-proof', { actor: { none: true }, author: stranger! }],
   ]);
-  const own = new Map<Principal, { file: Made; movable: Made; removable: Made; victim?: string }>();
-  await Promise.all(
-    (['owner', 'write', 'admin'] as const).map(async (p) => {
-      const [f, mv, rm] = await Promise.all([s.file(owner, sub.keys, `f-${p}`, text(p)), s.folder(owner, sub.keys, `mv-${p}`), s.folder(owner, sub.keys, `rm-${p}`)]);
-      const victim = p === 'write' ? undefined : String((await s.share(owner, { node: sub.keys, role: 'read', member: to(beneficiary!) })).share.id);
-      own.set(p, { file: f, movable: mv, removable: rm, ...(victim ? { victim } : {}) });
-    }),
+  const victims: Partial<Record<Principal, string>> = { owner: String(made[11]!.share.id), admin: String(made[12]!.share.id) };
+  const own = new Map<Principal, { file: Made; movable: Made; removable: Made; victim?: string }>(
+    writers.map((p, i) => [p, { file: mine[3 * i]!, movable: mine[3 * i + 1]!, removable: mine[3 * i + 2]!, ...(victims[p] ? { victim: victims[p] } : {}) }]),
   );
   return {
     owner,
@@ -287,19 +303,20 @@ async function plant(s: DriveSession): Promise<Tree> {
     shared,
     sub,
     dest,
-    file,
+    file: file!,
+    spare,
+    page: pageHash(s.profile, pagesOf(s.profile, drive, file!.keys.node, file!.chunks).pages[0]!),
     log,
     logChunk: logChunk!,
     ownerChain: recordHash(s.profile, first),
     sibling,
     other,
-    movable,
-    keep,
+    movable: movable!,
+    keep: keep!,
     own,
     victim: String(made[10]!.share.id),
     beneficiary: to(beneficiary!),
     actors,
-    shareIds: made.map((m) => String(m.share.id)),
   };
 }
 
@@ -334,10 +351,8 @@ async function use(s: DriveSession, t: Tree, p: Principal, name: UseName, traces
       return get(`/nodes/${t.log.keys.node}/records`);
     case 'version':
       return get(`/nodes/${t.file.keys.node}/versions/${t.file.version}`);
-    case 'page': {
-      const page = await s.drive.get(d, `/nodes/${t.file.keys.node}/versions/${t.file.version}`, s.actor(t.owner));
-      return get(`/nodes/${t.file.keys.node}/versions/${t.file.version}/pages/${String(((bodyOf(page)?.pages as string[] | undefined) ?? [])[0])}`);
-    }
+    case 'page':
+      return get(`/nodes/${t.file.keys.node}/versions/${t.file.version}/pages/${t.page}`);
     case 'chunk':
       return answerOf(await s.drive.chunk(d, actor, t.file.keys.node, t.file.version, firstChunk));
     case 'record-chunk':
@@ -366,8 +381,8 @@ async function use(s: DriveSession, t: Tree, p: Principal, name: UseName, traces
     }
     case 'replace': {
       const target = mine?.file ?? t.file;
-      const chunks = encryptContent(s.profile, d, target.keys, text(`replaced by ${p}`));
-      const up = await s.drive.upload(d, s.actor(t.owner), chunks);
+      const chunks = mine ? encryptContent(s.profile, d, target.keys, text(`replaced by ${p}`)) : t.spare;
+      const up = mine ? await s.drive.upload(d, s.actor(t.owner), chunks) : undefined;
       if (up) throw new Error(up);
       const body = replace(s.profile, { drive: d, author, keys: target.keys, parent: target.version, chunks });
       if (expected(p, name) !== 'allowed') traces.replaced.push(String((body.manifest as Obj).version));
