@@ -32,6 +32,7 @@ function heldOpen(res: Response): Response {
   const upstream = res.body!.getReader();
   const encoder = new TextEncoder();
   let timer: ReturnType<typeof setInterval> | undefined;
+  let cancelled = false;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       void (async () => {
@@ -47,10 +48,11 @@ function heldOpen(res: Response): Response {
             if (!frame.startsWith('event: drive.revoked')) controller.enqueue(encoder.encode(frame));
           }
         }
-        timer = setInterval(() => controller.enqueue(encoder.encode(': keepalive\n\n')), 25_000);
+        if (!cancelled) timer = setInterval(() => controller.enqueue(encoder.encode(': keepalive\n\n')), 25_000);
       })();
     },
     cancel() {
+      cancelled = true;
       clearInterval(timer);
       void upstream.cancel().catch(() => undefined);
     },
