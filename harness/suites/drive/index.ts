@@ -13,6 +13,7 @@ import { readsBound } from './checks/reads-bound.ts';
 import { quotaScope } from './checks/quota-scope.ts';
 import { commitsOnce } from './checks/commits-once.ts';
 import { shareBinding } from './checks/share-binding.ts';
+import { nodeRemoval } from './checks/node-removal.ts';
 
 export async function driveSuite(target: RelayTarget): Promise<SuiteLoad> {
   const checks: Check[] = [
@@ -25,6 +26,7 @@ export async function driveSuite(target: RelayTarget): Promise<SuiteLoad> {
     driveModelCheck(target),
     ...profileChecks(target),
     shareBinding(target),
+    nodeRemoval(target),
   ];
   return { checks, skipped: [], coverageDocs: [3] };
 }
