@@ -236,6 +236,8 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
   }
   const log = cliLog(io.stderr, flags.quiet === true);
   try {
+    // A drive variant named in the environment (the harness's own tests) replaces access decisions.
+    const driveSeams = process.env.SVC_REFERENCE_WIRE?.startsWith('drive/') ? await (await import('../variants/drive-matrix.ts')).driveSeamsFromEnv() : undefined;
     const running = await startRelay({
       host,
       port: listenPort,
@@ -263,6 +265,7 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
         ...(flags.sharedState ? { sharedState: flags.sharedState } : {}),
         ...(flags.database ? { database: flags.database } : {}),
         breakages: new Set(flags.break as Breakage[]),
+        ...(driveSeams ? { driveSeams } : {}),
         documentOnly: flags.variant === 'document-only',
         version: '0.1.0',
         buildTime: null,

@@ -10,6 +10,7 @@ import type { RateLimits } from './rate-limits.ts';
 import type { DnsProviders } from './dns-providers.ts';
 import type { S3Location } from './drive/s3-chunks.ts';
 import type { RelayState } from './state.ts';
+import type { DriveSeams } from './drive/access.ts';
 
 /** Deliberate faults for the suite's negative tests (only with SVC_REFERENCE_ALLOW_BREAKAGE=1). */
 export const BREAKAGES = [
@@ -89,6 +90,8 @@ export interface RelayConfig {
   /** redis://HOST:PORT shared by every process of this relay (--shared-state); absent: this process's memory. */
   sharedState?: string;
   breakages: ReadonlySet<Breakage>;
+  /** Access decisions a drive variant replaces (reference/variants/drive-matrix.ts; the harness's own tests only). */
+  driveSeams?: Partial<DriveSeams>;
   /** Follows only document 3 where the project decided (other codes, no detail, other cursor names). */
   documentOnly: boolean;
   version: string;

@@ -5,6 +5,7 @@ import { BRIDGE_WIRE } from './bridge.ts';
 import { BRIDGE_MATRIX_WIRE } from './bridge-matrix.ts';
 import { RELAY_WIRE } from './relay.ts';
 import { DRIVE_WIRE } from './drive.ts';
+import { DRIVE_MATRIX_WIRE } from './drive-matrix.ts';
 import { RELAY_OWNER_WIRE } from './relay-owner.ts';
 import { RELAY_CORE_WIRE } from './relay-core.ts';
 
@@ -18,4 +19,5 @@ export const WIRE_VARIANTS: Record<string, WireVariant> = {
   ...keyed('relay', RELAY_OWNER_WIRE),
   ...keyed('relay', RELAY_CORE_WIRE),
   ...keyed('drive', DRIVE_WIRE),
+  ...keyed('drive', DRIVE_MATRIX_WIRE),
 };

@@ -820,6 +820,1409 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ra.drive.owner",
+    "kind": "who",
+    "name": "read",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "operations": [
+      "driveNode",
+      "driveChildren",
+      "driveHistory",
+      "driveRecords",
+      "driveVersion",
+      "drivePage",
+      "driveVersionChunk",
+      "driveRecordChunk",
+      "driveNodeShares",
+      "driveEvents"
+    ],
+    "allowed": [
+      "owner"
+    ],
+    "refused": [
+      "no-proof"
+    ],
+    "note": "Reads of a node and what hangs off it, and its event stream.",
+    "area": "drive",
+    "facet": "read",
+    "values": [
+      "owner",
+      "no-proof"
+    ]
+  },
+  {
+    "rule": "ra.drive.owner",
+    "kind": "who",
+    "name": "overview",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "operations": [
+      "driveRoot",
+      "driveChanges",
+      "driveShares"
+    ],
+    "allowed": [
+      "owner"
+    ],
+    "refused": [
+      "no-proof"
+    ],
+    "note": "Drive-wide answers: refused, or answered without naming what the caller may not see (the root answer to members, and listing an ended share among a member's own, are the project's).",
+    "area": "drive",
+    "facet": "overview",
+    "values": [
+      "owner",
+      "no-proof"
+    ]
+  },
+  {
+    "rule": "ra.drive.owner",
+    "kind": "who",
+    "name": "upload",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "operations": [
+      "driveMissing",
+      "driveChunkPut"
+    ],
+    "allowed": [
+      "owner"
+    ],
+    "refused": [
+      "no-proof"
+    ],
+    "note": "Whether a reader uploads chunks is the project's (ra.drive.roles, ra.drive.chunk-upload).",
+    "area": "drive",
+    "facet": "upload",
+    "values": [
+      "owner",
+      "no-proof"
+    ]
+  },
+  {
+    "rule": "ra.drive.owner",
+    "kind": "who",
+    "name": "create",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "operations": [
+      "driveCommit"
+    ],
+    "allowed": [
+      "owner"
+    ],
+    "refused": [
+      "no-proof"
+    ],
+    "note": "A create in a folder below the share.",
+    "area": "drive",
+    "facet": "create",
+    "values": [
+      "owner",
+      "no-proof"
+    ]
+  },
+  {
+    "rule": "ra.drive.owner",
+    "kind": "who",
+    "name": "modify",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "operations": [
+      "driveCommit"
+    ],
+    "allowed": [
+      "owner"
+    ],
+    "refused": [
+      "no-proof"
+    ],
+    "note": "A replace, move or remove of a node below the share.",
+    "area": "drive",
+    "facet": "modify",
+    "values": [
+      "owner",
+      "no-proof"
+    ]
+  },
+  {
+    "rule": "ra.drive.owner",
+    "kind": "who",
+    "name": "append",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "operations": [
+      "driveCommit"
+    ],
+    "allowed": [
+      "owner"
+    ],
+    "refused": [
+      "no-proof"
+    ],
+    "note": "An append record on an append file below the share.",
+    "area": "drive",
+    "facet": "append",
+    "values": [
+      "owner",
+      "no-proof"
+    ]
+  },
+  {
+    "rule": "ra.drive.owner",
+    "kind": "who",
+    "name": "share",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "operations": [
+      "driveCommit"
+    ],
+    "allowed": [
+      "owner"
+    ],
+    "refused": [
+      "no-proof"
+    ],
+    "note": "A share or unshare of a node below the share; whether `write` shares is the project's (ra.drive.roles).",
+    "area": "drive",
+    "facet": "share",
+    "values": [
+      "owner",
+      "no-proof"
+    ]
+  },
+  {
+    "rule": "ra.drive.members",
+    "kind": "who",
+    "name": "read",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "operations": [
+      "driveNode",
+      "driveChildren",
+      "driveHistory",
+      "driveRecords",
+      "driveVersion",
+      "drivePage",
+      "driveVersionChunk",
+      "driveRecordChunk",
+      "driveNodeShares",
+      "driveEvents"
+    ],
+    "allowed": [
+      "read",
+      "write",
+      "admin"
+    ],
+    "refused": [
+      "expired",
+      "unshared",
+      "stranger"
+    ],
+    "note": "Reads of a node and what hangs off it, and its event stream.",
+    "area": "drive",
+    "facet": "read",
+    "values": [
+      "read",
+      "write",
+      "admin",
+      "expired",
+      "unshared",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.drive.members",
+    "kind": "who",
+    "name": "overview",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "operations": [
+      "driveChanges",
+      "driveShares",
+      "driveRoot"
+    ],
+    "allowed": [
+      "read",
+      "write",
+      "admin"
+    ],
+    "refused": [
+      "expired",
+      "unshared",
+      "stranger"
+    ],
+    "unfilled": [
+      {
+        "value": "read",
+        "operation": "driveRoot",
+        "reason": "not applicable: the document leaves it to the project (ra.drive.roles)"
+      },
+      {
+        "value": "write",
+        "operation": "driveRoot",
+        "reason": "not applicable: the document leaves it to the project (ra.drive.roles)"
+      },
+      {
+        "value": "admin",
+        "operation": "driveRoot",
+        "reason": "not applicable: the document leaves it to the project (ra.drive.roles)"
+      },
+      {
+        "value": "expired",
+        "operation": "driveShares",
+        "reason": "not applicable: the document leaves it to the project (ra.drive.roles)"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveShares",
+        "reason": "not applicable: the document leaves it to the project (ra.drive.roles)"
+      }
+    ],
+    "note": "Drive-wide answers: refused, or answered without naming what the caller may not see (the root answer to members, and listing an ended share among a member's own, are the project's).",
+    "area": "drive",
+    "facet": "overview",
+    "values": [
+      "read",
+      "write",
+      "admin",
+      "expired",
+      "unshared",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.drive.members",
+    "kind": "who",
+    "name": "upload",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "operations": [
+      "driveMissing",
+      "driveChunkPut"
+    ],
+    "allowed": [
+      "write",
+      "admin",
+      "append",
+      "create"
+    ],
+    "refused": [
+      "expired",
+      "unshared",
+      "stranger"
+    ],
+    "note": "Whether a reader uploads chunks is the project's (ra.drive.roles, ra.drive.chunk-upload).",
+    "area": "drive",
+    "facet": "upload",
+    "values": [
+      "write",
+      "admin",
+      "append",
+      "create",
+      "expired",
+      "unshared",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.drive.members",
+    "kind": "who",
+    "name": "create",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "operations": [
+      "driveCommit"
+    ],
+    "allowed": [
+      "write",
+      "admin",
+      "create"
+    ],
+    "refused": [
+      "read",
+      "append",
+      "expired",
+      "unshared",
+      "stranger"
+    ],
+    "note": "A create in a folder below the share.",
+    "area": "drive",
+    "facet": "create",
+    "values": [
+      "write",
+      "admin",
+      "create",
+      "read",
+      "append",
+      "expired",
+      "unshared",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.drive.members",
+    "kind": "who",
+    "name": "modify",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "operations": [
+      "driveCommit"
+    ],
+    "allowed": [
+      "write",
+      "admin"
+    ],
+    "refused": [
+      "read",
+      "append",
+      "create",
+      "expired",
+      "unshared",
+      "stranger"
+    ],
+    "note": "A replace, move or remove of a node below the share.",
+    "area": "drive",
+    "facet": "modify",
+    "values": [
+      "write",
+      "admin",
+      "read",
+      "append",
+      "create",
+      "expired",
+      "unshared",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.drive.members",
+    "kind": "who",
+    "name": "append",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "operations": [
+      "driveCommit"
+    ],
+    "allowed": [
+      "write",
+      "admin",
+      "append"
+    ],
+    "refused": [
+      "read",
+      "create",
+      "expired",
+      "unshared",
+      "stranger"
+    ],
+    "note": "An append record on an append file below the share.",
+    "area": "drive",
+    "facet": "append",
+    "values": [
+      "write",
+      "admin",
+      "append",
+      "read",
+      "create",
+      "expired",
+      "unshared",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.drive.members",
+    "kind": "who",
+    "name": "share",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "operations": [
+      "driveCommit"
+    ],
+    "allowed": [
+      "admin"
+    ],
+    "refused": [
+      "read",
+      "append",
+      "create",
+      "expired",
+      "unshared",
+      "stranger"
+    ],
+    "note": "A share or unshare of a node below the share; whether `write` shares is the project's (ra.drive.roles).",
+    "area": "drive",
+    "facet": "share",
+    "values": [
+      "admin",
+      "read",
+      "append",
+      "create",
+      "expired",
+      "unshared",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.drive.members",
+    "kind": "who",
+    "name": "beside",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "operations": [
+      "driveNode",
+      "driveVersionChunk",
+      "driveCommit"
+    ],
+    "refused": [
+      "read",
+      "write",
+      "admin",
+      "append",
+      "create",
+      "expired",
+      "unshared",
+      "stranger"
+    ],
+    "note": "Uses of the folder beside the shared one and of its parent: a share on a folder grants what is below it and nothing beside it.",
+    "area": "drive",
+    "facet": "beside",
+    "values": [
+      "read",
+      "write",
+      "admin",
+      "append",
+      "create",
+      "expired",
+      "unshared",
+      "stranger"
+    ]
+  },
+  {
+    "rule": "ra.drive.group-members",
+    "kind": "who",
+    "name": "read",
+    "cite": "A member of a group identity on another relay adds `X-Svc-Group-Roster` (the group's signed roster, base64url).",
+    "operations": [
+      "driveNode",
+      "driveChildren",
+      "driveHistory",
+      "driveRecords",
+      "driveVersion",
+      "drivePage",
+      "driveVersionChunk",
+      "driveRecordChunk",
+      "driveNodeShares",
+      "driveEvents"
+    ],
+    "allowed": [
+      "group-member"
+    ],
+    "refused": [
+      "removed-member"
+    ],
+    "note": "Reads of a node and what hangs off it, and its event stream.",
+    "area": "drive",
+    "facet": "read",
+    "values": [
+      "group-member",
+      "removed-member"
+    ]
+  },
+  {
+    "rule": "ra.drive.group-members",
+    "kind": "who",
+    "name": "overview",
+    "cite": "A member of a group identity on another relay adds `X-Svc-Group-Roster` (the group's signed roster, base64url).",
+    "operations": [
+      "driveChanges",
+      "driveShares",
+      "driveRoot"
+    ],
+    "allowed": [
+      "group-member"
+    ],
+    "refused": [
+      "removed-member"
+    ],
+    "unfilled": [
+      {
+        "value": "group-member",
+        "operation": "driveRoot",
+        "reason": "not applicable: the document leaves it to the project (ra.drive.roles)"
+      }
+    ],
+    "note": "Drive-wide answers: refused, or answered without naming what the caller may not see (the root answer to members, and listing an ended share among a member's own, are the project's).",
+    "area": "drive",
+    "facet": "overview",
+    "values": [
+      "group-member",
+      "removed-member"
+    ]
+  },
+  {
+    "rule": "ra.drive.group-members",
+    "kind": "who",
+    "name": "upload",
+    "cite": "A member of a group identity on another relay adds `X-Svc-Group-Roster` (the group's signed roster, base64url).",
+    "operations": [
+      "driveMissing",
+      "driveChunkPut"
+    ],
+    "refused": [
+      "removed-member"
+    ],
+    "note": "Whether a reader uploads chunks is the project's (ra.drive.roles, ra.drive.chunk-upload).",
+    "area": "drive",
+    "facet": "upload",
+    "values": [
+      "removed-member"
+    ]
+  },
+  {
+    "rule": "ra.drive.group-members",
+    "kind": "who",
+    "name": "create",
+    "cite": "A member of a group identity on another relay adds `X-Svc-Group-Roster` (the group's signed roster, base64url).",
+    "operations": [
+      "driveCommit"
+    ],
+    "refused": [
+      "group-member",
+      "removed-member"
+    ],
+    "note": "A create in a folder below the share.",
+    "area": "drive",
+    "facet": "create",
+    "values": [
+      "group-member",
+      "removed-member"
+    ]
+  },
+  {
+    "rule": "ra.drive.group-members",
+    "kind": "who",
+    "name": "modify",
+    "cite": "A member of a group identity on another relay adds `X-Svc-Group-Roster` (the group's signed roster, base64url).",
+    "operations": [
+      "driveCommit"
+    ],
+    "refused": [
+      "group-member",
+      "removed-member"
+    ],
+    "note": "A replace, move or remove of a node below the share.",
+    "area": "drive",
+    "facet": "modify",
+    "values": [
+      "group-member",
+      "removed-member"
+    ]
+  },
+  {
+    "rule": "ra.drive.group-members",
+    "kind": "who",
+    "name": "append",
+    "cite": "A member of a group identity on another relay adds `X-Svc-Group-Roster` (the group's signed roster, base64url).",
+    "operations": [
+      "driveCommit"
+    ],
+    "refused": [
+      "group-member",
+      "removed-member"
+    ],
+    "note": "An append record on an append file below the share.",
+    "area": "drive",
+    "facet": "append",
+    "values": [
+      "group-member",
+      "removed-member"
+    ]
+  },
+  {
+    "rule": "ra.drive.group-members",
+    "kind": "who",
+    "name": "share",
+    "cite": "A member of a group identity on another relay adds `X-Svc-Group-Roster` (the group's signed roster, base64url).",
+    "operations": [
+      "driveCommit"
+    ],
+    "refused": [
+      "group-member",
+      "removed-member"
+    ],
+    "note": "A share or unshare of a node below the share; whether `write` shares is the project's (ra.drive.roles).",
+    "area": "drive",
+    "facet": "share",
+    "values": [
+      "group-member",
+      "removed-member"
+    ]
+  },
+  {
+    "rule": "ra.drive.group-members",
+    "kind": "who",
+    "name": "beside",
+    "cite": "A member of a group identity on another relay adds `X-Svc-Group-Roster` (the group's signed roster, base64url).",
+    "operations": [
+      "driveNode",
+      "driveVersionChunk",
+      "driveCommit"
+    ],
+    "refused": [
+      "group-member",
+      "removed-member"
+    ],
+    "note": "Uses of the folder beside the shared one and of its parent: a share on a folder grants what is below it and nothing beside it.",
+    "area": "drive",
+    "facet": "beside",
+    "values": [
+      "group-member",
+      "removed-member"
+    ]
+  },
+  {
+    "rule": "ra.drive.remote-members",
+    "kind": "who",
+    "name": "read",
+    "cite": "Requests carry the challenge headers (`X-Svc-Identity`, `X-Svc-Challenge`, `X-Svc-Signature`, optionally `X-Svc-Session-Id`); callers from other relays authenticate the same way.",
+    "operations": [
+      "driveNode",
+      "driveChildren",
+      "driveHistory",
+      "driveRecords",
+      "driveVersion",
+      "drivePage",
+      "driveVersionChunk",
+      "driveRecordChunk",
+      "driveNodeShares",
+      "driveEvents"
+    ],
+    "allowed": [
+      "remote-member"
+    ],
+    "refused": [
+      "remote-stranger"
+    ],
+    "note": "Reads of a node and what hangs off it, and its event stream.",
+    "area": "drive",
+    "facet": "read",
+    "values": [
+      "remote-member",
+      "remote-stranger"
+    ]
+  },
+  {
+    "rule": "ra.drive.remote-members",
+    "kind": "who",
+    "name": "overview",
+    "cite": "Requests carry the challenge headers (`X-Svc-Identity`, `X-Svc-Challenge`, `X-Svc-Signature`, optionally `X-Svc-Session-Id`); callers from other relays authenticate the same way.",
+    "operations": [
+      "driveChanges",
+      "driveShares",
+      "driveRoot"
+    ],
+    "allowed": [
+      "remote-member"
+    ],
+    "refused": [
+      "remote-stranger"
+    ],
+    "unfilled": [
+      {
+        "value": "remote-member",
+        "operation": "driveRoot",
+        "reason": "not applicable: the document leaves it to the project (ra.drive.roles)"
+      }
+    ],
+    "note": "Drive-wide answers: refused, or answered without naming what the caller may not see (the root answer to members, and listing an ended share among a member's own, are the project's).",
+    "area": "drive",
+    "facet": "overview",
+    "values": [
+      "remote-member",
+      "remote-stranger"
+    ]
+  },
+  {
+    "rule": "ra.drive.remote-members",
+    "kind": "who",
+    "name": "upload",
+    "cite": "Requests carry the challenge headers (`X-Svc-Identity`, `X-Svc-Challenge`, `X-Svc-Signature`, optionally `X-Svc-Session-Id`); callers from other relays authenticate the same way.",
+    "operations": [
+      "driveMissing",
+      "driveChunkPut"
+    ],
+    "refused": [
+      "remote-stranger"
+    ],
+    "note": "Whether a reader uploads chunks is the project's (ra.drive.roles, ra.drive.chunk-upload).",
+    "area": "drive",
+    "facet": "upload",
+    "values": [
+      "remote-stranger"
+    ]
+  },
+  {
+    "rule": "ra.drive.remote-members",
+    "kind": "who",
+    "name": "create",
+    "cite": "Requests carry the challenge headers (`X-Svc-Identity`, `X-Svc-Challenge`, `X-Svc-Signature`, optionally `X-Svc-Session-Id`); callers from other relays authenticate the same way.",
+    "operations": [
+      "driveCommit"
+    ],
+    "refused": [
+      "remote-member",
+      "remote-stranger"
+    ],
+    "note": "A create in a folder below the share.",
+    "area": "drive",
+    "facet": "create",
+    "values": [
+      "remote-member",
+      "remote-stranger"
+    ]
+  },
+  {
+    "rule": "ra.drive.remote-members",
+    "kind": "who",
+    "name": "modify",
+    "cite": "Requests carry the challenge headers (`X-Svc-Identity`, `X-Svc-Challenge`, `X-Svc-Signature`, optionally `X-Svc-Session-Id`); callers from other relays authenticate the same way.",
+    "operations": [
+      "driveCommit"
+    ],
+    "refused": [
+      "remote-member",
+      "remote-stranger"
+    ],
+    "note": "A replace, move or remove of a node below the share.",
+    "area": "drive",
+    "facet": "modify",
+    "values": [
+      "remote-member",
+      "remote-stranger"
+    ]
+  },
+  {
+    "rule": "ra.drive.remote-members",
+    "kind": "who",
+    "name": "append",
+    "cite": "Requests carry the challenge headers (`X-Svc-Identity`, `X-Svc-Challenge`, `X-Svc-Signature`, optionally `X-Svc-Session-Id`); callers from other relays authenticate the same way.",
+    "operations": [
+      "driveCommit"
+    ],
+    "refused": [
+      "remote-member",
+      "remote-stranger"
+    ],
+    "note": "An append record on an append file below the share.",
+    "area": "drive",
+    "facet": "append",
+    "values": [
+      "remote-member",
+      "remote-stranger"
+    ]
+  },
+  {
+    "rule": "ra.drive.remote-members",
+    "kind": "who",
+    "name": "share",
+    "cite": "Requests carry the challenge headers (`X-Svc-Identity`, `X-Svc-Challenge`, `X-Svc-Signature`, optionally `X-Svc-Session-Id`); callers from other relays authenticate the same way.",
+    "operations": [
+      "driveCommit"
+    ],
+    "refused": [
+      "remote-member",
+      "remote-stranger"
+    ],
+    "note": "A share or unshare of a node below the share; whether `write` shares is the project's (ra.drive.roles).",
+    "area": "drive",
+    "facet": "share",
+    "values": [
+      "remote-member",
+      "remote-stranger"
+    ]
+  },
+  {
+    "rule": "ra.drive.remote-members",
+    "kind": "who",
+    "name": "beside",
+    "cite": "Requests carry the challenge headers (`X-Svc-Identity`, `X-Svc-Challenge`, `X-Svc-Signature`, optionally `X-Svc-Session-Id`); callers from other relays authenticate the same way.",
+    "operations": [
+      "driveNode",
+      "driveVersionChunk",
+      "driveCommit"
+    ],
+    "refused": [
+      "remote-member",
+      "remote-stranger"
+    ],
+    "note": "Uses of the folder beside the shared one and of its parent: a share on a folder grants what is below it and nothing beside it.",
+    "area": "drive",
+    "facet": "beside",
+    "values": [
+      "remote-member",
+      "remote-stranger"
+    ]
+  },
+  {
+    "rule": "ra.drive.link-auth",
+    "kind": "who",
+    "name": "read",
+    "cite": "Link holders send `X-Svc-Link` (and `X-Svc-Link-Verifier` for a password) instead.",
+    "operations": [
+      "driveNode",
+      "driveChildren",
+      "driveHistory",
+      "driveRecords",
+      "driveVersion",
+      "drivePage",
+      "driveVersionChunk",
+      "driveRecordChunk",
+      "driveNodeShares",
+      "driveEvents"
+    ],
+    "allowed": [
+      "link"
+    ],
+    "refused": [
+      "link-no-password"
+    ],
+    "note": "Reads of a node and what hangs off it, and its event stream.",
+    "area": "drive",
+    "facet": "read",
+    "values": [
+      "link",
+      "link-no-password"
+    ]
+  },
+  {
+    "rule": "ra.drive.link-auth",
+    "kind": "who",
+    "name": "overview",
+    "cite": "Link holders send `X-Svc-Link` (and `X-Svc-Link-Verifier` for a password) instead.",
+    "operations": [
+      "driveChanges",
+      "driveShares",
+      "driveRoot"
+    ],
+    "allowed": [
+      "link"
+    ],
+    "refused": [
+      "link-no-password"
+    ],
+    "unfilled": [
+      {
+        "value": "link",
+        "operation": "driveRoot",
+        "reason": "not applicable: the document leaves it to the project (ra.drive.roles)"
+      }
+    ],
+    "note": "Drive-wide answers: refused, or answered without naming what the caller may not see (the root answer to members, and listing an ended share among a member's own, are the project's).",
+    "area": "drive",
+    "facet": "overview",
+    "values": [
+      "link",
+      "link-no-password"
+    ]
+  },
+  {
+    "rule": "ra.drive.link-auth",
+    "kind": "who",
+    "name": "upload",
+    "cite": "Link holders send `X-Svc-Link` (and `X-Svc-Link-Verifier` for a password) instead.",
+    "operations": [
+      "driveMissing",
+      "driveChunkPut"
+    ],
+    "refused": [
+      "link-no-password"
+    ],
+    "note": "Whether a reader uploads chunks is the project's (ra.drive.roles, ra.drive.chunk-upload).",
+    "area": "drive",
+    "facet": "upload",
+    "values": [
+      "link-no-password"
+    ]
+  },
+  {
+    "rule": "ra.drive.link-auth",
+    "kind": "who",
+    "name": "create",
+    "cite": "Link holders send `X-Svc-Link` (and `X-Svc-Link-Verifier` for a password) instead.",
+    "operations": [
+      "driveCommit"
+    ],
+    "refused": [
+      "link",
+      "link-no-password"
+    ],
+    "note": "A create in a folder below the share.",
+    "area": "drive",
+    "facet": "create",
+    "values": [
+      "link",
+      "link-no-password"
+    ]
+  },
+  {
+    "rule": "ra.drive.link-auth",
+    "kind": "who",
+    "name": "modify",
+    "cite": "Link holders send `X-Svc-Link` (and `X-Svc-Link-Verifier` for a password) instead.",
+    "operations": [
+      "driveCommit"
+    ],
+    "refused": [
+      "link",
+      "link-no-password"
+    ],
+    "note": "A replace, move or remove of a node below the share.",
+    "area": "drive",
+    "facet": "modify",
+    "values": [
+      "link",
+      "link-no-password"
+    ]
+  },
+  {
+    "rule": "ra.drive.link-auth",
+    "kind": "who",
+    "name": "append",
+    "cite": "Link holders send `X-Svc-Link` (and `X-Svc-Link-Verifier` for a password) instead.",
+    "operations": [
+      "driveCommit"
+    ],
+    "refused": [
+      "link",
+      "link-no-password"
+    ],
+    "note": "An append record on an append file below the share.",
+    "area": "drive",
+    "facet": "append",
+    "values": [
+      "link",
+      "link-no-password"
+    ]
+  },
+  {
+    "rule": "ra.drive.link-auth",
+    "kind": "who",
+    "name": "share",
+    "cite": "Link holders send `X-Svc-Link` (and `X-Svc-Link-Verifier` for a password) instead.",
+    "operations": [
+      "driveCommit"
+    ],
+    "refused": [
+      "link",
+      "link-no-password"
+    ],
+    "note": "A share or unshare of a node below the share; whether `write` shares is the project's (ra.drive.roles).",
+    "area": "drive",
+    "facet": "share",
+    "values": [
+      "link",
+      "link-no-password"
+    ]
+  },
+  {
+    "rule": "ra.drive.link-auth",
+    "kind": "who",
+    "name": "beside",
+    "cite": "Link holders send `X-Svc-Link` (and `X-Svc-Link-Verifier` for a password) instead.",
+    "operations": [
+      "driveNode",
+      "driveVersionChunk",
+      "driveCommit"
+    ],
+    "refused": [
+      "link",
+      "link-no-password"
+    ],
+    "note": "Uses of the folder beside the shared one and of its parent: a share on a folder grants what is below it and nothing beside it.",
+    "area": "drive",
+    "facet": "beside",
+    "values": [
+      "link",
+      "link-no-password"
+    ]
+  },
+  {
+    "rule": "ra.drive.members",
+    "kind": "lifecycle",
+    "name": "unshare",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "event": "the owner unshares the member's (write) share",
+    "ends": [
+      "read",
+      "children",
+      "chunk-read",
+      "write",
+      "events-stream"
+    ],
+    "operations": [
+      "driveNode",
+      "driveChildren",
+      "driveVersionChunk",
+      "driveCommit",
+      "driveEvents"
+    ],
+    "note": "Each use is its operation: read driveNode, children driveChildren, chunk-read driveVersionChunk, write driveCommit, events-stream driveEvents (a new stream).",
+    "area": "drive",
+    "facet": "unshare",
+    "values": [
+      "read",
+      "children",
+      "chunk-read",
+      "write",
+      "events-stream"
+    ]
+  },
+  {
+    "rule": "ra.drive.members",
+    "kind": "lifecycle",
+    "name": "share-expiry",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "event": "the member's (write) share passes its signed `expires`",
+    "ends": [
+      "read",
+      "children",
+      "chunk-read",
+      "write",
+      "events-stream"
+    ],
+    "operations": [
+      "driveNode",
+      "driveChildren",
+      "driveVersionChunk",
+      "driveCommit",
+      "driveEvents"
+    ],
+    "note": "A share's `expires` is the deployed share's field (drive-shares.json).",
+    "area": "drive",
+    "facet": "share-expiry",
+    "values": [
+      "read",
+      "children",
+      "chunk-read",
+      "write",
+      "events-stream"
+    ]
+  },
+  {
+    "rule": "ra.drive.members",
+    "kind": "window",
+    "name": "share-expiry-window",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "duration": "until the share's signed `expires` (the check's share expires about 5 s after it is made)",
+    "from": "the share's commit",
+    "operations": [
+      "driveNode",
+      "driveChildren",
+      "driveVersionChunk",
+      "driveCommit"
+    ],
+    "area": "drive",
+    "facet": "share-expiry-window",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ra.drive.group-members",
+    "kind": "lifecycle",
+    "name": "roster-change",
+    "cite": "A member of a group identity on another relay adds `X-Svc-Group-Roster` (the group's signed roster, base64url).",
+    "event": "the group signs a roster without the member, who then sends it (or none)",
+    "ends": [
+      "read",
+      "children",
+      "chunk-read",
+      "events-stream"
+    ],
+    "operations": [
+      "driveNode",
+      "driveChildren",
+      "driveVersionChunk",
+      "driveEvents"
+    ],
+    "note": "The relay hears nothing of the change: a stream the removed member opened before stays open until its shares end (ra.drive.events-revocation), so the cell is a new stream.",
+    "area": "drive",
+    "facet": "roster-change",
+    "values": [
+      "read",
+      "children",
+      "chunk-read",
+      "events-stream"
+    ]
+  },
+  {
+    "rule": "ra.drive.link-auth",
+    "kind": "lifecycle",
+    "name": "link-unshare",
+    "cite": "Link holders send `X-Svc-Link` (and `X-Svc-Link-Verifier` for a password) instead.",
+    "event": "the owner unshares the link",
+    "ends": [
+      "read",
+      "children",
+      "chunk-read"
+    ],
+    "operations": [
+      "driveNode",
+      "driveChildren",
+      "driveVersionChunk"
+    ],
+    "area": "drive",
+    "facet": "link-unshare",
+    "values": [
+      "read",
+      "children",
+      "chunk-read"
+    ]
+  },
+  {
+    "rule": "ra.drive.link-auth",
+    "kind": "lifecycle",
+    "name": "link-expiry",
+    "cite": "Link holders send `X-Svc-Link` (and `X-Svc-Link-Verifier` for a password) instead.",
+    "event": "the link's share passes its signed `expires`",
+    "ends": [
+      "read",
+      "children",
+      "chunk-read"
+    ],
+    "operations": [
+      "driveNode",
+      "driveChildren",
+      "driveVersionChunk"
+    ],
+    "area": "drive",
+    "facet": "link-expiry",
+    "values": [
+      "read",
+      "children",
+      "chunk-read"
+    ]
+  },
+  {
+    "rule": "ra.drive.events-revocation",
+    "kind": "lifecycle",
+    "cite": "`GET /drive/:identity/events` | `drive.changed` stream filtered to the caller; closes on revocation",
+    "event": "the member's last share is unshared",
+    "ends": [
+      "events-stream"
+    ],
+    "operations": [
+      "driveEvents"
+    ],
+    "area": "drive",
+    "facet": "lifecycle",
+    "values": [
+      "events-stream"
+    ]
+  },
+  {
+    "rule": "ra.drive.events-revocation",
+    "kind": "lifecycle",
+    "name": "share-expiry",
+    "cite": "`GET /drive/:identity/events` | `drive.changed` stream filtered to the caller; closes on revocation",
+    "event": "the member's last share passes its `expires`",
+    "ends": [
+      "events-stream"
+    ],
+    "operations": [
+      "driveEvents"
+    ],
+    "note": "Not filled: the reference closes a stream when the last share is unshared, not when it expires (a new stream is refused, drive/matrix/lifecycle); an open one lives on. Open question for the reference's events (reference/relay/drive/events.ts).",
+    "area": "drive",
+    "facet": "share-expiry",
+    "values": [
+      "events-stream"
+    ]
+  },
+  {
+    "rule": "ra.drive.tree",
+    "kind": "lifecycle",
+    "name": "node-removal",
+    "cite": "`POST /drive/:identity/commit` | signed manifest, append records or a trim; `409` with head on a stale base",
+    "event": "the owner removes a file",
+    "ends": [
+      "write"
+    ],
+    "operations": [
+      "driveCommit"
+    ],
+    "note": "Project decision (a removed node takes no further commits): drive/profile/node-removal, a replace and an append by the owner and a write member. Reads of a removed node answer its head (ra.drive.nodes-body `removed`).",
+    "area": "drive",
+    "facet": "node-removal",
+    "values": [
+      "write"
+    ]
+  },
+  {
+    "rule": "ra.drive.nodes-body",
+    "kind": "lifecycle",
+    "name": "node-removal",
+    "cite": "`GET /drive/:identity/nodes/:node` and `/children`, `/history`, `/records` | node head, children, retained versions, append tail",
+    "event": "the owner removes a file",
+    "ends": [
+      "children"
+    ],
+    "operations": [
+      "driveChildren"
+    ],
+    "note": "Project decision (`/children` lists live children).",
+    "area": "drive",
+    "facet": "node-removal",
+    "values": [
+      "children"
+    ]
+  },
+  {
+    "rule": "ra.drive.members",
+    "kind": "binding",
+    "name": "read-bound",
+    "cite": "The owner may do anything; members what their shares' roles allow.",
+    "credential": "a member's share on a folder",
+    "parts": [
+      "node"
+    ],
+    "operations": [
+      "driveVersion",
+      "drivePage",
+      "driveVersionChunk",
+      "driveRecordChunk"
+    ],
+    "note": "The path names a node the share grants, the version, page, chunk or record chunk is another node's.",
+    "area": "drive",
+    "facet": "read-bound",
+    "values": [
+      "node"
+    ]
+  },
+  {
+    "rule": "ra.drive.link-auth",
+    "kind": "binding",
+    "name": "read-bound",
+    "cite": "Link holders send `X-Svc-Link` (and `X-Svc-Link-Verifier` for a password) instead.",
+    "credential": "a link's share on a folder",
+    "parts": [
+      "node"
+    ],
+    "operations": [
+      "driveVersion",
+      "drivePage",
+      "driveVersionChunk",
+      "driveRecordChunk"
+    ],
+    "area": "drive",
+    "facet": "read-bound",
+    "values": [
+      "node"
+    ]
+  },
+  {
+    "rule": "ra.drive.commit-validated",
+    "kind": "binding",
+    "name": "share-signature",
+    "cite": "`GET /drive/:identity/shares` | shares the caller may see (members: their own, with sealed keys)",
+    "credential": "a signed share (ra.drive.share)",
+    "parts": [
+      "drive",
+      "node",
+      "member",
+      "role",
+      "expires",
+      "caps"
+    ],
+    "operations": [
+      "driveCommit"
+    ],
+    "note": "Project decision (a share is signed by its issuer over its fields): a profile check, drive/profile/share-signature.",
+    "area": "drive",
+    "facet": "share-signature",
+    "values": [
+      "drive",
+      "node",
+      "member",
+      "role",
+      "expires",
+      "caps"
+    ]
+  },
+  {
+    "rule": "ra.drive.root",
+    "kind": "limit",
+    "name": "quota",
+    "cite": "`GET /drive/:identity` | root node, bytes used, quota",
+    "count": "the drive's quota in bytes (the reference suite runs with 8 MiB)",
+    "scope": "drive",
+    "operations": [
+      "driveChunkPut",
+      "driveMissing"
+    ],
+    "note": "The document names no answer past the quota: refused and nothing stored is judged here; 507 `quota_exceeded` is the project's (ra.drive.quota, drive/profile/quota).",
+    "area": "drive",
+    "facet": "quota",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ra.drive.link-opens",
+    "kind": "limit",
+    "name": "downloads",
+    "cite": "`GET /drive/:identity/links/:link` | public: how to open a link (salt, KDF, proof-of-work, opens left)",
+    "count": "the share's `caps.downloads` opens (0: unlimited)",
+    "scope": "link",
+    "past": {
+      "status": 410,
+      "code": "link_gone"
+    },
+    "operations": [
+      "driveVersionChunk",
+      "driveRecordChunk"
+    ],
+    "note": "Project decision; judged by drive/profile/link-opens (one open, then 410), which claims no cells yet.",
+    "area": "drive",
+    "facet": "downloads",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ra.drive.link-opens",
+    "kind": "window",
+    "name": "pow-token",
+    "cite": "`GET /drive/:identity/links/:link` | public: how to open a link (salt, KDF, proof-of-work, opens left)",
+    "limit": "drive_link_pow_token_seconds",
+    "from": "the link answer that issued the token",
+    "operations": [
+      "driveNode",
+      "driveVersionChunk"
+    ],
+    "unfilled": [
+      {
+        "value": "outside",
+        "reason": "unobservable: ten minutes, and the relay declares no shorter lifetime"
+      }
+    ],
+    "note": "Project decision: a proof-of-work token is good for ten minutes, not once.",
+    "area": "drive",
+    "facet": "pow-token",
+    "values": [
+      "inside",
+      "outside"
+    ]
+  },
+  {
+    "rule": "ra.drive.stale-base",
+    "kind": "once",
+    "cite": "`POST /drive/:identity/commit` | signed manifest, append records or a trim; `409` with head on a stale base",
+    "secret": "a node's head as the base of a commit",
+    "spent_by": "the first commit on that base",
+    "operations": [
+      "driveCommit"
+    ],
+    "area": "drive",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ]
+  },
+  {
     "rule": "ra.pickup.auth",
     "kind": "who",
     "cite": "`GET /messages/:identity` and cursor variants, `GET /events/:identity` | owner-only | challenge-signed or signed request",

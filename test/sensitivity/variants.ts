@@ -9,6 +9,7 @@ import { BRIDGE_WIRE } from '../../reference/variants/bridge.ts';
 import { BRIDGE_MATRIX_WIRE } from '../../reference/variants/bridge-matrix.ts';
 import { RELAY_WIRE } from '../../reference/variants/relay.ts';
 import { DRIVE_WIRE } from '../../reference/variants/drive.ts';
+import { DRIVE_MATRIX_WIRE } from '../../reference/variants/drive-matrix.ts';
 import { RELAY_OWNER_WIRE } from '../../reference/variants/relay-owner.ts';
 import { RELAY_CORE_WIRE } from '../../reference/variants/relay-core.ts';
 import type { WireVariant } from '../../reference/variants/wire.ts';
@@ -68,6 +69,9 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'drive', breakage: 'node-shares-no-ancestors', rule: 'ra.drive.node-shares' },
   { suite: 'drive', breakage: 'root-no-root', rule: 'ra.drive.root' },
   { suite: 'drive', breakage: 'chunk-by-hash', rule: 'ra.drive.chunk-access' },
+  // "a chunk readable by hash through a share that does not cover it" (issue 25): a member reads a
+  // chunk of a node it has no share on through the route of one it has.
+  { suite: 'drive', breakage: 'chunk-by-hash', rule: 'ra.drive.members' },
   { suite: 'drive', breakage: 'link-opens-ignored', rule: 'ra.drive.link-opens' },
   { suite: 'drive', breakage: 'commit-half-applied', rule: 'ra.drive.commit-validated' },
   { suite: 'drive', breakage: 'share-no-inherit', rule: 'ra.drive.roles' },
@@ -133,6 +137,7 @@ export const VARIANTS: readonly Variant[] = [
   ...wire('bridge', BRIDGE_MATRIX_WIRE),
   ...wire('relay', RELAY_WIRE),
   ...wire('drive', DRIVE_WIRE),
+  ...wire('drive', DRIVE_MATRIX_WIRE),
   ...wire('relay', RELAY_OWNER_WIRE),
   ...wire('relay', RELAY_CORE_WIRE),
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),

@@ -10,6 +10,13 @@ import { profileChecks } from './checks/profile.ts';
 import { concurrencyChecks } from './checks/concurrency.ts';
 import { rosterSizeChecks } from './checks/roster-size.ts';
 import { shareCapsChecks } from './checks/share-caps.ts';
+import { rolesMatrix } from './checks/roles-matrix.ts';
+import { sharesLifecycle } from './checks/shares-lifecycle.ts';
+import { readsBound } from './checks/reads-bound.ts';
+import { quotaScope } from './checks/quota-scope.ts';
+import { commitsOnce } from './checks/commits-once.ts';
+import { shareBinding } from './checks/share-binding.ts';
+import { nodeRemoval } from './checks/node-removal.ts';
 
 export async function driveSuite(target: RelayTarget): Promise<SuiteLoad> {
   return { checks: driveChecks(target), skipped: [], coverageDocs: [3] };
@@ -17,5 +24,19 @@ export async function driveSuite(target: RelayTarget): Promise<SuiteLoad> {
 
 /** Every check of the suite, built without touching the network (the matrix lists them against a placeholder target). */
 export function driveChecks(target: RelayTarget): Check[] {
-  return [...documentChecks(target), driveModelCheck(target), ...profileChecks(target), ...concurrencyChecks(target), ...rosterSizeChecks(target), ...shareCapsChecks(target)];
+  return [
+    ...documentChecks(target),
+    rolesMatrix(target),
+    sharesLifecycle(target),
+    readsBound(target),
+    quotaScope(target),
+    commitsOnce(target),
+    driveModelCheck(target),
+    ...profileChecks(target),
+    shareBinding(target),
+    nodeRemoval(target),
+    ...concurrencyChecks(target),
+    ...rosterSizeChecks(target),
+    ...shareCapsChecks(target),
+  ];
 }

@@ -43,6 +43,33 @@ export const ALLOW = {
 } as const satisfies Record<string, readonly Role[]>;
 export type Action = keyof typeof ALLOW;
 
+/**
+ * The access decisions a broken variant may replace (reference/variants/drive-matrix.ts, through the
+ * config's `driveSeams`, only for the harness's own tests); each default is the rule.
+ */
+export interface DriveSeams {
+  /** Whether holding `roles` allows `action` (ra.drive.roles). */
+  allows(action: Action, roles: ReadonlySet<Role>): boolean;
+  /** Whether `share` holds on the node whose lineage (the node, then its folders up to the root) is `lineage`. */
+  covers(d: Drive, drive: string, share: ShareRow, lineage: readonly NodeRow[]): boolean | Promise<boolean>;
+  /** Whether `share` has expired at `now` (ms). */
+  expired(share: ShareRow, now: number): boolean;
+  /** Whether the `X-Svc-Link-Verifier` sent (null: none) opens a link whose verifier_hash is `hash`. */
+  verifies(hash: string, sent: string | null): boolean;
+}
+
+export const RULE_SEAMS: DriveSeams = {
+  allows: (action, roles) => ALLOW[action].some((r) => roles.has(r)),
+  covers: (_d, _drive, share, lineage) => lineage.some((n) => n.node === share.node),
+  expired: (share, now) => share.expires_at !== null && share.expires_at <= now,
+  verifies: (hash, sent) => {
+    const verifier = decodeBase64Any(sent ?? '');
+    return verifier !== undefined && createHash('sha256').update(verifier).digest('hex') === hash;
+  },
+};
+
+const seams = (d: Drive): DriveSeams => ({ ...RULE_SEAMS, ...d.ctx.config.driveSeams });
+
 /** The drive of `identity`, hosted here; 404 otherwise. */
 export async function hostedDrive(d: Drive, identity: string): Promise<string> {
   const known = await lookup(d.ctx, identity);
@@ -79,10 +106,8 @@ async function linkShare(d: Drive, drive: string, link: string, headers: Headers
   if (gone(d, share) && !(await finishing(d, share, target))) throw ruleError(410, 'ra.drive.link-opens', 'the link has expired or has no opens left');
   const body = JSON.parse(share.body) as { verifier_hash?: string; pow?: number };
   if (body.verifier_hash) {
-    const verifier = decodeBase64Any(headers.get(ids.header_link_verifier) ?? '');
-    const hash = verifier ? createHash('sha256').update(verifier).digest('hex') : '';
     // --break link-verifier-ignored: a password link opens without its verifier (ra.drive.link-auth).
-    if (hash !== body.verifier_hash && !d.ctx.config.breakages.has('link-verifier-ignored'))
+    if (!seams(d).verifies(body.verifier_hash, headers.get(ids.header_link_verifier)) && !d.ctx.config.breakages.has('link-verifier-ignored'))
       throw new HttpError(403, 'not_authorized', `a password link needs the right ${ids.header_link_verifier}`, 'ra.drive.link-auth');
   }
   if ((body.pow ?? 0) > 0) {
@@ -117,14 +142,14 @@ export async function downloadStarted(d: Drive, share: string, open: Download): 
 async function finishing(d: Drive, share: ShareRow, target: string): Promise<boolean> {
   const stored = await d.ctx.state.value(downloadKey(share.id));
   const open = stored === undefined ? undefined : (JSON.parse(stored) as Download);
-  if (!open || (share.expires_at !== null && share.expires_at <= d.ctx.now())) return false;
+  if (!open || expired(d, share)) return false;
   const m = /^\/drive\/[^/]+\/nodes\/([0-9a-f]{32})(?:\/versions\/([0-9a-f]{32}))?\/chunks\/[0-9a-f]{64}$/.exec(target.split('?')[0]!);
   return m !== null && m[1] === open.node && m[2] === open.version;
 }
 
 /** An expired link, or one with no opens left. */
 export function gone(d: Drive, share: ShareRow): boolean {
-  if (share.expires_at !== null && share.expires_at <= d.ctx.now()) return true;
+  if (expired(d, share)) return true;
   // --break link-opens-ignored: a link outlives its opens (ra.drive.link-opens).
   return share.downloads > 0 && share.used >= share.downloads && !d.ctx.config.breakages.has('link-opens-ignored');
 }
@@ -143,10 +168,12 @@ export async function lineage(d: Drive, drive: string, node: string): Promise<No
 /** The roles `caller` holds on `node` (the union over its live shares on the node and its ancestors). */
 export async function rolesOn(d: Drive, drive: string, caller: Caller, node: string): Promise<Set<Role>> {
   if (caller.kind === 'owner') return new Set(['read', 'write', 'admin', 'append', 'create']);
-  const above = new Set((await lineage(d, drive, node)).map((n) => n.node));
+  const above = await lineage(d, drive, node);
   // --break share-no-inherit: a share holds on its own node only (ra.drive.roles).
-  const holds = (s: ShareRow) => (d.ctx.config.breakages.has('share-no-inherit') ? s.node === node : above.has(s.node)) && !expired(d, s);
-  return new Set((await sharesOfCaller(d, drive, caller)).filter(holds).map((s) => s.role as Role));
+  const holds = async (s: ShareRow) => (d.ctx.config.breakages.has('share-no-inherit') ? s.node === node : await seams(d).covers(d, drive, s, above)) && !expired(d, s);
+  const shares = await sharesOfCaller(d, drive, caller);
+  const held = await Promise.all(shares.map(holds));
+  return new Set(shares.filter((_, i) => held[i]).map((s) => s.role as Role));
 }
 
 /** The live shares a member or link holder calls with: its own, and those of the groups it proved. */
@@ -156,13 +183,13 @@ export async function sharesOfCaller(d: Drive, drive: string, caller: Exclude<Ca
   return lists.flat();
 }
 
-const expired = (d: Drive, s: ShareRow) => s.expires_at !== null && s.expires_at <= d.ctx.now();
+const expired = (d: Drive, s: ShareRow) => seams(d).expired(s, d.ctx.now());
 
 export async function may(d: Drive, drive: string, caller: Caller, node: string, action: Action): Promise<boolean> {
   // --break read-can-write: a member with `read` may also write (ra.drive.members).
-  const allowed: readonly Role[] = d.ctx.config.breakages.has('read-can-write') && action !== 'admin' ? [...ALLOW[action], 'read'] : ALLOW[action];
   const roles = await rolesOn(d, drive, caller, node);
-  return allowed.some((r) => roles.has(r));
+  if (d.ctx.config.breakages.has('read-can-write') && action !== 'admin' && roles.has('read')) return true;
+  return seams(d).allows(action, roles);
 }
 
 export async function require(d: Drive, drive: string, caller: Caller, node: string, action: Action): Promise<void> {

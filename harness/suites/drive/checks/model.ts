@@ -5,7 +5,11 @@
 // model. What the document decides is judged as it says (the owner anything; a member what its
 // shares allow, over the node's ancestors; a link holder its link; 409 on a stale base; the node
 // heads, the append tail, the changes in order); a refused command must change nothing the model
-// can read back. The roles a member holds are the two any role vocabulary has: read, and write.
+// can read back. The member holds any of the five roles (read, write, admin, append, create), on
+// shares that may have expired; it reads through every read path (the node, its children, history,
+// version, chunk and records), and a link holder reads with or without the link's password.
+// Where a role's name leaves an answer open (a read by an append or create member) the model takes
+// whatever the relay answers.
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import type { Check } from '../../../run/model.ts';
@@ -16,10 +20,15 @@ import type { DriveActor } from '../../../actors/drive/client.ts';
 import { create, decryptChunk, encryptContent, hex16, move, nodeKeys, record, recordHash, remove, replace, share, type Chunk, type NodeKeys } from '../../../actors/drive/objects.ts';
 import type { RelayIdentity } from '../../../actors/relay/index.ts';
 import { DriveSession, bodyOf, ok, said, type RelayTarget } from '../driver.ts';
+import { linkSecrets } from '../../../impl/noble-drive.ts';
 
 type Obj = Record<string, unknown>;
 type Who = 'owner' | 'member';
-type Reader = Who | 'link' | 'nobody';
+type Reader = Who | 'link' | 'link-bare' | 'nobody';
+type Role = 'read' | 'write' | 'admin' | 'append' | 'create';
+type Path = 'node' | 'children' | 'history' | 'version' | 'chunk' | 'records';
+/** What a command does to a node, as the roles grant it. */
+type Act = 'read' | 'write' | 'create' | 'append';
 type Cmd =
   | { t: 'mkdir'; by: Who; at: number }
   | { t: 'put'; by: Who; at: number; size: number; append: boolean }
@@ -28,10 +37,10 @@ type Cmd =
   | { t: 'remove'; by: Who; file: number }
   | { t: 'append'; by: Who; file: number; size: number }
   | { t: 'trim'; by: Who; file: number }
-  | { t: 'share'; node: number; role: 'read' | 'write' }
-  | { t: 'link'; node: number }
+  | { t: 'share'; node: number; role: Role; expired: boolean }
+  | { t: 'link'; node: number; password: boolean }
   | { t: 'unshare'; share: number }
-  | { t: 'read'; as: Reader; node: number }
+  | { t: 'read'; as: Reader; node: number; path: Path }
   | { t: 'changes' };
 
 const MAX_SEQUENCES = 20;
@@ -50,32 +59,40 @@ const command: fc.Arbitrary<Cmd> = fc.oneof(
   w(1, fc.record({ t: fc.constant('remove' as const), by: who, file: index })),
   w(2, fc.record({ t: fc.constant('append' as const), by: who, file: index, size })),
   w(1, fc.record({ t: fc.constant('trim' as const), by: who, file: index })),
-  w(3, fc.record({ t: fc.constant('share' as const), node: index, role: fc.constantFrom<'read' | 'write'>('read', 'write') })),
-  w(1, fc.record({ t: fc.constant('link' as const), node: index })),
+  w(3, fc.record({ t: fc.constant('share' as const), node: index, role: fc.constantFrom<Role>('read', 'write', 'admin', 'append', 'create'), expired: fc.boolean() })),
+  w(1, fc.record({ t: fc.constant('link' as const), node: index, password: fc.boolean() })),
   w(1, fc.record({ t: fc.constant('unshare' as const), share: index })),
-  w(4, fc.record({ t: fc.constant('read' as const), as: fc.constantFrom<Reader>('owner', 'member', 'link', 'nobody'), node: index })),
+  w(
+    4,
+    fc.record({
+      t: fc.constant('read' as const),
+      as: fc.constantFrom<Reader>('owner', 'member', 'link', 'link-bare', 'nobody'),
+      node: index,
+      path: fc.constantFrom<Path>('node', 'children', 'history', 'version', 'chunk', 'records'),
+    }),
+  ),
   w(1, fc.record({ t: fc.constant('changes' as const) })),
 );
 
-/** Sequences always tried first: one per way a drive goes wrong that a random walk reaches rarely. */
+/** Sequences always tried first (every one, whatever the runs asked): one per way a drive goes wrong that a random walk reaches rarely. */
 const EXAMPLES: Cmd[][] = [
   // A reader writes; then one with write does.
   [
-    { t: 'share', node: 0, role: 'read' },
+    { t: 'share', node: 0, role: 'read', expired: false },
     { t: 'mkdir', by: 'member', at: 0 },
     { t: 'put', by: 'member', at: 0, size: 300, append: false },
-    { t: 'share', node: 0, role: 'write' },
+    { t: 'share', node: 0, role: 'write', expired: false },
     { t: 'put', by: 'member', at: 0, size: 300, append: false },
   ],
   // A share on a folder holds below it, and only there.
   [
     { t: 'mkdir', by: 'owner', at: 0 },
     { t: 'mkdir', by: 'owner', at: 0 },
-    { t: 'share', node: 1, role: 'write' },
+    { t: 'share', node: 1, role: 'write', expired: false },
     { t: 'put', by: 'owner', at: 1, size: 1, append: false },
-    { t: 'read', as: 'member', node: 3 },
+    { t: 'read', as: 'member', node: 3, path: 'node' },
     { t: 'put', by: 'member', at: 1, size: 1, append: false },
-    { t: 'read', as: 'member', node: 2 },
+    { t: 'read', as: 'member', node: 2, path: 'node' },
     { t: 'put', by: 'member', at: 2, size: 1, append: false },
   ],
   // A replace on the head, then on the old base.
@@ -83,7 +100,7 @@ const EXAMPLES: Cmd[][] = [
     { t: 'put', by: 'owner', at: 0, size: 300, append: false },
     { t: 'replace', by: 'owner', file: 0, size: 70_000, stale: false },
     { t: 'replace', by: 'owner', file: 0, size: 1, stale: true },
-    { t: 'read', as: 'owner', node: 1 },
+    { t: 'read', as: 'owner', node: 1, path: 'node' },
   ],
   // An append tail, a stranger's append, a trim.
   [
@@ -92,22 +109,57 @@ const EXAMPLES: Cmd[][] = [
     { t: 'append', by: 'member', file: 0, size: 300 },
     { t: 'append', by: 'owner', file: 0, size: 300 },
     { t: 'trim', by: 'owner', file: 0 },
-    { t: 'read', as: 'owner', node: 1 },
+    { t: 'read', as: 'owner', node: 1, path: 'node' },
   ],
   // A moved file keeps its content (a move's version carries no pages).
   [
     { t: 'put', by: 'owner', at: 0, size: 70_000, append: false },
     { t: 'mkdir', by: 'owner', at: 0 },
     { t: 'move', by: 'owner', file: 0, to: 1 },
-    { t: 'read', as: 'owner', node: 1 },
+    { t: 'read', as: 'owner', node: 1, path: 'node' },
+  ],
+  // An append member overwrites, a create member modifies (neither may); then each does its own.
+  [
+    { t: 'put', by: 'owner', at: 0, size: 300, append: false },
+    { t: 'put', by: 'owner', at: 0, size: 0, append: true },
+    { t: 'share', node: 0, role: 'append', expired: false },
+    { t: 'replace', by: 'member', file: 0, size: 1, stale: false },
+    { t: 'append', by: 'member', file: 0, size: 300 },
+    { t: 'share', node: 0, role: 'create', expired: false },
+    { t: 'remove', by: 'member', file: 0 },
+    { t: 'mkdir', by: 'member', at: 0 },
+  ],
+  // An expired share grants nothing, on any read path.
+  [
+    { t: 'put', by: 'owner', at: 0, size: 300, append: false },
+    { t: 'share', node: 0, role: 'write', expired: true },
+    { t: 'read', as: 'member', node: 1, path: 'chunk' },
+    { t: 'read', as: 'member', node: 0, path: 'children' },
+    { t: 'put', by: 'member', at: 0, size: 1, append: false },
+  ],
+  // A share on a folder grants nothing beside it.
+  [
+    { t: 'mkdir', by: 'owner', at: 0 },
+    { t: 'mkdir', by: 'owner', at: 0 },
+    { t: 'put', by: 'owner', at: 2, size: 300, append: false },
+    { t: 'share', node: 1, role: 'admin', expired: false },
+    { t: 'read', as: 'member', node: 3, path: 'chunk' },
+    { t: 'read', as: 'member', node: 2, path: 'history' },
+  ],
+  // A password link without its password, then with it.
+  [
+    { t: 'put', by: 'owner', at: 0, size: 300, append: false },
+    { t: 'link', node: 1, password: true },
+    { t: 'read', as: 'link-bare', node: 1, path: 'chunk' },
+    { t: 'read', as: 'link', node: 1, path: 'version' },
   ],
   // A link, then no link; nobody, always refused.
   [
-    { t: 'link', node: 0 },
-    { t: 'read', as: 'link', node: 0 },
-    { t: 'read', as: 'nobody', node: 0 },
+    { t: 'link', node: 0, password: false },
+    { t: 'read', as: 'link', node: 0, path: 'node' },
+    { t: 'read', as: 'nobody', node: 0, path: 'node' },
     { t: 'unshare', share: 0 },
-    { t: 'read', as: 'link', node: 0 },
+    { t: 'read', as: 'link', node: 0, path: 'node' },
   ],
 ];
 
@@ -120,8 +172,9 @@ interface MNode {
   versions: string[];
   mode?: 'replace' | 'append';
   plain?: Uint8Array;
-  /** The version carrying the content (a create or replace: a move carries no pages, ra.drive.manifest-shape). */
+  /** The version carrying the content (a create or replace: a move carries no pages, ra.drive.manifest-shape), and its first chunk. */
   contentVersion?: string;
+  firstChunk?: string;
   records: number[];
   trimmed: number;
   alive: boolean;
@@ -130,10 +183,21 @@ interface MShare {
   id: string;
   node: string;
   member: boolean;
-  role: 'read' | 'write';
+  role: Role;
   link?: string;
+  /** A password link: its verifier. */
+  verifier?: Uint8Array;
   live: boolean;
 }
+
+/** What each role grants, as its name says (ra.drive.roles, the deployed system's vocabulary). */
+const GRANTS: Record<Role, readonly Act[]> = {
+  read: ['read'],
+  write: ['read', 'write', 'create', 'append'],
+  admin: ['read', 'write', 'create', 'append'],
+  append: ['append'],
+  create: ['create'],
+};
 
 /** The model: the tree, the shares, the append positions and chains, the changes not yet read. */
 class Model {
@@ -152,16 +216,18 @@ class Model {
     return [...this.nodes.values()].filter((n) => n.alive && (!kind || n.kind === kind) && (!mode || n.mode === mode));
   }
 
-  roles(as: 'member' | 'link', node: string, link?: string): Set<string> {
+  roles(as: 'member' | 'link', node: string, link?: string): Set<Role> {
     const above = new Set<string>();
     for (let at = this.nodes.get(node); at && !above.has(at.keys.node); at = this.nodes.get(at.folder)) above.add(at.keys.node);
     return new Set(this.shares.filter((s) => s.live && above.has(s.node) && (as === 'member' ? s.member : s.link === link)).map((s) => s.role));
   }
 
-  may(by: Who, node: string, action: 'read' | 'write'): boolean {
+  /** Whether `by` may `act` on `node`; undefined where the roles' names leave it open (a read by append or create). */
+  may(by: Who, node: string, act: Act): boolean | undefined {
     if (by === 'owner') return true;
-    const roles = this.roles('member', node);
-    return action === 'read' ? roles.size > 0 : roles.has('write');
+    const roles = [...this.roles('member', node)];
+    if (roles.some((r) => GRANTS[r].includes(act))) return true;
+    return act === 'read' && roles.length > 0 ? undefined : false;
   }
 }
 
@@ -178,6 +244,8 @@ interface Run {
   m: Model;
   /** The changes cursor after the last read. */
   cursor: string;
+  /** The password of password links (its KDF is slow: one per sequence). */
+  password: { salt: Uint8Array; verifier: Uint8Array; verifierHash: string; key: Uint8Array };
 }
 
 /** Uploads through the missing list, then commits: the answer that refused, the commit's, or what went wrong. */
@@ -212,12 +280,13 @@ async function content(x: Run, n: MNode): Promise<Uint8Array | string> {
 const authorOf = (x: Run, by: Who): RelayIdentity => (by === 'owner' ? x.owner : x.member);
 
 /** Judges an answer against whether the model allows the command; moves the model when it was taken. */
-function judged(trace: string[], what: string, allowed: boolean, r: HttpResponse | string, apply: () => void): string | undefined {
+function judged(trace: string[], what: string, allowed: boolean | undefined, r: HttpResponse | string, apply: () => void): string | undefined {
   if (typeof r === 'string') return `${what}: ${r}`;
   trace.push(`${what}: ${r.status}`);
-  if (allowed && !ok(r)) return `${what} is allowed and answered ${said(r)}`;
-  if (!allowed && (r.status < 400 || r.status >= 500)) return `${what} is not allowed and answered ${said(r)}`;
-  if (allowed) apply();
+  if (r.status >= 500) return `${what} answered ${said(r)}`;
+  if (allowed === true && !ok(r)) return `${what} is allowed and answered ${said(r)}`;
+  if (allowed === false && r.status < 400) return `${what} is not allowed and answered ${said(r)}`;
+  if (ok(r)) apply();
   return undefined;
 }
 
@@ -267,7 +336,7 @@ async function writeContent(x: Run, c: Extract<Cmd, { t: 'mkdir' | 'put' | 'repl
         ...(mode ? { mode } : {}),
       });
       const version = String((body.manifest as Obj).version);
-      const allowed = m.may(c.by, into.keys.node, 'write');
+      const allowed = m.may(c.by, into.keys.node, 'create');
       if (!allowed) m.neverMade.add(keys.node);
       return judged(trace, `${c.by} creates ${file ? `${mode} file` : 'folder'} ${keys.node}`, allowed, await send(x, authorOf(x, c.by), chunks, body), () => {
         m.nodes.set(keys.node, {
@@ -277,7 +346,7 @@ async function writeContent(x: Run, c: Extract<Cmd, { t: 'mkdir' | 'put' | 'repl
           version,
           versions: [version],
           ...(mode ? { mode } : {}),
-          ...(mode === 'replace' ? { plain, contentVersion: version } : {}),
+          ...(mode === 'replace' ? { plain, contentVersion: version, ...(chunks[0] ? { firstChunk: chunks[0].id } : {}) } : {}),
           records: [],
           trimmed: 0,
           alive: true,
@@ -300,7 +369,7 @@ async function writeContent(x: Run, c: Extract<Cmd, { t: 'mkdir' | 'put' | 'repl
       }
       const version = String((body.manifest as Obj).version);
       return judged(trace, `${c.by} replaces ${n.keys.node}`, m.may(c.by, n.keys.node, 'write'), r, () => {
-        Object.assign(n, { version, plain, contentVersion: version, versions: [...n.versions, version] });
+        Object.assign(n, { version, plain, contentVersion: version, firstChunk: chunks[0]?.id, versions: [...n.versions, version] });
         m.pending.push(n.keys.node);
       });
     }
@@ -311,7 +380,7 @@ async function writeContent(x: Run, c: Extract<Cmd, { t: 'mkdir' | 'put' | 'repl
       const chain = m.chains.get(`${n.keys.node} ${by.identity}`) ?? { sequence: 0, hash: '' };
       const chunks = c.size > 0 ? encryptContent(s.profile, drive, n.keys, bytes(c.size)) : [];
       const r0 = record(s.profile, { drive, node: n.keys, author: by, sequence: chain.sequence + 1, previous: chain.hash, ...(chunks.length > 0 ? { chunks } : { payload: bytes(16) }) });
-      return judged(trace, `${c.by} appends to ${n.keys.node}`, m.may(c.by, n.keys.node, 'write'), await send(x, by, chunks, { id: hex16(), records: [r0] }), () => {
+      return judged(trace, `${c.by} appends to ${n.keys.node}`, m.may(c.by, n.keys.node, 'append'), await send(x, by, chunks, { id: hex16(), records: [r0] }), () => {
         m.chains.set(`${n.keys.node} ${by.identity}`, { sequence: chain.sequence + 1, hash: recordHash(s.profile, r0) });
         const position = (m.lastPosition.get(n.keys.node) ?? 0) + 1;
         m.lastPosition.set(n.keys.node, position);
@@ -342,7 +411,7 @@ async function restructure(x: Run, c: Extract<Cmd, { t: 'move' | 'remove' | 'sha
       if (!n) return undefined;
       const body = move(s.profile, { drive, author: authorOf(x, c.by), keys: n.keys, kind: 'file', parent: n.version, to: to.keys, name: hex16(), ...(n.mode ? { mode: n.mode } : {}) });
       const version = String((body.manifest as Obj).version);
-      const allowed = m.may(c.by, n.keys.node, 'write') && m.may(c.by, to.keys.node, 'write');
+      const allowed = m.may(c.by, n.keys.node, 'write') && m.may(c.by, to.keys.node, 'create');
       return judged(trace, `${c.by} moves ${n.keys.node} to ${to.keys.node}`, allowed, await send(x, authorOf(x, c.by), [], body), () => {
         Object.assign(n, { version, folder: to.keys.node, versions: [...n.versions, version] });
         m.pending.push(n.keys.node);
@@ -362,15 +431,28 @@ async function restructure(x: Run, c: Extract<Cmd, { t: 'move' | 'remove' | 'sha
       const n = pick(m.live(), c.node)!;
       const link = c.t === 'link' ? randomBytes(16).toString('hex') : undefined;
       const role = c.t === 'share' ? c.role : 'read';
+      const expired = c.t === 'share' && c.expired;
+      const password = c.t === 'link' && c.password ? x.password : undefined;
       const made = share(s.profile, {
         drive,
         issuer: x.owner,
         node: n.keys,
         role,
         ...(link ? { link } : { member: { identity: x.member.identity, encryption: x.member.encryption.publicKey } }),
+        ...(expired ? { expires: new Date(Date.now() - 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z') } : {}),
+        ...(password ? { password: { salt: password.salt, verifierHash: password.verifierHash, key: password.key } } : {}),
       });
-      return judged(trace, `owner shares ${n.keys.node} ${role} with ${link ? `link ${link}` : 'the member'}`, true, await x.s.drive.commit(drive, s.actor(x.owner), made.body), () => {
-        m.shares.push({ id: String((made.body.share as Obj).id), node: n.keys.node, member: !link, role, ...(link ? { link } : {}), live: true });
+      const what = `owner shares ${n.keys.node} ${role}${expired ? ' (expired)' : ''} with ${link ? `${password ? 'password ' : ''}link ${link}` : 'the member'}`;
+      return judged(trace, what, true, await x.s.drive.commit(drive, s.actor(x.owner), made.body), () => {
+        m.shares.push({
+          id: String((made.body.share as Obj).id),
+          node: n.keys.node,
+          member: !link,
+          role,
+          ...(link ? { link } : {}),
+          ...(password ? { verifier: password.verifier } : {}),
+          live: !expired,
+        });
       });
     }
     case 'unshare': {
@@ -390,14 +472,36 @@ async function restructure(x: Run, c: Extract<Cmd, { t: 'move' | 'remove' | 'sha
 async function read(x: Run, c: Extract<Cmd, { t: 'read' }>, trace: string[]): Promise<string | undefined> {
   const { m } = x;
   const n = pick(m.live(), c.node)!;
-  const link = m.shares.filter((s) => s.link).at(-1)?.link;
-  if (c.as === 'link' && !link) return undefined;
-  const actor: DriveActor = c.as === 'owner' ? x.s.actor(x.owner) : c.as === 'member' ? x.s.actor(x.member) : c.as === 'link' ? { link: link! } : { none: true };
-  const allowed = c.as === 'owner' || (c.as !== 'nobody' && m.roles(c.as, n.keys.node, link).size > 0);
-  const r = await x.s.drive.node(x.drive, actor, n.keys.node);
-  trace.push(`${c.as} reads ${n.keys.node}: ${shown(r)}`);
-  if (!allowed) return r.status >= 400 && r.status < 500 ? undefined : `reading ${n.keys.node} as ${c.as}, which no live share allows, answered ${said(r)}`;
-  if (!ok(r) || !r.text().includes(n.version)) return `reading ${n.keys.node} as ${c.as} answered ${said(r)}, not its head ${n.version}`;
+  const held = m.shares.filter((s) => s.link).at(-1);
+  if ((c.as === 'link' || c.as === 'link-bare') && !held) return undefined;
+  const link = held?.link;
+  const actor: DriveActor =
+    c.as === 'owner'
+      ? x.s.actor(x.owner)
+      : c.as === 'member'
+        ? x.s.actor(x.member)
+        : c.as === 'link'
+          ? { link: link!, ...(held?.verifier ? { verifier: held.verifier } : {}) }
+          : c.as === 'link-bare'
+            ? { link: link! }
+            : { none: true };
+  const byLink = c.as === 'link' || (c.as === 'link-bare' && !held?.verifier);
+  const allowed = c.as === 'owner' ? true : c.as === 'member' ? m.may('member', n.keys.node, 'read') : byLink ? m.roles('link', n.keys.node, link).size > 0 : false;
+  // The owner reads the head (and below, the content); others one read path.
+  const path: Path = c.as === 'owner' || (c.path === 'chunk' && !n.firstChunk) ? 'node' : c.path;
+  const r =
+    path === 'chunk'
+      ? await x.s.drive.chunk(x.drive, actor, n.keys.node, n.contentVersion, n.firstChunk!)
+      : path === 'version'
+        ? await x.s.drive.get(x.drive, `/nodes/${n.keys.node}/versions/${n.version}`, actor)
+        : await x.s.drive.node(x.drive, actor, n.keys.node, path === 'node' ? '' : `/${path}`);
+  const what = `${c.as} reads ${path} of ${n.keys.node}`;
+  trace.push(`${what}: ${shown(r)}`);
+  if (r.status >= 500) return `${what} answered ${said(r)}`;
+  if (allowed === false) return r.status >= 400 ? undefined : `${what}, which no live share allows, answered ${said(r)}`;
+  if (allowed === undefined) return undefined;
+  if (!ok(r)) return `${what} is allowed and answered ${said(r)}`;
+  if (['node', 'history', 'version'].includes(path) && !r.text().includes(n.version)) return `${what} answered ${said(r)}, without its head ${n.version}`;
   if (c.as !== 'owner') return undefined;
   if (n.mode === 'replace') {
     const back = await content(x, n);
@@ -439,13 +543,23 @@ async function changes(x: Run, trace: string[]): Promise<string | undefined> {
   return undefined;
 }
 
+/** The password of the model's password links, derived once (argon2id is slow) when first asked for. */
+let modelPassword: Promise<Run['password']> | undefined;
+function passwordOnce(): Promise<Run['password']> {
+  modelPassword ??= (async () => {
+    const salt = new Uint8Array(randomBytes(16));
+    return { salt, ...(await linkSecrets('model password', salt)) };
+  })();
+  return modelPassword;
+}
+
 export function driveModelCheck(t: RelayTarget): Check {
   const check = suiteProperty('drive', {
     id: 'drive/model',
     lane: 'drive',
-    title: `random sequences of up to ${MAX_COMMANDS} drive commands (create, upload, replace on the head or an old base, move, remove, append, trim, share, link, unshare, read as owner, member or link, changes) answer as a model of the tree and its shares says`,
+    title: `random sequences of up to ${MAX_COMMANDS} drive commands (create, upload, replace on the head or an old base, move, remove, append, trim, share in any role and maybe expired, link with or without a password, unshare, read any path as owner, member or link holder with or without the password, changes) answer as a model of the tree and its shares says`,
     rules: ['ra.drive.owner', 'ra.drive.members', 'ra.drive.stale-base', 'ra.drive.nodes', 'ra.drive.changes', 'ra.drive.link-auth'],
-    context: ['ra.drive.roles', 'ra.drive.commit', 'ra.drive.record', 'ra.drive.share', 'ra.drive.missing'],
+    context: ['ra.drive.roles', 'ra.drive.commit', 'ra.drive.record', 'ra.drive.share', 'ra.drive.missing', 'ra.drive.link-kdf', 'ra.drive.versions'],
     timeoutMs: 120_000,
     arbitrary: fc.array(command, { minLength: 1, maxLength: MAX_COMMANDS }),
     examples: EXAMPLES,
@@ -457,14 +571,14 @@ export function driveModelCheck(t: RelayTarget): Check {
         const m = new Model();
         m.nodes.set(root.keys.node, { keys: root.keys, kind: 'folder', folder: '', version: root.version, versions: [root.version], records: [], trimmed: 0, alive: true });
         m.pending.push(root.keys.node);
-        const x: Run = { s, owner, member, drive: owner.identity, m, cursor: '0' };
+        const x: Run = { s, owner, member, drive: owner.identity, m, cursor: '0', password: await passwordOnce() };
         for (const c of [...cmds, { t: 'changes' as const }]) {
           const problem = await step(x, c, trace);
           if (problem) return { ok: false, detail: `${trace.join('; ')}: ${problem}`, evidence: s.evidence() };
         }
         // Finally every live node read back as the owner: nothing refused left a trace, nothing accepted was lost.
         for (let i = 0; i < m.live().length; i++) {
-          const problem = await read(x, { t: 'read', as: 'owner', node: i }, trace);
+          const problem = await read(x, { t: 'read', as: 'owner', node: i, path: 'node' }, trace);
           if (problem) return { ok: false, detail: `${trace.join('; ')}: ${problem}`, evidence: s.evidence() };
         }
         return true;
@@ -473,5 +587,5 @@ export function driveModelCheck(t: RelayTarget): Check {
       }
     },
   });
-  return { ...check, run: (ctx) => check.run({ ...ctx, runs: Math.min(ctx.runs, MAX_SEQUENCES) }) };
+  return { ...check, run: (ctx) => check.run({ ...ctx, runs: Math.min(Math.max(ctx.runs, EXAMPLES.length), MAX_SEQUENCES) }) };
 }
