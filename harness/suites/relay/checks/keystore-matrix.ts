@@ -10,6 +10,7 @@ import { adminSigned, enrollFields, enrollWithEnvelope, keystoreListWith, keysto
 import { relayCheck } from '../check.ts';
 import { CheckFailure, CheckSkip, isObject, safeJson, said, sleep, type RelayTarget, type Session } from '../driver.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
+import { registrableDomain } from '../../../../protocol/relay/rp-id.ts';
 
 /** Its own lane: fresh identities only, overlapping the suite's other checks. */
 const LANE = 'relay/keystore-matrix';
@@ -242,13 +243,18 @@ function rpIdFormsCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore-matrix/rp-id-forms',
     lane: LANE,
-    title: "a fetch's RP id may be the identity or, for a hosted identity, its registrable domain; a further parent domain, or the identity with a suffix, is refused 401",
+    title:
+      "a fetch's RP id may be the identity or, for a hosted identity, its registrable domain (by the public suffix list); the hosting relay's own domain when it is neither, a sibling, or the identity with a suffix, is refused 401",
     rules: ['ra.keystore.assertion-rp-id'],
     cells: [...['identity', 'registrable-domain', 'near-miss'].map((value) => ({ rule: 'ra.keystore.assertion-rp-id' as const, facet: 'normalization', value, operation: 'keystoreFetch' }))],
     run: async (s, e) => {
       const owner = await s.identity();
-      const domain = (await s.facts()).relay.hostedDomains.find((d) => owner.identity.endsWith(`.${d}`));
-      if (domain === undefined) throw new CheckSkip('the relay hosts no domain: the test identity is not hosted, so it has no registrable domain to judge');
+      const hosting = (await s.facts()).relay.hostedDomains.find((d) => owner.identity.endsWith(`.${d}`));
+      if (hosting === undefined) throw new CheckSkip('the relay hosts no domain: the test identity is not hosted, so it has no registrable domain to judge');
+      // "the identity itself, or its registrable domain when hosted": the registrable domain is the
+      // public suffix list's (x.a.relay.test → relay.test), not the hosting relay's domain.
+      const domain = registrableDomain(owner.identity);
+      if (domain === undefined || domain === owner.identity) throw new CheckSkip(`${owner.identity} has no registrable domain apart from itself`);
       const auth = new SoftwareAuthenticator(-7);
       await enrolled(s, owner, enrollment(auth));
       const fetchAt = async (rpId: string) => s.relay.keystoreFetch(owner.identity, auth.assert({ challenge: await challengeFor(s, owner.identity), rpId }), rpId);
@@ -259,10 +265,10 @@ function rpIdFormsCheck(t: RelayTarget): Check {
         const r = await fetchAt(rpId);
         e.that(r.status === 200, `a fetch with ${form} (${rpId}) as RP id answered ${said(r)}, expected 200`);
       }
-      const parent = domain.includes('.') ? domain.slice(domain.indexOf('.') + 1) : undefined;
-      for (const rpId of [...(parent ? [parent] : []), `${owner.identity}.evil.example`]) {
+      const nearMisses = [...(hosting !== domain ? [hosting] : []), `other.${domain}`, `${owner.identity}.evil.example`];
+      for (const rpId of nearMisses) {
         const r = await fetchAt(rpId);
-        e.that(r.status === 401, `a fetch with ${rpId} as RP id (identity ${owner.identity}) answered ${said(r)}, expected 401`);
+        e.that(r.status === 401, `a fetch with ${rpId} as RP id (identity ${owner.identity}, registrable domain ${domain}) answered ${said(r)}, expected 401`);
       }
     },
   });
