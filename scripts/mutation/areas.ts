@@ -1,0 +1,45 @@
+// The rule-enforcing modules of the reference that the mutation tool mutates (issue 25), each
+// with the suite and the rules whose checks may kill its mutants: a mutant runs only the checks
+// citing its area's rules, so it costs seconds, not a full suite. Only reference/ is mutated:
+// protocol/ is shared with the harness, whose own signer and client would change with it.
+
+export interface MutationArea {
+  /** `npm run mutation -- <name>`. */
+  name: string;
+  suite: 'rp' | 'bridge' | 'relay' | 'drive';
+  /** Files (or Stryker ranges `file:line:col-line:col`) whose mutants the area's checks judge. */
+  mutate: string[];
+  /** Rule ids or prefixes (`--rule`): the checks citing them are the area's tests. */
+  rules: string[];
+}
+
+export const AREAS: readonly MutationArea[] = [
+  { name: 'relay-auth', suite: 'relay', mutate: ['reference/relay/auth.ts', 'reference/relay/sessions.ts'], rules: ['ra.auth', 'ra.signed-request', 'ra.sessions', 'ra.challenge', 'ra.devices'] },
+  { name: 'relay-messages', suite: 'relay', mutate: ['reference/relay/messages.ts'], rules: ['ra.messages', 'ra.relay', 'ra.acks', 'ra.seal', 'ra.spool', 'ra.pickup'] },
+  { name: 'relay-inbox', suite: 'relay', mutate: ['reference/relay/inbox.ts'], rules: ['ra.pickup', 'ra.acks', 'ra.inbox', 'ra.spool', 'ra.messages'] },
+  { name: 'relay-events', suite: 'relay', mutate: ['reference/relay/events.ts'], rules: ['ra.events', 'ra.pickup'] },
+  { name: 'relay-identities', suite: 'relay', mutate: ['reference/relay/identities.ts'], rules: ['ra.identities', 'ra.signing', 'ra.names', 'ra.availability'] },
+  { name: 'relay-keystore', suite: 'relay', mutate: ['reference/relay/keystore.ts'], rules: ['ra.keystore'] },
+  { name: 'relay-pairing', suite: 'relay', mutate: ['reference/relay/pairing.ts'], rules: ['ra.pairing', 'ra.devices'] },
+  { name: 'relay-system', suite: 'relay', mutate: ['reference/relay/system-files.ts'], rules: ['ra.system', 'ra.inbox', 'ra.groups'] },
+  { name: 'drive-access', suite: 'drive', mutate: ['reference/relay/drive/access.ts', 'reference/relay/drive/groups.ts'], rules: ['ra.drive'] },
+  { name: 'drive-commits', suite: 'drive', mutate: ['reference/relay/drive/commit.ts'], rules: ['ra.drive'] },
+  { name: 'drive-handlers', suite: 'drive', mutate: ['reference/relay/drive/handlers.ts'], rules: ['ra.drive'] },
+  { name: 'bridge-authorize', suite: 'bridge', mutate: ['reference/bridge/flow.ts'], rules: ['ob.authorize', 'ob.transaction', 'ob.consent', 'ob.code', 'ob.native', 'ob.push'] },
+  { name: 'bridge-token', suite: 'bridge', mutate: ['reference/bridge/token.ts'], rules: ['ob.token', 'ob.code', 'ob.revoke', 'ob.introspect', 'ob.userinfo', 'ob.subject'] },
+  { name: 'bridge-clients', suite: 'bridge', mutate: ['reference/bridge/clients.ts', 'reference/bridge/url-clients.ts'], rules: ['ob.clients', 'ob.authorize'] },
+  { name: 'rp-verification', suite: 'rp', mutate: ['reference/rp/delivery.ts', 'reference/rp/login.ts'], rules: ['ns.verify', 'ns.delivery', 'ns.session-proof', 'ns.response', 'ns.nonce'] },
+  { name: 'rp-transactions', suite: 'rp', mutate: ['reference/rp/transactions.ts', 'reference/rp/poll.ts'], rules: ['ns.transaction', 'ns.request', 'ns.start', 'ns.flow'] },
+];
+
+export function area(name: string): MutationArea {
+  const found = AREAS.find((a) => a.name === name);
+  if (!found) throw new Error(`unknown area ${name} (known: ${AREAS.map((a) => a.name).join(', ')})`);
+  return found;
+}
+
+/** The command Stryker runs once per mutant: the area's checks against a fresh reference; non-zero exit kills. */
+export function killCommand(a: MutationArea): string {
+  const rules = a.rules.map((r) => `--rule ${r}`).join(' ');
+  return `node bin/svc-conformance.js run --reference --suite ${a.suite} ${rules} --quiet --seed 7 --runs 10 --fuzz-runs 10 --timeout 60`;
+}

@@ -1,0 +1,104 @@
+// `npm run mutation -- <area ...> | --all | --list`: StrykerJS over the reference's
+// rule-enforcing modules (scripts/mutation/areas.ts), each mutant judged by the checks citing its
+// area's rules against a fresh reference. Prints per area the mutants killed, survived, triaged
+// (test/mutation/triage.yaml: equivalent or unobservable, with the reason) and the score over the
+// non-equivalent, observable ones; writes reports/mutation/<area>.html and summary.json.
+// The full run takes hours on 2 cores: it is not part of CI (test/mutation/sample.test.ts is).
+import { writeFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import type { MutantResult } from '@stryker-mutator/api/core';
+import { AREAS, area, type MutationArea } from './areas.ts';
+import { recordedSample, recordSample, regressions, runSample } from './sample.ts';
+import { mutate, REPORTS } from './stryker.ts';
+import { byPlace, loadTriage, sameMutant, type TriageEntry } from './triage.ts';
+
+export interface AreaFigures {
+  area: string;
+  mutants: number;
+  killed: number;
+  survived: number;
+  equivalent: number;
+  unobservable: number;
+  /** Survivors that only change a project decision: judged by profile checks, apart from the score. */
+  profile: number;
+  /** Killed over the mutants neither equivalent, unobservable nor profile-only. */
+  score: number;
+  untriaged: Array<{ file: string; line: number; mutator: string; replacement: string }>;
+}
+
+const KILLED = new Set(['Killed', 'Timeout']);
+const LIVE = new Set(['Survived', 'NoCoverage']);
+
+export async function figures(a: MutationArea, results: readonly MutantResult[], triage: readonly TriageEntry[]): Promise<AreaFigures> {
+  const counted = results.filter((m) => KILLED.has(m.status) || LIVE.has(m.status));
+  const killed = counted.filter((m) => KILLED.has(m.status)).length;
+  const judged = await Promise.all(
+    counted.filter((m) => LIVE.has(m.status)).map(async (m) => ({ m, verdict: triage.find((t) => sameMutant(t, m))?.verdict ?? (await byPlace(m, m.fileName))?.verdict })),
+  );
+  const count = (v: string) => judged.filter((j) => j.verdict === v).length;
+  const [equivalent, unobservable, profile] = [count('equivalent'), count('unobservable'), count('profile')];
+  const denominator = counted.length - equivalent - unobservable - profile;
+  return {
+    area: a.name,
+    mutants: counted.length,
+    killed,
+    survived: judged.filter((j) => !j.verdict).length,
+    equivalent,
+    unobservable,
+    profile,
+    score: denominator === 0 ? 1 : killed / denominator,
+    untriaged: judged
+      .filter((j) => !j.verdict)
+      .map(({ m }) => ({ file: m.fileName.replace(/^.*?(reference\/)/, '$1'), line: m.location.start.line, mutator: m.mutatorName, replacement: m.replacement ?? '' })),
+  };
+}
+
+function table(rows: readonly AreaFigures[]): string {
+  const head = ['area', 'mutants', 'killed', 'survived', 'equivalent', 'unobservable', 'profile', 'score'];
+  const body = rows.map((r) => [r.area, r.mutants, r.killed, r.survived, r.equivalent, r.unobservable, r.profile, `${(r.score * 100).toFixed(1)} %`].map(String));
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  return [head, ...body].map((row) => row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { all: { type: 'boolean' }, list: { type: 'boolean' }, concurrency: { type: 'string' }, fresh: { type: 'boolean' }, sample: { type: 'boolean' }, record: { type: 'boolean' } },
+  });
+  if (values.sample) return sample(values.record === true);
+  if (values.list || (positionals.length === 0 && !values.all)) {
+    for (const a of AREAS) console.log(`${a.name.padEnd(18)} ${a.suite.padEnd(7)} ${a.mutate.join(', ')}  (rules ${a.rules.join(' ')})`);
+    if (!values.list) console.log('\nusage: npm run mutation -- <area ...> | --all [--concurrency N] [--fresh] | --sample [--record]');
+    return values.list ? 0 : 2;
+  }
+  const areas = values.all ? AREAS : positionals.map(area);
+  const triage = await loadTriage();
+  const rows: AreaFigures[] = [];
+  for (const a of areas) {
+    const results = await mutate(a, { concurrency: Number(values.concurrency ?? 2), incremental: !values.fresh });
+    rows.push(await figures(a, results, triage));
+  }
+  console.log(`\n${table(rows)}\n`);
+  for (const r of rows) for (const u of r.untriaged) console.log(`survived, not triaged: ${r.area} ${u.file}:${u.line} ${u.mutator} → ${JSON.stringify(u.replacement)}`);
+  await writeFile(`${REPORTS}/summary.json`, JSON.stringify(rows, null, 2));
+  console.log(`reports: ${REPORTS}/<area>.html, ${REPORTS}/summary.json`);
+  return rows.every((r) => r.score >= 0.9) ? 0 : 1;
+}
+
+/** The fixed sample: record it, or compare with the record (exit 1 when a killed mutant survives). */
+async function sample(record: boolean): Promise<number> {
+  const now = await runSample();
+  const killed = now.filter((m) => m.status === 'Killed' || m.status === 'Timeout').length;
+  console.log(`sample: ${now.length} mutants, ${killed} killed`);
+  if (record) {
+    await recordSample(now);
+    console.log('recorded in test/mutation/sample.json');
+    return 0;
+  }
+  const { survived, missing } = regressions(await recordedSample(), now);
+  for (const m of survived) console.log(`killed before, survives now: ${m.file}:${m.line}:${m.column} ${m.mutator} → ${JSON.stringify(m.replacement)}`);
+  for (const m of missing) console.log(`recorded, no longer made (record the sample again): ${m.file}:${m.line}:${m.column} ${m.mutator}`);
+  return survived.length + missing.length === 0 ? 0 : 1;
+}
+
+process.exitCode = await main();

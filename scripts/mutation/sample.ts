@@ -1,0 +1,69 @@
+// The fixed sample of mutants `npm test` runs (test/mutation/sample.test.ts): a few lines of
+// rule enforcement per document, a few minutes in all. `npm run mutation -- --sample --record`
+// records what each sampled mutant came to in test/mutation/sample.json; the test fails when a
+// mutant recorded killed survives (a check lost its edge).
+import { readFile, writeFile } from 'node:fs/promises';
+import type { MutantResult } from '@stryker-mutator/api/core';
+import { area, type MutationArea } from './areas.ts';
+import { mutate } from './stryker.ts';
+
+export const SAMPLE: ReadonlyArray<{ area: string; ranges: string[] }> = [
+  // A session's lifetime bounds (ra.sessions.ttl).
+  { area: 'relay-auth', ranges: ['reference/relay/sessions.ts:36-37'] },
+  // A session-signed envelope: the session is the sender's, the signature verifies.
+  { area: 'relay-messages', ranges: ['reference/relay/messages.ts:75-80'] },
+  // An authorization code bound to its client, redirect URI and verifier (ob.code.*).
+  { area: 'bridge-token', ranges: ['reference/bridge/token.ts:109-114'] },
+];
+
+const RECORD = new URL('../../test/mutation/sample.json', import.meta.url);
+
+export interface SampledMutant {
+  area: string;
+  file: string;
+  line: number;
+  column: number;
+  mutator: string;
+  replacement: string;
+  status: string;
+}
+
+const key = (m: Omit<SampledMutant, 'status'>) => `${m.area} ${m.file}:${m.line}:${m.column} ${m.mutator} ${m.replacement}`;
+
+function sampled(a: MutationArea, r: MutantResult): SampledMutant {
+  const file = r.fileName.replace(/^.*?(reference\/)/, '$1');
+  return { area: a.name, file, line: r.location.start.line, column: r.location.start.column, mutator: r.mutatorName, replacement: r.replacement ?? '', status: r.status };
+}
+
+/** Runs every sampled range from scratch (no incremental file: the point is to test again). */
+export async function runSample(): Promise<SampledMutant[]> {
+  const out: SampledMutant[] = [];
+  for (const s of SAMPLE) {
+    const a = area(s.area);
+    const results = await mutate(a, { mutate: s.ranges, incremental: false, label: `sample-${a.name}`, quiet: true });
+    out.push(...results.map((r) => sampled(a, r)));
+  }
+  return out.sort((x, y) => key(x).localeCompare(key(y)));
+}
+
+export async function recordSample(results: readonly SampledMutant[]): Promise<void> {
+  await writeFile(RECORD, `${JSON.stringify(results, null, 2)}\n`);
+}
+
+export async function recordedSample(): Promise<SampledMutant[]> {
+  return JSON.parse(await readFile(RECORD, 'utf8')) as SampledMutant[];
+}
+
+/** Mutants recorded killed that now live, and recorded mutants that no longer exist (the code moved: record again). */
+export function regressions(recorded: readonly SampledMutant[], now: readonly SampledMutant[]): { survived: SampledMutant[]; missing: SampledMutant[] } {
+  const current = new Map(now.map((m) => [key(m), m]));
+  const killed = (s: string) => s === 'Killed' || s === 'Timeout';
+  const wasKilled = recorded.filter((m) => killed(m.status));
+  return {
+    survived: wasKilled.flatMap((m) => {
+      const n = current.get(key(m));
+      return n && !killed(n.status) ? [n] : [];
+    }),
+    missing: wasKilled.filter((m) => !current.has(key(m))),
+  };
+}

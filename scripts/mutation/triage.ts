@@ -1,0 +1,83 @@
+// How a surviving mutant is judged. Two kinds are judged by their place in the code, the same way
+// for every module, so nobody picks survivors one by one: a mutant that only changes an error's
+// free-form detail text (no document states it: unobservable), and one that only changes the rule
+// id an error envelope names (a project decision, judged by profile checks, not document checks).
+// Every other survivor needs a line in test/mutation/triage.yaml (equivalent or unobservable, with
+// the reason), or a check that kills it.
+import { readFile } from 'node:fs/promises';
+import ts from 'typescript';
+import { parse } from 'yaml';
+import type { MutantResult } from '@stryker-mutator/api/core';
+
+export type Verdict = 'equivalent' | 'unobservable' | 'profile';
+
+export interface TriageEntry {
+  file: string;
+  line: number;
+  mutator: string;
+  replacement: string;
+  verdict: Exclude<Verdict, 'profile'>;
+  reason: string;
+}
+
+/** The error constructors of reference/ and where their detail and rule arguments sit. */
+const ERRORS: Record<string, { detail: number; rule: number }> = {
+  ruleError: { detail: 2, rule: 1 },
+  HttpError: { detail: 2, rule: 3 },
+  OAuthError: { detail: 2, rule: 3 },
+};
+
+const sources = new Map<string, ts.SourceFile>();
+
+async function source(file: string): Promise<ts.SourceFile> {
+  let s = sources.get(file);
+  if (!s) {
+    s = ts.createSourceFile(file, await readFile(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    sources.set(file, s);
+  }
+  return s;
+}
+
+/** The argument of an error constructor the node sits in, if any. */
+function errorArgument(node: ts.Node): { callee: string; index: number } | undefined {
+  for (let n: ts.Node = node; n.parent; n = n.parent) {
+    const p = n.parent;
+    if ((ts.isCallExpression(p) || ts.isNewExpression(p)) && p.arguments?.includes(n as ts.Expression)) {
+      const callee = p.expression.getText();
+      if (callee in ERRORS) return { callee, index: p.arguments.indexOf(n as ts.Expression) };
+      return undefined;
+    }
+    if (ts.isBlock(p) || ts.isSourceFile(p)) return undefined;
+  }
+  return undefined;
+}
+
+/** The judgement by place, for a mutant of a string (or template) inside an error's detail or rule argument. */
+export async function byPlace(m: MutantResult, file: string): Promise<{ verdict: Verdict; reason: string } | undefined> {
+  if (m.mutatorName !== 'StringLiteral') return undefined;
+  const sf = await source(file);
+  const pos = sf.getPositionOfLineAndCharacter(m.location.start.line - 1, m.location.start.column - 1);
+  let node: ts.Node | undefined;
+  const visit = (n: ts.Node): void => {
+    if (n.getStart(sf) <= pos && pos < n.getEnd()) {
+      node = n;
+      ts.forEachChild(n, visit);
+    }
+  };
+  visit(sf);
+  if (!node) return undefined;
+  const arg = errorArgument(node);
+  if (!arg) return undefined;
+  const place = ERRORS[arg.callee]!;
+  if (arg.index === place.detail) return { verdict: 'unobservable', reason: "an error's detail text is free-form: no document states it" };
+  if (arg.index === place.rule) return { verdict: 'profile', reason: 'the rule an error envelope names is a project decision (profile checks)' };
+  return undefined;
+}
+
+export async function loadTriage(): Promise<TriageEntry[]> {
+  const text = await readFile(new URL('../../test/mutation/triage.yaml', import.meta.url), 'utf8').catch(() => '');
+  return (parse(text) as TriageEntry[] | null) ?? [];
+}
+
+export const sameMutant = (t: TriageEntry, m: MutantResult): boolean =>
+  m.fileName.endsWith(t.file) && m.location.start.line === t.line && m.mutatorName === t.mutator && (m.replacement ?? '') === t.replacement;

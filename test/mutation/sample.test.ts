@@ -1,0 +1,30 @@
+// The fixed mutation sample (scripts/mutation/sample.ts): StrykerJS mutates a few lines of rule
+// enforcement in the relay and the bridge, and the checks citing each area's rules judge every
+// mutant against a fresh reference. A mutant recorded killed that survives fails the test: a
+// check lost its edge. Record anew with `npm run mutation -- --sample --record` after the
+// sampled lines move.
+import { describe, expect, it } from 'vitest';
+import type { MutantResult } from '@stryker-mutator/api/core';
+import { recordedSample, regressions, runSample } from '../../scripts/mutation/sample.ts';
+import { byPlace } from '../../scripts/mutation/triage.ts';
+
+describe('mutation sample', () => {
+  it('kills every sampled mutant it killed when recorded', async () => {
+    const recorded = await recordedSample();
+    expect(recorded.filter((m) => m.status === 'Killed').length).toBeGreaterThan(10);
+    const { survived, missing } = regressions(recorded, await runSample());
+    expect(survived, 'recorded killed, survive now').toEqual([]);
+    expect(missing, 'recorded, no longer made: record the sample again').toEqual([]);
+  }, 900_000);
+
+  it('judges string mutants by their place: detail text unobservable, the envelope rule profile', async () => {
+    const at = (line: number, column: number): MutantResult => ({ mutatorName: 'StringLiteral', location: { start: { line, column }, end: { line, column } } }) as MutantResult;
+    const file = 'reference/relay/sessions.ts';
+    const source = (await import('node:fs')).readFileSync(file, 'utf8').split('\n');
+    const line = source.findIndex((l) => l.includes("'issued_at is too far in the future'")) + 1;
+    const text = source[line - 1]!;
+    expect((await byPlace(at(line, text.indexOf("'issued_at is too far") + 1), file))?.verdict).toBe('unobservable');
+    expect((await byPlace(at(line, text.indexOf("'ra.sessions.ttl'") + 1), file))?.verdict).toBe('profile');
+    expect(await byPlace(at(line, text.indexOf("'invalid_request'") + 1), file)).toBeUndefined();
+  });
+});
