@@ -2223,6 +2223,87 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ra.drive.chunk-upload",
+    "kind": "once",
+    "cite": "of uploads of one chunk side by side, at any of the relay's processes, the one that stored it answers 201 and the others 200",
+    "operations": [
+      "driveChunkPut"
+    ],
+    "secret": "the creation of a chunk not yet stored",
+    "spent_by": "the one upload that stores it",
+    "unfilled": [
+      {
+        "value": "replay",
+        "reason": "not applicable: a later upload of a stored chunk is the ordinary 200 of ra.drive.chunk-upload, judged by drive/profile/chunk-upload, not a spent secret"
+      }
+    ],
+    "area": "drive",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ]
+  },
+  {
+    "rule": "ra.drive.quota",
+    "kind": "limit",
+    "name": "same-chunk",
+    "cite": "uploads of one chunk in flight side by side store its bytes once and count them once",
+    "operations": [
+      "driveChunkPut"
+    ],
+    "count": "the drive's quota, with one chunk's bytes counted once however many uploads of it are in flight",
+    "scope": "drive",
+    "past": {
+      "status": 507,
+      "code": "quota_exceeded"
+    },
+    "unfilled": [
+      {
+        "value": "past",
+        "reason": "not applicable: past the quota is the quota facet's own cell (drive/matrix/quota-scope); this facet is about counting one chunk once"
+      },
+      {
+        "value": "other-scope",
+        "reason": "not applicable: the quota facet's other-scope cell (another drive) is judged by drive/matrix/quota-scope"
+      }
+    ],
+    "area": "drive",
+    "facet": "same-chunk",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
+    "rule": "ra.drive.group-roster-size",
+    "kind": "limit",
+    "cite": "the relay reads an `X-Svc-Group-Roster` of up to `drive_group_roster_header_max_bytes` characters beside up to `request_headers_max_bytes` of other request headers",
+    "operations": [
+      "driveNode"
+    ],
+    "limit": "drive_group_roster_header_max_bytes",
+    "scope": "request",
+    "past": {
+      "status": 431,
+      "code": "invalid_request"
+    },
+    "unfilled": [
+      {
+        "value": "other-scope",
+        "reason": "not applicable: the limit is per request; no other scope holds a roster header"
+      }
+    ],
+    "area": "drive",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ]
+  },
+  {
     "rule": "ra.pickup.auth",
     "kind": "who",
     "cite": "`GET /messages/:identity` and cursor variants, `GET /events/:identity` | owner-only | challenge-signed or signed request",
@@ -2419,7 +2500,8 @@ export const facets: readonly Facet[] = [
       "revokeDevice",
       "systemGet",
       "systemPut",
-      "systemDelete"
+      "systemDelete",
+      "groupRoster"
     ],
     "note": "The operations are those whose security lists signedRequest in the OpenAPI file, read from it by the check.",
     "area": "relay-core",
@@ -2590,7 +2672,8 @@ export const facets: readonly Facet[] = [
       "revokeDevice",
       "systemGet",
       "systemPut",
-      "systemDelete"
+      "systemDelete",
+      "groupRoster"
     ],
     "area": "relay-core",
     "facet": "window",
@@ -2896,7 +2979,8 @@ export const facets: readonly Facet[] = [
       "revokeDevice",
       "systemGet",
       "systemPut",
-      "systemDelete"
+      "systemDelete",
+      "groupRoster"
     ],
     "area": "relay-core",
     "facet": "once",
@@ -3920,6 +4004,21 @@ export const facets: readonly Facet[] = [
     "facet": "lifecycle",
     "values": [
       "offer"
+    ]
+  },
+  {
+    "rule": "ra.inbox.auth-request-expiry",
+    "kind": "window",
+    "cite": "a stored prompt is handed out at pickup (drained or read from a cursor) and announced only before its `expires_at`, so an expired prompt is never shown",
+    "operations": [
+      "pickup"
+    ],
+    "from": "the prompt's own signed `expires_at`",
+    "area": "relay-owner",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
     ]
   },
   {

@@ -7,13 +7,14 @@ import type { MutantResult } from '@stryker-mutator/api/core';
 import { area, type MutationArea } from './areas.ts';
 import { mutate } from './stryker.ts';
 
-export const SAMPLE: ReadonlyArray<{ area: string; ranges: string[] }> = [
+/** Each sampled area's lines, judged by the checks of a few rules (seconds a mutant, a few minutes in all). */
+export const SAMPLE: ReadonlyArray<{ area: string; ranges: string[]; rules: string[] }> = [
   // A session's lifetime bounds (ra.sessions.ttl).
-  { area: 'relay-auth', ranges: ['reference/relay/sessions.ts:36-37'] },
+  { area: 'relay-auth', ranges: ['reference/relay/sessions.ts:37-37'], rules: ['ra.sessions'] },
   // A session-signed envelope: the session is the sender's, the signature verifies.
-  { area: 'relay-messages', ranges: ['reference/relay/messages.ts:75-80'] },
-  // An authorization code bound to its client, redirect URI and verifier (ob.code.*).
-  { area: 'bridge-token', ranges: ['reference/bridge/token.ts:109-114'] },
+  { area: 'relay-messages', ranges: ['reference/relay/messages.ts:75-75', 'reference/relay/messages.ts:80-80'], rules: ['ra.messages.session-expired', 'ra.messages.signature', 'ra.messages.session-proof'] },
+  // An authorization code bound to its client and redirect URI (ob.code.binding).
+  { area: 'bridge-token', ranges: ['reference/bridge/token.ts:109-110'], rules: ['ob.code'] },
 ];
 
 const RECORD = new URL('../../test/mutation/sample.json', import.meta.url);
@@ -39,7 +40,7 @@ function sampled(a: MutationArea, r: MutantResult): SampledMutant {
 export async function runSample(): Promise<SampledMutant[]> {
   const out: SampledMutant[] = [];
   for (const s of SAMPLE) {
-    const a = area(s.area);
+    const a = { ...area(s.area), rules: s.rules };
     const results = await mutate(a, { mutate: s.ranges, incremental: false, label: `sample-${a.name}`, quiet: true });
     out.push(...results.map((r) => sampled(a, r)));
   }

@@ -40,7 +40,7 @@ function heldOnce(t: RelayTarget): Check {
     id: 'drive/profile/quota-same-chunk',
     title: `with room left for one chunk, ${TOGETHER} uploads of it side by side are all stored: its bytes count once against the quota`,
     rules: ['ra.drive.quota'],
-    cells: [{ rule: 'ra.drive.quota', facet: 'limit', value: 'at', operation: 'driveChunkPut' }],
+    cells: [{ rule: 'ra.drive.quota', facet: 'same-chunk', value: 'at', operation: 'driveChunkPut' }],
     timeoutMs: 60_000,
     run: async (s, e) => {
       const { id } = await s.owner();
