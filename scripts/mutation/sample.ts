@@ -12,7 +12,11 @@ export const SAMPLE: ReadonlyArray<{ area: string; ranges: string[]; rules: stri
   // A session's lifetime bounds (ra.sessions.ttl).
   { area: 'relay-auth', ranges: ['reference/relay/sessions.ts:37-37'], rules: ['ra.sessions'] },
   // A session-signed envelope: the session is the sender's, the signature verifies.
-  { area: 'relay-messages', ranges: ['reference/relay/messages.ts:75-75', 'reference/relay/messages.ts:80-80'], rules: ['ra.messages.session-expired', 'ra.messages.signature', 'ra.messages.session-proof'] },
+  {
+    area: 'relay-messages',
+    ranges: ['reference/relay/messages.ts:75-75', 'reference/relay/messages.ts:80-80'],
+    rules: ['ra.messages.session-expired', 'ra.messages.signature', 'ra.messages.session-proof'],
+  },
   // An authorization code bound to its client and redirect URI (ob.code.binding).
   { area: 'bridge-token', ranges: ['reference/bridge/token.ts:109-110'], rules: ['ob.code'] },
 ];
