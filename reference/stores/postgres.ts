@@ -172,14 +172,15 @@ class OpFailed extends Error {
 
 /**
  * A value PostgreSQL refuses to store or compare (SQLSTATE class 22, data exception: a NUL in
- * text, a number out of BIGINT's range, text that is not a number) came from a client, where
- * SQLite would have taken it: the server answers it as bad input, not as its own failure.
+ * text, a number out of BIGINT's range, text that is not a number; 54000, program limit exceeded:
+ * a key too long for its index, such as a 500 KB envelope id) came from a client, where SQLite
+ * would have taken it: the server answers it as bad input, not as its own failure.
  */
 export class UnstorableValue extends Error {}
 
 function unstorable(error: unknown): never {
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && code.startsWith('22')) throw new UnstorableValue(`a value the database cannot hold: ${(error as Error).message}`);
+  if (typeof code === 'string' && (code.startsWith('22') || code === '54000')) throw new UnstorableValue(`a value the database cannot hold: ${(error as Error).message}`);
   throw error;
 }
 

@@ -2849,6 +2849,11 @@ export const facets: readonly Facet[] = [
       {
         "value": "other-scope",
         "reason": "not applicable: the cap is one request's body; nothing outside it is counted"
+      },
+      {
+        "value": "at",
+        "operation": "postAck",
+        "reason": "not applicable: an ack has no field the document lets grow to 512 000 bytes; only an id padded past any reasonable length would reach it"
       }
     ],
     "area": "relay-core",

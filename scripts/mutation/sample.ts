@@ -59,16 +59,31 @@ export async function recordedSample(): Promise<SampledMutant[]> {
   return JSON.parse(await readFile(RECORD, 'utf8')) as SampledMutant[];
 }
 
-/** Mutants recorded killed that now live, and recorded mutants that no longer exist (the code moved: record again). */
+/**
+ * Mutants recorded killed that now live, and recorded mutants that no longer exist (the code moved:
+ * record again). Two mutants can share a place, a mutator and a replacement (a condition and its
+ * first operand both start at one column), so each such key is compared by its count of kills.
+ */
 export function regressions(recorded: readonly SampledMutant[], now: readonly SampledMutant[]): { survived: SampledMutant[]; missing: SampledMutant[] } {
-  const current = new Map(now.map((m) => [key(m), m]));
   const killed = (s: string) => s === 'Killed' || s === 'Timeout';
-  const wasKilled = recorded.filter((m) => killed(m.status));
-  return {
-    survived: wasKilled.flatMap((m) => {
-      const n = current.get(key(m));
-      return n && !killed(n.status) ? [n] : [];
-    }),
-    missing: wasKilled.filter((m) => !current.has(key(m))),
+  const group = (list: readonly SampledMutant[]) => {
+    const by = new Map<string, SampledMutant[]>();
+    for (const m of list) by.set(key(m), [...(by.get(key(m)) ?? []), m]);
+    return by;
   };
+  const current = group(now);
+  const survived: SampledMutant[] = [];
+  const missing: SampledMutant[] = [];
+  for (const [k, was] of group(recorded)) {
+    const before = was.filter((m) => killed(m.status)).length;
+    if (before === 0) continue;
+    const is = current.get(k);
+    if (!is) {
+      missing.push(...was.filter((m) => killed(m.status)));
+      continue;
+    }
+    const after = is.filter((m) => killed(m.status)).length;
+    if (after < before) survived.push(...is.filter((m) => !killed(m.status)).slice(0, before - after));
+  }
+  return { survived, missing };
 }

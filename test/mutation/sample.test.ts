@@ -5,7 +5,7 @@
 // sampled lines move.
 import { describe, expect, it } from 'vitest';
 import type { MutantResult } from '@stryker-mutator/api/core';
-import { recordedSample, regressions, runSample } from '../../scripts/mutation/sample.ts';
+import { recordedSample, regressions, runSample, type SampledMutant } from '../../scripts/mutation/sample.ts';
 import { byPlace } from '../../scripts/mutation/triage.ts';
 
 describe('mutation sample', () => {
@@ -16,6 +16,13 @@ describe('mutation sample', () => {
     expect(survived, 'recorded killed, survive now').toEqual([]);
     expect(missing, 'recorded, no longer made: record the sample again').toEqual([]);
   }, 900_000);
+
+  it('compares mutants that share a place, a mutator and a replacement by their count of kills', () => {
+    const m = (status: string): SampledMutant => ({ area: 'a', file: 'f.ts', line: 1, column: 7, mutator: 'ConditionalExpression', replacement: 'false', status });
+    expect(regressions([m('Killed'), m('Survived')], [m('Survived'), m('Killed')])).toEqual({ survived: [], missing: [] });
+    expect(regressions([m('Killed'), m('Survived')], [m('Survived'), m('Survived')]).survived).toHaveLength(1);
+    expect(regressions([m('Killed')], []).missing).toHaveLength(1);
+  });
 
   it('judges string mutants by their place: detail text unobservable, the envelope rule profile', async () => {
     const at = (line: number, column: number): MutantResult => ({ mutatorName: 'StringLiteral', location: { start: { line, column }, end: { line, column } } }) as MutantResult;

@@ -9,7 +9,7 @@ import { bodySha256 } from '../../shared/body.ts';
 import type { OwnerCall } from '../inbox.ts';
 import { anyRole, callerOf, downloadStarted, gone, hostedDrive, lineage, may, require, sharesOfCaller, type Caller, type Drive, type Role } from './access.ts';
 import { applyCommit, parseCommit } from './commit.ts';
-import { dropUrl, holdUrl, mustFit, urlHeld, withinQuota } from './quota.ts';
+import { dropUrl, holdUrl, mustFit, promisedBytes, urlHeld, withinQuota } from './quota.ts';
 import { S3Chunks, UPLOAD_TTL_SECONDS, type Upload } from './s3-chunks.ts';
 import type { ChangeRow, NodeRow, ShareRow } from './store.ts';
 
@@ -69,7 +69,7 @@ export async function root(d: Drive, call: OwnerCall): Promise<Response> {
   if (caller.kind !== 'owner' && (await anyRole(d, drive, caller)).size === 0) throw new HttpError(403, 'not_authorized', 'the caller holds no share of this drive', 'ra.drive.roles');
   const meta = await d.store.meta(drive);
   // --break root-no-root: the answer leaves the root out (ra.drive.root).
-  return json({ drive, root: d.ctx.config.breakages.has('root-no-root') ? null : meta.root, seq: meta.seq, used: meta.used, quota: d.quota });
+  return json({ drive, root: d.ctx.config.breakages.has('root-no-root') ? null : meta.root, seq: meta.seq, used: meta.used + (await promisedBytes(d, drive)), quota: d.quota });
 }
 
 export async function missing(d: Drive, call: OwnerCall): Promise<Response> {

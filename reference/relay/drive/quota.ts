@@ -36,6 +36,17 @@ async function heldBytes(d: Drive, drive: string, exceptUrls: Iterable<string> =
   return sum;
 }
 
+/**
+ * The bytes of upload URLs promised for `drive`: chunks that may be in object storage already,
+ * without the relay (it learns of them at the commit). `GET /drive/:identity` counts them in the
+ * bytes used, so a client sees its upload counted as soon as it is made, on disk and on S3 alike.
+ */
+export async function promisedBytes(d: Drive, drive: string): Promise<number> {
+  let sum = 0;
+  for (const [id, bytes] of await d.ctx.state.holds(key(drive))) if (id.startsWith(urlHold(''))) sum += bytes;
+  return sum;
+}
+
 /** Throws 507 unless `adding` more bytes fit beside what is stored and held. */
 export async function mustFit(d: Drive, drive: string, adding: number, exceptUrls: Iterable<string> = []): Promise<void> {
   if ((await d.store.meta(drive)).used + (await heldBytes(d, drive, exceptUrls)) + adding > d.quota) throw over(d);

@@ -89,17 +89,24 @@ function bodyCapCheck(t: RelayTarget): Check {
   const past = limits.message_body_max_bytes + 1;
   return relayCheck(t, {
     id: 'relay/matrix/limit-body',
-    title: `a signed message or ack of ${at} bytes is accepted and delivered; one of ${past} bytes is refused 413`,
+    title: `a signed message of ${at} bytes is accepted and delivered; a message or ack of ${past} bytes is refused 413`,
     rules: ['ra.messages.body-cap'],
-    cells: ['at', 'past'].flatMap((value) => ['postMessage', 'postAck'].map((operation) => ({ rule: 'ra.messages.body-cap' as const, facet: 'limit', value, operation }))),
+    // An ack has no field the document lets grow to 512 000 bytes (only an id padded past any
+    // reasonable length would), so its `at` cell is not applicable; its `past` cell is judged.
+    cells: [
+      { rule: 'ra.messages.body-cap', facet: 'limit', value: 'at', operation: 'postMessage' },
+      ...['postMessage', 'postAck'].map((operation) => ({ rule: 'ra.messages.body-cap' as const, facet: 'limit', value: 'past', operation })),
+    ],
     run: async (s, e) => {
       const [a, b] = await Promise.all([s.identity(), s.identity()]);
       for (const kind of ['message', 'ack'] as const) {
         const ok = sized(s, kind, a, b, at);
         const over = sized(s, kind, a, b, past);
         e.that(ok.length === at && over.length === past, `the harness built ${ok.length} and ${over.length} bytes, not ${at} and ${past}`);
-        const r1 = await (kind === 'message' ? s.relay.send(ok) : s.relay.ack(ok));
-        e.that(r1.status === 202, `${kind === 'ack' ? 'an' : 'a'} ${at}-byte ${kind}: ${said(r1)}, not 202`);
+        if (kind === 'message') {
+          const r1 = await s.relay.send(ok);
+          e.that(r1.status === 202, `a ${at}-byte message: ${said(r1)}, not 202`);
+        }
         const r2 = await (kind === 'message' ? s.relay.send(over) : s.relay.ack(over));
         e.that(r2.status === 413, `a ${past}-byte ${kind}: ${said(r2)}, not 413`);
       }
