@@ -107,7 +107,8 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
     const { clients, file } = await harnessClients();
     const clientsFile = join(dir, 'clients.json');
     await writeFile(clientsFile, JSON.stringify(file, null, 2));
-    const token = randomBytes(24).toString('base64url');
+    // Hex, never base64url: the token travels as a command-line argument, where a leading '-' reads as a flag.
+    const token = randomBytes(24).toString('hex');
     const push = options.pushIntervalS !== undefined ? await startPushRelays({ profile: options.profile, authority, dir, children, ...(options.log ? { log: options.log } : {}) }) : undefined;
     // Over TLS the issuer names the port, so it is chosen before the bridge listens.
     const tlsArgs: string[] = [];
