@@ -33,7 +33,7 @@ async function enrolled(s: Session, id: RelayIdentity, en: EnrollmentInput): Pro
   return en;
 }
 
-async function listed(s: Session, id: RelayIdentity): Promise<string[]> {
+export async function listed(s: Session, id: RelayIdentity): Promise<string[]> {
   const r = await s.relay.keystoreList(id);
   const b = safeJson(r);
   if (r.status !== 200 || !isObject(b)) throw new CheckFailure(`the owner's keystore list answered ${said(r)}`);

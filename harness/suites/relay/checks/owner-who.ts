@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Cell, Check } from '../../../run/model.ts';
 import type { RuleId } from '../../../../schemas/ts/rules.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
-import { SoftwareAuthenticator, type EnrollmentInput, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { SoftwareAuthenticator, type EnrollmentInput } from '../../../actors/relay/index.ts';
 import {
   adminSigned,
   castOf,
@@ -23,7 +23,8 @@ import {
 } from '../../../actors/relay/owner.ts';
 import { offer, sealFor } from '../../../actors/relay/pairing.ts';
 import { relayCheck } from '../check.ts';
-import { CheckFailure, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+import { CheckFailure, isObject, safeJson, said, type RelayTarget } from '../driver.ts';
+import { listed as listedIds } from './keystore-matrix.ts';
 
 /** Its own lane: fresh identities only, overlapping the suite's other checks. */
 const LANE = 'relay/owner';
@@ -84,18 +85,6 @@ const enrollment = (auth?: SoftwareAuthenticator): EnrollmentInput => ({
   ...(auth ? auth.credential() : {}),
   label: 'matrix',
 });
-
-/** The enrollment ids the owner's list shows (its rows, whatever the key holding them). */
-async function listedIds(s: Session, id: RelayIdentity): Promise<string[]> {
-  const r = await s.relay.keystoreList(id);
-  const b = safeJson(r);
-  if (r.status !== 200 || !isObject(b)) throw new CheckFailure(`the owner's keystore list answered ${said(r)}`);
-  return Object.values(b)
-    .filter(Array.isArray)
-    .flat()
-    .filter(isObject)
-    .map((x) => String(x.enrollment_id));
-}
 
 const KEYSTORE_REFUSED = ['own-session', 'other-identity', 'stranger'] as const;
 
