@@ -14,6 +14,8 @@ export interface FacetLike {
   area: string;
   operations: readonly string[];
   values: readonly string[];
+  /** Its cells, as the generator derived them (schemas/ts/facets.ts); each value at each operation when absent. */
+  cells?: ReadonlyArray<{ value: string; operation?: string }>;
   unfilled?: ReadonlyArray<{ value: string; operation?: string; reason: string }>;
 }
 
@@ -62,8 +64,9 @@ export function facetId(f: { rule: string; facet: string }): string {
   return `${f.rule}/${f.facet}`;
 }
 
-/** A cell a facet derives: one per value, and per operation when it lists any. */
+/** The cells a facet derives: as generated, else one per value, and per operation when it lists any. */
 export function facetCells(f: FacetLike): Array<{ value: string; operation?: string }> {
+  if (f.cells !== undefined) return f.cells.map((c) => ({ ...c }));
   const ops: Array<string | undefined> = f.operations.length > 0 ? [...f.operations] : [undefined];
   return f.values.flatMap((value) => ops.map((operation) => (operation !== undefined ? { value, operation } : { value })));
 }
@@ -85,6 +88,7 @@ export function claimProblem(check: ClaimingCheck, cell: Cell, facets: readonly 
   if (facet.operations.length === 0) return cell.operation !== undefined ? `${facetId(facet)} applies to no operation, and the claim names ${cell.operation}` : undefined;
   if (cell.operation === undefined) return `the claim names no operation; ${facetId(facet)} applies to ${facet.operations.join(', ')}`;
   if (!facet.operations.includes(cell.operation)) return `${cell.operation} is not an operation of ${facetId(facet)} (${facet.operations.join(', ')})`;
+  if (!facetCells(facet).some((c) => c.value === cell.value && c.operation === cell.operation)) return `${cell.value} is not tried at ${cell.operation} in ${facetId(facet)} (its tried_at)`;
   const reason = unfilledReason(facet, cell.value, cell.operation);
   if (reason !== undefined) return `the facet lists this cell as unfilled (${reason}): remove it from \`unfilled\``;
   return undefined;

@@ -22,6 +22,8 @@ interface FacetBase {
   facet: string;
   /** The values of its cells, derived from its kind (see Cell in harness/run/model.ts). */
   values: readonly string[];
+  /** Its cells: each value at each operation, or where a lifecycle's `tried_at` says. */
+  cells: ReadonlyArray<{ value: string; operation?: string }>;
 }
 
 export type Facet = FacetBase &
@@ -33,7 +35,7 @@ export type Facet = FacetBase &
     | { kind: 'once'; secret: string; spent_by: string }
     | { kind: 'order'; first: string; then: string }
     | { kind: 'normalization'; subject: string; forms: readonly string[] }
-    | { kind: 'lifecycle'; event: string; ends: readonly string[] }
+    | { kind: 'lifecycle'; event: string; ends: readonly string[]; tried_at?: Readonly<Record<string, readonly string[]>> }
   );
 
 export const facets: readonly Facet[] = [
@@ -72,6 +74,48 @@ export const facets: readonly Facet[] = [
       "loopback-confidential",
       "wrong-secret",
       "unauthenticated-confidential"
+    ],
+    "cells": [
+      {
+        "value": "basic",
+        "operation": "token"
+      },
+      {
+        "value": "post",
+        "operation": "token"
+      },
+      {
+        "value": "jwt",
+        "operation": "token"
+      },
+      {
+        "value": "public",
+        "operation": "token"
+      },
+      {
+        "value": "first-party",
+        "operation": "token"
+      },
+      {
+        "value": "other-sector",
+        "operation": "token"
+      },
+      {
+        "value": "same-sector",
+        "operation": "token"
+      },
+      {
+        "value": "loopback-confidential",
+        "operation": "token"
+      },
+      {
+        "value": "wrong-secret",
+        "operation": "token"
+      },
+      {
+        "value": "unauthenticated-confidential",
+        "operation": "token"
+      }
     ]
   },
   {
@@ -117,6 +161,52 @@ export const facets: readonly Facet[] = [
       "unknown-token",
       "revoked-token",
       "expired-token"
+    ],
+    "cells": [
+      {
+        "value": "basic",
+        "operation": "userinfo"
+      },
+      {
+        "value": "post",
+        "operation": "userinfo"
+      },
+      {
+        "value": "jwt",
+        "operation": "userinfo"
+      },
+      {
+        "value": "public",
+        "operation": "userinfo"
+      },
+      {
+        "value": "first-party",
+        "operation": "userinfo"
+      },
+      {
+        "value": "other-sector",
+        "operation": "userinfo"
+      },
+      {
+        "value": "same-sector",
+        "operation": "userinfo"
+      },
+      {
+        "value": "loopback-confidential",
+        "operation": "userinfo"
+      },
+      {
+        "value": "unknown-token",
+        "operation": "userinfo"
+      },
+      {
+        "value": "revoked-token",
+        "operation": "userinfo"
+      },
+      {
+        "value": "expired-token",
+        "operation": "userinfo"
+      }
     ]
   },
   {
@@ -152,6 +242,44 @@ export const facets: readonly Facet[] = [
       "loopback-confidential",
       "other-client",
       "unauthenticated"
+    ],
+    "cells": [
+      {
+        "value": "basic",
+        "operation": "introspect"
+      },
+      {
+        "value": "post",
+        "operation": "introspect"
+      },
+      {
+        "value": "jwt",
+        "operation": "introspect"
+      },
+      {
+        "value": "first-party",
+        "operation": "introspect"
+      },
+      {
+        "value": "other-sector",
+        "operation": "introspect"
+      },
+      {
+        "value": "same-sector",
+        "operation": "introspect"
+      },
+      {
+        "value": "loopback-confidential",
+        "operation": "introspect"
+      },
+      {
+        "value": "other-client",
+        "operation": "introspect"
+      },
+      {
+        "value": "unauthenticated",
+        "operation": "introspect"
+      }
     ]
   },
   {
@@ -187,6 +315,44 @@ export const facets: readonly Facet[] = [
       "same-sector",
       "loopback-confidential",
       "other-client"
+    ],
+    "cells": [
+      {
+        "value": "basic",
+        "operation": "revoke"
+      },
+      {
+        "value": "post",
+        "operation": "revoke"
+      },
+      {
+        "value": "jwt",
+        "operation": "revoke"
+      },
+      {
+        "value": "public",
+        "operation": "revoke"
+      },
+      {
+        "value": "first-party",
+        "operation": "revoke"
+      },
+      {
+        "value": "other-sector",
+        "operation": "revoke"
+      },
+      {
+        "value": "same-sector",
+        "operation": "revoke"
+      },
+      {
+        "value": "loopback-confidential",
+        "operation": "revoke"
+      },
+      {
+        "value": "other-client",
+        "operation": "revoke"
+      }
     ]
   },
   {
@@ -208,6 +374,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "unauthenticated",
       "unknown-token"
+    ],
+    "cells": [
+      {
+        "value": "unauthenticated",
+        "operation": "revoke"
+      },
+      {
+        "value": "unknown-token",
+        "operation": "revoke"
+      }
     ]
   },
   {
@@ -234,6 +410,40 @@ export const facets: readonly Facet[] = [
       "confidential",
       "public",
       "first-party-with-claims"
+    ],
+    "cells": [
+      {
+        "value": "first-party",
+        "operation": "authorize"
+      },
+      {
+        "value": "first-party",
+        "operation": "consent"
+      },
+      {
+        "value": "confidential",
+        "operation": "authorize"
+      },
+      {
+        "value": "confidential",
+        "operation": "consent"
+      },
+      {
+        "value": "public",
+        "operation": "authorize"
+      },
+      {
+        "value": "public",
+        "operation": "consent"
+      },
+      {
+        "value": "first-party-with-claims",
+        "operation": "authorize"
+      },
+      {
+        "value": "first-party-with-claims",
+        "operation": "consent"
+      }
     ]
   },
   {
@@ -265,6 +475,40 @@ export const facets: readonly Facet[] = [
       "other-sector",
       "same-sector",
       "loopback-confidential"
+    ],
+    "cells": [
+      {
+        "value": "basic",
+        "operation": "authorize"
+      },
+      {
+        "value": "post",
+        "operation": "authorize"
+      },
+      {
+        "value": "jwt",
+        "operation": "authorize"
+      },
+      {
+        "value": "public",
+        "operation": "authorize"
+      },
+      {
+        "value": "first-party",
+        "operation": "authorize"
+      },
+      {
+        "value": "other-sector",
+        "operation": "authorize"
+      },
+      {
+        "value": "same-sector",
+        "operation": "authorize"
+      },
+      {
+        "value": "loopback-confidential",
+        "operation": "authorize"
+      }
     ]
   },
   {
@@ -284,6 +528,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "client",
       "redirect-uri"
+    ],
+    "cells": [
+      {
+        "value": "client",
+        "operation": "token"
+      },
+      {
+        "value": "redirect-uri",
+        "operation": "token"
+      }
     ]
   },
   {
@@ -301,6 +555,12 @@ export const facets: readonly Facet[] = [
     "facet": "binding",
     "values": [
       "code-verifier"
+    ],
+    "cells": [
+      {
+        "value": "code-verifier",
+        "operation": "token"
+      }
     ]
   },
   {
@@ -321,6 +581,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "nonce",
       "audience"
+    ],
+    "cells": [
+      {
+        "value": "nonce",
+        "operation": "token"
+      },
+      {
+        "value": "audience",
+        "operation": "token"
+      }
     ]
   },
   {
@@ -345,6 +615,12 @@ export const facets: readonly Facet[] = [
     "facet": "code-identity",
     "values": [
       "identity"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "token"
+      }
     ]
   },
   {
@@ -371,6 +647,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "browser-cookie",
       "transaction"
+    ],
+    "cells": [
+      {
+        "value": "browser-cookie",
+        "operation": "resume"
+      },
+      {
+        "value": "transaction",
+        "operation": "resume"
+      }
     ]
   },
   {
@@ -393,6 +679,28 @@ export const facets: readonly Facet[] = [
     "facet": "binding",
     "values": [
       "browser-cookie"
+    ],
+    "cells": [
+      {
+        "value": "browser-cookie",
+        "operation": "transaction"
+      },
+      {
+        "value": "browser-cookie",
+        "operation": "transactionStatus"
+      },
+      {
+        "value": "browser-cookie",
+        "operation": "identify"
+      },
+      {
+        "value": "browser-cookie",
+        "operation": "creating"
+      },
+      {
+        "value": "browser-cookie",
+        "operation": "consent"
+      }
     ]
   },
   {
@@ -409,6 +717,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "replay",
       "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "token"
+      },
+      {
+        "value": "race",
+        "operation": "token"
+      }
     ]
   },
   {
@@ -425,6 +743,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "replay",
       "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "resume"
+      },
+      {
+        "value": "race",
+        "operation": "resume"
+      }
     ]
   },
   {
@@ -441,6 +769,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "token"
+      },
+      {
+        "value": "outside",
+        "operation": "token"
+      }
     ]
   },
   {
@@ -457,6 +795,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "identify"
+      },
+      {
+        "value": "outside",
+        "operation": "identify"
+      }
     ]
   },
   {
@@ -481,6 +829,24 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "creating"
+      },
+      {
+        "value": "inside",
+        "operation": "identify"
+      },
+      {
+        "value": "outside",
+        "operation": "creating"
+      },
+      {
+        "value": "outside",
+        "operation": "identify"
+      }
     ]
   },
   {
@@ -504,6 +870,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "resume"
+      },
+      {
+        "value": "outside",
+        "operation": "resume"
+      }
     ]
   },
   {
@@ -526,6 +902,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "userinfo"
+      },
+      {
+        "value": "outside",
+        "operation": "userinfo"
+      }
     ]
   },
   {
@@ -544,6 +930,20 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "push"
+      },
+      {
+        "value": "past",
+        "operation": "push"
+      },
+      {
+        "value": "other-scope",
+        "operation": "push"
+      }
     ]
   },
   {
@@ -568,6 +968,20 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "authorize"
+      },
+      {
+        "value": "past",
+        "operation": "authorize"
+      },
+      {
+        "value": "other-scope",
+        "operation": "authorize"
+      }
     ]
   },
   {
@@ -599,6 +1013,32 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "authorize"
+      },
+      {
+        "value": "at",
+        "operation": "identify"
+      },
+      {
+        "value": "past",
+        "operation": "authorize"
+      },
+      {
+        "value": "past",
+        "operation": "identify"
+      },
+      {
+        "value": "other-scope",
+        "operation": "authorize"
+      },
+      {
+        "value": "other-scope",
+        "operation": "identify"
+      }
     ]
   },
   {
@@ -618,6 +1058,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "exact",
       "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "exact",
+        "operation": "authorize"
+      },
+      {
+        "value": "near-miss",
+        "operation": "authorize"
+      }
     ]
   },
   {
@@ -637,6 +1087,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "any-port",
       "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "any-port",
+        "operation": "authorize"
+      },
+      {
+        "value": "near-miss",
+        "operation": "authorize"
+      }
     ]
   },
   {
@@ -664,6 +1124,20 @@ export const facets: readonly Facet[] = [
       "known",
       "unknown-ignored",
       "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "known",
+        "operation": "authorize"
+      },
+      {
+        "value": "unknown-ignored",
+        "operation": "authorize"
+      },
+      {
+        "value": "near-miss",
+        "operation": "authorize"
+      }
     ]
   },
   {
@@ -695,6 +1169,40 @@ export const facets: readonly Facet[] = [
       "https-url-slash",
       "xn-label",
       "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "uppercase",
+        "operation": "identify"
+      },
+      {
+        "value": "trailing-dot",
+        "operation": "identify"
+      },
+      {
+        "value": "leading-at",
+        "operation": "identify"
+      },
+      {
+        "value": "whitespace",
+        "operation": "identify"
+      },
+      {
+        "value": "https-url",
+        "operation": "identify"
+      },
+      {
+        "value": "https-url-slash",
+        "operation": "identify"
+      },
+      {
+        "value": "xn-label",
+        "operation": "identify"
+      },
+      {
+        "value": "near-miss",
+        "operation": "identify"
+      }
     ]
   },
   {
@@ -710,11 +1218,29 @@ export const facets: readonly Facet[] = [
       "userinfo",
       "introspect"
     ],
+    "tried_at": {
+      "userinfo": [
+        "userinfo"
+      ],
+      "introspect": [
+        "introspect"
+      ]
+    },
     "area": "bridge",
     "facet": "lifecycle",
     "values": [
       "userinfo",
       "introspect"
+    ],
+    "cells": [
+      {
+        "value": "userinfo",
+        "operation": "userinfo"
+      },
+      {
+        "value": "introspect",
+        "operation": "introspect"
+      }
     ]
   },
   {
@@ -730,11 +1256,29 @@ export const facets: readonly Facet[] = [
       "userinfo",
       "introspect"
     ],
+    "tried_at": {
+      "userinfo": [
+        "userinfo"
+      ],
+      "introspect": [
+        "introspect"
+      ]
+    },
     "area": "bridge",
     "facet": "lifecycle",
     "values": [
       "userinfo",
       "introspect"
+    ],
+    "cells": [
+      {
+        "value": "userinfo",
+        "operation": "userinfo"
+      },
+      {
+        "value": "introspect",
+        "operation": "introspect"
+      }
     ]
   },
   {
@@ -754,6 +1298,20 @@ export const facets: readonly Facet[] = [
       "userinfo",
       "introspect"
     ],
+    "tried_at": {
+      "authorize": [
+        "authorize"
+      ],
+      "code-exchange": [
+        "token"
+      ],
+      "userinfo": [
+        "userinfo"
+      ],
+      "introspect": [
+        "introspect"
+      ]
+    },
     "area": "bridge",
     "facet": "lifecycle",
     "values": [
@@ -761,6 +1319,24 @@ export const facets: readonly Facet[] = [
       "code-exchange",
       "userinfo",
       "introspect"
+    ],
+    "cells": [
+      {
+        "value": "authorize",
+        "operation": "authorize"
+      },
+      {
+        "value": "code-exchange",
+        "operation": "token"
+      },
+      {
+        "value": "userinfo",
+        "operation": "userinfo"
+      },
+      {
+        "value": "introspect",
+        "operation": "introspect"
+      }
     ]
   },
   {
@@ -780,6 +1356,20 @@ export const facets: readonly Facet[] = [
     "facet": "who",
     "values": [
       "suspended-client"
+    ],
+    "cells": [
+      {
+        "value": "suspended-client",
+        "operation": "authorize"
+      },
+      {
+        "value": "suspended-client",
+        "operation": "token"
+      },
+      {
+        "value": "suspended-client",
+        "operation": "introspect"
+      }
     ]
   },
   {
@@ -797,6 +1387,17 @@ export const facets: readonly Facet[] = [
       "introspect",
       "sso-code"
     ],
+    "tried_at": {
+      "userinfo": [
+        "userinfo"
+      ],
+      "introspect": [
+        "introspect"
+      ],
+      "sso-code": [
+        "authorize"
+      ]
+    },
     "unfilled": [
       {
         "value": "userinfo",
@@ -817,6 +1418,20 @@ export const facets: readonly Facet[] = [
       "userinfo",
       "introspect",
       "sso-code"
+    ],
+    "cells": [
+      {
+        "value": "userinfo",
+        "operation": "userinfo"
+      },
+      {
+        "value": "introspect",
+        "operation": "introspect"
+      },
+      {
+        "value": "sso-code",
+        "operation": "authorize"
+      }
     ]
   },
   {
@@ -848,6 +1463,88 @@ export const facets: readonly Facet[] = [
     "values": [
       "owner",
       "no-proof"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "driveNode"
+      },
+      {
+        "value": "owner",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "owner",
+        "operation": "driveHistory"
+      },
+      {
+        "value": "owner",
+        "operation": "driveRecords"
+      },
+      {
+        "value": "owner",
+        "operation": "driveVersion"
+      },
+      {
+        "value": "owner",
+        "operation": "drivePage"
+      },
+      {
+        "value": "owner",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "owner",
+        "operation": "driveRecordChunk"
+      },
+      {
+        "value": "owner",
+        "operation": "driveNodeShares"
+      },
+      {
+        "value": "owner",
+        "operation": "driveEvents"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveNode"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveHistory"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveRecords"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveVersion"
+      },
+      {
+        "value": "no-proof",
+        "operation": "drivePage"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveRecordChunk"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveNodeShares"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveEvents"
+      }
     ]
   },
   {
@@ -872,6 +1569,32 @@ export const facets: readonly Facet[] = [
     "values": [
       "owner",
       "no-proof"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "driveRoot"
+      },
+      {
+        "value": "owner",
+        "operation": "driveChanges"
+      },
+      {
+        "value": "owner",
+        "operation": "driveShares"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveRoot"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveChanges"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveShares"
+      }
     ]
   },
   {
@@ -895,6 +1618,24 @@ export const facets: readonly Facet[] = [
     "values": [
       "owner",
       "no-proof"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "driveMissing"
+      },
+      {
+        "value": "owner",
+        "operation": "driveChunkPut"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveMissing"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveChunkPut"
+      }
     ]
   },
   {
@@ -917,6 +1658,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "owner",
       "no-proof"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -939,6 +1690,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "owner",
       "no-proof"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -961,6 +1722,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "owner",
       "no-proof"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -983,6 +1754,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "owner",
       "no-proof"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "no-proof",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1022,6 +1803,248 @@ export const facets: readonly Facet[] = [
       "expired",
       "unshared",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "read",
+        "operation": "driveNode"
+      },
+      {
+        "value": "read",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "read",
+        "operation": "driveHistory"
+      },
+      {
+        "value": "read",
+        "operation": "driveRecords"
+      },
+      {
+        "value": "read",
+        "operation": "driveVersion"
+      },
+      {
+        "value": "read",
+        "operation": "drivePage"
+      },
+      {
+        "value": "read",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "read",
+        "operation": "driveRecordChunk"
+      },
+      {
+        "value": "read",
+        "operation": "driveNodeShares"
+      },
+      {
+        "value": "read",
+        "operation": "driveEvents"
+      },
+      {
+        "value": "write",
+        "operation": "driveNode"
+      },
+      {
+        "value": "write",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "write",
+        "operation": "driveHistory"
+      },
+      {
+        "value": "write",
+        "operation": "driveRecords"
+      },
+      {
+        "value": "write",
+        "operation": "driveVersion"
+      },
+      {
+        "value": "write",
+        "operation": "drivePage"
+      },
+      {
+        "value": "write",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "write",
+        "operation": "driveRecordChunk"
+      },
+      {
+        "value": "write",
+        "operation": "driveNodeShares"
+      },
+      {
+        "value": "write",
+        "operation": "driveEvents"
+      },
+      {
+        "value": "admin",
+        "operation": "driveNode"
+      },
+      {
+        "value": "admin",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "admin",
+        "operation": "driveHistory"
+      },
+      {
+        "value": "admin",
+        "operation": "driveRecords"
+      },
+      {
+        "value": "admin",
+        "operation": "driveVersion"
+      },
+      {
+        "value": "admin",
+        "operation": "drivePage"
+      },
+      {
+        "value": "admin",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "admin",
+        "operation": "driveRecordChunk"
+      },
+      {
+        "value": "admin",
+        "operation": "driveNodeShares"
+      },
+      {
+        "value": "admin",
+        "operation": "driveEvents"
+      },
+      {
+        "value": "expired",
+        "operation": "driveNode"
+      },
+      {
+        "value": "expired",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "expired",
+        "operation": "driveHistory"
+      },
+      {
+        "value": "expired",
+        "operation": "driveRecords"
+      },
+      {
+        "value": "expired",
+        "operation": "driveVersion"
+      },
+      {
+        "value": "expired",
+        "operation": "drivePage"
+      },
+      {
+        "value": "expired",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "expired",
+        "operation": "driveRecordChunk"
+      },
+      {
+        "value": "expired",
+        "operation": "driveNodeShares"
+      },
+      {
+        "value": "expired",
+        "operation": "driveEvents"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveNode"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveHistory"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveRecords"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveVersion"
+      },
+      {
+        "value": "unshared",
+        "operation": "drivePage"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveRecordChunk"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveNodeShares"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveEvents"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveNode"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveHistory"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveRecords"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveVersion"
+      },
+      {
+        "value": "stranger",
+        "operation": "drivePage"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveRecordChunk"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveNodeShares"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveEvents"
+      }
     ]
   },
   {
@@ -1081,6 +2104,80 @@ export const facets: readonly Facet[] = [
       "expired",
       "unshared",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "read",
+        "operation": "driveChanges"
+      },
+      {
+        "value": "read",
+        "operation": "driveShares"
+      },
+      {
+        "value": "read",
+        "operation": "driveRoot"
+      },
+      {
+        "value": "write",
+        "operation": "driveChanges"
+      },
+      {
+        "value": "write",
+        "operation": "driveShares"
+      },
+      {
+        "value": "write",
+        "operation": "driveRoot"
+      },
+      {
+        "value": "admin",
+        "operation": "driveChanges"
+      },
+      {
+        "value": "admin",
+        "operation": "driveShares"
+      },
+      {
+        "value": "admin",
+        "operation": "driveRoot"
+      },
+      {
+        "value": "expired",
+        "operation": "driveChanges"
+      },
+      {
+        "value": "expired",
+        "operation": "driveShares"
+      },
+      {
+        "value": "expired",
+        "operation": "driveRoot"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveChanges"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveShares"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveRoot"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveChanges"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveShares"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveRoot"
+      }
     ]
   },
   {
@@ -1114,6 +2211,64 @@ export const facets: readonly Facet[] = [
       "expired",
       "unshared",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "write",
+        "operation": "driveMissing"
+      },
+      {
+        "value": "write",
+        "operation": "driveChunkPut"
+      },
+      {
+        "value": "admin",
+        "operation": "driveMissing"
+      },
+      {
+        "value": "admin",
+        "operation": "driveChunkPut"
+      },
+      {
+        "value": "append",
+        "operation": "driveMissing"
+      },
+      {
+        "value": "append",
+        "operation": "driveChunkPut"
+      },
+      {
+        "value": "create",
+        "operation": "driveMissing"
+      },
+      {
+        "value": "create",
+        "operation": "driveChunkPut"
+      },
+      {
+        "value": "expired",
+        "operation": "driveMissing"
+      },
+      {
+        "value": "expired",
+        "operation": "driveChunkPut"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveMissing"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveChunkPut"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveMissing"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveChunkPut"
+      }
     ]
   },
   {
@@ -1148,6 +2303,40 @@ export const facets: readonly Facet[] = [
       "expired",
       "unshared",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "write",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "admin",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "create",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "read",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "append",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "expired",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1182,6 +2371,40 @@ export const facets: readonly Facet[] = [
       "expired",
       "unshared",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "write",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "admin",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "read",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "append",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "create",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "expired",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1216,6 +2439,40 @@ export const facets: readonly Facet[] = [
       "expired",
       "unshared",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "write",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "admin",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "append",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "read",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "create",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "expired",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1248,6 +2505,36 @@ export const facets: readonly Facet[] = [
       "expired",
       "unshared",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "admin",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "read",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "append",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "create",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "expired",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1282,6 +2569,104 @@ export const facets: readonly Facet[] = [
       "expired",
       "unshared",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "read",
+        "operation": "driveNode"
+      },
+      {
+        "value": "read",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "read",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "write",
+        "operation": "driveNode"
+      },
+      {
+        "value": "write",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "write",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "admin",
+        "operation": "driveNode"
+      },
+      {
+        "value": "admin",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "admin",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "append",
+        "operation": "driveNode"
+      },
+      {
+        "value": "append",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "append",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "create",
+        "operation": "driveNode"
+      },
+      {
+        "value": "create",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "create",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "expired",
+        "operation": "driveNode"
+      },
+      {
+        "value": "expired",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "expired",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveNode"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "unshared",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveNode"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "stranger",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1313,6 +2698,88 @@ export const facets: readonly Facet[] = [
     "values": [
       "group-member",
       "removed-member"
+    ],
+    "cells": [
+      {
+        "value": "group-member",
+        "operation": "driveNode"
+      },
+      {
+        "value": "group-member",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "group-member",
+        "operation": "driveHistory"
+      },
+      {
+        "value": "group-member",
+        "operation": "driveRecords"
+      },
+      {
+        "value": "group-member",
+        "operation": "driveVersion"
+      },
+      {
+        "value": "group-member",
+        "operation": "drivePage"
+      },
+      {
+        "value": "group-member",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "group-member",
+        "operation": "driveRecordChunk"
+      },
+      {
+        "value": "group-member",
+        "operation": "driveNodeShares"
+      },
+      {
+        "value": "group-member",
+        "operation": "driveEvents"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveNode"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveHistory"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveRecords"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveVersion"
+      },
+      {
+        "value": "removed-member",
+        "operation": "drivePage"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveRecordChunk"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveNodeShares"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveEvents"
+      }
     ]
   },
   {
@@ -1344,6 +2811,32 @@ export const facets: readonly Facet[] = [
     "values": [
       "group-member",
       "removed-member"
+    ],
+    "cells": [
+      {
+        "value": "group-member",
+        "operation": "driveChanges"
+      },
+      {
+        "value": "group-member",
+        "operation": "driveShares"
+      },
+      {
+        "value": "group-member",
+        "operation": "driveRoot"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveChanges"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveShares"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveRoot"
+      }
     ]
   },
   {
@@ -1363,6 +2856,16 @@ export const facets: readonly Facet[] = [
     "facet": "upload",
     "values": [
       "removed-member"
+    ],
+    "cells": [
+      {
+        "value": "removed-member",
+        "operation": "driveMissing"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveChunkPut"
+      }
     ]
   },
   {
@@ -1383,6 +2886,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "group-member",
       "removed-member"
+    ],
+    "cells": [
+      {
+        "value": "group-member",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1403,6 +2916,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "group-member",
       "removed-member"
+    ],
+    "cells": [
+      {
+        "value": "group-member",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1423,6 +2946,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "group-member",
       "removed-member"
+    ],
+    "cells": [
+      {
+        "value": "group-member",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1443,6 +2976,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "group-member",
       "removed-member"
+    ],
+    "cells": [
+      {
+        "value": "group-member",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1465,6 +3008,32 @@ export const facets: readonly Facet[] = [
     "values": [
       "group-member",
       "removed-member"
+    ],
+    "cells": [
+      {
+        "value": "group-member",
+        "operation": "driveNode"
+      },
+      {
+        "value": "group-member",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "group-member",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveNode"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "removed-member",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1496,6 +3065,88 @@ export const facets: readonly Facet[] = [
     "values": [
       "remote-member",
       "remote-stranger"
+    ],
+    "cells": [
+      {
+        "value": "remote-member",
+        "operation": "driveNode"
+      },
+      {
+        "value": "remote-member",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "remote-member",
+        "operation": "driveHistory"
+      },
+      {
+        "value": "remote-member",
+        "operation": "driveRecords"
+      },
+      {
+        "value": "remote-member",
+        "operation": "driveVersion"
+      },
+      {
+        "value": "remote-member",
+        "operation": "drivePage"
+      },
+      {
+        "value": "remote-member",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "remote-member",
+        "operation": "driveRecordChunk"
+      },
+      {
+        "value": "remote-member",
+        "operation": "driveNodeShares"
+      },
+      {
+        "value": "remote-member",
+        "operation": "driveEvents"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveNode"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveHistory"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveRecords"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveVersion"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "drivePage"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveRecordChunk"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveNodeShares"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveEvents"
+      }
     ]
   },
   {
@@ -1527,6 +3178,32 @@ export const facets: readonly Facet[] = [
     "values": [
       "remote-member",
       "remote-stranger"
+    ],
+    "cells": [
+      {
+        "value": "remote-member",
+        "operation": "driveChanges"
+      },
+      {
+        "value": "remote-member",
+        "operation": "driveShares"
+      },
+      {
+        "value": "remote-member",
+        "operation": "driveRoot"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveChanges"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveShares"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveRoot"
+      }
     ]
   },
   {
@@ -1546,6 +3223,16 @@ export const facets: readonly Facet[] = [
     "facet": "upload",
     "values": [
       "remote-stranger"
+    ],
+    "cells": [
+      {
+        "value": "remote-stranger",
+        "operation": "driveMissing"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveChunkPut"
+      }
     ]
   },
   {
@@ -1566,6 +3253,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "remote-member",
       "remote-stranger"
+    ],
+    "cells": [
+      {
+        "value": "remote-member",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1586,6 +3283,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "remote-member",
       "remote-stranger"
+    ],
+    "cells": [
+      {
+        "value": "remote-member",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1606,6 +3313,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "remote-member",
       "remote-stranger"
+    ],
+    "cells": [
+      {
+        "value": "remote-member",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1626,6 +3343,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "remote-member",
       "remote-stranger"
+    ],
+    "cells": [
+      {
+        "value": "remote-member",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1648,6 +3375,32 @@ export const facets: readonly Facet[] = [
     "values": [
       "remote-member",
       "remote-stranger"
+    ],
+    "cells": [
+      {
+        "value": "remote-member",
+        "operation": "driveNode"
+      },
+      {
+        "value": "remote-member",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "remote-member",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveNode"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "remote-stranger",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1679,6 +3432,88 @@ export const facets: readonly Facet[] = [
     "values": [
       "link",
       "link-no-password"
+    ],
+    "cells": [
+      {
+        "value": "link",
+        "operation": "driveNode"
+      },
+      {
+        "value": "link",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "link",
+        "operation": "driveHistory"
+      },
+      {
+        "value": "link",
+        "operation": "driveRecords"
+      },
+      {
+        "value": "link",
+        "operation": "driveVersion"
+      },
+      {
+        "value": "link",
+        "operation": "drivePage"
+      },
+      {
+        "value": "link",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "link",
+        "operation": "driveRecordChunk"
+      },
+      {
+        "value": "link",
+        "operation": "driveNodeShares"
+      },
+      {
+        "value": "link",
+        "operation": "driveEvents"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveNode"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveHistory"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveRecords"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveVersion"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "drivePage"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveRecordChunk"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveNodeShares"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveEvents"
+      }
     ]
   },
   {
@@ -1710,6 +3545,32 @@ export const facets: readonly Facet[] = [
     "values": [
       "link",
       "link-no-password"
+    ],
+    "cells": [
+      {
+        "value": "link",
+        "operation": "driveChanges"
+      },
+      {
+        "value": "link",
+        "operation": "driveShares"
+      },
+      {
+        "value": "link",
+        "operation": "driveRoot"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveChanges"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveShares"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveRoot"
+      }
     ]
   },
   {
@@ -1729,6 +3590,16 @@ export const facets: readonly Facet[] = [
     "facet": "upload",
     "values": [
       "link-no-password"
+    ],
+    "cells": [
+      {
+        "value": "link-no-password",
+        "operation": "driveMissing"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveChunkPut"
+      }
     ]
   },
   {
@@ -1749,6 +3620,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "link",
       "link-no-password"
+    ],
+    "cells": [
+      {
+        "value": "link",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1769,6 +3650,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "link",
       "link-no-password"
+    ],
+    "cells": [
+      {
+        "value": "link",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1789,6 +3680,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "link",
       "link-no-password"
+    ],
+    "cells": [
+      {
+        "value": "link",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1809,6 +3710,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "link",
       "link-no-password"
+    ],
+    "cells": [
+      {
+        "value": "link",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1831,6 +3742,32 @@ export const facets: readonly Facet[] = [
     "values": [
       "link",
       "link-no-password"
+    ],
+    "cells": [
+      {
+        "value": "link",
+        "operation": "driveNode"
+      },
+      {
+        "value": "link",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "link",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveNode"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "link-no-password",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1846,6 +3783,23 @@ export const facets: readonly Facet[] = [
       "write",
       "events-stream"
     ],
+    "tried_at": {
+      "read": [
+        "driveNode"
+      ],
+      "children": [
+        "driveChildren"
+      ],
+      "chunk-read": [
+        "driveVersionChunk"
+      ],
+      "write": [
+        "driveCommit"
+      ],
+      "events-stream": [
+        "driveEvents"
+      ]
+    },
     "operations": [
       "driveNode",
       "driveChildren",
@@ -1862,6 +3816,28 @@ export const facets: readonly Facet[] = [
       "chunk-read",
       "write",
       "events-stream"
+    ],
+    "cells": [
+      {
+        "value": "read",
+        "operation": "driveNode"
+      },
+      {
+        "value": "children",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "chunk-read",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "write",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "events-stream",
+        "operation": "driveEvents"
+      }
     ]
   },
   {
@@ -1877,6 +3853,23 @@ export const facets: readonly Facet[] = [
       "write",
       "events-stream"
     ],
+    "tried_at": {
+      "read": [
+        "driveNode"
+      ],
+      "children": [
+        "driveChildren"
+      ],
+      "chunk-read": [
+        "driveVersionChunk"
+      ],
+      "write": [
+        "driveCommit"
+      ],
+      "events-stream": [
+        "driveEvents"
+      ]
+    },
     "operations": [
       "driveNode",
       "driveChildren",
@@ -1893,6 +3886,28 @@ export const facets: readonly Facet[] = [
       "chunk-read",
       "write",
       "events-stream"
+    ],
+    "cells": [
+      {
+        "value": "read",
+        "operation": "driveNode"
+      },
+      {
+        "value": "children",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "chunk-read",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "write",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "events-stream",
+        "operation": "driveEvents"
+      }
     ]
   },
   {
@@ -1913,6 +3928,40 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "driveNode"
+      },
+      {
+        "value": "inside",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "inside",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "inside",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "outside",
+        "operation": "driveNode"
+      },
+      {
+        "value": "outside",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "outside",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "outside",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -1927,6 +3976,20 @@ export const facets: readonly Facet[] = [
       "chunk-read",
       "events-stream"
     ],
+    "tried_at": {
+      "read": [
+        "driveNode"
+      ],
+      "children": [
+        "driveChildren"
+      ],
+      "chunk-read": [
+        "driveVersionChunk"
+      ],
+      "events-stream": [
+        "driveEvents"
+      ]
+    },
     "operations": [
       "driveNode",
       "driveChildren",
@@ -1941,6 +4004,24 @@ export const facets: readonly Facet[] = [
       "children",
       "chunk-read",
       "events-stream"
+    ],
+    "cells": [
+      {
+        "value": "read",
+        "operation": "driveNode"
+      },
+      {
+        "value": "children",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "chunk-read",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "events-stream",
+        "operation": "driveEvents"
+      }
     ]
   },
   {
@@ -1954,6 +4035,17 @@ export const facets: readonly Facet[] = [
       "children",
       "chunk-read"
     ],
+    "tried_at": {
+      "read": [
+        "driveNode"
+      ],
+      "children": [
+        "driveChildren"
+      ],
+      "chunk-read": [
+        "driveVersionChunk"
+      ]
+    },
     "operations": [
       "driveNode",
       "driveChildren",
@@ -1965,6 +4057,20 @@ export const facets: readonly Facet[] = [
       "read",
       "children",
       "chunk-read"
+    ],
+    "cells": [
+      {
+        "value": "read",
+        "operation": "driveNode"
+      },
+      {
+        "value": "children",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "chunk-read",
+        "operation": "driveVersionChunk"
+      }
     ]
   },
   {
@@ -1978,6 +4084,17 @@ export const facets: readonly Facet[] = [
       "children",
       "chunk-read"
     ],
+    "tried_at": {
+      "read": [
+        "driveNode"
+      ],
+      "children": [
+        "driveChildren"
+      ],
+      "chunk-read": [
+        "driveVersionChunk"
+      ]
+    },
     "operations": [
       "driveNode",
       "driveChildren",
@@ -1989,6 +4106,20 @@ export const facets: readonly Facet[] = [
       "read",
       "children",
       "chunk-read"
+    ],
+    "cells": [
+      {
+        "value": "read",
+        "operation": "driveNode"
+      },
+      {
+        "value": "children",
+        "operation": "driveChildren"
+      },
+      {
+        "value": "chunk-read",
+        "operation": "driveVersionChunk"
+      }
     ]
   },
   {
@@ -2006,6 +4137,12 @@ export const facets: readonly Facet[] = [
     "facet": "lifecycle",
     "values": [
       "events-stream"
+    ],
+    "cells": [
+      {
+        "value": "events-stream",
+        "operation": "driveEvents"
+      }
     ]
   },
   {
@@ -2025,6 +4162,12 @@ export const facets: readonly Facet[] = [
     "facet": "share-expiry",
     "values": [
       "events-stream"
+    ],
+    "cells": [
+      {
+        "value": "events-stream",
+        "operation": "driveEvents"
+      }
     ]
   },
   {
@@ -2044,6 +4187,12 @@ export const facets: readonly Facet[] = [
     "facet": "node-removal",
     "values": [
       "write"
+    ],
+    "cells": [
+      {
+        "value": "write",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -2063,6 +4212,12 @@ export const facets: readonly Facet[] = [
     "facet": "node-removal",
     "values": [
       "children"
+    ],
+    "cells": [
+      {
+        "value": "children",
+        "operation": "driveChildren"
+      }
     ]
   },
   {
@@ -2085,6 +4240,24 @@ export const facets: readonly Facet[] = [
     "facet": "read-bound",
     "values": [
       "node"
+    ],
+    "cells": [
+      {
+        "value": "node",
+        "operation": "driveVersion"
+      },
+      {
+        "value": "node",
+        "operation": "drivePage"
+      },
+      {
+        "value": "node",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "node",
+        "operation": "driveRecordChunk"
+      }
     ]
   },
   {
@@ -2106,6 +4279,24 @@ export const facets: readonly Facet[] = [
     "facet": "read-bound",
     "values": [
       "node"
+    ],
+    "cells": [
+      {
+        "value": "node",
+        "operation": "driveVersion"
+      },
+      {
+        "value": "node",
+        "operation": "drivePage"
+      },
+      {
+        "value": "node",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "node",
+        "operation": "driveRecordChunk"
+      }
     ]
   },
   {
@@ -2135,6 +4326,32 @@ export const facets: readonly Facet[] = [
       "role",
       "expires",
       "caps"
+    ],
+    "cells": [
+      {
+        "value": "drive",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "node",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "member",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "role",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "expires",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "caps",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -2155,6 +4372,32 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "driveChunkPut"
+      },
+      {
+        "value": "at",
+        "operation": "driveMissing"
+      },
+      {
+        "value": "past",
+        "operation": "driveChunkPut"
+      },
+      {
+        "value": "past",
+        "operation": "driveMissing"
+      },
+      {
+        "value": "other-scope",
+        "operation": "driveChunkPut"
+      },
+      {
+        "value": "other-scope",
+        "operation": "driveMissing"
+      }
     ]
   },
   {
@@ -2179,6 +4422,32 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "at",
+        "operation": "driveRecordChunk"
+      },
+      {
+        "value": "past",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "past",
+        "operation": "driveRecordChunk"
+      },
+      {
+        "value": "other-scope",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "other-scope",
+        "operation": "driveRecordChunk"
+      }
     ]
   },
   {
@@ -2204,6 +4473,24 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "driveNode"
+      },
+      {
+        "value": "inside",
+        "operation": "driveVersionChunk"
+      },
+      {
+        "value": "outside",
+        "operation": "driveNode"
+      },
+      {
+        "value": "outside",
+        "operation": "driveVersionChunk"
+      }
     ]
   },
   {
@@ -2220,6 +4507,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "replay",
       "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "race",
+        "operation": "driveCommit"
+      }
     ]
   },
   {
@@ -2242,6 +4539,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "replay",
       "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "driveChunkPut"
+      },
+      {
+        "value": "race",
+        "operation": "driveChunkPut"
+      }
     ]
   },
   {
@@ -2274,6 +4581,20 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "driveChunkPut"
+      },
+      {
+        "value": "past",
+        "operation": "driveChunkPut"
+      },
+      {
+        "value": "other-scope",
+        "operation": "driveChunkPut"
+      }
     ]
   },
   {
@@ -2301,6 +4622,20 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "driveNode"
+      },
+      {
+        "value": "past",
+        "operation": "driveNode"
+      },
+      {
+        "value": "other-scope",
+        "operation": "driveNode"
+      }
     ]
   },
   {
@@ -2334,6 +4669,92 @@ export const facets: readonly Facet[] = [
       "revoked-session",
       "expired-session",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "pickup"
+      },
+      {
+        "value": "owner",
+        "operation": "consume"
+      },
+      {
+        "value": "owner",
+        "operation": "events"
+      },
+      {
+        "value": "own-session",
+        "operation": "pickup"
+      },
+      {
+        "value": "own-session",
+        "operation": "consume"
+      },
+      {
+        "value": "own-session",
+        "operation": "events"
+      },
+      {
+        "value": "other-identity",
+        "operation": "pickup"
+      },
+      {
+        "value": "other-identity",
+        "operation": "consume"
+      },
+      {
+        "value": "other-identity",
+        "operation": "events"
+      },
+      {
+        "value": "other-identity-session",
+        "operation": "pickup"
+      },
+      {
+        "value": "other-identity-session",
+        "operation": "consume"
+      },
+      {
+        "value": "other-identity-session",
+        "operation": "events"
+      },
+      {
+        "value": "revoked-session",
+        "operation": "pickup"
+      },
+      {
+        "value": "revoked-session",
+        "operation": "consume"
+      },
+      {
+        "value": "revoked-session",
+        "operation": "events"
+      },
+      {
+        "value": "expired-session",
+        "operation": "pickup"
+      },
+      {
+        "value": "expired-session",
+        "operation": "consume"
+      },
+      {
+        "value": "expired-session",
+        "operation": "events"
+      },
+      {
+        "value": "stranger",
+        "operation": "pickup"
+      },
+      {
+        "value": "stranger",
+        "operation": "consume"
+      },
+      {
+        "value": "stranger",
+        "operation": "events"
+      }
     ]
   },
   {
@@ -2366,6 +4787,40 @@ export const facets: readonly Facet[] = [
       "revoked-session",
       "expired-session",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "postMessage"
+      },
+      {
+        "value": "own-session",
+        "operation": "postMessage"
+      },
+      {
+        "value": "own-session-proof",
+        "operation": "postMessage"
+      },
+      {
+        "value": "other-identity",
+        "operation": "postMessage"
+      },
+      {
+        "value": "other-identity-session",
+        "operation": "postMessage"
+      },
+      {
+        "value": "revoked-session",
+        "operation": "postMessage"
+      },
+      {
+        "value": "expired-session",
+        "operation": "postMessage"
+      },
+      {
+        "value": "stranger",
+        "operation": "postMessage"
+      }
     ]
   },
   {
@@ -2398,6 +4853,40 @@ export const facets: readonly Facet[] = [
       "revoked-session",
       "expired-session",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "postAck"
+      },
+      {
+        "value": "own-session",
+        "operation": "postAck"
+      },
+      {
+        "value": "own-session-proof",
+        "operation": "postAck"
+      },
+      {
+        "value": "other-identity",
+        "operation": "postAck"
+      },
+      {
+        "value": "other-identity-session",
+        "operation": "postAck"
+      },
+      {
+        "value": "revoked-session",
+        "operation": "postAck"
+      },
+      {
+        "value": "expired-session",
+        "operation": "postAck"
+      },
+      {
+        "value": "stranger",
+        "operation": "postAck"
+      }
     ]
   },
   {
@@ -2423,6 +4912,24 @@ export const facets: readonly Facet[] = [
       "other-identity",
       "own-session",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "registerSession"
+      },
+      {
+        "value": "other-identity",
+        "operation": "registerSession"
+      },
+      {
+        "value": "own-session",
+        "operation": "registerSession"
+      },
+      {
+        "value": "stranger",
+        "operation": "registerSession"
+      }
     ]
   },
   {
@@ -2450,6 +4957,28 @@ export const facets: readonly Facet[] = [
       "other-identity-as-itself",
       "own-session",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "revokeSession"
+      },
+      {
+        "value": "other-identity",
+        "operation": "revokeSession"
+      },
+      {
+        "value": "other-identity-as-itself",
+        "operation": "revokeSession"
+      },
+      {
+        "value": "own-session",
+        "operation": "revokeSession"
+      },
+      {
+        "value": "stranger",
+        "operation": "revokeSession"
+      }
     ]
   },
   {
@@ -2474,6 +5003,24 @@ export const facets: readonly Facet[] = [
       "other-identity",
       "own-session",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "export"
+      },
+      {
+        "value": "other-identity",
+        "operation": "export"
+      },
+      {
+        "value": "own-session",
+        "operation": "export"
+      },
+      {
+        "value": "stranger",
+        "operation": "export"
+      }
     ]
   },
   {
@@ -2516,6 +5063,332 @@ export const facets: readonly Facet[] = [
       "body",
       "timestamp",
       "nonce"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "pickup"
+      },
+      {
+        "value": "identity",
+        "operation": "consume"
+      },
+      {
+        "value": "identity",
+        "operation": "events"
+      },
+      {
+        "value": "identity",
+        "operation": "devices"
+      },
+      {
+        "value": "identity",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "identity",
+        "operation": "systemGet"
+      },
+      {
+        "value": "identity",
+        "operation": "systemPut"
+      },
+      {
+        "value": "identity",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "identity",
+        "operation": "groupRoster"
+      },
+      {
+        "value": "session-id",
+        "operation": "pickup"
+      },
+      {
+        "value": "session-id",
+        "operation": "consume"
+      },
+      {
+        "value": "session-id",
+        "operation": "events"
+      },
+      {
+        "value": "session-id",
+        "operation": "devices"
+      },
+      {
+        "value": "session-id",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "session-id",
+        "operation": "systemGet"
+      },
+      {
+        "value": "session-id",
+        "operation": "systemPut"
+      },
+      {
+        "value": "session-id",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "session-id",
+        "operation": "groupRoster"
+      },
+      {
+        "value": "key",
+        "operation": "pickup"
+      },
+      {
+        "value": "key",
+        "operation": "consume"
+      },
+      {
+        "value": "key",
+        "operation": "events"
+      },
+      {
+        "value": "key",
+        "operation": "devices"
+      },
+      {
+        "value": "key",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "key",
+        "operation": "systemGet"
+      },
+      {
+        "value": "key",
+        "operation": "systemPut"
+      },
+      {
+        "value": "key",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "key",
+        "operation": "groupRoster"
+      },
+      {
+        "value": "method",
+        "operation": "pickup"
+      },
+      {
+        "value": "method",
+        "operation": "consume"
+      },
+      {
+        "value": "method",
+        "operation": "events"
+      },
+      {
+        "value": "method",
+        "operation": "devices"
+      },
+      {
+        "value": "method",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "method",
+        "operation": "systemGet"
+      },
+      {
+        "value": "method",
+        "operation": "systemPut"
+      },
+      {
+        "value": "method",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "method",
+        "operation": "groupRoster"
+      },
+      {
+        "value": "path",
+        "operation": "pickup"
+      },
+      {
+        "value": "path",
+        "operation": "consume"
+      },
+      {
+        "value": "path",
+        "operation": "events"
+      },
+      {
+        "value": "path",
+        "operation": "devices"
+      },
+      {
+        "value": "path",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "path",
+        "operation": "systemGet"
+      },
+      {
+        "value": "path",
+        "operation": "systemPut"
+      },
+      {
+        "value": "path",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "path",
+        "operation": "groupRoster"
+      },
+      {
+        "value": "query",
+        "operation": "pickup"
+      },
+      {
+        "value": "query",
+        "operation": "consume"
+      },
+      {
+        "value": "query",
+        "operation": "events"
+      },
+      {
+        "value": "query",
+        "operation": "devices"
+      },
+      {
+        "value": "query",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "query",
+        "operation": "systemGet"
+      },
+      {
+        "value": "query",
+        "operation": "systemPut"
+      },
+      {
+        "value": "query",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "query",
+        "operation": "groupRoster"
+      },
+      {
+        "value": "body",
+        "operation": "pickup"
+      },
+      {
+        "value": "body",
+        "operation": "consume"
+      },
+      {
+        "value": "body",
+        "operation": "events"
+      },
+      {
+        "value": "body",
+        "operation": "devices"
+      },
+      {
+        "value": "body",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "body",
+        "operation": "systemGet"
+      },
+      {
+        "value": "body",
+        "operation": "systemPut"
+      },
+      {
+        "value": "body",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "body",
+        "operation": "groupRoster"
+      },
+      {
+        "value": "timestamp",
+        "operation": "pickup"
+      },
+      {
+        "value": "timestamp",
+        "operation": "consume"
+      },
+      {
+        "value": "timestamp",
+        "operation": "events"
+      },
+      {
+        "value": "timestamp",
+        "operation": "devices"
+      },
+      {
+        "value": "timestamp",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "timestamp",
+        "operation": "systemGet"
+      },
+      {
+        "value": "timestamp",
+        "operation": "systemPut"
+      },
+      {
+        "value": "timestamp",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "timestamp",
+        "operation": "groupRoster"
+      },
+      {
+        "value": "nonce",
+        "operation": "pickup"
+      },
+      {
+        "value": "nonce",
+        "operation": "consume"
+      },
+      {
+        "value": "nonce",
+        "operation": "events"
+      },
+      {
+        "value": "nonce",
+        "operation": "devices"
+      },
+      {
+        "value": "nonce",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "nonce",
+        "operation": "systemGet"
+      },
+      {
+        "value": "nonce",
+        "operation": "systemPut"
+      },
+      {
+        "value": "nonce",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "nonce",
+        "operation": "groupRoster"
+      }
     ]
   },
   {
@@ -2540,6 +5413,44 @@ export const facets: readonly Facet[] = [
       "challenge",
       "identity",
       "key"
+    ],
+    "cells": [
+      {
+        "value": "challenge",
+        "operation": "pickup"
+      },
+      {
+        "value": "challenge",
+        "operation": "consume"
+      },
+      {
+        "value": "challenge",
+        "operation": "events"
+      },
+      {
+        "value": "identity",
+        "operation": "pickup"
+      },
+      {
+        "value": "identity",
+        "operation": "consume"
+      },
+      {
+        "value": "identity",
+        "operation": "events"
+      },
+      {
+        "value": "key",
+        "operation": "pickup"
+      },
+      {
+        "value": "key",
+        "operation": "consume"
+      },
+      {
+        "value": "key",
+        "operation": "events"
+      }
     ]
   },
   {
@@ -2562,6 +5473,32 @@ export const facets: readonly Facet[] = [
     "values": [
       "session-id",
       "key"
+    ],
+    "cells": [
+      {
+        "value": "session-id",
+        "operation": "pickup"
+      },
+      {
+        "value": "session-id",
+        "operation": "consume"
+      },
+      {
+        "value": "session-id",
+        "operation": "events"
+      },
+      {
+        "value": "key",
+        "operation": "pickup"
+      },
+      {
+        "value": "key",
+        "operation": "consume"
+      },
+      {
+        "value": "key",
+        "operation": "events"
+      }
     ]
   },
   {
@@ -2582,6 +5519,24 @@ export const facets: readonly Facet[] = [
     "values": [
       "session-id",
       "key"
+    ],
+    "cells": [
+      {
+        "value": "session-id",
+        "operation": "postMessage"
+      },
+      {
+        "value": "session-id",
+        "operation": "postAck"
+      },
+      {
+        "value": "key",
+        "operation": "postMessage"
+      },
+      {
+        "value": "key",
+        "operation": "postAck"
+      }
     ]
   },
   {
@@ -2606,6 +5561,24 @@ export const facets: readonly Facet[] = [
       "recipient",
       "timestamp",
       "payload"
+    ],
+    "cells": [
+      {
+        "value": "id",
+        "operation": "postMessage"
+      },
+      {
+        "value": "recipient",
+        "operation": "postMessage"
+      },
+      {
+        "value": "timestamp",
+        "operation": "postMessage"
+      },
+      {
+        "value": "payload",
+        "operation": "postMessage"
+      }
     ]
   },
   {
@@ -2630,6 +5603,24 @@ export const facets: readonly Facet[] = [
       "message-id",
       "recipient",
       "timestamp"
+    ],
+    "cells": [
+      {
+        "value": "id",
+        "operation": "postAck"
+      },
+      {
+        "value": "message-id",
+        "operation": "postAck"
+      },
+      {
+        "value": "recipient",
+        "operation": "postAck"
+      },
+      {
+        "value": "timestamp",
+        "operation": "postAck"
+      }
     ]
   },
   {
@@ -2656,6 +5647,28 @@ export const facets: readonly Facet[] = [
       "document-identity",
       "document-public-key",
       "previous-keys"
+    ],
+    "cells": [
+      {
+        "value": "rotation-key",
+        "operation": "rotate"
+      },
+      {
+        "value": "document-key",
+        "operation": "rotate"
+      },
+      {
+        "value": "document-identity",
+        "operation": "rotate"
+      },
+      {
+        "value": "document-public-key",
+        "operation": "rotate"
+      },
+      {
+        "value": "previous-keys",
+        "operation": "rotate"
+      }
     ]
   },
   {
@@ -2680,6 +5693,80 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "pickup"
+      },
+      {
+        "value": "inside",
+        "operation": "consume"
+      },
+      {
+        "value": "inside",
+        "operation": "events"
+      },
+      {
+        "value": "inside",
+        "operation": "devices"
+      },
+      {
+        "value": "inside",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "inside",
+        "operation": "systemGet"
+      },
+      {
+        "value": "inside",
+        "operation": "systemPut"
+      },
+      {
+        "value": "inside",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "inside",
+        "operation": "groupRoster"
+      },
+      {
+        "value": "outside",
+        "operation": "pickup"
+      },
+      {
+        "value": "outside",
+        "operation": "consume"
+      },
+      {
+        "value": "outside",
+        "operation": "events"
+      },
+      {
+        "value": "outside",
+        "operation": "devices"
+      },
+      {
+        "value": "outside",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "outside",
+        "operation": "systemGet"
+      },
+      {
+        "value": "outside",
+        "operation": "systemPut"
+      },
+      {
+        "value": "outside",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "outside",
+        "operation": "groupRoster"
+      }
     ]
   },
   {
@@ -2698,6 +5785,32 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "pickup"
+      },
+      {
+        "value": "inside",
+        "operation": "consume"
+      },
+      {
+        "value": "inside",
+        "operation": "events"
+      },
+      {
+        "value": "outside",
+        "operation": "pickup"
+      },
+      {
+        "value": "outside",
+        "operation": "consume"
+      },
+      {
+        "value": "outside",
+        "operation": "events"
+      }
     ]
   },
   {
@@ -2715,6 +5828,24 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postMessage"
+      },
+      {
+        "value": "inside",
+        "operation": "postAck"
+      },
+      {
+        "value": "outside",
+        "operation": "postMessage"
+      },
+      {
+        "value": "outside",
+        "operation": "postAck"
+      }
     ]
   },
   {
@@ -2733,6 +5864,32 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "pickup"
+      },
+      {
+        "value": "inside",
+        "operation": "consume"
+      },
+      {
+        "value": "inside",
+        "operation": "events"
+      },
+      {
+        "value": "outside",
+        "operation": "pickup"
+      },
+      {
+        "value": "outside",
+        "operation": "consume"
+      },
+      {
+        "value": "outside",
+        "operation": "events"
+      }
     ]
   },
   {
@@ -2749,6 +5906,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "pickup"
+      },
+      {
+        "value": "outside",
+        "operation": "pickup"
+      }
     ]
   },
   {
@@ -2770,6 +5937,20 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "postMessage"
+      },
+      {
+        "value": "past",
+        "operation": "postMessage"
+      },
+      {
+        "value": "other-scope",
+        "operation": "postMessage"
+      }
     ]
   },
   {
@@ -2792,6 +5973,20 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "postAck"
+      },
+      {
+        "value": "past",
+        "operation": "postAck"
+      },
+      {
+        "value": "other-scope",
+        "operation": "postAck"
+      }
     ]
   },
   {
@@ -2829,6 +6024,32 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "postMessage"
+      },
+      {
+        "value": "at",
+        "operation": "postAck"
+      },
+      {
+        "value": "past",
+        "operation": "postMessage"
+      },
+      {
+        "value": "past",
+        "operation": "postAck"
+      },
+      {
+        "value": "other-scope",
+        "operation": "postMessage"
+      },
+      {
+        "value": "other-scope",
+        "operation": "postAck"
+      }
     ]
   },
   {
@@ -2862,6 +6083,32 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "postMessage"
+      },
+      {
+        "value": "at",
+        "operation": "postAck"
+      },
+      {
+        "value": "past",
+        "operation": "postMessage"
+      },
+      {
+        "value": "past",
+        "operation": "postAck"
+      },
+      {
+        "value": "other-scope",
+        "operation": "postMessage"
+      },
+      {
+        "value": "other-scope",
+        "operation": "postAck"
+      }
     ]
   },
   {
@@ -2888,6 +6135,44 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "pickup"
+      },
+      {
+        "value": "at",
+        "operation": "consume"
+      },
+      {
+        "value": "at",
+        "operation": "events"
+      },
+      {
+        "value": "past",
+        "operation": "pickup"
+      },
+      {
+        "value": "past",
+        "operation": "consume"
+      },
+      {
+        "value": "past",
+        "operation": "events"
+      },
+      {
+        "value": "other-scope",
+        "operation": "pickup"
+      },
+      {
+        "value": "other-scope",
+        "operation": "consume"
+      },
+      {
+        "value": "other-scope",
+        "operation": "events"
+      }
     ]
   },
   {
@@ -2914,6 +6199,20 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "registerSession"
+      },
+      {
+        "value": "past",
+        "operation": "registerSession"
+      },
+      {
+        "value": "other-scope",
+        "operation": "registerSession"
+      }
     ]
   },
   {
@@ -2934,6 +6233,20 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "events"
+      },
+      {
+        "value": "past",
+        "operation": "events"
+      },
+      {
+        "value": "other-scope",
+        "operation": "events"
+      }
     ]
   },
   {
@@ -2968,6 +6281,44 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "consume"
+      },
+      {
+        "value": "at",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "at",
+        "operation": "systemPut"
+      },
+      {
+        "value": "past",
+        "operation": "consume"
+      },
+      {
+        "value": "past",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "past",
+        "operation": "systemPut"
+      },
+      {
+        "value": "other-scope",
+        "operation": "consume"
+      },
+      {
+        "value": "other-scope",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "other-scope",
+        "operation": "systemPut"
+      }
     ]
   },
   {
@@ -2992,6 +6343,80 @@ export const facets: readonly Facet[] = [
     "values": [
       "replay",
       "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "pickup"
+      },
+      {
+        "value": "replay",
+        "operation": "consume"
+      },
+      {
+        "value": "replay",
+        "operation": "events"
+      },
+      {
+        "value": "replay",
+        "operation": "devices"
+      },
+      {
+        "value": "replay",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "replay",
+        "operation": "systemGet"
+      },
+      {
+        "value": "replay",
+        "operation": "systemPut"
+      },
+      {
+        "value": "replay",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "replay",
+        "operation": "groupRoster"
+      },
+      {
+        "value": "race",
+        "operation": "pickup"
+      },
+      {
+        "value": "race",
+        "operation": "consume"
+      },
+      {
+        "value": "race",
+        "operation": "events"
+      },
+      {
+        "value": "race",
+        "operation": "devices"
+      },
+      {
+        "value": "race",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "race",
+        "operation": "systemGet"
+      },
+      {
+        "value": "race",
+        "operation": "systemPut"
+      },
+      {
+        "value": "race",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "race",
+        "operation": "groupRoster"
+      }
     ]
   },
   {
@@ -3010,6 +6435,32 @@ export const facets: readonly Facet[] = [
     "values": [
       "replay",
       "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "pickup"
+      },
+      {
+        "value": "replay",
+        "operation": "consume"
+      },
+      {
+        "value": "replay",
+        "operation": "events"
+      },
+      {
+        "value": "race",
+        "operation": "pickup"
+      },
+      {
+        "value": "race",
+        "operation": "consume"
+      },
+      {
+        "value": "race",
+        "operation": "events"
+      }
     ]
   },
   {
@@ -3026,6 +6477,12 @@ export const facets: readonly Facet[] = [
     "facet": "before-rate-limit",
     "values": [
       "both-faults"
+    ],
+    "cells": [
+      {
+        "value": "both-faults",
+        "operation": "postMessage"
+      }
     ]
   },
   {
@@ -3042,6 +6499,12 @@ export const facets: readonly Facet[] = [
     "facet": "before-signature",
     "values": [
       "both-faults"
+    ],
+    "cells": [
+      {
+        "value": "both-faults",
+        "operation": "postMessage"
+      }
     ]
   },
   {
@@ -3058,6 +6521,16 @@ export const facets: readonly Facet[] = [
     "facet": "order",
     "values": [
       "both-faults"
+    ],
+    "cells": [
+      {
+        "value": "both-faults",
+        "operation": "postMessage"
+      },
+      {
+        "value": "both-faults",
+        "operation": "postAck"
+      }
     ]
   },
   {
@@ -3074,6 +6547,16 @@ export const facets: readonly Facet[] = [
     "facet": "order",
     "values": [
       "both-faults"
+    ],
+    "cells": [
+      {
+        "value": "both-faults",
+        "operation": "postMessage"
+      },
+      {
+        "value": "both-faults",
+        "operation": "postAck"
+      }
     ]
   },
   {
@@ -3096,6 +6579,28 @@ export const facets: readonly Facet[] = [
     "facet": "lifecycle",
     "values": [
       "session-key"
+    ],
+    "cells": [
+      {
+        "value": "session-key",
+        "operation": "pickup"
+      },
+      {
+        "value": "session-key",
+        "operation": "consume"
+      },
+      {
+        "value": "session-key",
+        "operation": "events"
+      },
+      {
+        "value": "session-key",
+        "operation": "postMessage"
+      },
+      {
+        "value": "session-key",
+        "operation": "postAck"
+      }
     ]
   },
   {
@@ -3117,6 +6622,28 @@ export const facets: readonly Facet[] = [
     "facet": "lifecycle",
     "values": [
       "session-key"
+    ],
+    "cells": [
+      {
+        "value": "session-key",
+        "operation": "pickup"
+      },
+      {
+        "value": "session-key",
+        "operation": "consume"
+      },
+      {
+        "value": "session-key",
+        "operation": "events"
+      },
+      {
+        "value": "session-key",
+        "operation": "postMessage"
+      },
+      {
+        "value": "session-key",
+        "operation": "postAck"
+      }
     ]
   },
   {
@@ -3140,6 +6667,12 @@ export const facets: readonly Facet[] = [
     "facet": "lifecycle",
     "values": [
       "old-key"
+    ],
+    "cells": [
+      {
+        "value": "old-key",
+        "operation": "pickup"
+      }
     ]
   },
   {
@@ -3173,6 +6706,92 @@ export const facets: readonly Facet[] = [
       "other-session-as-owner",
       "revoked-session",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "systemGet"
+      },
+      {
+        "value": "owner",
+        "operation": "systemPut"
+      },
+      {
+        "value": "owner",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "own-session",
+        "operation": "systemGet"
+      },
+      {
+        "value": "own-session",
+        "operation": "systemPut"
+      },
+      {
+        "value": "own-session",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "other-identity",
+        "operation": "systemGet"
+      },
+      {
+        "value": "other-identity",
+        "operation": "systemPut"
+      },
+      {
+        "value": "other-identity",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "other-identity-session",
+        "operation": "systemGet"
+      },
+      {
+        "value": "other-identity-session",
+        "operation": "systemPut"
+      },
+      {
+        "value": "other-identity-session",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "other-session-as-owner",
+        "operation": "systemGet"
+      },
+      {
+        "value": "other-session-as-owner",
+        "operation": "systemPut"
+      },
+      {
+        "value": "other-session-as-owner",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "revoked-session",
+        "operation": "systemGet"
+      },
+      {
+        "value": "revoked-session",
+        "operation": "systemPut"
+      },
+      {
+        "value": "revoked-session",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "stranger",
+        "operation": "systemGet"
+      },
+      {
+        "value": "stranger",
+        "operation": "systemPut"
+      },
+      {
+        "value": "stranger",
+        "operation": "systemDelete"
+      }
     ]
   },
   {
@@ -3215,6 +6834,40 @@ export const facets: readonly Facet[] = [
       "updated-at",
       "signer-member",
       "signer-stranger"
+    ],
+    "cells": [
+      {
+        "value": "group",
+        "operation": "systemPut"
+      },
+      {
+        "value": "owner",
+        "operation": "systemPut"
+      },
+      {
+        "value": "members",
+        "operation": "systemPut"
+      },
+      {
+        "value": "admins",
+        "operation": "systemPut"
+      },
+      {
+        "value": "epoch",
+        "operation": "systemPut"
+      },
+      {
+        "value": "updated-at",
+        "operation": "systemPut"
+      },
+      {
+        "value": "signer-member",
+        "operation": "systemPut"
+      },
+      {
+        "value": "signer-stranger",
+        "operation": "systemPut"
+      }
     ]
   },
   {
@@ -3242,6 +6895,20 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "systemPut"
+      },
+      {
+        "value": "past",
+        "operation": "systemPut"
+      },
+      {
+        "value": "other-scope",
+        "operation": "systemPut"
+      }
     ]
   },
   {
@@ -3265,6 +6932,20 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "systemPut"
+      },
+      {
+        "value": "past",
+        "operation": "systemPut"
+      },
+      {
+        "value": "other-scope",
+        "operation": "systemPut"
+      }
     ]
   },
   {
@@ -3284,6 +6965,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "upper-case",
       "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "upper-case",
+        "operation": "postMessage"
+      },
+      {
+        "value": "near-miss",
+        "operation": "postMessage"
+      }
     ]
   },
   {
@@ -3301,6 +6992,12 @@ export const facets: readonly Facet[] = [
     "facet": "lifecycle",
     "values": [
       "contact"
+    ],
+    "cells": [
+      {
+        "value": "contact",
+        "operation": "postMessage"
+      }
     ]
   },
   {
@@ -3332,6 +7029,64 @@ export const facets: readonly Facet[] = [
       "other-session-as-owner",
       "revoked-session",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "devices"
+      },
+      {
+        "value": "owner",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "own-session",
+        "operation": "devices"
+      },
+      {
+        "value": "own-session",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "other-identity",
+        "operation": "devices"
+      },
+      {
+        "value": "other-identity",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "other-identity-session",
+        "operation": "devices"
+      },
+      {
+        "value": "other-identity-session",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "other-session-as-owner",
+        "operation": "devices"
+      },
+      {
+        "value": "other-session-as-owner",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "revoked-session",
+        "operation": "devices"
+      },
+      {
+        "value": "revoked-session",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "stranger",
+        "operation": "devices"
+      },
+      {
+        "value": "stranger",
+        "operation": "revokeDevice"
+      }
     ]
   },
   {
@@ -3351,6 +7106,16 @@ export const facets: readonly Facet[] = [
     "facet": "lifecycle",
     "values": [
       "device-session"
+    ],
+    "cells": [
+      {
+        "value": "device-session",
+        "operation": "devices"
+      },
+      {
+        "value": "device-session",
+        "operation": "systemGet"
+      }
     ]
   },
   {
@@ -3375,6 +7140,24 @@ export const facets: readonly Facet[] = [
       "own-session",
       "other-identity",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "keystoreEnroll"
+      },
+      {
+        "value": "own-session",
+        "operation": "keystoreEnroll"
+      },
+      {
+        "value": "other-identity",
+        "operation": "keystoreEnroll"
+      },
+      {
+        "value": "stranger",
+        "operation": "keystoreEnroll"
+      }
     ]
   },
   {
@@ -3399,6 +7182,24 @@ export const facets: readonly Facet[] = [
       "own-session",
       "other-identity",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "keystoreList"
+      },
+      {
+        "value": "own-session",
+        "operation": "keystoreList"
+      },
+      {
+        "value": "other-identity",
+        "operation": "keystoreList"
+      },
+      {
+        "value": "stranger",
+        "operation": "keystoreList"
+      }
     ]
   },
   {
@@ -3423,6 +7224,24 @@ export const facets: readonly Facet[] = [
       "own-session",
       "other-identity",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "keystoreRemove"
+      },
+      {
+        "value": "own-session",
+        "operation": "keystoreRemove"
+      },
+      {
+        "value": "other-identity",
+        "operation": "keystoreRemove"
+      },
+      {
+        "value": "stranger",
+        "operation": "keystoreRemove"
+      }
     ]
   },
   {
@@ -3446,6 +7265,20 @@ export const facets: readonly Facet[] = [
       "own-authenticator",
       "other-identity-authenticator",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "own-authenticator",
+        "operation": "keystoreFetch"
+      },
+      {
+        "value": "other-identity-authenticator",
+        "operation": "keystoreFetch"
+      },
+      {
+        "value": "stranger",
+        "operation": "keystoreFetch"
+      }
     ]
   },
   {
@@ -3475,6 +7308,36 @@ export const facets: readonly Facet[] = [
       "wrapped-digest",
       "issued-at",
       "nonce"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "keystoreEnroll"
+      },
+      {
+        "value": "enrollment-id",
+        "operation": "keystoreEnroll"
+      },
+      {
+        "value": "kind",
+        "operation": "keystoreEnroll"
+      },
+      {
+        "value": "credential-id",
+        "operation": "keystoreEnroll"
+      },
+      {
+        "value": "wrapped-digest",
+        "operation": "keystoreEnroll"
+      },
+      {
+        "value": "issued-at",
+        "operation": "keystoreEnroll"
+      },
+      {
+        "value": "nonce",
+        "operation": "keystoreEnroll"
+      }
     ]
   },
   {
@@ -3496,6 +7359,20 @@ export const facets: readonly Facet[] = [
       "identity",
       "issued-at",
       "nonce"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "keystoreList"
+      },
+      {
+        "value": "issued-at",
+        "operation": "keystoreList"
+      },
+      {
+        "value": "nonce",
+        "operation": "keystoreList"
+      }
     ]
   },
   {
@@ -3519,6 +7396,24 @@ export const facets: readonly Facet[] = [
       "enrollment-id",
       "issued-at",
       "nonce"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "keystoreRemove"
+      },
+      {
+        "value": "enrollment-id",
+        "operation": "keystoreRemove"
+      },
+      {
+        "value": "issued-at",
+        "operation": "keystoreRemove"
+      },
+      {
+        "value": "nonce",
+        "operation": "keystoreRemove"
+      }
     ]
   },
   {
@@ -3540,6 +7435,20 @@ export const facets: readonly Facet[] = [
       "identity",
       "registrable-domain",
       "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "keystoreFetch"
+      },
+      {
+        "value": "registrable-domain",
+        "operation": "keystoreFetch"
+      },
+      {
+        "value": "near-miss",
+        "operation": "keystoreFetch"
+      }
     ]
   },
   {
@@ -3558,6 +7467,12 @@ export const facets: readonly Facet[] = [
     "facet": "binding",
     "values": [
       "challenge-identity"
+    ],
+    "cells": [
+      {
+        "value": "challenge-identity",
+        "operation": "keystoreFetch"
+      }
     ]
   },
   {
@@ -3574,6 +7489,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "replay",
       "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "keystoreFetch"
+      },
+      {
+        "value": "race",
+        "operation": "keystoreFetch"
+      }
     ]
   },
   {
@@ -3590,6 +7515,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "keystoreFetch"
+      },
+      {
+        "value": "outside",
+        "operation": "keystoreFetch"
+      }
     ]
   },
   {
@@ -3610,6 +7545,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "role",
       "identity"
+    ],
+    "cells": [
+      {
+        "value": "role",
+        "operation": "keystoreRemove"
+      },
+      {
+        "value": "identity",
+        "operation": "keystoreRemove"
+      }
     ]
   },
   {
@@ -3626,6 +7571,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "replay",
       "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "keystoreRemove"
+      },
+      {
+        "value": "race",
+        "operation": "keystoreRemove"
+      }
     ]
   },
   {
@@ -3646,6 +7601,20 @@ export const facets: readonly Facet[] = [
     "facet": "lifecycle",
     "values": [
       "enrollment"
+    ],
+    "cells": [
+      {
+        "value": "enrollment",
+        "operation": "keystoreFetch"
+      },
+      {
+        "value": "enrollment",
+        "operation": "keystoreList"
+      },
+      {
+        "value": "enrollment",
+        "operation": "keystoreRemove"
+      }
     ]
   },
   {
@@ -3668,6 +7637,20 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "keystoreEnroll"
+      },
+      {
+        "value": "past",
+        "operation": "keystoreEnroll"
+      },
+      {
+        "value": "other-scope",
+        "operation": "keystoreEnroll"
+      }
     ]
   },
   {
@@ -3693,6 +7676,24 @@ export const facets: readonly Facet[] = [
       "other-identity",
       "own-session",
       "new-device"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "other-identity",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "own-session",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "new-device",
+        "operation": "enrollFetch"
+      }
     ]
   },
   {
@@ -3717,6 +7718,24 @@ export const facets: readonly Facet[] = [
       "other-identity",
       "own-session",
       "new-device"
+    ],
+    "cells": [
+      {
+        "value": "owner",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "other-identity",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "own-session",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "new-device",
+        "operation": "enrollDeliver"
+      }
     ]
   },
   {
@@ -3744,6 +7763,56 @@ export const facets: readonly Facet[] = [
       "other-offer-device",
       "owner",
       "stranger"
+    ],
+    "cells": [
+      {
+        "value": "new-device",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "new-device",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "new-device",
+        "operation": "enrollAbandon"
+      },
+      {
+        "value": "other-offer-device",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "other-offer-device",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "other-offer-device",
+        "operation": "enrollAbandon"
+      },
+      {
+        "value": "owner",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "owner",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "owner",
+        "operation": "enrollAbandon"
+      },
+      {
+        "value": "stranger",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "stranger",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "stranger",
+        "operation": "enrollAbandon"
+      }
     ]
   },
   {
@@ -3766,6 +7835,32 @@ export const facets: readonly Facet[] = [
     "values": [
       "rendezvous",
       "identity"
+    ],
+    "cells": [
+      {
+        "value": "rendezvous",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "rendezvous",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "rendezvous",
+        "operation": "enrollAbandon"
+      },
+      {
+        "value": "identity",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "identity",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "identity",
+        "operation": "enrollAbandon"
+      }
     ]
   },
   {
@@ -3789,6 +7884,24 @@ export const facets: readonly Facet[] = [
       "code",
       "issued-at",
       "nonce"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "code",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "issued-at",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "nonce",
+        "operation": "enrollFetch"
+      }
     ]
   },
   {
@@ -3812,6 +7925,24 @@ export const facets: readonly Facet[] = [
       "code",
       "issued-at",
       "nonce"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "code",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "issued-at",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "nonce",
+        "operation": "enrollDeliver"
+      }
     ]
   },
   {
@@ -3831,6 +7962,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "ephemeral-key",
       "commit-nonce"
+    ],
+    "cells": [
+      {
+        "value": "ephemeral-key",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "commit-nonce",
+        "operation": "enrollReveal"
+      }
     ]
   },
   {
@@ -3847,6 +7988,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "replay",
       "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "race",
+        "operation": "enrollFetch"
+      }
     ]
   },
   {
@@ -3863,6 +8014,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "replay",
       "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "race",
+        "operation": "enrollReveal"
+      }
     ]
   },
   {
@@ -3879,6 +8040,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "replay",
       "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "race",
+        "operation": "enrollDeliver"
+      }
     ]
   },
   {
@@ -3895,6 +8066,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "replay",
       "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "race",
+        "operation": "enrollPoll"
+      }
     ]
   },
   {
@@ -3930,6 +8111,168 @@ export const facets: readonly Facet[] = [
       "i-for-one",
       "l-for-one",
       "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "lower-case",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "lower-case",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "lower-case",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "lower-case",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "lower-case",
+        "operation": "enrollAbandon"
+      },
+      {
+        "value": "dash",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "dash",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "dash",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "dash",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "dash",
+        "operation": "enrollAbandon"
+      },
+      {
+        "value": "en-dash",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "en-dash",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "en-dash",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "en-dash",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "en-dash",
+        "operation": "enrollAbandon"
+      },
+      {
+        "value": "spaces",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "spaces",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "spaces",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "spaces",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "spaces",
+        "operation": "enrollAbandon"
+      },
+      {
+        "value": "o-for-zero",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "o-for-zero",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "o-for-zero",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "o-for-zero",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "o-for-zero",
+        "operation": "enrollAbandon"
+      },
+      {
+        "value": "i-for-one",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "i-for-one",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "i-for-one",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "i-for-one",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "i-for-one",
+        "operation": "enrollAbandon"
+      },
+      {
+        "value": "l-for-one",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "l-for-one",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "l-for-one",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "l-for-one",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "l-for-one",
+        "operation": "enrollAbandon"
+      },
+      {
+        "value": "near-miss",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "near-miss",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "near-miss",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "near-miss",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "near-miss",
+        "operation": "enrollAbandon"
+      }
     ]
   },
   {
@@ -3949,6 +8292,40 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "inside",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "inside",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "inside",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "outside",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "outside",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "outside",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "outside",
+        "operation": "enrollPoll"
+      }
     ]
   },
   {
@@ -3970,6 +8347,20 @@ export const facets: readonly Facet[] = [
       "at",
       "past",
       "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "enrollOffer"
+      },
+      {
+        "value": "past",
+        "operation": "enrollOffer"
+      },
+      {
+        "value": "other-scope",
+        "operation": "enrollOffer"
+      }
     ]
   },
   {
@@ -3991,6 +8382,24 @@ export const facets: readonly Facet[] = [
     "facet": "lifecycle",
     "values": [
       "offer"
+    ],
+    "cells": [
+      {
+        "value": "offer",
+        "operation": "enrollFetch"
+      },
+      {
+        "value": "offer",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "offer",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "offer",
+        "operation": "enrollOffer"
+      }
     ]
   },
   {
@@ -4009,6 +8418,16 @@ export const facets: readonly Facet[] = [
     "facet": "lifecycle",
     "values": [
       "offer"
+    ],
+    "cells": [
+      {
+        "value": "offer",
+        "operation": "enrollPoll"
+      },
+      {
+        "value": "offer",
+        "operation": "enrollDeliver"
+      }
     ]
   },
   {
@@ -4024,6 +8443,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "pickup"
+      },
+      {
+        "value": "outside",
+        "operation": "pickup"
+      }
     ]
   },
   {
@@ -4048,6 +8477,24 @@ export const facets: readonly Facet[] = [
       "session-key",
       "other-key",
       "unproven-session-key"
+    ],
+    "cells": [
+      {
+        "value": "identity-key",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "session-key",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "other-key",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "unproven-session-key",
+        "operation": "postDelivery"
+      }
     ]
   },
   {
@@ -4084,6 +8531,48 @@ export const facets: readonly Facet[] = [
       "statement",
       "scopes",
       "key-id"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "audience",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "nonce",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "request-id",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "issued-at",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "expires-at",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "action",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "statement",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "scopes",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "key-id",
+        "operation": "postDelivery"
+      }
     ]
   },
   {
@@ -4101,6 +8590,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "outside",
+        "operation": "postDelivery"
+      }
     ]
   },
   {
@@ -4126,6 +8625,28 @@ export const facets: readonly Facet[] = [
       "issued-at",
       "expires-at",
       "nonce"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "session-public-key",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "issued-at",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "expires-at",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "nonce",
+        "operation": "postDelivery"
+      }
     ]
   },
   {
@@ -4144,6 +8665,12 @@ export const facets: readonly Facet[] = [
     "facet": "binding",
     "values": [
       "audience"
+    ],
+    "cells": [
+      {
+        "value": "audience",
+        "operation": "postDelivery"
+      }
     ]
   },
   {
@@ -4163,6 +8690,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "own-origin",
       "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "own-origin",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "near-miss",
+        "operation": "postDelivery"
+      }
     ]
   },
   {
@@ -4180,6 +8717,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "outside",
+        "operation": "postDelivery"
+      }
     ]
   },
   {
@@ -4197,6 +8744,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "outside",
+        "operation": "postDelivery"
+      }
     ]
   },
   {
@@ -4214,6 +8771,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "outside",
+        "operation": "postDelivery"
+      }
     ]
   },
   {
@@ -4230,6 +8797,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "replay",
       "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "race",
+        "operation": "postDelivery"
+      }
     ]
   },
   {
@@ -4246,6 +8823,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "replay",
       "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "race",
+        "operation": "postDelivery"
+      }
     ]
   },
   {
@@ -4262,6 +8849,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "replay",
       "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "race",
+        "operation": "postDelivery"
+      }
     ]
   },
   {
@@ -4278,6 +8875,12 @@ export const facets: readonly Facet[] = [
     "facet": "audience-before-resolution",
     "values": [
       "both-faults"
+    ],
+    "cells": [
+      {
+        "value": "both-faults",
+        "operation": "postDelivery"
+      }
     ]
   },
   {
@@ -4294,6 +8897,12 @@ export const facets: readonly Facet[] = [
     "facet": "nonce-before-resolution",
     "values": [
       "both-faults"
+    ],
+    "cells": [
+      {
+        "value": "both-faults",
+        "operation": "postDelivery"
+      }
     ]
   },
   {
@@ -4310,6 +8919,12 @@ export const facets: readonly Facet[] = [
     "facet": "version-before-signature",
     "values": [
       "both-faults"
+    ],
+    "cells": [
+      {
+        "value": "both-faults",
+        "operation": "postDelivery"
+      }
     ]
   },
   {
@@ -4330,6 +8945,20 @@ export const facets: readonly Facet[] = [
       "upper-case",
       "surrounding-spaces",
       "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "upper-case",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "surrounding-spaces",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "near-miss",
+        "operation": "postDelivery"
+      }
     ]
   },
   {
@@ -4346,6 +8975,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "replay",
       "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "resumeLogin"
+      },
+      {
+        "value": "race",
+        "operation": "resumeLogin"
+      }
     ]
   },
   {
@@ -4362,6 +9001,16 @@ export const facets: readonly Facet[] = [
     "values": [
       "inside",
       "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "resumeLogin"
+      },
+      {
+        "value": "outside",
+        "operation": "resumeLogin"
+      }
     ]
   }
 ];

@@ -17,11 +17,18 @@ export interface FacetInput {
   parts?: string[];
   forms?: string[];
   ends?: string[];
+  tried_at?: Record<string, string[]>;
   [field: string]: unknown;
 }
 
-/** An entry with what the generator derives: its area (file), its key in a cell, its values. */
-export type FacetEntry = FacetInput & { area: string; facet: string; values: string[] };
+/** A cell of a facet: a value, at an operation unless the facet applies to none. */
+export interface FacetCellInput {
+  value: string;
+  operation?: string;
+}
+
+/** An entry with what the generator derives: its area (file), its key in a cell, its values and cells. */
+export type FacetEntry = FacetInput & { area: string; facet: string; values: string[]; cells: FacetCellInput[] };
 
 /** The values a facet's cells take, per kind (the descriptions in spec/meta/facets.schema.json). */
 export function facetValues(f: FacetInput): string[] {
@@ -45,6 +52,19 @@ export function facetValues(f: FacetInput): string[] {
   }
 }
 
+/**
+ * The cells of a facet: each value at each operation, except a lifecycle use that `tried_at` ties
+ * to its own operations (reading a node after an unshare is tried at driveNode, not driveEvents).
+ */
+export function facetCellsOf(f: FacetInput): FacetCellInput[] {
+  const ops = (value: string): Array<string | undefined> => {
+    const own = f.kind === 'lifecycle' ? f.tried_at?.[value] : undefined;
+    if (own !== undefined) return own;
+    return f.operations.length > 0 ? f.operations : [undefined];
+  };
+  return facetValues(f).flatMap((value) => ops(value).map((operation) => (operation !== undefined ? { value, operation } : { value })));
+}
+
 const COMMON = ['rule', 'kind', 'name', 'cite', 'operations', 'unfilled', 'note'];
 const OWN: Record<FacetInput['kind'], string[]> = {
   who: ['allowed', 'refused'],
@@ -54,7 +74,7 @@ const OWN: Record<FacetInput['kind'], string[]> = {
   once: ['secret', 'spent_by'],
   order: ['first', 'then'],
   normalization: ['subject', 'forms'],
-  lifecycle: ['event', 'ends'],
+  lifecycle: ['event', 'ends', 'tried_at'],
 };
 
 /**
@@ -93,11 +113,17 @@ export function crossCheckFacets(areas: Array<{ area: string; facets: FacetInput
       const values = facetValues(f);
       const twice = values.find((v, i) => values.indexOf(v) !== i);
       if (twice !== undefined) throw new Error(`${where}: value ${twice} appears twice`);
+      for (const [use, ops] of Object.entries(f.tried_at ?? {})) {
+        if (!values.includes(use)) throw new Error(`${where}: tried_at names ${use}, which is not one of its ends (${values.join(', ')})`);
+        for (const op of ops) if (!f.operations.includes(op)) throw new Error(`${where}: tried_at ${use}: ${op} is not one of its operations`);
+      }
+      const cells = facetCellsOf(f);
       for (const u of f.unfilled ?? []) {
         if (!values.includes(u.value)) throw new Error(`${where}: unfilled value ${u.value} is not one of its values (${values.join(', ')})`);
-        if (u.operation !== undefined && !f.operations.includes(u.operation)) throw new Error(`${where}: unfilled operation ${u.operation} is not one of its operations`);
+        if (u.operation !== undefined && !cells.some((c) => c.value === u.value && c.operation === u.operation))
+          throw new Error(`${where}: unfilled ${u.value} at ${u.operation} is not one of its cells`);
       }
-      out.push({ ...f, area, facet, values });
+      out.push({ ...f, area, facet, values, cells });
     }
   }
   return out;
@@ -128,6 +154,8 @@ interface FacetBase {
   facet: string;
   /** The values of its cells, derived from its kind (see Cell in harness/run/model.ts). */
   values: readonly string[];
+  /** Its cells: each value at each operation, or where a lifecycle's \`tried_at\` says. */
+  cells: ReadonlyArray<{ value: string; operation?: string }>;
 }
 
 export type Facet = FacetBase &
@@ -139,7 +167,7 @@ export type Facet = FacetBase &
     | { kind: 'once'; secret: string; spent_by: string }
     | { kind: 'order'; first: string; then: string }
     | { kind: 'normalization'; subject: string; forms: readonly string[] }
-    | { kind: 'lifecycle'; event: string; ends: readonly string[] }
+    | { kind: 'lifecycle'; event: string; ends: readonly string[]; tried_at?: Readonly<Record<string, readonly string[]>> }
   );
 `;
 

@@ -109,6 +109,26 @@ describe('spec/facets/ in npm run generate', () => {
     expect(() => crossCheckFacets([{ area: 'a', facets: [entry({ unfilled: [{ value: 'later', reason: 'unobservable: x' }] })] }], known)).toThrow(/unfilled value later/);
   });
 
+  it('ties a lifecycle use to its own operations with tried_at, and refuses one that names no use or operation of the facet', () => {
+    const life = entry({ rule: 'ns.auth.2', kind: 'lifecycle', event: 'revoked', ends: ['poll', 'deliver'], operations: ['pollTransaction', 'postDelivery'], tried_at: { poll: ['pollTransaction'] } });
+    const [e] = crossCheckFacets([{ area: 'a', facets: [life] }], known);
+    expect(e?.cells).toEqual([
+      { value: 'poll', operation: 'pollTransaction' },
+      { value: 'deliver', operation: 'pollTransaction' },
+      { value: 'deliver', operation: 'postDelivery' },
+    ]);
+    expect(() => crossCheckFacets([{ area: 'a', facets: [{ ...life, tried_at: { fetch: ['postDelivery'] } }] }], known)).toThrow(/tried_at names fetch/);
+    expect(() => crossCheckFacets([{ area: 'a', facets: [{ ...life, tried_at: { poll: ['getContext'] } }] }], known)).toThrow(/getContext is not one of its operations/);
+    expect(() => crossCheckFacets([{ area: 'a', facets: [{ ...life, unfilled: [{ value: 'poll', operation: 'postDelivery', reason: 'unobservable: x' }] }] }], known)).toThrow(/not one of its cells/);
+    const matrix = buildMatrix(
+      [{ ...e!, facet: 'lifecycle', cells: e!.cells }],
+      [{ id: 'ns.auth.2', level: 'MUST', doc: 1, section: 's', title: 't' }],
+      [claiming('rp/off', ['ns.auth.2'], [{ rule: 'ns.auth.2', facet: 'lifecycle', value: 'poll', operation: 'postDelivery' }])],
+    );
+    expect(matrix.cells).toHaveLength(3);
+    expect(matrix.invalid[0]?.problem).toMatch(/poll is not tried at postDelivery/);
+  });
+
   it('the meta schema refuses an entry without its sentence, or a reason that says neither unobservable nor not applicable', () => {
     const validate = makeAjv().compile(JSON.parse(readFileSync(new URL('spec/meta/facets.schema.json', ROOT), 'utf8')));
     const ok = { rule: 'ns.verify.5', kind: 'once', cite: 'x', operations: ['postDelivery'], secret: 'the nonce', spent_by: 'verification' };
