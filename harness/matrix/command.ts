@@ -5,7 +5,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { CliIO } from '../commands/shared.ts';
 import { ConfigError, EXIT_FAIL, EXIT_PASS } from '../run/exit.ts';
 import type { Check, RuleEntry } from '../run/model.ts';
-import { buildMatrix, isEmpty, type FacetLike, type Matrix, type MatrixFilter } from './matrix.ts';
+import { buildMatrix, isEmpty, type FacetLike, type Matrix, type MatrixFilter, type OneCaseLike } from './matrix.ts';
 import { renderJson, renderMarkdown, renderText } from './render.ts';
 import { ruleMatches } from '../run/select.ts';
 
@@ -22,11 +22,12 @@ export interface MatrixSources {
   facets: readonly FacetLike[];
   rules: readonly RuleEntry[];
   checks: readonly Check[];
+  oneCase?: readonly OneCaseLike[];
 }
 
 export async function matrixSources(): Promise<MatrixSources> {
-  const [{ facets }, { rules }, { listChecks }] = await Promise.all([import('../../schemas/ts/facets.ts'), import('../../schemas/ts/rules.ts'), import('./checks.ts')]);
-  return { facets, rules, checks: await listChecks() };
+  const [{ facets, oneCase }, { rules }, { listChecks }] = await Promise.all([import('../../schemas/ts/facets.ts'), import('../../schemas/ts/rules.ts'), import('./checks.ts')]);
+  return { facets, oneCase, rules, checks: await listChecks() };
 }
 
 /** The matrix as the flags select it, and whether --strict fails it. */
@@ -35,7 +36,7 @@ export function matrixOutput(sources: MatrixSources, flags: MatrixFlags): { text
   if (filter.rules && !filter.rules.some((f) => sources.rules.some((r) => ruleMatches(f, r.id)))) {
     throw new ConfigError(`--rule ${filter.rules.join(', ')} matches no rule of the catalogue`);
   }
-  const matrix = buildMatrix(sources.facets, sources.rules, sources.checks, filter);
+  const matrix = buildMatrix(sources.facets, sources.rules, sources.checks, filter, sources.oneCase);
   const empty = flags.empty === true;
   const text = flags.format === 'json' ? renderJson(matrix, empty) : flags.format === 'md' ? renderMarkdown(matrix, sources.rules, empty) : renderText(matrix, empty);
   const failed = flags.strict === true && (matrix.invalid.length > 0 || matrix.cells.some(isEmpty));
@@ -47,7 +48,8 @@ A cell is one value of one facet of a rule (spec/facets/) on one operation: a pr
 bound part (binding), inside|outside (window), at|past|other-scope (limit), replay|race (once),
 both-faults (order), a form or near-miss (normalization), a use the event ends (lifecycle). It is
 filled by the checks that claim it (\`cells\` on a check), or unfilled with the facet's reason
-(unobservable, not applicable), or EMPTY. A claim must name a facet of a rule the check decides,
+(unobservable, not applicable), or EMPTY. A behaviour rule with nothing to spread over is named in
+\`one_case\` with why, and counted apart from the rules without facets. A claim must name a facet of a rule the check decides,
 one of its values and one of its operations; a claim that does not is listed as invalid.
 
 Exit codes:

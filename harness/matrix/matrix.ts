@@ -43,8 +43,16 @@ export interface Matrix {
   facets: FacetLike[];
   cells: MatrixCell[];
   invalid: InvalidClaim[];
-  /** Per document: its observable document MUST rules that have no facet yet. */
+  /** Per document: its observable document MUST rules that have no facet yet, and are not said to be judged on one case. */
   unfaceted: Record<string, string[]>;
+  /** Per document: the behaviour rules judged on one case, with why (spec/facets/ `one_case`). */
+  oneCase: Record<string, Array<{ rule: string; reason: string }>>;
+}
+
+/** A behaviour rule judged on one case (spec/facets/ `one_case`). */
+export interface OneCaseLike {
+  rule: string;
+  reason: string;
 }
 
 export interface MatrixFilter {
@@ -94,7 +102,7 @@ export function claimProblem(check: ClaimingCheck, cell: Cell, facets: readonly 
   return undefined;
 }
 
-export function buildMatrix(facets: readonly FacetLike[], rules: readonly RuleEntry[], checks: readonly ClaimingCheck[], filter: MatrixFilter = {}): Matrix {
+export function buildMatrix(facets: readonly FacetLike[], rules: readonly RuleEntry[], checks: readonly ClaimingCheck[], filter: MatrixFilter = {}, oneCaseRules: readonly OneCaseLike[] = []): Matrix {
   const byId = new Map(rules.map((r) => [r.id, r]));
   const inScope = (rule: string): boolean => {
     const doc = byId.get(rule)?.doc;
@@ -133,14 +141,19 @@ export function buildMatrix(facets: readonly FacetLike[], rules: readonly RuleEn
     }),
   );
   const faceted = new Set(facets.map((f) => f.rule));
+  const single = new Map(oneCaseRules.map((o) => [o.rule, o.reason]));
   const unfaceted: Record<string, string[]> = {};
+  const oneCase: Record<string, Array<{ rule: string; reason: string }>> = {};
   for (const r of rules) {
-    if (!isBehaviourRule(r) || faceted.has(r.id) || !inScope(r.id)) continue;
-    (unfaceted[String(r.doc)] ??= []).push(r.id);
+    if (faceted.has(r.id) || !inScope(r.id)) continue;
+    const reason = single.get(r.id);
+    if (reason !== undefined) (oneCase[String(r.doc)] ??= []).push({ rule: r.id, reason });
+    else if (isBehaviourRule(r)) (unfaceted[String(r.doc)] ??= []).push(r.id);
   }
   for (const list of Object.values(unfaceted)) list.sort();
+  for (const list of Object.values(oneCase)) list.sort((a, b) => a.rule.localeCompare(b.rule));
   invalid.sort((a, b) => a.check.localeCompare(b.check) || cellName(a.cell).localeCompare(cellName(b.cell)));
-  return { facets: selected, cells, invalid, unfaceted };
+  return { facets: selected, cells, invalid, unfaceted, oneCase };
 }
 
 /** The rules the matrix is for: document rules (not project decisions), MUST, observable over the wire. */

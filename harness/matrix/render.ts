@@ -9,12 +9,14 @@ export interface DocumentSummary {
   filled: number;
   unfilled: number;
   empty: number;
-  /** Observable document MUST rules without a facet. */
+  /** Behaviour rules judged on one case, with why. */
+  oneCase: number;
+  /** Observable document MUST rules without a facet, and not said to be judged on one case. */
   unfaceted: number;
 }
 
 export function summarize(matrix: Matrix): Record<string, DocumentSummary> {
-  const docs = [...new Set([...matrix.cells.map((c) => String(c.doc)), ...Object.keys(matrix.unfaceted)])].sort();
+  const docs = [...new Set([...matrix.cells.map((c) => String(c.doc)), ...Object.keys(matrix.unfaceted), ...Object.keys(matrix.oneCase)])].sort();
   return Object.fromEntries(
     docs.map((doc) => {
       const cells = matrix.cells.filter((c) => String(c.doc) === doc);
@@ -26,6 +28,7 @@ export function summarize(matrix: Matrix): Record<string, DocumentSummary> {
           filled: cells.filter((c) => c.checks.length > 0).length,
           unfilled: cells.filter((c) => c.checks.length === 0 && c.unfilled !== undefined).length,
           empty: cells.filter(isEmpty).length,
+          oneCase: matrix.oneCase[doc]?.length ?? 0,
           unfaceted: matrix.unfaceted[doc]?.length ?? 0,
         },
       ];
@@ -60,7 +63,7 @@ export function renderText(matrix: Matrix, empty: boolean): string {
     lines.push('', `invalid claims (${matrix.invalid.length}):`);
     for (const i of matrix.invalid) lines.push(`  ${i.check} claims ${cellName(i.cell)}: ${i.problem}`);
   }
-  lines.push('', 'doc  facets  cells  filled  unfilled  EMPTY  rules without facets');
+  lines.push('', 'doc  facets  cells  filled  unfilled  EMPTY  one-case rules  rules without facets');
   for (const [doc, s] of Object.entries(summarize(matrix))) {
     lines.push(
       [
@@ -70,6 +73,7 @@ export function renderText(matrix: Matrix, empty: boolean): string {
         String(s.filled).padStart(7),
         String(s.unfilled).padStart(9),
         String(s.empty).padStart(6),
+        String(s.oneCase).padStart(15),
         String(s.unfaceted).padStart(21),
       ].join(' '),
     );
@@ -92,9 +96,9 @@ export function renderMarkdown(matrix: Matrix, rules: readonly RuleEntry[], empt
     '',
     'Each behaviour rule is judged across its facets (`spec/facets/`, [the harness](harness.md#the-rule-matrix)): every principal, bound part, window side, limit side, replay and race, ordered pair, form and use after a lifecycle event, on every operation the facet lists. A cell names the checks that fill it, or the reason no check can, or **EMPTY**.',
     '',
-    '| document | facets | cells | filled | unfilled, with a reason | EMPTY | behaviour rules without facets |',
-    '|---|---:|---:|---:|---:|---:|---:|',
-    ...Object.entries(summary).map(([doc, s]) => `| ${doc} ${DOCS[doc] ?? ''} | ${s.facets} | ${s.cells} | ${s.filled} | ${s.unfilled} | ${s.empty} | ${s.unfaceted} |`),
+    '| document | facets | cells | filled | unfilled, with a reason | EMPTY | rules judged on one case, with a reason | behaviour rules without facets |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...Object.entries(summary).map(([doc, s]) => `| ${doc} ${DOCS[doc] ?? ''} | ${s.facets} | ${s.cells} | ${s.filled} | ${s.unfilled} | ${s.empty} | ${s.oneCase} | ${s.unfaceted} |`),
   ];
   const cells = empty ? matrix.cells.filter(isEmpty) : matrix.cells;
   for (const doc of Object.keys(summary)) {
@@ -114,6 +118,14 @@ export function renderMarkdown(matrix: Matrix, rules: readonly RuleEntry[], empt
     lines.push('', '## Invalid claims', '');
     for (const i of matrix.invalid) lines.push(`- \`${i.check}\` claims \`${cellName(i.cell)}\`: ${md(i.problem)}`);
   }
+  const oneCase = Object.entries(matrix.oneCase).filter(([, list]) => list.length > 0);
+  if (!empty && oneCase.length > 0) {
+    lines.push('', '## Rules judged on one case', '', 'Behaviour rules whose sentence has nothing to spread over (`one_case` in `spec/facets/`), each with why.');
+    for (const [doc, list] of oneCase) {
+      lines.push('', `### Document ${doc} (${list.length})`, '');
+      for (const o of list) lines.push(`- \`${o.rule}\`: ${md(title.get(o.rule) ?? '')}. ${md(o.reason)}`);
+    }
+  }
   const unfaceted = Object.entries(matrix.unfaceted).filter(([, ids]) => ids.length > 0);
   if (!empty && unfaceted.length > 0) {
     lines.push('', '## Behaviour rules without facets', '', 'Observable MUST rules of the documents that no entry of `spec/facets/` names yet.');
@@ -127,5 +139,5 @@ export function renderMarkdown(matrix: Matrix, rules: readonly RuleEntry[], empt
 
 export function renderJson(matrix: Matrix, empty: boolean): string {
   const cells = empty ? matrix.cells.filter(isEmpty) : matrix.cells;
-  return `${JSON.stringify({ summary: summarize(matrix), cells, invalid: matrix.invalid, unfaceted: matrix.unfaceted }, null, 2)}\n`;
+  return `${JSON.stringify({ summary: summarize(matrix), cells, invalid: matrix.invalid, unfaceted: matrix.unfaceted, oneCase: matrix.oneCase }, null, 2)}\n`;
 }

@@ -9014,3 +9014,6 @@ export const facets: readonly Facet[] = [
     ]
   }
 ];
+
+/** Behaviour rules judged on one case, each with why (spec/facets/ `one_case`). */
+export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string }> = [];

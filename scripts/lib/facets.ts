@@ -86,6 +86,31 @@ export function ignoredFields(f: FacetInput): string[] {
   return Object.keys(f).filter((k) => !COMMON.includes(k) && !OWN[f.kind].includes(k));
 }
 
+/** A behaviour rule judged on one case, and why (spec/facets/*.yaml `one_case`). */
+export interface OneCaseInput {
+  rule: string;
+  reason: string;
+}
+
+export type OneCaseEntry = OneCaseInput & { area: string };
+
+/** Every `one_case` entry, each a known rule named once, and never a rule that has facets. */
+export function crossCheckOneCase(areas: Array<{ area: string; one_case?: OneCaseInput[] }>, rules: ReadonlySet<string>, faceted: readonly FacetEntry[]): OneCaseEntry[] {
+  const seen = new Map<string, string>();
+  const withFacets = new Set(faceted.map((f) => f.rule));
+  return areas.flatMap(({ area, one_case }) =>
+    (one_case ?? []).map((o) => {
+      const where = `spec/facets/${area}.yaml: one_case ${o.rule}`;
+      if (!rules.has(o.rule)) throw new Error(`${where}: unknown rule`);
+      if (withFacets.has(o.rule)) throw new Error(`${where}: the rule has facets; a rule is either spread over its facets or judged on one case`);
+      const first = seen.get(o.rule);
+      if (first !== undefined) throw new Error(`${where}: already named in spec/facets/${first}.yaml`);
+      seen.set(o.rule, area);
+      return { ...o, area };
+    }),
+  );
+}
+
 export interface FacetCatalogues {
   rules: ReadonlySet<string>;
   operations: ReadonlySet<string>;
@@ -171,7 +196,7 @@ export type Facet = FacetBase &
   );
 `;
 
-export function facetOutputs(entries: FacetEntry[], header: string): Output[] {
+export function facetOutputs(entries: FacetEntry[], oneCase: OneCaseEntry[], header: string): Output[] {
   return [
     {
       path: 'schemas/ts/facets.ts',
@@ -181,8 +206,11 @@ import type { RuleId } from './rules.ts';
 
 ${TYPES}
 export const facets: readonly Facet[] = ${JSON.stringify(entries, null, 2)};
+
+/** Behaviour rules judged on one case, each with why (spec/facets/ \`one_case\`). */
+export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string }> = ${JSON.stringify(oneCase, null, 2)};
 `,
     },
-    { path: 'schemas/json/facets.json', content: `${JSON.stringify({ facets: entries }, null, 2)}\n` },
+    { path: 'schemas/json/facets.json', content: `${JSON.stringify({ facets: entries, one_case: oneCase }, null, 2)}\n` },
   ];
 }

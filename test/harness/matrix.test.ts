@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../../harness/cli.ts';
 import { listChecks } from '../../harness/matrix/checks.ts';
 import { matrixOutput, matrixSources, type MatrixSources } from '../../harness/matrix/command.ts';
+import { renderMarkdown } from '../../harness/matrix/render.ts';
 import { buildMatrix, isEmpty, type FacetLike } from '../../harness/matrix/matrix.ts';
 import { provenSummary } from '../../harness/matrix/proven.ts';
 import { consoleReporter } from '../../harness/report/console.ts';
@@ -16,7 +17,7 @@ import { readProofs, type Proof } from '../../harness/run/proofs.ts';
 import { runChecks } from '../../harness/run/runner.ts';
 import { limitSources } from '../../schemas/ts/limits.ts';
 import { rules as catalogueRules } from '../../schemas/ts/rules.ts';
-import { crossCheckFacets, facetValues, operationIds, type FacetInput } from '../../scripts/lib/facets.ts';
+import { crossCheckFacets, crossCheckOneCase, facetValues, operationIds, type FacetInput } from '../../scripts/lib/facets.ts';
 import { makeAjv } from '../../protocol/common/schema.ts';
 import { fail, io, pass } from './fakes.ts';
 
@@ -173,6 +174,23 @@ describe('the matrix', () => {
 
   it('lists the observable document MUST rules without facets', () => {
     expect(matrix.unfaceted).toEqual({ '1': ['ns.t.plain'] });
+    expect(matrix.oneCase).toEqual({});
+  });
+
+  it('counts a rule judged on one case apart, with its reason, and refuses one that also has facets', () => {
+    const single = buildMatrix([who, once], rules, checks, {}, [{ rule: 'ns.t.plain', reason: 'the shape of one field' }]);
+    expect(single.unfaceted).toEqual({});
+    expect(single.oneCase).toEqual({ '1': [{ rule: 'ns.t.plain', reason: 'the shape of one field' }] });
+    expect(renderMarkdown(single, rules, false)).toMatch(/## Rules judged on one case[\s\S]*`ns\.t\.plain`: A rule without facets\. the shape of one field/);
+    const [faceted] = crossCheckFacets([{ area: 'a', facets: [{ rule: 'ns.auth.2', kind: 'window', cite: 'x', operations: ['postDelivery'], from: 'issued_at' }] }], {
+      rules: new Set(['ns.auth.2']),
+      operations: new Set(['postDelivery']),
+      limits: new Set(),
+    });
+    expect(() => crossCheckOneCase([{ area: 'a', one_case: [{ rule: 'ns.auth.2', reason: 'one field only' }] }], new Set(['ns.auth.2']), [faceted!])).toThrow(
+      /either spread over its facets or judged on one case/,
+    );
+    expect(() => crossCheckOneCase([{ area: 'a', one_case: [{ rule: 'ns.no.such', reason: 'one field only' }] }], new Set(['ns.auth.2']), [])).toThrow(/unknown rule/);
   });
 
   it('prints the selection, and --strict fails on EMPTY cells and invalid claims', async () => {
