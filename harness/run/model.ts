@@ -62,6 +62,11 @@ export interface CheckContext {
   replayPath?: string;
   /** The command line to print in replay hints, without --seed/--replay/--check. */
   commandLine?: string;
+  /**
+   * Says the check is making progress (a property, after each run): its time limit then counts
+   * from here, so a long property on a loaded machine finishes, and a run that hangs still ends.
+   */
+  progress?(): void;
 }
 
 /** What a facet of spec/facets/ constrains (spec/meta/facets.schema.json). */

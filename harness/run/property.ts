@@ -63,7 +63,7 @@ async function runProperty<T>(spec: PropertyCheckSpec<T>, ctx: CheckContext): Pr
     // A scope like a check's, so the answer a failure quotes (said()) is marked as the failing one.
     const judging = new Expect();
     try {
-      const verdict = await judging.scope(() => spec.predicate(value, ctx));
+      const verdict = await Promise.resolve(judging.scope(() => spec.predicate(value, ctx))).finally(() => ctx.progress?.());
       if (verdict === false) throw new VerdictFailure('property returned false', undefined);
       if (typeof verdict === 'object' && verdict !== null && !verdict.ok) {
         throw new VerdictFailure(verdict.detail ?? 'property returned ok: false', verdict.evidence, verdict.code);

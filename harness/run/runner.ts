@@ -241,20 +241,33 @@ async function runAttempt(check: Check, options: RunOptions, runSignal: AbortSig
 
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
+  let progressed = false;
   try {
-    const running = Promise.resolve().then(() => check.run(ctx));
-    running.catch(() => {}); // a check that rejects after its timeout must not crash the process
     const stopped = new Promise<'timeout' | 'interrupted'>((resolve) => {
-      timer = setTimeout(() => {
-        timeout.abort(new Error(`timed out after ${timeoutMs} ms`));
-        resolve('timeout');
-      }, timeoutMs);
+      const arm = (): void => {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          timeout.abort(new Error(`timed out after ${timeoutMs} ms`));
+          resolve('timeout');
+        }, timeoutMs);
+      };
+      ctx.progress = () => {
+        if (timeout.signal.aborted) return;
+        progressed = true;
+        arm();
+      };
+      arm();
       onAbort = () => resolve('interrupted');
       if (runSignal.aborted) onAbort();
       else runSignal.addEventListener('abort', onAbort, { once: true });
     });
+    const running = Promise.resolve().then(() => check.run(ctx));
+    running.catch(() => {}); // a check that rejects after its timeout must not crash the process
     const outcome = await Promise.race([running, stopped]);
-    if (outcome === 'timeout') return { ...base, status: 'error', cause: 'check-timeout', detail: `timed out after ${timeoutMs} ms`, durationMs: elapsed(), ...logOf(log) };
+    if (outcome === 'timeout') {
+      const detail = progressed ? `made no progress for ${timeoutMs} ms (each completed run restarts that limit)` : `timed out after ${timeoutMs} ms`;
+      return { ...base, status: 'error', cause: 'check-timeout', detail, durationMs: elapsed(), ...logOf(log) };
+    }
     if (outcome === 'interrupted') return { ...base, status: 'skipped', detail: 'interrupted before this check finished', durationMs: elapsed() };
     return fromOutcome(base, check, outcome, elapsed(), log);
   } catch (e) {

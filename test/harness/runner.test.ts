@@ -96,6 +96,25 @@ describe('runner', () => {
     expect(aborted).toBe(true);
   });
 
+  it('a check that says it progresses gets its time limit again from there, and still ends when it stops progressing', async () => {
+    const steady = check('steady', async (ctx) => {
+      for (let i = 0; i < 6; i++) {
+        await new Promise((r) => setTimeout(r, 30));
+        ctx.progress?.();
+      }
+      return pass();
+    });
+    const stalls = check('stalls', async (ctx) => {
+      ctx.progress?.();
+      await new Promise((r) => setTimeout(r, 40));
+      ctx.progress?.();
+      return new Promise<Outcome>((resolve) => ctx.signal.addEventListener('abort', () => resolve(pass())));
+    });
+    const report = await runChecks([steady, stalls], { ...base, timeoutMs: 120 });
+    expect(report.results[0]).toMatchObject({ id: 'steady', status: 'passed' });
+    expect(report.results[1]).toMatchObject({ id: 'stalls', status: 'error', cause: 'check-timeout', detail: 'made no progress for 120 ms (each completed run restarts that limit)' });
+  });
+
   it('rejects an invalid outcome as an error', async () => {
     const report = await runChecks([check('x', () => ({ status: 'error' }) as never)], base);
     expect(report.results[0]?.status).toBe('error');
