@@ -7,7 +7,12 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError } from './exit.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/svc-reference.js', import.meta.url));
-const START_TIMEOUT_MS = 30_000;
+/**
+ * How long a server may take to print its listening line. A start that fails exits and is reported
+ * at once; this only bounds one that hangs. A loaded runner (load average 30 here, with other jobs)
+ * took over 30 s to load and compile the TypeScript of a start, so the bound is generous.
+ */
+const START_TIMEOUT_MS = 120_000;
 
 /**
  * The resolver timeout (per DNS query or HTTPS fetch of the test authority) the harness gives the
