@@ -64,6 +64,7 @@ async function verifySignature(ctx: RelayContext, kind: Kind, e: Record<string, 
   }
   let keys: Uint8Array[] = sender.keys;
   if (e.session_proof !== undefined) {
+    // When the proof is judged, and whether a revoked session is refused, are seams (seams.ts).
     const seams = relaySeams(ctx.config);
     const proof = checkSessionProof(ctx.config.profile, sender.identity, e.session_proof, seams.proofTime(e.session_proof, ctx.now()), () => sender.keys);
     if (!proof.ok) throw ruleError(401, 'ra.errors.signature-invalid', `the session proof does not hold: ${proof.detail}`);
