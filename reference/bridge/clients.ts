@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { matchRedirect, registrableRedirect, sectorOf } from '../../protocol/bridge/redirect.ts';
 import { urlClientRedirectAllowed, verifiedHost } from '../../protocol/bridge/url-client.ts';
-import { everyHostVerified } from './variants/url-clients.ts';
+import { URL_CLIENT_SEAMS } from './url-client-seams.ts';
 import type { BridgeContext } from './context.ts';
 import { UrlClientError, UrlClients } from './url-clients.ts';
 import { hashSecret, sameHash } from '../shared/secrets.ts';
@@ -145,8 +145,8 @@ export function allowedRedirect(client: Client, asked: string): boolean {
  * Whether consent may call the redirect host verified (ob.clients.url-consent): for a URL client,
  * the redirect is on the client_id's own host; other clients were registered with their hosts.
  */
-export const hostVerified = (ctx: Pick<BridgeContext, 'config'>, client: Client, redirectUri: string): boolean =>
-  client.url ? verifiedHost(client.clientId, redirectUri) || everyHostVerified(ctx.config.breakage) : true;
+export const hostVerified = (ctx: Pick<BridgeContext, 'clients'>, client: Client, redirectUri: string): boolean =>
+  client.url ? (ctx.clients.urlClients?.seams ?? URL_CLIENT_SEAMS).hostVerified(verifiedHost(client.clientId, redirectUri)) : true;
 
 export { UrlClientError };
 
@@ -208,8 +208,7 @@ export async function authenticateClient(registry: ClientRegistry, presented: Pr
     throw error;
   }
   if (!client) throw new ClientAuthError('unknown client');
-  // --break url-client-secret: a URL client's presented secret is let through (variants/url-clients.ts).
-  if (client.url !== undefined && presented.secret !== undefined && registry.urlClients?.broken('url-client-secret')) return client;
+  if (client.url !== undefined && presented.secret !== undefined && registry.urlClients?.seams.secretTaken()) return client;
   if (client.authMethod !== presented.method) throw new ClientAuthError(`this client authenticates with ${client.authMethod}`);
   if (presented.method === 'client_secret_basic' || presented.method === 'client_secret_post') {
     const h = hashSecret(presented.secret ?? '');

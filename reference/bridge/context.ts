@@ -8,7 +8,7 @@ import type { Site } from '../shared/pages.ts';
 import type { BridgeStore } from './store.ts';
 import type { SigningKeys } from './keys.ts';
 import type { ClientRegistry } from './clients.ts';
-import { URL_CLIENT_BREAKAGES } from './variants/url-clients.ts';
+import { URL_CLIENT_BREAKAGES } from '../variants/url-clients.ts';
 import { GRANT_BREAKAGES } from './variants/grants.ts';
 import { PUSH_BREAKAGES } from './variants/push.ts';
 import type { PushConfig } from './push.ts';

@@ -14,7 +14,8 @@ import { clientIdUrl, privateAddress, urlClientCacheSeconds, urlClientDocument, 
 import type { RuleId } from '../../schemas/ts/rules.ts';
 import { Dns } from '../resolve/dns.ts';
 import type { Client } from './clients.ts';
-import * as broken from './variants/url-clients.ts';
+import type { UrlClientSeams } from './url-client-seams.ts';
+import { urlClientSeams } from '../variants/url-clients.ts';
 
 export interface UrlClientOptions {
   /** `HOST:PORT` of the DNS server to ask (a test authority); default: the system's. */
@@ -29,7 +30,7 @@ export interface UrlClientOptions {
   publicAddresses?: readonly string[];
   /** Connect to private addresses too (the suite's own tests of a broken bridge only). */
   anyAddress?: boolean;
-  /** The bridge's --break flags (the suite's sensitivity tests): see variants/url-clients.ts. */
+  /** The bridge's --break flags (the suite's sensitivity tests): the seams they replace, see reference/variants/url-clients.ts. */
   breakage?: ReadonlySet<string>;
   now?: () => number;
 }
@@ -57,7 +58,8 @@ export class UrlClients {
   readonly #agent: Agent;
   /** The agent, or (a broken variant) the agent following redirects. */
   readonly #dispatcher: Dispatcher;
-  readonly #breaks: ReadonlySet<string>;
+  /** The decisions a broken variant replaces (url-client-seams.ts); the reference's own otherwise. */
+  readonly seams: UrlClientSeams;
   readonly #timeoutMs: number;
   readonly #now: () => number;
   readonly #cache = new Map<string, Cached>();
@@ -68,8 +70,8 @@ export class UrlClients {
 
   constructor(options: UrlClientOptions = {}) {
     this.#now = options.now ?? Date.now;
-    this.#breaks = options.breakage ?? new Set();
-    this.#timeoutMs = broken.fetchTimeoutMs(this.#breaks);
+    this.seams = urlClientSeams(options.breakage ?? new Set());
+    this.#timeoutMs = this.seams.timeoutMs();
     const exempt = new Set(options.publicAddresses ?? []);
     this.#allowed = (address) => options.anyAddress === true || !privateAddress(address) || exempt.has(address);
     const dns = options.dnsServer !== undefined ? new Dns({ server: options.dnsServer, timeoutMs: URL_CLIENT_FETCH.timeoutMs }).lookup() : undefined;
@@ -95,7 +97,7 @@ export class UrlClients {
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
     });
-    const redirects = broken.redirectsFollowed(this.#breaks);
+    const redirects = this.seams.redirectsFollowed();
     this.#dispatcher = redirects > 0 ? this.#agent.compose(interceptors.redirect({ maxRedirections: redirects })) : this.#agent;
   }
 
@@ -137,23 +139,17 @@ export class UrlClients {
     return jwks;
   }
 
-  /** Whether a --break flag is on (the token endpoint's url-client-secret variant asks). */
-  broken(name: string): boolean {
-    return this.#breaks.has(name);
-  }
-
   async close(): Promise<void> {
     await this.#agent.close();
   }
 
   async #fetchClient(clientId: string): Promise<Client> {
-    const parsed = clientIdUrl(broken.asHttps(this.#breaks, clientId));
+    const parsed = clientIdUrl(this.seams.checkedAs(clientId));
     if (!parsed.ok) throw new UrlClientError(`${clientId} is not a usable client ID URL: ${parsed.reason}`, /^http:/i.test(clientId) ? 'ob.clients.url-fetch-https' : 'ob.clients.url-document');
     const got = await this.#fetchJson(clientId);
     let document: UrlClientDocument | undefined;
     if (got.status === 200) {
-      const body = broken.documentWithSecretMethod(this.#breaks, broken.documentAsFetched(this.#breaks, clientId, got.body));
-      const checked = urlClientDocument(clientId, body);
+      const checked = urlClientDocument(clientId, this.seams.document(clientId, got.body));
       if (!checked.ok)
         throw new UrlClientError(
           `the client document at ${clientId} is refused: ${checked.reason}`,
@@ -169,10 +165,10 @@ export class UrlClients {
       secretHashes: [],
       firstParty: false,
       // The sector of a URL client is the host of its client_id (document 2, Pairwise subject).
-      sector: broken.sectorOf(this.#breaks, parsed.value.hostname, clientId),
+      sector: this.seams.sector(parsed.value.hostname, clientId),
       owner: parsed.value.host,
       suspended: false,
-      url: { published: document !== undefined && !broken.ownOriginAlways(this.#breaks), ...(document?.logoUri ? { logoUri: document.logoUri } : {}) },
+      url: { published: this.seams.published(document !== undefined), ...(document?.logoUri ? { logoUri: document.logoUri } : {}) },
     };
     if (document?.jwksUri !== undefined) {
       const keys = await this.#fetchJson(document.jwksUri);
@@ -181,7 +177,7 @@ export class UrlClients {
       client.jwks = jwks;
     }
     if (this.#cache.size >= CACHE_MAX) this.#cache.clear();
-    this.#cache.set(clientId, { client, until: this.#now() + broken.cacheSeconds(this.#breaks, got.cacheSeconds) * 1000 });
+    this.#cache.set(clientId, { client, until: this.#now() + this.seams.cacheSeconds(got.cacheSeconds) * 1000 });
     return client;
   }
 
@@ -216,7 +212,7 @@ export class UrlClients {
       const redirected = res.statusCode >= 300 && res.statusCode < 400;
       throw new UrlClientError(`${url} answered ${res.statusCode}${redirected ? ': redirects are not followed' : ''}`, redirected ? 'ob.clients.url-fetch-no-redirect' : 'ob.clients.url-document');
     }
-    const cap = broken.sizeCap(this.#breaks);
+    const cap = this.seams.sizeCap();
     const declared = Number(header('content-length') ?? NaN);
     if (declared > cap) {
       res.body.destroy();

@@ -236,8 +236,10 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
   }
   const log = cliLog(io.stderr, flags.quiet === true);
   try {
-    // A drive variant named in the environment (the harness's own tests) replaces access decisions.
-    const driveSeams = process.env.SVC_REFERENCE_WIRE?.startsWith('drive/') ? await (await import('../variants/drive-matrix.ts')).driveSeamsFromEnv() : undefined;
+    // A drive variant named in the environment, or --break flags (the harness's own tests), replace decisions at the seams.
+    const fromEnv = process.env.SVC_REFERENCE_WIRE?.startsWith('drive/') ? await (await import('../variants/drive-matrix.ts')).driveSeamsFromEnv() : undefined;
+    const broken = flags.break.length > 0 ? (await import('../variants/relay-seams.ts')).seamsOfBreaks(flags.break) : undefined;
+    const driveSeams = fromEnv || broken ? { ...fromEnv, ...broken?.drive } : undefined;
     const running = await startRelay({
       host,
       port: listenPort,
@@ -266,6 +268,7 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
         ...(flags.database ? { database: flags.database } : {}),
         breakages: new Set(flags.break as Breakage[]),
         ...(driveSeams ? { driveSeams } : {}),
+        ...(broken ? { relaySeams: broken.relay } : {}),
         documentOnly: flags.variant === 'document-only',
         version: '0.1.0',
         buildTime: null,

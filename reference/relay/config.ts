@@ -11,6 +11,7 @@ import type { DnsProviders } from './dns-providers.ts';
 import type { S3Location } from './drive/s3-chunks.ts';
 import type { RelayState } from './state.ts';
 import type { DriveSeams } from './drive/access.ts';
+import type { RelaySeams } from './seams.ts';
 
 /** Deliberate faults for the suite's negative tests (only with SVC_REFERENCE_ALLOW_BREAKAGE=1). */
 export const BREAKAGES = [
@@ -47,13 +48,9 @@ export const BREAKAGES = [
   'drive-unauthenticated',
   'remote-members-refused',
   'changes-skip',
-  'links-authenticated',
   'missing-lists-stored',
-  'chunk-bytes-altered',
-  'children-empty',
   'shares-empty',
   'node-shares-no-ancestors',
-  'root-no-root',
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 
@@ -92,6 +89,8 @@ export interface RelayConfig {
   breakages: ReadonlySet<Breakage>;
   /** Access decisions a drive variant replaces (reference/variants/drive-matrix.ts; the harness's own tests only). */
   driveSeams?: Partial<DriveSeams>;
+  /** Decisions a relay variant replaces (reference/variants/relay-seams.ts; the harness's own tests only). */
+  relaySeams?: Partial<RelaySeams>;
   /** Follows only document 3 where the project decided (other codes, no detail, other cursor names). */
   documentOnly: boolean;
   version: string;

@@ -1,13 +1,13 @@
 // The owner's side of the spool: pickup (drain on read, or read from a cursor without forgetting),
 // consume, and the event stream. All owner-only (challenge, signed request, or a session's key),
 // for identities local here (ra.pickup.local); others answer 404.
-import { replayPending } from './variants.ts';
 import { randomBytes } from 'node:crypto';
 import { formatRfc3339 } from '../../protocol/common/time.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { ruleError } from '../shared/errors.ts';
 import type { RelayContext } from './config.ts';
 import { lookup, type Known } from './directory.ts';
+import { relaySeams } from './seams.ts';
 import type { SpoolRow } from './store.ts';
 
 export interface OwnerCall {
@@ -84,8 +84,11 @@ export async function events(ctx: RelayContext, call: OwnerCall): Promise<Respon
   const known = await owner(ctx, call);
   const stream = await ctx.events.open(known.identity, call.req.signal);
   if (!stream) throw ruleError(429, 'ra.errors.too-many-streams', `${known.identity} has ${ctx.config.maxStreams} streams open (MAX_STREAMS_PER_IDENTITY)`);
-  // --break events-replay (ra.events.no-replay): see variants.ts.
-  if (ctx.config.breakages.has('events-replay')) await replayPending(ctx, known.identity);
+  await relaySeams(ctx.config).streamOpened(
+    known.identity,
+    (identity) => ctx.store.pending(identity),
+    (identity, id) => ctx.events.message(identity, id),
+  );
   return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' } });
 }
 

@@ -14,6 +14,7 @@ import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import { HttpError, ruleError, type Code } from '../shared/errors.ts';
 import type { RelayContext } from './config.ts';
 import { lookup, relayBase, type Known } from './directory.ts';
+import { relaySeams } from './seams.ts';
 
 type Kind = 'message' | 'ack';
 const AUTH_REQUEST = vocabulary.message_types.auth_request;
@@ -63,12 +64,11 @@ async function verifySignature(ctx: RelayContext, kind: Kind, e: Record<string, 
   }
   let keys: Uint8Array[] = sender.keys;
   if (e.session_proof !== undefined) {
-    // --break proof-expiry-ignored: the proof is judged at its own issued_at, so an expired one holds (ns.session-proof.relay-shared).
-    const at = ctx.config.breakages.has('proof-expiry-ignored') ? (parseRfc3339((e.session_proof as { issued_at?: unknown } | null)?.issued_at) ?? ctx.now()) : ctx.now();
-    const proof = checkSessionProof(ctx.config.profile, sender.identity, e.session_proof, at, () => sender.keys);
+    // When the proof is judged, and whether a revoked session is refused, are seams (seams.ts).
+    const seams = relaySeams(ctx.config);
+    const proof = checkSessionProof(ctx.config.profile, sender.identity, e.session_proof, seams.proofTime(e.session_proof, ctx.now()), () => sender.keys);
     if (!proof.ok) throw ruleError(401, 'ra.errors.signature-invalid', `the session proof does not hold: ${proof.detail}`);
-    if ((await ctx.store.isRevoked(encodeBase64url(proof.sessionKey), ctx.now())) && !ctx.config.breakages.has('revoked-proof'))
-      throw ruleError(401, 'ra.sessions.revoked-stays-revoked', 'this session was revoked');
+    if (seams.revoked(await ctx.store.isRevoked(encodeBase64url(proof.sessionKey), ctx.now()))) throw ruleError(401, 'ra.sessions.revoked-stays-revoked', 'this session was revoked');
     keys = [proof.sessionKey];
   } else if (typeof e.session_id === 'string') {
     const s = await ctx.auth.session(e.session_id);
@@ -83,13 +83,11 @@ async function verifySignature(ctx: RelayContext, kind: Kind, e: Record<string, 
 /** Accepts one envelope: its status is 202 or the HttpError thrown. */
 export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8Array): Promise<{ id: string }> {
   if (bytes.length > limits.message_body_max_bytes) throw ruleError(413, 'ra.errors.payload-too-large', `the body is larger than ${limits.message_body_max_bytes} bytes (ra.messages.body-cap)`);
-  const e = parseEnvelope(kind, bytes);
-  // --break surrogate-500 (the fuzz's own test): a handler that URI-encodes every string field throws on a lone surrogate.
-  if (ctx.config.breakages.has('surrogate-500')) for (const v of Object.values(e)) if (typeof v === 'string') encodeURIComponent(v);
+  const seams = relaySeams(ctx.config);
+  const e = seams.envelope(parseEnvelope(kind, bytes));
   if (kind === 'message' && e.type === AUTH_REQUEST && !ctx.config.documentOnly) promptExpiry(ctx, e.expires_at);
   const [sender, recipient] = await Promise.all([lookup(ctx, e.sender), lookup(ctx, e.recipient)]);
-  const breaks = ctx.config.breakages;
-  if (!sender?.local && !recipient?.local && !breaks.has('neither-local')) throw ruleError(403, 'ra.relay.locality', 'neither the sender nor the recipient is local to this relay');
+  if (!sender?.local && !seams.holdsInbox(recipient)) throw ruleError(403, 'ra.relay.locality', 'neither the sender nor the recipient is local to this relay');
   const charging = ctx.rate.charge([
     ['sender', String(e.sender).toLowerCase()],
     ['global', '*'],
@@ -103,31 +101,29 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
   const store = async (): Promise<boolean> => {
     // A dropped sign-in prompt is answered 202 like a stored one (ra.inbox.auth-request).
     if (kind === 'message' && recipient?.local && (await admit(ctx, recipient.identity, sender.identity, e.type)) === 'drop') return true;
-    if (recipient?.local || breaks.has('neither-local')) {
-      const outcome = await ctx.store.spool({
-        recipient: (recipient?.identity ?? String(e.recipient)).toLowerCase(),
-        kind,
-        id,
-        sender: sender.identity,
-        message_id: kind === 'ack' ? (e.message_id as string) : null,
-        // The bytes as received: what was signed is what is returned, never re-serialized.
-        body: Buffer.from(bytes).toString('utf8'),
-        expires_at: expiresAt,
-      });
-      // --break id-drop: an id conflict is answered 202 and the envelope dropped (seen from outside).
-      if (outcome === 'conflict' && !breaks.has('id-drop')) throw ruleError(409, 'ra.messages.id-key', `another envelope with id ${id} is waiting for ${String(e.recipient)}`);
+    if (seams.holdsInbox(recipient)) {
+      const outcome = seams.spooled(
+        await ctx.store.spool({
+          recipient: (recipient?.identity ?? String(e.recipient)).toLowerCase(),
+          kind,
+          id,
+          sender: sender.identity,
+          message_id: kind === 'ack' ? (e.message_id as string) : null,
+          // The bytes as received: what was signed is what is returned, never re-serialized.
+          body: Buffer.from(bytes).toString('utf8'),
+          expires_at: expiresAt,
+        }),
+      );
+      if (outcome === 'conflict') throw ruleError(409, 'ra.messages.id-key', `another envelope with id ${id} is waiting for ${String(e.recipient)}`);
       if (outcome === 'stored' && kind === 'message' && expiresAt > ctx.now()) ctx.events.message(recipient?.identity ?? String(e.recipient), id);
       return true;
     }
     return false;
   };
-  if (breaks.has('verify-after-store')) {
-    await store();
-    await verifySignature(ctx, kind, e, sender);
-    return { id };
-  }
-  if (!(kind === 'ack' && breaks.has('ack-unsigned'))) await verifySignature(ctx, kind, e, sender);
-  if (await store()) return { id };
+  const verify = async (): Promise<void> => {
+    if (seams.signed(kind)) await verifySignature(ctx, kind, e, sender);
+  };
+  if (await seams.accept(verify, store)) return { id };
   // Only the sender is local: forward as signed to the recipient's relay (ra.relay.forward).
   if (!recipient?.relay) throw ruleError(403, 'ra.relay.locality', `the recipient ${String(e.recipient)} names no relay to forward to`);
   await forward(ctx, kind, recipient.relay, bytes);
@@ -146,10 +142,9 @@ async function admit(ctx: RelayContext, recipient: string, sender: string, type:
   if (entry?.state === 'blocked') throw ruleError(403, 'ra.inbox.policy', 'the recipient does not take mail from this sender');
   if (type === AUTH_REQUEST) {
     const trusted = Array.isArray(policy?.trusted_auth_services) && policy.trusted_auth_services.some((s) => typeof s === 'string' && s.toLowerCase() === sender);
-    // --break auth-request-untrusted: a prompt from anyone is stored. The document-only variant
-    // refuses it openly instead (document 2 says only that it is dropped).
+    // The document-only variant refuses an untrusted prompt openly (document 2 says only that it is dropped).
     if (!trusted && ctx.config.documentOnly) throw new HttpError(403, 'not_authorized', 'the recipient does not trust this sender for sign-in prompts', 'ra.inbox.auth-request');
-    return trusted || ctx.config.breakages.has('auth-request-untrusted') ? 'store' : 'drop';
+    return relaySeams(ctx.config).promptKept(trusted) ? 'store' : 'drop';
   }
   if (policy?.mode === 'contacts_only' && entry?.state !== 'accepted') throw ruleError(403, 'ra.inbox.policy', 'the recipient takes mail from its contacts only');
   return 'store';

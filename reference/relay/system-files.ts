@@ -12,6 +12,7 @@ import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import type { RelayContext } from './config.ts';
 import { lookup } from './directory.ts';
+import { relaySeams } from './seams.ts';
 import { owner, type OwnerCall } from './inbox.ts';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -31,10 +32,7 @@ async function groupRoster(doc: unknown, ctx: RelayContext, identity: string): P
   const key = parseKey((await ctx.store.identity(identity))?.public_key);
   if (!key) return { ok: false, reason: `${identity} has no registered key to check the roster with` };
   const stored = (await systemDocument(ctx, identity, 'public/group-roster.json'))?.epoch;
-  // --break roster-unverified: the signature is checked with a key that never fails (any roster of the right shape).
-  const verdict = checkGroupRoster(ctx.config.profile, identity, key, typeof stored === 'number' ? stored : undefined)(doc);
-  if (!verdict.ok && ctx.config.breakages.has('roster-unverified') && verdict.reason.startsWith('the signature')) return { ok: true };
-  return verdict;
+  return relaySeams(ctx.config).rosterVerdict(checkGroupRoster(ctx.config.profile, identity, key, typeof stored === 'number' ? stored : undefined)(doc));
 }
 
 const etagOf = (text: string) => `"${createHash('sha256').update(text).digest('base64url')}"`;
@@ -72,7 +70,6 @@ const RELAY_ZONE = 'relay-written/';
 function prefixed(prefix: string, key: string): string {
   return key.startsWith(prefix) ? key : `${prefix}${key}`;
 }
-const writableZone = (ctx: RelayContext) => ctx.config.breakages.has('relay-written-writable');
 
 /**
  * Where poweur keeps a group's roster: in the owner-written relay zone. The same signed roster is
@@ -104,9 +101,9 @@ function known(ctx: RelayContext, requested: string): string {
   return path;
 }
 
-/** A write into the relay's own zone (ra.system.relay-written); --break relay-written-writable lets it through. */
+/** A write into the relay's own zone is refused (ra.system.relay-written). */
 function ownerWrites(ctx: RelayContext, path: string): void {
-  if (path.startsWith(RELAY_ZONE) && !writableZone(ctx)) throw ruleError(403, 'ra.system.relay-written', `${path} is written by the relay; the owner reads it only`);
+  if (!relaySeams(ctx.config).ownerWrites(path, path.startsWith(RELAY_ZONE))) throw ruleError(403, 'ra.system.relay-written', `${path} is written by the relay; the owner reads it only`);
 }
 
 /** A relay-written document as text, or a stored owner document's row. */

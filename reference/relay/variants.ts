@@ -3,7 +3,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Auth, Session } from './auth.ts';
-import type { RelayContext } from './config.ts';
 
 /**
  * sessions-persisted breaks ra.sessions.memory: sessions are written beside the database and read
@@ -19,9 +18,4 @@ export async function persistSessions(auth: Auth, dataDir: string): Promise<void
     saved.push({ ...s, key: Buffer.from(s.key).toString('base64') });
     writeFileSync(file, JSON.stringify(saved));
   };
-}
-
-/** events-replay breaks ra.events.no-replay: a new stream announces every message still pending. */
-export async function replayPending(ctx: Pick<RelayContext, 'store' | 'events'>, identity: string): Promise<void> {
-  for (const row of await ctx.store.pending(identity)) if (row.kind === 'message') ctx.events.message(identity, row.id);
 }

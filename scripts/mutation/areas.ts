@@ -15,7 +15,7 @@ export interface MutationArea {
 
 export const AREAS: readonly MutationArea[] = [
   { name: 'relay-auth', suite: 'relay', mutate: ['reference/relay/auth.ts', 'reference/relay/sessions.ts'], rules: ['ra.auth', 'ra.signed-request', 'ra.sessions', 'ra.challenge', 'ra.devices'] },
-  { name: 'relay-messages', suite: 'relay', mutate: ['reference/relay/messages.ts'], rules: ['ra.messages', 'ra.relay', 'ra.acks', 'ra.seal', 'ra.spool', 'ra.pickup'] },
+  { name: 'relay-messages', suite: 'relay', mutate: ['reference/relay/messages.ts', 'reference/relay/seams.ts'], rules: ['ra.messages', 'ra.relay', 'ra.acks', 'ra.seal', 'ra.spool', 'ra.pickup'] },
   { name: 'relay-inbox', suite: 'relay', mutate: ['reference/relay/inbox.ts'], rules: ['ra.pickup', 'ra.acks', 'ra.inbox', 'ra.spool', 'ra.messages'] },
   { name: 'relay-events', suite: 'relay', mutate: ['reference/relay/events.ts'], rules: ['ra.events', 'ra.pickup'] },
   { name: 'relay-identities', suite: 'relay', mutate: ['reference/relay/identities.ts'], rules: ['ra.identities', 'ra.signing', 'ra.names', 'ra.availability'] },
@@ -27,7 +27,12 @@ export const AREAS: readonly MutationArea[] = [
   { name: 'drive-handlers', suite: 'drive', mutate: ['reference/relay/drive/handlers.ts'], rules: ['ra.drive'] },
   { name: 'bridge-authorize', suite: 'bridge', mutate: ['reference/bridge/flow.ts'], rules: ['ob.authorize', 'ob.transaction', 'ob.consent', 'ob.code', 'ob.native', 'ob.push'] },
   { name: 'bridge-token', suite: 'bridge', mutate: ['reference/bridge/token.ts'], rules: ['ob.token', 'ob.code', 'ob.revoke', 'ob.introspect', 'ob.userinfo', 'ob.subject'] },
-  { name: 'bridge-clients', suite: 'bridge', mutate: ['reference/bridge/clients.ts', 'reference/bridge/url-clients.ts'], rules: ['ob.clients', 'ob.authorize'] },
+  {
+    name: 'bridge-clients',
+    suite: 'bridge',
+    mutate: ['reference/bridge/clients.ts', 'reference/bridge/url-clients.ts', 'reference/bridge/url-client-seams.ts'],
+    rules: ['ob.clients', 'ob.authorize'],
+  },
   { name: 'rp-verification', suite: 'rp', mutate: ['reference/rp/delivery.ts', 'reference/rp/login.ts'], rules: ['ns.verify', 'ns.delivery', 'ns.session-proof', 'ns.response', 'ns.nonce'] },
   { name: 'rp-transactions', suite: 'rp', mutate: ['reference/rp/transactions.ts', 'reference/rp/poll.ts'], rules: ['ns.transaction', 'ns.request', 'ns.start', 'ns.flow'] },
 ];

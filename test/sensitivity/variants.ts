@@ -10,6 +10,8 @@ import { BRIDGE_MATRIX_WIRE } from '../../reference/variants/bridge-matrix.ts';
 import { RELAY_WIRE } from '../../reference/variants/relay.ts';
 import { DRIVE_WIRE } from '../../reference/variants/drive.ts';
 import { DRIVE_MATRIX_WIRE } from '../../reference/variants/drive-matrix.ts';
+import { DRIVE_ANSWER_WIRE } from '../../reference/variants/drive-answers.ts';
+import { RELAY_SEAM_VARIANTS, type SeamVariant } from '../../reference/variants/relay-seams.ts';
 import { RELAY_OWNER_WIRE } from '../../reference/variants/relay-owner.ts';
 import { RELAY_CORE_WIRE } from '../../reference/variants/relay-core.ts';
 import type { WireVariant } from '../../reference/variants/wire.ts';
@@ -31,50 +33,19 @@ function wire(suite: 'rp' | 'bridge' | 'relay' | 'drive', table: Record<string, 
   return Object.entries(table).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite, breakage: `wire:${name}`, rule }) as Variant));
 }
 
+/** One variant per rule a seam variant (a hidden --break flag) breaks: its rule and the rules it restates. */
+function seams(table: Record<string, SeamVariant>): Variant[] {
+  return Object.entries(table).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: v.suite, breakage: name, rule })));
+}
+
 export const VARIANTS: readonly Variant[] = [
-  { suite: 'relay', breakage: 'verify-after-store', rule: 'ra.relay.verify-before-store' },
-  { suite: 'relay', breakage: 'ack-unsigned', rule: 'ra.acks.signature' },
   { suite: 'relay', breakage: 'challenge-reuse', rule: 'ra.auth.challenge-single-use' },
   { suite: 'relay', breakage: 'challenge-race', rule: 'ra.auth.challenge-single-use' },
-  { suite: 'relay', breakage: 'neither-local', rule: 'ra.relay.locality' },
   { suite: 'relay', breakage: 'spool-memory', rule: 'ra.spool.durable' },
-  { suite: 'relay', breakage: 'id-drop', rule: 'ra.messages.accepted' },
-  { suite: 'relay', breakage: 'revoked-proof', rule: 'ra.sessions.revoked-stays-revoked' },
-  { suite: 'relay', breakage: 'surrogate-500', rule: 'ra.errors.listed-statuses' },
   { suite: 'relay', breakage: 'spool-forever', rule: 'ra.spool.expiry' },
-  { suite: 'relay', breakage: 'proof-expiry-ignored', rule: 'ns.session-proof.relay-shared' },
+  ...seams(RELAY_SEAM_VARIANTS),
   { suite: 'relay', breakage: 'sessions-persisted', rule: 'ra.sessions.memory' },
-  { suite: 'relay', breakage: 'events-replay', rule: 'ra.events.no-replay' },
   { suite: 'relay', breakage: 'pairing-forever', rule: 'ra.pairing.expiry' },
-  { suite: 'relay', breakage: 'auth-request-untrusted', rule: 'ob.push.trusted' },
-  { suite: 'relay', breakage: 'auth-request-untrusted', rule: 'ra.inbox.auth-request' },
-  { suite: 'relay', breakage: 'relay-written-writable', rule: 'ra.system.relay-written' },
-  { suite: 'relay', breakage: 'roster-unverified', rule: 'ra.system.group-roster' },
-  { suite: 'drive', breakage: 'drive-unauthenticated', rule: 'ra.drive.owner' },
-  { suite: 'drive', breakage: 'read-can-write', rule: 'ra.drive.members' },
-  { suite: 'drive', breakage: 'remote-members-refused', rule: 'ra.drive.remote-members' },
-  { suite: 'drive', breakage: 'group-roster-ignored', rule: 'ra.drive.group-members' },
-  { suite: 'drive', breakage: 'group-members-refused', rule: 'ra.drive.group-members' },
-  { suite: 'drive', breakage: 'group-roster-stale', rule: 'ra.drive.group-roster-check' },
-  { suite: 'drive', breakage: 'stale-base-accepted', rule: 'ra.drive.stale-base' },
-  { suite: 'drive', breakage: 'changes-skip', rule: 'ra.drive.changes' },
-  { suite: 'drive', breakage: 'events-unfiltered', rule: 'ra.drive.events' },
-  { suite: 'drive', breakage: 'revoked-stream-open', rule: 'ra.drive.events-revocation' },
-  { suite: 'drive', breakage: 'links-authenticated', rule: 'ra.drive.links' },
-  { suite: 'drive', breakage: 'link-verifier-ignored', rule: 'ra.drive.link-auth' },
-  { suite: 'drive', breakage: 'missing-lists-stored', rule: 'ra.drive.missing' },
-  { suite: 'drive', breakage: 'chunk-bytes-altered', rule: 'ra.drive.versions' },
-  { suite: 'drive', breakage: 'children-empty', rule: 'ra.drive.nodes' },
-  { suite: 'drive', breakage: 'shares-empty', rule: 'ra.drive.shares-list' },
-  { suite: 'drive', breakage: 'node-shares-no-ancestors', rule: 'ra.drive.node-shares' },
-  { suite: 'drive', breakage: 'root-no-root', rule: 'ra.drive.root' },
-  { suite: 'drive', breakage: 'chunk-by-hash', rule: 'ra.drive.chunk-access' },
-  // "a chunk readable by hash through a share that does not cover it" (issue 25): a member reads a
-  // chunk of a node it has no share on through the route of one it has.
-  { suite: 'drive', breakage: 'chunk-by-hash', rule: 'ra.drive.members' },
-  { suite: 'drive', breakage: 'link-opens-ignored', rule: 'ra.drive.link-opens' },
-  { suite: 'drive', breakage: 'commit-half-applied', rule: 'ra.drive.commit-validated' },
-  { suite: 'drive', breakage: 'share-no-inherit', rule: 'ra.drive.roles' },
   { suite: 'bridge', breakage: 'pkce', rule: 'ob.authorize.pkce-required' },
   { suite: 'bridge', breakage: 'redirect-prefix', rule: 'ob.authorize.redirect-exact' },
   { suite: 'bridge', breakage: 'code-reuse', rule: 'ob.code.replay-revokes' },
@@ -138,6 +109,7 @@ export const VARIANTS: readonly Variant[] = [
   ...wire('relay', RELAY_WIRE),
   ...wire('drive', DRIVE_WIRE),
   ...wire('drive', DRIVE_MATRIX_WIRE),
+  ...wire('drive', DRIVE_ANSWER_WIRE),
   ...wire('relay', RELAY_OWNER_WIRE),
   ...wire('relay', RELAY_CORE_WIRE),
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),

@@ -44,8 +44,9 @@ export const ALLOW = {
 export type Action = keyof typeof ALLOW;
 
 /**
- * The access decisions a broken variant may replace (reference/variants/drive-matrix.ts, through the
- * config's `driveSeams`, only for the harness's own tests); each default is the rule.
+ * The decisions a broken variant may replace (reference/variants/drive-matrix.ts and
+ * drive-seams.ts, through the config's `driveSeams`, only for the harness's own tests); each
+ * default is the rule.
  */
 export interface DriveSeams {
   /** Whether holding `roles` allows `action` (ra.drive.roles). */
@@ -56,6 +57,38 @@ export interface DriveSeams {
   expired(share: ShareRow, now: number): boolean;
   /** Whether the `X-Svc-Link-Verifier` sent (null: none) opens a link whose verifier_hash is `hash`. */
   verifies(hash: string, sent: string | null): boolean;
+  /** Whether a caller with neither proof nor link is taken for the owner (ra.drive.owner). */
+  ownerUnproven(drive: string): boolean;
+  /** Whether `known` may call a drive here, homed here or not (ra.drive.remote-members). */
+  admits(known: Known): boolean;
+  /** The group roster header a member's groups are read from (ra.drive.group-members). */
+  roster(header: string | null): string | null;
+  /** Whether a group roster passes one of its checks (`holds`: whether it lists the caller, whether it is signed by the group) (ra.drive.group-members). */
+  rosterPasses(check: 'listed' | 'signed', holds: () => boolean): boolean;
+  /** Whether a roster's epoch is compared with the group's current one (ra.drive.group-roster-check). */
+  epochChecked(group: string): boolean;
+  /** Whether a link that spent `share.used` of its `share.downloads` opens has none left (ra.drive.link-opens). */
+  spent(share: ShareRow): boolean;
+  /** Spends one open of a link (`spend`, the store's): false when none was left (ra.drive.link-opens). */
+  spendOpen(spend: () => Promise<boolean>): Promise<boolean>;
+  /** Whether a chunk read through a node is served, `referenced` (read when needed) saying whether the node references it (ra.drive.chunk-access). */
+  chunkServed(referenced: () => Promise<boolean>): Promise<boolean>;
+  /** Whether chunks/missing counts a chunk as held, `stored` saying whether the drive stores it (ra.drive.missing). */
+  held(stored: boolean): boolean;
+  /** The change sequence a page of changes starts after, given the cursor (ra.drive.changes). */
+  changesAfter(cursor: number): number;
+  /** Whether a change is announced only to the streams that may read its node (ra.drive.events). */
+  changeFiltered(): boolean;
+  /** Whether the streams of a member its last share was taken from are ended (ra.drive.events-revocation). */
+  endsRevoked(): boolean;
+  /** Whether a commit is applied whole, in one transaction and with its chunks checked first (ra.drive.commit-validated). */
+  commitsWhole(): boolean;
+  /** Whether a manifest on `parent` may replace `head` (ra.drive.stale-base). */
+  onHead(parent: unknown, head: string | null): boolean;
+  /** A member's own list of shares (ra.drive.shares-list). */
+  memberShares(shares: ShareRow[]): ShareRow[];
+  /** The nodes whose shares a node's share list shows, given its lineage (the node first) (ra.drive.node-shares). */
+  nodeSharesFrom(lineage: string[]): string[];
 }
 
 export const RULE_SEAMS: DriveSeams = {
@@ -66,9 +99,27 @@ export const RULE_SEAMS: DriveSeams = {
     const verifier = decodeBase64Any(sent ?? '');
     return verifier !== undefined && createHash('sha256').update(verifier).digest('hex') === hash;
   },
+  ownerUnproven: () => false,
+  admits: () => true,
+  roster: (header) => header,
+  rosterPasses: (_check, holds) => holds(),
+  epochChecked: () => true,
+  spent: (share) => share.downloads > 0 && share.used >= share.downloads,
+  spendOpen: (spend) => spend(),
+  chunkServed: (referenced) => referenced(),
+  held: (stored) => stored,
+  changesAfter: (cursor) => cursor,
+  changeFiltered: () => true,
+  endsRevoked: () => true,
+  commitsWhole: () => true,
+  onHead: (parent, head) => parent === head,
+  memberShares: (shares) => shares,
+  nodeSharesFrom: (lineage) => lineage,
 };
 
-const seams = (d: Drive): DriveSeams => ({ ...RULE_SEAMS, ...d.ctx.config.driveSeams });
+/** The drive's seams: the rule's, with a variant's replacements when one is configured. */
+export const driveSeams = (config: Pick<RelayContext['config'], 'driveSeams'>): DriveSeams => (config.driveSeams ? { ...RULE_SEAMS, ...config.driveSeams } : RULE_SEAMS);
+const seams = (d: Drive): DriveSeams => driveSeams(d.ctx.config);
 
 /** The drive of `identity`, hosted here; 404 otherwise. */
 export async function hostedDrive(d: Drive, identity: string): Promise<string> {
@@ -83,19 +134,16 @@ export async function callerOf(d: Drive, drive: string, call: OwnerCall): Promis
   const link = call.req.headers.get(ids.header_link);
   if (link !== null) return { kind: 'link', share: await linkShare(d, drive, link, call.req.headers, call.target) };
   const claimed = call.req.headers.get(ids.header_identity);
-  // --break drive-unauthenticated: a caller with no proof is taken for the owner (ra.drive.owner).
-  if (claimed === null && d.ctx.config.breakages.has('drive-unauthenticated')) return { kind: 'owner', known: (await lookup(d.ctx, drive))! };
+  if (claimed === null && seams(d).ownerUnproven(drive)) return { kind: 'owner', known: (await lookup(d.ctx, drive))! };
   if (claimed === null)
     throw ruleError(401, 'ra.errors.challenge-invalid', `the drive needs the challenge headers (${ids.header_identity}, ${ids.header_challenge}, ${ids.header_signature}) or ${ids.header_link}`);
   const known = await lookup(d.ctx, claimed);
   if (!known) throw ruleError(401, 'ra.errors.challenge-invalid', `${claimed} cannot be resolved, so its proof cannot be checked`);
-  // --break remote-members-refused: only identities homed here may call (ra.drive.remote-members).
-  if (!known.local && d.ctx.config.breakages.has('remote-members-refused')) throw ruleError(401, 'ra.errors.challenge-invalid', `${claimed} is not homed here`);
+  if (!seams(d).admits(known)) throw ruleError(401, 'ra.errors.challenge-invalid', `${claimed} is not homed here`);
   await d.ctx.auth.owner(known.identity, { headers: call.req.headers, method: call.req.method, target: call.target, body: call.body }, async () => known.keys);
   if (known.identity === drive) return { kind: 'owner', known };
-  const roster = call.req.headers.get(ids.header_group_roster);
-  // --break group-members-refused: the roster header is ignored (ra.drive.group-members).
-  const groups = roster === null || d.ctx.config.breakages.has('group-members-refused') ? [] : [await rosterGroup(d.ctx, roster, known.identity)];
+  const roster = seams(d).roster(call.req.headers.get(ids.header_group_roster));
+  const groups = roster === null ? [] : [await rosterGroup(d.ctx, roster, known.identity, seams(d))];
   return { kind: 'member', known, groups };
 }
 
@@ -106,8 +154,7 @@ async function linkShare(d: Drive, drive: string, link: string, headers: Headers
   if (gone(d, share) && !(await finishing(d, share, target))) throw ruleError(410, 'ra.drive.link-opens', 'the link has expired or has no opens left');
   const body = JSON.parse(share.body) as { verifier_hash?: string; pow?: number };
   if (body.verifier_hash) {
-    // --break link-verifier-ignored: a password link opens without its verifier (ra.drive.link-auth).
-    if (!seams(d).verifies(body.verifier_hash, headers.get(ids.header_link_verifier)) && !d.ctx.config.breakages.has('link-verifier-ignored'))
+    if (!seams(d).verifies(body.verifier_hash, headers.get(ids.header_link_verifier)))
       throw new HttpError(403, 'not_authorized', `a password link needs the right ${ids.header_link_verifier}`, 'ra.drive.link-auth');
   }
   if ((body.pow ?? 0) > 0) {
@@ -150,8 +197,7 @@ async function finishing(d: Drive, share: ShareRow, target: string): Promise<boo
 /** An expired link, or one with no opens left. */
 export function gone(d: Drive, share: ShareRow): boolean {
   if (expired(d, share)) return true;
-  // --break link-opens-ignored: a link outlives its opens (ra.drive.link-opens).
-  return share.downloads > 0 && share.used >= share.downloads && !d.ctx.config.breakages.has('link-opens-ignored');
+  return seams(d).spent(share);
 }
 
 /** The node and its folders up to the root, nearest first (a bounded walk: a tree, never a loop). */
@@ -169,8 +215,7 @@ export async function lineage(d: Drive, drive: string, node: string): Promise<No
 export async function rolesOn(d: Drive, drive: string, caller: Caller, node: string): Promise<Set<Role>> {
   if (caller.kind === 'owner') return new Set(['read', 'write', 'admin', 'append', 'create']);
   const above = await lineage(d, drive, node);
-  // --break share-no-inherit: a share holds on its own node only (ra.drive.roles).
-  const holds = async (s: ShareRow) => (d.ctx.config.breakages.has('share-no-inherit') ? s.node === node : await seams(d).covers(d, drive, s, above)) && !expired(d, s);
+  const holds = async (s: ShareRow) => (await seams(d).covers(d, drive, s, above)) && !expired(d, s);
   const shares = await sharesOfCaller(d, drive, caller);
   const held = await Promise.all(shares.map(holds));
   return new Set(shares.filter((_, i) => held[i]).map((s) => s.role as Role));
@@ -186,10 +231,7 @@ export async function sharesOfCaller(d: Drive, drive: string, caller: Exclude<Ca
 const expired = (d: Drive, s: ShareRow) => seams(d).expired(s, d.ctx.now());
 
 export async function may(d: Drive, drive: string, caller: Caller, node: string, action: Action): Promise<boolean> {
-  // --break read-can-write: a member with `read` may also write (ra.drive.members).
-  const roles = await rolesOn(d, drive, caller, node);
-  if (d.ctx.config.breakages.has('read-can-write') && action !== 'admin' && roles.has('read')) return true;
-  return seams(d).allows(action, roles);
+  return seams(d).allows(action, await rolesOn(d, drive, caller, node));
 }
 
 export async function require(d: Drive, drive: string, caller: Caller, node: string, action: Action): Promise<void> {

@@ -13,7 +13,7 @@ import { chainProblem, recordProblems } from '../../../protocol/relay/drive/reco
 import { shareProblems } from '../../../protocol/relay/drive/share.ts';
 import { driveHash, verifyDrive, type SignedName } from '../../../protocol/relay/drive/sign.ts';
 import { HttpError, ruleError } from '../../shared/errors.ts';
-import { lineage, require, type Caller, type Drive } from './access.ts';
+import { driveSeams, lineage, require, type Caller, type Drive } from './access.ts';
 import type { ChangeRow, NodeRow } from './store.ts';
 
 type Obj = Record<string, unknown>;
@@ -70,9 +70,8 @@ export async function applyCommit(d: Drive, drive: string, caller: Caller, body:
   if (op === 'manifest') signedBy(d, caller, 'manifest', body.manifest as Obj, 'author');
   if (op === 'records') for (const r of body.records as Obj[]) signedBy(d, caller, 'record', r, 'author');
   if (op === 'share') signedBy(d, caller, 'share', body.share as Obj, 'issuer');
-  // --break commit-half-applied: no transaction, and a manifest's head is written before its
-  // chunks are checked, so a refused commit leaves part of itself (ra.drive.commit-validated).
-  const half = d.ctx.config.breakages.has('commit-half-applied');
+  // Whole: in one transaction, a manifest's chunks checked before its head is written (ra.drive.commit-validated).
+  const half = !driveSeams(d.ctx.config).commitsWhole();
   // Inside the transaction every read and write goes through it: `t` is the drive on its store.
   const atomic = <T>(fn: (t: Drive) => Promise<T>): Promise<T> => (half ? fn(d) : d.store.atomic(drive, (store) => fn({ ...d, store })));
   return atomic(async (t) => {
@@ -138,7 +137,7 @@ async function manifest(d: Drive, drive: string, caller: Caller, m: Obj, pages: 
   const profile = d.ctx.config.profile;
   const content = verifyPages(profile, m, pages);
   if (!content.ok) throw invalid(`the pages are refused (ra.drive.manifest-pages): ${content.reason}`);
-  const half = d.ctx.config.breakages.has('commit-half-applied');
+  const half = !driveSeams(d.ctx.config).commitsWhole();
   let chunks = half ? [] : await chunksStored(d, drive, content.chunks);
   const node = String(m.node);
   const operation = String(m.operation);
@@ -159,8 +158,7 @@ async function manifest(d: Drive, drive: string, caller: Caller, m: Obj, pages: 
   } else {
     if (!existing) throw ruleError(404, 'ra.errors.not-found', `node ${node} does not exist`);
     await require(d, drive, caller, node, 'write');
-    // --break stale-base-accepted: a commit on an old base replaces the head (ra.drive.stale-base).
-    if (m.parent !== existing.version && !d.ctx.config.breakages.has('stale-base-accepted')) throw conflict(`the base ${String(m.parent)} is not the head of ${node}`, node, existing);
+    if (!driveSeams(d.ctx.config).onHead(m.parent, existing.version)) throw conflict(`the base ${String(m.parent)} is not the head of ${node}`, node, existing);
     if (existing.removed) throw conflict(`node ${node} is removed`, node, existing);
     if (m.kind !== existing.kind) throw invalid(`node ${node} is a ${existing.kind}`);
     if (existing.folder === '' && (operation === 'move' || operation === 'remove')) throw badTree('the root is neither moved nor removed');

@@ -17,8 +17,14 @@ const ROSTER_FILE = 'public/group-roster.json';
 const refuse = (detail: string) => new HttpError(403, 'not_authorized', `the group roster is not taken: ${detail}`, 'ra.drive.group-roster-check');
 const norm = (v: unknown) => (typeof v === 'string' ? v.trim().toLowerCase() : '');
 
+/** The drive's seams a roster is checked through (access.ts's DriveSeams). */
+interface RosterSeams {
+  rosterPasses(check: 'listed' | 'signed', holds: () => boolean): boolean;
+  epochChecked(group: string): boolean;
+}
+
 /** The group whose shares `caller` may use, from its X-Svc-Group-Roster header value. */
-export async function rosterGroup(ctx: RelayContext, header: string, caller: string): Promise<string> {
+export async function rosterGroup(ctx: RelayContext, header: string, caller: string, seams: RosterSeams): Promise<string> {
   if (header.length > limits.drive_group_roster_header_max_bytes)
     throw ruleError(431, 'ra.drive.group-roster-size', `${ctx.config.profile.ids.header_group_roster} is longer than ${limits.drive_group_roster_header_max_bytes} characters`);
   const bytes = decodeBase64Any(header);
@@ -34,15 +40,12 @@ export async function rosterGroup(ctx: RelayContext, header: string, caller: str
   const group = norm(r.group);
   if (!group || norm(r.owner) !== group) throw refuse('its group and owner are not the same identity');
   const members = Array.isArray(r.members) ? r.members.map(norm) : [];
-  // --break group-roster-ignored: the roster's members are taken as given (ra.drive.group-members).
-  const unchecked = ctx.config.breakages.has('group-roster-ignored');
-  if (!members.includes(caller) && !unchecked) throw refuse(`it does not list ${caller}`);
+  if (!seams.rosterPasses('listed', () => members.includes(caller))) throw refuse(`it does not list ${caller}`);
   const known = await lookup(ctx, group);
   if (!known) throw refuse(`${group} cannot be resolved`);
-  if (!unchecked && !known.keys.some((k) => verifyDrive(ctx.config.profile, 'group-roster', r, k))) throw refuse(`its signature does not verify with ${group}'s keys`);
+  if (!seams.rosterPasses('signed', () => known.keys.some((k) => verifyDrive(ctx.config.profile, 'group-roster', r, k)))) throw refuse(`its signature does not verify with ${group}'s keys`);
   const epoch = typeof r.epoch === 'number' ? r.epoch : 0;
-  // --break group-roster-stale: an older epoch's roster is taken (ra.drive.group-roster-check).
-  if (!ctx.config.breakages.has('group-roster-stale')) {
+  if (seams.epochChecked(group)) {
     const current = known.local ? await localEpoch(ctx, group) : await remoteEpoch(known.relay, group);
     if (current === undefined) throw refuse(`${group}'s public epoch could not be learned from its relay`);
     if (epoch < current) throw refuse(`its epoch ${epoch} is below the group's current epoch ${current}`);

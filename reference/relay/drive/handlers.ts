@@ -7,7 +7,7 @@ import { limits } from '../../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../../shared/errors.ts';
 import { bodySha256 } from '../../shared/body.ts';
 import type { OwnerCall } from '../inbox.ts';
-import { anyRole, callerOf, downloadStarted, gone, hostedDrive, lineage, may, require, sharesOfCaller, type Caller, type Drive, type Role } from './access.ts';
+import { anyRole, callerOf, downloadStarted, driveSeams, gone, hostedDrive, lineage, may, require, sharesOfCaller, type Caller, type Drive, type Role } from './access.ts';
 import { applyCommit, parseCommit } from './commit.ts';
 import { dropUrl, holdUrl, mustFit, promisedBytes, urlHeld, withinQuota } from './quota.ts';
 import { S3Chunks, UPLOAD_TTL_SECONDS, type Upload } from './s3-chunks.ts';
@@ -68,8 +68,7 @@ export async function root(d: Drive, call: OwnerCall): Promise<Response> {
   const { drive, caller } = await open(d, call);
   if (caller.kind !== 'owner' && (await anyRole(d, drive, caller)).size === 0) throw new HttpError(403, 'not_authorized', 'the caller holds no share of this drive', 'ra.drive.roles');
   const meta = await d.store.meta(drive);
-  // --break root-no-root: the answer leaves the root out (ra.drive.root).
-  return json({ drive, root: d.ctx.config.breakages.has('root-no-root') ? null : meta.root, seq: meta.seq, used: meta.used + (await promisedBytes(d, drive)), quota: d.quota });
+  return json({ drive, root: meta.root, seq: meta.seq, used: meta.used + (await promisedBytes(d, drive)), quota: d.quota });
 }
 
 export async function missing(d: Drive, call: OwnerCall): Promise<Response> {
@@ -86,8 +85,7 @@ export async function missing(d: Drive, call: OwnerCall): Promise<Response> {
   const valid = (r: Obj | undefined) => HEX64.test(String(r?.id)) && validChunkSize(Number(r?.size)) && (r?.md5 === undefined || MD5.test(String(r.md5)));
   if (refs.length === 0 || refs.length > limits.drive_missing_max_chunks || !refs.every((r) => valid(r as Obj | undefined)))
     throw new HttpError(400, 'invalid_request', `the body is {chunks: [{id, size, md5?}]} with 1 to ${limits.drive_missing_max_chunks} chunks of sizes on the chunk grid`, 'ra.drive.missing-body');
-  // --break missing-lists-stored: chunks the drive holds are listed again (ra.drive.missing).
-  const held = await Promise.all((refs as Obj[]).map(async (r) => (await d.store.chunkSize(drive, String(r.id))) !== undefined && !d.ctx.config.breakages.has('missing-lists-stored')));
+  const held = await Promise.all((refs as Obj[]).map(async (r) => driveSeams(d.ctx.config).held((await d.store.chunkSize(drive, String(r.id))) !== undefined)));
   const wanted = (refs as Obj[]).filter((r, i) => !held[i] && refs.findIndex((x) => (x as Obj).id === r.id) === i);
   const adding = wanted.reduce((sum, r) => sum + Number(r.size), 0);
   const s3 = d.chunks instanceof S3Chunks ? d.chunks : undefined;
@@ -208,9 +206,9 @@ export async function commit(d: Drive, call: OwnerCall): Promise<Response> {
   const body = parseCommit(call.body);
   await settleUploads(d, drive, chunkRefs(body));
   const applied = await applyCommit(d, drive, caller, body);
-  if (applied.change) d.events.changed(drive, changeView(applied.change), d.ctx.config.breakages.has('events-unfiltered'));
-  // --break revoked-stream-open: an unshared member's stream stays open (ra.drive.events-revocation).
-  if (applied.revoked && !d.ctx.config.breakages.has('revoked-stream-open')) d.events.revoked(drive, applied.revoked.who, applied.revoked.share);
+  const seams = driveSeams(d.ctx.config);
+  if (applied.change) d.events.changed(drive, changeView(applied.change), !seams.changeFiltered());
+  if (applied.revoked && seams.endsRevoked()) d.events.revoked(drive, applied.revoked.who, applied.revoked.share);
   return json(applied.result);
 }
 
@@ -235,8 +233,7 @@ export async function changes(d: Drive, call: OwnerCall): Promise<Response> {
   const raw = new URL(call.req.url).searchParams.get('cursor') ?? '0';
   if (!/^\d{1,15}$/.test(raw)) throw new HttpError(400, 'invalid_request', 'cursor is a decimal change sequence', 'ra.drive.changes-body');
   if (caller.kind !== 'owner' && (await anyRole(d, drive, caller)).size === 0) throw new HttpError(403, 'not_authorized', 'the caller holds no share of this drive', 'ra.drive.roles');
-  // --break changes-skip: the change right after the cursor is skipped (ra.drive.changes).
-  let cursor = Number(raw) + (d.ctx.config.breakages.has('changes-skip') ? 1 : 0);
+  let cursor = driveSeams(d.ctx.config).changesAfter(Number(raw));
   const out: ReturnType<typeof changeView>[] = [];
   const max = limits.drive_listing_max_entries;
   // A member's page is filtered; the cursor still moves past what it may not see.
@@ -259,9 +256,8 @@ export async function node(d: Drive, call: OwnerCall, id: string): Promise<Respo
 export async function children(d: Drive, call: OwnerCall, id: string): Promise<Response> {
   const { drive, caller } = await open(d, call);
   await readable(d, drive, caller, id);
-  // --break children-empty: a folder lists no children (ra.drive.nodes).
   // The whole listing in one page (at most drive_listing_max_entries): the cursor is "", the end.
-  return json({ children: d.ctx.config.breakages.has('children-empty') ? [] : (await d.store.children(drive, id, limits.drive_listing_max_entries)).map(nodeView), cursor: '' });
+  return json({ children: (await d.store.children(drive, id, limits.drive_listing_max_entries)).map(nodeView), cursor: '' });
 }
 
 export async function history(d: Drive, call: OwnerCall, id: string): Promise<Response> {
@@ -300,17 +296,17 @@ export async function page(d: Drive, call: OwnerCall, id: string, v: string, has
 export async function chunk(d: Drive, call: OwnerCall, id: string, v: string | undefined, hash: string): Promise<Response> {
   const { drive, caller } = await open(d, call);
   await readable(d, drive, caller, id);
-  // --break chunk-by-hash: any chunk of the drive is served by its hash alone (ra.drive.chunk-access).
-  const byHash = d.ctx.config.breakages.has('chunk-by-hash');
-  const referenced = HEX64.test(hash) && (byHash || (v === undefined ? await d.store.recordReferences(drive, id, hash) : HEX32.test(v) && (await d.store.versionReferences(drive, id, v, hash))));
-  const s3 = d.chunks instanceof S3Chunks && !d.ctx.config.breakages.has('chunk-bytes-altered') ? d.chunks : undefined;
+  const seams = driveSeams(d.ctx.config);
+  const references = async () => (v === undefined ? d.store.recordReferences(drive, id, hash) : HEX32.test(v) && (await d.store.versionReferences(drive, id, v, hash)));
+  const referenced = HEX64.test(hash) && (await seams.chunkServed(references));
+  const s3 = d.chunks instanceof S3Chunks ? d.chunks : undefined;
   // The bytes, or where the store serves them (the presigned URL made, as a file is read, before an open is spent).
   const location = referenced && s3 ? await s3.readUrl(drive, hash, IMMUTABLE) : undefined;
-  let bytes = referenced && !s3 ? await d.chunks.get(drive, hash) : undefined;
+  const bytes = referenced && !s3 ? await d.chunks.get(drive, hash) : undefined;
   if (!bytes && !location) throw ruleError(404, 'ra.drive.chunk-access', `no ${v === undefined ? 'record' : `version ${v}`} of ${id} references chunk ${hash}`);
   // A download through a link (a read of a version's or record's first chunk) spends one open.
   if (caller.kind === 'link' && (await d.store.startsContent(drive, id, v, hash))) {
-    if (!(await d.store.spendOpen(drive, caller.share.id)) && !d.ctx.config.breakages.has('link-opens-ignored')) throw ruleError(410, 'ra.drive.link-opens', 'the link has no opens left');
+    if (!(await seams.spendOpen(() => d.store.spendOpen(drive, caller.share.id)))) throw ruleError(410, 'ra.drive.link-opens', 'the link has no opens left');
     // The rest of this download may follow even when this read spent the last open.
     await downloadStarted(d, caller.share.id, { node: id, ...(v !== undefined ? { version: v } : {}) });
   }
@@ -318,8 +314,6 @@ export async function chunk(d: Drive, call: OwnerCall, id: string, v: string | u
   // presigned URL expires, so the redirect is not cached; what it leads to is immutable.
   if (location) return new Response(null, { status: 307, headers: { location, 'cache-control': 'no-store', 'content-length': '0' } });
   if (!bytes) throw new Error('unreachable: a chunk with neither bytes nor location');
-  // --break chunk-bytes-altered: a chunk is served with its last byte changed (ra.drive.versions).
-  if (d.ctx.config.breakages.has('chunk-bytes-altered')) bytes = Uint8Array.from(bytes, (b, i) => (i === bytes!.length - 1 ? b ^ 1 : b));
   return new Response(bytes as Uint8Array<ArrayBuffer>, { status: 200, headers: { 'content-type': 'application/octet-stream', 'cache-control': IMMUTABLE, 'content-length': String(bytes.length) } });
 }
 
@@ -332,9 +326,11 @@ export async function shares(d: Drive, call: OwnerCall): Promise<Response> {
       shares: (await d.store.allShares(drive)).filter((s) => !gone(d, s)).map(shareView),
     });
   const mine = await sharesOfCaller(d, drive, caller);
-  // --break shares-empty: a member's list is empty (ra.drive.shares-list).
-  if (d.ctx.config.breakages.has('shares-empty')) return json({ shares: [] });
-  return json({ shares: mine.filter((s) => !gone(d, s)).map(shareView) });
+  return json({
+    shares: driveSeams(d.ctx.config)
+      .memberShares(mine.filter((s) => !gone(d, s)))
+      .map(shareView),
+  });
 }
 
 export async function nodeShares(d: Drive, call: OwnerCall, id: string): Promise<Response> {
@@ -342,8 +338,7 @@ export async function nodeShares(d: Drive, call: OwnerCall, id: string): Promise
   await readable(d, drive, caller, id);
   const admin = await may(d, drive, caller, id, 'admin');
   const mine = (s: ShareRow) => (caller.kind === 'member' ? s.member === caller.known.identity || caller.groups.includes(s.member ?? '') : caller.kind === 'link' ? s.id === caller.share.id : true);
-  // --break node-shares-no-ancestors: only the node's own shares (ra.drive.node-shares).
-  const above = d.ctx.config.breakages.has('node-shares-no-ancestors') ? [id] : (await lineage(d, drive, id)).map((n) => n.node);
+  const above = driveSeams(d.ctx.config).nodeSharesFrom((await lineage(d, drive, id)).map((n) => n.node));
   const list = (await Promise.all(above.map((n) => d.store.sharesOn(drive, n)))).flat().filter((s) => !gone(d, s) && (admin || mine(s)));
   return json({ shares: list.map(shareView) });
 }
@@ -368,10 +363,8 @@ export async function events(d: Drive, call: OwnerCall): Promise<Response> {
 }
 
 /** GET /drive/:identity/links/:link, public (ra.drive.links, ra.drive.links-body). */
-export async function link(d: Drive, identity: string, id: string, req: Request): Promise<Response> {
+export async function link(d: Drive, identity: string, id: string, _req: Request): Promise<Response> {
   const drive = await hostedDrive(d, identity);
-  // --break links-authenticated: the link answer wants the challenge headers (ra.drive.links).
-  if (d.ctx.config.breakages.has('links-authenticated') && !req.headers.get(d.ctx.config.profile.ids.header_identity)) throw ruleError(401, 'ra.errors.challenge-invalid', 'authenticate first');
   const s = HEX32.test(id) ? await d.store.shareByLink(drive, id) : undefined;
   if (!s || gone(d, s)) throw notFound(`link ${id}`);
   const body = shareView(s);
