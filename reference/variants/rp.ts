@@ -4,6 +4,7 @@ import { profileFor } from '../../protocol/common/profile.ts';
 import { decodeObject, encodeObject } from '../../protocol/common/codec.ts';
 import { encodeBase64url, utf8 } from '../../protocol/common/base64.ts';
 import { pathsFor } from '../rp/config.ts';
+import { rpMatrixWire } from './rp-matrix.ts';
 import { answer, at, both, editHeaders, editJson, editRequest, jsonAnswer, withBody, type Wire, type WireVariant } from './wire.ts';
 
 const profile = profileFor();
@@ -399,4 +400,6 @@ export const RP_WIRE: Record<string, WireVariant> = {
       async (req, next) => ((await req.clone().text()).includes('['.repeat(65)) ? jsonAnswer({ error: 'internal_error', detail: 'internal error' }, 500) : next(req)),
     ),
   },
+  // The matrix variants of issue 25 (rp-matrix.ts).
+  ...rpMatrixWire(p.resume),
 };

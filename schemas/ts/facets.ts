@@ -8712,6 +8712,12 @@ export const facets: readonly Facet[] = [
     ],
     "duration": "until expires_at",
     "from": "the request's issued_at",
+    "unfilled": [
+      {
+        "value": "inside",
+        "reason": "unobservable: an approval the RP must accept carries the window the RP issued, copied verbatim (ns.response.window-copied), so delivering one just before its expires_at means waiting out the RP's own window (5 minutes at the reference), and the RP declares no shorter one; an earlier expires_at no longer answers its request"
+      }
+    ],
     "area": "rp",
     "facet": "expiry",
     "values": [
@@ -8766,6 +8772,12 @@ export const facets: readonly Facet[] = [
     ],
     "limit": "clock_skew_seconds",
     "from": "the verifier's clock (issued_at ahead of now)",
+    "unfilled": [
+      {
+        "value": "inside",
+        "reason": "unobservable: the RP issues issued_at from its own clock and the approval copies it verbatim (ns.response.window-copied), so an approval the RP must accept is never ahead of the RP's now; one ahead by less than 2 minutes no longer answers the request it was issued for"
+      }
+    ],
     "area": "rp",
     "facet": "skew",
     "values": [
@@ -9010,6 +9022,353 @@ export const facets: readonly Facet[] = [
       {
         "value": "outside",
         "operation": "resumeLogin"
+      }
+    ]
+  },
+  {
+    "rule": "ns.auth.3",
+    "kind": "order",
+    "name": "audience-before-resolution",
+    "cite": "Verification rules, run in this order (cheapest first so a replayed or misaddressed response costs no DNS or HTTPS lookup):",
+    "operations": [
+      "postDelivery"
+    ],
+    "first": "rule 2 (audience)",
+    "then": "rule 6 (resolution)",
+    "area": "rp",
+    "facet": "audience-before-resolution",
+    "values": [
+      "both-faults"
+    ],
+    "cells": [
+      {
+        "value": "both-faults",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.auth.3",
+    "kind": "order",
+    "name": "nonce-before-resolution",
+    "cite": "Verification rules, run in this order (cheapest first so a replayed or misaddressed response costs no DNS or HTTPS lookup):",
+    "operations": [
+      "postDelivery"
+    ],
+    "first": "rule 5 (nonce)",
+    "then": "rule 6 (resolution)",
+    "area": "rp",
+    "facet": "nonce-before-resolution",
+    "values": [
+      "both-faults"
+    ],
+    "cells": [
+      {
+        "value": "both-faults",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.auth.3",
+    "kind": "order",
+    "name": "version-before-signature",
+    "cite": "Verification rules, run in this order (cheapest first so a replayed or misaddressed response costs no DNS or HTTPS lookup):",
+    "operations": [
+      "postDelivery"
+    ],
+    "first": "rule 1 (shape and version)",
+    "then": "rule 7 (signature)",
+    "area": "rp",
+    "facet": "version-before-signature",
+    "values": [
+      "both-faults"
+    ],
+    "cells": [
+      {
+        "value": "both-faults",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.limits.window",
+    "kind": "window",
+    "cite": "validity window | at most 5 minutes",
+    "operations": [
+      "postDelivery"
+    ],
+    "limit": "window_max_seconds",
+    "from": "issued_at (expires_at minus issued_at)",
+    "area": "rp",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "outside",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.limits.clock-skew",
+    "kind": "window",
+    "cite": "clock skew for `issued_at` | 2 minutes ahead",
+    "operations": [
+      "postDelivery"
+    ],
+    "limit": "clock_skew_seconds",
+    "from": "the verifier's clock (issued_at ahead of now)",
+    "unfilled": [
+      {
+        "value": "inside",
+        "reason": "unobservable: the RP issues issued_at from its own clock and the approval copies it verbatim (ns.response.window-copied), so an approval the RP must accept is never ahead of the RP's now; one ahead by less than 2 minutes no longer answers the request it was issued for"
+      }
+    ],
+    "area": "rp",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "outside",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.limits.statement",
+    "kind": "limit",
+    "cite": "`statement` | at most 300 bytes, one line",
+    "operations": [
+      "postDelivery"
+    ],
+    "limit": "statement_max_bytes",
+    "scope": "request",
+    "unfilled": [
+      {
+        "value": "other-scope",
+        "reason": "not applicable: the cap is on one approval's statement; no other statement shares a count with it"
+      }
+    ],
+    "area": "rp",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "past",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "other-scope",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.limits.scopes",
+    "kind": "limit",
+    "cite": "scopes | at most 16",
+    "operations": [
+      "postDelivery"
+    ],
+    "limit": "scopes_max",
+    "scope": "request",
+    "unfilled": [
+      {
+        "value": "at",
+        "reason": "not applicable: the scope vocabulary has two scopes and duplicates are refused (rule 3), so no approval carries 16 supported scopes"
+      },
+      {
+        "value": "past",
+        "reason": "unobservable: 17 scopes from a two-scope vocabulary repeat one or name an unsupported one, which rule 3 refuses on its own, so a refusal for the count cannot be told apart"
+      },
+      {
+        "value": "other-scope",
+        "reason": "not applicable: the cap is on one approval's scopes; no other approval shares a count with it"
+      }
+    ],
+    "area": "rp",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "past",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "other-scope",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.limits.session-ttl",
+    "kind": "window",
+    "cite": "session TTL | at most 24 hours",
+    "operations": [
+      "postDelivery"
+    ],
+    "limit": "session_ttl_max_seconds",
+    "from": "the session proof's issued_at (expires_at minus issued_at)",
+    "area": "rp",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "outside",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.session-proof.ttl",
+    "kind": "window",
+    "cite": "The proof is validated for completeness, RFC 3339 timestamps, expiry, the 24-hour session TTL cap, key encoding and the identity signature.",
+    "operations": [
+      "postDelivery"
+    ],
+    "limit": "session_ttl_max_seconds",
+    "from": "the session proof's issued_at (expires_at minus issued_at)",
+    "area": "rp",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "outside",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.session-proof.validation",
+    "kind": "window",
+    "name": "expiry",
+    "cite": "The proof is validated for completeness, RFC 3339 timestamps, expiry, the 24-hour session TTL cap, key encoding and the identity signature.",
+    "operations": [
+      "postDelivery"
+    ],
+    "duration": "until the proof's expires_at",
+    "from": "the session proof's issued_at",
+    "area": "rp",
+    "facet": "expiry",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "outside",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.session-proof.signature",
+    "kind": "who",
+    "cite": "`identity_signature` | string; the long-lived key's signature over the lines below",
+    "operations": [
+      "postDelivery"
+    ],
+    "allowed": [
+      "identity-key"
+    ],
+    "refused": [
+      "other-key"
+    ],
+    "area": "rp",
+    "facet": "who",
+    "values": [
+      "identity-key",
+      "other-key"
+    ],
+    "cells": [
+      {
+        "value": "identity-key",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "other-key",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.transaction.expiry",
+    "kind": "window",
+    "cite": "any | time passes | now is past `expires_at` | expired | verification rule 4 rejects",
+    "operations": [
+      "postDelivery"
+    ],
+    "duration": "until expires_at",
+    "from": "the request's issued_at",
+    "unfilled": [
+      {
+        "value": "inside",
+        "reason": "unobservable: an approval the RP must accept carries the window the RP issued, copied verbatim (ns.response.window-copied), so delivering one just before its expires_at means waiting out the RP's own window (5 minutes at the reference), and the RP declares no shorter one"
+      }
+    ],
+    "area": "rp",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "outside",
+        "operation": "postDelivery"
       }
     ]
   }

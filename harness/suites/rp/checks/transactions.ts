@@ -203,6 +203,28 @@ function transactionResumeUsedCodeCheck(target: RpTarget): Check {
   });
 }
 
+/** How many resumes of one code race (the matrix's race cell: "raced 20 ways"). */
+export const RESUME_RACE = 20;
+
+function transactionResumeRaceCheck(target: RpTarget): Check {
+  return rpCheck(target, {
+    id: 'rp/transaction/resume-race',
+    title: `${RESUME_RACE} concurrent resumes of one code by the starting browser: exactly one signs it in`,
+    rules: ['ns.limits.resume-code', 'ns.transaction.resume-refused'],
+    context: [...DRIVE, 'ns.transaction.resume'],
+    cells: [{ rule: 'ns.limits.resume-code', facet: 'once', value: 'race', operation: 'resumeLogin' }],
+    run: async (s, e) => {
+      const { started: t, delivered: d, resumeUri: uri } = await s.approveSameDevice();
+      if (!e.that(uri !== undefined, `the delivery answered ${said(d)}, without resume_uri`)) return;
+      // Each with the binding cookie, so only the code's single use can refuse all but one. A
+      // sign-in shows as a session cookie; a refusal may be any status, or a page without one.
+      const answers = await Promise.all(Array.from({ length: RESUME_RACE }, () => s.resume(uri as string, t.browser)));
+      const won = answers.filter((a) => a.status < 400 && a.setCookies.length > 0);
+      e.that(won.length === 1, `${won.length} of ${RESUME_RACE} concurrent resumes of one code signed the browser in, expected exactly 1 (statuses ${answers.map((a) => a.status).join(',')})`);
+    },
+  });
+}
+
 function transactionCrossDeviceCheck(target: RpTarget): Check {
   return rpCheck(target, {
     id: 'rp/transaction/cross-device',
@@ -453,6 +475,7 @@ export function transactionChecks(target: RpTarget): Check[] {
     transactionResumeWithoutCookieCheck(target),
     transactionResumeWrongCodeCheck(target),
     transactionResumeUsedCodeCheck(target),
+    transactionResumeRaceCheck(target),
     transactionCrossDeviceCheck(target),
     transactionMatchWrongCheck(target),
     codesTransactionMatchWrongCheck(target),
