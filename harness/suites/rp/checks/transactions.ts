@@ -153,6 +153,7 @@ function transactionResumeWithoutCookieCheck(target: RpTarget): Check {
     title: 'resume without the binding cookie does not complete, and the code cannot be used afterwards by the right browser either',
     rules: ['ns.transaction.resume-refused', 'ns.transport.resume'],
     context: [...DRIVE, 'ns.auth.6'],
+    cells: [{ rule: 'ns.transaction.resume-refused', facet: 'who', value: 'no-binding-cookie', operation: 'resumeLogin' }],
     run: async (s, e) => {
       const { started: t, delivered: d, resumeUri: uri } = await s.approveSameDevice();
       if (!e.that(uri !== undefined, `the delivery answered ${said(d)}, without resume_uri`)) return;
@@ -170,6 +171,7 @@ function transactionResumeWrongCodeCheck(target: RpTarget): Check {
     title: 'resume with the binding cookie but a wrong or missing code does not complete',
     rules: ['ns.transaction.resume-refused'],
     context: DRIVE,
+    cells: [{ rule: 'ns.transaction.resume-refused', facet: 'who', value: 'wrong-code', operation: 'resumeLogin' }],
     run: async (s, e) => {
       const { started: t, delivered: d, resumeUri: uri } = await s.approveSameDevice();
       if (!e.that(uri !== undefined, `the delivery answered ${said(d)}, without resume_uri`)) return;
@@ -190,7 +192,10 @@ function transactionResumeUsedCodeCheck(target: RpTarget): Check {
     title: 'a resume code completes once; used again (same browser or another) it signs nobody in',
     rules: ['ns.transaction.resume-refused', 'ns.limits.resume-code'],
     context: [...DRIVE, 'ns.transaction.resume'],
-    cells: [{ rule: 'ns.limits.resume-code', facet: 'once', value: 'replay', operation: 'resumeLogin' }],
+    cells: [
+      { rule: 'ns.limits.resume-code', facet: 'once', value: 'replay', operation: 'resumeLogin' },
+      { rule: 'ns.transaction.resume-refused', facet: 'who', value: 'used-code', operation: 'resumeLogin' },
+    ],
     run: async (s, e) => {
       const { started: t, delivered: d, resumeUri: uri } = await s.approveSameDevice();
       if (!e.that(uri !== undefined, `the delivery answered ${said(d)}, without resume_uri`)) return;
@@ -231,6 +236,10 @@ function transactionCrossDeviceCheck(target: RpTarget): Check {
     title: 'cross device: a delivery with the right match code is approved without resume_uri, and the poll with the poll secret completes',
     rules: ['ns.transaction.cross-device', 'ns.transaction.poll', 'ns.transport.cross-device-poll', 'ns.transport.poll', 'ns.delivery.receipt'],
     context: [...DRIVE, 'ns.delivery.body'],
+    cells: [
+      { rule: 'ns.transaction.poll', facet: 'who', value: 'poll-secret-holder', operation: 'pollTransaction' },
+      { rule: 'ns.transaction.poll', facet: 'who', value: 'stranger', operation: 'pollTransaction' },
+    ],
     run: async (s, e) => {
       const t = await s.start();
       const who = await s.identity();
@@ -252,6 +261,7 @@ function transactionMatchWrongCheck(target: RpTarget): Check {
     title: 'a wrong match code is refused and ends the transaction; the right code afterwards does not revive it',
     rules: ['ns.transaction.match-wrong', 'ns.limits.match-code'],
     context: DRIVE,
+    cells: [{ rule: 'ns.transaction.match-wrong', facet: 'lifecycle', value: 'approval', operation: 'postDelivery' }],
     run: async (s, e) => {
       const { t, wrong, right, approval } = await wrongThenRight(s);
       e.that(refused(wrong), `a wrong match code answered ${said(wrong)}`);
