@@ -100,6 +100,7 @@ export const RP_LIMIT_VERIFIER_VARIANTS: Record<string, VerifierVariant> = {
   // "validity window | at most 5 minutes" (Limits): an off-by-one that refuses a window of exactly 5 minutes.
   'window-cap-exclusive': {
     rule: 'ns.limits.window',
+    restates: ['ns.verify.4'],
     what: 'a window of exactly 5 minutes is refused (the span compared with <)',
     break: { kind: 'refuse', code: 'window_too_long', when: (r) => span(r) >= limits.window_max_seconds * 1000 },
   },

@@ -56,8 +56,14 @@ export const VERIFIER_VARIANTS: Record<string, VerifierVariant> = {
   'ignore-scope-count': { rule: 'ns.limits.scopes', what: 'more than 16 scopes are accepted', break: { kind: 'ignore', code: 'scope_not_allowed', detail: 'scopes; at most' } },
   'ignore-expired': { rule: 'ns.verify.4', restates: ['ns.transaction.expiry'], what: 'expired approvals are accepted', break: { kind: 'ignore', code: 'expired' } },
   // The shared vectors pin "window over 5 minutes": a verifier that accepts one fails them too.
-  'ignore-window': { rule: 'ns.limits.window', restates: ['ns.version.vectors'], what: 'windows longer than 5 minutes are accepted', break: { kind: 'ignore', code: 'window_too_long' } },
-  'ignore-skew': { rule: 'ns.limits.clock-skew', what: 'approvals issued in the future are accepted', break: { kind: 'ignore', code: 'issued_in_future' } },
+  // Rule 4 states the same span and skew (its span and skew windows in spec/facets/rp.yaml).
+  'ignore-window': {
+    rule: 'ns.limits.window',
+    restates: ['ns.version.vectors', 'ns.verify.4'],
+    what: 'windows longer than 5 minutes are accepted',
+    break: { kind: 'ignore', code: 'window_too_long' },
+  },
+  'ignore-skew': { rule: 'ns.limits.clock-skew', restates: ['ns.verify.4'], what: 'approvals issued in the future are accepted', break: { kind: 'ignore', code: 'issued_in_future' } },
   'ignore-timestamp': { rule: 'ns.request.timestamps', what: 'timestamps that are not RFC 3339 are accepted', break: { kind: 'ignore', code: 'invalid_timestamp' } },
   'ignore-resolution': { rule: 'ns.verify.6', what: 'an identity that does not resolve is accepted', break: { kind: 'ignore', code: 'resolution_failed' } },
   'ignore-signature': { rule: 'ns.verify.7', what: 'signatures are not checked', break: { kind: 'ignore', code: 'signature_invalid' } },
