@@ -4,6 +4,7 @@ import { profileFor } from '../../protocol/common/profile.ts';
 import { decodeObject, encodeObject } from '../../protocol/common/codec.ts';
 import { encodeBase64url, utf8 } from '../../protocol/common/base64.ts';
 import { pathsFor } from '../rp/config.ts';
+import { rpMatrixWire } from './rp-matrix.ts';
 import { answer, at, both, editHeaders, editJson, editRequest, jsonAnswer, withBody, type Wire, type WireVariant } from './wire.ts';
 
 const profile = profileFor();
@@ -47,6 +48,12 @@ async function delivery(req: Request): Promise<{ text: string; approval?: Record
     return { text, ...(d.ok ? { approval: d.value } : {}) };
   }
 }
+
+/**
+ * The delivery again, from the text read: the RP's body reader may not see a body once a clone of
+ * it was read (seen with the in-process RP: "the body is empty").
+ */
+const again = (req: Request, text: string) => new Request(req.url, { method: req.method, headers: req.headers, body: text });
 
 /**
  * Hands out `alias(real)` in place of a secret the start answer (or a receipt) carries, and maps
@@ -224,7 +231,7 @@ export const RP_WIRE: Record<string, WireVariant> = {
     what: 'the delivery object without match is refused',
     wire: answer(at(p.response, 'POST'), async (req, next) => {
       const d = await delivery(req);
-      return d.text.includes('"response"') && d.match === undefined ? refusal(400, 'malformed_response') : next(req);
+      return d.text.includes('"response"') && d.match === undefined ? refusal(400, 'malformed_response') : next(again(req, d.text));
     }),
   },
   'unpublished-refused': {
@@ -240,7 +247,10 @@ export const RP_WIRE: Record<string, WireVariant> = {
     rule: 'ns.delivery.match-unsigned',
     restates: ['ns.version.resume-additive', 'ns.transaction.cross-device'],
     what: 'a delivery with a match code is refused as if the match were signed',
-    wire: answer(at(p.response, 'POST'), async (req, next) => ((await delivery(req)).match !== undefined ? refusal(401, 'signature_invalid') : next(req))),
+    wire: answer(at(p.response, 'POST'), async (req, next) => {
+      const d = await delivery(req);
+      return d.match !== undefined ? refusal(401, 'signature_invalid') : next(again(req, d.text));
+    }),
   },
   'wrong-match-keeps': {
     rule: 'ns.transaction.match-wrong',
@@ -253,6 +263,7 @@ export const RP_WIRE: Record<string, WireVariant> = {
           const d = await delivery(req);
           const want = matches.get(String(d.approval?.request_id));
           if (d.match !== undefined && want !== undefined && d.match !== want) return refusal(400, 'match_mismatch');
+          req = again(req, d.text);
         }
         const res = await next(req);
         if (started(req, url, res)) {
@@ -399,4 +410,6 @@ export const RP_WIRE: Record<string, WireVariant> = {
       async (req, next) => ((await req.clone().text()).includes('['.repeat(65)) ? jsonAnswer({ error: 'internal_error', detail: 'internal error' }, 500) : next(req)),
     ),
   },
+  // The matrix variants of issue 25 (rp-matrix.ts).
+  ...rpMatrixWire(p.resume),
 };

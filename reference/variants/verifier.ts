@@ -3,7 +3,9 @@
 // - ignore: one refusal (a code, optionally only for one sub-rule) becomes an acceptance;
 // - refuse: a valid approval of one form is refused;
 // - accept-also: a signature over a wrongly built signing string is accepted too;
-// - resolve-first: the identity is resolved before the cheap rules run.
+// - resolve-first: the identity is resolved before the cheap rules run;
+// - unbound, unbound-proof: one signed line is left unbound (rp-matrix.ts);
+// - rewrite: the approval is normalized its own way before the verifier reads it.
 import type { ErrorCode, RuleId } from '../../schemas/ts/rules.ts';
 import type { Profile } from '../../protocol/common/profile.ts';
 import { canonicalString } from '../../protocol/common/canonical.ts';
@@ -13,14 +15,22 @@ import { parseRfc3339 } from '../../protocol/common/time.ts';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import type { Resolver } from '../../protocol/signin/resolver.ts';
 import type { Verdict, Verifier } from '../../protocol/signin/verifier.ts';
+import { parseKey } from '../../protocol/common/keys.ts';
+import { RP_LIMIT_VERIFIER_VARIANTS, RP_MATRIX_VERIFIER_VARIANTS } from './rp-matrix.ts';
 
-type Input = Record<string, unknown>;
+export type Input = Record<string, unknown>;
 
 export type VerifierBreak =
-  | { kind: 'ignore'; code: ErrorCode; detail?: string }
+  | { kind: 'ignore'; code: ErrorCode; detail?: string; when?: (r: Input) => boolean }
   | { kind: 'refuse'; when: (r: Input) => boolean; code: ErrorCode }
   | { kind: 'accept-also'; strings: (lines: string[]) => string[] }
-  | { kind: 'resolve-first' };
+  | { kind: 'resolve-first' }
+  /** The signature verifies over the canonical string with `field` at any of `near(value)` too (rp-matrix.ts). */
+  | { kind: 'unbound'; field: string; near: (value: unknown) => unknown[] }
+  /** The session proof's identity signature verifies with its `field` at any of `near(value)` too. */
+  | { kind: 'unbound-proof'; field: string; near: (value: unknown) => unknown[] }
+  /** The approval is rewritten before the verifier reads it (a normalization of its own). */
+  | { kind: 'rewrite'; edit: (r: Input) => Input };
 
 export interface VerifierVariant {
   rule: RuleId;
@@ -46,8 +56,14 @@ export const VERIFIER_VARIANTS: Record<string, VerifierVariant> = {
   'ignore-scope-count': { rule: 'ns.limits.scopes', what: 'more than 16 scopes are accepted', break: { kind: 'ignore', code: 'scope_not_allowed', detail: 'scopes; at most' } },
   'ignore-expired': { rule: 'ns.verify.4', restates: ['ns.transaction.expiry'], what: 'expired approvals are accepted', break: { kind: 'ignore', code: 'expired' } },
   // The shared vectors pin "window over 5 minutes": a verifier that accepts one fails them too.
-  'ignore-window': { rule: 'ns.limits.window', restates: ['ns.version.vectors'], what: 'windows longer than 5 minutes are accepted', break: { kind: 'ignore', code: 'window_too_long' } },
-  'ignore-skew': { rule: 'ns.limits.clock-skew', what: 'approvals issued in the future are accepted', break: { kind: 'ignore', code: 'issued_in_future' } },
+  // Rule 4 states the same span and skew (its span and skew windows in spec/facets/rp.yaml).
+  'ignore-window': {
+    rule: 'ns.limits.window',
+    restates: ['ns.version.vectors', 'ns.verify.4'],
+    what: 'windows longer than 5 minutes are accepted',
+    break: { kind: 'ignore', code: 'window_too_long' },
+  },
+  'ignore-skew': { rule: 'ns.limits.clock-skew', restates: ['ns.verify.4'], what: 'approvals issued in the future are accepted', break: { kind: 'ignore', code: 'issued_in_future' } },
   'ignore-timestamp': { rule: 'ns.request.timestamps', what: 'timestamps that are not RFC 3339 are accepted', break: { kind: 'ignore', code: 'invalid_timestamp' } },
   'ignore-resolution': { rule: 'ns.verify.6', what: 'an identity that does not resolve is accepted', break: { kind: 'ignore', code: 'resolution_failed' } },
   'ignore-signature': { rule: 'ns.verify.7', what: 'signatures are not checked', break: { kind: 'ignore', code: 'signature_invalid' } },
@@ -144,6 +160,8 @@ export const VERIFIER_VARIANTS: Record<string, VerifierVariant> = {
     },
   },
   'resolve-first': { rule: 'ns.verify.order', restates: ['ns.auth.3'], what: 'the identity is resolved before the audience is checked', break: { kind: 'resolve-first' } },
+  ...RP_MATRIX_VERIFIER_VARIANTS,
+  ...RP_LIMIT_VERIFIER_VARIANTS,
 };
 
 /** The approval an ignoring verifier makes of what it should have refused. */
@@ -166,12 +184,14 @@ function accepted(r: Input): Verdict {
 /** `verify` broken as `b` says; `resolver` and `profile` serve the accept-also and resolve-first kinds. */
 export function brokenVerifier(verify: Verifier, b: VerifierBreak, resolver: Resolver, profile: Profile): Verifier {
   return async (input, beforeNonce) => {
+    if (b.kind === 'rewrite') return verify(input !== null && typeof input === 'object' ? b.edit(input as Input) : input, beforeNonce);
     const r = (input ?? {}) as Input;
     if (b.kind === 'resolve-first' && typeof r.identity === 'string') await resolver.resolve(r.identity.toLowerCase()).catch(() => undefined);
     const verdict = await verify(input, beforeNonce);
     if (b.kind === 'refuse') return verdict.ok && b.when(r) ? { ok: false, rule: 7, ruleId: 'ns.verify.7', code: b.code, detail: 'refused by the broken verifier' } : verdict;
     if (verdict.ok) return verdict;
-    if (b.kind === 'ignore') return verdict.code === b.code && (b.detail === undefined || verdict.detail.includes(b.detail)) ? accepted(r) : verdict;
+    if (b.kind === 'ignore') return verdict.code === b.code && (b.detail === undefined || verdict.detail.includes(b.detail)) && (b.when === undefined || b.when(r)) ? accepted(r) : verdict;
+    if (b.kind === 'unbound' || b.kind === 'unbound-proof') return (await unboundAccepts(b, r, verdict, resolver, profile)) ? accepted(r) : verdict;
     if (b.kind !== 'accept-also' || verdict.code !== 'signature_invalid') return verdict;
     const signature = decodeBase64Any(String(r.signature));
     let lines: string[];
@@ -184,4 +204,33 @@ export function brokenVerifier(verify: Verifier, b: VerifierBreak, resolver: Res
     if (!key || signature?.length !== 64) return verdict;
     return b.strings(lines).some((s) => verifyEd25519(key.publicKey, s, signature)) ? accepted(r) : verdict;
   };
+}
+
+/** Whether a verifier blind to one signed line (`b.field`) accepts `r`, which the verifier refused. */
+async function unboundAccepts(b: Extract<VerifierBreak, { kind: 'unbound' | 'unbound-proof' }>, r: Input, verdict: Verdict, resolver: Resolver, profile: Profile): Promise<boolean> {
+  if (verdict.ok) return true;
+  const identity = String(r.identity).trim().toLowerCase();
+  const identityKey = async () => (await resolver.resolve(identity).catch(() => undefined))?.publicKey;
+  const proof = (typeof r.session_proof === 'object' && r.session_proof !== null ? r.session_proof : {}) as Input;
+  const canonical = (name: 'signin' | 'session-registration', fields: Input): string | undefined => {
+    try {
+      return canonicalString(profile, name, fields);
+    } catch {
+      return undefined;
+    }
+  };
+  const verifies = (key: Uint8Array | undefined, text: string | undefined, signature: unknown): boolean => {
+    const sig = decodeBase64Any(String(signature));
+    return key !== undefined && text !== undefined && sig?.length === 64 && verifyEd25519(key, text, sig);
+  };
+  const sessionKey = parseKey(proof.session_public_key, 'signing');
+  if (b.kind === 'unbound') {
+    if (verdict.code !== 'signature_invalid') return false;
+    const key = String(r.key_id).startsWith(vocabulary.key_ids.session_prefix) ? sessionKey : await identityKey();
+    return b.near(r[b.field]).some((v) => verifies(key, canonical('signin', { ...r, identity, [b.field]: v }), r.signature));
+  }
+  if (verdict.code !== 'session_proof_invalid' || !verdict.detail.includes('ns.session-proof.signature')) return false;
+  const key = await identityKey();
+  const proofBound = b.near(proof[b.field]).some((v) => verifies(key, canonical('session-registration', { ...proof, identity, [b.field]: v }), proof.identity_signature));
+  return proofBound && verifies(sessionKey, canonical('signin', { ...r, identity }), r.signature);
 }

@@ -8712,6 +8712,12 @@ export const facets: readonly Facet[] = [
     ],
     "duration": "until expires_at",
     "from": "the request's issued_at",
+    "unfilled": [
+      {
+        "value": "inside",
+        "reason": "unobservable: an approval the RP must accept carries the window the RP issued, copied verbatim (ns.response.window-copied), so delivering one just before its expires_at means waiting out the RP's own window (5 minutes at the reference), and the RP declares no shorter one; an earlier expires_at no longer answers its request"
+      }
+    ],
     "area": "rp",
     "facet": "expiry",
     "values": [
@@ -8766,6 +8772,12 @@ export const facets: readonly Facet[] = [
     ],
     "limit": "clock_skew_seconds",
     "from": "the verifier's clock (issued_at ahead of now)",
+    "unfilled": [
+      {
+        "value": "inside",
+        "reason": "unobservable: the RP issues issued_at from its own clock and the approval copies it verbatim (ns.response.window-copied), so an approval the RP must accept is never ahead of the RP's now; one ahead by less than 2 minutes no longer answers the request it was issued for"
+      }
+    ],
     "area": "rp",
     "facet": "skew",
     "values": [
@@ -9012,8 +9024,858 @@ export const facets: readonly Facet[] = [
         "operation": "resumeLogin"
       }
     ]
+  },
+  {
+    "rule": "ns.auth.3",
+    "kind": "order",
+    "name": "audience-before-resolution",
+    "cite": "Verification rules, run in this order (cheapest first so a replayed or misaddressed response costs no DNS or HTTPS lookup):",
+    "operations": [
+      "postDelivery"
+    ],
+    "first": "rule 2 (audience)",
+    "then": "rule 6 (resolution)",
+    "area": "rp",
+    "facet": "audience-before-resolution",
+    "values": [
+      "both-faults"
+    ],
+    "cells": [
+      {
+        "value": "both-faults",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.auth.3",
+    "kind": "order",
+    "name": "nonce-before-resolution",
+    "cite": "Verification rules, run in this order (cheapest first so a replayed or misaddressed response costs no DNS or HTTPS lookup):",
+    "operations": [
+      "postDelivery"
+    ],
+    "first": "rule 5 (nonce)",
+    "then": "rule 6 (resolution)",
+    "area": "rp",
+    "facet": "nonce-before-resolution",
+    "values": [
+      "both-faults"
+    ],
+    "cells": [
+      {
+        "value": "both-faults",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.auth.3",
+    "kind": "order",
+    "name": "version-before-signature",
+    "cite": "Verification rules, run in this order (cheapest first so a replayed or misaddressed response costs no DNS or HTTPS lookup):",
+    "operations": [
+      "postDelivery"
+    ],
+    "first": "rule 1 (shape and version)",
+    "then": "rule 7 (signature)",
+    "area": "rp",
+    "facet": "version-before-signature",
+    "values": [
+      "both-faults"
+    ],
+    "cells": [
+      {
+        "value": "both-faults",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.limits.window",
+    "kind": "window",
+    "cite": "validity window | at most 5 minutes",
+    "operations": [
+      "postDelivery"
+    ],
+    "limit": "window_max_seconds",
+    "from": "issued_at (expires_at minus issued_at)",
+    "area": "rp",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "outside",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.limits.clock-skew",
+    "kind": "window",
+    "cite": "clock skew for `issued_at` | 2 minutes ahead",
+    "operations": [
+      "postDelivery"
+    ],
+    "limit": "clock_skew_seconds",
+    "from": "the verifier's clock (issued_at ahead of now)",
+    "unfilled": [
+      {
+        "value": "inside",
+        "reason": "unobservable: the RP issues issued_at from its own clock and the approval copies it verbatim (ns.response.window-copied), so an approval the RP must accept is never ahead of the RP's now; one ahead by less than 2 minutes no longer answers the request it was issued for"
+      }
+    ],
+    "area": "rp",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "outside",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.limits.statement",
+    "kind": "limit",
+    "cite": "`statement` | at most 300 bytes, one line",
+    "operations": [
+      "postDelivery"
+    ],
+    "limit": "statement_max_bytes",
+    "scope": "request",
+    "unfilled": [
+      {
+        "value": "other-scope",
+        "reason": "not applicable: the cap is on one approval's statement; no other statement shares a count with it"
+      }
+    ],
+    "area": "rp",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "past",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "other-scope",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.limits.scopes",
+    "kind": "limit",
+    "cite": "scopes | at most 16",
+    "operations": [
+      "postDelivery"
+    ],
+    "limit": "scopes_max",
+    "scope": "request",
+    "unfilled": [
+      {
+        "value": "at",
+        "reason": "not applicable: the scope vocabulary has two scopes and duplicates are refused (rule 3), so no approval carries 16 supported scopes"
+      },
+      {
+        "value": "past",
+        "reason": "unobservable: 17 scopes from a two-scope vocabulary repeat one or name an unsupported one, which rule 3 refuses on its own, so a refusal for the count cannot be told apart"
+      },
+      {
+        "value": "other-scope",
+        "reason": "not applicable: the cap is on one approval's scopes; no other approval shares a count with it"
+      }
+    ],
+    "area": "rp",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "past",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "other-scope",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.limits.session-ttl",
+    "kind": "window",
+    "cite": "session TTL | at most 24 hours",
+    "operations": [
+      "postDelivery"
+    ],
+    "limit": "session_ttl_max_seconds",
+    "from": "the session proof's issued_at (expires_at minus issued_at)",
+    "area": "rp",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "outside",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.session-proof.ttl",
+    "kind": "window",
+    "cite": "The proof is validated for completeness, RFC 3339 timestamps, expiry, the 24-hour session TTL cap, key encoding and the identity signature.",
+    "operations": [
+      "postDelivery"
+    ],
+    "limit": "session_ttl_max_seconds",
+    "from": "the session proof's issued_at (expires_at minus issued_at)",
+    "area": "rp",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "outside",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.session-proof.validation",
+    "kind": "window",
+    "name": "expiry",
+    "cite": "The proof is validated for completeness, RFC 3339 timestamps, expiry, the 24-hour session TTL cap, key encoding and the identity signature.",
+    "operations": [
+      "postDelivery"
+    ],
+    "duration": "until the proof's expires_at",
+    "from": "the session proof's issued_at",
+    "area": "rp",
+    "facet": "expiry",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "outside",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.session-proof.signature",
+    "kind": "who",
+    "cite": "`identity_signature` | string; the long-lived key's signature over the lines below",
+    "operations": [
+      "postDelivery"
+    ],
+    "allowed": [
+      "identity-key"
+    ],
+    "refused": [
+      "other-key"
+    ],
+    "area": "rp",
+    "facet": "who",
+    "values": [
+      "identity-key",
+      "other-key"
+    ],
+    "cells": [
+      {
+        "value": "identity-key",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "other-key",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.transaction.expiry",
+    "kind": "window",
+    "cite": "any | time passes | now is past `expires_at` | expired | verification rule 4 rejects",
+    "operations": [
+      "postDelivery"
+    ],
+    "duration": "until expires_at",
+    "from": "the request's issued_at",
+    "unfilled": [
+      {
+        "value": "inside",
+        "reason": "unobservable: an approval the RP must accept carries the window the RP issued, copied verbatim (ns.response.window-copied), so delivering one just before its expires_at means waiting out the RP's own window (5 minutes at the reference), and the RP declares no shorter one"
+      }
+    ],
+    "area": "rp",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "outside",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.transaction.resume-refused",
+    "kind": "who",
+    "cite": "approved, same device | resume request with a missing cookie, or a wrong or used code | - | unfinished | the login does not complete",
+    "operations": [
+      "resumeLogin"
+    ],
+    "refused": [
+      "no-binding-cookie",
+      "wrong-code",
+      "used-code"
+    ],
+    "area": "rp",
+    "facet": "who",
+    "values": [
+      "no-binding-cookie",
+      "wrong-code",
+      "used-code"
+    ],
+    "cells": [
+      {
+        "value": "no-binding-cookie",
+        "operation": "resumeLogin"
+      },
+      {
+        "value": "wrong-code",
+        "operation": "resumeLogin"
+      },
+      {
+        "value": "used-code",
+        "operation": "resumeLogin"
+      }
+    ]
+  },
+  {
+    "rule": "ns.transaction.poll",
+    "kind": "who",
+    "cite": "approved, cross device | starting page polls | poll secret matches | completed | -",
+    "operations": [
+      "pollTransaction"
+    ],
+    "allowed": [
+      "poll-secret-holder"
+    ],
+    "refused": [
+      "stranger"
+    ],
+    "area": "rp",
+    "facet": "who",
+    "values": [
+      "poll-secret-holder",
+      "stranger"
+    ],
+    "cells": [
+      {
+        "value": "poll-secret-holder",
+        "operation": "pollTransaction"
+      },
+      {
+        "value": "stranger",
+        "operation": "pollTransaction"
+      }
+    ]
+  },
+  {
+    "rule": "ns.transaction.match-wrong",
+    "kind": "lifecycle",
+    "cite": "pending | delivery with `match` | match code wrong | ended | a correct code afterwards does not revive it",
+    "operations": [
+      "postDelivery"
+    ],
+    "event": "a delivery with a wrong match code",
+    "ends": [
+      "approval"
+    ],
+    "area": "rp",
+    "facet": "lifecycle",
+    "values": [
+      "approval"
+    ],
+    "cells": [
+      {
+        "value": "approval",
+        "operation": "postDelivery"
+      }
+    ]
   }
 ];
 
 /** Behaviour rules judged on one case, each with why (spec/facets/ `one_case`). */
-export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string }> = [];
+export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string }> = [
+  {
+    "rule": "ns.auth.2.same-scope-window",
+    "reason": "A session-signed approval carries the request's own scopes and window like any approval; the one case is a session approval with scopes accepted as the identity key's would be.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.auth.2.session-proof",
+    "reason": "The sentence names two disagreements (a session key_id without proof, a proof with key_id identity), each its own refused case, with no principal, part or window to spread over.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.auth.5",
+    "reason": "Whether the RP's audience is http is a property of its own published origin, one per deployment.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.auth.6.no-approval-in-url",
+    "reason": "An approval in a URL is one form of delivery, refused as such.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.auth.6.resume-same-origin",
+    "reason": "The resume_uri is part of the RP's own receipt, a shape with no input to vary.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.canonical.format",
+    "reason": "The form of the signed string (line feeds, no trailing one, UTF-8); each wrong form is its own refused case, and each line's binding is ns.verify.7's binding facet.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.canonical.lines",
+    "reason": "The order of the twelve lines is one form; each line's binding is ns.verify.7's binding facet.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.canonical.scopes-joined",
+    "reason": "The form of one line (sorted, comma-joined), accepted as that form and refused in others.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.canonical.statement-empty",
+    "reason": "The form of one line when the statement is absent.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.context.fields",
+    "reason": "The shape of the context record.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.context.no-location",
+    "reason": "A property of the context record's content, one record per request.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.delivery.match-unsigned",
+    "reason": "One delivery with a match code accepted under the unchanged signature; the code is no signed part.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.delivery.receipt",
+    "reason": "The shape of the receipt.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.encoding.compact",
+    "reason": "The encoding of the request the RP hands out.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.flow.audience-own-origin",
+    "reason": "The audience of the RP's own request, a property of its output.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.flow.stateless",
+    "reason": "That no token is issued is a property of the RP's answers, with no principal or window.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.limits.metadata-body",
+    "reason": "The size of the RP's own metadata document, one document per RP with no input to vary.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.limits.reference-code",
+    "reason": "The length of the reference code the RP hands out, a shape.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.metadata.app-id",
+    "reason": "A field of the RP's metadata document.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.metadata.body-cap",
+    "reason": "The size of the RP's own metadata document.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.metadata.context-uri",
+    "reason": "A field of the RP's metadata document.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.metadata.logo-uri",
+    "reason": "A field of the RP's metadata document.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.metadata.name",
+    "reason": "A field of the RP's metadata document.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.metadata.no-redirects",
+    "reason": "The metadata is served at its path without a redirect, one fetch.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.metadata.origin",
+    "reason": "A field of the RP's metadata document.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.metadata.path",
+    "reason": "Where the metadata is served, one path.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.metadata.poll-uri",
+    "reason": "A field of the RP's metadata document.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.metadata.response-uris",
+    "reason": "A field of the RP's metadata document.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.metadata.scopes",
+    "reason": "A field of the RP's metadata document.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.metadata.unpublished-response-uris",
+    "reason": "One posture of the metadata (no response_uris), with one consequence for the request's response_uri.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.metadata.version",
+    "reason": "A field of the RP's metadata document.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.nonce.fail-closed",
+    "reason": "One condition (the nonce cache unreachable) with one answer (refused), on an instance whose store is down.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.reference.browser",
+    "reason": "What a browser opening the reference link is answered, one page.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.reference.code",
+    "reason": "The shape of the reference code.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.reference.json",
+    "reason": "The shape of the reference link's JSON answer.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.reference.no-match-code",
+    "reason": "What the reference link's answer leaves out, a shape.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.reference.no-redirects",
+    "reason": "The reference link answers without a redirect, one fetch.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.reference.same-origin",
+    "reason": "The reference link is on the audience's origin, a property of the RP's output.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.request.action",
+    "reason": "The request's action is one of a closed set, a shape of the RP's request.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.request.audience",
+    "reason": "The normalized form of the RP's own audience, a shape of its request.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.request.audience-http-dev",
+    "reason": "The scheme of the RP's own audience, one per deployment.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.request.domain",
+    "reason": "A display-only field of the RP's request.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.request.nonce",
+    "reason": "The nonce of the RP's request (present, unpredictable), a property of its output; its single use is ns.verify.5's once facet.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.request.request-id",
+    "reason": "A field of the RP's request.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.request.response-uri",
+    "reason": "The response_uri of the RP's request (same-origin, listed), a property of its output.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.request.scope-namespace",
+    "reason": "Each foreign or unsupported scope is refused by one membership test, a case per scope with nothing to spread over.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.request.scope-vocabulary",
+    "reason": "The names of the two scopes, a vocabulary.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.request.scopes",
+    "reason": "The canonical form of the scopes (normalized, de-duplicated, sorted), refused in other forms by rule 3.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.request.scopes-login-only",
+    "reason": "An empty scope list means login only, one case.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.request.statement",
+    "reason": "The shape of the statement (one line, no control characters); its byte cap is ns.limits.statement's limit facet.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.request.timestamps",
+    "reason": "The form of the timestamps (RFC 3339); the windows they bound are ns.verify.4's window facets.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.request.unsigned",
+    "reason": "The request carries no RP signature, a shape.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.request.version",
+    "reason": "A field of the RP's request.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.request.window",
+    "reason": "The span of the RP's own request, a property of its output; the verifier's side of the limit is ns.limits.window's window facet.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.response.fields",
+    "reason": "The fields an approval carries, a shape.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.response.key-id",
+    "reason": "The two forms of key_id, a shape; who may sign under each is ns.auth.2's who facet.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.response.session-proof-presence",
+    "reason": "The proof is present exactly with a session key_id, a shape.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.response.signature",
+    "reason": "The encoding of the signature (any base64 variant accepted), a shape.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.session-proof.fields",
+    "reason": "The fields of the session proof, a shape.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.session-proof.key-encoding",
+    "reason": "The encoding of the session key, a shape.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.session-proof.relay-shared",
+    "reason": "The relay applies the proof's validation as the RP does, judged by the relay suite on forwarded messages; its windows are the RP's facets.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.transaction.create",
+    "reason": "What a new transaction holds (binding cookie, poll secret, match code), a shape of the start.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.transaction.cross-device",
+    "reason": "One flow (delivery with the match code, then poll); its principals are ns.transaction.poll's who facet.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.transaction.poll-before-resume",
+    "reason": "One state (approved, not resumed) and what a poll then reports.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.transaction.resume",
+    "reason": "One flow (resume with the cookie and code completes); its refusals are ns.transaction.resume-refused's who facet and the code's once and window facets.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.transaction.same-device",
+    "reason": "One flow (delivery without match, resume_uri in the receipt).",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.transport.context",
+    "reason": "The context endpoint's answer, a shape.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.transport.cross-device-poll",
+    "reason": "One transport binding, a form.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.transport.deeplink",
+    "reason": "One transport binding, a form.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.transport.delivery",
+    "reason": "The delivery endpoint's exchange, a form.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.transport.poll",
+    "reason": "The poll endpoint's exchange, a form.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.transport.qr",
+    "reason": "One transport binding, a form.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.transport.redirect",
+    "reason": "One transport binding, a form.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.transport.resume",
+    "reason": "The resume endpoint's exchange, a form.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.transport.same-device-return",
+    "reason": "One transport binding, a form.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.transport.web-handoff",
+    "reason": "One transport binding, a form.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.verify.1",
+    "reason": "Shape and version; each missing field or wrong version is its own refused case.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.verify.3",
+    "reason": "Each condition (action, statement, scopes) is its own refused case; its caps are ns.limits.statement's and ns.limits.scopes' limit facets.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.verify.6",
+    "reason": "Each resolution failure (unknown, disagreeing, dropped, hanging) is its own refused case, with no principal or part to spread over.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.version.1",
+    "reason": "The one protocol version, refused in any other.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.version.resource-grant-removed",
+    "reason": "An exchange the RP does not offer, one case.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.version.resume-additive",
+    "reason": "The resume delivery leaves the signed bytes unchanged, one case.",
+    "area": "rp"
+  },
+  {
+    "rule": "ns.version.vectors",
+    "reason": "The shared vectors, each judged as its own case by the vectors suite.",
+    "area": "rp"
+  }
+];

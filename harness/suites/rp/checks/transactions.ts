@@ -153,6 +153,7 @@ function transactionResumeWithoutCookieCheck(target: RpTarget): Check {
     title: 'resume without the binding cookie does not complete, and the code cannot be used afterwards by the right browser either',
     rules: ['ns.transaction.resume-refused', 'ns.transport.resume'],
     context: [...DRIVE, 'ns.auth.6'],
+    cells: [{ rule: 'ns.transaction.resume-refused', facet: 'who', value: 'no-binding-cookie', operation: 'resumeLogin' }],
     run: async (s, e) => {
       const { started: t, delivered: d, resumeUri: uri } = await s.approveSameDevice();
       if (!e.that(uri !== undefined, `the delivery answered ${said(d)}, without resume_uri`)) return;
@@ -170,6 +171,7 @@ function transactionResumeWrongCodeCheck(target: RpTarget): Check {
     title: 'resume with the binding cookie but a wrong or missing code does not complete',
     rules: ['ns.transaction.resume-refused'],
     context: DRIVE,
+    cells: [{ rule: 'ns.transaction.resume-refused', facet: 'who', value: 'wrong-code', operation: 'resumeLogin' }],
     run: async (s, e) => {
       const { started: t, delivered: d, resumeUri: uri } = await s.approveSameDevice();
       if (!e.that(uri !== undefined, `the delivery answered ${said(d)}, without resume_uri`)) return;
@@ -190,7 +192,10 @@ function transactionResumeUsedCodeCheck(target: RpTarget): Check {
     title: 'a resume code completes once; used again (same browser or another) it signs nobody in',
     rules: ['ns.transaction.resume-refused', 'ns.limits.resume-code'],
     context: [...DRIVE, 'ns.transaction.resume'],
-    cells: [{ rule: 'ns.limits.resume-code', facet: 'once', value: 'replay', operation: 'resumeLogin' }],
+    cells: [
+      { rule: 'ns.limits.resume-code', facet: 'once', value: 'replay', operation: 'resumeLogin' },
+      { rule: 'ns.transaction.resume-refused', facet: 'who', value: 'used-code', operation: 'resumeLogin' },
+    ],
     run: async (s, e) => {
       const { started: t, delivered: d, resumeUri: uri } = await s.approveSameDevice();
       if (!e.that(uri !== undefined, `the delivery answered ${said(d)}, without resume_uri`)) return;
@@ -203,12 +208,38 @@ function transactionResumeUsedCodeCheck(target: RpTarget): Check {
   });
 }
 
+/** How many resumes of one code race (the matrix's race cell: "raced 20 ways"). */
+export const RESUME_RACE = 20;
+
+function transactionResumeRaceCheck(target: RpTarget): Check {
+  return rpCheck(target, {
+    id: 'rp/transaction/resume-race',
+    title: `${RESUME_RACE} concurrent resumes of one code by the starting browser: exactly one signs it in`,
+    rules: ['ns.limits.resume-code', 'ns.transaction.resume-refused'],
+    context: [...DRIVE, 'ns.transaction.resume'],
+    cells: [{ rule: 'ns.limits.resume-code', facet: 'once', value: 'race', operation: 'resumeLogin' }],
+    run: async (s, e) => {
+      const { started: t, delivered: d, resumeUri: uri } = await s.approveSameDevice();
+      if (!e.that(uri !== undefined, `the delivery answered ${said(d)}, without resume_uri`)) return;
+      // Each with the binding cookie, so only the code's single use can refuse all but one. A
+      // sign-in shows as a session cookie; a refusal may be any status, or a page without one.
+      const answers = await Promise.all(Array.from({ length: RESUME_RACE }, () => s.resume(uri as string, t.browser)));
+      const won = answers.filter((a) => a.status < 400 && a.setCookies.length > 0);
+      e.that(won.length === 1, `${won.length} of ${RESUME_RACE} concurrent resumes of one code signed the browser in, expected exactly 1 (statuses ${answers.map((a) => a.status).join(',')})`);
+    },
+  });
+}
+
 function transactionCrossDeviceCheck(target: RpTarget): Check {
   return rpCheck(target, {
     id: 'rp/transaction/cross-device',
     title: 'cross device: a delivery with the right match code is approved without resume_uri, and the poll with the poll secret completes',
     rules: ['ns.transaction.cross-device', 'ns.transaction.poll', 'ns.transport.cross-device-poll', 'ns.transport.poll', 'ns.delivery.receipt'],
     context: [...DRIVE, 'ns.delivery.body'],
+    cells: [
+      { rule: 'ns.transaction.poll', facet: 'who', value: 'poll-secret-holder', operation: 'pollTransaction' },
+      { rule: 'ns.transaction.poll', facet: 'who', value: 'stranger', operation: 'pollTransaction' },
+    ],
     run: async (s, e) => {
       const t = await s.start();
       const who = await s.identity();
@@ -230,6 +261,7 @@ function transactionMatchWrongCheck(target: RpTarget): Check {
     title: 'a wrong match code is refused and ends the transaction; the right code afterwards does not revive it',
     rules: ['ns.transaction.match-wrong', 'ns.limits.match-code'],
     context: DRIVE,
+    cells: [{ rule: 'ns.transaction.match-wrong', facet: 'lifecycle', value: 'approval', operation: 'postDelivery' }],
     run: async (s, e) => {
       const { t, wrong, right, approval } = await wrongThenRight(s);
       e.that(refused(wrong), `a wrong match code answered ${said(wrong)}`);
@@ -453,6 +485,7 @@ export function transactionChecks(target: RpTarget): Check[] {
     transactionResumeWithoutCookieCheck(target),
     transactionResumeWrongCodeCheck(target),
     transactionResumeUsedCodeCheck(target),
+    transactionResumeRaceCheck(target),
     transactionCrossDeviceCheck(target),
     transactionMatchWrongCheck(target),
     codesTransactionMatchWrongCheck(target),

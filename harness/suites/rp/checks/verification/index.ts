@@ -18,6 +18,7 @@ import { bindingScenarios } from './binding.ts';
 import { rule6Scenarios } from './rule-6.ts';
 import { rule7Scenarios } from './rule-7.ts';
 import { orderScenarios } from './order.ts';
+import { swapScenarios } from './swap.ts';
 
 export { runScenario, verificationChecks } from './checks.ts';
 export { nonCanonicalS, type Scenario, type ScenarioResult } from './scenario.ts';
@@ -33,6 +34,7 @@ export function scenarios(profile: Profile): Scenario[] {
     ...bindingScenarios(profile),
     ...rule6Scenarios(profile),
     ...rule7Scenarios(profile),
+    ...swapScenarios(profile),
     ...orderScenarios(profile),
   ];
 }

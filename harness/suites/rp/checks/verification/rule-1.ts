@@ -68,6 +68,18 @@ function rule1InvalidIdentityScenario(profile: Profile): Scenario {
   };
 }
 
+function identityInnerSpaceScenario(_profile: Profile): Scenario {
+  return {
+    name: 'identity/inner-space',
+    title: 'an identity with a space inside it (signed without) is refused: only surrounding spaces are trimmed',
+    rules: ['ns.response.identity'],
+    context: ['ns.verify.1', 'ns.canonical.lines'],
+    expect: R(400, 'invalid_identity'),
+    cells: [{ rule: 'ns.response.identity', facet: 'normalization', value: 'near-miss' }],
+    build: (m) => ({ ...m.genuine, identity: m.who.identity.replace('.', ' .') }),
+  };
+}
+
 /** In the order the checks run. */
 export function rule1Scenarios(profile: Profile): Scenario[] {
   return [
@@ -77,5 +89,6 @@ export function rule1Scenarios(profile: Profile): Scenario[] {
     rule1MissingSignatureScenario(profile),
     rule1MissingIdentityScenario(profile),
     rule1InvalidIdentityScenario(profile),
+    identityInnerSpaceScenario(profile),
   ];
 }

@@ -22,6 +22,7 @@ function rule3StatementTooLongScenario(_profile: Profile): Scenario {
     rules: ['ns.verify.3', 'ns.limits.statement'],
     context: ['ns.request.statement'],
     expect: R(400, 'invalid_statement'),
+    cells: [{ rule: 'ns.limits.statement', facet: 'limit', value: 'past' }],
     build: (m) => signedWith(m, { statement: 'é'.repeat(Math.floor(limits.statement_max_bytes / 2)) + 'x' }),
   };
 }

@@ -11,7 +11,10 @@ function rule4ExpiredScenario(_profile: Profile): Scenario {
     rules: ['ns.verify.4', 'ns.transaction.expiry'],
     context: ['ns.request.timestamps'],
     expect: R(400, 'expired'),
-    cells: [{ rule: 'ns.verify.4', facet: 'expiry', value: 'outside' }],
+    cells: [
+      { rule: 'ns.verify.4', facet: 'expiry', value: 'outside' },
+      { rule: 'ns.transaction.expiry', facet: 'window', value: 'outside' },
+    ],
     build: (m) => signedWith(m, { issued_at: formatRfc3339(now() - (win - 30) * 1000), expires_at: formatRfc3339(now() - 30_000) }),
   };
 }
@@ -23,7 +26,10 @@ function rule4WindowTooLongScenario(_profile: Profile): Scenario {
     rules: ['ns.verify.4', 'ns.limits.window'],
     context: ['ns.request.window'],
     expect: R(400, 'window_too_long'),
-    cells: [{ rule: 'ns.verify.4', facet: 'span', value: 'outside' }],
+    cells: [
+      { rule: 'ns.verify.4', facet: 'span', value: 'outside' },
+      { rule: 'ns.limits.window', facet: 'window', value: 'outside' },
+    ],
     build: (m) => signedWith(m, { expires_at: isoShift(m.request.issued_at, win + 1) }),
   };
 }
@@ -34,7 +40,10 @@ function rule4IssuedInFutureScenario(_profile: Profile): Scenario {
     title: `issued_at ${skew + 60} s ahead (re-signed) is refused`,
     rules: ['ns.verify.4', 'ns.limits.clock-skew'],
     expect: R(400, 'issued_in_future'),
-    cells: [{ rule: 'ns.verify.4', facet: 'skew', value: 'outside' }],
+    cells: [
+      { rule: 'ns.verify.4', facet: 'skew', value: 'outside' },
+      { rule: 'ns.limits.clock-skew', facet: 'window', value: 'outside' },
+    ],
     build: (m) => signedWith(m, { issued_at: formatRfc3339(now() + (skew + 60) * 1000), expires_at: formatRfc3339(now() + (skew + 120) * 1000) }),
   };
 }

@@ -174,6 +174,31 @@ function rule7ProofExpiredScenario(_profile: Profile): Scenario {
   };
 }
 
+function rule7ProofJustExpiredScenario(_profile: Profile): Scenario {
+  return {
+    name: '7/proof-just-expired',
+    title: 'a session proof that expired 2 seconds ago is refused',
+    rules: ['ns.verify.7', 'ns.session-proof.validation'],
+    expect: R(401, 'session_proof_invalid'),
+    cells: [{ rule: 'ns.session-proof.validation', facet: 'expiry', value: 'outside' }],
+    build: (m) => sessionApproval(m, session(m, { issuedAt: now() - 3600_000 - 2000, ttlSeconds: 3600 })),
+  };
+}
+
+function rule7ProofTtlJustOverScenario(_profile: Profile): Scenario {
+  return {
+    name: '7/proof-ttl-just-over',
+    title: `a session proof of ${limits.session_ttl_max_seconds} s plus one second is refused`,
+    rules: ['ns.verify.7', 'ns.session-proof.ttl', 'ns.limits.session-ttl'],
+    expect: R(401, 'session_proof_invalid'),
+    cells: [
+      { rule: 'ns.session-proof.ttl', facet: 'window', value: 'outside' },
+      { rule: 'ns.limits.session-ttl', facet: 'window', value: 'outside' },
+    ],
+    build: (m) => sessionApproval(m, session(m, { issuedAt: now() - 60_000, ttlSeconds: limits.session_ttl_max_seconds + 1 })),
+  };
+}
+
 function rule7ProofTtlOverCapScenario(_profile: Profile): Scenario {
   return {
     name: '7/proof-ttl-over-cap',
@@ -200,6 +225,7 @@ function rule7ProofWrongSignerScenario(_profile: Profile): Scenario {
     title: 'a session proof signed by another key than the identity key is refused',
     rules: ['ns.verify.7', 'ns.session-proof.signature'],
     expect: R(401, 'session_proof_invalid'),
+    cells: [{ rule: 'ns.session-proof.signature', facet: 'who', value: 'other-key' }],
     build: (m) => sessionApproval(m, session(m, { proofSeed: new Uint8Array(randomBytes(32)) })),
   };
 }
@@ -250,6 +276,8 @@ export function rule7Scenarios(profile: Profile): Scenario[] {
     rule7KeyIdInvalidScenario(profile),
     rule7ProofMissingFieldScenario(profile),
     rule7ProofExpiredScenario(profile),
+    rule7ProofJustExpiredScenario(profile),
+    rule7ProofTtlJustOverScenario(profile),
     rule7ProofTtlOverCapScenario(profile),
     rule7ProofBadKeyEncodingScenario(profile),
     rule7ProofWrongSignerScenario(profile),
