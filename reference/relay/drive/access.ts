@@ -16,8 +16,10 @@ import type { ChunkStore } from './chunks.ts';
 import { rosterGroup } from './groups.ts';
 import type { DriveEvents } from './events.ts';
 import type { DriveStore, NodeRow, ShareRow } from './store.ts';
+import { ALLOW, type Action, type DriveSeams, type Role } from './roles.ts';
 
-export type Role = 'read' | 'write' | 'admin' | 'append' | 'create';
+export { ALLOW, type Action, type DriveSeams, type Role } from './roles.ts';
+
 /** A member's `groups`: group identities whose roster it presented (ra.drive.group-members). */
 export type Caller = { kind: 'owner'; known: Known } | { kind: 'member'; known: Known; groups: string[] } | { kind: 'link'; share: ShareRow };
 
@@ -29,33 +31,6 @@ export interface Drive {
   events: DriveEvents;
   links: LinkTokens;
   quota: number;
-}
-
-const READ: readonly Role[] = ['read', 'write', 'admin'];
-/** Which roles allow each action (ra.drive.roles). */
-export const ALLOW = {
-  read: READ,
-  write: ['write', 'admin'],
-  admin: ['admin'],
-  append: ['append', 'write', 'admin'],
-  create: ['create', 'write', 'admin'],
-  upload: ['append', 'create', 'write', 'admin'],
-} as const satisfies Record<string, readonly Role[]>;
-export type Action = keyof typeof ALLOW;
-
-/**
- * The access decisions a broken variant may replace (reference/variants/drive-matrix.ts, through the
- * config's `driveSeams`, only for the harness's own tests); each default is the rule.
- */
-export interface DriveSeams {
-  /** Whether holding `roles` allows `action` (ra.drive.roles). */
-  allows(action: Action, roles: ReadonlySet<Role>): boolean;
-  /** Whether `share` holds on the node whose lineage (the node, then its folders up to the root) is `lineage`. */
-  covers(d: Drive, drive: string, share: ShareRow, lineage: readonly NodeRow[]): boolean | Promise<boolean>;
-  /** Whether `share` has expired at `now` (ms). */
-  expired(share: ShareRow, now: number): boolean;
-  /** Whether the `X-Svc-Link-Verifier` sent (null: none) opens a link whose verifier_hash is `hash`. */
-  verifies(hash: string, sent: string | null): boolean;
 }
 
 export const RULE_SEAMS: DriveSeams = {
