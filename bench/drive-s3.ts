@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { Authority } from '../harness/actors/authority/index.ts';
 import type { ReferenceChild } from '../harness/run/spawn.ts';
 import { cpuWatch, describeCpu, verdict, type CpuReport } from './cpu.ts';
-import { chunksPerFile, expectAll, FILES, mib, openDrive, prepareUpload, upload, UPLOAD_CONCURRENCY } from './drive.ts';
+import { chunksPerFile, expectAll, FILES, mib, openDrive, prepareUpload, upload, UPLOAD_CONCURRENCY } from './drive-upload.ts';
 import { isMissing, spawnBenchRelay, startCeph, type Ceph } from './engines.ts';
 import { serialize } from './loadgen.ts';
 import type { BenchRow } from './verifier.ts';

@@ -3,7 +3,7 @@
 // fresh key, which the printed link string carries; `watch` follows the drive's event stream
 // until the relay closes it (a member's, when its last share ends).
 import { Option } from 'commander';
-import type { Common, DriveKit } from './drive.ts';
+import type { Common, DriveKit } from './drive-kit.ts';
 import { parsePositive } from './shared.ts';
 
 type Obj = Record<string, unknown>;

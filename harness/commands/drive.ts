@@ -5,8 +5,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Command } from 'commander';
 import type { CommandContext } from '../actors/command-context.ts';
-import type { DriveTree, Opened } from '../actors/drive/tree.ts';
-import type { RelayIdentity } from '../actors/relay/index.ts';
+import type { Opened } from '../actors/drive/tree.ts';
+import type { Common, DriveKit, Session } from './drive-kit.ts';
 import { registerShareCommands } from './drive-share.ts';
 import { DEFAULT_SERVICE_NAME } from '../../protocol/common/profile.ts';
 
@@ -28,23 +28,6 @@ Examples (two relays and a test authority on loopback, see docs/drive.md):
   $ svc-conformance drive watch --drive alice.a.relay.test --key bob.json --relay http://127.0.0.1:8441
   $ svc-conformance drive unshare 3f2a… --key alice.json --relay http://127.0.0.1:8441
 `;
-
-export interface Common {
-  key?: string;
-  relay?: string;
-  drive?: string;
-  share?: string;
-  serviceName: string;
-}
-
-/** The caller's view of a drive: the tree, where paths start, and who signs. */
-export interface Session {
-  tree: DriveTree;
-  id?: RelayIdentity;
-  /** The root (owner, undefined before the first write) or the shared node. */
-  start?: Opened;
-  owner: boolean;
-}
 
 export function registerDriveCommands(program: Command, ctx: CommandContext): void {
   const { io } = ctx;
@@ -68,17 +51,6 @@ export function registerDriveCommands(program: Command, ctx: CommandContext): vo
   lsCommand(kit);
   mkdirCommand(kit);
   registerShareCommands(kit);
-}
-
-/** What the drive subcommands share: the parent command, output, and opening a drive. */
-export interface DriveKit {
-  drive: Command;
-  io: CommandContext['io'];
-  run: (label: string, body: () => Promise<number>) => () => Promise<void>;
-  keyed: typeof keyed;
-  session: typeof session;
-  at: typeof at;
-  httpClient: typeof httpClient;
 }
 
 /** The options every keyed drive command takes. */

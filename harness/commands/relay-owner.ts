@@ -5,7 +5,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline/promises';
 import { Option } from 'commander';
-import type { RelayKit } from './relay.ts';
+import type { RelayKit } from './relay-kit.ts';
 import { DEFAULT_SERVICE_NAME } from '../../protocol/common/profile.ts';
 
 const ALGS = { es256: -7, eddsa: -8, rs256: -257 } as const;

@@ -3,6 +3,7 @@
 // provider would), send a sealed message, and read (and open) the mail waiting.
 import type { Command } from 'commander';
 import type { CommandContext } from '../actors/command-context.ts';
+import type { RelayKit } from './relay-kit.ts';
 import { registerOwnerCommands } from './relay-owner.ts';
 import { DEFAULT_SERVICE_NAME } from '../../protocol/common/profile.ts';
 
@@ -23,16 +24,6 @@ The owner's side (see docs/walkthrough.md):
   $ svc-conformance relay pair approve --key alice.json --relay http://127.0.0.1:8441 --code XXXX-XXXX
   $ svc-conformance relay system put relay/inbox-policy.json --key alice.json --relay http://127.0.0.1:8441 --json '{"version":1,"mode":"open"}'
 `;
-
-/** What the relay subcommands share: the parent command, output, and key/client loaders. */
-export interface RelayKit {
-  relay: Command;
-  io: CommandContext['io'];
-  run: (label: string, body: () => Promise<number>) => () => Promise<void>;
-  load: (file: string) => Promise<import('../actors/relay/index.ts').RelayIdentity>;
-  client: (url: string, service: string) => Promise<import('../actors/relay/index.ts').RelayClient>;
-  refused: (what: string, r: { status: number; text(): string }) => number;
-}
 
 const loadKey = async (file: string) => (await import('../actors/relay/keyfile.ts')).readRelayKey(file);
 

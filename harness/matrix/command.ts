@@ -2,12 +2,12 @@
 // without a server), as text, Markdown or JSON; with --strict, exit 1 on an EMPTY cell or an
 // invalid claim.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import type { CliIO } from '../commands/shared.ts';
 import { ConfigError, EXIT_FAIL, EXIT_PASS } from '../run/exit.ts';
 import type { Check, RuleEntry } from '../run/model.ts';
 import { buildMatrix, isEmpty, type FacetLike, type Matrix, type MatrixFilter, type OneCaseLike } from './matrix.ts';
 import { renderJson, renderMarkdown, renderText } from './render.ts';
 import { ruleMatches } from '../run/select.ts';
+import type { Output } from '../report/console.ts';
 
 export interface MatrixFlags {
   doc?: number;
@@ -65,7 +65,7 @@ Examples:
   $ npm run matrix            (writes docs/matrix.md)
 `;
 
-export function registerMatrixCommand(cmd: Command, ctx: { io: CliIO; setCode(code: number): void; sources?: () => Promise<MatrixSources> }): void {
+export function registerMatrixCommand(cmd: Command, ctx: { io: { stdout: Output }; setCode(code: number): void; sources?: () => Promise<MatrixSources> }): void {
   cmd
     .description('print the rule matrix: rule × facet × value × operation → the checks that fill each cell, its unfilled reason, or EMPTY')
     .option('--doc <n>', 'only the rules of document N (1 native sign-in, 2 OIDC bridge, 3 relay API)', (v: string) => {

@@ -8,32 +8,14 @@ import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { matchRedirect, registrableRedirect, sectorOf } from '../../protocol/bridge/redirect.ts';
 import { urlClientRedirectAllowed, verifiedHost } from '../../protocol/bridge/url-client.ts';
 import { URL_CLIENT_SEAMS } from './url-client-seams.ts';
-import type { BridgeContext } from './context.ts';
+import type { AuthMethod, Client } from './client.ts';
 import { UrlClientError, UrlClients } from './url-clients.ts';
 import { hashSecret, sameHash } from '../shared/secrets.ts';
 import type { NonceStore } from '../../protocol/signin/nonce.ts';
 
-export type AuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
-const METHODS: readonly AuthMethod[] = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
+export type { AuthMethod, Client } from './client.ts';
 
-export interface Client {
-  clientId: string;
-  name: string;
-  redirectUris: string[];
-  authMethod: AuthMethod;
-  /** SHA-256 (base64url) of each valid secret: two during a rotation. */
-  secretHashes: string[];
-  jwks?: JSONWebKeySet;
-  /** private_key_jwt with a linked key set (a console client): fetched under the URL client fetch rules. */
-  jwksUri?: string;
-  firstParty: boolean;
-  sector: string;
-  /** Who registered it (console clients), or the operator for static ones. */
-  owner: string;
-  suspended: boolean;
-  /** A URL client ID: whether it published a document, and its same-origin logo. */
-  url?: { published: boolean; logoUri?: string };
-}
+const METHODS: readonly AuthMethod[] = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
 
 export class ClientFileError extends Error {}
 
@@ -145,7 +127,7 @@ export function allowedRedirect(client: Client, asked: string): boolean {
  * Whether consent may call the redirect host verified (ob.clients.url-consent): for a URL client,
  * the redirect is on the client_id's own host; other clients were registered with their hosts.
  */
-export const hostVerified = (ctx: Pick<BridgeContext, 'clients'>, client: Client, redirectUri: string): boolean =>
+export const hostVerified = (ctx: { clients: Pick<ClientRegistry, 'urlClients'> }, client: Client, redirectUri: string): boolean =>
   client.url ? (ctx.clients.urlClients?.seams ?? URL_CLIENT_SEAMS).hostVerified(verifiedHost(client.clientId, redirectUri)) : true;
 
 export { UrlClientError };

@@ -12,8 +12,9 @@ import { limits } from '../../schemas/ts/limits.ts';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import type { components } from '../../schemas/ts/http/bridge.ts';
 import type { components as objects } from '../../schemas/ts/objects.ts';
-import { PATHS, type BridgeContext } from './context.ts';
-import type { BridgeTx } from './store.ts';
+import type { ClientRegistry } from './clients.ts';
+import { PATHS } from './paths.ts';
+import type { BridgeStore, BridgeTx } from './store.ts';
 import { leakedMatch, promptType, pushLimits } from './variants/push.ts';
 
 export interface PushConfig {
@@ -27,16 +28,25 @@ export interface PushConfig {
   intervalSeconds: number;
 }
 
+/** What push reads of the bridge's context (context.ts, which holds this module's PushConfig). */
+export interface PushContext {
+  config: { issuer: string; breakage: ReadonlySet<string> };
+  clients: Pick<ClientRegistry, 'get'>;
+  store: Pick<BridgeStore, 'claimPush' | 'pushDone' | 'audit'>;
+  now: () => number;
+  log: (line: string, level?: 'error') => void;
+}
+
 type AuthRequest = objects['schemas']['AuthRequest'];
 export type PushView = NonNullable<components['schemas']['TransactionView']['push']>;
 
 /** The key file the push command signs with. */
 export const pushKeyFile = (push: PushConfig): string => join(push.home, 'key.json');
 
-const limitsOf = (ctx: BridgeContext, push: PushConfig) => pushLimits(ctx, limits.push_prompts_max, push.intervalSeconds * 1000);
+const limitsOf = (ctx: PushContext, push: PushConfig) => pushLimits(ctx, limits.push_prompts_max, push.intervalSeconds * 1000);
 
 /** What the waiting page and the status view show of push (ob.contract.push). */
-export function pushView(ctx: BridgeContext, push: PushConfig, tx: BridgeTx): PushView {
+export function pushView(ctx: PushContext, push: PushConfig, tx: BridgeTx): PushView {
   const { max, intervalMs } = limitsOf(ctx, push);
   const out: PushView = { identity: push.identity, sent: tx.pushSent, remaining: Math.max(0, Math.min(limits.push_prompts_max, max) - tx.pushSent) };
   const next = tx.pushAt === null ? 0 : tx.pushAt + intervalMs;
@@ -46,7 +56,7 @@ export function pushView(ctx: BridgeContext, push: PushConfig, tx: BridgeTx): Pu
 }
 
 /** The prompt's plaintext (spec/objects/auth-request.schema.json). */
-export function promptBody(ctx: BridgeContext, tx: BridgeTx): AuthRequest {
+export function promptBody(ctx: PushContext, tx: BridgeTx): AuthRequest {
   const client = ctx.clients.get(tx.clientId);
   return {
     version: 1,
@@ -62,7 +72,7 @@ export function promptBody(ctx: BridgeContext, tx: BridgeTx): AuthRequest {
  * One prompt, if the sign-in may still send one: the count and time are claimed atomically
  * first (of two racing presses one sends), then the command runs. `undefined` when none is due.
  */
-export async function sendPrompt(ctx: BridgeContext, push: PushConfig, tx: BridgeTx): Promise<'sent' | 'failed' | undefined> {
+export async function sendPrompt(ctx: PushContext, push: PushConfig, tx: BridgeTx): Promise<'sent' | 'failed' | undefined> {
   const { max, intervalMs } = limitsOf(ctx, push);
   const now = ctx.now();
   if (tx.pushTo === null || !(await ctx.store.claimPush(tx.id, tx.requestId!, now, max, intervalMs))) return undefined;

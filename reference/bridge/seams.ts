@@ -3,7 +3,7 @@
 // record or the code's (a code's expiry, its PKCE challenge, whether a client needs PKCE). The reference's own answers are these defaults;
 // a variant's replacements come only with SVC_REFERENCE_ALLOW_BREAKAGE=1 (see wire.ts).
 import { verifierMatches } from '../../protocol/bridge/pkce.ts';
-import type { Client } from './clients.ts';
+import type { Client } from './client.ts';
 
 export interface BridgeSeams {
   /** Whether a code that expires at `expiresAt` (ms) is expired at `now` (ob.code.format). */

@@ -13,7 +13,7 @@ import type { JSONWebKeySet } from 'jose';
 import { clientIdUrl, privateAddress, urlClientCacheSeconds, urlClientDocument, URL_CLIENT_FETCH, type UrlClientDocument } from '../../protocol/bridge/url-client.ts';
 import type { RuleId } from '../../schemas/ts/rules.ts';
 import { Dns } from '../resolve/dns.ts';
-import type { Client } from './clients.ts';
+import type { Client } from './client.ts';
 import type { UrlClientSeams } from './url-client-seams.ts';
 import { urlClientSeams } from '../variants/url-clients.ts';
 

@@ -1,6 +1,6 @@
 // The relay's configuration (what `svc-reference relay` flags and the document's environment
 // names set) and the context every handler gets.
-import type { Pairings } from './pairing.ts';
+import type { Pairings } from './pairings.ts';
 import type { Profile } from '../../protocol/common/profile.ts';
 import type { Resolver } from '../../protocol/signin/resolver.ts';
 import type { RelayStore } from './store.ts';
@@ -10,7 +10,7 @@ import type { RateLimits } from './rate-limits.ts';
 import type { DnsProviders } from './dns-providers.ts';
 import type { S3Location } from './drive/s3-chunks.ts';
 import type { RelayState } from './state.ts';
-import type { DriveSeams } from './drive/access.ts';
+import type { DriveSeams } from './drive/roles.ts';
 import type { RelaySeams } from './seams.ts';
 
 /** Deliberate faults for the suite's negative tests (only with SVC_REFERENCE_ALLOW_BREAKAGE=1). */

@@ -9,7 +9,10 @@
 // sleeps, blocking this process's event loop): it gives up at once and the batch is retried on
 // a later turn, so requests keep being read and verified meanwhile. After the connection's busy
 // timeout has passed without the lock, the batch fails as a busy statement would.
-import type { Db } from './sqlite.ts';
+import type Database from 'better-sqlite3';
+
+/** A better-sqlite3 handle (sqlite.ts opens it; named here so this module needs nothing of it). */
+type Db = Database.Database;
 
 interface Pending {
   op: () => unknown;

@@ -6,7 +6,7 @@ import { profileFor } from '../../protocol/common/profile.ts';
 import { PATHS } from '../bridge/context.ts';
 import { verifierMatches } from '../../protocol/bridge/pkce.ts';
 import type { BridgeSeams } from '../bridge/seams.ts';
-import { at, untouched, type Next, type Wire, type WireVariant } from './wire.ts';
+import { at, untouched, type Next, type Wire, type WireVariant } from './kit.ts';
 
 const ids = profileFor().ids;
 

@@ -4,7 +4,7 @@ import { profileFor } from '../../protocol/common/profile.ts';
 import { decodeObject, encodeObject } from '../../protocol/common/codec.ts';
 import { PATHS } from '../bridge/context.ts';
 import type { RuleId } from '../../schemas/ts/rules.ts';
-import { answer, at, editHeaders, editJson, editRequest, jsonAnswer, withBody, type Wire, type WireVariant } from './wire.ts';
+import { answer, at, editHeaders, editJson, editRequest, jsonAnswer, withBody, type Wire, type WireVariant } from './kit.ts';
 
 const profile = profileFor();
 const ids = profile.ids;

@@ -4,7 +4,7 @@
 // wire speaks only the earlier ones, so a suite can show its document checks pass against both
 // (issue 26: "Prove it by running the relay and drive suites' document checks against the
 // reference in each dialect"). It is not a broken variant: it breaks no rule of the document.
-import { jsonAnswer, withBody, type Wire } from './wire.ts';
+import { jsonAnswer, withBody, type Wire } from './kit.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);

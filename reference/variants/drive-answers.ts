@@ -3,7 +3,7 @@
 // broken variants out of the request path").
 import { profileFor } from '../../protocol/common/profile.ts';
 import { codeOf } from '../shared/errors.ts';
-import { answer, editJson, jsonAnswer, withBody, type Wire, type WireVariant } from './wire.ts';
+import { answer, editJson, jsonAnswer, withBody, type Wire, type WireVariant } from './kit.ts';
 
 const ids = profileFor().ids;
 const get = (pattern: RegExp) => (req: Request, url: URL) => req.method === 'GET' && pattern.test(url.pathname);

@@ -7,7 +7,7 @@
 import { profileFor } from '../../protocol/common/profile.ts';
 import type { DriveSeams } from '../relay/drive/access.ts';
 import { RULE_SEAMS } from '../relay/drive/access.ts';
-import { editRequest, type Wire, type WireVariant } from './wire.ts';
+import { editRequest, type Wire, type WireVariant } from './kit.ts';
 
 const ids = profileFor().ids;
 const pass: Wire = (req, next) => next(req);

@@ -1,7 +1,7 @@
 // The reference relay's drive broken on the wire, one rule each (see wire.ts): bugs found from
 // outside by driving the deployed system's own client against the reference (issue 26, item 4).
 import { profileFor } from '../../protocol/common/profile.ts';
-import { answer, editJson, jsonAnswer, withBody, type Next, type Wire, type WireVariant } from './wire.ts';
+import { answer, editJson, jsonAnswer, withBody, type Next, type Wire, type WireVariant } from './kit.ts';
 
 const ids = profileFor().ids;
 /** Node's default limit on a request's headers, all together. */

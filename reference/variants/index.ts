@@ -1,5 +1,5 @@
 // Every wire variant, keyed `<suite>/<name>` (SVC_REFERENCE_WIRE).
-import type { WireVariant } from './wire.ts';
+import type { WireVariant } from './kit.ts';
 import { RP_WIRE } from './rp.ts';
 import { BRIDGE_WIRE } from './bridge.ts';
 import { BRIDGE_MATRIX_WIRE } from './bridge-matrix.ts';

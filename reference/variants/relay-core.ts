@@ -13,7 +13,7 @@ import { parseKey } from '../../protocol/common/keys.ts';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { formatRfc3339 } from '../../protocol/common/time.ts';
 import { limits } from '../../schemas/ts/limits.ts';
-import { jsonAnswer, type Next, type Wire, type WireVariant } from './wire.ts';
+import { jsonAnswer, type Next, type Wire, type WireVariant } from './kit.ts';
 
 const profile = profileFor();
 const ids = profile.ids;

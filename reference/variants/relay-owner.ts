@@ -12,7 +12,7 @@ import { profileFor } from '../../protocol/common/profile.ts';
 import { normalizeShortCode } from '../../protocol/signin/reference.ts';
 import { verifyDrive } from '../../protocol/relay/drive/sign.ts';
 import { limits } from '../../schemas/ts/limits.ts';
-import { jsonAnswer, type Next, type Wire, type WireVariant } from './wire.ts';
+import { jsonAnswer, type Next, type Wire, type WireVariant } from './kit.ts';
 
 const profile = profileFor();
 const ids = profile.ids;

@@ -6,7 +6,7 @@ import { profileFor } from '../../protocol/common/profile.ts';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import { registrableDomain } from '../../protocol/relay/rp-id.ts';
 import { challengeCandidates } from '../../protocol/relay/webauthn.ts';
-import { answer, at, editHeaders, editJson, jsonAnswer, withBody, type Next, type Wire, type WireVariant } from './wire.ts';
+import { answer, at, editHeaders, editJson, jsonAnswer, withBody, type Next, type Wire, type WireVariant } from './kit.ts';
 
 const ids = profileFor().ids;
 const ok202 = () => jsonAnswer({ id: 'dropped' }, 202);

@@ -11,8 +11,8 @@
 import { formatRfc3339, parseRfc3339 } from '../../protocol/common/time.ts';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import { limits } from '../../schemas/ts/limits.ts';
-import type { Input, VerifierVariant } from './verifier.ts';
-import type { WireVariant } from './wire.ts';
+import type { Input, VerifierVariant } from './verifier-kit.ts';
+import type { WireVariant } from './kit.ts';
 
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 

@@ -5,7 +5,7 @@ import { decodeObject, encodeObject } from '../../protocol/common/codec.ts';
 import { encodeBase64url, utf8 } from '../../protocol/common/base64.ts';
 import { pathsFor } from '../rp/config.ts';
 import { rpMatrixWire } from './rp-matrix.ts';
-import { answer, at, both, editHeaders, editJson, editRequest, jsonAnswer, withBody, type Wire, type WireVariant } from './wire.ts';
+import { answer, at, both, editHeaders, editJson, editRequest, jsonAnswer, withBody, type Wire, type WireVariant } from './kit.ts';
 
 const profile = profileFor();
 const p = pathsFor(profile);

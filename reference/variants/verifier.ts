@@ -6,7 +6,6 @@
 // - resolve-first: the identity is resolved before the cheap rules run;
 // - unbound, unbound-proof: one signed line is left unbound (rp-matrix.ts);
 // - rewrite: the approval is normalized its own way before the verifier reads it.
-import type { ErrorCode, RuleId } from '../../schemas/ts/rules.ts';
 import type { Profile } from '../../protocol/common/profile.ts';
 import { canonicalString } from '../../protocol/common/canonical.ts';
 import { decodeBase64Any } from '../../protocol/common/base64.ts';
@@ -18,27 +17,8 @@ import type { Verdict, Verifier } from '../../protocol/signin/verifier.ts';
 import { parseKey } from '../../protocol/common/keys.ts';
 import { RP_LIMIT_VERIFIER_VARIANTS, RP_MATRIX_VERIFIER_VARIANTS } from './rp-matrix.ts';
 
-export type Input = Record<string, unknown>;
-
-export type VerifierBreak =
-  | { kind: 'ignore'; code: ErrorCode; detail?: string; when?: (r: Input) => boolean }
-  | { kind: 'refuse'; when: (r: Input) => boolean; code: ErrorCode }
-  | { kind: 'accept-also'; strings: (lines: string[]) => string[] }
-  | { kind: 'resolve-first' }
-  /** The signature verifies over the canonical string with `field` at any of `near(value)` too (rp-matrix.ts). */
-  | { kind: 'unbound'; field: string; near: (value: unknown) => unknown[] }
-  /** The session proof's identity signature verifies with its `field` at any of `near(value)` too. */
-  | { kind: 'unbound-proof'; field: string; near: (value: unknown) => unknown[] }
-  /** The approval is rewritten before the verifier reads it (a normalization of its own). */
-  | { kind: 'rewrite'; edit: (r: Input) => Input };
-
-export interface VerifierVariant {
-  rule: RuleId;
-  /** Rules that restate the same requirement (a limit restating a rule): proven by the same variant. */
-  restates?: RuleId[];
-  what: string;
-  break: VerifierBreak;
-}
+export type { Input, VerifierBreak, VerifierVariant } from './verifier-kit.ts';
+import type { Input, VerifierBreak, VerifierVariant } from './verifier-kit.ts';
 
 const SCOPES_LINE = 10;
 const swaps = (l: string[]) => l.slice(1).map((_, i) => [...l.slice(0, i), l[i + 1]!, l[i]!, ...l.slice(i + 2)].join('\n'));

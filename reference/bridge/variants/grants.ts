@@ -1,13 +1,12 @@
 // Deliberately broken transactions, consent and grants (hidden --break flags, only with
 // SVC_REFERENCE_ALLOW_BREAKAGE=1), each breaking exactly one MUST of document 2. The request path
 // keeps its correct code and asks these only "is this break on?".
-import type { BridgeContext } from '../context.ts';
 import type { Verifier } from '../../../protocol/signin/verifier.ts';
 import type { Resolver } from '../../../protocol/signin/resolver.ts';
 import type { Profile } from '../../../protocol/common/profile.ts';
 import { brokenVerifier, VERIFIER_VARIANTS } from '../../variants/verifier.ts';
 
-type Breaks = Pick<BridgeContext, 'config'>;
+type Breaks = { config: { breakage: ReadonlySet<string> } };
 const on = (ctx: Breaks, name: string): boolean => (ctx.config.breakage as ReadonlySet<string>).has(name);
 
 export const GRANT_BREAKAGES = [

@@ -1,8 +1,7 @@
 // Deliberately broken push to the app (hidden --break flags, only with SVC_REFERENCE_ALLOW_BREAKAGE=1),
 // each breaking one MUST of document 2, Authentication 7. push.ts asks only "is this break on?".
-import type { BridgeContext } from '../context.ts';
 
-type Breaks = Pick<BridgeContext, 'config'>;
+type Breaks = { config: { breakage: ReadonlySet<string> } };
 const on = (ctx: Breaks, name: string): boolean => (ctx.config.breakage as ReadonlySet<string>).has(name);
 
 export const PUSH_BREAKAGES = ['push-no-interval', 'push-no-cap', 'push-match-code', 'push-untyped'] as const;

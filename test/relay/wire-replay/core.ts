@@ -10,7 +10,7 @@ import { publicKey, sign } from '../../../harness/impl/noble.ts';
 import { encodeBase64url } from '../../../protocol/common/base64.ts';
 import { canonicalString } from '../../../protocol/common/canonical.ts';
 import { signDocument } from '../../../protocol/common/document.ts';
-import type { Handler, World } from './replay.ts';
+import type { Handler, World } from './world.ts';
 import type { Exchange } from './transcripts.ts';
 
 type Obj = Record<string, unknown>;
