@@ -4157,7 +4157,7 @@ export const facets: readonly Facet[] = [
     "operations": [
       "driveEvents"
     ],
-    "note": "Not filled: the reference closes a stream when the last share is unshared, not when it expires (a new stream is refused, drive/matrix/lifecycle); an open one lives on. Open question for the reference's events (reference/relay/drive/events.ts).",
+    "note": "No request marks the expiry: a stream opened while the share lived must close by itself (drive/matrix/stream-expiry).",
     "area": "drive",
     "facet": "share-expiry",
     "values": [
@@ -4415,7 +4415,7 @@ export const facets: readonly Facet[] = [
       "driveVersionChunk",
       "driveRecordChunk"
     ],
-    "note": "Project decision; judged by drive/profile/link-opens (one open, then 410), which claims no cells yet.",
+    "note": "Project decision; drive/matrix/link-opens: two opens each accepted, the third refused 410, another link on the node keeps its own two.",
     "area": "drive",
     "facet": "downloads",
     "values": [

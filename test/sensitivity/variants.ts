@@ -14,6 +14,7 @@ import { RELAY_OWNER_WIRE } from '../../reference/variants/relay-owner.ts';
 import { RELAY_CORE_WIRE } from '../../reference/variants/relay-core.ts';
 import type { WireVariant } from '../../reference/variants/wire.ts';
 import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
+import { DRIVE_LINKS_WIRE } from '../../reference/variants/drive-links.ts';
 
 /**
  * `tls`: the variant is started on a name the test authority resolves, with its certificate, and
@@ -140,5 +141,6 @@ export const VARIANTS: readonly Variant[] = [
   ...wire('drive', DRIVE_MATRIX_WIRE),
   ...wire('relay', RELAY_OWNER_WIRE),
   ...wire('relay', RELAY_CORE_WIRE),
+  ...wire('drive', DRIVE_LINKS_WIRE),
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
 ];
