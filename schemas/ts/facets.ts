@@ -9016,4 +9016,185 @@ export const facets: readonly Facet[] = [
 ];
 
 /** Behaviour rules judged on one case, each with why (spec/facets/ `one_case`). */
-export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string }> = [];
+export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string }> = [
+  {
+    "rule": "ra.drive.versions",
+    "reason": "The manifest, page and chunk bytes as uploaded; who may read them, and that a read is bound to its node, are the read and read-bound facets of ra.drive.owner, ra.drive.members and ra.drive.link-auth on driveVersion, drivePage, driveVersionChunk and driveRecordChunk.",
+    "area": "drive"
+  },
+  {
+    "rule": "ra.drive.nodes",
+    "reason": "The node's head, children, history and records as committed; who may read them is the read facets of ra.drive.owner, ra.drive.members and ra.drive.link-auth, and what a removal ends ra.drive.nodes-body's lifecycle.",
+    "area": "drive"
+  },
+  {
+    "rule": "ra.drive.changes",
+    "reason": "The changes after a cursor, in order, each once (one reader following its cursor); who sees which changes is the overview facets of ra.drive.members, ra.drive.group-members and ra.drive.link-auth on driveChanges.",
+    "area": "drive"
+  },
+  {
+    "rule": "ra.drive.missing",
+    "reason": "The list of chunks the drive lacks and where to put them; who may ask is the upload facets, and the drive's quota ra.drive.root's limit.",
+    "area": "drive"
+  },
+  {
+    "rule": "ra.drive.shares-list",
+    "reason": "A member's own shares with their sealed keys; who is answered what is the overview facets on driveShares.",
+    "area": "drive"
+  },
+  {
+    "rule": "ra.drive.node-shares",
+    "reason": "The shares on a node and its ancestors; who may read them is the read facets on driveNodeShares.",
+    "area": "drive"
+  },
+  {
+    "rule": "ra.drive.events",
+    "reason": "`drive.changed` after a commit, filtered to what the caller may read; who may open the stream is the read facets on driveEvents, and what ends it ra.drive.events-revocation's lifecycle.",
+    "area": "drive"
+  },
+  {
+    "rule": "ra.drive.links",
+    "reason": "How to open a link is answered to anyone (nobody is refused, so no who facet); the link's opens and token are ra.drive.link-opens' limit and window, its end ra.drive.link-auth's lifecycle.",
+    "area": "drive"
+  },
+  {
+    "rule": "ra.acks.accepted",
+    "reason": "An accepted ack's answer (202) and its one destination, the original sender's next pickup; who signs it and its limit are ra.acks.signature's facets.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.acks.state",
+    "reason": "One field's value: `state` other than `delivered_client` (or a malformed ack) is 400; no principal, part, window or form is told apart.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.errors.envelope",
+    "reason": "The shape of every error answer ({error, detail}), the same for every principal and operation.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.errors.listed-statuses",
+    "reason": "Every answer's status is one the document gives (no stray 5xx); the fuzz check sends every operation's input, and nothing in the sentence varies by principal, part or moment.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.events.stream",
+    "reason": "The stream's form (200 text/event-stream, `ready` first, a payload-less `message` event); who may open it is ra.pickup.auth's who facet and its count ra.events.max-streams' limit.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.messages.accepted",
+    "reason": "The answer to an accepted message: 202 with its `id`; who may send it is ra.messages.signature's who facet.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.messages.fields",
+    "reason": "The envelope's required fields and their syntax (400 when one is missing or malformed): a field's shape.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.pickup.not-hosted",
+    "reason": "A pickup for an identity the relay does not host is 404: one case, before any principal is judged.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.relay.forward",
+    "reason": "A route: when only the sender is local the envelope goes to the recipient's relay; the sender's proof is ra.messages.signature's facets.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.relay.forward-as-signed",
+    "reason": "The forwarded envelope is byte for byte the signed one: one property of the route, with no principal or part to vary.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.relay.local-delivery",
+    "reason": "A route: a local recipient's mail is stored in its inbox whether its sender is local or remote (both cases judged, nothing refused, so no who facet).",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.relay.verify-before-store",
+    "reason": "Every envelope's signature is verified before it is kept; each signed part is swapped by ra.messages.signature's and ra.acks.signature's binding facets, and this rule adds that a refused one is never delivered.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.spool.durable",
+    "reason": "Accepted mail survives a restart: one event (the restart) that ends nothing; what a restart ends is ra.sessions.memory's lifecycle facet.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.availability",
+    "reason": "The availability answer's fields, always 200, CORS for any origin: the shape of a public answer, the same for everyone.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.availability.reasons",
+    "reason": "The list of values of one field (`reason`).",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.banner",
+    "reason": "The banner's fields: the shape of a public answer.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.health",
+    "reason": "The health answer's fields: the shape of a public answer.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.groups.epoch",
+    "reason": "A public answer (no authentication, nobody refused): the group's epoch, 0 for an identity that is not a group.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.identities.get",
+    "reason": "The lookup's fields, and 404 for an identity not hosted: the shape of a public answer.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.identities.hosted",
+    "reason": "A hosted registration's answer and the document served after it: one registration's shape; its envelope is ra.identities.signature and a second registration ra.identities.conflict.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.identities.indieauth-link",
+    "reason": "One header of one public answer, present when the relay has a bridge.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.identities.well-known",
+    "reason": "The stored document served for the identity named by Host: one public answer's content.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.identities.invite",
+    "reason": "Under the invite gate a registration without a valid code is refused: document 3 says neither that a code is single-use nor what else it is bound to, so the case is the code's absence or invalidity.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.keystore.fetch-indistinct",
+    "reason": "Two refusals (unknown credential, bad signature) answered byte for byte alike: one comparison, no principal or part beyond the two the sentence names.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.keystore.last-enrollment",
+    "reason": "Removing the final enrollment is 409 unless `allow_last`: one state of one identity, whose remove is signed as ra.signing.keystore-remove binds it.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.pairing.offer",
+    "reason": "The offer's answer (rendezvous_id, claim_token, expires_at) and 404 off the relay; its life is ra.pairing.expiry's window and its count ra.pairing.offers-max's limit.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.pairing.v1-refused",
+    "reason": "One form of offer (a key, no commitment) is refused 400 `pairing_v1`: a body's shape.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.system.validated",
+    "reason": "A system document that does not follow its schema is refused and the stored one kept: a body's shape; who may write is ra.system's own facets.",
+    "area": "relay-owner"
+  }
+];
