@@ -6676,6 +6676,58 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ra.events.no-replay",
+    "kind": "lifecycle",
+    "name": "disconnect",
+    "cite": "Events carry no payload; the cursor read they trigger is where delivery happens; polling remains a complete fallback and reconnecting needs no replay.",
+    "event": "the subscriber's stream closes, and mail arrives before it reconnects",
+    "ends": [
+      "message-event"
+    ],
+    "operations": [
+      "events"
+    ],
+    "note": "The mail that arrived while disconnected is told by no event on the new stream, and found by the next pickup.",
+    "area": "relay-core",
+    "facet": "disconnect",
+    "values": [
+      "message-event"
+    ],
+    "cells": [
+      {
+        "value": "message-event",
+        "operation": "events"
+      }
+    ]
+  },
+  {
+    "rule": "ra.pickup.drain",
+    "kind": "once",
+    "cite": "Returns `messages` (array of envelopes as signed) and `acks` (array of ack envelopes); both drained on read; empty arrays when nothing is pending.",
+    "secret": "a pending message",
+    "spent_by": "the pickup (without `since`) that returns it",
+    "operations": [
+      "pickup"
+    ],
+    "note": "replay: the next pickup no longer returns it (relay/messages/local-delivery); race: of 20 pickups at once, one returns it.",
+    "area": "relay-core",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "pickup"
+      },
+      {
+        "value": "race",
+        "operation": "pickup"
+      }
+    ]
+  },
+  {
     "rule": "ra.system.files",
     "kind": "who",
     "cite": "`GET`, `PUT`, `DELETE /identities/:identity/system/:path`: challenge-signed; `.svc/public` and `.svc/relay` documents, validated on write.",
@@ -8452,6 +8504,111 @@ export const facets: readonly Facet[] = [
       {
         "value": "outside",
         "operation": "pickup"
+      }
+    ]
+  },
+  {
+    "rule": "ra.identities.conflict",
+    "kind": "once",
+    "cite": "Statuses: `201` with `identity`, `public_key`, `encryption_public_key`, `relay`, `created_at`; `400` (malformed, missing fields including the admin envelope, unsupported `dns_provider`); `401` (signature); `409` (already registered here); `502` with `error` `dns_write_failed` and `detail`.",
+    "secret": "an identity's registration on this relay",
+    "spent_by": "the first registration the relay accepts",
+    "operations": [
+      "register"
+    ],
+    "note": "Each registration signed afresh (its own nonce), so only the identity is spent: a second one is 409, and of 20 at once one is 201.",
+    "area": "relay-owner",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "register"
+      },
+      {
+        "value": "race",
+        "operation": "register"
+      }
+    ]
+  },
+  {
+    "rule": "ra.keystore.assertion-type",
+    "kind": "binding",
+    "cite": "Verified: clientDataJSON type is `webauthn.get`; challenge matches the relay-issued one; rpIdHash matches an acceptable RP id (the identity itself, or its registrable domain when hosted); user-present and user-verified flags set; signature over authenticatorData followed by the SHA-256 of clientDataJSON.",
+    "credential": "a WebAuthn assertion",
+    "parts": [
+      "ceremony-type"
+    ],
+    "operations": [
+      "keystoreFetch"
+    ],
+    "note": "ceremony-type is clientDataJSON's type, swapped for webauthn.create (another ceremony's), the rest valid.",
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "ceremony-type"
+    ],
+    "cells": [
+      {
+        "value": "ceremony-type",
+        "operation": "keystoreFetch"
+      }
+    ]
+  },
+  {
+    "rule": "ra.keystore.assertion-flags",
+    "kind": "binding",
+    "cite": "Verified: clientDataJSON type is `webauthn.get`; challenge matches the relay-issued one; rpIdHash matches an acceptable RP id (the identity itself, or its registrable domain when hosted); user-present and user-verified flags set; signature over authenticatorData followed by the SHA-256 of clientDataJSON.",
+    "credential": "a WebAuthn assertion",
+    "parts": [
+      "user-present",
+      "user-verified"
+    ],
+    "operations": [
+      "keystoreFetch"
+    ],
+    "note": "Each flag of authenticatorData cleared alone, the other set and the signature valid over the changed data.",
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "user-present",
+      "user-verified"
+    ],
+    "cells": [
+      {
+        "value": "user-present",
+        "operation": "keystoreFetch"
+      },
+      {
+        "value": "user-verified",
+        "operation": "keystoreFetch"
+      }
+    ]
+  },
+  {
+    "rule": "ra.keystore.assertion-signature",
+    "kind": "binding",
+    "cite": "Verified: clientDataJSON type is `webauthn.get`; challenge matches the relay-issued one; rpIdHash matches an acceptable RP id (the identity itself, or its registrable domain when hosted); user-present and user-verified flags set; signature over authenticatorData followed by the SHA-256 of clientDataJSON.",
+    "credential": "a WebAuthn assertion",
+    "parts": [
+      "credential-key"
+    ],
+    "operations": [
+      "keystoreFetch"
+    ],
+    "note": "credential-key is the enrolled credential's key, swapped for another key signing the same data.",
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "credential-key"
+    ],
+    "cells": [
+      {
+        "value": "credential-key",
+        "operation": "keystoreFetch"
       }
     ]
   },
