@@ -15,6 +15,7 @@ import { RELAY_CORE_WIRE } from '../../reference/variants/relay-core.ts';
 import type { WireVariant } from '../../reference/variants/wire.ts';
 import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
 import { DRIVE_LINKS_WIRE } from '../../reference/variants/drive-links.ts';
+import { RELAY_ONCE_WIRE } from '../../reference/variants/relay-once.ts';
 
 /**
  * `tls`: the variant is started on a name the test authority resolves, with its certificate, and
@@ -142,5 +143,6 @@ export const VARIANTS: readonly Variant[] = [
   ...wire('relay', RELAY_OWNER_WIRE),
   ...wire('relay', RELAY_CORE_WIRE),
   ...wire('drive', DRIVE_LINKS_WIRE),
+  ...wire('relay', RELAY_ONCE_WIRE),
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
 ];

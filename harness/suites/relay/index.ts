@@ -31,6 +31,7 @@ import { matrixOrderChecks } from './checks/matrix-order.ts';
 import { matrixWindowChecks } from './checks/matrix-windows.ts';
 import { matrixLimitChecks } from './checks/matrix-limits.ts';
 import { matrixOnceChecks } from './checks/matrix-once.ts';
+import { onceRaceChecks } from './checks/once-races.ts';
 import { matrixLifecycleChecks } from './checks/matrix-lifecycle.ts';
 
 export type { RelayTarget } from './driver.ts';
@@ -67,6 +68,7 @@ export function relayChecks(target: RelayTarget): Check[] {
     ...matrixWindowChecks(target),
     ...matrixLimitChecks(target),
     ...matrixOnceChecks(target),
+    ...onceRaceChecks(target),
     ...matrixLifecycleChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
