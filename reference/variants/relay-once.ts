@@ -1,6 +1,7 @@
 // The relay's single-use things raced, broken on the wire (wire.ts) as an implementer ships it:
-// a check then a write with nothing between (issue 25: "Each single-use secret replayed, and raced
-// 20 ways"). One after the other each behaves; only requests in flight together see the bug.
+// a check then a write with nothing between, or a write that lands late (issue 25: "Each single-use secret replayed, and raced
+// 20 ways"). Requests well apart behave; only those in flight together, or close behind one
+// another, see the bug.
 import { jsonAnswer, type Next, type Wire, type WireVariant } from './wire.ts';
 
 /**
@@ -28,6 +29,30 @@ function registerCheckThenInsert(): Wire {
       if (left === 0) inFlight.delete(identity);
       else inFlight.set(identity, left);
     }
+  };
+}
+
+/**
+ * A pairing step's state written to a store whose writes land a moment after the answer (a
+ * replica read before the primary's write reaches it): a reveal (or delivery) of the same
+ * rendezvous arriving within LAG_MS of the one taken is taken too, answered as that one was.
+ */
+const LAG_MS = 150;
+function pairingStepLagging(): Wire {
+  const taken = new Map<string, { at: number; text: string; headers: Headers; status: number }>();
+  return async (req: Request, next: Next) => {
+    const path = new URL(req.url).pathname;
+    if (req.method !== 'POST' || !/^\/identities\/[^/]+\/enroll\/[^/]+\/(reveal|deliver)$/.test(path)) return next(req);
+    const arrived = Date.now();
+    const res = await next(req);
+    if (res.status >= 200 && res.status < 300) {
+      const text = await res.text();
+      taken.set(path, { at: Date.now(), text, headers: new Headers(res.headers), status: res.status });
+      return new Response(text, { status: res.status, headers: res.headers });
+    }
+    const won = taken.get(path);
+    if (res.status === 409 && won && arrived - won.at < LAG_MS) return new Response(won.text, { status: won.status, headers: won.headers });
+    return res;
   };
 }
 
@@ -69,6 +94,12 @@ export const RELAY_ONCE_WIRE: Record<string, WireVariant> = {
     rule: 'ra.identities.conflict',
     what: 'registrations of one identity in flight together each answer 201',
     wire: registerCheckThenInsert(),
+  },
+  // "`409` `out_of_order`; once", raced: two reveals (or deliveries) of one rendezvous both taken.
+  'pairing-race': {
+    rule: 'ra.pairing.out-of-order',
+    what: `a reveal, or a delivery, arriving within ${LAG_MS} ms of the one taken for its rendezvous is taken too`,
+    wire: pairingStepLagging(),
   },
   // "both drained on read", raced: pickups in flight together each return the same mail.
   'drain-race': {

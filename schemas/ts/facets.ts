@@ -8535,6 +8535,42 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ra.pairing.out-of-order",
+    "kind": "once",
+    "cite": "`POST /identities/:identity/enroll/:rendezvous/reveal` | new device, bearer `claim_token` | body `ephemeral_public_key`, `commit_nonce`; `409` `out_of_order`; once",
+    "secret": "a rendezvous's reveal (after the approver's fetch), and its delivery (after the reveal)",
+    "spent_by": "the first reveal (delivery) the relay takes",
+    "operations": [
+      "enrollReveal",
+      "enrollDeliver"
+    ],
+    "note": "The steps out of order (a reveal before the fetch, a delivery before the reveal) are judged by the same check as the replays, relay/pairing/out-of-order.",
+    "area": "relay-owner",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "replay",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "race",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "race",
+        "operation": "enrollDeliver"
+      }
+    ]
+  },
+  {
     "rule": "ra.keystore.assertion-type",
     "kind": "binding",
     "cite": "Verified: clientDataJSON type is `webauthn.get`; challenge matches the relay-issued one; rpIdHash matches an acceptable RP id (the identity itself, or its registrable domain when hosted); user-present and user-verified flags set; signature over authenticatorData followed by the SHA-256 of clientDataJSON.",
