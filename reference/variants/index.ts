@@ -10,6 +10,7 @@ import { RELAY_OWNER_WIRE } from './relay-owner.ts';
 import { RELAY_CORE_WIRE } from './relay-core.ts';
 import { DRIVE_LINKS_WIRE } from './drive-links.ts';
 import { RELAY_ONCE_WIRE } from './relay-once.ts';
+import { RELAY_CURSOR_WIRE } from './relay-cursor.ts';
 
 const keyed = (suite: string, table: Record<string, WireVariant>) => Object.fromEntries(Object.entries(table).map(([name, v]) => [`${suite}/${name}`, v]));
 
@@ -24,4 +25,5 @@ export const WIRE_VARIANTS: Record<string, WireVariant> = {
   ...keyed('drive', DRIVE_MATRIX_WIRE),
   ...keyed('drive', DRIVE_LINKS_WIRE),
   ...keyed('relay', RELAY_ONCE_WIRE),
+  ...keyed('relay', RELAY_CURSOR_WIRE),
 };

@@ -1,7 +1,7 @@
-// The relay's single-use things raced, broken on the wire (wire.ts) as an implementer ships it:
-// a check then a write with nothing between, or a write that lands late (issue 25: "Each single-use secret replayed, and raced
-// 20 ways"). Requests well apart behave; only those in flight together, or close behind one
-// another, see the bug.
+// The relay's single-use things raced, broken on the wire (wire.ts) as an implementer ships them:
+// a check then a write with nothing between, or a write that lands late (issue 25: "Each
+// single-use secret replayed, and raced 20 ways"). Requests well apart behave; only those in
+// flight together, or close behind one another, see the bug.
 import { jsonAnswer, type Next, type Wire, type WireVariant } from './wire.ts';
 
 /**

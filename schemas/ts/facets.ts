@@ -6728,6 +6728,45 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ra.pickup.cursor",
+    "kind": "lifecycle",
+    "name": "consume",
+    "cite": "Cursor variant: `GET /messages/:identity?since=<cursor>` reads without forgetting and returns a cursor with the messages. `POST /messages/:identity/consume` with `through` and `ack_through` (cursors) then drops them.",
+    "event": "POST /messages/:identity/consume through the cursor a read returned",
+    "ends": [
+      "cursor-read",
+      "drain"
+    ],
+    "tried_at": {
+      "cursor-read": [
+        "pickup"
+      ],
+      "drain": [
+        "pickup"
+      ]
+    },
+    "operations": [
+      "pickup"
+    ],
+    "note": "Before the consume the same cursor read returns the mail again (nothing forgotten); after it neither a cursor read nor a drain returns it.",
+    "area": "relay-core",
+    "facet": "consume",
+    "values": [
+      "cursor-read",
+      "drain"
+    ],
+    "cells": [
+      {
+        "value": "cursor-read",
+        "operation": "pickup"
+      },
+      {
+        "value": "drain",
+        "operation": "pickup"
+      }
+    ]
+  },
+  {
     "rule": "ra.system.files",
     "kind": "who",
     "cite": "`GET`, `PUT`, `DELETE /identities/:identity/system/:path`: challenge-signed; `.svc/public` and `.svc/relay` documents, validated on write.",

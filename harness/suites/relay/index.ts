@@ -32,6 +32,7 @@ import { matrixWindowChecks } from './checks/matrix-windows.ts';
 import { matrixLimitChecks } from './checks/matrix-limits.ts';
 import { matrixOnceChecks } from './checks/matrix-once.ts';
 import { onceRaceChecks } from './checks/once-races.ts';
+import { cursorLifecycle } from './checks/cursor-lifecycle.ts';
 import { matrixLifecycleChecks } from './checks/matrix-lifecycle.ts';
 
 export type { RelayTarget } from './driver.ts';
@@ -69,6 +70,7 @@ export function relayChecks(target: RelayTarget): Check[] {
     ...matrixLimitChecks(target),
     ...matrixOnceChecks(target),
     ...onceRaceChecks(target),
+    cursorLifecycle(target),
     ...matrixLifecycleChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
