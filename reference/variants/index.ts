@@ -11,6 +11,7 @@ import { RELAY_CORE_WIRE } from './relay-core.ts';
 import { DRIVE_LINKS_WIRE } from './drive-links.ts';
 import { RELAY_ONCE_WIRE } from './relay-once.ts';
 import { RELAY_CURSOR_WIRE } from './relay-cursor.ts';
+import { RELAY_REGISTER_WIRE } from './relay-register.ts';
 
 const keyed = (suite: string, table: Record<string, WireVariant>) => Object.fromEntries(Object.entries(table).map(([name, v]) => [`${suite}/${name}`, v]));
 
@@ -26,4 +27,5 @@ export const WIRE_VARIANTS: Record<string, WireVariant> = {
   ...keyed('drive', DRIVE_LINKS_WIRE),
   ...keyed('relay', RELAY_ONCE_WIRE),
   ...keyed('relay', RELAY_CURSOR_WIRE),
+  ...keyed('relay', RELAY_REGISTER_WIRE),
 };

@@ -8610,6 +8610,42 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ra.identities.signature",
+    "kind": "binding",
+    "cite": "Registration: DNS token (self-hosted) or invite code (hosted, when `REGISTRATION_GATE` is `invite`), always with an identity-signed envelope so a DNS-token holder cannot register a key it does not control.",
+    "credential": "a registration's admin envelope (identity_signature)",
+    "parts": [
+      "key",
+      "identity",
+      "public-key"
+    ],
+    "operations": [
+      "register"
+    ],
+    "note": "key: signed by another identity's key over the right lines; identity and public-key: the signed lines name another identity, or another public key, than the body. The lines themselves are ra.signing.identity-registration's.",
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "key",
+      "identity",
+      "public-key"
+    ],
+    "cells": [
+      {
+        "value": "key",
+        "operation": "register"
+      },
+      {
+        "value": "identity",
+        "operation": "register"
+      },
+      {
+        "value": "public-key",
+        "operation": "register"
+      }
+    ]
+  },
+  {
     "rule": "ra.keystore.assertion-type",
     "kind": "binding",
     "cite": "Verified: clientDataJSON type is `webauthn.get`; challenge matches the relay-issued one; rpIdHash matches an acceptable RP id (the identity itself, or its registrable domain when hosted); user-present and user-verified flags set; signature over authenticatorData followed by the SHA-256 of clientDataJSON.",

@@ -17,6 +17,7 @@ import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
 import { DRIVE_LINKS_WIRE } from '../../reference/variants/drive-links.ts';
 import { RELAY_ONCE_WIRE } from '../../reference/variants/relay-once.ts';
 import { RELAY_CURSOR_WIRE } from '../../reference/variants/relay-cursor.ts';
+import { RELAY_REGISTER_WIRE } from '../../reference/variants/relay-register.ts';
 
 /**
  * `tls`: the variant is started on a name the test authority resolves, with its certificate, and
@@ -146,5 +147,6 @@ export const VARIANTS: readonly Variant[] = [
   ...wire('drive', DRIVE_LINKS_WIRE),
   ...wire('relay', RELAY_ONCE_WIRE),
   ...wire('relay', RELAY_CURSOR_WIRE),
+  ...wire('relay', RELAY_REGISTER_WIRE),
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
 ];

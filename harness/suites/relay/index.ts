@@ -33,6 +33,7 @@ import { matrixLimitChecks } from './checks/matrix-limits.ts';
 import { matrixOnceChecks } from './checks/matrix-once.ts';
 import { onceRaceChecks } from './checks/once-races.ts';
 import { cursorLifecycle } from './checks/cursor-lifecycle.ts';
+import { registerBinding } from './checks/register-binding.ts';
 import { matrixLifecycleChecks } from './checks/matrix-lifecycle.ts';
 
 export type { RelayTarget } from './driver.ts';
@@ -71,6 +72,7 @@ export function relayChecks(target: RelayTarget): Check[] {
     ...matrixOnceChecks(target),
     ...onceRaceChecks(target),
     cursorLifecycle(target),
+    registerBinding(target),
     ...matrixLifecycleChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
