@@ -12,6 +12,7 @@ import { DRIVE_LINKS_WIRE } from './drive-links.ts';
 import { RELAY_ONCE_WIRE } from './relay-once.ts';
 import { RELAY_CURSOR_WIRE } from './relay-cursor.ts';
 import { RELAY_REGISTER_WIRE } from './relay-register.ts';
+import { RELAY_NAMES_WIRE } from './relay-names.ts';
 
 const keyed = (suite: string, table: Record<string, WireVariant>) => Object.fromEntries(Object.entries(table).map(([name, v]) => [`${suite}/${name}`, v]));
 
@@ -28,4 +29,5 @@ export const WIRE_VARIANTS: Record<string, WireVariant> = {
   ...keyed('relay', RELAY_ONCE_WIRE),
   ...keyed('relay', RELAY_CURSOR_WIRE),
   ...keyed('relay', RELAY_REGISTER_WIRE),
+  ...keyed('relay', RELAY_NAMES_WIRE),
 };

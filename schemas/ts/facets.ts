@@ -6767,6 +6767,53 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ra.names.valid",
+    "kind": "normalization",
+    "cite": "The relay hosts identities (a service ID is a DNS name with a public signing key and an encryption key)",
+    "subject": "a service ID where the relay first reads one (GET /auth/challenge's identity)",
+    "forms": [
+      "ascii",
+      "xn-label",
+      "label-63",
+      "name-253"
+    ],
+    "operations": [
+      "challenge"
+    ],
+    "note": "The forms are the edges of the name's syntax, each taken; the near misses break one rule by one character (one label, a hyphen at an end, a 64-byte label, a 254-byte name, an IP address, a Unicode label, an underscore, an empty label), each refused 400. The syntax is the interop set's (vectors/names.json).",
+    "area": "relay-core",
+    "facet": "normalization",
+    "values": [
+      "ascii",
+      "xn-label",
+      "label-63",
+      "name-253",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "ascii",
+        "operation": "challenge"
+      },
+      {
+        "value": "xn-label",
+        "operation": "challenge"
+      },
+      {
+        "value": "label-63",
+        "operation": "challenge"
+      },
+      {
+        "value": "name-253",
+        "operation": "challenge"
+      },
+      {
+        "value": "near-miss",
+        "operation": "challenge"
+      }
+    ]
+  },
+  {
     "rule": "ra.system.files",
     "kind": "who",
     "cite": "`GET`, `PUT`, `DELETE /identities/:identity/system/:path`: challenge-signed; `.svc/public` and `.svc/relay` documents, validated on write.",

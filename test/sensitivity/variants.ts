@@ -18,6 +18,7 @@ import { DRIVE_LINKS_WIRE } from '../../reference/variants/drive-links.ts';
 import { RELAY_ONCE_WIRE } from '../../reference/variants/relay-once.ts';
 import { RELAY_CURSOR_WIRE } from '../../reference/variants/relay-cursor.ts';
 import { RELAY_REGISTER_WIRE } from '../../reference/variants/relay-register.ts';
+import { RELAY_NAMES_WIRE } from '../../reference/variants/relay-names.ts';
 
 /**
  * `tls`: the variant is started on a name the test authority resolves, with its certificate, and
@@ -148,5 +149,6 @@ export const VARIANTS: readonly Variant[] = [
   ...wire('relay', RELAY_ONCE_WIRE),
   ...wire('relay', RELAY_CURSOR_WIRE),
   ...wire('relay', RELAY_REGISTER_WIRE),
+  ...wire('relay', RELAY_NAMES_WIRE),
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
 ];

@@ -34,6 +34,7 @@ import { matrixOnceChecks } from './checks/matrix-once.ts';
 import { onceRaceChecks } from './checks/once-races.ts';
 import { cursorLifecycle } from './checks/cursor-lifecycle.ts';
 import { registerBinding } from './checks/register-binding.ts';
+import { namesMatrix } from './checks/names-matrix.ts';
 import { matrixLifecycleChecks } from './checks/matrix-lifecycle.ts';
 
 export type { RelayTarget } from './driver.ts';
@@ -73,6 +74,7 @@ export function relayChecks(target: RelayTarget): Check[] {
     ...onceRaceChecks(target),
     cursorLifecycle(target),
     registerBinding(target),
+    namesMatrix(target),
     ...matrixLifecycleChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
