@@ -1,7 +1,8 @@
 // A drive's links broken one way each, on the wire (wire.ts), as a drive implementer could ship
 // them (issue 25: "Each limit at N and N+1 within its scope, and untouched outside that scope";
 // "Each window just inside and just outside"). Each breaks the project's rule of link opens and
-// proof-of-work tokens (ra.drive.link-opens) and nothing else.
+// proof-of-work tokens (ra.drive.link-opens), or what ends a link (ra.drive.link-auth), and
+// nothing else.
 import { profileFor } from '../../protocol/common/profile.ts';
 import { jsonAnswer, type Wire, type WireVariant } from './wire.ts';
 
@@ -71,6 +72,28 @@ function powTokenOnce(): Wire {
   };
 }
 
+/**
+ * Answers to link holders cached by URL and link, and the cache never purged: once a link read a
+ * node, its children or a chunk, the same read keeps answering after the link is unshared or expires.
+ */
+function linkAnswersCached(): Wire {
+  const cache = new Map<string, { body: ArrayBuffer; status: number; headers: Headers }>();
+  return async (req, next) => {
+    const link = req.headers.get(ids.header_link);
+    const url = new URL(req.url);
+    if (req.method !== 'GET' || link === null || !/^\/drive\/[^/]+\/nodes\//.test(url.pathname)) return next(req);
+    const key = `${link} ${url.pathname}${url.search}`;
+    const res = await next(req);
+    if (res.status === 200) {
+      const body = await res.arrayBuffer();
+      cache.set(key, { body, status: 200, headers: new Headers(res.headers) });
+      return new Response(body, { status: 200, headers: res.headers });
+    }
+    const kept = cache.get(key);
+    return res.status >= 400 && res.status < 500 && kept ? new Response(kept.body.slice(0), { status: kept.status, headers: kept.headers }) : res;
+  };
+}
+
 export const DRIVE_LINKS_WIRE: Record<string, WireVariant> = {
   // past: a link serves downloads past its opens.
   'link-chunks-cached': {
@@ -89,6 +112,12 @@ export const DRIVE_LINKS_WIRE: Record<string, WireVariant> = {
     rule: 'ra.drive.link-opens',
     what: 'a link with N opens refuses its Nth download 410 `link_gone`',
     wire: lastOpenRefused,
+  },
+  // "a link unshared (or expired) still opening": its answers served from a cache.
+  'link-answers-cached': {
+    rule: 'ra.drive.link-auth',
+    what: "a link's reads are cached by URL and served after the link is unshared or expires",
+    wire: linkAnswersCached(),
   },
   // inside: the token's window taken for one use.
   'link-pow-once': {

@@ -150,5 +150,8 @@ export const VARIANTS: readonly Variant[] = [
   ...wire('relay', RELAY_CURSOR_WIRE),
   ...wire('relay', RELAY_REGISTER_WIRE),
   ...wire('relay', RELAY_NAMES_WIRE),
+  // A chunk served by its hash alone also lets a link holder read another node's chunk through
+  // its own node's path (the link's read-bound facet, drive/matrix/reads-bound).
+  { suite: 'drive', breakage: 'chunk-by-hash', rule: 'ra.drive.link-auth' },
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
 ];
