@@ -153,5 +153,8 @@ export const VARIANTS: readonly Variant[] = [
   // A chunk served by its hash alone also lets a link holder read another node's chunk through
   // its own node's path (the link's read-bound facet, drive/matrix/reads-bound).
   { suite: 'drive', breakage: 'chunk-by-hash', rule: 'ra.drive.link-auth' },
+  // One bucket for every sender throttles acks as it does messages ("Same signature, rate limits
+  // and locality rule as messages"): the ack's sender-scope cell (relay/matrix/limit-sender-rate).
+  { suite: 'relay', breakage: 'wire:core-rate-per-relay', rule: 'ra.acks.signature' },
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
 ];
