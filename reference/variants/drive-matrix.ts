@@ -26,9 +26,10 @@ const caller = (req: Request) => req.headers.get(ids.header_identity);
 
 /**
  * The stream of a member answered as the relay answers it, but left open when the relay ends it
- * (its `drive.revoked` dropped, keepalives after), until the member goes away.
+ * (its `drive.revoked` dropped, keepalives after), until the member goes away; with `keepOpen`,
+ * only when that says so at the relay's end (the frames passed as they are).
  */
-function heldOpen(res: Response): Response {
+function heldOpen(res: Response, keepOpen?: () => boolean): Response {
   const upstream = res.body!.getReader();
   const encoder = new TextEncoder();
   let timer: ReturnType<typeof setInterval> | undefined;
@@ -45,10 +46,12 @@ function heldOpen(res: Response): Response {
           for (let end = buffered.indexOf('\n\n'); end >= 0; end = buffered.indexOf('\n\n')) {
             const frame = buffered.slice(0, end + 2);
             buffered = buffered.slice(end + 2);
-            if (!frame.startsWith('event: drive.revoked')) controller.enqueue(encoder.encode(frame));
+            if (keepOpen || !frame.startsWith('event: drive.revoked')) controller.enqueue(encoder.encode(frame));
           }
         }
-        if (!cancelled) timer = setInterval(() => controller.enqueue(encoder.encode(': keepalive\n\n')), 25_000);
+        if (cancelled) return;
+        if (!keepOpen || keepOpen()) timer = setInterval(() => controller.enqueue(encoder.encode(': keepalive\n\n')), 25_000);
+        else controller.close();
       })();
     },
     cancel() {
@@ -68,6 +71,29 @@ const streamsHeldOpen: Wire = async (req, next) => {
   if (req.method !== 'GET' || at?.rest !== '/events' || who === null || who === at.drive || res.status !== 200 || !res.body) return res;
   return heldOpen(res);
 };
+
+/**
+ * A member's drive event stream ends only on an unshare: when the relay ends it and no unshare was
+ * committed on its drive since it opened (its last share expired), it is held open.
+ */
+function streamsEndOnUnshareOnly(): Wire {
+  const unshared = new Map<string, number>();
+  return async (req, next) => {
+    const url = new URL(req.url);
+    const at = drivePath(url);
+    const who = caller(req);
+    if (req.method === 'POST' && at?.rest === '/commit') {
+      const sent = await req.clone().text();
+      const res = await next(req);
+      if (res.status < 300 && sent.includes('"unshare"')) unshared.set(at.drive, Date.now());
+      return res;
+    }
+    const opened = Date.now();
+    const res = await next(req);
+    if (req.method !== 'GET' || at?.rest !== '/events' || who === null || who === at.drive || res.status !== 200 || !res.body) return res;
+    return heldOpen(res, () => (unshared.get(at.drive) ?? 0) < opened);
+  };
+}
 
 /**
  * The first roster a member presented that the relay took is kept for that member on that drive,
@@ -153,6 +179,13 @@ export const DRIVE_MATRIX_WIRE: Record<string, DriveVariant> = {
     rule: 'ra.drive.events-revocation',
     what: "a member's drive event stream stays open after its last share ends",
     wire: streamsHeldOpen,
+  },
+  // The reference before its fix: "today the reference closes streams only on unshare" (a
+  // member's stream outlives its last share's expiry).
+  'expired-stream-open': {
+    rule: 'ra.drive.events-revocation',
+    what: "a member's drive event stream closes when its last share is unshared, not when it expires",
+    wire: streamsEndOnUnshareOnly(),
   },
   // "a removed roster member still allowed": the first roster taken is cached per member.
   'roster-cached': {

@@ -9,6 +9,11 @@ import { DRIVE_MATRIX_WIRE } from './drive-matrix.ts';
 import { RELAY_OWNER_WIRE } from './relay-owner.ts';
 import { RELAY_CORE_WIRE } from './relay-core.ts';
 import { DRIVE_ANSWER_WIRE } from './drive-answers.ts';
+import { DRIVE_LINKS_WIRE } from './drive-links.ts';
+import { RELAY_ONCE_WIRE } from './relay-once.ts';
+import { RELAY_CURSOR_WIRE } from './relay-cursor.ts';
+import { RELAY_REGISTER_WIRE } from './relay-register.ts';
+import { RELAY_NAMES_WIRE } from './relay-names.ts';
 
 const keyed = (suite: string, table: Record<string, WireVariant>) => Object.fromEntries(Object.entries(table).map(([name, v]) => [`${suite}/${name}`, v]));
 
@@ -22,4 +27,9 @@ export const WIRE_VARIANTS: Record<string, WireVariant> = {
   ...keyed('drive', DRIVE_WIRE),
   ...keyed('drive', DRIVE_MATRIX_WIRE),
   ...keyed('drive', DRIVE_ANSWER_WIRE),
+  ...keyed('drive', DRIVE_LINKS_WIRE),
+  ...keyed('relay', RELAY_ONCE_WIRE),
+  ...keyed('relay', RELAY_CURSOR_WIRE),
+  ...keyed('relay', RELAY_REGISTER_WIRE),
+  ...keyed('relay', RELAY_NAMES_WIRE),
 };

@@ -4,10 +4,9 @@
 // breaks. Enabled only for the harness's own tests: SVC_REFERENCE_ALLOW_BREAKAGE=1 and
 // SVC_REFERENCE_WIRE=<suite>/<name> (child processes), or passed to the listener (in-process RP).
 // The same variable names a dialect (dialect.ts): the reference in the project's earlier forms.
-// The variants' shape and helpers live in kit.ts and are re-exported here; a variant module imports
-// them from kit.ts, since this module imports every variant (through index.ts).
+// This module looks variants up (through index.ts, which imports every one), so it exports only the
+// lookups: the variants' shape and helpers are in kit.ts, which a variant module imports.
 import type { Wire } from './kit.ts';
-export * from './kit.ts';
 
 export const WIRE_ENV = 'SVC_REFERENCE_WIRE';
 const ALLOW_ENV = 'SVC_REFERENCE_ALLOW_BREAKAGE';

@@ -4157,7 +4157,7 @@ export const facets: readonly Facet[] = [
     "operations": [
       "driveEvents"
     ],
-    "note": "Not filled: the reference closes a stream when the last share is unshared, not when it expires (a new stream is refused, drive/matrix/lifecycle); an open one lives on. Open question for the reference's events (reference/relay/drive/events.ts).",
+    "note": "No request marks the expiry: a stream opened while the share lived must close by itself (drive/matrix/stream-expiry).",
     "area": "drive",
     "facet": "share-expiry",
     "values": [
@@ -4415,7 +4415,7 @@ export const facets: readonly Facet[] = [
       "driveVersionChunk",
       "driveRecordChunk"
     ],
-    "note": "Project decision; judged by drive/profile/link-opens (one open, then 410), which claims no cells yet.",
+    "note": "Project decision; drive/matrix/link-opens: two opens each accepted, the third refused 410, another link on the node keeps its own two.",
     "area": "drive",
     "facet": "downloads",
     "values": [
@@ -6676,6 +6676,144 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ra.events.no-replay",
+    "kind": "lifecycle",
+    "name": "disconnect",
+    "cite": "Events carry no payload; the cursor read they trigger is where delivery happens; polling remains a complete fallback and reconnecting needs no replay.",
+    "event": "the subscriber's stream closes, and mail arrives before it reconnects",
+    "ends": [
+      "message-event"
+    ],
+    "operations": [
+      "events"
+    ],
+    "note": "The mail that arrived while disconnected is told by no event on the new stream, and found by the next pickup.",
+    "area": "relay-core",
+    "facet": "disconnect",
+    "values": [
+      "message-event"
+    ],
+    "cells": [
+      {
+        "value": "message-event",
+        "operation": "events"
+      }
+    ]
+  },
+  {
+    "rule": "ra.pickup.drain",
+    "kind": "once",
+    "cite": "Returns `messages` (array of envelopes as signed) and `acks` (array of ack envelopes); both drained on read; empty arrays when nothing is pending.",
+    "secret": "a pending message",
+    "spent_by": "the pickup (without `since`) that returns it",
+    "operations": [
+      "pickup"
+    ],
+    "note": "replay: the next pickup no longer returns it (relay/messages/local-delivery); race: of 20 pickups at once, one returns it.",
+    "area": "relay-core",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "pickup"
+      },
+      {
+        "value": "race",
+        "operation": "pickup"
+      }
+    ]
+  },
+  {
+    "rule": "ra.pickup.cursor",
+    "kind": "lifecycle",
+    "name": "consume",
+    "cite": "Cursor variant: `GET /messages/:identity?since=<cursor>` reads without forgetting and returns a cursor with the messages. `POST /messages/:identity/consume` with `through` and `ack_through` (cursors) then drops them.",
+    "event": "POST /messages/:identity/consume through the cursor a read returned",
+    "ends": [
+      "cursor-read",
+      "drain"
+    ],
+    "tried_at": {
+      "cursor-read": [
+        "pickup"
+      ],
+      "drain": [
+        "pickup"
+      ]
+    },
+    "operations": [
+      "pickup"
+    ],
+    "note": "Before the consume the same cursor read returns the mail again (nothing forgotten); after it neither a cursor read nor a drain returns it.",
+    "area": "relay-core",
+    "facet": "consume",
+    "values": [
+      "cursor-read",
+      "drain"
+    ],
+    "cells": [
+      {
+        "value": "cursor-read",
+        "operation": "pickup"
+      },
+      {
+        "value": "drain",
+        "operation": "pickup"
+      }
+    ]
+  },
+  {
+    "rule": "ra.names.valid",
+    "kind": "normalization",
+    "cite": "The relay hosts identities (a service ID is a DNS name with a public signing key and an encryption key)",
+    "subject": "a service ID where the relay first reads one (GET /auth/challenge's identity)",
+    "forms": [
+      "ascii",
+      "xn-label",
+      "label-63",
+      "name-253"
+    ],
+    "operations": [
+      "challenge"
+    ],
+    "note": "The forms are the edges of the name's syntax, each taken; the near misses break one rule by one character (one label, a hyphen at an end, a 64-byte label, a 254-byte name, an IP address, a Unicode label, an underscore, an empty label), each refused 400. The syntax is the interop set's (vectors/names.json).",
+    "area": "relay-core",
+    "facet": "normalization",
+    "values": [
+      "ascii",
+      "xn-label",
+      "label-63",
+      "name-253",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "ascii",
+        "operation": "challenge"
+      },
+      {
+        "value": "xn-label",
+        "operation": "challenge"
+      },
+      {
+        "value": "label-63",
+        "operation": "challenge"
+      },
+      {
+        "value": "name-253",
+        "operation": "challenge"
+      },
+      {
+        "value": "near-miss",
+        "operation": "challenge"
+      }
+    ]
+  },
+  {
     "rule": "ra.system.files",
     "kind": "who",
     "cite": "`GET`, `PUT`, `DELETE /identities/:identity/system/:path`: challenge-signed; `.svc/public` and `.svc/relay` documents, validated on write.",
@@ -8456,6 +8594,183 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ra.identities.conflict",
+    "kind": "once",
+    "cite": "Statuses: `201` with `identity`, `public_key`, `encryption_public_key`, `relay`, `created_at`; `400` (malformed, missing fields including the admin envelope, unsupported `dns_provider`); `401` (signature); `409` (already registered here); `502` with `error` `dns_write_failed` and `detail`.",
+    "secret": "an identity's registration on this relay",
+    "spent_by": "the first registration the relay accepts",
+    "operations": [
+      "register"
+    ],
+    "note": "Each registration signed afresh (its own nonce), so only the identity is spent: a second one is 409, and of 20 at once one is 201.",
+    "area": "relay-owner",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "register"
+      },
+      {
+        "value": "race",
+        "operation": "register"
+      }
+    ]
+  },
+  {
+    "rule": "ra.pairing.out-of-order",
+    "kind": "once",
+    "cite": "`POST /identities/:identity/enroll/:rendezvous/reveal` | new device, bearer `claim_token` | body `ephemeral_public_key`, `commit_nonce`; `409` `out_of_order`; once",
+    "secret": "a rendezvous's reveal (after the approver's fetch), and its delivery (after the reveal)",
+    "spent_by": "the first reveal (delivery) the relay takes",
+    "operations": [
+      "enrollReveal",
+      "enrollDeliver"
+    ],
+    "note": "The steps out of order (a reveal before the fetch, a delivery before the reveal) are judged by the same check as the replays, relay/pairing/out-of-order.",
+    "area": "relay-owner",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "replay",
+        "operation": "enrollDeliver"
+      },
+      {
+        "value": "race",
+        "operation": "enrollReveal"
+      },
+      {
+        "value": "race",
+        "operation": "enrollDeliver"
+      }
+    ]
+  },
+  {
+    "rule": "ra.identities.signature",
+    "kind": "binding",
+    "cite": "Registration: DNS token (self-hosted) or invite code (hosted, when `REGISTRATION_GATE` is `invite`), always with an identity-signed envelope so a DNS-token holder cannot register a key it does not control.",
+    "credential": "a registration's admin envelope (identity_signature)",
+    "parts": [
+      "key",
+      "identity",
+      "public-key"
+    ],
+    "operations": [
+      "register"
+    ],
+    "note": "key: signed by another identity's key over the right lines; identity and public-key: the signed lines name another identity, or another public key, than the body. The lines themselves are ra.signing.identity-registration's.",
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "key",
+      "identity",
+      "public-key"
+    ],
+    "cells": [
+      {
+        "value": "key",
+        "operation": "register"
+      },
+      {
+        "value": "identity",
+        "operation": "register"
+      },
+      {
+        "value": "public-key",
+        "operation": "register"
+      }
+    ]
+  },
+  {
+    "rule": "ra.keystore.assertion-type",
+    "kind": "binding",
+    "cite": "Verified: clientDataJSON type is `webauthn.get`; challenge matches the relay-issued one; rpIdHash matches an acceptable RP id (the identity itself, or its registrable domain when hosted); user-present and user-verified flags set; signature over authenticatorData followed by the SHA-256 of clientDataJSON.",
+    "credential": "a WebAuthn assertion",
+    "parts": [
+      "ceremony-type"
+    ],
+    "operations": [
+      "keystoreFetch"
+    ],
+    "note": "ceremony-type is clientDataJSON's type, swapped for webauthn.create (another ceremony's), the rest valid.",
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "ceremony-type"
+    ],
+    "cells": [
+      {
+        "value": "ceremony-type",
+        "operation": "keystoreFetch"
+      }
+    ]
+  },
+  {
+    "rule": "ra.keystore.assertion-flags",
+    "kind": "binding",
+    "cite": "Verified: clientDataJSON type is `webauthn.get`; challenge matches the relay-issued one; rpIdHash matches an acceptable RP id (the identity itself, or its registrable domain when hosted); user-present and user-verified flags set; signature over authenticatorData followed by the SHA-256 of clientDataJSON.",
+    "credential": "a WebAuthn assertion",
+    "parts": [
+      "user-present",
+      "user-verified"
+    ],
+    "operations": [
+      "keystoreFetch"
+    ],
+    "note": "Each flag of authenticatorData cleared alone, the other set and the signature valid over the changed data.",
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "user-present",
+      "user-verified"
+    ],
+    "cells": [
+      {
+        "value": "user-present",
+        "operation": "keystoreFetch"
+      },
+      {
+        "value": "user-verified",
+        "operation": "keystoreFetch"
+      }
+    ]
+  },
+  {
+    "rule": "ra.keystore.assertion-signature",
+    "kind": "binding",
+    "cite": "Verified: clientDataJSON type is `webauthn.get`; challenge matches the relay-issued one; rpIdHash matches an acceptable RP id (the identity itself, or its registrable domain when hosted); user-present and user-verified flags set; signature over authenticatorData followed by the SHA-256 of clientDataJSON.",
+    "credential": "a WebAuthn assertion",
+    "parts": [
+      "credential-key"
+    ],
+    "operations": [
+      "keystoreFetch"
+    ],
+    "note": "credential-key is the enrolled credential's key, swapped for another key signing the same data.",
+    "area": "relay-owner",
+    "facet": "binding",
+    "values": [
+      "credential-key"
+    ],
+    "cells": [
+      {
+        "value": "credential-key",
+        "operation": "keystoreFetch"
+      }
+    ]
+  },
+  {
     "rule": "ns.auth.2",
     "kind": "who",
     "cite": "The response is authenticated by an Ed25519 signature by the identity key or by a registered session key (`key_id` `session:<id>` plus `session_proof`).",
@@ -9463,6 +9778,186 @@ export const facets: readonly Facet[] = [
 
 /** Behaviour rules judged on one case, each with why (spec/facets/ `one_case`). */
 export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string }> = [
+  {
+    "rule": "ra.drive.versions",
+    "reason": "The manifest, page and chunk bytes as uploaded; who may read them, and that a read is bound to its node, are the read and read-bound facets of ra.drive.owner, ra.drive.members and ra.drive.link-auth on driveVersion, drivePage, driveVersionChunk and driveRecordChunk.",
+    "area": "drive"
+  },
+  {
+    "rule": "ra.drive.nodes",
+    "reason": "The node's head, children, history and records as committed; who may read them is the read facets of ra.drive.owner, ra.drive.members and ra.drive.link-auth, and what a removal ends ra.drive.nodes-body's lifecycle.",
+    "area": "drive"
+  },
+  {
+    "rule": "ra.drive.changes",
+    "reason": "The changes after a cursor, in order, each once (one reader following its cursor); who sees which changes is the overview facets of ra.drive.members, ra.drive.group-members and ra.drive.link-auth on driveChanges.",
+    "area": "drive"
+  },
+  {
+    "rule": "ra.drive.missing",
+    "reason": "The list of chunks the drive lacks and where to put them; who may ask is the upload facets, and the drive's quota ra.drive.root's limit.",
+    "area": "drive"
+  },
+  {
+    "rule": "ra.drive.shares-list",
+    "reason": "A member's own shares with their sealed keys; who is answered what is the overview facets on driveShares.",
+    "area": "drive"
+  },
+  {
+    "rule": "ra.drive.node-shares",
+    "reason": "The shares on a node and its ancestors; who may read them is the read facets on driveNodeShares.",
+    "area": "drive"
+  },
+  {
+    "rule": "ra.drive.events",
+    "reason": "`drive.changed` after a commit, filtered to what the caller may read; who may open the stream is the read facets on driveEvents, and what ends it ra.drive.events-revocation's lifecycle.",
+    "area": "drive"
+  },
+  {
+    "rule": "ra.drive.links",
+    "reason": "How to open a link is answered to anyone (nobody is refused, so no who facet); the link's opens and token are ra.drive.link-opens' limit and window, its end ra.drive.link-auth's lifecycle.",
+    "area": "drive"
+  },
+  {
+    "rule": "ra.acks.accepted",
+    "reason": "An accepted ack's answer (202) and its one destination, the original sender's next pickup; who signs it and its limit are ra.acks.signature's facets.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.acks.state",
+    "reason": "One field's value: `state` other than `delivered_client` (or a malformed ack) is 400; no principal, part, window or form is told apart.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.errors.envelope",
+    "reason": "The shape of every error answer ({error, detail}), the same for every principal and operation.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.errors.listed-statuses",
+    "reason": "Every answer's status is one the document gives (no stray 5xx); the fuzz check sends every operation's input, and nothing in the sentence varies by principal, part or moment.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.events.stream",
+    "reason": "The stream's form (200 text/event-stream, `ready` first, a payload-less `message` event); who may open it is ra.pickup.auth's who facet and its count ra.events.max-streams' limit.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.messages.accepted",
+    "reason": "The answer to an accepted message: 202 with its `id`; who may send it is ra.messages.signature's who facet.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.messages.fields",
+    "reason": "The envelope's required fields and their syntax (400 when one is missing or malformed): a field's shape.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.pickup.not-hosted",
+    "reason": "A pickup for an identity the relay does not host is 404: one case, before any principal is judged.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.relay.forward",
+    "reason": "A route: when only the sender is local the envelope goes to the recipient's relay; the sender's proof is ra.messages.signature's facets.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.relay.forward-as-signed",
+    "reason": "The forwarded envelope is byte for byte the signed one: one property of the route, with no principal or part to vary.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.relay.local-delivery",
+    "reason": "A route: a local recipient's mail is stored in its inbox whether its sender is local or remote (both cases judged, nothing refused, so no who facet).",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.relay.verify-before-store",
+    "reason": "Every envelope's signature is verified before it is kept; each signed part is swapped by ra.messages.signature's and ra.acks.signature's binding facets, and this rule adds that a refused one is never delivered.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.spool.durable",
+    "reason": "Accepted mail survives a restart: one event (the restart) that ends nothing; what a restart ends is ra.sessions.memory's lifecycle facet.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.availability",
+    "reason": "The availability answer's fields, always 200, CORS for any origin: the shape of a public answer, the same for everyone.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.availability.reasons",
+    "reason": "The list of values of one field (`reason`).",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.banner",
+    "reason": "The banner's fields: the shape of a public answer.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.health",
+    "reason": "The health answer's fields: the shape of a public answer.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.groups.epoch",
+    "reason": "A public answer (no authentication, nobody refused): the group's epoch, 0 for an identity that is not a group.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.identities.get",
+    "reason": "The lookup's fields, and 404 for an identity not hosted: the shape of a public answer.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.identities.hosted",
+    "reason": "A hosted registration's answer and the document served after it: one registration's shape; its envelope is ra.identities.signature and a second registration ra.identities.conflict.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.identities.indieauth-link",
+    "reason": "One header of one public answer, present when the relay has a bridge.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.identities.well-known",
+    "reason": "The stored document served for the identity named by Host: one public answer's content.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.identities.invite",
+    "reason": "Under the invite gate a registration without a valid code is refused: document 3 says neither that a code is single-use nor what else it is bound to, so the case is the code's absence or invalidity.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.keystore.fetch-indistinct",
+    "reason": "Two refusals (unknown credential, bad signature) answered byte for byte alike: one comparison, no principal or part beyond the two the sentence names.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.keystore.last-enrollment",
+    "reason": "Removing the final enrollment is 409 unless `allow_last`: one state of one identity, whose remove is signed as ra.signing.keystore-remove binds it.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.pairing.offer",
+    "reason": "The offer's answer (rendezvous_id, claim_token, expires_at) and 404 off the relay; its life is ra.pairing.expiry's window and its count ra.pairing.offers-max's limit.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.pairing.v1-refused",
+    "reason": "One form of offer (a key, no commitment) is refused 400 `pairing_v1`: a body's shape.",
+    "area": "relay-owner"
+  },
+  {
+    "rule": "ra.system.validated",
+    "reason": "A system document that does not follow its schema is refused and the stored one kept: a body's shape; who may write is ra.system's own facets.",
+    "area": "relay-owner"
+  },
   {
     "rule": "ns.auth.2.same-scope-window",
     "reason": "A session-signed approval carries the request's own scopes and window like any approval; the one case is a session approval with scopes accepted as the identity key's would be.",

@@ -14,8 +14,13 @@ import { DRIVE_ANSWER_WIRE } from '../../reference/variants/drive-answers.ts';
 import { RELAY_SEAM_VARIANTS, type SeamVariant } from '../../reference/variants/relay-seams.ts';
 import { RELAY_OWNER_WIRE } from '../../reference/variants/relay-owner.ts';
 import { RELAY_CORE_WIRE } from '../../reference/variants/relay-core.ts';
-import type { WireVariant } from '../../reference/variants/wire.ts';
+import type { WireVariant } from '../../reference/variants/kit.ts';
 import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
+import { DRIVE_LINKS_WIRE } from '../../reference/variants/drive-links.ts';
+import { RELAY_ONCE_WIRE } from '../../reference/variants/relay-once.ts';
+import { RELAY_CURSOR_WIRE } from '../../reference/variants/relay-cursor.ts';
+import { RELAY_REGISTER_WIRE } from '../../reference/variants/relay-register.ts';
+import { RELAY_NAMES_WIRE } from '../../reference/variants/relay-names.ts';
 
 /**
  * `tls`: the variant is started on a name the test authority resolves, with its certificate, and
@@ -112,5 +117,16 @@ export const VARIANTS: readonly Variant[] = [
   ...wire('drive', DRIVE_ANSWER_WIRE),
   ...wire('relay', RELAY_OWNER_WIRE),
   ...wire('relay', RELAY_CORE_WIRE),
+  ...wire('drive', DRIVE_LINKS_WIRE),
+  ...wire('relay', RELAY_ONCE_WIRE),
+  ...wire('relay', RELAY_CURSOR_WIRE),
+  ...wire('relay', RELAY_REGISTER_WIRE),
+  ...wire('relay', RELAY_NAMES_WIRE),
+  // A chunk served by its hash alone also lets a link holder read another node's chunk through
+  // its own node's path (the link's read-bound facet, drive/matrix/reads-bound).
+  { suite: 'drive', breakage: 'chunk-by-hash', rule: 'ra.drive.link-auth' },
+  // One bucket for every sender throttles acks as it does messages ("Same signature, rate limits
+  // and locality rule as messages"): the ack's sender-scope cell (relay/matrix/limit-sender-rate).
+  { suite: 'relay', breakage: 'wire:core-rate-per-relay', rule: 'ra.acks.signature' },
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
 ];

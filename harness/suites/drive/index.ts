@@ -17,6 +17,8 @@ import { quotaScope } from './checks/quota-scope.ts';
 import { commitsOnce } from './checks/commits-once.ts';
 import { shareBinding } from './checks/share-binding.ts';
 import { nodeRemoval } from './checks/node-removal.ts';
+import { streamExpiry } from './checks/stream-expiry.ts';
+import { linkMatrixChecks } from './checks/link-matrix.ts';
 
 export async function driveSuite(target: RelayTarget): Promise<SuiteLoad> {
   return { checks: driveChecks(target), skipped: [], coverageDocs: [3] };
@@ -28,6 +30,7 @@ export function driveChecks(target: RelayTarget): Check[] {
     ...documentChecks(target),
     rolesMatrix(target),
     sharesLifecycle(target),
+    streamExpiry(target),
     readsBound(target),
     quotaScope(target),
     commitsOnce(target),
@@ -38,5 +41,6 @@ export function driveChecks(target: RelayTarget): Check[] {
     ...concurrencyChecks(target),
     ...rosterSizeChecks(target),
     ...shareCapsChecks(target),
+    ...linkMatrixChecks(target),
   ];
 }

@@ -31,6 +31,10 @@ import { matrixOrderChecks } from './checks/matrix-order.ts';
 import { matrixWindowChecks } from './checks/matrix-windows.ts';
 import { matrixLimitChecks } from './checks/matrix-limits.ts';
 import { matrixOnceChecks } from './checks/matrix-once.ts';
+import { onceRaceChecks } from './checks/once-races.ts';
+import { cursorLifecycle } from './checks/cursor-lifecycle.ts';
+import { registerBinding } from './checks/register-binding.ts';
+import { namesMatrix } from './checks/names-matrix.ts';
 import { matrixLifecycleChecks } from './checks/matrix-lifecycle.ts';
 
 export type { RelayTarget } from './driver.ts';
@@ -67,6 +71,10 @@ export function relayChecks(target: RelayTarget): Check[] {
     ...matrixWindowChecks(target),
     ...matrixLimitChecks(target),
     ...matrixOnceChecks(target),
+    ...onceRaceChecks(target),
+    cursorLifecycle(target),
+    registerBinding(target),
+    namesMatrix(target),
     ...matrixLifecycleChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),

@@ -2,6 +2,9 @@
 // each durable commit to a node the stream's caller may read (ra.drive.events,
 // ra.drive.changed-event), a keepalive comment every 25 s; when a member's last share ends, one
 // `drive.revoked` and the stream closes (ra.drive.events-revocation, ra.drive.revoked-event).
+// A share that expires ends too, with no request to mark the moment: each member's stream asks
+// every EXPIRY_POLL_MS whether it still holds a live share, and closes when it does not (without
+// `drive.revoked`, which names the share an unshare ended; the member's share carries its expiry).
 // Advisory: nothing is replayed, a reader resumes from `changes` at its cursor. Both events go
 // through the relay state's fan-out, so every process tells its own streams; each judges what
 // its listeners may see against the shared database, which the commit reached first.
@@ -12,6 +15,8 @@ import type { RelayState } from '../state.ts';
 
 const encoder = new TextEncoder();
 const KEEPALIVE_MS = limits.event_keepalive_seconds * 1000;
+/** How often a member's stream looks for its last share's expiry (a share's `expires` is in whole seconds). */
+const EXPIRY_POLL_MS = 1000;
 
 /** Who holds a stream: the owner, a member by identity, or a link by its share id. */
 export interface Listener {
@@ -54,9 +59,11 @@ export class DriveEvents {
     this.#streams.set(drive, set);
     let stream: Stream | undefined;
     let timer: ReturnType<typeof setInterval> | undefined;
+    let poll: ReturnType<typeof setInterval> | undefined;
     let ended = false;
     const end = () => {
       if (timer) clearInterval(timer);
+      if (poll) clearInterval(poll);
       if (stream) set.delete(stream);
       if (set.size === 0) this.#streams.delete(drive);
       if (!ended) slot.release();
@@ -88,6 +95,11 @@ export class DriveEvents {
           slot.renew();
         }, KEEPALIVE_MS);
         timer.unref?.();
+        // The owner holds its drive for good; a link's stream is the link's, not a member's shares.
+        if (listener.who !== drive && !listener.who.startsWith('link:')) {
+          poll = setInterval(() => stream?.after(async () => (closed || (await stream!.holds()) ? undefined : stream!.close())), EXPIRY_POLL_MS);
+          poll.unref?.();
+        }
         signal?.addEventListener('abort', () => stream?.close(), { once: true });
       },
       cancel: () => end(),

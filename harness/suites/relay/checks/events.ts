@@ -40,6 +40,7 @@ export function eventChecks(t: RelayTarget): Check[] {
       id: 'relay/events/reconnect',
       title: 'mail that arrives while no stream is open is found by the next pickup; a new stream does not replay it as an event',
       rules: ['ra.events.no-replay'],
+      cells: [{ rule: 'ra.events.no-replay', facet: 'disconnect', value: 'message-event', operation: 'events' }],
       run: async (s, e) => {
         const [a, b] = [await s.identity(), await s.identity()];
         const first = await s.relay.events(b);

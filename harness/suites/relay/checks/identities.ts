@@ -120,6 +120,7 @@ function identitiesRegisterRefusalsCheck(t: RelayTarget): Check {
     id: 'relay/identities/register-refusals',
     title: 'registration: a second one 409; a bad signature 401; no admin envelope 400; under the invite gate no invite refused',
     rules: ['ra.identities.conflict', 'ra.identities.signature', 'ra.identities.invite'],
+    cells: [{ rule: 'ra.identities.conflict', facet: 'once', value: 'replay', operation: 'register' }],
     run: async (s, e) => {
       const facts = (await s.facts()).relay;
       const domain = await hostedDomain(s);

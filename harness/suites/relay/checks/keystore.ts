@@ -178,6 +178,7 @@ function assertionTypeCheck(t: RelayTarget): Check {
     lane: LANE,
     title: 'an assertion whose clientDataJSON type is webauthn.create is refused 401',
     rules: ['ra.keystore.assertion-type'],
+    cells: [{ rule: 'ra.keystore.assertion-type', facet: 'binding', value: 'ceremony-type', operation: 'keystoreFetch' }],
     run: async (s, e) => {
       const en = await enrolled(s);
       refused401(e, await fetchWith(s, en, { type: 'webauthn.create' }), 'type webauthn.create');
@@ -227,6 +228,7 @@ function assertionFlagsCheck(t: RelayTarget): Check {
     lane: LANE,
     title: 'an assertion without user verification, or without user presence, is refused 401',
     rules: ['ra.keystore.assertion-flags'],
+    cells: (['user-present', 'user-verified'] as const).map((value) => ({ rule: 'ra.keystore.assertion-flags' as const, facet: 'binding', value, operation: 'keystoreFetch' })),
     run: async (s, e) => {
       const en = await enrolled(s);
       refused401(e, await fetchWith(s, en, { flags: FLAG_UP }), 'user present, not verified');
@@ -241,6 +243,7 @@ function assertionSignatureCheck(t: RelayTarget): Check {
     lane: LANE,
     title: 'an assertion signed by another key than the enrolled credential is refused 401',
     rules: ['ra.keystore.assertion-signature'],
+    cells: [{ rule: 'ra.keystore.assertion-signature', facet: 'binding', value: 'credential-key', operation: 'keystoreFetch' }],
     run: async (s, e) => {
       const en = await enrolled(s);
       refused401(e, await fetchWith(s, en, { wrongKey: true }), 'signed by another key');

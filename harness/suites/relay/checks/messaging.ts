@@ -70,6 +70,7 @@ function messagesLocalDeliveryCheck(t: RelayTarget): Check {
     id: 'relay/messages/local-delivery',
     title: 'a message between two local identities is accepted with 202 and its id, and picked up once, as signed',
     rules: ['ra.messages.accepted', 'ra.relay.local-delivery', 'ra.pickup.drain'],
+    cells: [{ rule: 'ra.pickup.drain', facet: 'once', value: 'replay', operation: 'pickup' }],
     context: ['ra.pickup.auth', 'ra.auth.challenge'],
     run: async (s, e) => {
       const [a, b] = [await s.identity(), await s.identity()];

@@ -140,6 +140,7 @@ function outOfOrderCheck(t: RelayTarget): Check {
     lane: LANE,
     title: 'a reveal before the fetch, a delivery before the reveal, and a second reveal or delivery are refused 409 out_of_order',
     rules: ['ra.pairing.out-of-order'],
+    cells: (['enrollReveal', 'enrollDeliver'] as const).map((operation) => ({ rule: 'ra.pairing.out-of-order' as const, facet: 'once', value: 'replay', operation })),
     run: async (s, e) => {
       const o = await offered(s);
       const is409 = (r: HttpResponse, what: string) => e.that(r.status === 409 && codeOf(r) === 'out_of_order', `${what} answered ${said(r)}, expected 409 out_of_order`);
@@ -152,6 +153,31 @@ function outOfOrderCheck(t: RelayTarget): Check {
       const d = await s.relay.enrollDeliver(o.id, o.code, b64(64));
       if (!e.that(d.status >= 200 && d.status < 300, `the delivery answered ${said(d)}`)) return;
       is409(await s.relay.enrollDeliver(o.id, o.code, b64(64)), 'a second delivery');
+    },
+  });
+}
+
+const RACE = 20;
+
+function outOfOrderRaceCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/pairing/once-race',
+    lane: LANE,
+    title: `after the fetch, ${RACE} reveals sent at once: exactly one is taken and the others refused 409 out_of_order; then ${RACE} deliveries at once, the same`,
+    rules: ['ra.pairing.out-of-order'],
+    cells: (['enrollReveal', 'enrollDeliver'] as const).map((operation) => ({ rule: 'ra.pairing.out-of-order' as const, facet: 'once', value: 'race', operation })),
+    run: async (s, e) => {
+      const o = await offered(s);
+      await fetchBy(s, o);
+      const judge = (what: string, answers: HttpResponse[]) => {
+        const won = answers.filter((r) => r.status >= 200 && r.status < 300).length;
+        const wrong = answers.find((r) => !(r.status >= 200 && r.status < 300) && !(r.status === 409 && codeOf(r) === 'out_of_order'));
+        e.that(won === 1, `${won} of ${RACE} ${what} sent at once were taken (${answers.map((r) => r.status).join(',')}), not exactly 1`);
+        e.that(wrong === undefined, `a ${what.replace(/s$/, '')} that lost the race answered ${wrong ? said(wrong) : ''}, not 409 out_of_order`);
+        return won === 1;
+      };
+      if (!judge('reveals', await Promise.all(Array.from({ length: RACE }, () => s.relay.enrollReveal(o.id.identity, o.code, o.token, o.key))))) return;
+      judge('deliveries', await Promise.all(Array.from({ length: RACE }, () => s.relay.enrollDeliver(o.id, o.code, b64(64)))));
     },
   });
 }
@@ -287,6 +313,7 @@ export function pairingChecks(t: RelayTarget): Check[] {
     offersMaxCheck(t),
     alreadyApprovingCheck(t),
     outOfOrderCheck(t),
+    outOfOrderRaceCheck(t),
     commitmentCheck(t),
     shortCodeCheck(t),
     bearerCheck(t),
