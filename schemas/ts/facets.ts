@@ -368,7 +368,7 @@ export const facets: readonly Facet[] = [
     "refused": [
       "unknown-token"
     ],
-    "note": "bridge/url-client/indieauth-token.",
+    "note": "bridge/url-client/indieauth-token (unknown-token: a token one character off the live one revokes nothing).",
     "area": "bridge",
     "facet": "who",
     "values": [
@@ -402,7 +402,14 @@ export const facets: readonly Facet[] = [
       "public",
       "first-party-with-claims"
     ],
-    "note": "bridge/consent/first-party.",
+    "unfilled": [
+      {
+        "value": "first-party",
+        "operation": "consent",
+        "reason": "not applicable: a first-party sign-in for openid alone never reaches the consent step, so nothing is posted to /t/{id}/consent"
+      }
+    ],
+    "note": "first-party: bridge/consent/first-party; the refused kinds see the consent step and a refusal there holds: bridge/matrix/consent-kinds.",
     "area": "bridge",
     "facet": "who",
     "values": [
@@ -823,7 +830,7 @@ export const facets: readonly Facet[] = [
         "reason": "unobservable: the extension lasts 30 minutes and a target declares no shorter one"
       }
     ],
-    "note": "inside: bridge/lifetimes/expired (an extended transaction outlives the declared life).",
+    "note": "inside: bridge/lifetimes/expired (an extended transaction outlives the declared life and takes the next extension).",
     "area": "bridge",
     "facet": "window",
     "values": [
@@ -865,6 +872,7 @@ export const facets: readonly Facet[] = [
         "reason": "unobservable: the resume code lives 60 seconds and a target declares no shorter life"
       }
     ],
+    "note": "inside: bridge/matrix/resume-inside (seconds after issue; just before 60 s the declared transaction life has ended).",
     "area": "bridge",
     "facet": "resume-life",
     "values": [
@@ -897,6 +905,7 @@ export const facets: readonly Facet[] = [
         "reason": "unobservable: an access token lives 10 minutes and a target declares no shorter life"
       }
     ],
+    "note": "inside: bridge/matrix/access-token-inside (seconds after issue, not just before 10 minutes).",
     "area": "bridge",
     "facet": "window",
     "values": [
@@ -923,7 +932,7 @@ export const facets: readonly Facet[] = [
     ],
     "count": "three prompts, 15 seconds apart",
     "scope": "transaction",
-    "note": "at and past: bridge/push/limits.",
+    "note": "at, past and other-scope (the same user's next sign-in in the same browser): bridge/push/limits.",
     "area": "bridge",
     "facet": "limit",
     "values": [

@@ -14,6 +14,7 @@ import { RELAY_OWNER_WIRE } from '../../reference/variants/relay-owner.ts';
 import { RELAY_CORE_WIRE } from '../../reference/variants/relay-core.ts';
 import type { WireVariant } from '../../reference/variants/wire.ts';
 import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
+import { BRIDGE_KINDS_WIRE } from '../../reference/variants/bridge-kinds.ts';
 
 /**
  * `tls`: the variant is started on a name the test authority resolves, with its certificate, and
@@ -141,4 +142,5 @@ export const VARIANTS: readonly Variant[] = [
   ...wire('relay', RELAY_OWNER_WIRE),
   ...wire('relay', RELAY_CORE_WIRE),
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
+  ...wire('bridge', BRIDGE_KINDS_WIRE),
 ];

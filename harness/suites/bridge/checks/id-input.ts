@@ -11,21 +11,23 @@ import { CheckFailure, said, type BridgeSession, type BridgeTarget } from '../dr
 
 interface Case {
   rule: RuleId;
+  /** The form of ob.id-input.order's normalization facet this case is, or a near-miss it refuses. */
+  form?: string;
   input: (id: string) => string;
   accept: boolean;
   what: string;
 }
 
 const CASES: Case[] = [
-  { rule: 'ob.id-input.case.uppercase', input: (id) => id.toUpperCase(), accept: true, what: 'uppercase' },
-  { rule: 'ob.id-input.case.trailing-dot', input: (id) => `${id}.`, accept: true, what: 'a trailing dot' },
-  { rule: 'ob.id-input.case.leading-at', input: (id) => `@${id}`, accept: true, what: 'a leading @' },
-  { rule: 'ob.id-input.trim', input: (id) => `  ${id}\t`, accept: true, what: 'surrounding white space' },
-  { rule: 'ob.id-input.case.https-url', input: (id) => `https://${id}/`, accept: true, what: 'an https URL with a slash' },
-  { rule: 'ob.id-input.case.https-url', input: (id) => `https://${id}`, accept: true, what: 'an https URL without a slash' },
+  { rule: 'ob.id-input.case.uppercase', input: (id) => id.toUpperCase(), accept: true, what: 'uppercase', form: 'uppercase' },
+  { rule: 'ob.id-input.case.trailing-dot', input: (id) => `${id}.`, accept: true, what: 'a trailing dot', form: 'trailing-dot' },
+  { rule: 'ob.id-input.case.leading-at', input: (id) => `@${id}`, accept: true, what: 'a leading @', form: 'leading-at' },
+  { rule: 'ob.id-input.trim', input: (id) => `  ${id}\t`, accept: true, what: 'surrounding white space', form: 'whitespace' },
+  { rule: 'ob.id-input.case.https-url', input: (id) => `https://${id}/`, accept: true, what: 'an https URL with a slash', form: 'https-url-slash' },
+  { rule: 'ob.id-input.case.https-url', input: (id) => `https://${id}`, accept: true, what: 'an https URL without a slash', form: 'https-url' },
   { rule: 'ob.id-input.lowercase', input: (id) => `HTTPS://${id.toUpperCase()}.`, accept: true, what: 'an uppercase URL with a trailing dot' },
   { rule: 'ob.id-input.order', input: (id) => ` @https://${id.toUpperCase()}/ `, accept: true, what: 'white space, @ and an uppercase URL together' },
-  { rule: 'ob.id-input.case.url-path', input: (id) => `https://${id}/profile`, accept: false, what: 'a URL with a path' },
+  { rule: 'ob.id-input.case.url-path', input: (id) => `https://${id}/profile`, accept: false, what: 'a URL with a path', form: 'near-miss' },
   { rule: 'ob.id-input.case.url-port', input: (id) => `https://${id}:8443/`, accept: false, what: 'a URL with a port' },
   { rule: 'ob.id-input.url', input: (id) => `https://user@${id}/`, accept: false, what: 'a URL with userinfo' },
   { rule: 'ob.id-input.url', input: (id) => `https://${id}/?x=1`, accept: false, what: 'a URL with a query' },
@@ -52,6 +54,7 @@ export function idInputChecks(t: BridgeTarget): Check[] {
       id: 'bridge/id-input/normalization',
       title: 'typed IDs are normalized (trim, @, URL host, lowercase, trailing dot) and refused when not a valid service name',
       rules: [...rules, 'ob.id-input.case.http-url'],
+      cells: [...new Set(CASES.flatMap((c) => (c.form ? [c.form] : [])))].map((value) => ({ rule: 'ob.id-input.order' as const, facet: 'normalization', value, operation: 'identify' })),
       context: ['ob.contract.transaction', 'ob.transaction.identify'],
       run: async (s, e) => {
         const { identity } = await t.authority.newIdentity();
@@ -68,7 +71,8 @@ export function idInputChecks(t: BridgeTarget): Check[] {
     bridgeCheck(t, {
       id: 'bridge/id-input/xn-label',
       title: 'an ID with an xn-- label is accepted as typed',
-      rules: ['ob.id-input.case.xn-label', 'ob.id-input.projections'],
+      rules: ['ob.id-input.case.xn-label', 'ob.id-input.order', 'ob.id-input.projections'],
+      cells: [{ rule: 'ob.id-input.order', facet: 'normalization', value: 'xn-label', operation: 'identify' }],
       context: ['ob.contract.transaction'],
       run: async (s, e) => {
         const { identity, seed } = await t.authority.newIdentity({ label: 'xn--bcher-kva', zone: `z${Math.random().toString(36).slice(2, 10)}.id.test` });

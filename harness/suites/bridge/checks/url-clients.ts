@@ -105,9 +105,13 @@ function urlClientIndieauthTokenCheck(t: BridgeTarget): Check {
     });
   return check({
     id: 'bridge/url-client/indieauth-token',
-    title: 'a URL client\'s code for scope "profile" redeems to an access token that reads /userinfo and is revoked at /revoke without client authentication',
+    title:
+      'a URL client\'s code for scope "profile" redeems to an access token that reads /userinfo and is revoked at /revoke without client authentication (a token one character off revokes nothing)',
     rules: ['ob.indieauth.access-token'],
-    cells: [{ rule: 'ob.indieauth.access-token', facet: 'who', value: 'unauthenticated', operation: 'revoke' }],
+    cells: [
+      { rule: 'ob.indieauth.access-token', facet: 'who', value: 'unauthenticated', operation: 'revoke' },
+      { rule: 'ob.indieauth.access-token', facet: 'who', value: 'unknown-token', operation: 'revoke' },
+    ],
     run: async (s, e) => {
       const c = await host(t);
       const { body } = await s.tokens({ credentials: c.credentials, scope: 'profile' });
@@ -115,6 +119,13 @@ function urlClientIndieauthTokenCheck(t: BridgeTarget): Check {
       const oidc = await s.oidc();
       const before = await oidc.userinfo(body.access_token);
       e.that(before.status === 200, `/userinfo with the access token: ${said(before)}`);
+      // A token the bridge never issued, one character off the live one, revokes nothing.
+      const last = body.access_token.slice(-1);
+      const nearMiss = `${body.access_token.slice(0, -1)}${last === 'A' ? 'B' : 'A'}`;
+      const missed = await oidc.revoke(undefined, 'none', nearMiss);
+      e.that(missed.status < 500, `/revoke of an unknown token: ${said(missed)}`);
+      const still = await oidc.userinfo(body.access_token);
+      e.that(still.status === 200, `after /revoke of a token one character off it, the access token no longer reads /userinfo: ${said(still)}`);
       const revoked = await oidc.revoke(undefined, 'none', body.access_token);
       e.that(revoked.status === 200, `/revoke without client authentication: ${said(revoked)}`);
       const after = await oidc.userinfo(body.access_token);
