@@ -174,6 +174,41 @@ export const BRIDGE_KINDS_WIRE: Record<string, WireVariant> = {
       },
     } satisfies WireVariant;
   })(),
+  // Document 2, OIDC profile rule 2: "`prompt=login`, or an exceeded `max_age`, forces a new
+  // native proof." The bug: any max_age forces one, exceeded or not.
+  'max-age-always-login': {
+    rule: 'ob.authorize.prompt-login',
+    what: 'a max_age the session has not exceeded still forces a new native proof',
+    wire: async (req, next) => {
+      const url = new URL(req.url);
+      if (req.method !== 'GET' || url.pathname !== PATHS.authorize || !url.searchParams.has('max_age') || url.searchParams.has('prompt')) return next(req);
+      url.searchParams.set('prompt', 'login');
+      return next(new Request(url.href, { method: 'GET', headers: req.headers }));
+    },
+  },
+  // Document 2, Endpoints of the bridge: "It verifies sign-ins with the native verifier whose
+  // origin is the issuer, using an atomic nonce cache shared across instances." The bug: the
+  // callback keeps its answers per body (an idempotency cache in front of the verifier), so an
+  // approval delivered again, or several times at once, is answered as accepted every time.
+  'callback-idempotent': (() => {
+    const answered = new Map<string, Promise<{ status: number; headers: Headers; body: string }>>();
+    return {
+      rule: 'ob.native.verifier',
+      what: 'an approval delivered again (or several times at once) to /svc/callback is answered ok every time',
+      wire: async (req, next) => {
+        if (!isPost(req, ids.callback_path)) return next(req);
+        const body = await req.clone().text();
+        let kept = answered.get(body);
+        if (kept === undefined) {
+          kept = next(req).then(async (res) => ({ status: res.status, headers: res.headers, body: await res.text() }));
+          answered.set(body, kept);
+        }
+        const k = await kept;
+        if (k.status !== 200) answered.delete(body);
+        return new Response(k.body, { status: k.status, headers: k.headers });
+      },
+    } satisfies WireVariant;
+  })(),
   // Document 2, Consent: "A static client may set `first_party` to true, which skips consent for
   // `openid` alone". The bug: the skip keyed on the scope alone, so every client asking for
   // `openid` alone is signed in without the consent step.

@@ -4,11 +4,14 @@
 // step, and a refusal there holds); and the inside side of two windows a target cannot shorten: an
 // access token (10 minutes) and a resume code (60 seconds) still work seconds after they were issued
 // (a lifetime counted in the wrong unit is the bug). Their outside sides are unobservable (the facets say why).
+// And a signed approval, verified "using an atomic nonce cache", authenticates once: replayed, and raced.
 import type { Check } from '../../../run/model.ts';
+import { newPkce } from '../../../actors/oidc/client.ts';
+import { together } from '../../../actors/oidc/race.ts';
 import { bridgeCheck } from '../check.ts';
 import { matrixSignIn } from './matrix-pace.ts';
 import { approvedUnresumed, continued } from './transactions-matrix.ts';
-import { CheckFailure, said, type BridgeSession, type BridgeTarget, type ClientRole } from '../driver.ts';
+import { CheckFailure, said, type BridgeSession, type BridgeTarget, type ClientRole, type User } from '../driver.ts';
 
 /** How long after issue the inside cells use a secret: longer than any unit slip of its lifetime makes it. */
 const INSIDE_MS = 3000;
@@ -86,6 +89,52 @@ function resumeInsideCheck(t: BridgeTarget): Check {
   });
 }
 
+const RACE = 20;
+
+/** A sign-in waiting for its signature: the user and the native request the page shows. */
+async function awaitingSignature(s: BridgeSession): Promise<{ user: User; request: string }> {
+  const user = await s.newUser();
+  const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
+  if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+  const txUrl = new URL(res.location, s.target.issuer).href.split('?')[0]!;
+  const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+  if (typeof view.request !== 'string') throw new CheckFailure(`no native request was issued: ${JSON.stringify(view).slice(0, 200)}`);
+  return { user, request: view.request };
+}
+
+function approvalOnceCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/matrix/approval-once',
+    title: `a signed approval authenticates its sign-in once: delivered again to /svc/callback after it was accepted it is refused, and delivered ${RACE} ways at once at most one delivery is accepted`,
+    rules: ['ob.native.verifier'],
+    context: ['ob.contract.transaction', 'ob.transaction.callback'],
+    cells: [
+      { rule: 'ob.native.verifier', facet: 'once', value: 'replay', operation: 'callback' },
+      { rule: 'ob.native.verifier', facet: 'once', value: 'race', operation: 'callback' },
+    ],
+    run: async (s, e) => {
+      const replay = async () => {
+        const w = await matrixSignIn(() => awaitingSignature(s));
+        const first = await s.signer.approve(w.request, { key: w.user.key, sameDevice: true });
+        if (first.delivery?.status !== 200) throw new CheckFailure(`the approval was not accepted: ${first.delivery?.status} ${JSON.stringify(first.delivery?.body).slice(0, 200)}`);
+        const again = await s.signer.deliver(String(first.loaded.request.response_uri), first.encodedApproval);
+        e.that(again.status >= 400 && again.status < 500, `the same approval delivered again was answered ${again.status} ${JSON.stringify(again.body).slice(0, 200)}`);
+      };
+      const race = async () => {
+        const w = await matrixSignIn(() => awaitingSignature(s));
+        const loaded = await s.signer.loadRequest(w.request);
+        const { encoded } = s.signer.sign(loaded.request, w.user.key);
+        const answers = await together(RACE, () => s.signer.deliver(String(loaded.request.response_uri), encoded));
+        // At most one: the deliveries that lose to a spent nonce are verification errors, which
+        // may fail the transaction before the winner moves it (ob.transaction.failed).
+        const accepted = answers.filter((a) => a.status === 200).length;
+        e.that(accepted <= 1, `one approval delivered ${RACE} ways at once was accepted ${accepted} times: ${answers.map((a) => a.status).join(' ')}`);
+      };
+      await Promise.all([replay(), race()]);
+    },
+  });
+}
+
 export function kindsMatrixChecks(t: BridgeTarget): Check[] {
-  return [consentKindsCheck(t), accessTokenInsideCheck(t), resumeInsideCheck(t)];
+  return [consentKindsCheck(t), accessTokenInsideCheck(t), resumeInsideCheck(t), approvalOnceCheck(t)];
 }

@@ -143,7 +143,8 @@ function promptCheck(t: BridgeTarget): Check {
     id: 'bridge/push/prompt',
     lane: LANE,
     title: `Send to my app delivers an encrypted ${PROMPT} from the bridge's own ID carrying the request the QR code shows and the application's host, never the match code; the app approves with the match code`,
-    rules: ['ob.push.message', 'ob.push.no-match-code', 'ob.transaction.callback'],
+    rules: ['ob.push.message', 'ob.push.no-match-code', 'ob.push.trusted', 'ob.transaction.callback'],
+    cells: [{ rule: 'ob.push.trusted', facet: 'who', value: 'trusted-bridge', operation: 'push' }],
     context: ['ob.contract.push', 'ob.transaction.creating'],
     run: async (s, e) => {
       const w = await waiting(s);
@@ -177,6 +178,7 @@ function untrustedCheck(t: BridgeTarget): Check {
     lane: LANE,
     title: "a user who does not list the bridge in trusted_auth_services never receives its prompt (the user's relay drops it)",
     rules: ['ob.push.trusted'],
+    cells: [{ rule: 'ob.push.trusted', facet: 'who', value: 'untrusted-bridge', operation: 'push' }],
     context: ['ob.contract.push', 'ob.transaction.creating'],
     run: async (s, e) => {
       const w = await waiting(s, false);
