@@ -30,6 +30,36 @@ function issuedTokens(): { wire: Wire; issued: Map<string, number> } {
 
 const bearer = (req: Request) => /^Bearer\s+(\S+)$/i.exec(req.headers.get('authorization') ?? '')?.[1];
 
+/** The browser's session cookie (the bridge's `..._session`), when it has one. */
+const sessionOf = (req: Request) => /(?:^|;\s*)[^=;]*session=([^;]+)/.exec(req.headers.get('cookie') ?? '')?.[1];
+
+/** The claims a transaction page's JSON view offers at consent, or undefined when it is not at consent. */
+async function consentOffered(req: Request, res: Response): Promise<string[] | undefined> {
+  const url = new URL(req.url);
+  if (req.method !== 'GET' || !new RegExp(`^${PATHS.transaction}[A-Za-z0-9_-]+$`).test(url.pathname) || !(res.headers.get('content-type') ?? '').includes('json')) return undefined;
+  const view = (await res.clone().json()) as { state?: unknown; consent?: { claims?: unknown } };
+  const claims = view.consent?.claims;
+  return view.state === 'consent' && Array.isArray(claims) ? claims.map(String) : undefined;
+}
+
+/** Approves the consent of the transaction page `req` asked for, on the user's behalf, with the browser's own cookies. */
+function approveFor(req: Request, next: (r: Request) => Promise<Response>, claims: string[]): Promise<Response> {
+  const url = new URL(req.url);
+  const headers = new Headers({ 'content-type': 'application/json', accept: 'application/json', cookie: req.headers.get('cookie') ?? '' });
+  return next(new Request(`${url.origin}${url.pathname}/consent`, { method: 'POST', headers, body: JSON.stringify({ decision: 'approve', claims }) }));
+}
+
+/** The decision and ticked claims of a consent form, posted as JSON or as a form. */
+function parseDecision(body: string): { decision: string; claims: string[] } {
+  try {
+    const j = JSON.parse(body) as { decision?: unknown; claims?: unknown };
+    return { decision: String(j.decision), claims: Array.isArray(j.claims) ? j.claims.map(String) : [] };
+  } catch {
+    const f = new URLSearchParams(body);
+    return { decision: f.get('decision') ?? '', claims: f.getAll('claims') };
+  }
+}
+
 /** A transaction id from a /t/{id}/<rest> path, when the path is that one. */
 const txOf = (url: URL, rest: string) => new RegExp(`^${PATHS.transaction}([A-Za-z0-9_-]+)/${rest}$`).exec(url.pathname)?.[1];
 
@@ -216,16 +246,34 @@ export const BRIDGE_KINDS_WIRE: Record<string, WireVariant> = {
     rule: 'ob.consent.first-party',
     what: 'every client asking for openid alone skips consent (the first_party flag is not read)',
     wire: async (req, next) => {
-      const url = new URL(req.url);
       const res = await next(req);
-      const id = new RegExp(`^${PATHS.transaction}([A-Za-z0-9_-]+)$`).exec(url.pathname)?.[1];
-      if (req.method !== 'GET' || id === undefined || !(res.headers.get('content-type') ?? '').includes('json')) return res;
-      const view = (await res.clone().json()) as { state?: unknown; consent?: { claims?: unknown } };
-      const claims = Array.isArray(view.consent?.claims) ? view.consent.claims : undefined;
-      if (view.state !== 'consent' || claims === undefined || claims.length > 0) return res;
-      // Approved on the user's behalf, with the browser's own cookies.
-      const headers = new Headers({ 'content-type': 'application/json', accept: 'application/json', cookie: req.headers.get('cookie') ?? '' });
-      return next(new Request(`${url.origin}${url.pathname}/consent`, { method: 'POST', headers, body: JSON.stringify({ decision: 'approve', claims: [] }) }));
+      const offered = await consentOffered(req, res);
+      return offered !== undefined && offered.length === 0 ? approveFor(req, next, offered) : res;
     },
   },
+  // Document 2, OIDC profile rule 1: "With a live session and stored consent covering the claims,
+  // a later `/authorize` issues a code without another signature"; Consent: "A consent records the
+  // client, the claims released". The bug: the consent is stored for the user's session alone, so
+  // another client's sign-in in the same session skips consent for claims approved elsewhere.
+  'consent-per-session': (() => {
+    const approved = new Map<string, Set<string>>();
+    return {
+      rule: 'ob.sso.reuse',
+      what: 'a consent given to one client covers every client in the same browser session',
+      wire: async (req, next) => {
+        const session = sessionOf(req);
+        if (req.method === 'POST' && txOf(new URL(req.url), 'consent') !== undefined) {
+          const body = await req.clone().text();
+          const res = await next(req);
+          const decided = parseDecision(body);
+          if (res.status < 400 && session !== undefined && decided.decision === 'approve') approved.set(session, new Set([...(approved.get(session) ?? []), ...decided.claims]));
+          return res;
+        }
+        const res = await next(req);
+        const offered = await consentOffered(req, res);
+        const held = session === undefined ? undefined : approved.get(session);
+        return offered !== undefined && held !== undefined && offered.every((c) => held.has(c)) ? approveFor(req, next, offered) : res;
+      },
+    } satisfies WireVariant;
+  })(),
 };
