@@ -6,6 +6,7 @@
 // wire.ts for how a variant wraps the server; bridge-matrix.ts for the first round.
 import { profileFor } from '../../protocol/common/profile.ts';
 import { verifierMatches } from '../../protocol/bridge/pkce.ts';
+import { sameHash } from '../shared/secrets.ts';
 import { PATHS } from '../bridge/context.ts';
 import type { BridgeSeams } from '../bridge/seams.ts';
 import { untouched, type Wire, type WireVariant } from './wire.ts';
@@ -26,6 +27,14 @@ function issuedTokens(): { wire: Wire; issued: Map<string, number> } {
     return res;
   };
   return { wire, issued };
+}
+
+/** The client_id of an HTTP Basic client authentication (RFC 6749 section 2.3.1: form-encoded). */
+function basicClient(req: Request): string | undefined {
+  const b = /^Basic\s+(\S+)$/i.exec(req.headers.get('authorization') ?? '')?.[1];
+  if (b === undefined) return undefined;
+  const [id] = Buffer.from(b, 'base64').toString('utf8').split(':');
+  return id === undefined ? undefined : decodeURIComponent(id.replace(/\+/g, ' '));
 }
 
 const bearer = (req: Request) => /^Bearer\s+(\S+)$/i.exec(req.headers.get('authorization') ?? '')?.[1];
@@ -89,6 +98,52 @@ export const BRIDGE_KINDS_WIRE: Record<string, WireVariant> = {
     what: "a client_secret_post owner's revocation answers 200 and revokes nothing (only HTTP Basic is read at /revoke)",
     wire: async (req, next) => (isPost(req, PATHS.revoke) && (await form(req)).has('client_secret') ? json({}, 200) : next(req)),
   },
+  // Document 2, States and transitions: "The bridge continues only if the resume code AND the
+  // transaction's `__Host-` cookie both match." The bug: the cookie is compared only when the
+  // browser sends one (meant for browsers that drop cookies), so a forwarded link continues.
+  'resume-cookie-optional': {
+    rule: 'ob.transaction.resume-binding',
+    what: 'a resume link opened in a browser without the transaction cookie continues the sign-in',
+    wire: untouched,
+    seams: { resumeBrowserMatches: (cookieHash, bindingHash) => cookieHash === undefined || sameHash(cookieHash, bindingHash) } satisfies Partial<BridgeSeams>,
+  },
+  // Document 2, ID token: "`nonce` is echoed when sent and is optional." The bug: the nonce is
+  // echoed to public clients only (confidential ones "have PKCE and a secret already").
+  'nonce-public-only': {
+    rule: 'ob.token.id-token',
+    what: "a confidential client's ID token leaves out the nonce its request sent",
+    wire: untouched,
+    seams: { idTokenNonce: (client, nonce) => (client.authMethod === 'none' ? nonce : null) } satisfies Partial<BridgeSeams>,
+  },
+  // Document 2, Authorization code: "bound to client, redirect URI, PKCE challenge, nonce and
+  // identity". The bug: /token compares redirect_uri only for being one the client registered,
+  // not the one the code was issued for (here: any near-miss is taken as the registered one).
+  'token-redirect-registered': (() => {
+    const registered = new Map<string, string>();
+    return {
+      rule: 'ob.code.binding',
+      what: "a code redeems with any redirect_uri near its client's registered one",
+      wire: async (req, next) => {
+        const url = new URL(req.url);
+        if (req.method === 'GET' && url.pathname === PATHS.authorize) {
+          const res = await next(req);
+          const client = url.searchParams.get('client_id');
+          const redirect = url.searchParams.get('redirect_uri');
+          if (res.status >= 300 && res.status < 400 && client && redirect && !registered.has(client)) registered.set(client, redirect);
+          return res;
+        }
+        if (!isPost(req, PATHS.token)) return next(req);
+        const f = await form(req);
+        const client = f.get('client_id') ?? basicClient(req);
+        const own = client === undefined ? undefined : registered.get(client);
+        if (own === undefined || !f.has('redirect_uri') || f.get('redirect_uri') === own) return next(req);
+        f.set('redirect_uri', own);
+        const headers = new Headers(req.headers);
+        headers.delete('content-length');
+        return next(new Request(req.url, { method: 'POST', headers, body: f.toString() }));
+      },
+    } satisfies WireVariant;
+  })(),
   // Document 2, OIDC profile rule 1: "PKCE `S256` is required for every client". The bug: PKCE
   // asked of public clients only (confidential ones "have a secret already").
   'pkce-public-only': {
