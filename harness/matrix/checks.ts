@@ -8,6 +8,7 @@ import { limits } from '../../schemas/ts/limits.ts';
 import type { AuthorityControl } from '../actors/authority/types.ts';
 import type { Check } from '../run/model.ts';
 import { bridgeChecks } from '../suites/bridge/index.ts';
+import { CLIENT_ROLES } from '../suites/bridge/driver.ts';
 import { driveChecks } from '../suites/drive/index.ts';
 import { REFERENCE_DECLARED } from '../suites/relay/launch.ts';
 import { relayChecks } from '../suites/relay/index.ts';
@@ -59,12 +60,15 @@ export async function listChecks(): Promise<Check[]> {
     ...bridgeChecks({
       profile,
       issuer: `${HOST}:6`,
+      // Every client kind the reference registers: a check's cells follow the kinds declared.
       clients: {
+        ...Object.fromEntries(CLIENT_ROLES.map((role) => [role, { client_id: `matrix-${role}`, redirect_uri: `${HOST}:7/cb`, client_secret: 'x' }])),
         basic: { client_id: 'matrix-basic', redirect_uri: `${HOST}:7/cb`, client_secret: 'x' },
         public: { client_id: 'matrix-public', redirect_uri: `${HOST}:7/cb` },
       },
       authority,
       rotate: { url: `${HOST}:6/operator/keys/rotate` },
+      suspend: { url: `${HOST}:6/operator/clients/suspend` },
       urlClients: 'on',
       requestTimeoutMs: 20_000,
       push: { userRelay: `${HOST}:8` },

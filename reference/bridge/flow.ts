@@ -515,7 +515,7 @@ export async function resumeHandler(ctx: BridgeContext, req: Request): Promise<R
     return pageError(ctx, 410, 'this sign-in link was already used or has expired', 'ob.transaction.resume-binding');
   }
   const cookie = readCookies(req).get(txCookieName(ctx));
-  if (!wellFormedSecret(cookie) || !sameHash(hashSecret(cookie), tx.bindingHash)) {
+  if (!ctx.seams.resumeBrowserMatches(wellFormedSecret(cookie) ? hashSecret(cookie) : undefined, tx.bindingHash)) {
     await ctx.store.move(tx.id, 'authenticated', 'failed', { error: 'opened in another browser', resume_hash: null });
     return pageError(ctx, 403, 'this sign-in was started in another browser', 'ob.transaction.resume-binding');
   }

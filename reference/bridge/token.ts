@@ -152,7 +152,7 @@ async function tokenReply(ctx: BridgeContext, headers: Headers, contentType: str
       iat,
       auth_time: Math.floor(record.authTime / 1000),
       amr: record.delegated ? [ctx.profile.ids.amr_value, 'session'] : [ctx.profile.ids.amr_value],
-      ...(record.nonce !== null ? { nonce: record.nonce } : {}),
+      ...(ctx.seams.idTokenNonce(c, record.nonce) !== null ? { nonce: ctx.seams.idTokenNonce(c, record.nonce) } : {}),
       ...releasedClaims(ctx, record.identity, record.claims, record.keyFingerprint, record.profile),
     };
     const idToken = await ctx.keys.sign(claims);

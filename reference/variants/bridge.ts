@@ -148,6 +148,32 @@ export const BRIDGE_WIRE: Record<string, WireVariant> = {
       (id) => id.slice(4),
     ),
   ),
+  // The near-misses of the one-character steps: "remove one trailing dot", "strip one leading @".
+  'id-trailing-dots': idCase(
+    'ob.id-input.case.trailing-dot',
+    'every trailing dot is removed, so two are accepted',
+    acceptId(
+      (id) => /\.\.$/.test(id),
+      (id) => id.replace(/\.+$/, ''),
+    ),
+  ),
+  'id-leading-ats': idCase(
+    'ob.id-input.case.leading-at',
+    'every leading @ is stripped, so two are accepted',
+    acceptId(
+      (id) => id.startsWith('@@'),
+      (id) => id.replace(/^@+/, ''),
+    ),
+  ),
+  // "an internationalized name only in its `xn--` form, no Unicode-to-punycode conversion".
+  'id-unicode-punycoded': idCase(
+    'ob.id-input.valid-name',
+    'a Unicode name is converted to its xn-- form',
+    acceptId(
+      (id) => /[^\x00-\x7f]/.test(id),
+      (id) => new URL(`https://${id}/`).hostname,
+    ),
+  ),
   'id-single-label': {
     rule: 'ob.id-input.case.single-label',
     what: 'a single label is completed with the zone of the last ID typed',

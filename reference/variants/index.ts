@@ -14,6 +14,7 @@ import { RELAY_ONCE_WIRE } from './relay-once.ts';
 import { RELAY_CURSOR_WIRE } from './relay-cursor.ts';
 import { RELAY_REGISTER_WIRE } from './relay-register.ts';
 import { RELAY_NAMES_WIRE } from './relay-names.ts';
+import { BRIDGE_KINDS_WIRE } from './bridge-kinds.ts';
 
 const keyed = (suite: string, table: Record<string, WireVariant>) => Object.fromEntries(Object.entries(table).map(([name, v]) => [`${suite}/${name}`, v]));
 
@@ -32,4 +33,5 @@ export const WIRE_VARIANTS: Record<string, WireVariant> = {
   ...keyed('relay', RELAY_CURSOR_WIRE),
   ...keyed('relay', RELAY_REGISTER_WIRE),
   ...keyed('relay', RELAY_NAMES_WIRE),
+  ...keyed('bridge', BRIDGE_KINDS_WIRE),
 };

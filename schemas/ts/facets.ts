@@ -368,7 +368,7 @@ export const facets: readonly Facet[] = [
     "refused": [
       "unknown-token"
     ],
-    "note": "bridge/url-client/indieauth-token.",
+    "note": "bridge/url-client/indieauth-token (unknown-token: a token one character off the live one revokes nothing).",
     "area": "bridge",
     "facet": "who",
     "values": [
@@ -402,7 +402,14 @@ export const facets: readonly Facet[] = [
       "public",
       "first-party-with-claims"
     ],
-    "note": "bridge/consent/first-party.",
+    "unfilled": [
+      {
+        "value": "first-party",
+        "operation": "consent",
+        "reason": "not applicable: a first-party sign-in for openid alone never reaches the consent step, so nothing is posted to /t/{id}/consent"
+      }
+    ],
+    "note": "first-party: bridge/consent/first-party; the refused kinds see the consent step and a refusal there holds: bridge/matrix/consent-kinds.",
     "area": "bridge",
     "facet": "who",
     "values": [
@@ -823,7 +830,7 @@ export const facets: readonly Facet[] = [
         "reason": "unobservable: the extension lasts 30 minutes and a target declares no shorter one"
       }
     ],
-    "note": "inside: bridge/lifetimes/expired (an extended transaction outlives the declared life).",
+    "note": "inside: bridge/lifetimes/expired (an extended transaction outlives the declared life and takes the next extension).",
     "area": "bridge",
     "facet": "window",
     "values": [
@@ -865,6 +872,7 @@ export const facets: readonly Facet[] = [
         "reason": "unobservable: the resume code lives 60 seconds and a target declares no shorter life"
       }
     ],
+    "note": "inside: bridge/matrix/resume-inside (seconds after issue; just before 60 s the declared transaction life has ended).",
     "area": "bridge",
     "facet": "resume-life",
     "values": [
@@ -897,6 +905,7 @@ export const facets: readonly Facet[] = [
         "reason": "unobservable: an access token lives 10 minutes and a target declares no shorter life"
       }
     ],
+    "note": "inside: bridge/matrix/access-token-inside (seconds after issue, not just before 10 minutes).",
     "area": "bridge",
     "facet": "window",
     "values": [
@@ -923,7 +932,7 @@ export const facets: readonly Facet[] = [
     ],
     "count": "three prompts, 15 seconds apart",
     "scope": "transaction",
-    "note": "at and past: bridge/push/limits.",
+    "note": "at, past and other-scope (the same user's next sign-in in the same browser): bridge/push/limits.",
     "area": "bridge",
     "facet": "limit",
     "values": [
@@ -1431,6 +1440,701 @@ export const facets: readonly Facet[] = [
       {
         "value": "sso-code",
         "operation": "authorize"
+      }
+    ]
+  },
+  {
+    "rule": "ob.id-input.case.uppercase",
+    "kind": "normalization",
+    "cite": "Cases: uppercase input is lowercased",
+    "operations": [
+      "identify"
+    ],
+    "subject": "the typed service ID",
+    "forms": [
+      "uppercase"
+    ],
+    "unfilled": [
+      {
+        "value": "near-miss",
+        "reason": "not applicable: lowercasing accepts every letter case of the name; a suffix or a prefix is another name, refused by resolution, not by this rule"
+      }
+    ],
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "uppercase",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "uppercase",
+        "operation": "identify"
+      },
+      {
+        "value": "near-miss",
+        "operation": "identify"
+      }
+    ]
+  },
+  {
+    "rule": "ob.id-input.case.trailing-dot",
+    "kind": "normalization",
+    "cite": "a trailing dot is removed",
+    "operations": [
+      "identify"
+    ],
+    "subject": "the typed service ID",
+    "forms": [
+      "trailing-dot"
+    ],
+    "note": "near-miss: two trailing dots (step 3 removes one).",
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "trailing-dot",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "trailing-dot",
+        "operation": "identify"
+      },
+      {
+        "value": "near-miss",
+        "operation": "identify"
+      }
+    ]
+  },
+  {
+    "rule": "ob.id-input.case.leading-at",
+    "kind": "normalization",
+    "cite": "a leading `@` is removed",
+    "operations": [
+      "identify"
+    ],
+    "subject": "the typed service ID",
+    "forms": [
+      "leading-at"
+    ],
+    "note": "near-miss: two leading @ (step 1 strips one).",
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "leading-at",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "leading-at",
+        "operation": "identify"
+      },
+      {
+        "value": "near-miss",
+        "operation": "identify"
+      }
+    ]
+  },
+  {
+    "rule": "ob.id-input.trim",
+    "kind": "normalization",
+    "cite": "1. Trim whitespace; strip one leading `@`.",
+    "operations": [
+      "identify"
+    ],
+    "subject": "the typed service ID",
+    "forms": [
+      "whitespace",
+      "leading-at"
+    ],
+    "note": "near-miss: two leading @.",
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "whitespace",
+      "leading-at",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "whitespace",
+        "operation": "identify"
+      },
+      {
+        "value": "leading-at",
+        "operation": "identify"
+      },
+      {
+        "value": "near-miss",
+        "operation": "identify"
+      }
+    ]
+  },
+  {
+    "rule": "ob.id-input.case.https-url",
+    "kind": "normalization",
+    "cite": "an `https` URL with or without a trailing slash yields its host",
+    "operations": [
+      "identify"
+    ],
+    "subject": "the typed service ID",
+    "forms": [
+      "https-url",
+      "https-url-slash"
+    ],
+    "note": "near-miss: the same URL with a path.",
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "https-url",
+      "https-url-slash",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "https-url",
+        "operation": "identify"
+      },
+      {
+        "value": "https-url-slash",
+        "operation": "identify"
+      },
+      {
+        "value": "near-miss",
+        "operation": "identify"
+      }
+    ]
+  },
+  {
+    "rule": "ob.id-input.lowercase",
+    "kind": "normalization",
+    "cite": "3. Lowercase; remove one trailing dot.",
+    "operations": [
+      "identify"
+    ],
+    "subject": "the typed service ID",
+    "forms": [
+      "uppercase",
+      "trailing-dot"
+    ],
+    "note": "near-miss: two trailing dots.",
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "uppercase",
+      "trailing-dot",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "uppercase",
+        "operation": "identify"
+      },
+      {
+        "value": "trailing-dot",
+        "operation": "identify"
+      },
+      {
+        "value": "near-miss",
+        "operation": "identify"
+      }
+    ]
+  },
+  {
+    "rule": "ob.id-input.case.url-path",
+    "kind": "normalization",
+    "cite": "a URL with a path other than `/` is rejected (path)",
+    "operations": [
+      "identify"
+    ],
+    "subject": "the path of an ID typed as a URL",
+    "forms": [
+      "empty-path",
+      "root-path"
+    ],
+    "note": "near-miss: /profile.",
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "empty-path",
+      "root-path",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "empty-path",
+        "operation": "identify"
+      },
+      {
+        "value": "root-path",
+        "operation": "identify"
+      },
+      {
+        "value": "near-miss",
+        "operation": "identify"
+      }
+    ]
+  },
+  {
+    "rule": "ob.id-input.case.url-port",
+    "kind": "normalization",
+    "cite": "a URL with a port is rejected (port)",
+    "operations": [
+      "identify"
+    ],
+    "subject": "the authority of an ID typed as a URL",
+    "forms": [
+      "no-port"
+    ],
+    "note": "near-miss: the same URL on port 8443.",
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "no-port",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "no-port",
+        "operation": "identify"
+      },
+      {
+        "value": "near-miss",
+        "operation": "identify"
+      }
+    ]
+  },
+  {
+    "rule": "ob.id-input.url",
+    "kind": "normalization",
+    "cite": "2. If it parses as a URL: scheme must be `https` (`http` only with the development flag); no userinfo, port, query or fragment; path empty or `/`. Take the host.",
+    "operations": [
+      "identify"
+    ],
+    "subject": "an ID typed as a URL",
+    "forms": [
+      "https-host"
+    ],
+    "note": "near-miss: userinfo, a query.",
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "https-host",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "https-host",
+        "operation": "identify"
+      },
+      {
+        "value": "near-miss",
+        "operation": "identify"
+      }
+    ]
+  },
+  {
+    "rule": "ob.id-input.case.xn-label",
+    "kind": "normalization",
+    "cite": "a name with an `xn--` label is accepted",
+    "operations": [
+      "identify"
+    ],
+    "subject": "the typed service ID",
+    "forms": [
+      "xn-label"
+    ],
+    "note": "near-miss: the same label in Unicode (step 4: no Unicode-to-punycode conversion is done).",
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "xn-label",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "xn-label",
+        "operation": "identify"
+      },
+      {
+        "value": "near-miss",
+        "operation": "identify"
+      }
+    ]
+  },
+  {
+    "rule": "ob.authorize.prompt-none",
+    "kind": "who",
+    "cite": "3. `prompt=none` without session or consent returns `login_required` or `consent_required`.",
+    "operations": [
+      "authorize"
+    ],
+    "refused": [
+      "no-session",
+      "session-without-consent"
+    ],
+    "note": "bridge/sso/prompt-none; a session with consent is ob.sso.reuse.",
+    "area": "bridge",
+    "facet": "who",
+    "values": [
+      "no-session",
+      "session-without-consent"
+    ],
+    "cells": [
+      {
+        "value": "no-session",
+        "operation": "authorize"
+      },
+      {
+        "value": "session-without-consent",
+        "operation": "authorize"
+      }
+    ]
+  },
+  {
+    "rule": "ob.authorize.prompt-login",
+    "kind": "window",
+    "cite": "2. `prompt=login`, or an exceeded `max_age`, forces a new native proof.",
+    "operations": [
+      "authorize"
+    ],
+    "duration": "the request's max_age",
+    "from": "the session's auth_time",
+    "note": "inside: max_age=3600 on a fresh session, no new proof; outside: max_age=0 (and prompt=login), a new proof: bridge/sso/prompt-login-max-age.",
+    "area": "bridge",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "authorize"
+      },
+      {
+        "value": "outside",
+        "operation": "authorize"
+      }
+    ]
+  },
+  {
+    "rule": "ob.sso.reuse",
+    "kind": "binding",
+    "cite": "1. With a live session and stored consent covering the claims, a later `/authorize` issues a code without another signature.",
+    "operations": [
+      "authorize"
+    ],
+    "credential": "the stored consent",
+    "parts": [
+      "client"
+    ],
+    "note": "The consent another client gave does not cover this one: bridge/sso/reuse.",
+    "area": "bridge",
+    "facet": "binding",
+    "values": [
+      "client"
+    ],
+    "cells": [
+      {
+        "value": "client",
+        "operation": "authorize"
+      }
+    ]
+  },
+  {
+    "rule": "ob.subject.sector",
+    "kind": "binding",
+    "cite": "The sector is fixed when a client is created and never changes: for URL client IDs, the host of the client_id URL; for registered and static clients, the host of the first redirect URI or an explicit sector host chosen at creation.",
+    "operations": [
+      "token"
+    ],
+    "credential": "the pairwise sub",
+    "parts": [
+      "sector"
+    ],
+    "note": "bridge/subject/pairwise: another sector sees another sub, a client sharing the sector the same one.",
+    "area": "bridge",
+    "facet": "binding",
+    "values": [
+      "sector"
+    ],
+    "cells": [
+      {
+        "value": "sector",
+        "operation": "token"
+      }
+    ]
+  },
+  {
+    "rule": "ob.subject.url-client-sector",
+    "kind": "binding",
+    "cite": "for URL client IDs, the host of the client_id URL",
+    "operations": [
+      "token"
+    ],
+    "credential": "the pairwise sub",
+    "parts": [
+      "client-id-host"
+    ],
+    "note": "bridge/url-client/sector.",
+    "area": "bridge",
+    "facet": "binding",
+    "values": [
+      "client-id-host"
+    ],
+    "cells": [
+      {
+        "value": "client-id-host",
+        "operation": "token"
+      }
+    ]
+  },
+  {
+    "rule": "ob.keys.rotation",
+    "kind": "window",
+    "cite": "a retired key stays in the key set for at least twice the ID-token lifetime plus the longest documented RP key-cache time (24 hours)",
+    "operations": [
+      "jwks"
+    ],
+    "duration": "twice the ID-token lifetime plus 24 hours, at least",
+    "from": "the rotation",
+    "unfilled": [
+      {
+        "value": "outside",
+        "reason": "not applicable: the document sets how long a retired key stays at least, never at most; a key kept longer breaks no sentence"
+      }
+    ],
+    "note": "inside: right after a rotation the retired key is listed and a token it signed verifies (bridge/keys/rotation).",
+    "area": "bridge",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "jwks"
+      },
+      {
+        "value": "outside",
+        "operation": "jwks"
+      }
+    ]
+  },
+  {
+    "rule": "ob.clients.url-fetch-timeout",
+    "kind": "window",
+    "cite": "Fetch rules: HTTPS only, no redirects, no private addresses, 16 KiB cap, 5 second timeout",
+    "operations": [
+      "authorize"
+    ],
+    "limit": "url_client_fetch_timeout_seconds",
+    "from": "the document request",
+    "note": "inside (2.5 s) and outside (6.5 s): bridge/url-client/timeout.",
+    "area": "bridge",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "authorize"
+      },
+      {
+        "value": "outside",
+        "operation": "authorize"
+      }
+    ]
+  },
+  {
+    "rule": "ob.clients.url-fetch-cache",
+    "kind": "window",
+    "cite": "cached per HTTP cache headers, clamped to 5 minutes through 24 hours",
+    "operations": [
+      "authorize"
+    ],
+    "limit": "url_client_cache_min_seconds",
+    "from": "the document fetch",
+    "unfilled": [
+      {
+        "value": "outside",
+        "reason": "unobservable: the shortest cache life is 5 minutes and a target declares no shorter one"
+      }
+    ],
+    "note": "inside: a no-store document fetched once for three requests (bridge/url-client/cache-minimum). The 24-hour ceiling is as unobservable.",
+    "area": "bridge",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "authorize"
+      },
+      {
+        "value": "outside",
+        "operation": "authorize"
+      }
+    ]
+  },
+  {
+    "rule": "ob.clients.url-redirect",
+    "kind": "normalization",
+    "cite": "a request must return to one of them, or to the client_id's own origin when no document is published",
+    "operations": [
+      "authorize"
+    ],
+    "subject": "a URL client's redirect_uri",
+    "forms": [
+      "listed",
+      "own-origin"
+    ],
+    "note": "listed (another origin) and near-miss (its own origin, unlisted): bridge/url-client/redirect-listed; own-origin without a document and near-miss (another origin): bridge/url-client/no-document.",
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "listed",
+      "own-origin",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "listed",
+        "operation": "authorize"
+      },
+      {
+        "value": "own-origin",
+        "operation": "authorize"
+      },
+      {
+        "value": "near-miss",
+        "operation": "authorize"
+      }
+    ]
+  },
+  {
+    "rule": "ob.clients.url-client-secret-refused",
+    "kind": "who",
+    "cite": "`token_endpoint_auth_method` | `none` (public, PKCE) or `private_key_jwt` with a same-origin `jwks_uri`; `client_secret_*` refused",
+    "operations": [
+      "token"
+    ],
+    "refused": [
+      "document-client-secret",
+      "presented-secret"
+    ],
+    "note": "bridge/url-client/secret-refused.",
+    "area": "bridge",
+    "facet": "who",
+    "values": [
+      "document-client-secret",
+      "presented-secret"
+    ],
+    "cells": [
+      {
+        "value": "document-client-secret",
+        "operation": "token"
+      },
+      {
+        "value": "presented-secret",
+        "operation": "token"
+      }
+    ]
+  },
+  {
+    "rule": "ob.push.trusted",
+    "kind": "who",
+    "cite": "The user's relay drops it unless the user listed the bridge in `trusted_auth_services`.",
+    "operations": [
+      "push"
+    ],
+    "allowed": [
+      "trusted-bridge"
+    ],
+    "refused": [
+      "untrusted-bridge"
+    ],
+    "note": "trusted-bridge: bridge/push/prompt; untrusted-bridge: bridge/push/untrusted-dropped.",
+    "area": "bridge",
+    "facet": "who",
+    "values": [
+      "trusted-bridge",
+      "untrusted-bridge"
+    ],
+    "cells": [
+      {
+        "value": "trusted-bridge",
+        "operation": "push"
+      },
+      {
+        "value": "untrusted-bridge",
+        "operation": "push"
+      }
+    ]
+  },
+  {
+    "rule": "ob.transaction.identify",
+    "kind": "window",
+    "cite": "| `identify` | user enters an ID | ID normalizes and resolves | `awaiting_signature` | native request issued (valid at most 5 minutes) |",
+    "operations": [
+      "callback"
+    ],
+    "limit": "bridge_native_request_max_seconds",
+    "from": "the ID entry that issued the native request",
+    "unfilled": [
+      {
+        "value": "outside",
+        "reason": "unobservable: the native request lives 5 minutes and a target declares no shorter life"
+      }
+    ],
+    "note": "inside: the approval signed at once verifies (bridge/authorize/code-flow).",
+    "area": "bridge",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "callback"
+      },
+      {
+        "value": "outside",
+        "operation": "callback"
+      }
+    ]
+  },
+  {
+    "rule": "ob.native.verifier",
+    "kind": "once",
+    "cite": "It verifies sign-ins with the native verifier whose origin is the issuer, using an atomic nonce cache shared across instances.",
+    "operations": [
+      "callback"
+    ],
+    "secret": "a signed approval (its nonce)",
+    "spent_by": "its acceptance at /svc/callback",
+    "note": "bridge/matrix/approval-once; the faulted approval is bridge/transaction/failed-not-redirected.",
+    "area": "bridge",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "callback"
+      },
+      {
+        "value": "race",
+        "operation": "callback"
       }
     ]
   },
@@ -9778,6 +10482,191 @@ export const facets: readonly Facet[] = [
 
 /** Behaviour rules judged on one case, each with why (spec/facets/ `one_case`). */
 export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string }> = [
+  {
+    "rule": "ob.authorize.bad-client-no-redirect",
+    "reason": "An unknown client_id or redirect_uri is one refusal (an error page, never a redirect); the redirect near-misses are ob.authorize.redirect-exact's normalization facet.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.authorize.error-redirect",
+    "reason": "The shape of every refusal after the client is known (error, state and iss, no details), judged on each refusal the fuzzing property draws; nothing in it varies by principal, time or count.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.authorize.iss",
+    "reason": "A parameter on every authorization response; the response kinds (a code, a refusal, a denial, the prompt=none errors) are its cases, each judged by a check citing it.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.authorize.pkce-plain-refused",
+    "reason": "One refused value of code_challenge_method; PKCE across every client kind is ob.authorize.pkce-required's who facet.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.authorize.response-type",
+    "reason": "One accepted value of response_type, as discovery publishes it; no principal, window, count or form applies.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.authorize.state-required",
+    "reason": "A required parameter, judged by its absence; no principal, window, count or form applies.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.clients.url-consent",
+    "reason": "What the consent page shows of a URL client's return host (verified or unverified), a display of two values both judged by bridge/url-client/consent-host.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.clients.url-document",
+    "reason": "The document's client_id equals the URL it was fetched from: one comparison, judged by a document naming another URL, and its client_name is what consent shows.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.clients.url-fetch-https",
+    "reason": "One refused scheme (an http client_id is never fetched); no principal, window or count applies.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.clients.url-fetch-no-redirect",
+    "reason": "One refused answer to the document fetch (a redirect); no principal, window or count applies.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.clients.url-fetch-private",
+    "reason": "The refusal of a client_id resolving to a private address, decided before any request; the address ranges are the rule's own list and no principal, window or count applies.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.consent.release",
+    "reason": "Each claim scope is released when left ticked and withheld when not: the two outcomes are the rule's cases, judged by bridge/consent/release.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.consent.screen",
+    "reason": "What the consent screen shows (the client's name and host), the content of a page.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.cookies.host-prefix",
+    "reason": "The name prefix and attributes of each cookie the bridge sets, the shape of a header; the session's 12 hours are unobservable.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.discovery.paths",
+    "reason": "One document served at two paths; no principal, window, count or form applies.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.discovery.rs256",
+    "reason": "The content of one field of the discovery document.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.health",
+    "reason": "The answer follows the server's own state (its database and signing key), which no request varies.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.id-input.case.http-url",
+    "reason": "One form whose outcome the issuer's mode decides (refused, accepted with the development flag); the check judges the branch the target's issuer calls for.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.id-input.case.single-label",
+    "reason": "A refused form, itself a near-miss of ob.id-input.order's normalization facet.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.id-input.case.non-ascii",
+    "reason": "A refused form, itself a near-miss of ob.id-input.order's normalization facet.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.id-input.no-alias",
+    "reason": "A refused form (a www. name), itself a near-miss of ob.id-input.order's normalization facet; the bridge makes no request whose redirect it could follow.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.id-input.valid-name",
+    "reason": "The validity test of the normalized name, judged by its refused forms (a leading hyphen, a non-ASCII letter, a Unicode label), each a near-miss of another rule's normalization facet.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.id-input.projections",
+    "reason": "The shape of the profile URL and DID an ID projects to.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.issuer.dotted-host",
+    "reason": "The shape of the issuer URL discovery names.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.issuer.exact-url",
+    "reason": "The shape of the issuer URL discovery names, and its equality with iss wherever it appears.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.keys.jwks",
+    "reason": "The content of the key set; how long a retired key stays is ob.keys.rotation's window.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.native.login-only",
+    "reason": "The content of the native request the bridge issues.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.native.rp-metadata",
+    "reason": "The content of the RP metadata document the bridge publishes.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.pages.security-headers",
+    "reason": "The headers of each auth page, the shape of an answer.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.push.message",
+    "reason": "The content of the pushed message.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.push.no-match-code",
+    "reason": "What the pushed message never carries, the content of a message.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.token.claims",
+    "reason": "Which claims each scope releases: a table, judged scope by scope by the checks citing it.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.token.grant-type",
+    "reason": "One accepted grant type and the fields of the token response; no principal, window or count applies.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.transaction.callback",
+    "reason": "A state transition with its two answer shapes (same device with resume_uri, cross device without), each judged by a check citing it; its single-use secret and windows are ob.transaction.resume-binding's.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.transaction.deny",
+    "reason": "The shape of the denial redirect (access_denied, state, iss).",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.transaction.failed",
+    "reason": "A state transition on a verification error, judged on one faulted approval; which faults the native verifier refuses is document 1's matter.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.transaction.no-response-in-url",
+    "reason": "One refused place for the response (the URL); posting it in the body is the callback's own path (ob.transaction.callback).",
+    "area": "bridge"
+  },
   {
     "rule": "ra.drive.versions",
     "reason": "The manifest, page and chunk bytes as uploaded; who may read them, and that a read is bound to its node, are the read and read-bound facets of ra.drive.owner, ra.drive.members and ra.drive.link-auth on driveVersion, drivePage, driveVersionChunk and driveRecordChunk.",

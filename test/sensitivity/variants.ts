@@ -21,6 +21,7 @@ import { RELAY_ONCE_WIRE } from '../../reference/variants/relay-once.ts';
 import { RELAY_CURSOR_WIRE } from '../../reference/variants/relay-cursor.ts';
 import { RELAY_REGISTER_WIRE } from '../../reference/variants/relay-register.ts';
 import { RELAY_NAMES_WIRE } from '../../reference/variants/relay-names.ts';
+import { BRIDGE_KINDS_WIRE } from '../../reference/variants/bridge-kinds.ts';
 
 /**
  * `tls`: the variant is started on a name the test authority resolves, with its certificate, and
@@ -129,4 +130,5 @@ export const VARIANTS: readonly Variant[] = [
   // and locality rule as messages"): the ack's sender-scope cell (relay/matrix/limit-sender-rate).
   { suite: 'relay', breakage: 'wire:core-rate-per-relay', rule: 'ra.acks.signature' },
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
+  ...wire('bridge', BRIDGE_KINDS_WIRE),
 ];

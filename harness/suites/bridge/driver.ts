@@ -15,6 +15,9 @@ export { CheckFailure, CheckSkip, said };
 
 export type ClientRole = 'basic' | 'post' | 'jwt' | 'public' | 'first_party' | 'other_sector' | 'same_sector' | 'loopback_confidential' | 'suspendable';
 
+/** Every client role a target may declare (the reference registers them all: launch.ts). */
+export const CLIENT_ROLES: readonly ClientRole[] = ['basic', 'post', 'jwt', 'public', 'first_party', 'other_sector', 'same_sector', 'loopback_confidential', 'suspendable'];
+
 export interface BridgeTarget {
   profile: Profile;
   issuer: string;

@@ -20,6 +20,7 @@ import { transactionMatrixChecks } from './checks/transactions-matrix.ts';
 import { codeMatrixChecks } from './checks/codes-matrix.ts';
 import { clientMatrixChecks } from './checks/clients-matrix.ts';
 import { tokenLifecycleChecks } from './checks/tokens-lifecycle.ts';
+import { kindsMatrixChecks } from './checks/kinds-matrix.ts';
 
 export type { BridgeTarget } from './driver.ts';
 
@@ -58,6 +59,7 @@ export function bridgeChecks(target: BridgeTarget): Check[] {
     ...transactionMatrixChecks(target),
     ...clientMatrixChecks(target),
     ...tokenLifecycleChecks(target),
+    ...kindsMatrixChecks(target),
     ...pushChecks(target),
     ...robustnessChecks(target),
     ...propertyChecks(target),

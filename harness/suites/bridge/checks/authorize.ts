@@ -31,6 +31,7 @@ function authorizeCodeFlowCheck(t: BridgeTarget): Check {
     id: 'bridge/authorize/code-flow',
     title: 'a valid request ends, after the native proof and consent, in a redirect with code, state and iss',
     rules: ['ob.transaction.create', 'ob.transaction.identify', 'ob.transaction.callback', 'ob.authorize.iss'],
+    cells: [{ rule: 'ob.transaction.identify', facet: 'window', value: 'inside', operation: 'callback' }],
     context: ['ob.contract.transaction', 'ob.transaction.resume-binding'],
     run: async (s, e) => {
       const r = await s.signIn();
@@ -221,6 +222,10 @@ function ssoPromptNoneCheck(t: BridgeTarget): Check {
     id: 'bridge/sso/prompt-none',
     title: 'prompt=none gives login_required without a session and consent_required with a session but no consent',
     rules: ['ob.authorize.prompt-none'],
+    cells: [
+      { rule: 'ob.authorize.prompt-none', facet: 'who', value: 'no-session', operation: 'authorize' },
+      { rule: 'ob.authorize.prompt-none', facet: 'who', value: 'session-without-consent', operation: 'authorize' },
+    ],
     run: async (s, e) => {
       const reg = s.credentials('basic').redirect_uri;
       const user = await s.newUser();
@@ -242,13 +247,19 @@ function ssoPromptNoneCheck(t: BridgeTarget): Check {
 function ssoReuseCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/sso/reuse',
-    title: 'with a live session and covering consent a second authorization issues a code without another signature',
+    title: "with a live session and covering consent a second authorization issues a code without another signature; another client's authorization still asks for its own consent",
     rules: ['ob.sso.reuse'],
+    cells: [{ rule: 'ob.sso.reuse', facet: 'binding', value: 'client', operation: 'authorize' }],
     run: async (s, e) => {
       const first = await s.signIn();
       const second = await s.signIn({ user: first.user });
       e.that(!second.signed, 'the bridge asked for another signature');
       e.that(second.response.code !== undefined, `no code the second time: ${second.response.location}`);
+      // The consent is the client's: the same session at another client still asks for it.
+      if (t.clients.other_sector) {
+        const elsewhere = await s.signIn({ user: first.user, client: 'other_sector' });
+        e.that(elsewhere.consent !== undefined, `another client was given a code on the first client's consent, without its own: ${elsewhere.response.location}`);
+      }
     },
   });
 }
@@ -256,12 +267,19 @@ function ssoReuseCheck(t: BridgeTarget): Check {
 function ssoPromptLoginMaxAgeCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/sso/prompt-login-max-age',
-    title: 'prompt=login and max_age=0 force a new native proof despite the session',
+    title: 'prompt=login and max_age=0 force a new native proof despite the session; a max_age of an hour on a fresh session does not',
     rules: ['ob.authorize.prompt-login'],
+    cells: [
+      { rule: 'ob.authorize.prompt-login', facet: 'window', value: 'inside', operation: 'authorize' },
+      { rule: 'ob.authorize.prompt-login', facet: 'window', value: 'outside', operation: 'authorize' },
+    ],
     run: async (s, e) => {
       const first = await s.signIn();
       const login = await s.signIn({ user: first.user, extra: { prompt: 'login' } });
       e.that(login.signed, 'prompt=login did not ask for a new proof');
+      // A max_age the session has not exceeded forces nothing.
+      const young = await s.signIn({ user: first.user, extra: { max_age: '3600' } });
+      e.that(!young.signed && young.response.code !== undefined, `max_age=3600 on a fresh session asked for a new proof: ${young.response.location}`);
       // max_age counts whole seconds: the session must be older than 0 s on the bridge's clock.
       await nextBridgeSecond(s);
       const aged = await s.signIn({ user: first.user, extra: { max_age: '0' } });

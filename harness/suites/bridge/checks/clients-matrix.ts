@@ -25,7 +25,9 @@ const bodyOf = (r: HttpResponse): Record<string, unknown> => {
 const opaque = (r: HttpResponse) => r.status >= 400 || (r.status === 200 && bodyOf(r).active === false && bodyOf(r).sub === undefined && bodyOf(r).scope === undefined);
 
 async function tokensOf(s: BridgeSession, role: ClientRole) {
-  const { body } = await matrixSignIn(() => s.tokens({ client: role }));
+  const { body } = await matrixSignIn(() => s.tokens({ client: role })).catch((error: unknown) => {
+    throw error instanceof CheckFailure ? new CheckFailure(`${role}: ${error.message}`, error.code) : error;
+  });
   if (typeof body.access_token !== 'string') throw new CheckFailure(`${role}: the token response has no access_token: ${JSON.stringify(body).slice(0, 200)}`);
   return { access: body.access_token, idToken: String(body.id_token) };
 }

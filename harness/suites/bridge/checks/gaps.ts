@@ -150,12 +150,14 @@ function lifetimesExpiredCheck(t: BridgeTarget): Check {
   const txS = t.declared?.transactionLifetimeS ?? limits.bridge_transaction_ttl_seconds;
   return bridgeCheck(t, {
     id: 'bridge/lifetimes/expired',
-    title: 'past their lifetimes (60 s and 10 minutes, or the shorter ones the target declares) a code is refused and a transaction cannot continue, unless /t/{id}/creating extended it',
+    title:
+      'past their lifetimes (60 s and 10 minutes, or the shorter ones the target declares) a code is refused and a transaction cannot continue, unless /t/{id}/creating extended it (and then it takes the next extension too)',
     rules: ['ob.code.format', 'ob.transaction.expiry', 'ob.transaction.creating'],
     cells: [
       { rule: 'ob.code.format', facet: 'window', value: 'outside', operation: 'token' },
       { rule: 'ob.transaction.expiry', facet: 'window', value: 'outside', operation: 'identify' },
       { rule: 'ob.transaction.creating', facet: 'window', value: 'inside', operation: 'identify' },
+      { rule: 'ob.transaction.creating', facet: 'window', value: 'inside', operation: 'creating' },
     ],
     context: ['ob.contract.transaction'],
     // It mostly waits, on transactions of its own: a lane of its own overlaps the wait with the other checks.
@@ -183,6 +185,9 @@ function lifetimesExpiredCheck(t: BridgeTarget): Check {
       e.that(late.status >= 400 && late.status < 500, `the code redeemed ${codeAge} s after it was issued (declared lifetime ${codeS} s): ${said(late)}`);
       const identified = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
       e.that(identified.view.state !== 'awaiting_signature' && typeof identified.view.request !== 'string', `the transaction went on past its declared lifetime of ${txS} s: ${said(identified.res)}`);
+      // Past the declared life but inside the extension, the page that keeps the sign-in open extends it again.
+      const again = await creator.browser.http.post(`${extendedUrl}/creating`, '', { headers: { accept: 'application/json' } });
+      e.that(again.status >= 200 && again.status < 300, `POST /t/{id}/creating inside the extension, past the declared lifetime of ${txS} s, was refused: ${said(again)}`);
       const extended = await s.post(creator.browser, `${extendedUrl}/identify`, { id: creator.key.identity });
       e.that(extended.view.state === 'awaiting_signature', `the transaction extended by /t/{id}/creating ended with the declared lifetime of ${txS} s: ${said(extended.res)}`);
     },

@@ -64,8 +64,9 @@ export async function pushUser(s: BridgeSession): Promise<PushUser> {
 }
 
 /** Opens a sign-in for a push user up to awaiting_signature, and trusts the identity the view names. */
-async function waiting(s: BridgeSession, trust = true): Promise<Waiting> {
-  const user = await pushUser(s);
+async function waiting(s: BridgeSession, trust = true, given?: PushUser): Promise<Waiting> {
+  // `given`: the same user in the same browser again (a later sign-in of theirs).
+  const user = given ?? (await pushUser(s));
   const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
   if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
   const txUrl = new URL(res.location, s.target.issuer).href.split('?')[0]!;
@@ -142,7 +143,8 @@ function promptCheck(t: BridgeTarget): Check {
     id: 'bridge/push/prompt',
     lane: LANE,
     title: `Send to my app delivers an encrypted ${PROMPT} from the bridge's own ID carrying the request the QR code shows and the application's host, never the match code; the app approves with the match code`,
-    rules: ['ob.push.message', 'ob.push.no-match-code', 'ob.transaction.callback'],
+    rules: ['ob.push.message', 'ob.push.no-match-code', 'ob.push.trusted', 'ob.transaction.callback'],
+    cells: [{ rule: 'ob.push.trusted', facet: 'who', value: 'trusted-bridge', operation: 'push' }],
     context: ['ob.contract.push', 'ob.transaction.creating'],
     run: async (s, e) => {
       const w = await waiting(s);
@@ -176,6 +178,7 @@ function untrustedCheck(t: BridgeTarget): Check {
     lane: LANE,
     title: "a user who does not list the bridge in trusted_auth_services never receives its prompt (the user's relay drops it)",
     rules: ['ob.push.trusted'],
+    cells: [{ rule: 'ob.push.trusted', facet: 'who', value: 'untrusted-bridge', operation: 'push' }],
     context: ['ob.contract.push', 'ob.transaction.creating'],
     run: async (s, e) => {
       const w = await waiting(s, false);
@@ -193,11 +196,12 @@ function limitsCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/push/limits',
     lane: `${LANE}/limits`,
-    title: `Send to my app pressed twice at once, again within ${intervalS} s, then every ${intervalS} s (the document's 15 s, or what the target declares) sends at most ${max} prompts, never two closer than that`,
+    title: `Send to my app pressed twice at once, again within ${intervalS} s, then every ${intervalS} s (the document's 15 s, or what the target declares) sends at most ${max} prompts, never two closer than that; the same user's next sign-in sends its own`,
     rules: ['ob.push.limits'],
     cells: [
       { rule: 'ob.push.limits', facet: 'limit', value: 'at', operation: 'push' },
       { rule: 'ob.push.limits', facet: 'limit', value: 'past', operation: 'push' },
+      { rule: 'ob.push.limits', facet: 'limit', value: 'other-scope', operation: 'push' },
     ],
     context: ['ob.contract.push', 'ob.transaction.creating'],
     timeoutMs: (intervalS * 4 + 60) * 1000,
@@ -223,6 +227,11 @@ function limitsCheck(t: BridgeTarget): Check {
       }
       const total = counted.reduce((a, b) => a + b, 0);
       e.that(total <= max, `the app received ${total} prompts for one sign-in (per press: ${counted.join(', ')}), at most ${max} allowed`);
+      // The cap is the sign-in's: the same user's next sign-in, in the same browser, sends its own.
+      const next = await waiting(s, true, w.user);
+      const pressed = await press(next);
+      const got = await arriving(next, 8000);
+      e.that(got.length >= 1, `after one sign-in used its ${max} prompts, the user's next sign-in in the same browser sent none: ${said(pressed)}`);
     },
   });
 }

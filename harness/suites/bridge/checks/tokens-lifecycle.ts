@@ -28,11 +28,13 @@ function revocationEndsCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/matrix/revocation-ends',
     title: 'for every client kind, an access token its owner revoked no longer reads /userinfo and no longer introspects active',
-    rules: ['ob.revoke'],
+    rules: ['ob.revoke', 'ob.userinfo'],
     cells: [
       ...kinds.map((k) => ({ rule: 'ob.revoke' as const, facet: 'who', value: k.replace(/_/g, '-'), operation: 'revoke' })),
       { rule: 'ob.revoke', facet: 'lifecycle', value: 'userinfo', operation: 'userinfo' },
       { rule: 'ob.revoke', facet: 'lifecycle', value: 'introspect', operation: 'introspect' },
+      // The revoked token presented at /userinfo is the refused principal of ob.userinfo.
+      { rule: 'ob.userinfo', facet: 'who', value: 'revoked-token', operation: 'userinfo' },
     ],
     run: async (s, e) => {
       const oidc = await s.oidc();
@@ -68,12 +70,16 @@ function suspensionEndsCheck(t: BridgeTarget): Check {
     title: 'after the operator suspends a client, it starts no sign-in and redeems no code, and its live access token neither reads /userinfo nor introspects active',
     rules: ['ob.clients.suspend'],
     context: ['ob.contract.suspend'],
-    cells: ['authorize', 'code-exchange', 'userinfo', 'introspect'].map((use) => ({
-      rule: 'ob.clients.suspend' as const,
-      facet: 'lifecycle',
-      value: use,
-      operation: use === 'code-exchange' ? 'token' : use,
-    })),
+    cells: [
+      ...['authorize', 'code-exchange', 'userinfo', 'introspect'].map((use) => ({
+        rule: 'ob.clients.suspend' as const,
+        facet: 'lifecycle',
+        value: use,
+        operation: use === 'code-exchange' ? 'token' : use,
+      })),
+      // The suspended client's own requests, with its own credentials: refused at each operation.
+      ...['authorize', 'token', 'introspect'].map((operation) => ({ rule: 'ob.clients.suspend' as const, facet: 'who', value: 'suspended-client', operation })),
+    ],
     run: async (s, e) => {
       if (!t.suspend) throw new CheckSkip('the target declares no suspension hook (bridge.suspend_url)');
       const own = s.credentials('suspendable');

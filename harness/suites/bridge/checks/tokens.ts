@@ -189,6 +189,7 @@ function subjectPairwiseCheck(t: BridgeTarget): Check {
     id: 'bridge/subject/pairwise',
     title: 'sub is stable for one identity and sector, differs across sectors, and is not the service ID',
     rules: ['ob.subject.sector'],
+    cells: [{ rule: 'ob.subject.sector', facet: 'binding', value: 'sector', operation: 'token' }],
     run: async (s, e) => {
       if (!t.clients.other_sector) throw new CheckSkip('the target declares no other_sector client');
       const oidc = await s.oidc();
@@ -215,6 +216,7 @@ function keysRotationCheck(t: BridgeTarget): Check {
     id: 'bridge/keys/rotation',
     title: 'after a key rotation the key set lists the new key beside the retired one, and tokens from before and after verify',
     rules: ['ob.keys.rotation', 'ob.keys.jwks'],
+    cells: [{ rule: 'ob.keys.rotation', facet: 'window', value: 'inside', operation: 'jwks' }],
     context: ['ob.contract.rotate'],
     run: async (s, e) => {
       if (!t.rotate) throw new CheckSkip('the target declares no rotation hook (bridge.rotate_url)');

@@ -14,7 +14,7 @@ import { CheckFailure, said, type BridgeSession, type BridgeTarget, type User } 
 const RACE = 20;
 
 /** A same-device sign-in approved by the signer, its resume link not yet opened. */
-async function approvedUnresumed(s: BridgeSession): Promise<{ user: User; txUrl: string; resumeUri: string; redirectUri: string }> {
+export async function approvedUnresumed(s: BridgeSession): Promise<{ user: User; txUrl: string; resumeUri: string; redirectUri: string }> {
   const user = await s.newUser();
   const redirectUri = s.credentials('basic').redirect_uri;
   const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
@@ -28,7 +28,7 @@ async function approvedUnresumed(s: BridgeSession): Promise<{ user: User; txUrl:
 }
 
 /** Whether opening the resume link signed the browser in: a 2xx/3xx that sets a live cookie, or a redirect to the client. */
-function continued(s: BridgeSession, res: HttpResponse, redirectUri: string): boolean {
+export function continued(s: BridgeSession, res: HttpResponse, redirectUri: string): boolean {
   if (res.status >= 400) return false;
   if (s.authorizationResponse(res.location, redirectUri)) return true;
   return res.setCookies.some((c) => !/^[^=]*=\s*(;|$)/.test(c) && !/max-age=0/i.test(c));

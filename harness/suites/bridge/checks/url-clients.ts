@@ -105,9 +105,13 @@ function urlClientIndieauthTokenCheck(t: BridgeTarget): Check {
     });
   return check({
     id: 'bridge/url-client/indieauth-token',
-    title: 'a URL client\'s code for scope "profile" redeems to an access token that reads /userinfo and is revoked at /revoke without client authentication',
+    title:
+      'a URL client\'s code for scope "profile" redeems to an access token that reads /userinfo and is revoked at /revoke without client authentication (a token one character off revokes nothing)',
     rules: ['ob.indieauth.access-token'],
-    cells: [{ rule: 'ob.indieauth.access-token', facet: 'who', value: 'unauthenticated', operation: 'revoke' }],
+    cells: [
+      { rule: 'ob.indieauth.access-token', facet: 'who', value: 'unauthenticated', operation: 'revoke' },
+      { rule: 'ob.indieauth.access-token', facet: 'who', value: 'unknown-token', operation: 'revoke' },
+    ],
     run: async (s, e) => {
       const c = await host(t);
       const { body } = await s.tokens({ credentials: c.credentials, scope: 'profile' });
@@ -115,6 +119,13 @@ function urlClientIndieauthTokenCheck(t: BridgeTarget): Check {
       const oidc = await s.oidc();
       const before = await oidc.userinfo(body.access_token);
       e.that(before.status === 200, `/userinfo with the access token: ${said(before)}`);
+      // A token the bridge never issued, one character off the live one, revokes nothing.
+      const last = body.access_token.slice(-1);
+      const nearMiss = `${body.access_token.slice(0, -1)}${last === 'A' ? 'B' : 'A'}`;
+      const missed = await oidc.revoke(undefined, 'none', nearMiss);
+      e.that(missed.status < 500, `/revoke of an unknown token: ${said(missed)}`);
+      const still = await oidc.userinfo(body.access_token);
+      e.that(still.status === 200, `after /revoke of a token one character off it, the access token no longer reads /userinfo: ${said(still)}`);
       const revoked = await oidc.revoke(undefined, 'none', body.access_token);
       e.that(revoked.status === 200, `/revoke without client authentication: ${said(revoked)}`);
       const after = await oidc.userinfo(body.access_token);
@@ -138,6 +149,7 @@ function urlClientSectorCheck(t: BridgeTarget): Check {
     id: 'bridge/url-client/sector',
     title: "URL clients on one host see one pairwise sub (their sector is the client_id's host); a URL client on another host sees another",
     rules: ['ob.subject.url-client-sector'],
+    cells: [{ rule: 'ob.subject.url-client-sector', facet: 'binding', value: 'client-id-host', operation: 'token' }],
     run: async (s, e) => {
       const oidc = await s.oidc();
       if (!((oidc.discovery as { subject_types_supported?: string[] }).subject_types_supported ?? []).includes('pairwise')) throw new CheckSkip('the bridge publishes no pairwise subject type');
@@ -198,6 +210,10 @@ function urlClientRedirectListedCheck(t: BridgeTarget): Check {
     id: 'bridge/url-client/redirect-listed',
     title: 'a URL client returns only to a redirect its document lists (another origin allowed); its own origin unlisted is refused',
     rules: ['ob.clients.url-redirect'],
+    cells: [
+      { rule: 'ob.clients.url-redirect', facet: 'normalization', value: 'listed', operation: 'authorize' },
+      { rule: 'ob.clients.url-redirect', facet: 'normalization', value: 'near-miss', operation: 'authorize' },
+    ],
     run: async (s, e) => {
       const foreign = `https://elsewhere-${randomBytes(4).toString('hex')}.example/cb`;
       const c = await host(t, { body: (id) => documentFor(id, 'Listed', [foreign]) });
@@ -223,6 +239,10 @@ function urlClientNoDocumentCheck(t: BridgeTarget): Check {
     id: 'bridge/url-client/no-document',
     title: 'with no document published (404), a URL client may return to its own origin only',
     rules: ['ob.clients.url-redirect'],
+    cells: [
+      { rule: 'ob.clients.url-redirect', facet: 'normalization', value: 'own-origin', operation: 'authorize' },
+      { rule: 'ob.clients.url-redirect', facet: 'normalization', value: 'near-miss', operation: 'authorize' },
+    ],
     run: async (s, e) => {
       const c = await host(t, { body: () => undefined });
       const own = await authorize(s, c.credentials, `https://${c.host}/callback`);
@@ -377,6 +397,10 @@ function urlClientTimeoutCheck(t: BridgeTarget): Check {
     lane: 'bridge/url-client/timeout',
     title: `a document answering after ${TIMEOUT_MS / 1000 + 1.5} s is refused; one answering after ${TIMEOUT_MS / 2000} s is used`,
     rules: ['ob.clients.url-fetch-timeout'],
+    cells: [
+      { rule: 'ob.clients.url-fetch-timeout', facet: 'window', value: 'inside', operation: 'authorize' },
+      { rule: 'ob.clients.url-fetch-timeout', facet: 'window', value: 'outside', operation: 'authorize' },
+    ],
     timeoutMs: 60_000,
     run: async (s, e) => {
       const slow = await host(t, { file: { delayMs: TIMEOUT_MS + 1500 } });
@@ -403,6 +427,7 @@ function urlClientCacheMinimumCheck(t: BridgeTarget): Check {
     id: 'bridge/url-client/cache-minimum',
     title: `a no-store document is fetched once for three requests (the cache is clamped to at least ${limits.url_client_cache_min_seconds / 60} minutes)`,
     rules: ['ob.clients.url-fetch-cache'],
+    cells: [{ rule: 'ob.clients.url-fetch-cache', facet: 'window', value: 'inside', operation: 'authorize' }],
     run: async (s, e) => {
       const c = await host(t, { file: { headers: { 'cache-control': 'no-store' } } });
       for (let i = 0; i < 3; i++) {
@@ -429,6 +454,10 @@ function urlClientSecretRefusedCheck(t: BridgeTarget): Check {
     id: 'bridge/url-client/secret-refused',
     title: 'a URL client never redeems with a client secret: one whose document names client_secret_post, or one presenting a secret at /token, gets no tokens',
     rules: ['ob.clients.url-client-secret-refused'],
+    cells: [
+      { rule: 'ob.clients.url-client-secret-refused', facet: 'who', value: 'document-client-secret', operation: 'token' },
+      { rule: 'ob.clients.url-client-secret-refused', facet: 'who', value: 'presented-secret', operation: 'token' },
+    ],
     run: async (s, e) => {
       const oidc = await s.oidc();
       /** Signs in with `c` and redeems presenting a client secret: what /token answered, or the refusal at /authorize. */
