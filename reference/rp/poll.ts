@@ -3,10 +3,8 @@
 // approved cross-device transaction is completed by this poll, and only that reply sets the RP
 // session cookie; a same-device approval answers `approved` and hands out nothing
 // (ns.transaction.poll-before-resume).
-import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import { json, utf8Text } from '../shared/http.ts';
-import { readBody, RP_BODY } from '../shared/body.ts';
 import type { RpContext } from './config.ts';
 import { hashSecret, wellFormedSecret } from '../shared/secrets.ts';
 import type { TxState } from './transactions.ts';
@@ -24,8 +22,8 @@ const STATUS: Record<TxState, string> = {
 
 const missing = (detail: string) => new HttpError(400, 'missing_field', detail, 'ns.transport.poll-shape');
 
-async function pollSecretFrom(req: Request): Promise<string> {
-  const text = utf8Text(await readBody(req, limits.rp_poll_body_max_bytes, RP_BODY));
+function pollSecretFrom(bytes: Uint8Array): string {
+  const text = utf8Text(bytes);
   if (text === undefined) throw missing('the poll body is not UTF-8');
   let body: unknown;
   try {
@@ -38,8 +36,9 @@ async function pollSecretFrom(req: Request): Promise<string> {
   return secret;
 }
 
-export async function pollHandler(ctx: RpContext, req: Request): Promise<Response> {
-  const secret = await pollSecretFrom(req);
+/** POST <poll path>; `bytes` is the body the route layer read under limits.rp_poll_body_max_bytes. */
+export async function pollHandler(ctx: RpContext, bytes: Uint8Array): Promise<Response> {
+  const secret = pollSecretFrom(bytes);
   const unknown = () => ruleError(404, 'ns.delivery.unknown-transaction', 'no live transaction has this poll secret');
   if (!wellFormedSecret(secret)) throw unknown();
   let tx = await ctx.transactions.byPollHash(hashSecret(secret));
