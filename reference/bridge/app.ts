@@ -110,6 +110,8 @@ export interface BridgeApp {
   fetch: (request: Request) => Promise<Response>;
   /** Serves a hot route (`fast` in the table) from node's request; false to fall back to `fetch`. */
   serveNode: Mounted['serveNode'];
+  /** The route table (test/reference/routes.test.ts ties it to the OpenAPI). */
+  routes: Mounted['routes'];
   context: BridgeContext;
   close(): Promise<void>;
 }
@@ -200,6 +202,7 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
   return {
     fetch: async (request: Request) => app.fetch(request),
     serveNode: mounted.serveNode,
+    routes: mounted.routes,
     context: ctx,
     async close() {
       clearInterval(suspensions);

@@ -62,6 +62,8 @@ export interface RunningRelay {
   origin: string;
   url: string;
   context: RelayContext;
+  /** The route table (test/reference/routes.test.ts ties it to the OpenAPI). */
+  routes: Mounted['routes'];
   close(): Promise<void>;
 }
 
@@ -144,6 +146,7 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
     origin: url,
     url,
     context: ctx,
+    routes: mounted.routes,
     async close() {
       clearInterval(sweeper);
       ctx.events.closeAll();

@@ -19,7 +19,7 @@ import { HttpError } from '../shared/errors.ts';
 import { asset, errorFor, errorJson, errorReply, html } from '../shared/http.ts';
 import { RP_BODY } from '../shared/body.ts';
 import { RP_PATH } from '../shared/params.ts';
-import { mountRoutes, type Route, type Surface } from '../shared/routes.ts';
+import { mountRoutes, type Mounted, type Route, type Surface } from '../shared/routes.ts';
 import type { paths } from '../../schemas/ts/http/rp.ts';
 import { createH3, listen, silent, type Log, type TlsFiles } from '../shared/server.ts';
 import { cookieName, readCookies, serializeCookie } from '../shared/cookies.ts';
@@ -51,6 +51,8 @@ export interface RpApp {
   fetch: (request: Request) => Promise<Response>;
   /** Serves a request from node's objects when it is the hot route; false to fall back to `fetch`. */
   serveNode: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** The route table (test/reference/routes.test.ts ties it to the OpenAPI). */
+  routes: Mounted['routes'];
   context: RpContext;
   close(): Promise<void>;
 }
@@ -106,6 +108,7 @@ export async function createRpApp(input: RpConfig, deps: RpDeps = {}): Promise<R
     fetch,
     // Only while `fetch` is the RP's own: a wrapped RP (tests) sees every request.
     serveNode: (req, res) => rpApp.fetch === fetch && mounted.serveNode(req, res),
+    routes: mounted.routes,
     context: ctx,
     async close() {
       if (resolver instanceof NetworkResolver) await resolver.close();

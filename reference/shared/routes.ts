@@ -136,7 +136,16 @@ async function replyOf(res: Response): Promise<Reply> {
 
 const asResponse = (a: Reply | Response): Response => (a instanceof Response ? a : toResponse(a));
 
+/** What a route table says of each route, for the test that ties it to the OpenAPI. */
+export interface RouteInfo {
+  op: string;
+  path: string;
+  unlisted?: string;
+}
+
 export interface Mounted {
+  /** Every route mounted, in order. */
+  routes: readonly RouteInfo[];
   /** Serves a fast route from node's request; false when the request is for another route. */
   serveNode(req: IncomingMessage, res: ServerResponse): boolean;
 }
@@ -207,6 +216,7 @@ export function mountRoutes<P>(app: H3, surface: Surface, routes: ReadonlyArray<
   for (const [path, methods] of byPath) for (const [method, route] of methods) if (route.fast) fast.set(`${method} ${path}`, route);
 
   return {
+    routes: (routes as ReadonlyArray<AnyRoute & { unlisted?: string }>).map((r) => ({ op: r.op, path: servedPath(r), ...(r.unlisted !== undefined ? { unlisted: r.unlisted } : {}) })),
     serveNode(req, res) {
       if (fast.size === 0) return false;
       const target = req.url ?? '';
