@@ -3,6 +3,7 @@
 import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError } from '../shared/errors.ts';
 import { html, json, utf8Text } from '../shared/http.ts';
+import { parseJson } from '../shared/json.ts';
 import { cookieName, serializeCookie } from '../shared/cookies.ts';
 import { url, type RpContext } from './config.ts';
 import { defaultStartOptions, parseStartOptions, startTransaction, type Started } from './start.ts';
@@ -52,11 +53,9 @@ export async function startHandler(ctx: RpContext, req: Request, bytes: Uint8Arr
     const text = utf8Text(bytes);
     if (text === undefined) throw new HttpError(400, 'missing_field', 'the start body is not UTF-8', 'ns.start.contract');
     if (text.trim() !== '') {
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw new HttpError(400, 'missing_field', 'the start body is not JSON', 'ns.start.contract');
-      }
+      const parsed = parseJson(text);
+      if (!parsed.ok) throw new HttpError(400, 'missing_field', 'the start body is not JSON', 'ns.start.contract');
+      body = parsed.value;
     }
   }
   const options = parseStartOptions(ctx, body);

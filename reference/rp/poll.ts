@@ -4,7 +4,8 @@
 // session cookie; a same-device approval answers `approved` and hands out nothing
 // (ns.transaction.poll-before-resume).
 import { HttpError, ruleError } from '../shared/errors.ts';
-import { json, utf8Text } from '../shared/http.ts';
+import { json } from '../shared/http.ts';
+import { asObject, parseJson } from '../shared/json.ts';
 import type { RpContext } from './config.ts';
 import { hashSecret, wellFormedSecret } from '../shared/secrets.ts';
 import type { TxState } from './transactions.ts';
@@ -23,15 +24,9 @@ const STATUS: Record<TxState, string> = {
 const missing = (detail: string) => new HttpError(400, 'missing_field', detail, 'ns.transport.poll-shape');
 
 function pollSecretFrom(bytes: Uint8Array): string {
-  const text = utf8Text(bytes);
-  if (text === undefined) throw missing('the poll body is not UTF-8');
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw missing('the poll body must be JSON {"poll_secret": "..."}');
-  }
-  const secret = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).poll_secret : undefined;
+  const parsed = parseJson(bytes);
+  if (!parsed.ok) throw missing(parsed.why === 'utf8' ? 'the poll body is not UTF-8' : 'the poll body must be JSON {"poll_secret": "..."}');
+  const secret = asObject(parsed.value)?.poll_secret;
   if (typeof secret !== 'string' || secret === '') throw missing('poll_secret is required');
   return secret;
 }
