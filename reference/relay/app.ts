@@ -2,7 +2,7 @@
 // each handler small and in its own module; every rejection is an HttpError naming its rule and
 // answers the envelope `{error, detail}` (document 3; `rule` added). Nothing a client sends can
 // make it answer 500: a bug is logged and answered as a visible 500 envelope.
-import { persistSessions } from './variants.ts';
+import { startSeams } from './start-variants.ts';
 import { statfsSync } from 'node:fs';
 import type { H3 } from 'h3';
 import { validServiceName } from '../../protocol/common/names.ts';
@@ -97,10 +97,12 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
   const url = listener.url;
   const config: RelayConfig = { ...options.config, relayAddress: options.config.relayAddress ?? listener.hostPort };
   const now = Date.now;
+  // Broken variants that act at the start (start-variants.ts); the reference's own seams otherwise.
+  const seams = startSeams(config.breakages);
   let state: RelayState;
   let store: RelayStore;
   try {
-    store = await RelayStore.open({ dataDir: config.dataDir, ...(config.database ? { database: config.database } : {}), spoolInMemory: config.breakages.has('spool-memory') });
+    store = await RelayStore.open({ dataDir: config.dataDir, ...(config.database ? { database: config.database } : {}), spoolInMemory: seams.spoolInMemory });
   } catch (error) {
     await listener.close();
     throw error;
@@ -118,9 +120,9 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
     config,
     store,
     state,
-    auth: new Auth(state, config.profile, now, config.breakages.has('challenge-reuse'), config.challengeTtlSeconds * 1000, config.breakages.has('challenge-race')),
+    auth: new Auth(state, config.profile, now, seams.challengeReuse, config.challengeTtlSeconds * 1000, seams.challengeRace),
     events: new EventHub(state, config.maxStreams, now),
-    pairings: new Pairings(state, now, config.breakages.has('pairing-forever')),
+    pairings: new Pairings(state, now, seams.pairingForever),
     rate: new RateLimits(state, { sender: config.rate.sender, global: config.rate.global, ip: config.rate.ip }, config.rate.windowSeconds, now),
     resolver,
     dns: new DnsProviders(),
@@ -128,14 +130,12 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
     log: options.log,
     closers: [],
   };
-  // --break sessions-persisted (ra.sessions.memory): see variants.ts.
-  if (config.breakages.has('sessions-persisted') && config.dataDir !== ':memory:') await persistSessions(ctx.auth, config.dataDir);
+  if (seams.keepSessions && config.dataDir !== ':memory:') await seams.keepSessions(ctx.auth, config.dataDir);
   const { app, mounted } = createRelayApp(ctx);
   Object.assign(holder, { app, mounted, ctx });
   const sweepEvery = Math.min(60_000, Math.max(1000, (config.spoolTtlSeconds * 1000) / 4));
   const sweeper = setInterval(() => {
-    // --break spool-forever: undelivered mail never expires (ra.spool.expiry).
-    if (config.breakages.has('spool-forever')) return;
+    if (!seams.spoolSweep) return;
     sweepSpool(ctx).then(
       (n) => n > 0 && ctx.log(`spool: ${n} message(s) expired into sys.delivery.failed acks`),
       (error: unknown) => ctx.log(`spool sweep failed: ${(error as Error).message}`, 'error'),
