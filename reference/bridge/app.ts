@@ -218,6 +218,9 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
 
 type BridgeRoute = Route<paths>;
 
+/** A page's form, under its cap. */
+const FORM = { max: limits.bridge_form_body_max_bytes };
+
 /** How the bridge answers at the route layer: OAuth errors in their JSON, other refusals as a page unless JSON is asked for, timings in /metrics. */
 function bridgeSurface(ctx: BridgeContext): Surface {
   return {
@@ -283,15 +286,14 @@ function protocolRoutes(ctx: BridgeContext): BridgeRoute[] {
     { op: 'GET /r/{code}', at: `${PATHS.reference}**`, auth: 'none', handle: (c) => referenceHandler(ctx, c.req, decodePathParam(c.event.url.pathname.slice(PATHS.reference.length), BRIDGE_PATH)) },
     { op: 'GET /t/{id}', auth: 'cookie', handle: (c) => transactionHandler(ctx, c.req, id(c)) },
     { op: 'GET /t/{id}/status', auth: 'cookie', handle: (c) => transactionHandler(ctx, c.req, id(c)) },
-    limited({ op: 'POST /t/{id}/identify', auth: 'cookie', handle: (c) => identifyHandler(ctx, c.req, id(c)) }, config.rateLimits.identifyPerMinute),
+    limited({ op: 'POST /t/{id}/identify', body: FORM, auth: 'cookie', handle: (c) => identifyHandler(ctx, c.req, id(c), c.body) }, config.rateLimits.identifyPerMinute),
     { op: 'POST /t/{id}/retry', auth: 'cookie', handle: (c) => retryHandler(ctx, c.req, id(c)) },
     { op: 'POST /t/{id}/push', auth: 'cookie', handle: (c) => pushHandler(ctx, c.req, id(c)) },
     { op: 'POST /t/{id}/creating', auth: 'cookie', handle: (c) => creatingHandler(ctx, c.req, id(c)) },
-    { op: 'POST /t/{id}/consent', auth: 'cookie', handle: (c) => consentHandler(ctx, c.req, id(c)) },
+    { op: 'POST /t/{id}/consent', body: FORM, auth: 'cookie', handle: (c) => consentHandler(ctx, c.req, id(c), c.body) },
   ];
 }
 
-const FORM = { max: limits.bridge_form_body_max_bytes };
 const page = (ctx: BridgeContext, title: string, text: string) => () => html(messagePage(ctx, title, text));
 
 /** The account, the developer console, health, the static pages and the test-only operator hooks. */
@@ -337,14 +339,15 @@ function pageRoutes(ctx: BridgeContext, refreshClients: () => Promise<void>): Br
       },
     },
     { op: 'GET /developers', auth: 'cookie', handle: (c) => console_.page(c.req) },
-    { op: 'POST /developers/clients', unlisted: "the developer console's form: register a client", auth: 'cookie', handle: (c) => console_.create(c.req) },
+    { op: 'POST /developers/clients', unlisted: "the developer console's form: register a client", body: FORM, auth: 'cookie', handle: (c) => console_.create(c.req, c.body) },
     {
       op: 'POST /developers/clients/{id}/{op}',
       unlisted: "the developer console's forms: change a client",
+      body: FORM,
       auth: 'cookie',
       handle: (c) => {
         const [id, op] = c.event.url.pathname.slice(`${PATHS.developers}/clients/`.length).split('/');
-        return console_.change(c.req, decodePathParam(id ?? '', BRIDGE_PATH), decodePathParam(op ?? '', BRIDGE_PATH));
+        return console_.change(c.req, decodePathParam(id ?? '', BRIDGE_PATH), decodePathParam(op ?? '', BRIDGE_PATH), c.body);
       },
     },
     {
