@@ -2,8 +2,6 @@
 // one route per endpoint of document 2. `startBridge` listens (port 0 picks a free one; the
 // issuer then defaults to the bound address) and returns `{issuer, url, close()}`.
 import type { IncomingMessage, Server } from 'node:http';
-import { performance } from 'node:perf_hooks';
-import type { H3, H3Event } from 'h3';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { createVerifier } from '../../protocol/signin/verifier.ts';
 import type { Resolver } from '../../protocol/signin/resolver.ts';
@@ -17,10 +15,11 @@ import { ProfileReader } from './profiles.ts';
 import { VISITOR_SCRIPT, VISITOR_SCRIPT_PATH } from './visitor.ts';
 import { IpWindows } from './rate-limits.ts';
 
-import { asset, errorFor, html, json, prefersJson, utf8Text } from '../shared/http.ts';
-import { BRIDGE_BODY, readBody } from '../shared/body.ts';
-import { BRIDGE_PATH, decodePathParam, pathParam } from '../shared/params.ts';
-import { createH3, listen, logInternal, silent, type Log, type TlsFiles } from '../shared/server.ts';
+import { asset, errorFor, errorReply, html, json, prefersJson, utf8Text } from '../shared/http.ts';
+import { BRIDGE_BODY } from '../shared/body.ts';
+import { BRIDGE_PATH, decodePathParam } from '../shared/params.ts';
+import { mountRoutes, servedPath, type Mounted, type OperationOf, type Route, type Surface, type WebCall, type WebRoute } from '../shared/routes.ts';
+import { createH3, listen, silent, type Log, type TlsFiles } from '../shared/server.ts';
 import { HttpError } from '../shared/errors.ts';
 import { serializeCookie } from '../shared/cookies.ts';
 import { hashSecret, sameHash } from '../shared/secrets.ts';
@@ -47,12 +46,12 @@ import {
   transactionHandler,
 } from './flow.ts';
 import { callbackHandler, callbackPreflight, contextHandler, metadataHandler, referenceHandler } from './native.ts';
-import { introspectHandler, revokeHandler, tokenHandler, tokenNode, userinfoHandler } from './token.ts';
+import { introspectHandler, revokeHandler, TOKEN_FORM, tokenRoute, userinfoHandler } from './token.ts';
 import { accountPage, messagePage, STYLE } from './pages.ts';
 import { Metrics } from './metrics.ts';
 import { Console, consoleClient, registryClient } from './console.ts';
-import { OAuthError, oauthJson, pageError, redirect } from './responses.ts';
-import type { components } from '../../schemas/ts/http/bridge.ts';
+import { OAuthError, oauthJson, oauthReply, pageError, redirect } from './responses.ts';
+import type { components, paths } from '../../schemas/ts/http/bridge.ts';
 
 const SWEEP_INTERVAL_MS = 3_600_000;
 const INTERNAL = () => oauthJson({ error: 'server_error', error_description: 'internal error' }, 500);
@@ -64,8 +63,6 @@ export interface BridgeDeps {
   /** Log lines (default: none); internal errors come with level `error`. */
   log?: Log;
 }
-
-type Handler = (req: Request, event: H3Event) => Response | Promise<Response>;
 
 /** ob.discovery.fields (project decision) with the document's rules in it. */
 function discovery(ctx: BridgeContext): components['schemas']['Discovery'] {
@@ -111,6 +108,10 @@ function discovery(ctx: BridgeContext): components['schemas']['Discovery'] {
 
 export interface BridgeApp {
   fetch: (request: Request) => Promise<Response>;
+  /** Serves a hot route (`fast` in the table) from node's request; false to fall back to `fetch`. */
+  serveNode: Mounted['serveNode'];
+  /** The route table (test/reference/routes.test.ts ties it to the OpenAPI). */
+  routes: Mounted['routes'];
   context: BridgeContext;
   close(): Promise<void>;
 }
@@ -195,13 +196,13 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
   };
 
   const app = createH3(log, INTERNAL);
-  const router = bridgeRouter(app, ctx);
-  protocolRoutes(ctx, router);
-  pageRoutes(ctx, router, refreshClients);
+  const mounted = mountRoutes<paths>(app, bridgeSurface(ctx), [...protocolRoutes(ctx), ...pageRoutes(ctx, refreshClients)]);
   app.all('/**', () => oauthJson({ error: 'not_found', error_description: 'no such endpoint' }, 404));
 
   return {
     fetch: async (request: Request) => app.fetch(request),
+    serveNode: mounted.serveNode,
+    routes: mounted.routes,
     context: ctx,
     async close() {
       clearInterval(suspensions);
@@ -215,169 +216,208 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
   };
 }
 
-interface BridgeRouter {
-  route(path: string, methods: Record<string, Handler>): void;
-  limited(path: string, perMinute: number, handler: Handler): Handler;
-  tail(event: H3Event, prefix: string): string;
+type BridgeRoute = Route<paths>;
+
+/** A page's form, under its cap. */
+const FORM = { max: limits.bridge_form_body_max_bytes };
+
+/** How the bridge answers at the route layer: OAuth errors in their JSON, other refusals as a page unless JSON is asked for, timings in /metrics. */
+function bridgeSurface(ctx: BridgeContext): Surface {
+  return {
+    body: BRIDGE_BODY,
+    path: BRIDGE_PATH,
+    log: ctx.log,
+    error: (error, { req }) => {
+      if (error instanceof OAuthError) return error.reply(ctx.config.documentOnly);
+      // A refused body or path (413, 400): JSON when asked for, else the error page.
+      if (error instanceof HttpError) return req ? errorFor(req, error, ctx.site) : errorReply(error);
+      return undefined;
+    },
+    methodNotAllowed: (method, allow) => oauthReply({ error: 'invalid_request', error_description: `${method} is not allowed here` }, 405, { allow }),
+    internal: () => oauthReply({ error: 'server_error', error_description: 'internal error' }, 500),
+    observe: (path, status, seconds) => ctx.metrics.request(path, status, seconds),
+  };
 }
 
-/** Registers routes on `app`: HEAD follows GET, 405 with Allow, errors in their envelope or page, timings in /metrics. */
-function bridgeRouter(app: H3, ctx: BridgeContext): BridgeRouter {
-  const { config, log, metrics, now } = ctx;
-  function route(path: string, methods: Record<string, Handler>) {
-    const allow = Object.keys(methods);
-    if (allow.includes('GET')) allow.push('HEAD');
-    const answer = async (req: Request, event: H3Event): Promise<Response> => {
-      const handler = methods[req.method === 'HEAD' ? 'GET' : req.method];
-      if (!handler) return oauthJson({ error: 'invalid_request', error_description: `${req.method} is not allowed here` }, 405, { allow: allow.join(', ') });
-      try {
-        return await handler(req, event);
-      } catch (error) {
-        if (error instanceof OAuthError) return error.response(config.documentOnly);
-        // A refused body or path (413, 400): JSON when asked for, else the error page.
-        if (error instanceof HttpError) return errorFor(req, error, ctx.site);
-        logInternal(log, `${req.method} ${path}`, error);
-        return INTERNAL();
-      }
+/** A route behind a per-IP limit: beyond it, 429 with Retry-After (a page for browsers), counted in /metrics. */
+function limiter(ctx: BridgeContext): (route: WebRoute<OperationOf<paths>>, perMinute: number) => BridgeRoute {
+  const windows = new IpWindows(ctx.now);
+  return (route, perMinute) => {
+    const path = servedPath(route);
+    return {
+      ...route,
+      handle: (c) => {
+        const wait = windows.take(path, (c.event.runtime?.node?.req as IncomingMessage | undefined)?.socket?.remoteAddress ?? 'unknown', perMinute);
+        if (wait === undefined) return route.handle(c);
+        ctx.metrics.rateLimited(path);
+        const detail = `too many requests from this address: try again in ${wait} s`;
+        const res = prefersJson(c.req)
+          ? oauthJson({ error: 'rate_limit_exceeded', error_description: detail, rule: 'ob.errors.rate-limited' }, 429)
+          : pageError(ctx, 429, detail, 'ob.errors.rate-limited');
+        res.headers.set('retry-after', String(wait));
+        return res;
+      },
     };
-    app.all(path, async (event) => {
-      const started = performance.now();
-      const res = await answer(event.req as Request, event);
-      metrics.request(path, res.status, (performance.now() - started) / 1000);
-      return res;
-    });
-  }
-  /** The path after `prefix`, percent-decoded by the one decoder (400 for a malformed escape). */
-  const tail = (event: H3Event, prefix: string) => decodePathParam(event.url.pathname.slice(prefix.length), BRIDGE_PATH);
-  const windows = new IpWindows(now);
-  const ipOf = (event: H3Event) => (event.runtime?.node?.req as IncomingMessage | undefined)?.socket?.remoteAddress ?? 'unknown';
-  /** A handler behind a per-IP limit: beyond it, 429 with Retry-After (a page for browsers), counted in /metrics. */
-  const limited =
-    (path: string, perMinute: number, handler: Handler): Handler =>
-    (req, event) => {
-      const wait = windows.take(path, ipOf(event), perMinute);
-      if (wait === undefined) return handler(req, event);
-      metrics.rateLimited(path);
-      const detail = `too many requests from this address: try again in ${wait} s`;
-      const res = prefersJson(req)
-        ? oauthJson({ error: 'rate_limit_exceeded', error_description: detail, rule: 'ob.errors.rate-limited' }, 429)
-        : pageError(ctx, 429, detail, 'ob.errors.rate-limited');
-      res.headers.set('retry-after', String(wait));
-      return res;
-    };
-
-  return { route, limited, tail };
+  };
 }
 
 /** Discovery, keys, the OAuth endpoints, the native sign-in endpoints and the transaction pages. */
-function protocolRoutes(ctx: BridgeContext, { route, limited, tail }: BridgeRouter): void {
+function protocolRoutes(ctx: BridgeContext): BridgeRoute[] {
   const { config, keys, profile } = ctx;
+  const limited = limiter(ctx);
   const disco = () => json(discovery(ctx), 200, { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' });
-  route(PATHS.discovery, { GET: disco });
-  route(PATHS.asMetadata, { GET: disco });
-  route(PATHS.jwks, { GET: async () => json(await keys.jwks(), 200, { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' }) });
-  route(PATHS.authorize, { GET: limited(PATHS.authorize, config.rateLimits.authorizePerMinute, (req) => authorizeHandler(ctx, req)) });
-  route(PATHS.token, { POST: (req) => tokenHandler(ctx, req) });
-  route(PATHS.userinfo, { GET: (req) => userinfoHandler(ctx, req), POST: (req) => userinfoHandler(ctx, req) });
-  route(PATHS.revoke, { POST: (req) => revokeHandler(ctx, req) });
-  route(PATHS.introspect, { POST: (req) => introspectHandler(ctx, req) });
-  route(profile.ids.metadata_path, { GET: () => metadataHandler(ctx) });
-  route(profile.ids.callback_path, { POST: (req) => callbackHandler(ctx, req), OPTIONS: () => callbackPreflight() });
-  route(profile.ids.resume_path, { GET: (req) => resumeHandler(ctx, req) });
-  route(profile.ids.context_path, { GET: (req) => contextHandler(ctx, req) });
-  route(`${PATHS.reference}**`, { GET: (req, e) => referenceHandler(ctx, req, tail(e, PATHS.reference)) });
-  route(`${PATHS.transaction}:id`, { GET: (req, e) => transactionHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
-  route(`${PATHS.transaction}:id/status`, { GET: (req, e) => transactionHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
-  route(`${PATHS.transaction}:id/identify`, {
-    POST: limited(`${PATHS.transaction}:id/identify`, config.rateLimits.identifyPerMinute, (req, e) => identifyHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH))),
-  });
-  route(`${PATHS.transaction}:id/retry`, { POST: (req, e) => retryHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
-  route(`${PATHS.transaction}:id/push`, { POST: (req, e) => pushHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
-  route(`${PATHS.transaction}:id/creating`, { POST: (req, e) => creatingHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
-  route(`${PATHS.transaction}:id/consent`, { POST: (req, e) => consentHandler(ctx, req, pathParam(e, 'id', BRIDGE_PATH)) });
+  const id = (c: WebCall) => c.param('id');
+  return [
+    { op: 'GET /.well-known/openid-configuration', auth: 'none', handle: disco },
+    { op: 'GET /.well-known/oauth-authorization-server', auth: 'none', handle: disco },
+    { op: 'GET /jwks.json', auth: 'none', handle: async () => json(await keys.jwks(), 200, { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' }) },
+    limited({ op: 'GET /authorize', auth: 'none', handle: (c) => authorizeHandler(ctx, c.req) }, config.rateLimits.authorizePerMinute),
+    // The hot route: served from node's request by the listener (no web streams).
+    { op: 'POST /token', body: TOKEN_FORM, auth: 'client', fast: true, handle: (c) => tokenRoute(ctx, c) },
+    { op: 'GET /userinfo', auth: 'bearer', handle: (c) => userinfoHandler(ctx, c.req) },
+    { op: 'POST /userinfo', unlisted: 'userinfo by POST, which OpenID Connect Core 5.3 allows beside GET', auth: 'bearer', handle: (c) => userinfoHandler(ctx, c.req) },
+    { op: 'POST /revoke', body: TOKEN_FORM, auth: 'client', handle: (c) => revokeHandler(ctx, c) },
+    { op: 'POST /introspect', body: TOKEN_FORM, auth: 'client', handle: (c) => introspectHandler(ctx, c) },
+    { op: 'GET /.well-known/svc.json', at: profile.ids.metadata_path, auth: 'none', handle: () => metadataHandler(ctx) },
+    { op: 'POST /svc/callback', at: profile.ids.callback_path, auth: 'signed-body', handle: (c) => callbackHandler(ctx, c.req) },
+    { op: 'OPTIONS /svc/callback', at: profile.ids.callback_path, unlisted: "the CORS preflight of a web signer's delivery", auth: 'none', handle: () => callbackPreflight() },
+    { op: 'GET /svc/resume', at: profile.ids.resume_path, auth: 'cookie', handle: (c) => resumeHandler(ctx, c.req) },
+    { op: 'GET /svc/context', at: profile.ids.context_path, auth: 'none', handle: (c) => contextHandler(ctx, c.req) },
+    { op: 'GET /r/{code}', at: `${PATHS.reference}**`, auth: 'none', handle: (c) => referenceHandler(ctx, c.req, decodePathParam(c.event.url.pathname.slice(PATHS.reference.length), BRIDGE_PATH)) },
+    { op: 'GET /t/{id}', auth: 'cookie', handle: (c) => transactionHandler(ctx, c.req, id(c)) },
+    { op: 'GET /t/{id}/status', auth: 'cookie', handle: (c) => transactionHandler(ctx, c.req, id(c)) },
+    limited({ op: 'POST /t/{id}/identify', body: FORM, auth: 'cookie', handle: (c) => identifyHandler(ctx, c.req, id(c), c.body) }, config.rateLimits.identifyPerMinute),
+    { op: 'POST /t/{id}/retry', auth: 'cookie', handle: (c) => retryHandler(ctx, c.req, id(c)) },
+    { op: 'POST /t/{id}/push', auth: 'cookie', handle: (c) => pushHandler(ctx, c.req, id(c)) },
+    { op: 'POST /t/{id}/creating', auth: 'cookie', handle: (c) => creatingHandler(ctx, c.req, id(c)) },
+    { op: 'POST /t/{id}/consent', body: FORM, auth: 'cookie', handle: (c) => consentHandler(ctx, c.req, id(c), c.body) },
+  ];
 }
 
-/** The account, the developer console, health, the static pages and the test-only operator hook. */
-function pageRoutes(ctx: BridgeContext, { route }: BridgeRouter, refreshClients: () => Promise<void>): void {
+const page = (ctx: BridgeContext, title: string, text: string) => () => html(messagePage(ctx, title, text));
+
+/** The account, the developer console, health, the static pages and the test-only operator hooks. */
+function pageRoutes(ctx: BridgeContext, refreshClients: () => Promise<void>): BridgeRoute[] {
   const { config, store, clients, keys } = ctx;
-  route(PATHS.login, { GET: () => html(messagePage(ctx, 'Sign in', `${config.name} signs you in to applications: start from the application you want to use.`)) });
-  route(PATHS.account, {
-    GET: async (req) => {
-      const s = await currentSession(ctx, req);
-      const apps = s ? (await store.consents(s.identity)).map((c) => ({ client: c.clientId, name: clients.get(c.clientId)?.name ?? c.clientId, claims: c.claims, lastUse: c.lastUse })) : [];
-      const signins = s ? (await store.recentSignins(s.identity)).map((r) => ({ at: r.at, client: clients.get(r.clientId)?.name ?? r.clientId, delegated: r.delegated, browser: r.browser })) : [];
-      return html(accountPage(ctx, s?.identity, apps, signins));
-    },
-  });
-  route(`${PATHS.account}/revoke`, {
-    POST: async (req) => {
-      const s = await currentSession(ctx, req);
-      if (!s) return pageError(ctx, 401, 'you are not signed in', 'ob.consent.record');
-      const clientId = new URLSearchParams(utf8Text(await readBody(req, limits.bridge_form_body_max_bytes, BRIDGE_BODY)) ?? '').get('client_id');
-      if (clientId) {
-        await store.revokeConsent(s.identity, clientId);
-        await store.audit('consent.revoked', s.identity, { client_id: clientId });
-      }
-      return redirect(PATHS.account);
-    },
-  });
-  route(`${PATHS.account}/logout`, {
-    POST: async (req) => {
-      const s = await currentSession(ctx, req);
-      if (s) await store.endSession(s.hash);
-      return redirect(PATHS.account, { 'set-cookie': serializeCookie(sessionCookieName(ctx), '', { secure: ctx.secure, maxAge: 0 }) });
-    },
-  });
   const console_ = new Console(ctx, refreshClients);
-  route(PATHS.developers, { GET: (req) => console_.page(req) });
-  route(`${PATHS.developers}/clients`, { POST: (req) => console_.create(req) });
-  route(`${PATHS.developers}/clients/:id/:op`, {
-    POST: (req, e) => {
-      const [id, op] = e.url.pathname.slice(`${PATHS.developers}/clients/`.length).split('/');
-      return console_.change(req, decodePathParam(id ?? '', BRIDGE_PATH), decodePathParam(op ?? '', BRIDGE_PATH));
+  const routes: BridgeRoute[] = [
+    { op: 'GET /login', auth: 'none', handle: page(ctx, 'Sign in', `${config.name} signs you in to applications: start from the application you want to use.`) },
+    {
+      op: 'GET /account',
+      auth: 'cookie',
+      handle: async (c) => {
+        const s = await currentSession(ctx, c.req);
+        const apps = s ? (await store.consents(s.identity)).map((r) => ({ client: r.clientId, name: clients.get(r.clientId)?.name ?? r.clientId, claims: r.claims, lastUse: r.lastUse })) : [];
+        const signins = s ? (await store.recentSignins(s.identity)).map((r) => ({ at: r.at, client: clients.get(r.clientId)?.name ?? r.clientId, delegated: r.delegated, browser: r.browser })) : [];
+        return html(accountPage(ctx, s?.identity, apps, signins));
+      },
     },
-  });
-  route(PATHS.health, {
-    GET: async () => {
-      const ok = (await store.healthy()) && (await keys.loaded());
-      return json({ status: ok ? 'ok' : 'unavailable' }, ok ? 200 : 503);
+    {
+      op: 'POST /account/revoke',
+      unlisted: "the account page's form: revoke an application's consent",
+      body: FORM,
+      auth: 'cookie',
+      handle: async (c) => {
+        const s = await currentSession(ctx, c.req);
+        if (!s) return pageError(ctx, 401, 'you are not signed in', 'ob.consent.record');
+        const clientId = new URLSearchParams(utf8Text(c.body) ?? '').get('client_id');
+        if (clientId) {
+          await store.revokeConsent(s.identity, clientId);
+          await store.audit('consent.revoked', s.identity, { client_id: clientId });
+        }
+        return redirect(PATHS.account);
+      },
     },
-  });
-  for (const [path, title, text] of [
-    [
-      '/privacy',
-      'Privacy',
-      `Transactions, codes and nonces are deleted after expiry; audit events are kept ${limits.audit_retention_seconds / 86400} days; consents until revoked or ${limits.consent_unused_seconds / 86400} days unused. Applications learn an account number per sector and only the claims you leave ticked.`,
-    ],
-    ['/security', 'Security', 'Report vulnerabilities to the operator of this bridge; incidents are answered by rotating the signing keys and suspending affected applications.'],
-    ['/abuse', 'Report an application', 'Tell the operator of this bridge which application and what happened; it can suspend the application at once.'],
-  ] as const) {
-    route(path, { GET: () => html(messagePage(ctx, title, text)) });
-  }
-  route(BRIDGE_STYLESHEET, { GET: () => asset(STYLE, 'text/css; charset=utf-8') });
-  route(VISITOR_SCRIPT_PATH, { GET: () => asset(VISITOR_SCRIPT, 'text/javascript; charset=utf-8') });
-  if (config.operatorToken !== undefined) {
-    // Test-only operator hooks (ob.contract.rotate, ob.contract.suspend): off unless --test-operator-token is given.
-    const expected = hashSecret(config.operatorToken);
-    const operator = (req: Request) => {
-      const presented = /^Bearer (.+)$/.exec(req.headers.get('authorization') ?? '')?.[1];
-      return presented !== undefined && sameHash(hashSecret(presented), expected);
-    };
-    const refused = () => oauthJson({ error: 'invalid_token', error_description: 'operator token required' }, 401);
-    route(PATHS.rotate, { POST: async (req) => (operator(req) ? json({ kid: await keys.rotate() }) : refused()) });
+    {
+      op: 'POST /account/logout',
+      unlisted: "the account page's sign-out form",
+      auth: 'cookie',
+      handle: async (c) => {
+        const s = await currentSession(ctx, c.req);
+        if (s) await store.endSession(s.hash);
+        return redirect(PATHS.account, { 'set-cookie': serializeCookie(sessionCookieName(ctx), '', { secure: ctx.secure, maxAge: 0 }) });
+      },
+    },
+    { op: 'GET /developers', auth: 'cookie', handle: (c) => console_.page(c.req) },
+    { op: 'POST /developers/clients', unlisted: "the developer console's form: register a client", body: FORM, auth: 'cookie', handle: (c) => console_.create(c.req, c.body) },
+    {
+      op: 'POST /developers/clients/{id}/{op}',
+      unlisted: "the developer console's forms: change a client",
+      body: FORM,
+      auth: 'cookie',
+      handle: (c) => {
+        const [id, op] = c.event.url.pathname.slice(`${PATHS.developers}/clients/`.length).split('/');
+        return console_.change(c.req, decodePathParam(id ?? '', BRIDGE_PATH), decodePathParam(op ?? '', BRIDGE_PATH), c.body);
+      },
+    },
+    {
+      op: 'GET /health',
+      auth: 'none',
+      handle: async () => {
+        const ok = (await store.healthy()) && (await keys.loaded());
+        return json({ status: ok ? 'ok' : 'unavailable' }, ok ? 200 : 503);
+      },
+    },
+    {
+      op: 'GET /privacy',
+      unlisted: 'a static page of the operator',
+      auth: 'none',
+      handle: page(
+        ctx,
+        'Privacy',
+        `Transactions, codes and nonces are deleted after expiry; audit events are kept ${limits.audit_retention_seconds / 86400} days; consents until revoked or ${limits.consent_unused_seconds / 86400} days unused. Applications learn an account number per sector and only the claims you leave ticked.`,
+      ),
+    },
+    {
+      op: 'GET /security',
+      unlisted: 'a static page of the operator',
+      auth: 'none',
+      handle: page(ctx, 'Security', 'Report vulnerabilities to the operator of this bridge; incidents are answered by rotating the signing keys and suspending affected applications.'),
+    },
+    {
+      op: 'GET /abuse',
+      unlisted: 'a static page of the operator',
+      auth: 'none',
+      handle: page(ctx, 'Report an application', 'Tell the operator of this bridge which application and what happened; it can suspend the application at once.'),
+    },
+    { op: 'GET /bridge.css', at: BRIDGE_STYLESHEET, unlisted: "the pages' stylesheet", auth: 'none', handle: () => asset(STYLE, 'text/css; charset=utf-8') },
+    { op: 'GET /assets/visitor.js', at: VISITOR_SCRIPT_PATH, unlisted: "the visitor offer's script", auth: 'none', handle: () => asset(VISITOR_SCRIPT, 'text/javascript; charset=utf-8') },
+  ];
+  return config.operatorToken === undefined ? routes : [...routes, ...operatorRoutes(ctx, config.operatorToken, refreshClients)];
+}
+
+/** Test-only operator hooks (ob.contract.rotate, ob.contract.suspend): off unless --test-operator-token is given. */
+function operatorRoutes(ctx: BridgeContext, token: string, refreshClients: () => Promise<void>): BridgeRoute[] {
+  const expected = hashSecret(token);
+  const operator = (req: Request) => {
+    const presented = /^Bearer (.+)$/.exec(req.headers.get('authorization') ?? '')?.[1];
+    return presented !== undefined && sameHash(hashSecret(presented), expected);
+  };
+  const refused = () => oauthJson({ error: 'invalid_token', error_description: 'operator token required' }, 401);
+  return [
+    {
+      op: 'POST /operator/keys/rotate',
+      unlisted: 'test-only operator hook (--test-operator-token): rotate the signing keys',
+      auth: 'operator',
+      handle: async (c) => (operator(c.req) ? json({ kid: await ctx.keys.rotate() }) : refused()),
+    },
     // What `svc-oauth clients suspend <id>` does, then this instance's view at once (the others within a second).
-    route(PATHS.suspend, {
-      POST: async (req) => {
-        if (!operator(req)) return refused();
-        const clientId = new URLSearchParams(await req.text()).get('client_id');
+    {
+      op: 'POST /operator/clients/suspend',
+      unlisted: 'test-only operator hook (--test-operator-token): suspend a client',
+      body: FORM,
+      auth: 'operator',
+      handle: async (c) => {
+        if (!operator(c.req)) return refused();
+        const clientId = new URLSearchParams(utf8Text(c.body) ?? '').get('client_id');
         if (!clientId) return oauthJson({ error: 'invalid_request', error_description: 'client_id is required' }, 400);
         await ctx.store.suspend(clientId);
         await ctx.store.audit('client.suspended', 'operator', { client_id: clientId });
         await refreshClients();
         return json({ suspended: clientId });
       },
-    });
-  }
+    },
+  ];
 }
 
 export interface RunningBridge {
@@ -403,12 +443,8 @@ export async function startBridge(config: BridgeConfig, options: { port?: number
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
     fetch: () => (bridge ? fetch : undefined),
-    // The hot route, /token, is served from node's request directly (no web streams).
-    serveNode: (req, res) => {
-      if (!bridge || req.method !== 'POST' || req.url !== PATHS.token) return false;
-      tokenNode(bridge.context, req, res);
-      return true;
-    },
+    // The hot routes (`fast` in the table) are served from node's request directly (no web streams).
+    serveNode: (req, res) => bridge?.serveNode(req, res) ?? false,
     log: deps.log ?? silent,
     internal: INTERNAL,
     ...(options.tls ? { tls: options.tls } : {}),

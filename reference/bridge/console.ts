@@ -12,7 +12,6 @@ import { s256Challenge } from '../../protocol/bridge/pkce.ts';
 import { esc, shell } from '../shared/pages.ts';
 import { hashSecret, newSecret } from '../shared/secrets.ts';
 import { html, json, prefersJson, utf8Text } from '../shared/http.ts';
-import { BRIDGE_BODY, readBody } from '../shared/body.ts';
 import { BRIDGE_STYLESHEET, PATHS, type BridgeContext } from './context.ts';
 import { currentSession } from './flow.ts';
 import { pageError, redirect } from './responses.ts';
@@ -76,9 +75,8 @@ function keySetOf(pasted: string, linked: string): RegisteredClient['keySet'] | 
   return { jwks: { keys } };
 }
 
-async function form(req: Request): Promise<URLSearchParams> {
-  return new URLSearchParams(utf8Text(await readBody(req, limits.bridge_form_body_max_bytes, BRIDGE_BODY)) ?? '');
-}
+/** The console's form: the body the route layer read under its cap. */
+const form = (body: Uint8Array): URLSearchParams => new URLSearchParams(utf8Text(body) ?? '');
 
 const page = (ctx: BridgeContext, title: string, body: string) => html(shell({ title, siteName: ctx.config.name, stylesheet: BRIDGE_STYLESHEET }, body));
 
@@ -175,7 +173,7 @@ ${staticBlock}`,
   }
 
   /** POST /developers/clients */
-  async create(req: Request): Promise<Response> {
+  async create(req: Request, body: Uint8Array): Promise<Response> {
     const ctx = this.ctx;
     const owner = await this.#owner(req);
     if (owner instanceof Response) return owner;
@@ -187,7 +185,7 @@ ${staticBlock}`,
         `registration is ${ctx.config.clientRegistration} on this bridge${ctx.config.clientRegistration === 'allowlist' ? ` and ${owner} is not on its list` : ''}`,
         'ob.clients.registered',
       );
-    const f = await form(req);
+    const f = form(body);
     const name = (f.get('name') ?? '').trim();
     const uris = redirectList(f.get('redirect_uris') ?? '');
     const method = (f.get('token_endpoint_auth_method') ?? 'client_secret_basic') as AuthMethod;
@@ -227,13 +225,13 @@ ${staticBlock}`,
   }
 
   /** POST /developers/clients/{id}/{edit|rotate|retire|owners|delete} */
-  async change(req: Request, clientId: string, op: string): Promise<Response> {
+  async change(req: Request, clientId: string, op: string, body: Uint8Array): Promise<Response> {
     const ctx = this.ctx;
     const owner = await this.#owner(req);
     if (owner instanceof Response) return owner;
     const c = (await ctx.store.registeredClients()).find((x) => x.clientId === clientId);
     if (!c || (c.owner !== owner && !c.coOwners.includes(owner))) return pageError(ctx, 404, 'no such application of yours', 'ob.clients.registered');
-    const f = await form(req);
+    const f = form(body);
     const now = ctx.now();
     let shown: string | undefined;
     switch (op) {

@@ -6,7 +6,7 @@
 // (ob.code.format).
 import { randomBytes } from 'node:crypto';
 import type { Sql } from '../stores/sql.ts';
-import { PostgresSql } from '../stores/postgres.ts';
+import { migrate } from '../stores/migrate.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import type { components } from '../../schemas/ts/http/bridge.ts';
 import { MIGRATION_LOCK, MIGRATIONS } from './schema.ts';
@@ -221,16 +221,7 @@ export class BridgeStore {
 
   /** Opens the store, running the migrations this database has not seen (once, whichever instance gets there). */
   static async open(sql: Sql, now: () => number = Date.now): Promise<BridgeStore> {
-    const migrate = async (db: Sql) => {
-      await db.exec('CREATE TABLE IF NOT EXISTS bridge_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
-      const row = await db.get<{ value: string }>('SELECT value FROM bridge_meta WHERE key = ?', ['schema_version']);
-      for (let v = row ? Number(row.value) : 0; v < MIGRATIONS.length; v++) {
-        await db.exec(MIGRATIONS[v]!);
-        await db.run('INSERT INTO bridge_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', ['schema_version', String(v + 1)]);
-      }
-    };
-    if (sql instanceof PostgresSql) await sql.locked(MIGRATION_LOCK, migrate);
-    else await sql.transaction(migrate);
+    await migrate(sql, { meta: 'bridge_meta', lockKey: MIGRATION_LOCK, steps: MIGRATIONS.map((step) => () => [step]) });
     return new BridgeStore(sql, now);
   }
 

@@ -3,25 +3,22 @@
 import { limits } from '../../schemas/ts/limits.ts';
 import { pairwiseSubject } from '../../protocol/common/canonical.ts';
 import { hashSecret, newSecret } from '../shared/secrets.ts';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { performance } from 'node:perf_hooks';
-import { json, jsonReply, mediaType, toResponse, utf8Text, writeReply, type Reply } from '../shared/http.ts';
-import { BRIDGE_BODY, readBody } from '../shared/body.ts';
-import { logInternal } from '../shared/server.ts';
+import { json, jsonReply, mediaType, utf8Text, type Reply } from '../shared/http.ts';
+import type { Call } from '../shared/routes.ts';
 import { authenticateClient, ClientAuthError, presentedAuth, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
-import { OAuthError, oauthReply } from './responses.ts';
+import { OAuthError } from './responses.ts';
 import { brokenCodeExpiry, brokenIntrospectOwner, brokenRedirectOmitted, brokenVerifier } from './variants/gaps.ts';
 import { profileUrl, publicSubject, releasedEmail } from './variants/grants.ts';
 import type { ProfileClaims } from './store.ts';
 
-const FORM_MAX = limits.bridge_form_body_max_bytes;
+/** The token side's body: a form under its cap; a refused body reaches the handler (the OAuth endpoints answer 400 for it). */
+export const TOKEN_FORM = { max: limits.bridge_form_body_max_bytes, lenient: true } as const;
+const FORM_MAX = TOKEN_FORM.max;
 
-/** The body, or undefined when it is over the cap or unreadable (the OAuth endpoints answer 400 for both). */
-const formBytes = (req: Request | IncomingMessage): Promise<Uint8Array | undefined> => readBody(req, FORM_MAX, BRIDGE_BODY).catch(() => undefined);
-
-async function readTokenForm(req: Request): Promise<URLSearchParams> {
-  return parseForm(mediaType(req), await formBytes(req));
+/** The form of a token-side call (its body read by the route layer under TOKEN_FORM). */
+function tokenForm(call: Call): URLSearchParams {
+  return parseForm(mediaType(call), call.refused ? undefined : call.body);
 }
 
 /** The form of a token-side request; `bytes` undefined when the body was over the cap or unreadable. */
@@ -67,31 +64,9 @@ function releasedClaims(ctx: BridgeContext, identity: string, claims: readonly s
   return out;
 }
 
-export async function tokenHandler(ctx: BridgeContext, req: Request): Promise<Response> {
-  return toResponse(await tokenReply(ctx, req.headers, mediaType(req), await formBytes(req)));
-}
-
-/**
- * POST /token served from node's request directly (the hot route: no web streams); the same
- * answer as `tokenHandler`.
- */
-export function tokenNode(ctx: BridgeContext, req: IncomingMessage, res: ServerResponse): void {
-  const started = performance.now();
-  const headers = new Headers();
-  if (req.headers.authorization !== undefined) headers.set('authorization', req.headers.authorization);
-  const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  formBytes(req)
-    .then((bytes) => tokenReply(ctx, headers, contentType, bytes))
-    .then(
-      (reply) => {
-        writeReply(res, reply);
-        ctx.metrics.request(PATHS.token, reply.status, (performance.now() - started) / 1000);
-      },
-      (error: unknown) => {
-        logInternal(ctx.log, 'POST /token', error);
-        writeReply(res, oauthReply({ error: 'server_error', error_description: 'internal error' }, 500));
-      },
-    );
+/** POST /token: the bridge's hot route (its route is `fast`, served from node's request). */
+export async function tokenRoute(ctx: BridgeContext, call: Call): Promise<Reply> {
+  return tokenReply(ctx, call.headers, mediaType(call), call.refused ? undefined : call.body);
 }
 
 async function tokenReply(ctx: BridgeContext, headers: Headers, contentType: string, bytes: Uint8Array | undefined): Promise<Reply> {
@@ -186,9 +161,9 @@ export async function userinfoHandler(ctx: BridgeContext, req: Request): Promise
 }
 
 /** POST /revoke (RFC 7009): always 200; a token of another client is left alone (ob.revoke). */
-export async function revokeHandler(ctx: BridgeContext, req: Request): Promise<Response> {
+export async function revokeHandler(ctx: BridgeContext, req: Call): Promise<Response> {
   try {
-    const form = await readTokenForm(req);
+    const form = tokenForm(req);
     // IndieAuth: revocation without client authentication; with it, only the owner's tokens.
     const presented = presentedAuth(req.headers, form);
     const c = presented ? await client(ctx, req, form) : undefined;
@@ -209,9 +184,9 @@ export async function revokeHandler(ctx: BridgeContext, req: Request): Promise<R
 }
 
 /** POST /introspect (RFC 7662): only the owning client learns anything (ob.introspect.owner). */
-export async function introspectHandler(ctx: BridgeContext, req: Request): Promise<Response> {
+export async function introspectHandler(ctx: BridgeContext, req: Call): Promise<Response> {
   try {
-    const form = await readTokenForm(req);
+    const form = tokenForm(req);
     const c = await client(ctx, req, form);
     const token = form.get('token');
     if (!token) throw new OAuthError(400, 'invalid_request', 'token is required', 'ob.errors.oauth-body');

@@ -2,17 +2,18 @@
 // each handler small and in its own module; every rejection is an HttpError naming its rule and
 // answers the envelope `{error, detail}` (document 3; `rule` added). Nothing a client sends can
 // make it answer 500: a bug is logged and answered as a visible 500 envelope.
-import { persistSessions } from './variants.ts';
+import { startSeams } from './start-variants.ts';
 import { statfsSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { H3, H3Event } from 'h3';
+import type { H3 } from 'h3';
 import { validServiceName } from '../../protocol/common/names.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
-import { writeReply } from '../shared/http.ts';
-import { readBody, RELAY_BODY } from '../shared/body.ts';
-import { pathParam, RELAY_PATH } from '../shared/params.ts';
-import { createH3, listen, logInternal } from '../shared/server.ts';
+import { CORS_ANY, toResponse, type Reply } from '../shared/http.ts';
+import { RELAY_BODY } from '../shared/body.ts';
+import { RELAY_PATH } from '../shared/params.ts';
+import { mountRoutes, type Call, type Mounted, type Route, type Surface, type WebCall } from '../shared/routes.ts';
+import { createH3, listen } from '../shared/server.ts';
+import type { paths } from '../../schemas/ts/http/relay.ts';
 import { NetworkResolver, type NetworkResolverOptions } from '../resolve/network.ts';
 import { Auth } from './auth.ts';
 import type { RelayConfig, RelayContext } from './config.ts';
@@ -56,12 +57,13 @@ const HEADERS_TOO_LARGE = () =>
     'ra.drive.group-roster-size',
     `the request headers are longer than ${limits.drive_group_roster_header_max_bytes + limits.request_headers_max_bytes} bytes (a group roster and the other headers)`,
   );
-const CORS_ANY = { 'access-control-allow-origin': '*' };
 
 export interface RunningRelay {
   origin: string;
   url: string;
   context: RelayContext;
+  /** The route table (test/reference/routes.test.ts ties it to the OpenAPI). */
+  routes: Mounted['routes'];
   close(): Promise<void>;
 }
 
@@ -76,22 +78,18 @@ export interface StartRelayOptions {
 export async function startRelay(options: StartRelayOptions): Promise<RunningRelay> {
   // The relay address may depend on the bound port, so the listener comes first and hands every
   // request to the app once it exists.
-  const holder: { app?: H3; ctx?: RelayContext } = {};
+  const holder: { app?: H3; mounted?: Mounted; ctx?: RelayContext } = {};
   // Object storage for drive chunks answers before the relay listens: a wrong endpoint or key fails the start.
   if (options.config.driveS3) await S3Chunks.ensureBucket(options.config.driveS3);
   const listener = await listen({
     host: options.host,
     port: options.port,
     fetch: () => holder.app?.fetch.bind(holder.app),
-    // The hot routes, POST /messages and /acks, are served from node's request directly (no web
+    // The hot routes (`fast` in the table) are served from node's request directly (no web
     // streams); every other request goes through the h3 app.
-    serveNode: (req, res) => {
-      if (!holder.ctx || req.method !== 'POST' || (req.url !== '/messages' && req.url !== '/acks')) return false;
-      envelopeNode(holder.ctx, req.url === '/messages' ? 'message' : 'ack', req, res);
-      return true;
-    },
+    serveNode: (req, res) => holder.mounted?.serveNode(req, res) ?? false,
     log: options.log,
-    internal: () => (holder.ctx ? render(holder.ctx, INTERNAL()) : jsonResponse(INTERNAL().envelope(), 500)),
+    internal: () => toResponse(envelopeReply(holder.ctx?.config.documentOnly ?? false, INTERNAL())),
     // A group member's roster rides in a header: the headers read make room for the largest (ra.drive.group-roster-size).
     maxHeaderSize: limits.drive_group_roster_header_max_bytes + limits.request_headers_max_bytes,
     headerOverflow: () => JSON.stringify(HEADERS_TOO_LARGE().envelope()),
@@ -99,10 +97,12 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
   const url = listener.url;
   const config: RelayConfig = { ...options.config, relayAddress: options.config.relayAddress ?? listener.hostPort };
   const now = Date.now;
+  // Broken variants that act at the start (start-variants.ts); the reference's own seams otherwise.
+  const seams = startSeams(config.breakages);
   let state: RelayState;
   let store: RelayStore;
   try {
-    store = await RelayStore.open({ dataDir: config.dataDir, ...(config.database ? { database: config.database } : {}), spoolInMemory: config.breakages.has('spool-memory') });
+    store = await RelayStore.open({ dataDir: config.dataDir, ...(config.database ? { database: config.database } : {}), spoolInMemory: seams.spoolInMemory });
   } catch (error) {
     await listener.close();
     throw error;
@@ -120,9 +120,9 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
     config,
     store,
     state,
-    auth: new Auth(state, config.profile, now, config.breakages.has('challenge-reuse'), config.challengeTtlSeconds * 1000, config.breakages.has('challenge-race')),
+    auth: new Auth(state, config.profile, now, seams.challengeReuse, config.challengeTtlSeconds * 1000, seams.challengeRace),
     events: new EventHub(state, config.maxStreams, now),
-    pairings: new Pairings(state, now, config.breakages.has('pairing-forever')),
+    pairings: new Pairings(state, now, seams.pairingForever),
     rate: new RateLimits(state, { sender: config.rate.sender, global: config.rate.global, ip: config.rate.ip }, config.rate.windowSeconds, now),
     resolver,
     dns: new DnsProviders(),
@@ -130,14 +130,12 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
     log: options.log,
     closers: [],
   };
-  // --break sessions-persisted (ra.sessions.memory): see variants.ts.
-  if (config.breakages.has('sessions-persisted') && config.dataDir !== ':memory:') await persistSessions(ctx.auth, config.dataDir);
-  holder.app = createRelayApp(ctx);
-  holder.ctx = ctx;
+  if (seams.keepSessions && config.dataDir !== ':memory:') await seams.keepSessions(ctx.auth, config.dataDir);
+  const { app, mounted } = createRelayApp(ctx);
+  Object.assign(holder, { app, mounted, ctx });
   const sweepEvery = Math.min(60_000, Math.max(1000, (config.spoolTtlSeconds * 1000) / 4));
   const sweeper = setInterval(() => {
-    // --break spool-forever: undelivered mail never expires (ra.spool.expiry).
-    if (config.breakages.has('spool-forever')) return;
+    if (!seams.spoolSweep) return;
     sweepSpool(ctx).then(
       (n) => n > 0 && ctx.log(`spool: ${n} message(s) expired into sys.delivery.failed acks`),
       (error: unknown) => ctx.log(`spool sweep failed: ${(error as Error).message}`, 'error'),
@@ -148,6 +146,7 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
     origin: url,
     url,
     context: ctx,
+    routes: mounted.routes,
     async close() {
       clearInterval(sweeper);
       ctx.events.closeAll();
@@ -160,20 +159,26 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
   };
 }
 
-export type Handler = (req: Request, event: H3Event) => Promise<Response> | Response;
+/** The relay's routes: the operations of spec/http/relay.openapi.yaml, plus what it serves beside them. */
+export type RelayRoute = Route<paths>;
 
-/** POST /messages or /acks on node's request: the same answers as through the app. */
-function envelopeNode(ctx: RelayContext, kind: 'message' | 'ack', req: IncomingMessage, res: ServerResponse): void {
-  readBody(req, limits.message_body_max_bytes, RELAY_BODY)
-    .then((bytes) => acceptEnvelope(ctx, kind, bytes))
-    .then(
-      (accepted) => writeReply(res, { status: 202, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(accepted) }),
-      (error: unknown) => {
-        const e = known(error) ?? INTERNAL();
-        if (e.status === 500) logInternal(ctx.log, `POST /${kind}s`, error);
-        writeReply(res, { status: e.status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...e.headers }, body: JSON.stringify(envelopeOf(ctx, e)) });
-      },
-    );
+/** A signed request's body, under its one cap (ra.auth.signed-request). */
+const SIGNED = { max: limits.signed_request_body_max_bytes };
+const MESSAGE = { max: limits.message_body_max_bytes };
+
+/** How the relay answers at the route layer: its body and path rules, its envelope (document 3), its 405 and 500. */
+function relaySurface(ctx: RelayContext): Surface {
+  return {
+    body: RELAY_BODY,
+    path: RELAY_PATH,
+    log: ctx.log,
+    error: (error) => {
+      const e = known(error);
+      return e ? envelopeReply(ctx.config.documentOnly, e) : undefined;
+    },
+    methodNotAllowed: (method, allow) => envelopeReply(ctx.config.documentOnly, new HttpError(405, 'method_not_allowed', `${method} is not allowed here`, 'ra.errors.envelope', { allow })),
+    internal: () => envelopeReply(ctx.config.documentOnly, INTERNAL()),
+  };
 }
 
 /** An error a client's request explains: its own envelope, or a value the database refuses (400). */
@@ -183,166 +188,181 @@ function known(error: unknown): HttpError | undefined {
   return undefined;
 }
 
-export function createRelayApp(ctx: RelayContext): H3 {
-  const app = createH3(ctx.log, () => render(ctx, INTERNAL()));
-  const route = (path: string, methods: Record<string, Handler>) => {
-    const allow = Object.keys(methods);
-    app.all(path, async (event: H3Event): Promise<Response> => {
-      const req = event.req as Request;
-      const handler = methods[req.method === 'HEAD' ? 'GET' : req.method];
-      try {
-        if (!handler) throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed here`, 'ra.errors.envelope', { allow: allow.join(', ') });
-        return await handler(req, event);
-      } catch (error) {
-        const e = known(error);
-        if (e) return render(ctx, e);
-        logInternal(ctx.log, `${req.method} ${path}`, error);
-        return render(ctx, INTERNAL());
-      }
-    });
-  };
-  // Never a promise (a handler that forgot an await would answer `{}`).
-  const json = <T>(body: T extends PromiseLike<unknown> ? never : T, status = 200, headers: Record<string, string> = {}) =>
-    new Response(body instanceof RawJson ? body.text : JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
-  const param = (event: H3Event, name: string) => pathParam(event, name, RELAY_PATH);
-  const target = (req: Request) => {
-    const u = new URL(req.url);
-    return `${u.pathname}${u.search}`;
-  };
-  const body = (req: Request, max: number, binary = false): Promise<Uint8Array> => readBody(req, max, RELAY_BODY, binary);
-  const call = async (req: Request, event: H3Event, max: number = limits.signed_request_body_max_bytes, binary = false): Promise<OwnerCall> => ({
-    identity: normalized(param(event, 'identity')),
-    req,
-    target: target(req),
-    body: await body(req, max, binary),
-  });
-  const ip = (event: H3Event) => (event.req as unknown as { ip?: string }).ip ?? (event.runtime?.node?.req as IncomingMessage | undefined)?.socket?.remoteAddress ?? 'unknown';
+// Never a promise (a handler that forgot an await would answer `{}`).
+const json = <T>(body: T extends PromiseLike<unknown> ? never : T, status = 200, headers: Record<string, string> = {}) =>
+  new Response(body instanceof RawJson ? body.text : JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
+const noContent = (headers: Record<string, string> = {}) => new Response(null, { status: 204, headers });
 
-  route('/', {
-    GET: async (req) => {
-      const headers: Record<string, string> = {};
-      if (ctx.config.oauthBridgeUrl) {
-        try {
-          await identityOfHost(ctx, req.headers.get('host'));
-          headers.link = `<${ctx.config.oauthBridgeUrl.replace(/\/$/, '')}/.well-known/oauth-authorization-server>; rel="indieauth-metadata"`;
-        } catch {
-          // not a hosted identity's host
-        }
-      }
-      return json(banner(ctx), 200, headers);
-    },
-  });
-  route('/health', { GET: async () => json(await health(ctx)) });
-  if (ctx.config.testPages) {
-    route('/test/passkey', { GET: () => passkeyPage() });
-    route('/test/passkey.js', { GET: () => passkeyScript() });
-  }
-  route('/auth/challenge', {
-    GET: async (req) => {
-      const identity = validServiceName(new URL(req.url).searchParams.get('identity') ?? '');
-      if (identity === undefined) throw ruleError(400, 'ra.errors.invalid-request', 'identity is required and must be a service ID (ra.auth.challenge)');
-      const c = await ctx.auth.issueChallenge(identity);
-      return json({ challenge: c.challenge, expires_at: new Date(c.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z') });
-    },
-  });
-  route('/messages', { POST: async (req) => json(await acceptEnvelope(ctx, 'message', await body(req, limits.message_body_max_bytes)), 202) });
-  route('/acks', { POST: async (req) => json(await acceptEnvelope(ctx, 'ack', await body(req, limits.message_body_max_bytes)), 202) });
-  route('/messages/:identity', { GET: async (req, event) => json(await pickup(ctx, await call(req, event), new URL(req.url).searchParams.get('since'))) });
-  route('/messages/:identity/consume', {
-    POST: async (req, event) => {
-      const r = await consume(ctx, await call(req, event));
-      return ctx.config.documentOnly ? new Response(null, { status: 204 }) : json(r);
-    },
-  });
-  route('/events/:identity', { GET: async (req, event) => events(ctx, await call(req, event)) });
-  route('/sessions', { POST: async (req) => json(await registerSession(ctx, req, await body(req, limits.signed_request_body_max_bytes)), 201) });
-  route('/sessions/:id', {
-    DELETE: async (req, event) => {
-      await revokeSession(ctx, param(event, 'id'), await body(req, limits.signed_request_body_max_bytes));
-      return new Response(null, { status: 204 });
-    },
-  });
-  route('/devices/:identity', { GET: async (req, event) => json(await listDevices(ctx, await call(req, event))) });
-  route('/devices/:identity/revoke', { POST: async (req, event) => json(await revokeDevice(ctx, await call(req, event))) });
-  route('/identities', { POST: async (req) => json(await register(ctx, await body(req, limits.signed_request_body_max_bytes)), 201) });
-  route('/identities/:identity', { GET: async (_req, event) => json(await identityInfo(ctx, param(event, 'identity'))) });
-  route('/identities/:identity/rotate', { POST: async (req, event) => json(await rotate(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes))) });
-  keystoreAndPairingRoutes(ctx, { route, json, param, body });
-  route('/identities/:identity/system/**:path', {
-    GET: async (req, event) => getSystemFile(ctx, await call(req, event), param(event, 'path')),
-    PUT: async (req, event) => putSystemFile(ctx, await call(req, event), param(event, 'path')),
-    DELETE: async (req, event) => deleteSystemFile(ctx, await call(req, event), param(event, 'path')),
-  });
-  driveRoutes(ctx, route, call, param);
-  route('/groups/:group', { GET: async (req, event) => groupRosterRead(ctx, normalized(param(event, 'group')), req, target(req)) });
-  route('/groups/:group/epoch', { GET: async (_req, event) => json(await groupEpoch(ctx, normalized(param(event, 'group'))), 200, CORS_ANY) });
-  route('/identities/:identity/export', { POST: async (req, event) => exportIdentity(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes)) });
-  route('/hosted/availability', {
-    GET: async (req, event) => json(await availability(ctx, new URL(req.url), ip(event)), 200, CORS_ANY),
-    OPTIONS: () => new Response(null, { status: 204, headers: { ...CORS_ANY, 'access-control-allow-methods': 'GET', 'access-control-max-age': '600' } }),
-  });
-  route(ctx.config.profile.ids.id_document_path, { GET: async (req) => json(await wellKnownDocument(ctx, req.headers.get('host')), 200, CORS_ANY) });
-  route(`${ctx.config.profile.ids.public_files_path}:name`, { GET: async (req, event) => json(await publicDocument(ctx, req.headers.get('host'), param(event, 'name')), 200, CORS_ANY) });
-  route(ctx.config.profile.ids.capabilities_path, { GET: async (req) => json(await capabilities(ctx, req.headers.get('host')), 200, CORS_ANY) });
-  app.all('/**', () => render(ctx, ruleError(404, 'ra.errors.not-found', 'no such endpoint')));
-  return app;
+/** The call of an identity's owner (a signed request): the identity in the path, the request, its body. */
+export const ownerCall = (c: WebCall): OwnerCall => ({ identity: normalized(c.param('identity')), req: c.req, target: c.target, body: c.body });
+
+/** The relay's app on `ctx`, and the hot routes the listener serves from node's request. */
+export function createRelayApp(ctx: RelayContext): { app: H3; mounted: Mounted } {
+  const app = createH3(ctx.log, () => toResponse(envelopeReply(ctx.config.documentOnly, INTERNAL())));
+  const mounted = mountRoutes<paths>(app, relaySurface(ctx), [...relayRoutes(ctx), ...driveRoutes(ctx, ownerCall)]);
+  app.all('/**', () => toResponse(envelopeReply(ctx.config.documentOnly, ruleError(404, 'ra.errors.not-found', 'no such endpoint'))));
+  return { app, mounted };
 }
 
-/** What a group of routes gets from createRelayApp. */
-interface RouteKit {
-  route: (path: string, methods: Record<string, Handler>) => void;
-  json: (body: unknown, status?: number, headers?: Record<string, string>) => Response;
-  param: (event: H3Event, name: string) => string;
-  body: (req: Request, max: number) => Promise<Uint8Array>;
+/** Every route of the relay but the drive's (drive/routes.ts). */
+function relayRoutes(ctx: RelayContext): RelayRoute[] {
+  const ids = ctx.config.profile.ids;
+  const envelope = (kind: 'message' | 'ack') => async (c: Call) => jsonReply202(await acceptEnvelope(ctx, kind, c.body));
+  return [
+    { op: 'GET /', auth: 'none', handle: async (c) => json(banner(ctx), 200, await bridgeLink(ctx, c.req)) },
+    { op: 'GET /health', auth: 'none', handle: async () => json(await health(ctx)) },
+    ...(ctx.config.testPages
+      ? ([
+          { op: 'GET /test/passkey', unlisted: 'test-only page (--test-pages): a browser enrolls a passkey', auth: 'none', handle: () => passkeyPage() },
+          { op: 'GET /test/passkey.js', unlisted: 'test-only script of /test/passkey', auth: 'none', handle: () => passkeyScript() },
+        ] satisfies RelayRoute[])
+      : []),
+    {
+      op: 'GET /auth/challenge',
+      auth: 'none',
+      handle: async (c) => {
+        const identity = validServiceName(new URL(c.req.url).searchParams.get('identity') ?? '');
+        if (identity === undefined) throw ruleError(400, 'ra.errors.invalid-request', 'identity is required and must be a service ID (ra.auth.challenge)');
+        const ch = await ctx.auth.issueChallenge(identity);
+        return json({ challenge: ch.challenge, expires_at: new Date(ch.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z') });
+      },
+    },
+    // The hot routes: served from node's request by the listener (no web streams).
+    { op: 'POST /messages', body: MESSAGE, auth: 'signed-body', fast: true, handle: envelope('message') },
+    { op: 'POST /acks', body: MESSAGE, auth: 'signed-body', fast: true, handle: envelope('ack') },
+    { op: 'GET /messages/{identity}', auth: 'signed-request', handle: async (c) => json(await pickup(ctx, ownerCall(c), new URL(c.req.url).searchParams.get('since'))) },
+    {
+      op: 'POST /messages/{identity}/consume',
+      body: SIGNED,
+      auth: 'signed-request',
+      handle: async (c) => {
+        const r = await consume(ctx, ownerCall(c));
+        return ctx.config.documentOnly ? noContent() : json(r);
+      },
+    },
+    { op: 'GET /events/{identity}', auth: 'signed-request', handle: async (c) => events(ctx, ownerCall(c)) },
+    { op: 'POST /sessions', body: SIGNED, auth: 'signed-body', handle: async (c) => json(await registerSession(ctx, c.req, c.body), 201) },
+    {
+      op: 'DELETE /sessions/{id}',
+      body: SIGNED,
+      auth: 'signed-body',
+      handle: async (c) => {
+        await revokeSession(ctx, c.param('id'), c.body);
+        return noContent();
+      },
+    },
+    { op: 'GET /devices/{identity}', auth: 'signed-request', handle: async (c) => json(await listDevices(ctx, ownerCall(c))) },
+    { op: 'POST /devices/{identity}/revoke', body: SIGNED, auth: 'signed-request', handle: async (c) => json(await revokeDevice(ctx, ownerCall(c))) },
+    { op: 'POST /identities', body: SIGNED, auth: 'signed-body', handle: async (c) => json(await register(ctx, c.body), 201) },
+    { op: 'GET /identities/{identity}', auth: 'none', handle: async (c) => json(await identityInfo(ctx, c.param('identity'))) },
+    { op: 'POST /identities/{identity}/rotate', body: SIGNED, auth: 'signed-body', handle: async (c) => json(await rotate(ctx, c.param('identity'), c.body)) },
+    { op: 'POST /identities/{identity}/export', body: SIGNED, auth: 'signed-body', handle: async (c) => exportIdentity(ctx, c.param('identity'), c.body) },
+    ...keystoreAndPairingRoutes(ctx),
+    ...systemFileRoutes(ctx),
+    { op: 'GET /groups/{group}', auth: 'roster', handle: async (c) => groupRosterRead(ctx, normalized(c.param('group')), c.req, c.target) },
+    { op: 'GET /groups/{group}/epoch', auth: 'none', handle: async (c) => json(await groupEpoch(ctx, normalized(c.param('group'))), 200, CORS_ANY) },
+    { op: 'GET /hosted/availability', auth: 'none', handle: async (c) => json(await availability(ctx, new URL(c.req.url), c.ip), 200, CORS_ANY) },
+    {
+      op: 'OPTIONS /hosted/availability',
+      unlisted: 'the CORS preflight of GET /hosted/availability (a browser asks before it reads)',
+      auth: 'none',
+      handle: () => noContent({ ...CORS_ANY, 'access-control-allow-methods': 'GET', 'access-control-max-age': '600' }),
+    },
+    { op: 'GET /.well-known/svc/id.json', at: ids.id_document_path, auth: 'none', handle: async (c) => json(await wellKnownDocument(ctx, c.headers.get('host')), 200, CORS_ANY) },
+    {
+      op: 'GET /.well-known/svc/{name}',
+      at: `${ids.public_files_path}:name`,
+      unlisted: 'public files of a hosted identity (document 2, public profile), read by the bridge; not in document 3',
+      auth: 'none',
+      handle: async (c) => json(await publicDocument(ctx, c.headers.get('host'), c.param('name')), 200, CORS_ANY),
+    },
+    { op: 'GET /.well-known/svc/capabilities.json', at: ids.capabilities_path, auth: 'none', handle: async (c) => json(await capabilities(ctx, c.headers.get('host')), 200, CORS_ANY) },
+  ];
 }
 
 /** The keystore (enroll, list, fetch, remove) and pairing v2 (offer, fetch, reveal, deliver, poll, abandon). */
-function keystoreAndPairingRoutes(ctx: RelayContext, { route, json, param, body }: RouteKit): void {
-  route('/identities/:identity/keystore', { PUT: async (req, event) => json(await enroll(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes))) });
-  route('/identities/:identity/keystore/list', { POST: async (req, event) => json(await listKeystore(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes))) });
-  route('/identities/:identity/keystore/fetch', { POST: async (req, event) => json(await fetchKeystore(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes))) });
-  route('/identities/:identity/keystore/:enrollment', {
-    DELETE: async (req, event) => {
-      const removed = await removeEnrollment(ctx, param(event, 'identity'), param(event, 'enrollment'), await body(req, limits.signed_request_body_max_bytes));
-      return removed ? json(removed) : new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
+function keystoreAndPairingRoutes(ctx: RelayContext): RelayRoute[] {
+  return [
+    { op: 'PUT /identities/{identity}/keystore', body: SIGNED, auth: 'signed-body', handle: async (c) => json(await enroll(ctx, c.param('identity'), c.body)) },
+    { op: 'POST /identities/{identity}/keystore/list', body: SIGNED, auth: 'signed-body', handle: async (c) => json(await listKeystore(ctx, c.param('identity'), c.body)) },
+    { op: 'POST /identities/{identity}/keystore/fetch', body: SIGNED, auth: 'signed-body', handle: async (c) => json(await fetchKeystore(ctx, c.param('identity'), c.body)) },
+    {
+      op: 'DELETE /identities/{identity}/keystore/{enrollment}',
+      body: SIGNED,
+      auth: 'signed-body',
+      handle: async (c) => {
+        const removed = await removeEnrollment(ctx, c.param('identity'), c.param('enrollment'), c.body);
+        return removed ? json(removed) : noContent({ 'cache-control': 'no-store' });
+      },
     },
-  });
-  route('/identities/:identity/enroll/offer', { POST: async (req, event) => json(await offer(ctx, param(event, 'identity'), await body(req, limits.signed_request_body_max_bytes)), 201) });
-  route('/identities/:identity/enroll/:rendezvous/fetch', {
-    POST: async (req, event) => json(await fetchOffer(ctx, param(event, 'identity'), param(event, 'rendezvous'), await body(req, limits.signed_request_body_max_bytes))),
-  });
-  route('/identities/:identity/enroll/:rendezvous/reveal', {
-    POST: async (req, event) => json(await reveal(ctx, normalized(param(event, 'identity')), param(event, 'rendezvous'), req, await body(req, limits.signed_request_body_max_bytes))),
-  });
-  route('/identities/:identity/enroll/:rendezvous/deliver', {
-    POST: async (req, event) => json(await deliver(ctx, param(event, 'identity'), param(event, 'rendezvous'), await body(req, limits.signed_request_body_max_bytes))),
-  });
-  route('/identities/:identity/enroll/:rendezvous', {
-    GET: async (req, event) => json(await poll(ctx, normalized(param(event, 'identity')), param(event, 'rendezvous'), req)),
-    DELETE: async (req, event) => {
-      await abandon(ctx, normalized(param(event, 'identity')), param(event, 'rendezvous'), req);
-      return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
+    { op: 'POST /identities/{identity}/enroll/offer', body: SIGNED, auth: 'signed-body', handle: async (c) => json(await offer(ctx, c.param('identity'), c.body), 201) },
+    {
+      op: 'POST /identities/{identity}/enroll/{rendezvous}/fetch',
+      body: SIGNED,
+      auth: 'signed-body',
+      handle: async (c) => json(await fetchOffer(ctx, c.param('identity'), c.param('rendezvous'), c.body)),
     },
-  });
+    {
+      op: 'POST /identities/{identity}/enroll/{rendezvous}/reveal',
+      body: SIGNED,
+      auth: 'signed-request',
+      handle: async (c) => json(await reveal(ctx, normalized(c.param('identity')), c.param('rendezvous'), c.req, c.body)),
+    },
+    {
+      op: 'POST /identities/{identity}/enroll/{rendezvous}/deliver',
+      body: SIGNED,
+      auth: 'signed-body',
+      handle: async (c) => json(await deliver(ctx, c.param('identity'), c.param('rendezvous'), c.body)),
+    },
+    { op: 'GET /identities/{identity}/enroll/{rendezvous}', auth: 'signed-request', handle: async (c) => json(await poll(ctx, normalized(c.param('identity')), c.param('rendezvous'), c.req)) },
+    {
+      op: 'DELETE /identities/{identity}/enroll/{rendezvous}',
+      auth: 'signed-request',
+      handle: async (c) => {
+        await abandon(ctx, normalized(c.param('identity')), c.param('rendezvous'), c.req);
+        return noContent({ 'cache-control': 'no-store' });
+      },
+    },
+  ];
+}
+
+/** An identity's system files: any depth under system/ (one h3 wildcard). */
+function systemFileRoutes(ctx: RelayContext): RelayRoute[] {
+  const at = '/identities/:identity/system/**:path';
+  return [
+    { op: 'GET /identities/{identity}/system/{path}', at, auth: 'signed-request', handle: async (c) => getSystemFile(ctx, ownerCall(c), c.param('path')) },
+    { op: 'PUT /identities/{identity}/system/{path}', at, body: SIGNED, auth: 'signed-request', handle: async (c) => putSystemFile(ctx, ownerCall(c), c.param('path')) },
+    { op: 'DELETE /identities/{identity}/system/{path}', at, body: SIGNED, auth: 'signed-request', handle: async (c) => deleteSystemFile(ctx, ownerCall(c), c.param('path')) },
+  ];
+}
+
+/** The relay's accepted envelope: 202 with its id. */
+const jsonReply202 = (accepted: unknown): Reply => ({ status: 202, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(accepted) });
+
+/** The bridge's metadata link on a hosted identity's host (indieauth-metadata), when a bridge is configured. */
+async function bridgeLink(ctx: RelayContext, req: Request): Promise<Record<string, string>> {
+  if (!ctx.config.oauthBridgeUrl) return {};
+  try {
+    await identityOfHost(ctx, req.headers.get('host'));
+    return { link: `<${ctx.config.oauthBridgeUrl.replace(/\/$/, '')}/.well-known/oauth-authorization-server>; rel="indieauth-metadata"` };
+  } catch {
+    return {}; // not a hosted identity's host
+  }
 }
 
 const normalized = (raw: string): string => validServiceName(raw) ?? raw.toLowerCase();
 
-function render(ctx: RelayContext, error: HttpError): Response {
-  return jsonResponse(envelopeOf(ctx, error), error.status, error.headers);
+/** The error envelope as the relay sends it (with its length: node then sends it whole, not chunked). */
+function envelopeReply(documentOnly: boolean, error: HttpError): Reply {
+  const body = JSON.stringify(envelopeOf(documentOnly, error));
+  return { status: error.status, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'cache-control': 'no-store', ...error.headers }, body };
 }
 
-function envelopeOf(ctx: RelayContext, error: HttpError): Record<string, unknown> {
+function envelopeOf(documentOnly: boolean, error: HttpError): Record<string, unknown> {
   const body: Record<string, unknown> = error.envelope();
-  if (!ctx.config.documentOnly) return body;
+  if (!documentOnly) return body;
   const { rule: _r, ...rest } = body;
   return { ...rest, error: DOCUMENT_ONLY_CODES[String(body.error)] ?? body.error };
-}
-
-/** A JSON answer with its length (node then sends it whole, not chunked). */
-function jsonResponse(body: unknown, status: number, headers: Readonly<Record<string, string>> = {}): Response {
-  const text = JSON.stringify(body);
-  return new Response(text, { status, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), 'cache-control': 'no-store', ...headers } });
 }
 
 function banner(ctx: RelayContext): Record<string, unknown> {

@@ -4,7 +4,7 @@
 // is node's HTTP server: the delivery route is served from node's request directly (no web
 // streams, the hot path), every other request goes through the h3 app.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { H3, H3Event } from 'h3';
+import type { H3 } from 'h3';
 import { DEFAULT_SERVICE_NAME, profileFor, type Profile } from '../../protocol/common/profile.ts';
 import { normalizeOrigin } from '../../protocol/common/url.ts';
 import { createVerifier } from '../../protocol/signin/verifier.ts';
@@ -16,13 +16,17 @@ import { IN_MEMORY, type Db } from '../stores/sqlite.ts';
 import { NetworkResolver } from '../resolve/network.ts';
 import { DEFAULT_NAME, DEFAULT_SIGNER_URL, pathsFor, siteOf, type RpConfig, type RpContext } from './config.ts';
 import { HttpError } from '../shared/errors.ts';
-import { asset, errorFor, errorJson, html } from '../shared/http.ts';
-import { createH3, listen, logInternal, silent, type Log, type TlsFiles } from '../shared/server.ts';
+import { asset, errorFor, errorJson, errorReply, html } from '../shared/http.ts';
+import { RP_BODY } from '../shared/body.ts';
+import { RP_PATH } from '../shared/params.ts';
+import { mountRoutes, type Mounted, type Route, type Surface } from '../shared/routes.ts';
+import type { paths } from '../../schemas/ts/http/rp.ts';
+import { createH3, listen, silent, type Log, type TlsFiles } from '../shared/server.ts';
 import { cookieName, readCookies, serializeCookie } from '../shared/cookies.ts';
 import { openRpDatabase } from './database.ts';
 import { metadataHandler } from './metadata.ts';
-import { loginPageHandler, startHandler } from './login.ts';
-import { deliveryHandler, deliveryNode, deliveryPreflight } from './delivery.ts';
+import { loginPageHandler, START_BODY_MAX, startHandler } from './login.ts';
+import { deliveryPreflight, deliveryReply } from './delivery.ts';
 import { resumeHandler } from './resume.ts';
 import { pollHandler } from './poll.ts';
 import { contextHandler } from './context.ts';
@@ -47,11 +51,11 @@ export interface RpApp {
   fetch: (request: Request) => Promise<Response>;
   /** Serves a request from node's objects when it is the hot route; false to fall back to `fetch`. */
   serveNode: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** The route table (test/reference/routes.test.ts ties it to the OpenAPI). */
+  routes: Mounted['routes'];
   context: RpContext;
   close(): Promise<void>;
 }
-
-type Handler = (req: Request, event: H3Event) => Response | Promise<Response>;
 
 const INTERNAL = (detail: string) => new HttpError(500, 'internal_error', detail, 'ns.errors.internal');
 const JS = 'text/javascript; charset=utf-8';
@@ -94,61 +98,8 @@ export async function createRpApp(input: RpConfig, deps: RpDeps = {}): Promise<R
     now,
     log,
   };
-  const p = ctx.paths;
-
   const app = createH3(log, () => errorJson(INTERNAL('internal error')));
-
-  /**
-   * One path, its methods; HEAD follows GET; another method is 405 with Allow. Errors of the
-   * methods in `pages` answer HTML unless the request prefers JSON; all others answer JSON.
-   */
-  function route(path: string, methods: Record<string, Handler>, pages: readonly string[] = []) {
-    const allow = Object.keys(methods);
-    if (allow.includes('GET')) allow.push('HEAD');
-    const dispatch = async (event: H3Event): Promise<Response> => {
-      const req = event.req as Request;
-      const method = req.method === 'HEAD' ? 'GET' : req.method;
-      const handler = methods[method];
-      try {
-        if (!handler) throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed here`, 'ns.errors.method-not-allowed', { allow: allow.join(', ') });
-        return await handler(req, event);
-      } catch (error) {
-        if (error instanceof HttpError) return pages.includes(method) ? errorFor(req, error, ctx.site) : errorJson(error);
-        logInternal(log, `${req.method} ${path}`, error);
-        return errorJson(INTERNAL('internal error'));
-      }
-    };
-    app.all(path, dispatch);
-  }
-
-  const metadata = metadataHandler(ctx);
-  route(p.metadata, { GET: () => metadata() });
-  route(p.login, { GET: (req) => loginPageHandler(ctx, req), POST: (req) => startHandler(ctx, req) }, ['GET']);
-  route(p.response, { POST: (req) => deliveryHandler(ctx, req), OPTIONS: () => deliveryPreflight() });
-  route(p.poll, { POST: (req) => pollHandler(ctx, req) });
-  route(p.resume, { GET: (req) => resumeHandler(ctx, req) }, ['GET']);
-  route(p.context, { GET: (req) => contextHandler(ctx, req) });
-  route(`${p.reference}**`, { GET: (req, event) => referenceHandler(ctx, req, event.url.pathname.slice(p.reference.length)) }, ['GET']);
-  route(
-    p.home,
-    {
-      GET: async (req) => html(homePage(config.name, await ctx.sessions.identity(readCookies(req).get(cookieName(profile.ids.rp_session_cookie, ctx.secure))))),
-    },
-    ['GET'],
-  );
-  route(
-    '/logout',
-    {
-      POST: async (req) => {
-        const name = cookieName(profile.ids.rp_session_cookie, ctx.secure);
-        await ctx.sessions.end(readCookies(req).get(name));
-        return new Response(null, { status: 303, headers: { location: p.home, 'set-cookie': serializeCookie(name, '', { secure: ctx.secure, maxAge: 0 }) } });
-      },
-    },
-    ['POST'],
-  );
-  route(RP_SCRIPT, { GET: () => asset(SCRIPT, JS) });
-  route(RP_STYLESHEET, { GET: () => asset(STYLE, CSS) });
+  const mounted = mountRoutes<paths>(app, rpSurface(ctx), rpRoutes(ctx));
   app.all('/**', () => errorJson(new HttpError(404, 'not_found', 'no such endpoint', 'ns.delivery.never-500')));
 
   const fetch = async (request: Request): Promise<Response> => app.fetch(request);
@@ -156,13 +107,8 @@ export async function createRpApp(input: RpConfig, deps: RpDeps = {}): Promise<R
     app,
     fetch,
     // Only while `fetch` is the RP's own: a wrapped RP (tests) sees every request.
-    serveNode: (req, res) => {
-      if (rpApp.fetch !== fetch || req.method !== 'POST') return false;
-      const u = req.url ?? '';
-      if (!u.startsWith(p.response) || (u.length !== p.response.length && u[p.response.length] !== '?')) return false;
-      deliveryNode(ctx, req, res);
-      return true;
-    },
+    serveNode: (req, res) => rpApp.fetch === fetch && mounted.serveNode(req, res),
+    routes: mounted.routes,
     context: ctx,
     async close() {
       if (resolver instanceof NetworkResolver) await resolver.close();
@@ -170,6 +116,67 @@ export async function createRpApp(input: RpConfig, deps: RpDeps = {}): Promise<R
     },
   };
   return rpApp;
+}
+
+/** How the RP answers at the route layer: document 1's envelope, JSON unless a page route's request prefers HTML. */
+function rpSurface(ctx: RpContext): Surface {
+  return {
+    body: RP_BODY,
+    path: RP_PATH,
+    log: ctx.log,
+    error: (error, { req, page }) => (error instanceof HttpError ? (page && req ? errorFor(req, error, ctx.site) : errorReply(error)) : undefined),
+    methodNotAllowed: (method, allow) => errorReply(new HttpError(405, 'method_not_allowed', `${method} is not allowed here`, 'ns.errors.method-not-allowed', { allow })),
+    internal: () => errorReply(INTERNAL('internal error')),
+  };
+}
+
+/** The RP's routes: the operations of spec/http/rp.openapi.yaml at the profile's paths, its home page and assets. */
+function rpRoutes(ctx: RpContext): Array<Route<paths>> {
+  const p = ctx.paths;
+  const { config, profile } = ctx;
+  const metadata = metadataHandler(ctx);
+  const page = { page: true };
+  return [
+    { op: 'GET /.well-known/svc.json', at: p.metadata, auth: 'none', handle: () => metadata() },
+    { op: 'GET /login', at: p.login, auth: 'none', errors: page, handle: (c) => loginPageHandler(ctx, c.req) },
+    { op: 'POST /login', at: p.login, body: { max: START_BODY_MAX }, auth: 'none', handle: (c) => startHandler(ctx, c.req, c.body) },
+    // The hot route: served from node's request by the listener (no web streams).
+    {
+      op: 'POST /svc/response',
+      at: p.response,
+      body: { max: limits.rp_delivery_body_max_bytes },
+      auth: 'signed-body',
+      errors: { cors: true },
+      fast: true,
+      handle: (c) => deliveryReply(ctx, c.target, c.body),
+    },
+    { op: 'OPTIONS /svc/response', at: p.response, auth: 'none', handle: () => deliveryPreflight() },
+    { op: 'POST /svc/poll', at: p.poll, body: { max: limits.rp_poll_body_max_bytes }, auth: 'cookie', handle: (c) => pollHandler(ctx, c.body) },
+    { op: 'GET /svc/resume', at: p.resume, auth: 'cookie', errors: page, handle: (c) => resumeHandler(ctx, c.req) },
+    { op: 'GET /svc/context', at: p.context, auth: 'none', handle: (c) => contextHandler(ctx, c.req) },
+    { op: 'GET /r/{code}', at: `${p.reference}**`, auth: 'none', errors: page, handle: (c) => referenceHandler(ctx, c.req, c.event.url.pathname.slice(p.reference.length)) },
+    {
+      op: 'GET /',
+      at: p.home,
+      unlisted: "the RP's home page: who is signed in (a browser page, not an API)",
+      auth: 'cookie',
+      errors: page,
+      handle: async (c) => html(homePage(config.name, await ctx.sessions.identity(readCookies(c.req).get(cookieName(profile.ids.rp_session_cookie, ctx.secure))))),
+    },
+    {
+      op: 'POST /logout',
+      unlisted: "the home page's sign-out form (a browser page, not an API)",
+      auth: 'cookie',
+      errors: page,
+      handle: async (c) => {
+        const name = cookieName(profile.ids.rp_session_cookie, ctx.secure);
+        await ctx.sessions.end(readCookies(c.req).get(name));
+        return new Response(null, { status: 303, headers: { location: p.home, 'set-cookie': serializeCookie(name, '', { secure: ctx.secure, maxAge: 0 }) } });
+      },
+    },
+    { op: 'GET /assets/rp.js', at: RP_SCRIPT, unlisted: "the pages' script", auth: 'none', handle: () => asset(SCRIPT, JS) },
+    { op: 'GET /assets/rp.css', at: RP_STYLESHEET, unlisted: "the pages' stylesheet", auth: 'none', handle: () => asset(STYLE, CSS) },
+  ];
 }
 
 export interface StartRpOptions extends Partial<RpConfig> {

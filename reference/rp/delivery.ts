@@ -3,13 +3,9 @@
 // transaction bound in `beforeNonce` (unknown transaction, one approval, request binding, match
 // code), and the transaction moves to approved by compare-and-set. Reading the body, refusing
 // approvals in URLs and the rejection statuses are shared with the bridge (reference/signin/).
-import { limits } from '../../schemas/ts/limits.ts';
-import { HttpError, ruleError } from '../shared/errors.ts';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ruleError } from '../shared/errors.ts';
 import type { components } from '../../schemas/ts/http/rp.ts';
-import { CORS_ANY, errorReply, jsonReply, toResponse, writeReply, type Reply } from '../shared/http.ts';
-import { readBody, RP_BODY } from '../shared/body.ts';
-import { logInternal } from '../shared/server.ts';
+import { CORS_ANY, jsonReply, type Reply } from '../shared/http.ts';
 import { url, type RpContext } from './config.ts';
 import { hashSecret, newSecret } from '../shared/secrets.ts';
 import { bindingOf, COPIED, type DeliveryView } from './transactions.ts';
@@ -25,42 +21,15 @@ function sameValue(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-const withCors = (error: unknown): never => {
-  throw error instanceof HttpError ? error.withHeaders({ ...error.headers, ...CORS_ANY }) : error;
-};
-
-/** The web route: the same delivery as `deliveryNode`, from a web Request. */
-export async function deliveryHandler(ctx: RpContext, req: Request): Promise<Response> {
-  const url = req.url;
-  const q = url.indexOf('?');
-  refuseApprovalInUrl(ctx, q === -1 ? '' : url.slice(q));
-  const bytes = await readBody(req, limits.rp_delivery_body_max_bytes, RP_BODY).catch(withCors);
-  return toResponse(await deliver(ctx, bytes));
-}
-
 /**
- * The hot route served from node's request without web streams (the RP's listener uses it for
- * POST <response path>); it answers exactly what `deliveryHandler` answers.
+ * POST <response path> (the RP's hot route: its route is `fast`, served from node's request): the
+ * approval in the URL refused, then the body the route layer read under
+ * limits.rp_delivery_body_max_bytes parsed, verified and the transaction moved.
  */
-export function deliveryNode(ctx: RpContext, req: IncomingMessage, res: ServerResponse): void {
-  const url = req.url ?? '';
-  const q = url.indexOf('?');
-  let reply: Promise<Reply>;
-  try {
-    refuseApprovalInUrl(ctx, q === -1 ? '' : url.slice(q));
-    reply = readBody(req, limits.rp_delivery_body_max_bytes, RP_BODY)
-      .catch(withCors)
-      .then((bytes) => deliver(ctx, bytes));
-  } catch (error) {
-    reply = Promise.reject(error);
-  }
-  reply.then(
-    (r) => writeReply(res, r),
-    (error: unknown) => {
-      if (!(error instanceof HttpError)) logInternal(ctx.log, `POST ${ctx.paths.response}`, error);
-      writeReply(res, errorReply(error instanceof HttpError ? error : new HttpError(500, 'internal_error', 'internal error', 'ns.errors.internal')));
-    },
-  );
+export async function deliveryReply(ctx: RpContext, target: string, bytes: Uint8Array): Promise<Reply> {
+  const q = target.indexOf('?');
+  refuseApprovalInUrl(ctx, q === -1 ? '' : target.slice(q));
+  return deliver(ctx, bytes);
 }
 
 /** Parse, verify with the transaction bound, and move the transaction: the receipt or an HttpError. */

@@ -3,7 +3,7 @@
 import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError } from '../shared/errors.ts';
 import { html, json, utf8Text } from '../shared/http.ts';
-import { readBody, RP_BODY } from '../shared/body.ts';
+import { parseJson } from '../shared/json.ts';
 import { cookieName, serializeCookie } from '../shared/cookies.ts';
 import { url, type RpContext } from './config.ts';
 import { defaultStartOptions, parseStartOptions, startTransaction, type Started } from './start.ts';
@@ -13,7 +13,7 @@ import { formatRfc3339 } from '../../protocol/common/time.ts';
 /** The binding cookie outlives the request window by the resume code's lifetime. */
 const BINDING_MAX_AGE = limits.window_max_seconds + limits.resume_code_ttl_seconds;
 /** A start body is a few options; the delivery cap is more than generous. */
-const START_BODY_MAX = limits.rp_delivery_body_max_bytes;
+export const START_BODY_MAX = limits.rp_delivery_body_max_bytes;
 
 function bindingCookie(ctx: RpContext, started: Started): string {
   return serializeCookie(cookieName(ctx.profile.ids.binding_cookie, ctx.secure), started.bindingCookie, { secure: ctx.secure, maxAge: BINDING_MAX_AGE });
@@ -46,18 +46,16 @@ export async function loginPageHandler(ctx: RpContext, req: Request): Promise<Re
   return html(page, 200, { 'set-cookie': bindingCookie(ctx, started) });
 }
 
-export async function startHandler(ctx: RpContext, req: Request): Promise<Response> {
-  const bytes = await readBody(req, START_BODY_MAX, RP_BODY);
+/** POST <start path>; `bytes` is the body the route layer read under START_BODY_MAX. */
+export async function startHandler(ctx: RpContext, req: Request, bytes: Uint8Array): Promise<Response> {
   let body: unknown;
   if (bytes.length > 0) {
     const text = utf8Text(bytes);
     if (text === undefined) throw new HttpError(400, 'missing_field', 'the start body is not UTF-8', 'ns.start.contract');
     if (text.trim() !== '') {
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw new HttpError(400, 'missing_field', 'the start body is not JSON', 'ns.start.contract');
-      }
+      const parsed = parseJson(text);
+      if (!parsed.ok) throw new HttpError(400, 'missing_field', 'the start body is not JSON', 'ns.start.contract');
+      body = parsed.value;
     }
   }
   const options = parseStartOptions(ctx, body);

@@ -3,10 +3,9 @@
 // approved cross-device transaction is completed by this poll, and only that reply sets the RP
 // session cookie; a same-device approval answers `approved` and hands out nothing
 // (ns.transaction.poll-before-resume).
-import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
-import { json, utf8Text } from '../shared/http.ts';
-import { readBody, RP_BODY } from '../shared/body.ts';
+import { json } from '../shared/http.ts';
+import { asObject, parseJson } from '../shared/json.ts';
 import type { RpContext } from './config.ts';
 import { hashSecret, wellFormedSecret } from '../shared/secrets.ts';
 import type { TxState } from './transactions.ts';
@@ -24,22 +23,17 @@ const STATUS: Record<TxState, string> = {
 
 const missing = (detail: string) => new HttpError(400, 'missing_field', detail, 'ns.transport.poll-shape');
 
-async function pollSecretFrom(req: Request): Promise<string> {
-  const text = utf8Text(await readBody(req, limits.rp_poll_body_max_bytes, RP_BODY));
-  if (text === undefined) throw missing('the poll body is not UTF-8');
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw missing('the poll body must be JSON {"poll_secret": "..."}');
-  }
-  const secret = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).poll_secret : undefined;
+function pollSecretFrom(bytes: Uint8Array): string {
+  const parsed = parseJson(bytes);
+  if (!parsed.ok) throw missing(parsed.why === 'utf8' ? 'the poll body is not UTF-8' : 'the poll body must be JSON {"poll_secret": "..."}');
+  const secret = asObject(parsed.value)?.poll_secret;
   if (typeof secret !== 'string' || secret === '') throw missing('poll_secret is required');
   return secret;
 }
 
-export async function pollHandler(ctx: RpContext, req: Request): Promise<Response> {
-  const secret = await pollSecretFrom(req);
+/** POST <poll path>; `bytes` is the body the route layer read under limits.rp_poll_body_max_bytes. */
+export async function pollHandler(ctx: RpContext, bytes: Uint8Array): Promise<Response> {
+  const secret = pollSecretFrom(bytes);
   const unknown = () => ruleError(404, 'ns.delivery.unknown-transaction', 'no live transaction has this poll secret');
   if (!wellFormedSecret(secret)) throw unknown();
   let tx = await ctx.transactions.byPollHash(hashSecret(secret));

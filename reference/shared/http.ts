@@ -135,6 +135,6 @@ export function utf8Text(bytes: Uint8Array): string | undefined {
 }
 
 /** The media type of the request without parameters, lower case ('' when absent). */
-export function mediaType(req: Request): string {
+export function mediaType(req: { headers: Headers }): string {
   return (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
 }

@@ -9,6 +9,7 @@ import type { Rejection } from '../../protocol/signin/verifier.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import { CORS_ANY, utf8Text } from '../shared/http.ts';
 import { jsonTooDeep } from '../shared/body.ts';
+import { asObject, parseJson } from '../shared/json.ts';
 
 const MATCH = new RegExp(`^[0-9]{${limits.match_code_digits}}$`);
 
@@ -28,14 +29,10 @@ export function parseDelivery(bytes: Uint8Array): DeliveryBody {
   let response: string = trimmed;
   let match: string | undefined;
   if (trimmed.startsWith('{')) {
-    let value: unknown;
-    try {
-      value = JSON.parse(trimmed);
-    } catch {
-      throw malformed('the body is not valid JSON');
-    }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw malformed('the body must be a JSON object');
-    const obj = value as Record<string, unknown>;
+    const parsed = parseJson(trimmed);
+    if (!parsed.ok) throw malformed(parsed.why === 'depth' ? `the body is nested deeper than ${limits.json_depth_max} levels` : 'the body is not valid JSON');
+    const obj = asObject(parsed.value);
+    if (obj === undefined) throw malformed('the body must be a JSON object');
     if (!('response' in obj)) return { approval: obj }; // a raw JSON approval as the whole body
     if (typeof obj.response !== 'string' || obj.response.trim() === '') throw malformed('response must be the encoded approval (a string)');
     if (obj.match !== undefined && obj.match !== null) {

@@ -1,4 +1,4 @@
-// Versioned schema steps for stores that run on SQLite and PostgreSQL (the RP, the relay): a
+// Versioned schema steps for stores that run on SQLite and PostgreSQL (the RP, the relay, the bridge): a
 // `<prefix>_meta` table says how many steps have run. Processes opening one database at once
 // migrate it one at a time (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory lock).
 import { PostgresSql } from './postgres.ts';

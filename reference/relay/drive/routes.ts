@@ -3,9 +3,9 @@
 // the data directory, in memory, or in S3-compatible object storage (--drive-s3), its event streams
 // and link tokens.
 import { join } from 'node:path';
-import type { H3Event } from 'h3';
 import { limits } from '../../../schemas/ts/limits.ts';
-import type { Handler } from '../app.ts';
+import type { paths } from '../../../schemas/ts/http/relay.ts';
+import type { Route, WebCall } from '../../shared/routes.ts';
 import type { RelayContext } from '../config.ts';
 import type { OwnerCall } from '../inbox.ts';
 import { LinkTokens, type Drive } from './access.ts';
@@ -14,9 +14,6 @@ import { DriveEvents } from './events.ts';
 import * as h from './handlers.ts';
 import { S3Chunks } from './s3-chunks.ts';
 import { DriveStore } from './store.ts';
-
-type Route = (path: string, methods: Record<string, Handler>) => void;
-type Call = (req: Request, event: H3Event, max?: number, binary?: boolean) => Promise<OwnerCall>;
 
 export function createDrive(ctx: RelayContext): Drive {
   const dir = ctx.config.dataDir;
@@ -32,29 +29,30 @@ export function createDrive(ctx: RelayContext): Drive {
 
 const MISSING_BODY_MAX = limits.drive_missing_max_chunks * 160;
 
-export function driveRoutes(ctx: RelayContext, route: Route, call: Call, param: (event: H3Event, name: string) => string): Drive {
+/** The drive's routes on the relay's route layer (each a signed request of the drive's owner, but a link). */
+export function driveRoutes(ctx: RelayContext, owner: (c: WebCall) => OwnerCall): Array<Route<paths>> {
   const d = createDrive(ctx);
-  const base = '/drive/:identity';
-  const p = param;
-  route(base, { GET: async (req, e) => h.root(d, await call(req, e)) });
-  route(`${base}/chunks/missing`, { POST: async (req, e) => h.missing(d, await call(req, e, MISSING_BODY_MAX)) });
-  route(`${base}/chunks/:hash`, { PUT: async (req, e) => h.putChunk(d, await call(req, e, limits.drive_chunk_max_bytes, true), p(e, 'hash')) });
-  route(`${base}/commit`, { POST: async (req, e) => h.commit(d, await call(req, e, limits.drive_commit_body_max_bytes)) });
-  route(`${base}/changes`, { GET: async (req, e) => h.changes(d, await call(req, e)) });
-  route(`${base}/shares`, { GET: async (req, e) => h.shares(d, await call(req, e)) });
-  route(`${base}/events`, { GET: async (req, e) => h.events(d, await call(req, e)) });
-  route(`${base}/links/:link`, { GET: async (req, e) => h.link(d, p(e, 'identity'), p(e, 'link'), req) });
-  route(`${base}/nodes/:node`, { GET: async (req, e) => h.node(d, await call(req, e), p(e, 'node')) });
-  route(`${base}/nodes/:node/children`, { GET: async (req, e) => h.children(d, await call(req, e), p(e, 'node')) });
-  route(`${base}/nodes/:node/history`, { GET: async (req, e) => h.history(d, await call(req, e), p(e, 'node')) });
-  route(`${base}/nodes/:node/records`, { GET: async (req, e) => h.records(d, await call(req, e), p(e, 'node')) });
-  route(`${base}/nodes/:node/shares`, { GET: async (req, e) => h.nodeShares(d, await call(req, e), p(e, 'node')) });
-  route(`${base}/nodes/:node/chunks/:hash`, { GET: async (req, e) => h.chunk(d, await call(req, e), p(e, 'node'), undefined, p(e, 'hash')) });
-  route(`${base}/nodes/:node/versions/:version`, { GET: async (req, e) => h.version(d, await call(req, e), p(e, 'node'), p(e, 'version')) });
-  route(`${base}/nodes/:node/versions/:version/pages/:page`, { GET: async (req, e) => h.page(d, await call(req, e), p(e, 'node'), p(e, 'version'), p(e, 'page')) });
-  route(`${base}/nodes/:node/versions/:version/chunks/:hash`, {
-    GET: async (req, e) => h.chunk(d, await call(req, e), p(e, 'node'), p(e, 'version'), p(e, 'hash')),
-  });
+  const o = owner;
+  const auth = 'signed-request' as const;
+  const routes: Array<Route<paths>> = [
+    { op: 'GET /drive/{identity}', auth, handle: async (c) => h.root(d, o(c)) },
+    { op: 'POST /drive/{identity}/chunks/missing', body: { max: MISSING_BODY_MAX }, auth, handle: async (c) => h.missing(d, o(c)) },
+    { op: 'PUT /drive/{identity}/chunks/{hash}', body: { max: limits.drive_chunk_max_bytes, binary: true }, auth, handle: async (c) => h.putChunk(d, o(c), c.param('hash')) },
+    { op: 'POST /drive/{identity}/commit', body: { max: limits.drive_commit_body_max_bytes }, auth, handle: async (c) => h.commit(d, o(c)) },
+    { op: 'GET /drive/{identity}/changes', auth, handle: async (c) => h.changes(d, o(c)) },
+    { op: 'GET /drive/{identity}/shares', auth, handle: async (c) => h.shares(d, o(c)) },
+    { op: 'GET /drive/{identity}/events', auth, handle: async (c) => h.events(d, o(c)) },
+    { op: 'GET /drive/{identity}/links/{link}', auth: 'link', handle: async (c) => h.link(d, c.param('identity'), c.param('link'), c.req) },
+    { op: 'GET /drive/{identity}/nodes/{node}', auth, handle: async (c) => h.node(d, o(c), c.param('node')) },
+    { op: 'GET /drive/{identity}/nodes/{node}/children', auth, handle: async (c) => h.children(d, o(c), c.param('node')) },
+    { op: 'GET /drive/{identity}/nodes/{node}/history', auth, handle: async (c) => h.history(d, o(c), c.param('node')) },
+    { op: 'GET /drive/{identity}/nodes/{node}/records', auth, handle: async (c) => h.records(d, o(c), c.param('node')) },
+    { op: 'GET /drive/{identity}/nodes/{node}/shares', auth, handle: async (c) => h.nodeShares(d, o(c), c.param('node')) },
+    { op: 'GET /drive/{identity}/nodes/{node}/chunks/{hash}', auth, handle: async (c) => h.chunk(d, o(c), c.param('node'), undefined, c.param('hash')) },
+    { op: 'GET /drive/{identity}/nodes/{node}/versions/{version}', auth, handle: async (c) => h.version(d, o(c), c.param('node'), c.param('version')) },
+    { op: 'GET /drive/{identity}/nodes/{node}/versions/{version}/pages/{page}', auth, handle: async (c) => h.page(d, o(c), c.param('node'), c.param('version'), c.param('page')) },
+    { op: 'GET /drive/{identity}/nodes/{node}/versions/{version}/chunks/{hash}', auth, handle: async (c) => h.chunk(d, o(c), c.param('node'), c.param('version'), c.param('hash')) },
+  ];
   ctx.closers.push(() => d.events.closeAll());
   if (d.chunks instanceof S3Chunks) {
     const chunks = d.chunks;
@@ -66,5 +64,5 @@ export function driveRoutes(ctx: RelayContext, route: Route, call: Call, param: 
       chunks.close();
     });
   }
-  return d;
+  return routes;
 }
