@@ -12,7 +12,7 @@ import { loadOperations, specFile, type Operation } from '../../../fuzz/operatio
 import { ack, adminEnvelope, newRelayIdentity, registration, sessionRegistration, signedRequestHeaders, SoftwareAuthenticator, type RelayIdentity } from '../../../actors/relay/index.ts';
 import type { Check } from '../../../run/model.ts';
 import { pairingCommitment } from '../../../../protocol/common/canonical.ts';
-import { Session, pickupOf, said, type RelayTarget } from '../driver.ts';
+import { Session, pickupOf, said, sleep, type RelayTarget } from '../driver.ts';
 import { mail } from './messaging.ts';
 import { HttpClient } from '../../../actors/http.ts';
 import { DriveClient } from '../../../actors/drive/client.ts';
@@ -120,10 +120,16 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
         const p = pickupOf(await s.relay.pickup(keeper, { mode: 'signed-request' }));
         if (typeof p === 'string') return `after the fuzz, ${p}`;
         if (p.messages.some((x) => x.id === m.id)) return undefined;
-        // A fuzz longer than a short SPOOL_TTL sees the mail expire: then its sender holds the failed ack.
-        const back = pickupOf(await s.relay.pickup(peer, { mode: 'signed-request' }));
-        const expired = typeof back !== 'string' && back.acks.some((k) => k.message_id === m.id && k.state === 'sys.delivery.failed');
-        return expired ? undefined : `the message accepted before the fuzz (${String(m.id)}) was lost: not delivered, and no sys.delivery.failed ack reached its sender`;
+        // A fuzz longer than a short SPOOL_TTL sees the mail expire: then its sender gets the failed
+        // ack, once the relay has given up on it (a sweep that may come a while after the TTL).
+        const deadline = Date.now() + Math.max(10, t.declared.spoolTtlS ?? 0) * 1000;
+        for (;;) {
+          const back = pickupOf(await s.relay.pickup(peer, { mode: 'signed-request' }));
+          if (typeof back !== 'string' && back.acks.some((k) => k.message_id === m.id && k.state === 'sys.delivery.failed')) return undefined;
+          if (Date.now() >= deadline) break;
+          await sleep(500);
+        }
+        return `the message accepted before the fuzz (${String(m.id)}) was lost: not delivered, and no sys.delivery.failed ack reached its sender within ${Math.max(10, t.declared.spoolTtlS ?? 0)} s`;
       };
     },
     alive: async () => {
