@@ -14,7 +14,6 @@ import type { components } from '../../schemas/ts/http/bridge.ts';
 import type { components as objects } from '../../schemas/ts/objects.ts';
 import { PATHS, type BridgeContext } from './context.ts';
 import type { BridgeTx } from './store.ts';
-import { leakedMatch, promptType, pushLimits } from './variants/push.ts';
 
 export interface PushConfig {
   /** OAUTH_PUSH_IDENTITY: the bridge's own service ID, the sender of every prompt. */
@@ -33,7 +32,7 @@ export type PushView = NonNullable<components['schemas']['TransactionView']['pus
 /** The key file the push command signs with. */
 export const pushKeyFile = (push: PushConfig): string => join(push.home, 'key.json');
 
-const limitsOf = (ctx: BridgeContext, push: PushConfig) => pushLimits(ctx, limits.push_prompts_max, push.intervalSeconds * 1000);
+const limitsOf = (ctx: BridgeContext, push: PushConfig) => ctx.seams.pushLimits(limits.push_prompts_max, push.intervalSeconds * 1000);
 
 /** What the waiting page and the status view show of push (ob.contract.push). */
 export function pushView(ctx: BridgeContext, push: PushConfig, tx: BridgeTx): PushView {
@@ -54,7 +53,7 @@ export function promptBody(ctx: BridgeContext, tx: BridgeTx): AuthRequest {
     request: encodeObject(tx.request!),
     app: { name: client?.name ?? tx.clientId, host: new URL(tx.redirectUri).host },
     expires_at: formatRfc3339(tx.requestExpiresAt!),
-    ...leakedMatch(ctx, tx.matchCode),
+    ...ctx.seams.promptExtras(tx.matchCode),
   };
 }
 
@@ -66,7 +65,7 @@ export async function sendPrompt(ctx: BridgeContext, push: PushConfig, tx: Bridg
   const { max, intervalMs } = limitsOf(ctx, push);
   const now = ctx.now();
   if (tx.pushTo === null || !(await ctx.store.claimPush(tx.id, tx.requestId!, now, max, intervalMs))) return undefined;
-  const type = promptType(ctx, vocabulary.message_types.auth_request);
+  const type = ctx.seams.promptType(vocabulary.message_types.auth_request);
   const args = ['--key', pushKeyFile(push), '--to', tx.pushTo, ...(type ? ['--type', type] : []), '--expires-at', formatRfc3339(tx.requestExpiresAt!), '--text', '-'];
   const result = await runCommand(push.cli, args, JSON.stringify(promptBody(ctx, tx)));
   const outcome = result.code === 0 ? 'sent' : 'failed';
