@@ -25,8 +25,6 @@ import { serializeCookie } from '../shared/cookies.ts';
 import { hashSecret, sameHash } from '../shared/secrets.ts';
 import { BridgeStore } from './store.ts';
 import { SigningKeys, ALG } from './keys.ts';
-import { nativeVerifier } from './variants/grants.ts';
-import { boundIssuer } from './variants/gaps.ts';
 import { ClientRegistry, loadStaticClients } from './clients.ts';
 import { UrlClients } from './url-clients.ts';
 import { BRIDGE_STYLESHEET, PATHS, type BridgeConfig, type BridgeContext } from './context.ts';
@@ -142,15 +140,14 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
     });
   const metrics = new Metrics();
   store.onAudit = (name) => metrics.audit(name);
-  const keys = new SigningKeys(store, now, config.breakage);
+  const seams: BridgeSeams = { ...REFERENCE_SEAMS, ...config.seams, ...((await seamsFromEnv()) as Partial<BridgeSeams>) };
+  const keys = new SigningKeys(store, now, seams);
   await keys.ensure();
   // URL client documents and console clients' linked key sets, under document 2's fetch rules.
   const urlClients = new UrlClients({
     ...(config.resolver?.dnsServer !== undefined ? { dnsServer: config.resolver.dnsServer } : {}),
     ...(config.resolver?.caFile !== undefined ? { caFile: config.resolver.caFile } : {}),
     publicAddresses: config.urlClientTestAddresses ?? [],
-    // --break url-client-private (suite tests): every address counts as public.
-    anyAddress: config.breakage.has('url-client-private'),
     breakage: config.breakage,
     now,
   });
@@ -184,13 +181,13 @@ export async function createBridgeApp(config: BridgeConfig, deps: BridgeDeps = {
     store,
     keys,
     clients,
-    verify: nativeVerifier(config.breakage, createVerifier({ profile, origin: config.issuer, resolver, nonces: opened.store, now }), resolver, profile),
+    verify: seams.nativeVerifier(createVerifier({ profile, origin: config.issuer, resolver, nonces: opened.store, now }), resolver, profile),
     resolver,
     profiles,
     nonces: opened.store,
     pairwiseSecret: await store.pairwiseSecret(),
     metrics,
-    seams: { ...REFERENCE_SEAMS, ...((await seamsFromEnv()) as Partial<BridgeSeams>) },
+    seams,
     now,
     log,
   };
@@ -452,7 +449,7 @@ export async function startBridge(config: BridgeConfig, options: { port?: number
   const closeServer = listener.close;
   const bound = listener.url;
   try {
-    bridge = await createBridgeApp({ ...config, issuer: config.issuer === '' ? boundIssuer(config, bound) : config.issuer }, deps);
+    bridge = await createBridgeApp({ ...config, issuer: config.issuer === '' ? (config.seams?.boundIssuer ?? REFERENCE_SEAMS.boundIssuer)(bound) : config.issuer }, deps);
   } catch (error) {
     await closeServer();
     throw error;

@@ -222,6 +222,8 @@ async function runBridge(flags: BridgeFlags, io: ReferenceIO): Promise<Started> 
     codeTtlSeconds: flags.codeTtl,
     txTtlSeconds: flags.txTtl,
     breakage,
+    // The --break flags (the suite's own tests) replace decisions at the bridge's seams.
+    ...(breakage.size > 0 ? { seams: (await import('../variants/bridge-seams.ts')).seamsOfBreaks(breakage) } : {}),
     documentOnly: flags.variant === 'document-only',
     resolver: { timeoutMs: flags.resolverTimeout, ...(flags.dnsServer !== undefined ? { dnsServer: flags.dnsServer } : {}), ...(flags.ca !== undefined ? { caFile: flags.ca } : {}) },
     ...(flags.staticClients !== undefined ? { staticClientsFile: flags.staticClients } : {}),

@@ -9,8 +9,7 @@ import type { BridgeStore } from './store.ts';
 import type { SigningKeys } from './keys.ts';
 import type { ClientRegistry } from './clients.ts';
 import { URL_CLIENT_BREAKAGES } from '../variants/url-clients.ts';
-import { GRANT_BREAKAGES } from './variants/grants.ts';
-import { PUSH_BREAKAGES } from './variants/push.ts';
+import { BRIDGE_SEAM_BREAKAGES } from '../variants/bridge-seams.ts';
 import type { PushConfig } from './push.ts';
 import type { Metrics } from './metrics.ts';
 import type { ProfileReader } from './profiles.ts';
@@ -18,33 +17,10 @@ import type { BridgeSeams } from './seams.ts';
 
 /**
  * Deliberate breakage for the suite's own tests (test/bridge/broken.test.ts): refused unless
- * SVC_REFERENCE_ALLOW_BREAKAGE=1. Each one disables exactly one rule.
+ * SVC_REFERENCE_ALLOW_BREAKAGE=1. Each one disables exactly one rule, at a seam
+ * (reference/variants/bridge-seams.ts, url-clients.ts).
  */
-export const BREAKAGES = [
-  'pkce',
-  'redirect-prefix',
-  'code-reuse',
-  'iss',
-  'consent',
-  'url-client-private',
-  'token-redirect-omitted',
-  'session-auth-time',
-  'prompt-none-iss',
-  'resume-reuse',
-  'loopback-confidential',
-  'approval-in-url',
-  'code-expiry',
-  'tx-expiry',
-  'creating-ignored',
-  'identify-url-500',
-  'verifier-ignored',
-  'introspect-any',
-  'issuer-localhost',
-  'cookies-unprefixed',
-  ...URL_CLIENT_BREAKAGES,
-  ...GRANT_BREAKAGES,
-  ...PUSH_BREAKAGES,
-] as const;
+export const BREAKAGES = [...BRIDGE_SEAM_BREAKAGES, ...URL_CLIENT_BREAKAGES] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 
 export interface BridgeConfig {
@@ -80,6 +56,8 @@ export interface BridgeConfig {
   /** Private addresses a URL client fetch may still connect to (tests only: a test authority's). */
   urlClientTestAddresses?: string[];
   breakage: ReadonlySet<Breakage>;
+  /** The seams the --break flags replace (reference/variants/bridge-seams.ts); the reference's own otherwise. */
+  seams?: Partial<BridgeSeams>;
   /**
    * The document-only variant (suite tests): other statuses, codes and bodies wherever document 2
    * names none, and no project discovery fields. Refused unless SVC_REFERENCE_ALLOW_BREAKAGE=1.

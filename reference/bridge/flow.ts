@@ -16,10 +16,8 @@ import { hashSecret, newSecret, sameHash, wellFormedSecret } from '../shared/sec
 import { cookieName, readCookies, serializeCookie } from '../shared/cookies.ts';
 import { CSP, html, json, prefersJson, utf8Text } from '../shared/http.ts';
 import { browserLabel, newMatchCode, newNonce, newReferenceCode, newRequestId } from '../signin/index.ts';
-import { firstPartySkipsAll, heldState, unnamedConsent } from './variants/grants.ts';
 import { allowedRedirect, hostVerified, UrlClientError, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
-import { brokenCookieName, transactionTtlSeconds, brokenCreating, brokenLoopback, brokenResumeReplay, brokenSessionAuthTime, clearedResume, replayingResume } from './variants/gaps.ts';
 import { authorizationRedirect, oauthJson, pageError, redirect } from './responses.ts';
 import type { ErrorCode } from '../../schemas/ts/rules.ts';
 import { consentPage, identifyPage, messagePage, qrSvg, waitingPage } from './pages.ts';
@@ -45,8 +43,8 @@ const consentScopes = (ctx: BridgeContext) => [ctx.profile.ids.id_scope, 'profil
 const VSCHAR = /^[\x20-\x7e]*$/;
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 
-export const txCookieName = (ctx: BridgeContext) => brokenCookieName(ctx, cookieName(ctx.profile.ids.bridge_tx_cookie, ctx.secure));
-export const sessionCookieName = (ctx: BridgeContext) => brokenCookieName(ctx, cookieName(ctx.profile.ids.session_cookie, ctx.secure));
+export const txCookieName = (ctx: BridgeContext) => ctx.seams.cookieName(cookieName(ctx.profile.ids.bridge_tx_cookie, ctx.secure));
+export const sessionCookieName = (ctx: BridgeContext) => ctx.seams.cookieName(cookieName(ctx.profile.ids.session_cookie, ctx.secure));
 
 export async function currentSession(ctx: BridgeContext, req: Request): Promise<(Session & { hash: string }) | undefined> {
   const value = readCookies(req).get(sessionCookieName(ctx));
@@ -68,7 +66,7 @@ const claimScopes = (ctx: BridgeContext, scopes: readonly string[]) => scopes.fi
 /** ob.sso.reuse, ob.consent.first-party: does what is stored (or first-party status) cover this request? */
 async function consentCovers(ctx: BridgeContext, client: Client, identity: string, scopes: readonly string[]): Promise<boolean> {
   const wanted = claimScopes(ctx, scopes);
-  if (client.firstParty && (wanted.length === 0 || firstPartySkipsAll(ctx))) return true;
+  if (client.firstParty && ctx.seams.firstPartySkips(wanted)) return true;
   const stored = await ctx.store.consent(identity, client.clientId);
   return stored !== undefined && wanted.every((c) => stored.includes(c));
 }
@@ -131,8 +129,7 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
   if (!client) return pageError(ctx, 400, clientId === undefined ? 'client_id is missing' : 'unknown client', 'ob.authorize.bad-client-no-redirect');
   const asked = one('redirect_uri');
   if (asked === undefined) return pageError(ctx, 400, 'redirect_uri is missing', 'ob.authorize.bad-client-no-redirect');
-  // --break redirect-prefix (suite tests): a registered URI's prefix matches too.
-  const matched = allowedRedirect(client, asked) || (ctx.config.breakage.has('redirect-prefix') && client.redirectUris.some((r) => asked.startsWith(r))) || brokenLoopback(ctx, client, asked);
+  const matched = ctx.seams.redirectTaken(client, asked, allowedRedirect(client, asked));
   const redirectUri = matched ? asked : undefined;
   if (redirectUri === undefined) return pageError(ctx, 400, 'redirect_uri is not registered for this client', 'ob.authorize.bad-client-no-redirect');
 
@@ -145,7 +142,7 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
   if (!VSCHAR.test(state) || !VSCHAR.test(one('nonce') ?? '')) return fail('invalid_request', 'state and nonce must be printable ASCII');
   const method = one('code_challenge_method');
   const challenge = one('code_challenge');
-  if (!ctx.config.breakage.has('pkce')) {
+  if (ctx.seams.pkceChecked()) {
     if (method === 'plain') return fail('invalid_request', 'PKCE plain is refused: use S256');
     // Required of every client (ob.authorize.pkce-required); a variant's seam may exempt some.
     const exempt = challenge === undefined && method === undefined && !ctx.seams.pkceRequired(client);
@@ -170,10 +167,10 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
   const binding = wellFormedSecret(held) ? held : newSecret();
   await ctx.store.createTx({
     id: txId,
-    ttlSeconds: transactionTtlSeconds(ctx),
+    ttlSeconds: ctx.seams.txTtlSeconds(ctx.config.txTtlSeconds),
     clientId: client.clientId,
     redirectUri,
-    state: heldState(ctx, state),
+    state: ctx.seams.heldState(state),
     nonce,
     challenge: challenge ?? '',
     scopes,
@@ -196,7 +193,7 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
   if (covered) {
     const stored = (await ctx.store.consent(session.identity, client.clientId)) ?? [];
     const claims = claimScopes(ctx, scopes).filter((c) => stored.includes(c));
-    return await issueCode(ctx, tx, 'identify', brokenSessionAuthTime(ctx, session), claims);
+    return await issueCode(ctx, tx, 'identify', { ...session, authTime: ctx.seams.sessionAuthTime(session.authTime, ctx.now()) }, claims);
   }
   const txCookie = serializeCookie(txCookieName(ctx), binding, { secure: ctx.secure, maxAge: limits.bridge_transaction_max_ttl_seconds });
   const headers: Record<string, string> = { 'set-cookie': txCookie };
@@ -247,7 +244,7 @@ function view(ctx: BridgeContext, tx: BridgeTx): TransactionView {
   }
   if (tx.status === 'consent') {
     const client = ctx.clients.get(tx.clientId);
-    out.consent = unnamedConsent(ctx, {
+    out.consent = ctx.seams.consentNames({
       client_name: client?.name ?? tx.clientId,
       host: new URL(tx.redirectUri).host,
       verified: client ? hostVerified(ctx, client, tx.redirectUri) : false,
@@ -345,9 +342,7 @@ export async function identifyHandler(ctx: BridgeContext, req: Request, id: stri
   const input = readForm(body).get('id') ?? '';
   if (tx.status !== 'identify' && tx.status !== 'awaiting_signature') return answer(req, ctx, 409, `this sign-in is ${tx.status}`, 'ob.contract.transaction');
   const client = ctx.clients.get(tx.clientId)!;
-  // --break identify-url-500 (the fuzz's own test): the ID made into a URL unguarded, so a typed ID that is no host throws.
-  if (ctx.config.breakage.has('identify-url-500')) new URL(`https://${input}/`);
-  const parsed = normalizeIdInput(input, { allowHttp: !ctx.secure });
+  const parsed = normalizeIdInput(ctx.seams.typedId(input), { allowHttp: !ctx.secure });
   const refuse = async (why: string) => (prefersJson(req) ? answer(req, ctx, 400, why, 'ob.transaction.identify') : await signInPage(ctx, tx, client, input, 400, {}, why));
   if (!parsed.ok) return refuse(`this is not a valid ID (${parsed.reason})`);
   let signers: string[];
@@ -412,7 +407,7 @@ export async function creatingHandler(ctx: BridgeContext, req: Request, id: stri
   const bound = await boundTx(ctx, req, id);
   if (bound instanceof Response) return bound;
   const until = Math.min(ctx.now() + limits.bridge_transaction_creating_ttl_seconds * 1000, bound.createdAt + limits.bridge_transaction_max_ttl_seconds * 1000);
-  if (!brokenCreating(ctx)) await ctx.store.extend(bound.id, until);
+  if (ctx.seams.creatingExtends()) await ctx.store.extend(bound.id, until);
   return new Response(null, { status: 204 });
 }
 
@@ -431,7 +426,7 @@ export async function consentHandler(ctx: BridgeContext, req: Request, id: strin
   if (form.get('decision') !== 'approve') return answer(req, ctx, 400, 'decision must be approve or deny', 'ob.contract.transaction');
   const offered = claimScopes(ctx, tx.scopes);
   const ticked = form.getAll('claims');
-  const released = ctx.config.breakage.has('consent') ? offered : offered.filter((c) => ticked.includes(c));
+  const released = ctx.seams.released(offered, ticked);
   await ctx.store.saveConsent(tx.identity, tx.clientId, released);
   const res = await issueCode(ctx, tx, 'consent', { identity: tx.identity, authTime: tx.authTime, delegated: tx.delegated, keyFingerprint: tx.keyFingerprint }, released);
   return prefersJson(req) ? json(view(ctx, (await ctx.store.tx(tx.id))!)) : res;
@@ -508,7 +503,7 @@ export async function resumeHandler(ctx: BridgeContext, req: Request): Promise<R
   const code = codes[0];
   if (codes.length !== 1 || !wellFormedSecret(code)) return pageError(ctx, 400, 'the resume link has no valid code', 'ob.transaction.resume-binding');
   const tx = await ctx.store.txByResume(hashSecret(code));
-  if (!(tx?.status === 'authenticated' || brokenResumeReplay(ctx, tx)) || tx.resumeExpiresAt === null || ctx.now() > tx.resumeExpiresAt || tx.identity === null || tx.authTime === null) {
+  if (!ctx.seams.resumable(tx) || tx.resumeExpiresAt === null || ctx.now() > tx.resumeExpiresAt || tx.identity === null || tx.authTime === null) {
     return pageError(ctx, 410, 'this sign-in link was already used or has expired', 'ob.transaction.resume-binding');
   }
   const cookie = readCookies(req).get(txCookieName(ctx));
@@ -516,7 +511,7 @@ export async function resumeHandler(ctx: BridgeContext, req: Request): Promise<R
     await ctx.store.move(tx.id, 'authenticated', 'failed', { error: 'opened in another browser', resume_hash: null });
     return pageError(ctx, 403, 'this sign-in was started in another browser', 'ob.transaction.resume-binding');
   }
-  if (!replayingResume(ctx, tx) && !(await ctx.store.move(tx.id, 'authenticated', 'resumed', clearedResume(ctx))))
+  if (ctx.seams.resumeSpends(tx) && !(await ctx.store.move(tx.id, 'authenticated', 'resumed', ctx.seams.resumeClears())))
     return pageError(ctx, 410, 'this sign-in link was already used', 'ob.transaction.resume-binding');
   const cookieHeader = await newSessionCookie(ctx, {
     identity: tx.identity,

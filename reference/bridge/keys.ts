@@ -5,7 +5,7 @@ import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { randomBytes } from 'node:crypto';
 import { limits } from '../../schemas/ts/limits.ts';
 import type { BridgeStore, KeyRecord } from './store.ts';
-import { retiredKeyKeptMs } from './variants/grants.ts';
+import { REFERENCE_SEAMS, type BridgeSeams } from './seams.ts';
 
 export const ALG = 'RS256';
 
@@ -14,12 +14,12 @@ export class SigningKeys {
   readonly #now: () => number;
   #cache: { at: number; current: KeyRecord; key: CryptoKey | Uint8Array; published: JWK[] } | undefined;
 
-  readonly #breakage: ReadonlySet<string>;
+  readonly #seams: Pick<BridgeSeams, 'retiredKeptMs'>;
 
-  constructor(store: BridgeStore, now: () => number = Date.now, breakage: ReadonlySet<string> = new Set()) {
+  constructor(store: BridgeStore, now: () => number = Date.now, seams: Pick<BridgeSeams, 'retiredKeptMs'> = REFERENCE_SEAMS) {
     this.#store = store;
     this.#now = now;
-    this.#breakage = breakage;
+    this.#seams = seams;
   }
 
   /** Makes a first key when the store has none. */
@@ -48,7 +48,7 @@ export class SigningKeys {
     const all = await this.#store.keys();
     const current = all.find((k) => k.retiredAt === null) ?? all[0];
     if (!current) throw new Error('no signing key is loaded');
-    const keep = retiredKeyKeptMs(this.#breakage, limits.retired_key_retention_min_seconds * 1000);
+    const keep = this.#seams.retiredKeptMs(limits.retired_key_retention_min_seconds * 1000);
     const published = all.filter((k) => k.retiredAt === null || this.#now() - k.retiredAt < keep).map((k) => JSON.parse(k.publicJwk) as JWK);
     const key = this.#cache?.current.kid === current.kid ? this.#cache.key : await importJWK(JSON.parse(current.privateJwk) as JWK, ALG);
     this.#cache = { at: this.#now(), current, key, published };

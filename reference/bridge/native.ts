@@ -13,8 +13,6 @@ import { approved } from './flow.ts';
 import { messagePage } from './pages.ts';
 import { PATHS, type BridgeContext } from './context.ts';
 import type { BridgeTx } from './store.ts';
-import { brokenApprovalInUrl } from './variants/gaps.ts';
-import { failsTransaction } from './variants/grants.ts';
 
 /** ob.native.rp-metadata */
 export function metadataHandler(ctx: BridgeContext): Response {
@@ -39,7 +37,7 @@ export async function callbackHandler(ctx: BridgeContext, req: Request): Promise
   try {
     const u = req.url;
     const q = u.indexOf('?');
-    const fromUrl = brokenApprovalInUrl(ctx, q === -1 ? '' : u.slice(q));
+    const fromUrl = ctx.seams.approvalInUrl(q === -1 ? '' : u.slice(q));
     if (!fromUrl) refuseApprovalInUrl(ctx, q === -1 ? '' : u.slice(q));
     const { approval, match } = fromUrl ?? parseDelivery(await readBody(req, limits.rp_delivery_body_max_bytes, RP_BODY));
     let tx: BridgeTx | undefined;
@@ -55,7 +53,7 @@ export async function callbackHandler(ctx: BridgeContext, req: Request): Promise
     });
     if (!verdict.ok) {
       // A bound transaction fails for good, shown to the user and never redirected.
-      if (tx && failsTransaction(ctx)) await ctx.store.move(tx.id, 'awaiting_signature', 'failed', { error: verdict.code });
+      if (tx && ctx.seams.failsTransaction()) await ctx.store.move(tx.id, 'awaiting_signature', 'failed', { error: verdict.code });
       await ctx.store.audit('signin.failed', null, { code: verdict.code });
       throw rejectionError(verdict);
     }

@@ -14,8 +14,8 @@ import type { components } from '../../schemas/ts/http/bridge.ts';
 import type { components as objects } from '../../schemas/ts/objects.ts';
 import type { ClientRegistry } from './clients.ts';
 import { PATHS } from './paths.ts';
+import type { BridgeSeams } from './seams.ts';
 import type { BridgeStore, BridgeTx } from './store.ts';
-import { leakedMatch, promptType, pushLimits } from './variants/push.ts';
 
 export interface PushConfig {
   /** OAUTH_PUSH_IDENTITY: the bridge's own service ID, the sender of every prompt. */
@@ -30,7 +30,8 @@ export interface PushConfig {
 
 /** What push reads of the bridge's context (context.ts, which holds this module's PushConfig). */
 export interface PushContext {
-  config: { issuer: string; breakage: ReadonlySet<string> };
+  config: { issuer: string };
+  seams: Pick<BridgeSeams, 'pushLimits' | 'promptExtras' | 'promptType'>;
   clients: Pick<ClientRegistry, 'get'>;
   store: Pick<BridgeStore, 'claimPush' | 'pushDone' | 'audit'>;
   now: () => number;
@@ -43,7 +44,7 @@ export type PushView = NonNullable<components['schemas']['TransactionView']['pus
 /** The key file the push command signs with. */
 export const pushKeyFile = (push: PushConfig): string => join(push.home, 'key.json');
 
-const limitsOf = (ctx: PushContext, push: PushConfig) => pushLimits(ctx, limits.push_prompts_max, push.intervalSeconds * 1000);
+const limitsOf = (ctx: PushContext, push: PushConfig) => ctx.seams.pushLimits(limits.push_prompts_max, push.intervalSeconds * 1000);
 
 /** What the waiting page and the status view show of push (ob.contract.push). */
 export function pushView(ctx: PushContext, push: PushConfig, tx: BridgeTx): PushView {
@@ -64,7 +65,7 @@ export function promptBody(ctx: PushContext, tx: BridgeTx): AuthRequest {
     request: encodeObject(tx.request!),
     app: { name: client?.name ?? tx.clientId, host: new URL(tx.redirectUri).host },
     expires_at: formatRfc3339(tx.requestExpiresAt!),
-    ...leakedMatch(ctx, tx.matchCode),
+    ...ctx.seams.promptExtras(tx.matchCode),
   };
 }
 
@@ -76,7 +77,7 @@ export async function sendPrompt(ctx: PushContext, push: PushConfig, tx: BridgeT
   const { max, intervalMs } = limitsOf(ctx, push);
   const now = ctx.now();
   if (tx.pushTo === null || !(await ctx.store.claimPush(tx.id, tx.requestId!, now, max, intervalMs))) return undefined;
-  const type = promptType(ctx, vocabulary.message_types.auth_request);
+  const type = ctx.seams.promptType(vocabulary.message_types.auth_request);
   const args = ['--key', pushKeyFile(push), '--to', tx.pushTo, ...(type ? ['--type', type] : []), '--expires-at', formatRfc3339(tx.requestExpiresAt!), '--text', '-'];
   const result = await runCommand(push.cli, args, JSON.stringify(promptBody(ctx, tx)));
   const outcome = result.code === 0 ? 'sent' : 'failed';

@@ -4,7 +4,6 @@ import type { ErrorCode, RuleId } from '../../schemas/ts/rules.ts';
 import { HttpError } from '../shared/errors.ts';
 import { errorHtml, html, json, jsonReply, toResponse, type Reply } from '../shared/http.ts';
 import type { BridgeContext } from './context.ts';
-import { brokenPromptNoneIss } from './variants/gaps.ts';
 
 /** A JSON error body of the bridge; its code is one a rule of the catalogue names (spec/rules `code`, `codes`). */
 export interface OAuthBody {
@@ -53,7 +52,7 @@ export function authorizationRedirect(ctx: BridgeContext, redirectUri: string, p
     // The document-only variant: every error the document does not name is server_error.
     u.searchParams.set(k, ctx.config.documentOnly && k === 'error' && !documentCodes.includes(v) ? ('server_error' satisfies ErrorCode) : v);
   }
-  if (!ctx.config.breakage.has('iss') && !brokenPromptNoneIss(ctx, params)) u.searchParams.set('iss', ctx.config.issuer);
+  if (ctx.seams.issSent(params)) u.searchParams.set('iss', ctx.config.issuer);
   return u.href;
 }
 

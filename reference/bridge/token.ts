@@ -8,8 +8,6 @@ import type { Call } from '../shared/routes.ts';
 import { authenticateClient, ClientAuthError, presentedAuth, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
 import { OAuthError } from './responses.ts';
-import { brokenCodeExpiry, brokenIntrospectOwner, brokenRedirectOmitted, brokenVerifier } from './variants/gaps.ts';
-import { profileUrl, publicSubject, releasedEmail } from './variants/grants.ts';
 import type { ProfileClaims } from './store.ts';
 
 /** The token side's body: a form under its cap; a refused body reaches the handler (the OAuth endpoints answer 400 for it). */
@@ -43,7 +41,7 @@ async function client(ctx: BridgeContext, req: { headers: Headers }, form: URLSe
 
 /** `sub` for a client's sector (ob.subject.pairwise) or the ID itself (public). */
 export function subjectFor(ctx: BridgeContext, c: Client, identity: string): string {
-  if (ctx.config.subjectType === 'public' || publicSubject(ctx)) return identity;
+  if (ctx.seams.subjectPublic(ctx.config.subjectType === 'public')) return identity;
   return pairwiseSubject(ctx.profile, ctx.pairwiseSecret, c.sector, identity);
 }
 
@@ -53,13 +51,13 @@ function releasedClaims(ctx: BridgeContext, identity: string, claims: readonly s
   if (claims.includes(ctx.profile.ids.id_scope)) {
     out[ctx.profile.ids.id_claim] = identity;
     if (fingerprint) out[ctx.profile.ids.key_fingerprint_claim] = fingerprint;
-    out[ctx.profile.ids.id_url_claim] = profileUrl(ctx, identity);
-    Object.assign(out, releasedEmail(ctx, identity));
+    out[ctx.profile.ids.id_url_claim] = ctx.seams.profileUrl(identity);
+    Object.assign(out, ctx.seams.extraClaims(identity));
   }
   if (claims.includes('profile')) {
     if (profile?.name !== undefined) out.name = profile.name;
     if (profile?.picture !== undefined) out.picture = profile.picture;
-    out.profile = profileUrl(ctx, identity);
+    out.profile = ctx.seams.profileUrl(identity);
   }
   return out;
 }
@@ -80,14 +78,13 @@ async function tokenReply(ctx: BridgeContext, headers: Headers, contentType: str
     const codeHash = hashSecret(code);
     const record = await ctx.store.code(codeHash);
     const invalid = (why: string, rule: 'ob.code.format' | 'ob.code.binding' | 'ob.code.wrong-verifier' | 'ob.code.replay-revokes') => new OAuthError(400, 'invalid_grant', why, rule);
-    if (!record || (ctx.seams.codeExpired(ctx.now(), record.expiresAt) && !brokenCodeExpiry(ctx))) throw invalid('the code is unknown or expired', 'ob.code.format');
+    if (!record || ctx.seams.codeExpired(ctx.now(), record.expiresAt)) throw invalid('the code is unknown or expired', 'ob.code.format');
     if (record.clientId !== c.clientId) throw invalid('the code was issued to another client', 'ob.code.binding');
-    if (form.get('redirect_uri') !== record.redirectUri && !brokenRedirectOmitted(ctx, form)) throw invalid('redirect_uri differs from the authorization request', 'ob.code.binding');
-    const pkceOff = ctx.config.breakage.has('pkce') && record.challenge === '';
+    if (form.get('redirect_uri') !== record.redirectUri && ctx.seams.redirectBinds(form)) throw invalid('redirect_uri differs from the authorization request', 'ob.code.binding');
+    const pkceOff = !ctx.seams.pkceChecked() && record.challenge === '';
     // A wrong verifier leaves the code unspent (ob.code.wrong-verifier): checked before spending.
-    if (!pkceOff && !ctx.seams.pkceMatches(c, form.get('code_verifier'), record.challenge) && !brokenVerifier(ctx))
-      throw invalid('code_verifier does not match the code_challenge', 'ob.code.wrong-verifier');
-    const reuse = ctx.config.breakage.has('code-reuse');
+    if (!pkceOff && !ctx.seams.pkceMatches(c, form.get('code_verifier'), record.challenge)) throw invalid('code_verifier does not match the code_challenge', 'ob.code.wrong-verifier');
+    const reuse = !ctx.seams.replayRevokes();
     const now = ctx.now();
     const iat = Math.floor(now / 1000);
     const accessToken = newSecret();
@@ -191,7 +188,7 @@ export async function introspectHandler(ctx: BridgeContext, req: Call): Promise<
     const token = form.get('token');
     if (!token) throw new OAuthError(400, 'invalid_request', 'token is required', 'ob.errors.oauth-body');
     const t = await ctx.store.token(hashSecret(token));
-    if (!t || t.revoked || ctx.now() > t.expiresAt || (t.clientId !== c.clientId && !brokenIntrospectOwner(ctx))) return json({ active: false });
+    if (!t || t.revoked || ctx.now() > t.expiresAt || !ctx.seams.introspects(t.clientId, c.clientId)) return json({ active: false });
     return json({
       active: true,
       client_id: t.clientId,

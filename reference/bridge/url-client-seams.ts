@@ -26,6 +26,8 @@ export interface UrlClientSeams {
   hostVerified(verified: boolean): boolean;
   /** Whether a URL client presenting a secret at /token is taken without checking it (ob.clients.url-client-secret-refused). */
   secretTaken(): boolean;
+  /** Whether a fetch refuses `address` when it is private (ob.clients.url-fetch-private). */
+  privateRefused(address: string): boolean;
 }
 
 export const URL_CLIENT_SEAMS: UrlClientSeams = {
@@ -39,4 +41,5 @@ export const URL_CLIENT_SEAMS: UrlClientSeams = {
   cacheSeconds: (seconds) => seconds,
   hostVerified: (verified) => verified,
   secretTaken: () => false,
+  privateRefused: () => true,
 };

@@ -28,8 +28,6 @@ export interface UrlClientOptions {
    * stays refused).
    */
   publicAddresses?: readonly string[];
-  /** Connect to private addresses too (the suite's own tests of a broken bridge only). */
-  anyAddress?: boolean;
   /** The bridge's --break flags (the suite's sensitivity tests): the seams they replace, see reference/variants/url-clients.ts. */
   breakage?: ReadonlySet<string>;
   now?: () => number;
@@ -73,7 +71,7 @@ export class UrlClients {
     this.seams = urlClientSeams(options.breakage ?? new Set());
     this.#timeoutMs = this.seams.timeoutMs();
     const exempt = new Set(options.publicAddresses ?? []);
-    this.#allowed = (address) => options.anyAddress === true || !privateAddress(address) || exempt.has(address);
+    this.#allowed = (address) => !this.seams.privateRefused(address) || !privateAddress(address) || exempt.has(address);
     const dns = options.dnsServer !== undefined ? new Dns({ server: options.dnsServer, timeoutMs: URL_CLIENT_FETCH.timeoutMs }).lookup() : undefined;
     const base = (dns ?? systemLookup) as (host: string, opts: { all: true }, cb: LookupCallback) => void;
     // Every address the host resolves to must be public: a host with one private answer is refused

@@ -27,6 +27,7 @@ export const URL_CLIENT_BREAKAGES = [
   'url-no-size-cap',
   'url-slow-timeout',
   'url-no-cache',
+  'url-client-private',
 ] as const;
 export type UrlClientBreakage = (typeof URL_CLIENT_BREAKAGES)[number];
 
@@ -66,6 +67,7 @@ export const URL_CLIENT_VARIANTS: Record<UrlClientBreakage, UrlClientVariant> = 
     seams: { timeoutMs: () => URL_CLIENT_FETCH.timeoutMs * 4 },
   },
   'url-no-cache': { rule: 'ob.clients.url-fetch-cache', what: 'every request fetches the document again', seams: { cacheSeconds: () => 0 } },
+  'url-client-private': { rule: 'ob.clients.url-fetch-private', what: 'every address counts as public', seams: { privateRefused: () => false } },
   'url-sector-client-id': {
     rule: 'ob.subject.url-client-sector',
     what: "a URL client's sector is its whole client_id, not its host",

@@ -18,7 +18,7 @@ export const SAMPLE: ReadonlyArray<{ area: string; ranges: string[]; rules: stri
     rules: ['ra.messages.session-expired', 'ra.messages.signature', 'ra.messages.session-proof'],
   },
   // An authorization code bound to its client and redirect URI (ob.code.binding).
-  { area: 'bridge-token', ranges: ['reference/bridge/token.ts:109-110'], rules: ['ob.code'] },
+  { area: 'bridge-token', ranges: ['reference/bridge/token.ts:107-108'], rules: ['ob.code'] },
 ];
 
 const RECORD = new URL('../../test/mutation/sample.json', import.meta.url);

@@ -12,6 +12,8 @@ import { DRIVE_WIRE } from '../../reference/variants/drive.ts';
 import { DRIVE_MATRIX_WIRE } from '../../reference/variants/drive-matrix.ts';
 import { DRIVE_ANSWER_WIRE } from '../../reference/variants/drive-answers.ts';
 import { RELAY_SEAM_VARIANTS, type SeamVariant } from '../../reference/variants/relay-seams.ts';
+import { BRIDGE_SEAM_VARIANTS } from '../../reference/variants/bridge-seams.ts';
+import { URL_CLIENT_VARIANTS } from '../../reference/variants/url-clients.ts';
 import { RELAY_OWNER_WIRE } from '../../reference/variants/relay-owner.ts';
 import { RELAY_CORE_WIRE } from '../../reference/variants/relay-core.ts';
 import type { WireVariant } from '../../reference/variants/kit.ts';
@@ -44,6 +46,11 @@ function seams(table: Record<string, SeamVariant>): Variant[] {
   return Object.entries(table).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: v.suite, breakage: name, rule })));
 }
 
+/** One variant per --break flag of the bridge (reference/variants/bridge-seams.ts, url-clients.ts). */
+function bridgeSeams(table: Record<string, { rule: RuleId; tls?: true }>): Variant[] {
+  return Object.entries(table).map(([name, v]): Variant => ({ suite: 'bridge', breakage: name, rule: v.rule, ...(v.tls ? { tls: v.tls } : {}) }));
+}
+
 export const VARIANTS: readonly Variant[] = [
   { suite: 'relay', breakage: 'challenge-reuse', rule: 'ra.auth.challenge-single-use' },
   { suite: 'relay', breakage: 'challenge-race', rule: 'ra.auth.challenge-single-use' },
@@ -52,49 +59,8 @@ export const VARIANTS: readonly Variant[] = [
   ...seams(RELAY_SEAM_VARIANTS),
   { suite: 'relay', breakage: 'sessions-persisted', rule: 'ra.sessions.memory' },
   { suite: 'relay', breakage: 'pairing-forever', rule: 'ra.pairing.expiry' },
-  { suite: 'bridge', breakage: 'pkce', rule: 'ob.authorize.pkce-required' },
-  { suite: 'bridge', breakage: 'redirect-prefix', rule: 'ob.authorize.redirect-exact' },
-  { suite: 'bridge', breakage: 'code-reuse', rule: 'ob.code.replay-revokes' },
-  { suite: 'bridge', breakage: 'iss', rule: 'ob.authorize.iss' },
-  { suite: 'bridge', breakage: 'consent', rule: 'ob.consent.release' },
-  { suite: 'bridge', breakage: 'url-client-private', rule: 'ob.clients.url-fetch-private' },
-  { suite: 'bridge', breakage: 'identify-url-500', rule: 'ob.robustness.never-500' },
-  { suite: 'bridge', breakage: 'token-redirect-omitted', rule: 'ob.code.binding' },
-  { suite: 'bridge', breakage: 'session-auth-time', rule: 'ob.token.id-token' },
-  { suite: 'bridge', breakage: 'prompt-none-iss', rule: 'ob.authorize.iss' },
-  { suite: 'bridge', breakage: 'resume-reuse', rule: 'ob.transaction.resume-binding' },
-  { suite: 'bridge', breakage: 'loopback-confidential', rule: 'ob.authorize.loopback' },
-  { suite: 'bridge', breakage: 'approval-in-url', rule: 'ob.transaction.no-response-in-url' },
-  { suite: 'bridge', breakage: 'code-expiry', rule: 'ob.code.format' },
-  { suite: 'bridge', breakage: 'tx-expiry', rule: 'ob.transaction.expiry' },
-  { suite: 'bridge', breakage: 'creating-ignored', rule: 'ob.transaction.creating' },
-  { suite: 'bridge', breakage: 'verifier-ignored', rule: 'ob.code.wrong-verifier' },
-  { suite: 'bridge', breakage: 'introspect-any', rule: 'ob.introspect.owner' },
-  { suite: 'bridge', breakage: 'url-client-id-any', rule: 'ob.clients.url-document' },
-  { suite: 'bridge', breakage: 'url-client-secret', rule: 'ob.clients.url-client-secret-refused' },
-  { suite: 'bridge', breakage: 'url-redirect-origin', rule: 'ob.clients.url-redirect' },
-  { suite: 'bridge', breakage: 'url-consent-verified', rule: 'ob.clients.url-consent' },
-  { suite: 'bridge', breakage: 'url-http', rule: 'ob.clients.url-fetch-https' },
-  { suite: 'bridge', breakage: 'url-follow-redirects', rule: 'ob.clients.url-fetch-no-redirect' },
-  { suite: 'bridge', breakage: 'url-no-size-cap', rule: 'ob.clients.url-fetch-size' },
-  { suite: 'bridge', breakage: 'url-slow-timeout', rule: 'ob.clients.url-fetch-timeout' },
-  { suite: 'bridge', breakage: 'url-no-cache', rule: 'ob.clients.url-fetch-cache' },
-  { suite: 'bridge', breakage: 'url-sector-client-id', rule: 'ob.subject.url-client-sector' },
-  { suite: 'bridge', breakage: 'state-dropped', rule: 'ob.transaction.create' },
-  { suite: 'bridge', breakage: 'failed-stays-waiting', rule: 'ob.transaction.failed' },
-  { suite: 'bridge', breakage: 'native-signature-ignored', rule: 'ob.native.verifier' },
-  { suite: 'bridge', breakage: 'first-party-all', rule: 'ob.consent.first-party' },
-  { suite: 'bridge', breakage: 'consent-unnamed', rule: 'ob.consent.screen' },
-  { suite: 'bridge', breakage: 'email-released', rule: 'ob.token.claims' },
-  { suite: 'bridge', breakage: 'id-url-no-slash', rule: 'ob.id-input.projections' },
-  { suite: 'bridge', breakage: 'subject-public', rule: 'ob.subject.sector' },
-  { suite: 'bridge', breakage: 'retired-key-dropped', rule: 'ob.keys.rotation' },
-  { suite: 'bridge', breakage: 'issuer-localhost', rule: 'ob.issuer.dotted-host' },
-  { suite: 'bridge', breakage: 'push-no-interval', rule: 'ob.push.limits' },
-  { suite: 'bridge', breakage: 'push-no-cap', rule: 'ob.push.limits' },
-  { suite: 'bridge', breakage: 'push-match-code', rule: 'ob.push.no-match-code' },
-  { suite: 'bridge', breakage: 'push-untyped', rule: 'ob.push.message' },
-  { suite: 'bridge', breakage: 'cookies-unprefixed', rule: 'ob.cookies.host-prefix', tls: true },
+  ...bridgeSeams(BRIDGE_SEAM_VARIANTS),
+  ...bridgeSeams(URL_CLIENT_VARIANTS),
   { suite: 'rp', breakage: 'resume-without-cookie', rule: 'ns.transaction.resume-refused' },
   { suite: 'rp', breakage: 'no-nonce-no-guard', rule: 'ns.nonce.single-use' },
   // A replayed approval names its own transaction (request_id is signed), so rule 5 shows only
