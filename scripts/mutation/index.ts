@@ -63,26 +63,51 @@ function table(rows: readonly AreaFigures[]): string {
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { all: { type: 'boolean' }, list: { type: 'boolean' }, concurrency: { type: 'string' }, fresh: { type: 'boolean' }, sample: { type: 'boolean' }, record: { type: 'boolean' } },
+    options: {
+      all: { type: 'boolean' },
+      list: { type: 'boolean' },
+      concurrency: { type: 'string' },
+      fresh: { type: 'boolean' },
+      sample: { type: 'boolean' },
+      record: { type: 'boolean' },
+      // A slice of one area: Stryker ranges (`file:line-line`) and, optionally, fewer rules.
+      mutate: { type: 'string', multiple: true },
+      rule: { type: 'string', multiple: true },
+    },
   });
   if (values.sample) return sample(values.record === true);
   if (values.list || (positionals.length === 0 && !values.all)) {
     for (const a of AREAS) console.log(`${a.name.padEnd(18)} ${a.suite.padEnd(7)} ${a.mutate.join(', ')}  (rules ${a.rules.join(' ')})`);
-    if (!values.list) console.log('\nusage: npm run mutation -- <area ...> | --all [--concurrency N] [--fresh] | --sample [--record]');
+    if (!values.list) console.log('\nusage: npm run mutation -- <area ...> | --all [--concurrency N] [--fresh] | <area> --mutate FILE:L1-L2 ... [--rule ID ...] | --sample [--record]');
     return values.list ? 0 : 2;
   }
   const areas = values.all ? AREAS : positionals.map(area);
+  if ((values.mutate || values.rule) && areas.length !== 1) throw new Error('--mutate and --rule slice one area');
   const triage = await loadTriage();
   const rows: AreaFigures[] = [];
-  for (const a of areas) {
-    const results = await mutate(a, { concurrency: Number(values.concurrency ?? 2), incremental: !values.fresh });
-    rows.push(await figures(a, results, triage));
+  for (const whole of areas) {
+    const a = values.rule ? { ...whole, rules: values.rule } : whole;
+    const slice = values.mutate ? { mutate: values.mutate, label: sliceLabel(a.name, values.mutate) } : {};
+    const results = await mutate(a, { concurrency: Number(values.concurrency ?? 1), incremental: !values.fresh, ...slice });
+    rows.push(await figures({ ...a, name: slice.label ?? a.name }, results, triage));
   }
   console.log(`\n${table(rows)}\n`);
   for (const r of rows) for (const u of r.untriaged) console.log(`survived, not triaged: ${r.area} ${u.file}:${u.line} ${u.mutator} → ${JSON.stringify(u.replacement)}`);
   await writeFile(`${REPORTS}/summary.json`, JSON.stringify(rows, null, 2));
   console.log(`reports: ${REPORTS}/<area>.html, ${REPORTS}/summary.json`);
   return rows.every((r) => r.score >= 0.9) ? 0 : 1;
+}
+
+/** A slice's own report and incremental file: `relay-auth` with `reference/relay/sessions.ts:30-49` is `relay-auth.sessions-30-49`. */
+function sliceLabel(name: string, ranges: readonly string[]): string {
+  return `${name}.${ranges
+    .map((r) =>
+      r
+        .replace(/^.*\//, '')
+        .replace(/\.ts(:|$)/, '$1')
+        .replace(/[^A-Za-z0-9]+/g, '-'),
+    )
+    .join('+')}`;
 }
 
 /** The fixed sample: record it, or compare with the record (exit 1 when a killed mutant survives). */

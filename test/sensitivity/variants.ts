@@ -12,6 +12,7 @@ import { DRIVE_WIRE } from '../../reference/variants/drive.ts';
 import { DRIVE_MATRIX_WIRE } from '../../reference/variants/drive-matrix.ts';
 import { RELAY_OWNER_WIRE } from '../../reference/variants/relay-owner.ts';
 import { RELAY_CORE_WIRE } from '../../reference/variants/relay-core.ts';
+import { RELAY_SESSIONS_WIRE } from '../../reference/variants/relay-sessions.ts';
 import type { WireVariant } from '../../reference/variants/wire.ts';
 import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
 
@@ -140,5 +141,6 @@ export const VARIANTS: readonly Variant[] = [
   ...wire('drive', DRIVE_MATRIX_WIRE),
   ...wire('relay', RELAY_OWNER_WIRE),
   ...wire('relay', RELAY_CORE_WIRE),
+  ...wire('relay', RELAY_SESSIONS_WIRE),
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
 ];

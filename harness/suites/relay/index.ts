@@ -32,6 +32,7 @@ import { matrixWindowChecks } from './checks/matrix-windows.ts';
 import { matrixLimitChecks } from './checks/matrix-limits.ts';
 import { matrixOnceChecks } from './checks/matrix-once.ts';
 import { matrixLifecycleChecks } from './checks/matrix-lifecycle.ts';
+import { sessionsMatrixChecks } from './checks/sessions-matrix.ts';
 
 export type { RelayTarget } from './driver.ts';
 
@@ -68,6 +69,7 @@ export function relayChecks(target: RelayTarget): Check[] {
     ...matrixLimitChecks(target),
     ...matrixOnceChecks(target),
     ...matrixLifecycleChecks(target),
+    ...sessionsMatrixChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
   ];
