@@ -6887,6 +6887,94 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ra.signing.identity-registration",
+    "kind": "binding",
+    "cite": "Signed lines: the literal `identity-registration`, `<identity>`, `<public_key>`, `<encryption_public_key>` (empty when absent), `<relay_address>` (host and optional port of this relay), `<issued_at>`, `<nonce>`.",
+    "credential": "the registration's identity_signature (signing-matrix.ts)",
+    "parts": [
+      "identity",
+      "public-key",
+      "encryption-public-key",
+      "relay-address",
+      "issued-at",
+      "nonce"
+    ],
+    "operations": [
+      "register"
+    ],
+    "area": "relay-core",
+    "facet": "binding",
+    "values": [
+      "identity",
+      "public-key",
+      "encryption-public-key",
+      "relay-address",
+      "issued-at",
+      "nonce"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "register"
+      },
+      {
+        "value": "public-key",
+        "operation": "register"
+      },
+      {
+        "value": "encryption-public-key",
+        "operation": "register"
+      },
+      {
+        "value": "relay-address",
+        "operation": "register"
+      },
+      {
+        "value": "issued-at",
+        "operation": "register"
+      },
+      {
+        "value": "nonce",
+        "operation": "register"
+      }
+    ]
+  },
+  {
+    "rule": "ra.signing.identity-export",
+    "kind": "binding",
+    "cite": "Signed lines: the literal `identity-export`, identity, issued_at, nonce.",
+    "credential": "the export's identity_signature (signing-matrix.ts)",
+    "parts": [
+      "identity",
+      "issued-at",
+      "nonce"
+    ],
+    "operations": [
+      "export"
+    ],
+    "area": "relay-core",
+    "facet": "binding",
+    "values": [
+      "identity",
+      "issued-at",
+      "nonce"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "export"
+      },
+      {
+        "value": "issued-at",
+        "operation": "export"
+      },
+      {
+        "value": "nonce",
+        "operation": "export"
+      }
+    ]
+  },
+  {
     "rule": "ra.system.files",
     "kind": "who",
     "cite": "`GET`, `PUT`, `DELETE /identities/:identity/system/:path`: challenge-signed; `.svc/public` and `.svc/relay` documents, validated on write.",

@@ -33,6 +33,7 @@ import { matrixLimitChecks } from './checks/matrix-limits.ts';
 import { matrixOnceChecks } from './checks/matrix-once.ts';
 import { matrixLifecycleChecks } from './checks/matrix-lifecycle.ts';
 import { sessionsMatrixChecks } from './checks/sessions-matrix.ts';
+import { signingMatrixChecks } from './checks/signing-matrix.ts';
 
 export type { RelayTarget } from './driver.ts';
 
@@ -70,6 +71,7 @@ export function relayChecks(target: RelayTarget): Check[] {
     ...matrixOnceChecks(target),
     ...matrixLifecycleChecks(target),
     ...sessionsMatrixChecks(target),
+    ...signingMatrixChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
   ];
