@@ -112,6 +112,13 @@ function registrationFieldsCheck(t: RelayTarget): Check {
         const r = await s.relay.post('/sessions', registrationWith(s, a, change));
         e.that(r.status === 400, `a registration ${name}: ${said(r)}, not 400`);
       }
+      // A name that resolves to no identity: its signature cannot verify against a published key.
+      const nobody = await s.identity('relay', { register: false });
+      const r = await s.relay.post(
+        '/sessions',
+        registrationWith(s, { ...a, identity: `x${nobody.identity}` }, () => undefined),
+      );
+      e.that(r.status === 401, `a registration for ${`x${nobody.identity}`}, which resolves to no identity: ${said(r)}, not 401`);
     },
   });
 }
