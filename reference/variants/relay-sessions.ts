@@ -100,4 +100,24 @@ export const RELAY_SESSIONS_WIRE: Record<string, WireVariant> = {
       return proven && verifyEd25519(sessionKey, canonicalString(profile, 'message', unsigned), sig) ? accepted202(body) : res;
     }),
   },
+  // A relay that keeps signed-request nonces but not the admin envelopes': a registration replayed as sent is taken again.
+  'core-admin-nonce-forgotten': {
+    rule: 'ra.auth.recency-window',
+    what: 'a session registration sent a second time with the same nonce is answered 201',
+    wire: waived(
+      registration,
+      (r) => r.status === 401 && r.rule === 'ra.errors.request-replayed',
+      (_req, body) => registered(body),
+    ),
+  },
+  // A relay that checks an envelope's age only backwards (now - issued_at > 300 s): one issued far ahead is taken.
+  'core-admin-recency-past-only': {
+    rule: 'ra.auth.recency-window',
+    what: 'a revocation issued more than 300 s ahead of the relay clock is answered 204',
+    wire: waived(
+      (req, url) => req.method === 'DELETE' && url.pathname.startsWith('/sessions/'),
+      (r, _req, _url, body) => r.rule === 'ra.auth.recency-window' && Date.parse(String(parse(body).issued_at)) > Date.now(),
+      () => new Response(null, { status: 204 }),
+    ),
+  },
 };

@@ -8,6 +8,7 @@ import { publicKey } from '../../../impl/noble.ts';
 import { adminEnvelope, newNonce, now, sessionProof, sessionRegistration, type RelayIdentity } from '../../../actors/relay/index.ts';
 import { encodeBase64url } from '../../../../protocol/common/base64.ts';
 import { formatRfc3339 } from '../../../../protocol/common/time.ts';
+import { limits } from '../../../../schemas/ts/limits.ts';
 import { relayCheck } from '../check.ts';
 import { refusedWith, said, type RelayTarget, type Session } from '../driver.ts';
 import { expectInbox, mail } from './messaging.ts';
@@ -202,6 +203,31 @@ function sessionProofMatrixCheck(t: RelayTarget): Check {
   });
 }
 
+function profileAdminEnvelopeCheck(t: RelayTarget): Check {
+  const window = limits.admin_recency_seconds;
+  return relayCheck(t, {
+    id: 'relay/profile/admin-envelope-window',
+    title: `a session registration sent twice is refused the second time (its nonce was seen, 401); a revocation issued ${window + 60} s ahead of the relay's clock, or with an issued_at that is not RFC 3339, is refused and revokes nothing`,
+    rules: ['ra.auth.recency-window'],
+    run: async (s, e) => {
+      const a = await s.identity();
+      const body = sessionRegistration(s.profile, a, randomSeed());
+      const [first, again] = [await s.relay.post('/sessions', body), await s.relay.post('/sessions', body)];
+      e.that(first.status === 201, `a registration: ${said(first)}, not 201`);
+      e.that(again.status === 401, `the same registration again (same nonce): ${said(again)}, not 401`);
+      const sess = await session(s, a);
+      const revoke = (issuedAt: string) => ({ identity: a.identity, ...adminEnvelope(s.profile, 'session-revocation', { identity: a.identity, session_id: sess.sessionId }, a.seed, issuedAt) });
+      const path = `/sessions/${encodeURIComponent(sess.sessionId)}`;
+      const ahead = await s.relay.post(path, revoke(now(window + 60)), {}, 'DELETE');
+      e.that(ahead.status === 401, `a revocation issued ${window + 60} s ahead: ${said(ahead)}, not 401`);
+      const garbled = await s.relay.post(path, revoke('soon'), {}, 'DELETE');
+      e.that(garbled.status === 400, `a revocation whose issued_at is "soon": ${said(garbled)}, not 400`);
+      const r = await inboxCall(s, 'pickup', a, by('signed-request', sess));
+      e.that(ok(r), `the session after the refused revocations: ${r.text}, not a pickup`);
+    },
+  });
+}
+
 export function sessionsMatrixChecks(t: RelayTarget): Check[] {
-  return [registrationBindingCheck(t), revocationBindingCheck(t), registrationFieldsCheck(t), profileSessionLifeCheck(t), sessionProofMatrixCheck(t)];
+  return [profileAdminEnvelopeCheck(t), registrationBindingCheck(t), revocationBindingCheck(t), registrationFieldsCheck(t), profileSessionLifeCheck(t), sessionProofMatrixCheck(t)];
 }
