@@ -16,6 +16,8 @@ export interface TriageEntry {
   line: number;
   /** Only when mutants of one line share a mutator and a replacement: the mutant's first column. */
   column?: number;
+  /** Only when two such mutants also share their first column (a condition and its first operand): the mutant's last column. */
+  end?: number;
   mutator: string;
   replacement: string;
   /** `profile`: the mutant changes only a project decision no document states (counted apart, like the envelope's rule). */
@@ -86,5 +88,6 @@ export const sameMutant = (t: TriageEntry, m: MutantResult): boolean =>
   m.fileName.endsWith(t.file) &&
   m.location.start.line === t.line &&
   (t.column === undefined || m.location.start.column === t.column) &&
+  (t.end === undefined || m.location.end.column === t.end) &&
   m.mutatorName === t.mutator &&
   (m.replacement ?? '') === t.replacement;
