@@ -2,7 +2,7 @@
 // each handler small and in its own module; every rejection is an HttpError naming its rule and
 // answers the envelope `{error, detail}` (document 3; `rule` added). Nothing a client sends can
 // make it answer 500: a bug is logged and answered as a visible 500 envelope.
-import { startSeams } from './start-variants.ts';
+import { startSeams } from '../variants/relay-start.ts';
 import { statfsSync } from 'node:fs';
 import type { H3 } from 'h3';
 import { validServiceName } from '../../protocol/common/names.ts';
@@ -97,7 +97,7 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
   const url = listener.url;
   const config: RelayConfig = { ...options.config, relayAddress: options.config.relayAddress ?? listener.hostPort };
   const now = Date.now;
-  // Broken variants that act at the start (start-variants.ts); the reference's own seams otherwise.
+  // Broken variants that act at the start (reference/variants/relay-start.ts); the reference's own seams otherwise.
   const seams = startSeams(config.breakages);
   let state: RelayState;
   let store: RelayStore;

@@ -78,7 +78,7 @@ class Ledger {
   }
 }
 
-function parse(text: string): Record<string, unknown> {
+export function parse(text: string): Record<string, unknown> {
   try {
     const v = JSON.parse(text) as unknown;
     return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
@@ -129,10 +129,10 @@ function ownerLine(req: Request, body: string, target?: string): string | undefi
 }
 
 const pathIdentity = (url: URL) => decodeURIComponent(url.pathname.split('/')[2] ?? '').toLowerCase();
-const accepted202 = (body: string) => jsonAnswer({ id: parse(body).id ?? 'accepted' }, 202);
+export const accepted202 = (body: string) => jsonAnswer({ id: parse(body).id ?? 'accepted' }, 202);
 
 /** Refusals of matching requests answered `success` when `waive` says the bug lets them through. */
-function waived(match: (req: Request, url: URL) => boolean, waive: (r: Refusal, req: Request, url: URL, body: string) => boolean, success: (req: Request, body: string) => Response): Wire {
+export function waived(match: (req: Request, url: URL) => boolean, waive: (r: Refusal, req: Request, url: URL, body: string) => boolean, success: (req: Request, body: string) => Response): Wire {
   const ledger = new Ledger();
   return ledger.wire(async (req, next, body) => {
     const url = new URL(req.url);
@@ -143,7 +143,7 @@ function waived(match: (req: Request, url: URL) => boolean, waive: (r: Refusal, 
 }
 
 /** A variant needing the ledger itself. */
-function withLedger(make: (ledger: Ledger) => (req: Request, next: Next, body: string) => Promise<Response>): Wire {
+export function withLedger(make: (ledger: Ledger) => (req: Request, next: Next, body: string) => Promise<Response>): Wire {
   const ledger = new Ledger();
   return ledger.wire(make(ledger));
 }

@@ -7518,6 +7518,305 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ra.signing.session-registration",
+    "kind": "binding",
+    "cite": "Signed lines: the literal `session-registration`, identity, session_public_key, issued_at, expires_at, nonce.",
+    "credential": "the registration's identity_signature",
+    "parts": [
+      "identity",
+      "session-public-key",
+      "issued-at",
+      "expires-at",
+      "nonce"
+    ],
+    "operations": [
+      "registerSession"
+    ],
+    "area": "relay-core",
+    "facet": "binding",
+    "values": [
+      "identity",
+      "session-public-key",
+      "issued-at",
+      "expires-at",
+      "nonce"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "registerSession"
+      },
+      {
+        "value": "session-public-key",
+        "operation": "registerSession"
+      },
+      {
+        "value": "issued-at",
+        "operation": "registerSession"
+      },
+      {
+        "value": "expires-at",
+        "operation": "registerSession"
+      },
+      {
+        "value": "nonce",
+        "operation": "registerSession"
+      }
+    ]
+  },
+  {
+    "rule": "ra.signing.session-revocation",
+    "kind": "binding",
+    "cite": "Body: `identity`, `issued_at`, `nonce`, `identity_signature` over lines: the literal `session-revocation`, identity, session_id, issued_at, nonce.",
+    "credential": "the revocation's identity_signature",
+    "parts": [
+      "identity",
+      "session-id",
+      "issued-at",
+      "nonce"
+    ],
+    "operations": [
+      "revokeSession"
+    ],
+    "note": "session-id is another live session of the same identity, so only the binding to the path's session refuses it.",
+    "area": "relay-core",
+    "facet": "binding",
+    "values": [
+      "identity",
+      "session-id",
+      "issued-at",
+      "nonce"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "revokeSession"
+      },
+      {
+        "value": "session-id",
+        "operation": "revokeSession"
+      },
+      {
+        "value": "issued-at",
+        "operation": "revokeSession"
+      },
+      {
+        "value": "nonce",
+        "operation": "revokeSession"
+      }
+    ]
+  },
+  {
+    "rule": "ra.messages.session-proof",
+    "kind": "binding",
+    "cite": "`session_proof` | object | no | `session_public_key` (base64url), `issued_at`, `expires_at`, `nonce`, `identity_signature` (base64)",
+    "credential": "a session proof's identity_signature (the session-registration lines)",
+    "parts": [
+      "identity",
+      "key",
+      "session-public-key",
+      "issued-at",
+      "expires-at",
+      "nonce"
+    ],
+    "operations": [
+      "postMessage"
+    ],
+    "note": "identity is a proof over lines naming another identity; key is one signed by another identity's key.",
+    "area": "relay-core",
+    "facet": "binding",
+    "values": [
+      "identity",
+      "key",
+      "session-public-key",
+      "issued-at",
+      "expires-at",
+      "nonce"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "postMessage"
+      },
+      {
+        "value": "key",
+        "operation": "postMessage"
+      },
+      {
+        "value": "session-public-key",
+        "operation": "postMessage"
+      },
+      {
+        "value": "issued-at",
+        "operation": "postMessage"
+      },
+      {
+        "value": "expires-at",
+        "operation": "postMessage"
+      },
+      {
+        "value": "nonce",
+        "operation": "postMessage"
+      }
+    ]
+  },
+  {
+    "rule": "ra.messages.session-proof",
+    "kind": "window",
+    "cite": "Session: registered, then expired (TTL at most 24 hours), revoked by `DELETE /sessions/:id`, or invalidated by relay restart.",
+    "duration": "the proof's own life, issued_at to expires_at (30 s in the check)",
+    "from": "the proof's issued_at",
+    "operations": [
+      "postMessage"
+    ],
+    "area": "relay-core",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "postMessage"
+      },
+      {
+        "value": "outside",
+        "operation": "postMessage"
+      }
+    ]
+  },
+  {
+    "rule": "ra.sessions.ttl-positive",
+    "kind": "limit",
+    "cite": "Project decision: document 3 bounds a session's TTL only from above; a registration whose `expires_at` is not after its `issued_at` (a TTL of zero or less), or not after the relay's clock (already expired), is an invalid field: 400 `invalid_request`.",
+    "count": "a TTL of more than zero (the lower bound; the upper is ra.sessions.ttl)",
+    "scope": "session",
+    "past": {
+      "status": 400,
+      "code": "invalid_request"
+    },
+    "operations": [
+      "registerSession"
+    ],
+    "note": "at is a TTL of one second, past a TTL of zero and of -10 s, each issued 30 s ahead so that only the comparison with issued_at refuses it.",
+    "unfilled": [
+      {
+        "value": "other-scope",
+        "reason": "not applicable: a session's life is its own; no other session is counted against it"
+      }
+    ],
+    "area": "relay-core",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "registerSession"
+      },
+      {
+        "value": "past",
+        "operation": "registerSession"
+      },
+      {
+        "value": "other-scope",
+        "operation": "registerSession"
+      }
+    ]
+  },
+  {
+    "rule": "ra.signing.identity-registration",
+    "kind": "binding",
+    "cite": "Signed lines: the literal `identity-registration`, `<identity>`, `<public_key>`, `<encryption_public_key>` (empty when absent), `<relay_address>` (host and optional port of this relay), `<issued_at>`, `<nonce>`.",
+    "credential": "the registration's identity_signature (signing-matrix.ts)",
+    "parts": [
+      "identity",
+      "public-key",
+      "encryption-public-key",
+      "relay-address",
+      "issued-at",
+      "nonce"
+    ],
+    "operations": [
+      "register"
+    ],
+    "area": "relay-core",
+    "facet": "binding",
+    "values": [
+      "identity",
+      "public-key",
+      "encryption-public-key",
+      "relay-address",
+      "issued-at",
+      "nonce"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "register"
+      },
+      {
+        "value": "public-key",
+        "operation": "register"
+      },
+      {
+        "value": "encryption-public-key",
+        "operation": "register"
+      },
+      {
+        "value": "relay-address",
+        "operation": "register"
+      },
+      {
+        "value": "issued-at",
+        "operation": "register"
+      },
+      {
+        "value": "nonce",
+        "operation": "register"
+      }
+    ]
+  },
+  {
+    "rule": "ra.signing.identity-export",
+    "kind": "binding",
+    "cite": "Signed lines: the literal `identity-export`, identity, issued_at, nonce.",
+    "credential": "the export's identity_signature (signing-matrix.ts)",
+    "parts": [
+      "identity",
+      "issued-at",
+      "nonce"
+    ],
+    "operations": [
+      "export"
+    ],
+    "area": "relay-core",
+    "facet": "binding",
+    "values": [
+      "identity",
+      "issued-at",
+      "nonce"
+    ],
+    "cells": [
+      {
+        "value": "identity",
+        "operation": "export"
+      },
+      {
+        "value": "issued-at",
+        "operation": "export"
+      },
+      {
+        "value": "nonce",
+        "operation": "export"
+      }
+    ]
+  },
+  {
     "rule": "ra.system.files",
     "kind": "who",
     "cite": "`GET`, `PUT`, `DELETE /identities/:identity/system/:path`: challenge-signed; `.svc/public` and `.svc/relay` documents, validated on write.",
@@ -10770,6 +11069,16 @@ export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string
   {
     "rule": "ra.spool.durable",
     "reason": "Accepted mail survives a restart: one event (the restart) that ends nothing; what a restart ends is ra.sessions.memory's lifecycle facet.",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.auth.challenge",
+    "reason": "A public read answering a challenge and its expires_at, or 400 without a valid identity: no principal, bound part or limit of its own (the challenge's 60 s and single use are ra.auth.challenge-single-use's facets).",
+    "area": "relay-core"
+  },
+  {
+    "rule": "ra.auth.date-header",
+    "reason": "A Date header on the relay's answers: nothing to spread over (the clock window it serves is ra.auth.signed-request-window's).",
     "area": "relay-core"
   },
   {

@@ -2861,7 +2861,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "POST /sessions",
     "title": "Session registration",
-    "text": "POST /sessions verifies the identity signature over the session-registration lines against the identity's published key and answers 201 with `session_id` (prefix `sess_`), `identity`, `session_public_key`, `issued_at`, `expires_at`; 401 when the signature fails."
+    "text": "POST /sessions verifies the identity signature over the session-registration lines against the identity's published key and answers 201 with `session_id` (prefix `sess_`), `identity`, `session_public_key`, `issued_at`, `expires_at`; 400 when a body field is missing or invalid (`session_public_key` not a base64url Ed25519 key, the admin envelope absent); 401 when the signature fails."
   },
   {
     "id": "ra.sessions.ttl",
@@ -2870,6 +2870,16 @@ export const rules: readonly Rule[] = [
     "section": "POST /sessions; Limits",
     "title": "24-hour cap",
     "text": "A session whose `expires_at` is more than 24 hours after `issued_at`, an `issued_at` too far in the future, or malformed timestamps answer 400."
+  },
+  {
+    "id": "ra.sessions.ttl-positive",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /sessions; Limits (a lower bound on the TTL: not shown)",
+    "title": "A session lives a positive time",
+    "text": "Project decision: document 3 bounds a session's TTL only from above; a registration whose `expires_at` is not after its `issued_at` (a TTL of zero or less), or not after the relay's clock (already expired), is an invalid field: 400 `invalid_request`.",
+    "origin": "project",
+    "code": "invalid_request"
   },
   {
     "id": "ra.sessions.memory",
@@ -4465,6 +4475,7 @@ export type RuleId =
   | "ra.auth.recency-window"
   | "ra.sessions.register"
   | "ra.sessions.ttl"
+  | "ra.sessions.ttl-positive"
   | "ra.sessions.memory"
   | "ra.sessions.cluster-restart"
   | "ra.sessions.revoke"

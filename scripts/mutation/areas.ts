@@ -43,8 +43,11 @@ export function area(name: string): MutationArea {
   return found;
 }
 
-/** The command Stryker runs once per mutant: the area's checks against a fresh reference; non-zero exit kills. */
-export function killCommand(a: MutationArea): string {
+/**
+ * The command Stryker runs once per mutant: the area's checks against a fresh reference; non-zero
+ * exit kills. `log` (absolute: Stryker runs it in its sandbox) receives which checks failed, by kind.
+ */
+export function killCommand(a: MutationArea, log: string): string {
   const rules = a.rules.map((r) => `--rule ${r}`).join(' ');
-  return `node bin/svc-conformance.js run --reference --suite ${a.suite} ${rules} --quiet --seed 7 --runs 10 --fuzz-runs 10 --timeout 60`;
+  return `node scripts/mutation/kill.mjs ${log} run --reference --suite ${a.suite} ${rules} --quiet --seed 7 --runs 10 --fuzz-runs 10 --timeout 60`;
 }

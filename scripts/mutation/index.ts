@@ -4,12 +4,12 @@
 // (test/mutation/triage.yaml: equivalent or unobservable, with the reason) and the score over the
 // non-equivalent, observable ones; writes reports/mutation/<area>.html and summary.json.
 // The full run takes hours on 2 cores: it is not part of CI (test/mutation/sample.test.ts is).
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { MutantResult } from '@stryker-mutator/api/core';
 import { AREAS, area, type MutationArea } from './areas.ts';
 import { recordedSample, recordSample, regressions, runSample } from './sample.ts';
-import { mutate, REPORTS } from './stryker.ts';
+import { killLog, mutate, REPORTS } from './stryker.ts';
 import { byPlace, loadTriage, sameMutant, type TriageEntry } from './triage.ts';
 
 export interface AreaFigures {
@@ -21,17 +21,25 @@ export interface AreaFigures {
   unobservable: number;
   /** Survivors that only change a project decision: judged by profile checks, apart from the score. */
   profile: number;
+  /** Killed only by profile checks in this run (scripts/mutation/kill.mjs's log): no document check failed. */
+  profileKilled: number;
   /** Killed over the mutants neither equivalent, unobservable nor profile-only. */
   score: number;
+  /** The same, counting only the kills some document check made. */
+  documentScore: number;
   untriaged: Array<{ file: string; line: number; mutator: string; replacement: string }>;
+  /** Each mutant only profile checks killed, with those checks. */
+  killedByProfile: string[];
 }
 
 const KILLED = new Set(['Killed', 'Timeout']);
 const LIVE = new Set(['Survived', 'NoCoverage']);
 
-export async function figures(a: MutationArea, results: readonly MutantResult[], triage: readonly TriageEntry[]): Promise<AreaFigures> {
+export async function figures(a: MutationArea, results: readonly MutantResult[], triage: readonly TriageEntry[], kills: ReadonlyMap<string, Kill> = new Map()): Promise<AreaFigures> {
   const counted = results.filter((m) => KILLED.has(m.status) || LIVE.has(m.status));
   const killed = counted.filter((m) => KILLED.has(m.status)).length;
+  const byProfile = counted.filter((m) => KILLED.has(m.status) && kills.get(m.id)?.document.length === 0 && (kills.get(m.id)?.profile.length ?? 0) > 0);
+  const profileKilled = byProfile.length;
   const judged = await Promise.all(
     counted.filter((m) => LIVE.has(m.status)).map(async (m) => ({ m, verdict: triage.find((t) => sameMutant(t, m))?.verdict ?? (await byPlace(m, m.fileName))?.verdict })),
   );
@@ -46,16 +54,35 @@ export async function figures(a: MutationArea, results: readonly MutantResult[],
     equivalent,
     unobservable,
     profile,
+    profileKilled,
     score: denominator === 0 ? 1 : killed / denominator,
+    documentScore: denominator === 0 ? 1 : (killed - profileKilled) / denominator,
     untriaged: judged
       .filter((j) => !j.verdict)
       .map(({ m }) => ({ file: m.fileName.replace(/^.*?(reference\/)/, '$1'), line: m.location.start.line, mutator: m.mutatorName, replacement: m.replacement ?? '' })),
+    killedByProfile: byProfile.map(
+      (m) => `${m.fileName.replace(/^.*?(reference\/)/, '$1')}:${m.location.start.line} ${m.mutatorName} → ${JSON.stringify(m.replacement ?? '')} (${kills.get(m.id)!.profile.join(', ')})`,
+    ),
   };
 }
 
+/** What scripts/mutation/kill.mjs logged for one mutant: the checks that failed under it, by kind. */
+export interface Kill {
+  document: string[];
+  profile: string[];
+}
+
+/** The kill log of the last run of `label`, by mutant id (mutants Stryker reused from its incremental file are absent). */
+async function readKills(label: string): Promise<Map<string, Kill>> {
+  const text = await readFile(killLog(label), 'utf8').catch(() => '');
+  const lines = text.split('\n').filter(Boolean);
+  return new Map(lines.map((l) => JSON.parse(l) as Kill & { mutant: string }).map((k) => [k.mutant, k]));
+}
+
 function table(rows: readonly AreaFigures[]): string {
-  const head = ['area', 'mutants', 'killed', 'survived', 'equivalent', 'unobservable', 'profile', 'score'];
-  const body = rows.map((r) => [r.area, r.mutants, r.killed, r.survived, r.equivalent, r.unobservable, r.profile, `${(r.score * 100).toFixed(1)} %`].map(String));
+  const head = ['area', 'mutants', 'killed', 'by profile only', 'survived', 'equivalent', 'unobservable', 'profile', 'score', 'document score'];
+  const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+  const body = rows.map((r) => [r.area, r.mutants, r.killed, r.profileKilled, r.survived, r.equivalent, r.unobservable, r.profile, pct(r.score), pct(r.documentScore)].map(String));
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   return [head, ...body].map((row) => row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
 }
@@ -63,26 +90,53 @@ function table(rows: readonly AreaFigures[]): string {
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { all: { type: 'boolean' }, list: { type: 'boolean' }, concurrency: { type: 'string' }, fresh: { type: 'boolean' }, sample: { type: 'boolean' }, record: { type: 'boolean' } },
+    options: {
+      all: { type: 'boolean' },
+      list: { type: 'boolean' },
+      concurrency: { type: 'string' },
+      fresh: { type: 'boolean' },
+      sample: { type: 'boolean' },
+      record: { type: 'boolean' },
+      // A slice of one area: Stryker ranges (`file:line-line`) and, optionally, fewer rules.
+      mutate: { type: 'string', multiple: true },
+      rule: { type: 'string', multiple: true },
+    },
   });
   if (values.sample) return sample(values.record === true);
   if (values.list || (positionals.length === 0 && !values.all)) {
     for (const a of AREAS) console.log(`${a.name.padEnd(18)} ${a.suite.padEnd(7)} ${a.mutate.join(', ')}  (rules ${a.rules.join(' ')})`);
-    if (!values.list) console.log('\nusage: npm run mutation -- <area ...> | --all [--concurrency N] [--fresh] | --sample [--record]');
+    if (!values.list) console.log('\nusage: npm run mutation -- <area ...> | --all [--concurrency N] [--fresh] | <area> --mutate FILE:L1-L2 ... [--rule ID ...] | --sample [--record]');
     return values.list ? 0 : 2;
   }
   const areas = values.all ? AREAS : positionals.map(area);
+  if ((values.mutate || values.rule) && areas.length !== 1) throw new Error('--mutate and --rule slice one area');
   const triage = await loadTriage();
   const rows: AreaFigures[] = [];
-  for (const a of areas) {
-    const results = await mutate(a, { concurrency: Number(values.concurrency ?? 2), incremental: !values.fresh });
-    rows.push(await figures(a, results, triage));
+  for (const whole of areas) {
+    const a = values.rule ? { ...whole, rules: values.rule } : whole;
+    const slice = values.mutate ? { mutate: values.mutate, label: sliceLabel(a.name, values.mutate) } : {};
+    const label = slice.label ?? a.name;
+    const results = await mutate(a, { concurrency: Number(values.concurrency ?? 1), incremental: !values.fresh, ...slice });
+    rows.push(await figures({ ...a, name: label }, results, triage, await readKills(label)));
   }
   console.log(`\n${table(rows)}\n`);
   for (const r of rows) for (const u of r.untriaged) console.log(`survived, not triaged: ${r.area} ${u.file}:${u.line} ${u.mutator} → ${JSON.stringify(u.replacement)}`);
+  for (const r of rows) for (const k of r.killedByProfile) console.log(`killed by profile checks only: ${r.area} ${k}`);
   await writeFile(`${REPORTS}/summary.json`, JSON.stringify(rows, null, 2));
   console.log(`reports: ${REPORTS}/<area>.html, ${REPORTS}/summary.json`);
   return rows.every((r) => r.score >= 0.9) ? 0 : 1;
+}
+
+/** A slice's own report and incremental file: `relay-auth` with `reference/relay/sessions.ts:30-49` is `relay-auth.sessions-30-49`. */
+function sliceLabel(name: string, ranges: readonly string[]): string {
+  return `${name}.${ranges
+    .map((r) =>
+      r
+        .replace(/^.*\//, '')
+        .replace(/\.ts(:|$)/, '$1')
+        .replace(/[^A-Za-z0-9]+/g, '-'),
+    )
+    .join('+')}`;
 }
 
 /** The fixed sample: record it, or compare with the record (exit 1 when a killed mutant survives). */

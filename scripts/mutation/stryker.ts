@@ -2,7 +2,8 @@
 // checks against a fresh reference per mutant. The active mutant reaches the reference's child
 // processes through Stryker's environment variable (__STRYKER_ACTIVE_MUTANT__), which the
 // harness passes on when it spawns them (harness/run/spawn.ts).
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { Stryker } from '@stryker-mutator/core';
 import type { MutantResult, PartialStrykerOptions } from '@stryker-mutator/api/core';
 import { killCommand, type MutationArea } from './areas.ts';
@@ -21,12 +22,16 @@ export interface RunOptions {
   quiet?: boolean;
 }
 
+/** Which checks failed under each mutant of the last run of `label` (scripts/mutation/kill.mjs). */
+export const killLog = (label: string): string => resolve(REPORTS, `${label}.kills.jsonl`);
+
 export async function mutate(area: MutationArea, opts: RunOptions = {}): Promise<MutantResult[]> {
   const label = opts.label ?? area.name;
   await mkdir(REPORTS, { recursive: true });
+  await rm(killLog(label), { force: true });
   const options: PartialStrykerOptions = {
     testRunner: 'command',
-    commandRunner: { command: killCommand(area) },
+    commandRunner: { command: killCommand(area, killLog(label)) },
     mutate: opts.mutate ?? area.mutate,
     coverageAnalysis: 'off',
     concurrency: opts.concurrency ?? 2,

@@ -2,8 +2,8 @@
 // for every module, so nobody picks survivors one by one: a mutant that only changes an error's
 // free-form detail text (no document states it: unobservable), and one that only changes the rule
 // id an error envelope names (a project decision, judged by profile checks, not document checks).
-// Every other survivor needs a line in test/mutation/triage.yaml (equivalent or unobservable, with
-// the reason), or a check that kills it.
+// Every other survivor needs a line in test/mutation/triage.yaml (equivalent, unobservable or
+// profile, with the reason), or a check that kills it.
 import { readFile } from 'node:fs/promises';
 import ts from 'typescript';
 import { parse } from 'yaml';
@@ -14,9 +14,14 @@ export type Verdict = 'equivalent' | 'unobservable' | 'profile';
 export interface TriageEntry {
   file: string;
   line: number;
+  /** Only when mutants of one line share a mutator and a replacement: the mutant's first column. */
+  column?: number;
+  /** Only when two such mutants also share their first column (a condition and its first operand): the mutant's last column. */
+  end?: number;
   mutator: string;
   replacement: string;
-  verdict: Exclude<Verdict, 'profile'>;
+  /** `profile`: the mutant changes only a project decision no document states (counted apart, like the envelope's rule). */
+  verdict: Verdict;
   reason: string;
 }
 
@@ -80,4 +85,9 @@ export async function loadTriage(): Promise<TriageEntry[]> {
 }
 
 export const sameMutant = (t: TriageEntry, m: MutantResult): boolean =>
-  m.fileName.endsWith(t.file) && m.location.start.line === t.line && m.mutatorName === t.mutator && (m.replacement ?? '') === t.replacement;
+  m.fileName.endsWith(t.file) &&
+  m.location.start.line === t.line &&
+  (t.column === undefined || m.location.start.column === t.column) &&
+  (t.end === undefined || m.location.end.column === t.end) &&
+  m.mutatorName === t.mutator &&
+  (m.replacement ?? '') === t.replacement;

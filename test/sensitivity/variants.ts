@@ -12,11 +12,13 @@ import { DRIVE_WIRE } from '../../reference/variants/drive.ts';
 import { DRIVE_MATRIX_WIRE } from '../../reference/variants/drive-matrix.ts';
 import { DRIVE_ANSWER_WIRE } from '../../reference/variants/drive-answers.ts';
 import { RELAY_SEAM_VARIANTS, type SeamVariant } from '../../reference/variants/relay-seams.ts';
+import { START_VARIANTS } from '../../reference/variants/relay-start.ts';
 import { BRIDGE_SEAM_VARIANTS } from '../../reference/variants/bridge-seams.ts';
 import { URL_CLIENT_VARIANTS } from '../../reference/variants/url-clients.ts';
 import { RELAY_OWNER_WIRE } from '../../reference/variants/relay-owner.ts';
 import { RELAY_CORE_WIRE } from '../../reference/variants/relay-core.ts';
 import type { WireVariant } from '../../reference/variants/kit.ts';
+import { RELAY_SESSIONS_WIRE } from '../../reference/variants/relay-sessions.ts';
 import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
 import { DRIVE_LINKS_WIRE } from '../../reference/variants/drive-links.ts';
 import { RELAY_ONCE_WIRE } from '../../reference/variants/relay-once.ts';
@@ -52,13 +54,8 @@ function bridgeSeams(table: Record<string, { rule: RuleId; tls?: true }>): Varia
 }
 
 export const VARIANTS: readonly Variant[] = [
-  { suite: 'relay', breakage: 'challenge-reuse', rule: 'ra.auth.challenge-single-use' },
-  { suite: 'relay', breakage: 'challenge-race', rule: 'ra.auth.challenge-single-use' },
-  { suite: 'relay', breakage: 'spool-memory', rule: 'ra.spool.durable' },
-  { suite: 'relay', breakage: 'spool-forever', rule: 'ra.spool.expiry' },
+  ...Object.entries(START_VARIANTS).map(([name, v]): Variant => ({ suite: 'relay', breakage: name, rule: v.rule })),
   ...seams(RELAY_SEAM_VARIANTS),
-  { suite: 'relay', breakage: 'sessions-persisted', rule: 'ra.sessions.memory' },
-  { suite: 'relay', breakage: 'pairing-forever', rule: 'ra.pairing.expiry' },
   ...bridgeSeams(BRIDGE_SEAM_VARIANTS),
   ...bridgeSeams(URL_CLIENT_VARIANTS),
   { suite: 'rp', breakage: 'resume-without-cookie', rule: 'ns.transaction.resume-refused' },
@@ -95,6 +92,7 @@ export const VARIANTS: readonly Variant[] = [
   // One bucket for every sender throttles acks as it does messages ("Same signature, rate limits
   // and locality rule as messages"): the ack's sender-scope cell (relay/matrix/limit-sender-rate).
   { suite: 'relay', breakage: 'wire:core-rate-per-relay', rule: 'ra.acks.signature' },
+  ...wire('relay', RELAY_SESSIONS_WIRE),
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
   ...wire('bridge', BRIDGE_KINDS_WIRE),
 ];

@@ -36,6 +36,8 @@ import { cursorLifecycle } from './checks/cursor-lifecycle.ts';
 import { registerBinding } from './checks/register-binding.ts';
 import { namesMatrix } from './checks/names-matrix.ts';
 import { matrixLifecycleChecks } from './checks/matrix-lifecycle.ts';
+import { sessionsMatrixChecks } from './checks/sessions-matrix.ts';
+import { signingMatrixChecks } from './checks/signing-matrix.ts';
 
 export type { RelayTarget } from './driver.ts';
 
@@ -76,6 +78,8 @@ export function relayChecks(target: RelayTarget): Check[] {
     registerBinding(target),
     namesMatrix(target),
     ...matrixLifecycleChecks(target),
+    ...sessionsMatrixChecks(target),
+    ...signingMatrixChecks(target),
     challengeExpiryCheck(target),
     ...relayFuzzChecks(target),
   ];

@@ -1,28 +1,10 @@
 // The relay's broken variants that act where it starts rather than on a request (hidden --break
-// flags, only with SVC_REFERENCE_ALLOW_BREAKAGE=1): each is named, carries the rule it breaks,
-// and replaces one seam of the start. startRelay reads the seams once; nothing on the request
-// path asks which variant runs.
+// flags, only with SVC_REFERENCE_ALLOW_BREAKAGE=1): each is named, carries the rule it breaks, and
+// replaces seams of the start (reference/relay/start-seams.ts).
 import type { RuleId } from '../../schemas/ts/rules.ts';
-import type { Auth } from './auth.ts';
-import type { Breakage } from './config.ts';
-import { persistSessions } from './variants.ts';
-
-/** What a start variant may replace. */
-export interface StartSeams {
-  /** The spool in this process's memory instead of the database. */
-  spoolInMemory: boolean;
-  /** A challenge accepted again after its use; two concurrent answers both spending it. */
-  challengeReuse: boolean;
-  challengeRace: boolean;
-  /** Pairing offers that never lapse. */
-  pairingForever: boolean;
-  /** Undelivered mail that never expires (no spool sweep). */
-  spoolSweep: boolean;
-  /** Sessions kept beyond a restart (under the data directory). */
-  keepSessions?: (auth: Auth, dataDir: string) => Promise<void>;
-}
-
-export const REFERENCE_START: StartSeams = { spoolInMemory: false, challengeReuse: false, challengeRace: false, pairingForever: false, spoolSweep: true };
+import type { Breakage } from '../relay/config.ts';
+import { REFERENCE_START, type StartSeams } from '../relay/start-seams.ts';
+import { persistSessions } from '../relay/variants.ts';
 
 interface StartVariant {
   rule: RuleId;
