@@ -350,7 +350,8 @@ export async function events(d: Drive, call: OwnerCall): Promise<Response> {
       who,
       groups: caller.kind === 'member' ? caller.groups : [],
       sees: async (n) => caller.kind === 'owner' || (await may(d, drive, caller, n, 'read')),
-      holds: async () => caller.kind === 'owner' || (caller.kind === 'member' && (await anyRole(d, drive, caller)).size > 0),
+      // A stream whose member lost access ends (ra.drive.events-revocation), unless a variant keeps it.
+      holds: async () => caller.kind === 'owner' || !driveSeams(d.ctx.config).endsRevoked() || (caller.kind === 'member' && (await anyRole(d, drive, caller)).size > 0),
     },
     call.req.signal,
   );
