@@ -18,17 +18,15 @@ import { lookup } from './directory.ts';
 import type { IdentityRow } from './store.ts';
 import { systemDocument, systemDocuments } from './system-files.ts';
 import { DnsWriteError, recordsFor } from './dns-providers.ts';
+import { asObject, parseJson } from '../shared/json.ts';
 
 /** The body as a JSON object, or 400 invalid_request. */
 export const object = (bytes: Uint8Array): Record<string, unknown> => {
-  let body: unknown;
-  try {
-    body = JSON.parse(Buffer.from(bytes).toString('utf8'));
-  } catch {
-    throw ruleError(400, 'ra.errors.invalid-request', 'the body is not JSON');
-  }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw ruleError(400, 'ra.errors.invalid-request', 'the body is not a JSON object');
-  return body as Record<string, unknown>;
+  const parsed = parseJson(bytes);
+  if (!parsed.ok) throw ruleError(400, 'ra.errors.invalid-request', 'the body is not JSON');
+  const body = asObject(parsed.value);
+  if (!body) throw ruleError(400, 'ra.errors.invalid-request', 'the body is not a JSON object');
+  return body;
 };
 
 export const hostedParent = (ctx: RelayContext, identity: string): string | undefined =>

@@ -9,6 +9,7 @@ import type { RelayContext } from './config.ts';
 import { lookup, type Known } from './directory.ts';
 import { relaySeams } from './seams.ts';
 import type { SpoolRow } from './store.ts';
+import { parseJson } from '../shared/json.ts';
 
 export interface OwnerCall {
   identity: string;
@@ -63,13 +64,9 @@ export async function pickup(ctx: RelayContext, call: OwnerCall, since: string |
 
 export async function consume(ctx: RelayContext, call: OwnerCall): Promise<{ consumed: number; acks_consumed: number; pending: number }> {
   const known = await owner(ctx, call);
-  let body: unknown;
-  try {
-    body = JSON.parse(Buffer.from(call.body).toString('utf8'));
-  } catch {
-    throw ruleError(400, 'ra.errors.invalid-request', 'the body is not JSON');
-  }
-  const b = (body ?? {}) as Record<string, unknown>;
+  const parsed = parseJson(call.body);
+  if (!parsed.ok) throw ruleError(400, 'ra.errors.invalid-request', 'the body is not JSON');
+  const b = (parsed.value ?? {}) as Record<string, unknown>;
   const cursor = (v: unknown, name: string): number => {
     if (v === undefined) return 0;
     if (typeof v !== 'string' || !/^\d{1,15}$/.test(v)) throw ruleError(400, 'ra.errors.invalid-request', `${name} is a cursor: a decimal string`);

@@ -15,6 +15,7 @@ import { HttpError, ruleError, type Code } from '../shared/errors.ts';
 import type { RelayContext } from './config.ts';
 import { lookup, relayBase, type Known } from './directory.ts';
 import { relaySeams } from './seams.ts';
+import { asObject, parseJson } from '../shared/json.ts';
 
 type Kind = 'message' | 'ack';
 const AUTH_REQUEST = vocabulary.message_types.auth_request;
@@ -25,14 +26,10 @@ const REQUIRED: Record<Kind, readonly string[]> = {
 const B64URL = /^[A-Za-z0-9_-]*={0,2}$/;
 
 export function parseEnvelope(kind: Kind, bytes: Uint8Array): Record<string, unknown> {
-  let body: unknown;
-  try {
-    body = JSON.parse(Buffer.from(bytes).toString('utf8'));
-  } catch {
-    throw ruleError(400, 'ra.errors.invalid-request', 'the body is not JSON');
-  }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw ruleError(400, 'ra.errors.invalid-request', 'the body is not a JSON object');
-  const e = body as Record<string, unknown>;
+  const parsed = parseJson(bytes);
+  if (!parsed.ok) throw ruleError(400, 'ra.errors.invalid-request', 'the body is not JSON');
+  const e = asObject(parsed.value);
+  if (!e) throw ruleError(400, 'ra.errors.invalid-request', 'the body is not a JSON object');
   const fieldsRule = kind === 'message' ? 'ra.messages.fields' : 'ra.acks.state';
   for (const f of REQUIRED[kind]) {
     if (typeof e[f] !== 'string' || e[f] === '') throw new HttpError(400, 'invalid_request', `${f} is required (a non-empty string)`, fieldsRule);

@@ -14,6 +14,7 @@ import type { RelayContext } from './config.ts';
 import { lookup } from './directory.ts';
 import { relaySeams } from './seams.ts';
 import { owner, type OwnerCall } from './inbox.ts';
+import { parseJson } from '../shared/json.ts';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -149,13 +150,10 @@ export async function putSystemFile(ctx: RelayContext, call: OwnerCall, requeste
   ownerWrites(ctx, path);
   const check = SYSTEM_FILES[path] ?? ((): DocumentCheck => ({ ok: true }));
   if (call.body.length > limits.system_file_max_bytes) throw ruleError(413, 'ra.errors.payload-too-large', `a system document is at most ${limits.system_file_max_bytes} bytes`);
-  let doc: unknown;
-  const text = Buffer.from(call.body).toString('utf8');
-  try {
-    doc = JSON.parse(text);
-  } catch {
-    throw new HttpError(400, 'invalid_request', `${path} is not JSON`, 'ra.system.validated');
-  }
+  const parsed = parseJson(call.body);
+  if (!parsed.ok) throw new HttpError(400, 'invalid_request', `${path} is not JSON`, 'ra.system.validated');
+  const doc = parsed.value;
+  const text = new TextDecoder().decode(call.body); // valid UTF-8: parseJson refuses anything else
   const verdict = await check(doc, ctx, who.identity);
   if (!verdict.ok) throw new HttpError(400, 'invalid_request', `${path} is refused: ${verdict.reason}`, 'ra.system.validated');
   const guard = preconditions(call.req, (await ctx.store.systemFile(who.identity, path))?.etag);

@@ -273,6 +273,17 @@ describe('JSON nested thousands deep is 400 on every server', () => {
   });
 });
 
+describe('a body that is not UTF-8 is refused, never read with replacement characters', () => {
+  it('relay: 400 with its rule, from the one JSON parser (reference/shared/json.ts)', async () => {
+    const body = new Uint8Array([...Buffer.from('{"identity":"a.example","x":"'), 0xff, 0xfe, ...Buffer.from('"}')]);
+    for (const path of ['/messages', '/acks', '/sessions', '/identities']) {
+      const r = await send(`${relay.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body });
+      expect(r.status, path).toBe(400);
+      expect(r.json, path).toMatchObject({ rule: 'ra.errors.invalid-request' });
+    }
+  });
+});
+
 describe('a well-signed approval carrying a deeply nested unsigned field', () => {
   it('is refused with 400 before it is parsed (the encoded approval is JSON too)', async () => {
     const signing = await startRp({}, { resolver: staticResolver() });

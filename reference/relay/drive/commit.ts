@@ -15,6 +15,7 @@ import { driveHash, verifyDrive, type SignedName } from '../../../protocol/relay
 import { HttpError, ruleError } from '../../shared/errors.ts';
 import { driveSeams, lineage, require, type Caller, type Drive } from './access.ts';
 import type { ChangeRow, NodeRow } from './store.ts';
+import { parseJson } from '../../shared/json.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -46,12 +47,9 @@ export interface Applied {
 }
 
 export function parseCommit(bytes: Uint8Array): Obj {
-  let body: unknown;
-  try {
-    body = JSON.parse(Buffer.from(bytes).toString('utf8'));
-  } catch {
-    throw new HttpError(400, 'invalid_request', 'the commit is not JSON', 'ra.drive.commit');
-  }
+  const parsed = parseJson(bytes);
+  if (!parsed.ok) throw new HttpError(400, 'invalid_request', 'the commit is not JSON', 'ra.drive.commit');
+  const body = parsed.value;
   const problem = validCommit(body);
   if (problem !== undefined) throw new HttpError(400, 'invalid_request', `the commit is not one operation of ra.drive.commit: ${problem}`, 'ra.drive.commit');
   return body as Obj;

@@ -7,10 +7,10 @@ import { decodeBase64Any } from '../../../protocol/common/base64.ts';
 import { verifyDrive } from '../../../protocol/relay/drive/sign.ts';
 import { HttpError, ruleError } from '../../shared/errors.ts';
 import { limits } from '../../../schemas/ts/limits.ts';
-import { jsonTooDeep } from '../../shared/body.ts';
 import { lookup, relayBase } from '../directory.ts';
 import { systemDocument } from '../system-files.ts';
 import type { RelayContext } from '../config.ts';
+import { parseJson } from '../../shared/json.ts';
 
 type Obj = Record<string, unknown>;
 const ROSTER_FILE = 'public/group-roster.json';
@@ -28,13 +28,9 @@ export async function rosterGroup(ctx: RelayContext, header: string, caller: str
   if (header.length > limits.drive_group_roster_header_max_bytes)
     throw ruleError(431, 'ra.drive.group-roster-size', `${ctx.config.profile.ids.header_group_roster} is longer than ${limits.drive_group_roster_header_max_bytes} characters`);
   const bytes = decodeBase64Any(header);
-  let roster: unknown;
-  try {
-    if (!bytes || jsonTooDeep(bytes)) throw new Error();
-    roster = JSON.parse(Buffer.from(bytes).toString('utf8'));
-  } catch {
-    throw new HttpError(400, 'invalid_request', `${ctx.config.profile.ids.header_group_roster} is base64url JSON (a signed group roster)`, 'ra.drive.group-roster-check');
-  }
+  const parsed = bytes ? parseJson(bytes) : undefined;
+  if (!parsed?.ok) throw new HttpError(400, 'invalid_request', `${ctx.config.profile.ids.header_group_roster} is base64url JSON (a signed group roster)`, 'ra.drive.group-roster-check');
+  const roster = parsed.value;
   if (typeof roster !== 'object' || roster === null || Array.isArray(roster)) throw refuse('it is not a roster object');
   const r = roster as Obj;
   const group = norm(r.group);

@@ -12,6 +12,7 @@ import { applyCommit, parseCommit } from './commit.ts';
 import { dropUrl, holdUrl, mustFit, promisedBytes, urlHeld, withinQuota } from './quota.ts';
 import { S3Chunks, UPLOAD_TTL_SECONDS, type Upload } from './s3-chunks.ts';
 import type { ChangeRow, NodeRow, ShareRow } from './store.ts';
+import { asObject, parseJson } from '../../shared/json.ts';
 
 type Obj = Record<string, unknown>;
 const IMMUTABLE = 'private, max-age=31536000, immutable';
@@ -74,13 +75,8 @@ export async function root(d: Drive, call: OwnerCall): Promise<Response> {
 export async function missing(d: Drive, call: OwnerCall): Promise<Response> {
   const { drive, caller } = await open(d, call);
   if (!writer(await anyRole(d, drive, caller))) throw new HttpError(403, 'not_authorized', 'only writers upload chunks', 'ra.drive.roles');
-  let body: unknown;
-  try {
-    body = JSON.parse(Buffer.from(call.body).toString('utf8'));
-  } catch {
-    body = undefined;
-  }
-  const chunks = (body as Obj | undefined)?.chunks;
+  const parsed = parseJson(call.body);
+  const chunks = (parsed.ok ? (asObject(parsed.value) ?? {}) : {}).chunks;
   const refs = Array.isArray(chunks) ? (chunks as unknown[]) : [];
   const valid = (r: Obj | undefined) => HEX64.test(String(r?.id)) && validChunkSize(Number(r?.size)) && (r?.md5 === undefined || MD5.test(String(r.md5)));
   if (refs.length === 0 || refs.length > limits.drive_missing_max_chunks || !refs.every((r) => valid(r as Obj | undefined)))
@@ -354,7 +350,8 @@ export async function events(d: Drive, call: OwnerCall): Promise<Response> {
       who,
       groups: caller.kind === 'member' ? caller.groups : [],
       sees: async (n) => caller.kind === 'owner' || (await may(d, drive, caller, n, 'read')),
-      holds: async () => caller.kind === 'owner' || (caller.kind === 'member' && (await anyRole(d, drive, caller)).size > 0),
+      // A stream whose member lost access ends (ra.drive.events-revocation), unless a variant keeps it.
+      holds: async () => caller.kind === 'owner' || !driveSeams(d.ctx.config).endsRevoked() || (caller.kind === 'member' && (await anyRole(d, drive, caller)).size > 0),
     },
     call.req.signal,
   );

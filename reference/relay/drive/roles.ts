@@ -52,7 +52,7 @@ export interface DriveSeams {
   changesAfter(cursor: number): number;
   /** Whether a change is announced only to the streams that may read its node (ra.drive.events). */
   changeFiltered(): boolean;
-  /** Whether the streams of a member its last share was taken from are ended (ra.drive.events-revocation). */
+  /** Whether the streams of a member that lost its last share (unshared or expired) are ended (ra.drive.events-revocation). */
   endsRevoked(): boolean;
   /** Whether a commit is applied whole, in one transaction and with its chunks checked first (ra.drive.commit-validated). */
   commitsWhole(): boolean;
