@@ -15,11 +15,11 @@ export const SAMPLE: ReadonlyArray<{ area: string; ranges: string[]; rules: stri
   // A session-signed envelope: the session is the sender's, the signature verifies.
   {
     area: 'relay-messages',
-    ranges: ['reference/relay/messages.ts:75-75', 'reference/relay/messages.ts:80-80'],
+    ranges: ['reference/relay/messages.ts:72-72', 'reference/relay/messages.ts:77-77'],
     rules: ['ra.messages.session-expired', 'ra.messages.signature', 'ra.messages.session-proof'],
   },
   // An authorization code bound to its client and redirect URI (ob.code.binding).
-  { area: 'bridge-token', ranges: ['reference/bridge/token.ts:107-108'], rules: ['ob.code'] },
+  { area: 'bridge-token', ranges: ['reference/bridge/token.ts:82-83'], rules: ['ob.code'] },
 ];
 
 const RECORD = new URL('../../test/mutation/sample.json', import.meta.url);

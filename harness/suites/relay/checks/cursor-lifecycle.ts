@@ -2,7 +2,9 @@
 // read "reads without forgetting", so the same read again returns the same mail; "POST
 // /messages/:identity/consume with `through` and `ack_through` (cursors) then drops them", so
 // after it neither a cursor read nor a drain returns that mail. The reply's cursor fields are
-// "not shown": the deployed names (`cursor`, `ack_cursor`) are read (ra.pickup.cursor-names).
+// "not shown", so they are learned from the reply: the string or number fields beside messages and
+// acks, the one whose name speaks of acks being the acks' (the deployed `cursor` and `ack_cursor`
+// are a profile matter, ra.pickup.cursor-names).
 import type { Check } from '../../../run/model.ts';
 import { relayCheck } from '../check.ts';
 import { CheckFailure, pickupOf, said, type RelayTarget } from '../driver.ts';
@@ -39,9 +41,8 @@ export function cursorLifecycle(t: RelayTarget): Check {
         want.every((id) => ids(again).includes(id)),
         `the same cursor read again returned ${typeof again === 'string' ? again : ids(again).join(', ') || 'nothing'}: it forgot what it read`,
       );
-      const cursor = read.body.cursor;
-      const ackCursor = read.body.ack_cursor ?? '0';
-      if (typeof cursor !== 'string' && typeof cursor !== 'number') throw new CheckFailure(`the cursor read's reply names no cursor (read as \`cursor\`): ${JSON.stringify(read.body).slice(0, 300)}`);
+      const { cursor, ackCursor } = cursorsOf(read.body);
+      if (cursor === undefined) throw new CheckFailure(`the cursor read's reply names no cursor (a string or number field beside messages and acks): ${JSON.stringify(read.body).slice(0, 300)}`);
       const c = await s.relay.consume(b, { through: cursor, ack_through: ackCursor }, { mode: 'signed-request' });
       if (!e.that(c.status >= 200 && c.status < 300, `consume through the read's cursor answered ${said(c)}`)) return;
       const afterRead = pickupOf(await s.relay.pickup(b, { mode: 'signed-request' }, '0'));
@@ -53,4 +54,12 @@ export function cursorLifecycle(t: RelayTarget): Check {
       e.that(typeof drained !== 'string' && !want.some((id) => ids(drained).includes(id)), `after the consume a drain returned ${typeof drained === 'string' ? drained : ids(drained).join(', ')}`);
     },
   });
+}
+
+/** The message and ack cursors of a cursor read's reply, whatever the relay names them (document 3 does not show the names). */
+export function cursorsOf(body: Record<string, unknown>): { cursor?: string | number; ackCursor: string | number } {
+  const fields = Object.entries(body).filter(([k, v]) => k !== 'messages' && k !== 'acks' && (typeof v === 'string' || typeof v === 'number')) as Array<[string, string | number]>;
+  const ack = fields.find(([k]) => /ack/i.test(k));
+  const message = fields.find(([k]) => !/ack/i.test(k));
+  return { ...(message ? { cursor: message[1] } : {}), ackCursor: ack?.[1] ?? '0' };
 }
