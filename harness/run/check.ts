@@ -6,6 +6,7 @@
 import type { RuleId } from '../../schemas/ts/rules.ts';
 import { HttpError } from '../actors/http.ts';
 import { cite } from './cite.ts';
+import { reportOwnFault } from './environment.ts';
 import type { Cell, Check, CheckContext, Outcome } from './model.ts';
 import { propertyCheck, type PropertyCheckSpec } from './property.ts';
 import { CheckFailure, CheckSkip, codeOfError, Expect } from './verdict.ts';
@@ -19,6 +20,12 @@ export interface CheckSession {
   readonly notes?: readonly string[];
   evidence(): unknown;
   close(): Promise<void>;
+  /**
+   * What the check made with a declared life (a pairing offer) and kept using past that life, when
+   * the check is not about that expiry (`rules`): its refusals then may be the expiry the document
+   * allows, the machine too slow for the declared life, not the target wrong.
+   */
+  outlived?(rules: readonly RuleId[]): string | undefined;
 }
 
 export interface CheckSpec<S> {
@@ -61,13 +68,22 @@ export function sessionCheck<S extends CheckSession>(binding: SuiteBinding<S>, s
     async run(ctx): Promise<Outcome> {
       const s = binding.open(ctx.signal);
       const e = new Expect();
+      // A failure of a check that outlived what it made is the environment's (the runner runs it again).
+      const spoiled = () => {
+        const what = s.outlived?.(spec.rules);
+        if (what !== undefined) reportOwnFault('outlived-life', what);
+      };
       try {
         await e.scope(() => spec.run(s, e, ctx));
-        if (e.problems.length > 0) return { status: 'failed', detail: e.problems.join('\n'), ...codeOf(e.code()), evidence: s.evidence() };
+        if (e.problems.length > 0) {
+          spoiled();
+          return { status: 'failed', detail: e.problems.join('\n'), ...codeOf(e.code()), evidence: s.evidence() };
+        }
         return { status: 'passed', ...(s.notes && s.notes.length > 0 ? { detail: s.notes.join('; ') } : {}), evidence: s.evidence() };
       } catch (error) {
         if (error instanceof CheckSkip) return { status: 'skipped', detail: error.message };
         if (failure(error)) {
+          spoiled();
           // A CheckFailure thrown by a driver quoted the answer its said() noted; an HttpError carries its own exchange.
           e.markJudged();
           if (error instanceof HttpError && error.exchange) (error.exchange as { judged?: boolean }).judged = true;

@@ -10,6 +10,7 @@
 //   check held back on purpose (a fault it injected).
 // The runner asks, for a failed check, what happened during its run; when anything did, the check
 // runs again, and a check whose every attempt met an environment fault is an error naming it.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ErrorCause } from './model.ts';
 
 export interface EnvironmentFault {
@@ -19,6 +20,8 @@ export interface EnvironmentFault {
   durationMs: number;
   cause: ErrorCause;
   detail: string;
+  /** The check attempt that found it in its own run (it spoils only that attempt); none: the whole process's. */
+  owner?: object;
 }
 
 /** A stall longer than this is one the check's helpers could not hide: the reference resolvers wait 5 s, the authority's DNS clients 1 s. */
@@ -34,6 +37,24 @@ let timer: NodeJS.Timeout | undefined;
 export function reportEnvironmentFault(cause: ErrorCause, detail: string, durationMs = 0): void {
   faults.push({ at: performance.now(), durationMs, cause, detail });
   if (faults.length > KEPT) faults.splice(0, faults.length - KEPT);
+}
+
+/** Which check attempt runs in this async context (the runner's token for it). */
+const owners = new AsyncLocalStorage<object>();
+
+/** Runs `fn` as the attempt `owner`: faults it reports with reportOwnFault spoil it alone. */
+export function asOwner<T>(owner: object, fn: () => T): T {
+  return owners.run(owner, fn);
+}
+
+/**
+ * Records a fault a check found in its own run (it outlived a declared life, its set-up took too
+ * long): unlike a stall, it says nothing of the checks running beside it.
+ */
+export function reportOwnFault(cause: ErrorCause, detail: string): void {
+  reportEnvironmentFault(cause, detail);
+  const owner = owners.getStore();
+  if (owner) faults[faults.length - 1]!.owner = owner;
 }
 
 /** Starts watching the harness's own process for stalls; the returned function stops it (counted, so nested runs share one timer). */
@@ -60,8 +81,8 @@ export function watchEnvironment(): () => void {
 /**
  * The faults that overlap [start, end] (performance.now() times). A stall is seen when it ends,
  * so one that began inside the window and was seen shortly after still counts: the window is
- * widened by one tick.
+ * widened by one tick. A fault a check owns counts only for that check (`owner`).
  */
-export function faultsBetween(start: number, end: number): EnvironmentFault[] {
-  return faults.filter((f) => f.at - f.durationMs <= end + TICK_MS && f.at >= start);
+export function faultsBetween(start: number, end: number, owner?: object): EnvironmentFault[] {
+  return faults.filter((f) => f.at - f.durationMs <= end + TICK_MS && f.at >= start && (f.owner === undefined || f.owner === owner));
 }

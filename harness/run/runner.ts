@@ -3,7 +3,7 @@
 import { setMaxListeners } from 'node:events';
 import { inspect } from 'node:util';
 import type { Attempt, Check, CheckContext, CheckResult, ErrorCause, FailureCode, Outcome, Reporter, RuleEntry, RunReport, SkippedInput } from './model.ts';
-import { faultsBetween, watchEnvironment, type EnvironmentFault } from './environment.ts';
+import { asOwner, faultsBetween, reportOwnFault, watchEnvironment, type EnvironmentFault } from './environment.ts';
 import { EnvironmentError, withAttempt } from './verdict.ts';
 import { computeCoverage, type MatrixInput } from './coverage.ts';
 import { ConfigError } from './exit.ts';
@@ -169,12 +169,13 @@ async function runOne(check: Check, options: RunOptions, runSignal: AbortSignal)
   let durationMs = 0;
   for (let n = 1; ; n++) {
     const start = performance.now();
-    const result = await withAttempt(n, () => runAttempt(check, options, runSignal));
+    const owner = {};
+    const result = await asOwner(owner, () => withAttempt(n, () => runAttempt(check, options, runSignal)));
     durationMs += result.durationMs;
     if (result.status !== 'failed' && result.status !== 'error') return withAttempts(result, attempts, durationMs);
     // A stall is noticed when the harness runs again: give its watch one tick to report.
     await new Promise((resolve) => setTimeout(resolve, 150));
-    const faults = faultsBetween(start, performance.now());
+    const faults = faultsBetween(start, performance.now(), owner);
     if (faults.length === 0 || runSignal.aborted) return withAttempts(result, attempts, durationMs);
     const environment = summarise(faults);
     attempts.push({ status: result.status, detail: result.detail, ...(result.code ? { code: result.code } : {}), ...(result.cause ? { cause: result.cause } : {}), environment });
@@ -271,6 +272,8 @@ async function runAttempt(check: Check, options: RunOptions, runSignal: AbortSig
     if (outcome === 'interrupted') return { ...base, status: 'skipped', detail: 'interrupted before this check finished', durationMs: elapsed() };
     return fromOutcome(base, check, outcome, elapsed(), log);
   } catch (e) {
+    // The check found the environment at fault: a fault like any other, so the check runs again.
+    if (e instanceof EnvironmentError) reportOwnFault(e.errorCause, e.message);
     return { ...base, status: 'error', cause: causeOf(e), detail: describeError(e), durationMs: elapsed(), ...logOf(log) };
   } finally {
     clearTimeout(timer);

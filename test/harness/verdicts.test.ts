@@ -97,6 +97,45 @@ describe('environment faults', () => {
     expect([r.status, runs]).toEqual(['passed', 2]);
   });
 
+  it('runs again a check that failed after outliving what it made, unless it judges that expiry', async () => {
+    let runs = 0;
+    const made = (rules: readonly string[]) => ({
+      ...session,
+      outlived: (judged: readonly string[]) => (runs === 1 && !judged.some((r) => rules.includes(r)) ? 'an offer lived past its 6 s' : undefined),
+    });
+    const spec = (id: string, rules: Array<'ra.pairing.poll' | 'ra.pairing.expiry'>) =>
+      sessionCheck(
+        { suite: 'relay', open: () => made(['ra.pairing.expiry']) },
+        {
+          id,
+          title: id,
+          rules,
+          run: async (_s, e) => void e.that(++runs > 1, '404 no live pairing offer'),
+        },
+      );
+    const slow = (await runChecks([spec('relay/pairing/slow', ['ra.pairing.poll'])], { seed: 1 })).results[0]!;
+    expect([slow.status, slow.attempts?.[0]?.environment]).toEqual(['passed', ['an offer lived past its 6 s']]);
+    runs = 0;
+    const expiry = (await runChecks([spec('relay/pairing/expiry', ['ra.pairing.expiry'])], { seed: 1 })).results[0]!;
+    expect([expiry.status, expiry.attempts]).toEqual(['failed', undefined]);
+  });
+
+  it('runs again a check that found the environment at fault (EnvironmentError)', async () => {
+    let calls = 0;
+    const r = (
+      await runChecks(
+        [
+          check('a/late', () => {
+            if (++calls === 1) throw new EnvironmentError('outlived-life', 'the set-up took longer than the session lives');
+            return pass();
+          }),
+        ],
+        { seed: 1 },
+      )
+    ).results[0]!;
+    expect([r.status, calls, r.attempts?.[0]?.cause]).toEqual(['passed', 2, 'outlived-life']);
+  });
+
   it('names the cause of a throw: a helper, a port in use, or the check itself', async () => {
     const port = Object.assign(new Error('listen EADDRINUSE: address already in use 127.0.0.1:53'), { code: 'EADDRINUSE' });
     const results = (

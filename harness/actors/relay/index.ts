@@ -39,6 +39,8 @@ export type OwnerAuth =
 export class RelayClient {
   /** Which spelling of a system path the relay took last (systemFile). */
   #systemSpelling: 'dir' | 'bare' | undefined;
+  /** When each pairing offer was asked for (Date.now()): the relay made it no earlier, so it lives at least until then plus its life. */
+  readonly offersAskedAt: number[] = [];
 
   constructor(
     readonly profile: Profile,
@@ -186,6 +188,7 @@ export class RelayClient {
 
   /** POST .../enroll/offer: the new device's offer (no authentication). */
   enrollOffer(identity: string, body: Record<string, unknown>): Promise<HttpResponse> {
+    this.offersAskedAt.push(Date.now());
     return this.post(`/identities/${encodeURIComponent(identity)}/enroll/offer`, body);
   }
 

@@ -40,13 +40,23 @@ export async function startRelayCluster(options: RelayClusterOptions): Promise<R
   const address = `${front.host}:${front.port}`;
   const shared = ['--relay-address', address, '--shared-state', options.redis, ...(options.database ? ['--database', options.database] : [])];
   let children: ReferenceChild[] = [];
-  const startAll = async (ports: string[]) => {
-    // One after the other: the first creates the shared database's tables.
-    for (const port of ports) children.push(await options.spawn(['--port', port, ...options.args, ...shared]));
+  const startAll = async (ports: string[], together: boolean) => {
+    // The first start one after the other: the first process creates the shared database's tables.
+    // A restart finds them made, and starts every process at once (the durability checks race SPOOL_TTL).
+    const spawn = (port: string) => options.spawn(['--port', port, ...options.args, ...shared]);
+    if (together) {
+      const started = await Promise.allSettled(ports.map(spawn));
+      for (const x of started) if (x.status === 'fulfilled') children.push(x.value);
+      const failed = started.find((x) => x.status === 'rejected');
+      if (failed) throw failed.reason;
+    } else for (const port of ports) children.push(await spawn(port));
     front.setBackends(children.map((c) => ({ host: new URL(c.url).hostname, port: Number(new URL(c.url).port) })));
   };
   try {
-    await startAll(Array.from({ length: options.processes }, () => '0'));
+    await startAll(
+      Array.from({ length: options.processes }, () => '0'),
+      false,
+    );
   } catch (error) {
     await Promise.all(children.map((c) => c.stop()));
     await front.close();
@@ -61,7 +71,7 @@ export async function startRelayCluster(options: RelayClusterOptions): Promise<R
       await Promise.all(children.map((c) => c.stop()));
       children = [];
       await forgetSharedState(options.redis, `${options.serviceName}-relay:${address}:`);
-      await startAll(ports);
+      await startAll(ports, true);
     },
     async stop() {
       await Promise.all(children.map((c) => c.stop()));

@@ -13,6 +13,8 @@ import { RelayClient, newRelayIdentity, type RelayIdentity } from '../../actors/
 import { CheckFailure, CheckSkip } from '../../run/verdict.ts';
 import { failOnServerError, isObject, refusedWith, safeJson, said, statusIn } from '../../run/answers.ts';
 import { once } from '../../run/once.ts';
+import { limits } from '../../../schemas/ts/limits.ts';
+import type { RuleId } from '../../../schemas/ts/rules.ts';
 
 export { CheckFailure, CheckSkip, isObject, refusedWith, safeJson, said };
 
@@ -151,6 +153,16 @@ export class Session {
 
   evidence(): unknown {
     return { ...(this.notes.length > 0 ? { notes: this.notes } : {}), exchanges: this.exchanges.slice(-40) };
+  }
+
+  /** A pairing offer this check asked for more than the target's declared life ago, unless the check judges that expiry. */
+  outlived(rules: readonly RuleId[]): string | undefined {
+    if (rules.includes('ra.pairing.expiry')) return undefined;
+    const life = this.target.declared.pairingTtlS ?? limits.pairing_offer_ttl_seconds;
+    const first = Math.min(...this.relay.offersAskedAt);
+    const age = (Date.now() - first) / 1000;
+    if (age <= life) return undefined;
+    return `the check kept using pairing offers ${age.toFixed(1)} s after asking for the first, past the ${life} s life the target declares (--relay-pairing-ttl): its refusals may be that expiry, on a machine too slow for so short a life`;
   }
 }
 

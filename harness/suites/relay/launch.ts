@@ -18,9 +18,9 @@ import type { RelayDeclared, RelayTarget } from './driver.ts';
 
 /** What relay A runs with, declared to the suite. */
 export const REFERENCE_DECLARED: Required<RelayDeclared> = {
-  spoolTtlS: 8,
+  spoolTtlS: 12,
   challengeTtlS: 5,
-  pairingTtlS: 6,
+  pairingTtlS: 10,
   maxStreams: 4,
   senderLimit: 120,
   inviteCode: 'harness-invite',
