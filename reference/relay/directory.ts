@@ -7,6 +7,9 @@ import { validServiceName } from '../../protocol/common/names.ts';
 import type { ResolvedIdentity } from '../../protocol/signin/resolver.ts';
 import type { RelayContext } from './config.ts';
 
+/** What this module uses of the relay's context. */
+export type DirectoryContext = Pick<RelayContext, 'config' | 'now' | 'resolver' | 'store'>;
+
 export interface Known {
   identity: string;
   /** Keys that verify its signatures now: the current one and previous ones still valid. */
@@ -18,7 +21,7 @@ export interface Known {
 }
 
 /** What this relay knows of `raw`, or undefined when it is no valid name or cannot be resolved. */
-export async function lookup(ctx: RelayContext, raw: unknown): Promise<Known | undefined> {
+export async function lookup(ctx: DirectoryContext, raw: unknown): Promise<Known | undefined> {
   const identity = validServiceName(raw);
   if (identity === undefined) return undefined;
   const row = await ctx.store.identity(identity);

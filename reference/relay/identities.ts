@@ -14,11 +14,14 @@ import { formatRfc3339 } from '../../protocol/common/time.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import type { RelayContext } from './config.ts';
-import { lookup } from './directory.ts';
+import { lookup, type DirectoryContext } from './directory.ts';
 import type { IdentityRow } from './store.ts';
 import { systemDocument, systemDocuments } from './system-files.ts';
 import { DnsWriteError, recordsFor } from './dns-providers.ts';
 import { asObject, parseJson } from '../shared/json.ts';
+
+/** What this module uses of the relay's context. */
+export type IdentitiesContext = Pick<RelayContext, 'auth' | 'config' | 'dns' | 'log' | 'now' | 'rate' | 'store'> & DirectoryContext;
 
 /** The body as a JSON object, or 400 invalid_request. */
 export const object = (bytes: Uint8Array): Record<string, unknown> => {
@@ -29,10 +32,10 @@ export const object = (bytes: Uint8Array): Record<string, unknown> => {
   return body;
 };
 
-export const hostedParent = (ctx: RelayContext, identity: string): string | undefined =>
+export const hostedParent = (ctx: Pick<RelayContext, 'config'>, identity: string): string | undefined =>
   ctx.config.hostedDomains.find((d) => identity.endsWith(`.${d}`) && !identity.slice(0, -d.length - 1).includes('.'));
 
-export async function register(ctx: RelayContext, bytes: Uint8Array): Promise<Record<string, unknown>> {
+export async function register(ctx: IdentitiesContext, bytes: Uint8Array): Promise<Record<string, unknown>> {
   const b = object(bytes);
   const identity = validServiceName(b.identity);
   if (identity === undefined) throw ruleError(400, 'ra.names.valid', 'identity is not a valid service name');
@@ -89,19 +92,19 @@ export async function register(ctx: RelayContext, bytes: Uint8Array): Promise<Re
   return { identity, public_key: b.public_key, encryption_public_key: enc ?? null, relay: ctx.config.relayAddress, created_at: formatRfc3339(created) };
 }
 
-export async function identityInfo(ctx: RelayContext, raw: string): Promise<Record<string, unknown>> {
+export async function identityInfo(ctx: IdentitiesContext, raw: string): Promise<Record<string, unknown>> {
   const row = validServiceName(raw) && (await ctx.store.identity(validServiceName(raw)!));
   if (!row) throw ruleError(404, 'ra.errors.not-found', `${raw} is not hosted here`);
   return { identity: row.identity, public_key: row.public_key, ...(row.encryption_public_key ? { encryption_public_key: row.encryption_public_key } : {}), relay: ctx.config.relayAddress };
 }
 
 /** The stored document of the identity the Host header names. */
-export async function wellKnownDocument(ctx: RelayContext, host: string | null): Promise<Record<string, unknown>> {
+export async function wellKnownDocument(ctx: IdentitiesContext, host: string | null): Promise<Record<string, unknown>> {
   const row = await identityOfHost(ctx, host);
   return JSON.parse(row.document) as Record<string, unknown>;
 }
 
-export async function capabilities(ctx: RelayContext, host: string | null): Promise<Record<string, unknown>> {
+export async function capabilities(ctx: IdentitiesContext, host: string | null): Promise<Record<string, unknown>> {
   const row = await identityOfHost(ctx, host);
   const doc = JSON.parse(row.document) as Record<string, unknown>;
   // The owner's public/capabilities.json (System files) when written, else what the document carries.
@@ -114,14 +117,14 @@ export async function capabilities(ctx: RelayContext, host: string | null): Prom
 }
 
 /** GET <public files>/<name> (Host-routed): the owner's public document as written (profile.json, group-roster.json). */
-export async function publicDocument(ctx: RelayContext, host: string | null, name: string): Promise<Record<string, unknown>> {
+export async function publicDocument(ctx: IdentitiesContext, host: string | null, name: string): Promise<Record<string, unknown>> {
   const row = await identityOfHost(ctx, host);
   const doc = /^[a-z0-9-]+\.json$/.test(name) ? await systemDocument(ctx, row.identity, `public/${name}`) : undefined;
   if (!doc) throw ruleError(404, 'ra.errors.not-found', `${row.identity} has written no public ${name}`);
   return doc;
 }
 
-export async function identityOfHost(ctx: RelayContext, host: string | null): Promise<IdentityRow> {
+export async function identityOfHost(ctx: IdentitiesContext, host: string | null): Promise<IdentityRow> {
   const name = validServiceName((host ?? '').replace(/:\d+$/, ''));
   const row = name ? await ctx.store.identity(name) : undefined;
   if (!row) throw ruleError(404, 'ra.errors.not-found', 'no identity is hosted here under this Host');
@@ -129,7 +132,7 @@ export async function identityOfHost(ctx: RelayContext, host: string | null): Pr
 }
 
 /** The hosted-handle policy with this relay's blocked terms. */
-const policyOf = (ctx: RelayContext) => ({ ...defaultHostedPolicy, blocked: ctx.config.blockedTerms ?? [] });
+const policyOf = (ctx: IdentitiesContext) => ({ ...defaultHostedPolicy, blocked: ctx.config.blockedTerms ?? [] });
 
 const MESSAGES: Record<string, string> = {
   available: 'This name is available.',
@@ -144,7 +147,7 @@ const MESSAGES: Record<string, string> = {
   domain_not_hosted: 'This relay does not host that domain.',
 };
 
-export async function availability(ctx: RelayContext, url: URL, ip: string): Promise<Record<string, unknown>> {
+export async function availability(ctx: IdentitiesContext, url: URL, ip: string): Promise<Record<string, unknown>> {
   const handle = url.searchParams.get('handle');
   if (handle === null || handle === '') throw ruleError(400, 'ra.errors.invalid-request', 'handle is required (ra.availability)');
   await ctx.rate.charge([['ip', ip]], limits.availability_charge_units);
@@ -162,7 +165,7 @@ export async function availability(ctx: RelayContext, url: URL, ip: string): Pro
   return { handle: h, identity, available: reason === 'available', reason, message: MESSAGES[reason] ?? reason, policy };
 }
 
-export async function rotate(ctx: RelayContext, raw: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
+export async function rotate(ctx: IdentitiesContext, raw: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
   const row = validServiceName(raw) && (await ctx.store.identity(validServiceName(raw)!));
   if (!row) throw ruleError(404, 'ra.errors.not-found', `${raw} is not hosted here`);
   const b = object(bytes);
@@ -199,7 +202,7 @@ export async function rotate(ctx: RelayContext, raw: string, bytes: Uint8Array):
   return d;
 }
 
-export async function exportIdentity(ctx: RelayContext, raw: string, bytes: Uint8Array): Promise<Response> {
+export async function exportIdentity(ctx: IdentitiesContext, raw: string, bytes: Uint8Array): Promise<Response> {
   const known = await lookup(ctx, raw);
   const row = known && (await ctx.store.identity(known.identity));
   if (!known || !row) throw ruleError(404, 'ra.errors.not-found', `${raw} is not hosted here`);

@@ -6,10 +6,13 @@ import { formatRfc3339 } from '../../protocol/common/time.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { ruleError } from '../shared/errors.ts';
 import type { RelayContext } from './config.ts';
-import { lookup, type Known } from './directory.ts';
+import { lookup, type Known, type DirectoryContext } from './directory.ts';
 import { relaySeams } from './seams.ts';
 import type { SpoolRow } from './store.ts';
 import { parseJson } from '../shared/json.ts';
+
+/** What this module uses of the relay's context. */
+export type InboxContext = Pick<RelayContext, 'auth' | 'config' | 'events' | 'now' | 'store'> & DirectoryContext;
 
 export interface OwnerCall {
   identity: string;
@@ -20,7 +23,7 @@ export interface OwnerCall {
 }
 
 /** The local identity the call is for, authenticated as its owner. */
-export async function owner(ctx: RelayContext, call: OwnerCall): Promise<Known> {
+export async function owner(ctx: InboxContext, call: OwnerCall): Promise<Known> {
   const known = await lookup(ctx, call.identity);
   if (!known?.local) throw ruleError(404, 'ra.errors.not-found', `${call.identity} is not hosted here (ra.pickup.not-hosted)`);
   await ctx.auth.owner(known.identity, { headers: call.req.headers, method: call.req.method, target: call.target, body: call.body }, async () => known.keys);
@@ -49,7 +52,7 @@ function rendered(rows: SpoolRow[], cursors: Readonly<Record<string, string>> = 
   return new RawJson(`{"messages":[${list('message')}],"acks":[${list('ack')}]${tail}}`);
 }
 
-export async function pickup(ctx: RelayContext, call: OwnerCall, since: string | null): Promise<RawJson> {
+export async function pickup(ctx: InboxContext, call: OwnerCall, since: string | null): Promise<RawJson> {
   const known = await owner(ctx, call);
   // Drained in the transaction that renders the answer: only what it returns is deleted.
   // Only live envelopes: a sign-in prompt past its expires_at is never shown (ra.inbox.auth-request-expiry).
@@ -62,7 +65,7 @@ export async function pickup(ctx: RelayContext, call: OwnerCall, since: string |
   return rendered(rows, { [cursor]: last('message'), [ackCursor]: last('ack') });
 }
 
-export async function consume(ctx: RelayContext, call: OwnerCall): Promise<{ consumed: number; acks_consumed: number; pending: number }> {
+export async function consume(ctx: InboxContext, call: OwnerCall): Promise<{ consumed: number; acks_consumed: number; pending: number }> {
   const known = await owner(ctx, call);
   const parsed = parseJson(call.body);
   if (!parsed.ok) throw ruleError(400, 'ra.errors.invalid-request', 'the body is not JSON');
@@ -77,7 +80,7 @@ export async function consume(ctx: RelayContext, call: OwnerCall): Promise<{ con
   return { consumed: r.messages, acks_consumed: r.acks, pending: (await ctx.store.pending(known.identity)).length };
 }
 
-export async function events(ctx: RelayContext, call: OwnerCall): Promise<Response> {
+export async function events(ctx: InboxContext, call: OwnerCall): Promise<Response> {
   const known = await owner(ctx, call);
   const stream = await ctx.events.open(known.identity, call.req.signal);
   if (!stream) throw ruleError(429, 'ra.errors.too-many-streams', `${known.identity} has ${ctx.config.maxStreams} streams open (MAX_STREAMS_PER_IDENTITY)`);
@@ -90,7 +93,7 @@ export async function events(ctx: RelayContext, call: OwnerCall): Promise<Respon
 }
 
 /** Sweeps the spool: expired mail becomes an unsigned sys.delivery.failed ack to its sender (ra.spool.failed-ack). */
-export function sweepSpool(ctx: RelayContext): Promise<number> {
+export function sweepSpool(ctx: InboxContext): Promise<number> {
   return ctx.store.expire(ctx.now(), (row) => {
     const id = `sys_${randomBytes(12).toString('base64url')}`;
     const ack = { type: 'ack', id, message_id: row.id, state: 'sys.delivery.failed', sender: row.recipient, recipient: row.sender, timestamp: formatRfc3339(ctx.now()) };

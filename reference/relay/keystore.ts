@@ -12,9 +12,12 @@ import { limits } from '../../schemas/ts/limits.ts';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import type { RelayContext } from './config.ts';
-import { lookup, type Known } from './directory.ts';
+import { lookup, type Known, type DirectoryContext } from './directory.ts';
 import { hostedParent, object } from './identities.ts';
 import type { EnrollmentRow } from './store.ts';
+
+/** What this module uses of the relay's context. */
+export type KeystoreContext = Pick<RelayContext, 'auth' | 'now' | 'store'> & DirectoryContext;
 
 const KINDS: ReadonlySet<string> = new Set(vocabulary.keystore_kinds.values);
 const WRAPS: ReadonlySet<string> = new Set(vocabulary.keystore_wraps.values);
@@ -25,14 +28,14 @@ const ENROLLMENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const refused = () => new HttpError(401, 'not_authorized', 'the assertion is not accepted', 'ra.errors.keystore-unauthorized');
 const shape = (detail: string) => new HttpError(400, 'invalid_request', detail, 'ra.keystore.enrollment-shape');
 
-async function hosted(ctx: RelayContext, raw: string): Promise<Known> {
+async function hosted(ctx: KeystoreContext, raw: string): Promise<Known> {
   const known = await lookup(ctx, raw);
   if (!known?.local) throw ruleError(404, 'ra.errors.not-found', `${raw} is not hosted here`);
   return known;
 }
 
 /** The RP ids an assertion may name: the identity, or its registrable domain (public suffix list) when hosted. */
-export function acceptableRpIds(ctx: RelayContext, identity: string): string[] {
+export function acceptableRpIds(ctx: KeystoreContext, identity: string): string[] {
   return rpIdsOf(identity, hostedParent(ctx, identity) !== undefined);
 }
 
@@ -40,7 +43,7 @@ export function acceptableRpIds(ctx: RelayContext, identity: string): string[] {
  * The RP ids to try for a body's `rp_id`: the one named when it is acceptable, every acceptable one
  * when it is absent (document 3 lists rp_id without requiring it), none otherwise.
  */
-function rpIdsFor(ctx: RelayContext, identity: string, rpId: unknown): string[] {
+function rpIdsFor(ctx: KeystoreContext, identity: string, rpId: unknown): string[] {
   const acceptable = acceptableRpIds(ctx, identity);
   if (rpId === undefined || rpId === null) return acceptable;
   return typeof rpId === 'string' && acceptable.includes(rpId) ? [rpId] : [];
@@ -88,7 +91,7 @@ function enrollment(identity: string, b: Record<string, unknown>, wrapped: strin
 }
 
 /** PUT /identities/:identity/keystore (ra.keystore.enroll, ra.signing.keystore-enroll). */
-export async function enroll(ctx: RelayContext, raw: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
+export async function enroll(ctx: KeystoreContext, raw: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
   const known = await hosted(ctx, raw);
   const b = object(bytes);
   let text: string;
@@ -106,7 +109,7 @@ export async function enroll(ctx: RelayContext, raw: string, bytes: Uint8Array):
 }
 
 /** POST .../keystore/list (ra.keystore.list): metadata only. */
-export async function listKeystore(ctx: RelayContext, raw: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
+export async function listKeystore(ctx: KeystoreContext, raw: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
   const known = await hosted(ctx, raw);
   await ctx.auth.admin('keystore-list', { identity: known.identity }, object(bytes), known.keys);
   return {
@@ -130,7 +133,7 @@ export async function listKeystore(ctx: RelayContext, raw: string, bytes: Uint8A
  * challengeCandidates reads. Neither clientDataJSON's origin nor the signature counter is checked:
  * see docs/decisions.md (WebAuthn: origin and signCount).
  */
-async function asserted(ctx: RelayContext, identity: string, a: Assertion | undefined, rpId: unknown, among: readonly EnrollmentRow[]): Promise<EnrollmentRow | undefined> {
+async function asserted(ctx: KeystoreContext, identity: string, a: Assertion | undefined, rpId: unknown, among: readonly EnrollmentRow[]): Promise<EnrollmentRow | undefined> {
   const rpIds = rpIdsFor(ctx, identity, rpId);
   if (!a || rpIds.length === 0) return undefined;
   const row = among.find((e) => e.credential_id !== null && e.credential_id === a.credential_id);
@@ -151,7 +154,7 @@ async function asserted(ctx: RelayContext, identity: string, a: Assertion | unde
 }
 
 /** POST .../keystore/fetch (ra.keystore.fetch): the asserted credential's wrapped copies. */
-export async function fetchKeystore(ctx: RelayContext, raw: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
+export async function fetchKeystore(ctx: KeystoreContext, raw: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
   const known = await hosted(ctx, raw);
   const b = object(bytes);
   const row = await asserted(ctx, known.identity, readAssertion(b.assertion), b.rp_id, await ctx.store.enrollments(known.identity));
@@ -174,7 +177,7 @@ export async function fetchKeystore(ctx: RelayContext, raw: string, bytes: Uint8
 }
 
 /** DELETE .../keystore/:enrollment (ra.keystore.remove, ra.keystore.recovery-master, ra.keystore.last-enrollment). */
-export async function removeEnrollment(ctx: RelayContext, raw: string, enrollmentId: string, bytes: Uint8Array): Promise<Record<string, unknown> | undefined> {
+export async function removeEnrollment(ctx: KeystoreContext, raw: string, enrollmentId: string, bytes: Uint8Array): Promise<Record<string, unknown> | undefined> {
   const known = await hosted(ctx, raw);
   const b = object(bytes);
   await ctx.auth.admin('keystore-remove', { identity: known.identity, enrollment_id: enrollmentId }, b, known.keys);

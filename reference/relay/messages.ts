@@ -13,9 +13,12 @@ import { limits } from '../../schemas/ts/limits.ts';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import { HttpError, ruleError, type Code } from '../shared/errors.ts';
 import type { RelayContext } from './config.ts';
-import { lookup, relayBase, type Known } from './directory.ts';
+import { lookup, relayBase, type Known, type DirectoryContext } from './directory.ts';
 import { relaySeams } from './seams.ts';
 import { asObject, parseJson } from '../shared/json.ts';
+
+/** What this module uses of the relay's context. */
+export type MessagesContext = Pick<RelayContext, 'auth' | 'config' | 'events' | 'log' | 'now' | 'rate' | 'store'> & DirectoryContext;
 
 type Kind = 'message' | 'ack';
 const AUTH_REQUEST = vocabulary.message_types.auth_request;
@@ -49,7 +52,7 @@ export function parseEnvelope(kind: Kind, bytes: Uint8Array): Record<string, unk
 }
 
 /** Verifies the envelope's signature by the sender's key, its registered session, or its session proof. */
-async function verifySignature(ctx: RelayContext, kind: Kind, e: Record<string, unknown>, sender: Known): Promise<void> {
+async function verifySignature(ctx: MessagesContext, kind: Kind, e: Record<string, unknown>, sender: Known): Promise<void> {
   const sig = decodeBase64Any(String(e.signature));
   let message: string;
   try {
@@ -78,7 +81,7 @@ async function verifySignature(ctx: RelayContext, kind: Kind, e: Record<string, 
 }
 
 /** Accepts one envelope: its status is 202 or the HttpError thrown. */
-export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8Array): Promise<{ id: string }> {
+export async function acceptEnvelope(ctx: MessagesContext, kind: Kind, bytes: Uint8Array): Promise<{ id: string }> {
   if (bytes.length > limits.message_body_max_bytes) throw ruleError(413, 'ra.errors.payload-too-large', `the body is larger than ${limits.message_body_max_bytes} bytes (ra.messages.body-cap)`);
   const seams = relaySeams(ctx.config);
   const e = seams.envelope(parseEnvelope(kind, bytes));
@@ -132,7 +135,7 @@ export async function acceptEnvelope(ctx: RelayContext, kind: Kind, bytes: Uint8
  * `contacts_only` so is anyone not an accepted contact. A sign-in prompt is kept only from a
  * service the recipient trusts, whatever the mode, and otherwise dropped (ra.inbox.auth-request).
  */
-async function admit(ctx: RelayContext, recipient: string, sender: string, type: unknown): Promise<'store' | 'drop'> {
+async function admit(ctx: MessagesContext, recipient: string, sender: string, type: unknown): Promise<'store' | 'drop'> {
   const [contactsDoc, policy] = await systemDocumentPair(ctx, recipient, ['relay/contacts.json', 'relay/inbox-policy.json']);
   const contacts = contactsDoc?.contacts;
   const entry = Array.isArray(contacts) ? (contacts as Array<{ identity?: unknown; state?: unknown }>).find((c) => typeof c.identity === 'string' && c.identity.toLowerCase() === sender) : undefined;
@@ -148,7 +151,7 @@ async function admit(ctx: RelayContext, recipient: string, sender: string, type:
 }
 
 /** A sign-in prompt's signed expiry: in the future, and near (ra.inbox.auth-request-expiry). */
-function promptExpiry(ctx: RelayContext, expiresAt: unknown): void {
+function promptExpiry(ctx: MessagesContext, expiresAt: unknown): void {
   const at = parseRfc3339(expiresAt);
   const now = ctx.now();
   if (at === undefined) throw ruleError(400, 'ra.inbox.auth-request-expiry', `a ${AUTH_REQUEST} needs expires_at (RFC 3339)`);
@@ -157,7 +160,7 @@ function promptExpiry(ctx: RelayContext, expiresAt: unknown): void {
     throw ruleError(400, 'ra.inbox.auth-request-expiry', `a ${AUTH_REQUEST} may expire at most ${limits.auth_request_ttl_max_seconds} s ahead`);
 }
 
-async function forward(ctx: RelayContext, kind: Kind, relay: string, bytes: Uint8Array): Promise<void> {
+async function forward(ctx: MessagesContext, kind: Kind, relay: string, bytes: Uint8Array): Promise<void> {
   const url = `${relayBase(relay)}/${kind === 'message' ? 'messages' : 'acks'}`;
   let res: Response;
   try {

@@ -13,9 +13,12 @@ import { limits } from '../../schemas/ts/limits.ts';
 import type { RuleId } from '../../schemas/ts/rules.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import type { RelayContext } from './config.ts';
-import { lookup, type Known } from './directory.ts';
+import { lookup, type Known, type DirectoryContext } from './directory.ts';
 import { object } from './identities.ts';
 import type { Offer } from './state.ts';
+
+/** What this module uses of the relay's context. */
+export type PairingContext = Pick<RelayContext, 'auth' | 'config' | 'now' | 'pairings'> & DirectoryContext;
 
 export { Pairings } from './pairings.ts';
 
@@ -31,7 +34,7 @@ function key32(v: unknown, name: string): string {
   return v as string;
 }
 
-async function hosted(ctx: RelayContext, raw: string): Promise<Known> {
+async function hosted(ctx: PairingContext, raw: string): Promise<Known> {
   const known = await lookup(ctx, raw);
   if (!known?.local) throw ruleError(404, 'ra.errors.not-found', `${raw} is not hosted here`);
   return known;
@@ -45,7 +48,7 @@ function bears(o: Offer, req: Request): void {
 }
 
 /** POST /identities/:identity/enroll/offer (ra.pairing.offer, v1-refused, offers-max). */
-export async function offer(ctx: RelayContext, raw: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
+export async function offer(ctx: PairingContext, raw: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
   const known = await hosted(ctx, raw);
   const b = object(bytes);
   if (b.commitment === undefined && b.ephemeral_public_key !== undefined) throw ruleError(400, 'ra.pairing.v1-refused', 'pairing v1 (a key without a commitment) is not offered: commit, then reveal');
@@ -59,7 +62,7 @@ export async function offer(ctx: RelayContext, raw: string, bytes: Uint8Array): 
 }
 
 /** POST .../enroll/:rendezvous/fetch (ra.pairing.fetch, already-approving, ra.signing.enroll-fetch). */
-export async function fetchOffer(ctx: RelayContext, raw: string, typed: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
+export async function fetchOffer(ctx: PairingContext, raw: string, typed: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
   const known = await hosted(ctx, raw);
   const { code } = await ctx.pairings.get(known.identity, typed);
   const b = object(bytes);
@@ -83,7 +86,7 @@ export async function fetchOffer(ctx: RelayContext, raw: string, typed: string, 
 }
 
 /** POST .../enroll/:rendezvous/reveal (ra.pairing.reveal, ra.pairing.commitment, out-of-order). */
-export async function reveal(ctx: RelayContext, identity: string, typed: string, req: Request, bytes: Uint8Array): Promise<Record<string, unknown>> {
+export async function reveal(ctx: PairingContext, identity: string, typed: string, req: Request, bytes: Uint8Array): Promise<Record<string, unknown>> {
   bears(await ctx.pairings.get(identity, typed), req);
   const b = object(bytes);
   const ephemeral_public_key = key32(b.ephemeral_public_key, 'ephemeral_public_key');
@@ -97,7 +100,7 @@ export async function reveal(ctx: RelayContext, identity: string, typed: string,
 }
 
 /** POST .../enroll/:rendezvous/deliver (ra.pairing.deliver, out-of-order, ra.signing.enroll-deliver). */
-export async function deliver(ctx: RelayContext, raw: string, typed: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
+export async function deliver(ctx: PairingContext, raw: string, typed: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
   const known = await hosted(ctx, raw);
   const { code } = await ctx.pairings.get(known.identity, typed);
   const b = object(bytes);
@@ -112,7 +115,7 @@ export async function deliver(ctx: RelayContext, raw: string, typed: string, byt
 }
 
 /** GET .../enroll/:rendezvous (ra.pairing.poll): the sealed seed once, then the offer is gone. */
-export async function poll(ctx: RelayContext, identity: string, typed: string, req: Request): Promise<Record<string, unknown>> {
+export async function poll(ctx: PairingContext, identity: string, typed: string, req: Request): Promise<Record<string, unknown>> {
   bears(await ctx.pairings.get(identity, typed), req);
   const { before: o } = await ctx.pairings.step(identity, typed, (o) => (o.state === 'delivered' ? null : o));
   if (o.state !== 'delivered') return { state: o.state, ...(o.approverNonce !== undefined ? { approver_nonce: o.approverNonce, mode: o.mode } : {}) };
@@ -120,7 +123,7 @@ export async function poll(ctx: RelayContext, identity: string, typed: string, r
 }
 
 /** DELETE .../enroll/:rendezvous (ra.pairing.abandon). */
-export async function abandon(ctx: RelayContext, identity: string, typed: string, req: Request): Promise<void> {
+export async function abandon(ctx: PairingContext, identity: string, typed: string, req: Request): Promise<void> {
   bears(await ctx.pairings.get(identity, typed), req);
   await ctx.pairings.step(identity, typed, () => null);
 }

@@ -9,9 +9,12 @@ import { limits } from '../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import { object } from './identities.ts';
 import type { RelayContext } from './config.ts';
-import { lookup } from './directory.ts';
-import { owner, type OwnerCall } from './inbox.ts';
+import { lookup, type DirectoryContext } from './directory.ts';
+import { owner, type OwnerCall, type InboxContext } from './inbox.ts';
 import type { DeviceRow } from './store.ts';
+
+/** What this module uses of the relay's context. */
+export type SessionsContext = Pick<RelayContext, 'auth' | 'config' | 'now' | 'store'> & DirectoryContext & InboxContext;
 
 const MAX_TTL_MS = limits.relay_session_ttl_max_seconds * 1000;
 const CLIENTS = new Set(['app', 'web', 'cli']);
@@ -27,7 +30,7 @@ function cut(value: string | null, max: number): string | null {
   return out;
 }
 
-export async function registerSession(ctx: RelayContext, req: Request, bytes: Uint8Array): Promise<Record<string, unknown>> {
+export async function registerSession(ctx: SessionsContext, req: Request, bytes: Uint8Array): Promise<Record<string, unknown>> {
   const b = object(bytes);
   for (const f of ['identity', 'session_public_key', 'issued_at', 'expires_at']) if (typeof b[f] !== 'string') throw ruleError(400, 'ra.errors.invalid-request', `${f} is required`);
   const issued = parseRfc3339(b.issued_at);
@@ -49,7 +52,7 @@ export async function registerSession(ctx: RelayContext, req: Request, bytes: Ui
 }
 
 /** Fills the device row from the X-Svc-Device-* headers (only a hash of the install id is kept). */
-async function device(ctx: RelayContext, req: Request, identity: string): Promise<string | undefined> {
+async function device(ctx: SessionsContext, req: Request, identity: string): Promise<string | undefined> {
   const ids = ctx.config.profile.ids;
   const h = (name: string) => req.headers.get(name);
   const install = h(ids.header_device);
@@ -70,7 +73,7 @@ async function device(ctx: RelayContext, req: Request, identity: string): Promis
   return id;
 }
 
-export async function revokeSession(ctx: RelayContext, sessionId: string, bytes: Uint8Array): Promise<void> {
+export async function revokeSession(ctx: SessionsContext, sessionId: string, bytes: Uint8Array): Promise<void> {
   const b = object(bytes);
   if (typeof b.identity !== 'string') throw new HttpError(400, 'invalid_request', 'identity is required', 'ra.sessions.revoke');
   const known = await lookup(ctx, b.identity);
@@ -85,13 +88,13 @@ export async function revokeSession(ctx: RelayContext, sessionId: string, bytes:
 
 const row = (d: DeviceRow) => ({ ...d, identity: undefined, added_at: formatRfc3339(d.added_at), last_seen: formatRfc3339(d.last_seen) });
 
-export async function listDevices(ctx: RelayContext, call: OwnerCall): Promise<Record<string, unknown>> {
+export async function listDevices(ctx: SessionsContext, call: OwnerCall): Promise<Record<string, unknown>> {
   const known = await owner(ctx, call);
   const rows = (await ctx.store.devices(known.identity)).map(row);
   return ctx.config.documentOnly ? { items: rows } : { identity: known.identity, devices: rows };
 }
 
-export async function revokeDevice(ctx: RelayContext, call: OwnerCall): Promise<Record<string, unknown>> {
+export async function revokeDevice(ctx: SessionsContext, call: OwnerCall): Promise<Record<string, unknown>> {
   const known = await owner(ctx, call);
   const b = object(call.body);
   if (typeof b.device_id !== 'string' || !b.device_id.startsWith('dev_')) throw ruleError(400, 'ra.errors.invalid-request', 'device_id (dev_...) is required');

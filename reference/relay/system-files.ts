@@ -11,15 +11,21 @@ import { limits } from '../../schemas/ts/limits.ts';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 import { HttpError, ruleError } from '../shared/errors.ts';
 import type { RelayContext } from './config.ts';
-import { lookup } from './directory.ts';
+import { lookup, type DirectoryContext } from './directory.ts';
 import { relaySeams } from './seams.ts';
-import { owner, type OwnerCall } from './inbox.ts';
+import { owner, type OwnerCall, type InboxContext } from './inbox.ts';
 import { parseJson } from '../shared/json.ts';
+
+/** What this module uses of the relay's context. */
+/** What reading a system document uses (the identity document's neighbours read them too). */
+export type SystemReadContext = Pick<RelayContext, 'config' | 'store'>;
+
+export type SystemFilesContext = Pick<RelayContext, 'auth' | 'config' | 'now' | 'store'> & DirectoryContext & InboxContext;
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The documents a relay keeps, by path under the system directory, and how each is checked on write. */
-export const SYSTEM_FILES: Readonly<Record<string, (doc: unknown, ctx: RelayContext, identity: string) => DocumentCheck | Promise<DocumentCheck>>> = {
+export const SYSTEM_FILES: Readonly<Record<string, (doc: unknown, ctx: SystemFilesContext, identity: string) => DocumentCheck | Promise<DocumentCheck>>> = {
   'public/profile.json': (d) => checkProfileDocument(d),
   'public/capabilities.json': (d) =>
     isObject(d) && (d.endpoints === undefined || isObject(d.endpoints)) ? { ok: true } : { ok: false, reason: 'capabilities.json is an object; endpoints, when present, an object' },
@@ -29,7 +35,7 @@ export const SYSTEM_FILES: Readonly<Record<string, (doc: unknown, ctx: RelayCont
 };
 
 /** The identity's own signed roster, checked with its registered key (ra.system.group-roster). */
-async function groupRoster(doc: unknown, ctx: RelayContext, identity: string): Promise<DocumentCheck> {
+async function groupRoster(doc: unknown, ctx: SystemFilesContext, identity: string): Promise<DocumentCheck> {
   const key = parseKey((await ctx.store.identity(identity))?.public_key);
   if (!key) return { ok: false, reason: `${identity} has no registered key to check the roster with` };
   const stored = (await systemDocument(ctx, identity, 'public/group-roster.json'))?.epoch;
@@ -42,7 +48,7 @@ const etagOf = (text: string) => `"${createHash('sha256').update(text).digest('b
  * The relay-written zone (ra.system.relay-written): documents the relay keeps for the owner to
  * read, made from its own records when read, never written by the owner.
  */
-export const RELAY_WRITTEN: Readonly<Record<string, (ctx: RelayContext, identity: string) => Promise<Record<string, unknown> | undefined>>> = {
+export const RELAY_WRITTEN: Readonly<Record<string, (ctx: SystemReadContext, identity: string) => Promise<Record<string, unknown> | undefined>>> = {
   'relay-written/identity.json': async (ctx, identity) => {
     const row = await ctx.store.identity(identity);
     if (!row) return undefined;
@@ -83,14 +89,14 @@ const ROSTER_ALIASES: Readonly<Record<string, string>> = { 'relay/group.json': '
  * carries the service's directory: both `relay/contacts.json` and `.svc/relay/contacts.json`
  * (`.poweur/...` under that service name) name the same document.
  */
-export function storedPath(ctx: RelayContext, path: string): string {
+export function storedPath(ctx: SystemReadContext, path: string): string {
   const dir = `${ctx.config.profile.ids.system_dir}/`;
   const bare = path.startsWith(dir) ? path.slice(dir.length) : path;
   return ROSTER_ALIASES[bare] ?? bare;
 }
 
 /** The path the request names, checked against the documents the relay keeps (404 otherwise); its stored name. */
-function known(ctx: RelayContext, requested: string): string {
+function known(ctx: SystemReadContext, requested: string): string {
   const path = storedPath(ctx, requested);
   // The document-only variant keeps no relay-written zone (document 3 names none).
   if (!(path in SYSTEM_FILES) && !(path in RELAY_WRITTEN && !ctx.config.documentOnly))
@@ -103,12 +109,12 @@ function known(ctx: RelayContext, requested: string): string {
 }
 
 /** A write into the relay's own zone is refused (ra.system.relay-written). */
-function ownerWrites(ctx: RelayContext, path: string): void {
+function ownerWrites(ctx: SystemFilesContext, path: string): void {
   if (!relaySeams(ctx.config).ownerWrites(path, path.startsWith(RELAY_ZONE))) throw ruleError(403, 'ra.system.relay-written', `${path} is written by the relay; the owner reads it only`);
 }
 
 /** A relay-written document as text, or a stored owner document's row. */
-async function current(ctx: RelayContext, identity: string, path: string): Promise<{ body: string; etag: string } | undefined> {
+async function current(ctx: SystemReadContext, identity: string, path: string): Promise<{ body: string; etag: string } | undefined> {
   const stored = await ctx.store.systemFile(identity, path);
   if (stored || !(path in RELAY_WRITTEN)) return stored;
   const doc = await RELAY_WRITTEN[path]!(ctx, identity);
@@ -118,7 +124,7 @@ async function current(ctx: RelayContext, identity: string, path: string): Promi
 }
 
 /** Every system document of `identity` as the export writes it: the owner's and the relay's. */
-export async function systemDocuments(ctx: RelayContext, identity: string): Promise<Array<[string, string]>> {
+export async function systemDocuments(ctx: SystemReadContext, identity: string): Promise<Array<[string, string]>> {
   const out = (await ctx.store.systemFiles(identity)).map((r): [string, string] => [r.path, r.body]);
   for (const path of Object.keys(RELAY_WRITTEN)) if (!out.some(([p]) => p === path)) out.push([path, (await current(ctx, identity, path))!.body]);
   return out;
@@ -137,14 +143,14 @@ function preconditions(req: Request, current: string | undefined): string | unde
 }
 const stale = () => new HttpError(412, 'precondition_failed', 'If-Match does not name the stored version', 'ra.system.etag');
 
-export async function getSystemFile(ctx: RelayContext, call: OwnerCall, requested: string): Promise<Response> {
+export async function getSystemFile(ctx: SystemFilesContext, call: OwnerCall, requested: string): Promise<Response> {
   const who = await owner(ctx, call);
   const row = await current(ctx, who.identity, known(ctx, requested));
   if (!row) throw ruleError(404, 'ra.errors.not-found', `${requested} is not written yet`);
   return new Response(row.body, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', etag: row.etag } });
 }
 
-export async function putSystemFile(ctx: RelayContext, call: OwnerCall, requested: string): Promise<Response> {
+export async function putSystemFile(ctx: SystemFilesContext, call: OwnerCall, requested: string): Promise<Response> {
   const who = await owner(ctx, call);
   const path = known(ctx, requested);
   ownerWrites(ctx, path);
@@ -162,7 +168,7 @@ export async function putSystemFile(ctx: RelayContext, call: OwnerCall, requeste
   return new Response(JSON.stringify({ path: requested, etag }), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', etag } });
 }
 
-export async function deleteSystemFile(ctx: RelayContext, call: OwnerCall, requested: string): Promise<Response> {
+export async function deleteSystemFile(ctx: SystemFilesContext, call: OwnerCall, requested: string): Promise<Response> {
   const who = await owner(ctx, call);
   const path = known(ctx, requested);
   ownerWrites(ctx, path);
@@ -174,7 +180,11 @@ export async function deleteSystemFile(ctx: RelayContext, call: OwnerCall, reque
 }
 
 /** Two stored system documents parsed (each undefined when not written or not an object), read at once. */
-export async function systemDocumentPair(ctx: RelayContext, identity: string, paths: readonly [string, string]): Promise<[Record<string, unknown> | undefined, Record<string, unknown> | undefined]> {
+export async function systemDocumentPair(
+  ctx: SystemReadContext,
+  identity: string,
+  paths: readonly [string, string],
+): Promise<[Record<string, unknown> | undefined, Record<string, unknown> | undefined]> {
   const rows = await ctx.store.systemFilesAt(identity, paths);
   const parsed = (path: string) => {
     const row = rows.find((r) => r.path === path);
@@ -185,7 +195,7 @@ export async function systemDocumentPair(ctx: RelayContext, identity: string, pa
 }
 
 /** A stored system document parsed, or undefined (the relay's own reads: policy, public files). */
-export async function systemDocument(ctx: RelayContext, identity: string, path: string): Promise<Record<string, unknown> | undefined> {
+export async function systemDocument(ctx: SystemReadContext, identity: string, path: string): Promise<Record<string, unknown> | undefined> {
   const row = await ctx.store.systemFile(identity, path);
   if (!row) return undefined;
   const doc = JSON.parse(row.body) as unknown;
@@ -196,7 +206,7 @@ export async function systemDocument(ctx: RelayContext, identity: string, path: 
  * GET /groups/:group/epoch (ra.groups.epoch, public): the epoch of a group identity's roster, 0 for
  * an identity that is not a group; 404 for one the relay does not host.
  */
-export async function groupEpoch(ctx: RelayContext, group: string): Promise<{ group: string; epoch: number }> {
+export async function groupEpoch(ctx: SystemFilesContext, group: string): Promise<{ group: string; epoch: number }> {
   if (!(await ctx.store.identity(group))) throw ruleError(404, 'ra.errors.not-found', `${group} is not hosted here`);
   const roster = await systemDocument(ctx, group, 'public/group-roster.json');
   const epoch = roster && Array.isArray(roster.admins) && typeof roster.epoch === 'number' ? roster.epoch : 0;
@@ -208,7 +218,7 @@ export async function groupEpoch(ctx: RelayContext, group: string): Promise<{ gr
  * roster as stored, to a caller that proves itself (challenge or signed request) and is the group
  * or listed in the roster; 404 when the relay hosts no such group or it has no roster.
  */
-export async function groupRosterRead(ctx: RelayContext, group: string, req: Request, target: string): Promise<Response> {
+export async function groupRosterRead(ctx: SystemFilesContext, group: string, req: Request, target: string): Promise<Response> {
   if (!(await ctx.store.identity(group))) throw ruleError(404, 'ra.errors.not-found', `${group} is not hosted here`);
   const ids = ctx.config.profile.ids;
   const claimed = req.headers.get(ids.header_identity);

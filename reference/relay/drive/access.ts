@@ -9,14 +9,17 @@ import { checkPow, clampPowBits } from '../../../protocol/relay/drive/pow.ts';
 import { limits } from '../../../schemas/ts/limits.ts';
 import { HttpError, ruleError } from '../../shared/errors.ts';
 import type { RelayContext } from '../config.ts';
-import { lookup, type Known } from '../directory.ts';
+import { lookup, type Known, type DirectoryContext } from '../directory.ts';
 import type { OwnerCall } from '../inbox.ts';
 import type { RelayState } from '../state.ts';
 import type { ChunkStore } from './chunks.ts';
-import { rosterGroup } from './groups.ts';
+import { rosterGroup, type GroupsContext } from './groups.ts';
 import type { DriveEvents } from './events.ts';
 import type { DriveStore, NodeRow, ShareRow } from './store.ts';
 import { ALLOW, type Action, type DriveSeams, type Role } from './roles.ts';
+
+/** What this module uses of the relay's context. */
+export type AccessContext = Pick<RelayContext, 'auth' | 'config' | 'now' | 'state'> & DirectoryContext & GroupsContext;
 
 export { ALLOW, type Action, type DriveSeams, type Role } from './roles.ts';
 
@@ -25,7 +28,7 @@ export type Caller = { kind: 'owner'; known: Known } | { kind: 'member'; known: 
 
 /** What every drive handler gets. */
 export interface Drive {
-  ctx: RelayContext;
+  ctx: AccessContext;
   store: DriveStore;
   chunks: ChunkStore;
   events: DriveEvents;

@@ -7,10 +7,13 @@ import { decodeBase64Any } from '../../../protocol/common/base64.ts';
 import { verifyDrive } from '../../../protocol/relay/drive/sign.ts';
 import { HttpError, ruleError } from '../../shared/errors.ts';
 import { limits } from '../../../schemas/ts/limits.ts';
-import { lookup, relayBase } from '../directory.ts';
-import { systemDocument } from '../system-files.ts';
+import { lookup, relayBase, type DirectoryContext } from '../directory.ts';
+import { systemDocument, type SystemReadContext } from '../system-files.ts';
 import type { RelayContext } from '../config.ts';
 import { parseJson } from '../../shared/json.ts';
+
+/** What this module uses of the relay's context. */
+export type GroupsContext = Pick<RelayContext, 'config'> & DirectoryContext & SystemReadContext;
 
 type Obj = Record<string, unknown>;
 const ROSTER_FILE = 'public/group-roster.json';
@@ -24,7 +27,7 @@ interface RosterSeams {
 }
 
 /** The group whose shares `caller` may use, from its X-Svc-Group-Roster header value. */
-export async function rosterGroup(ctx: RelayContext, header: string, caller: string, seams: RosterSeams): Promise<string> {
+export async function rosterGroup(ctx: GroupsContext, header: string, caller: string, seams: RosterSeams): Promise<string> {
   if (header.length > limits.drive_group_roster_header_max_bytes)
     throw ruleError(431, 'ra.drive.group-roster-size', `${ctx.config.profile.ids.header_group_roster} is longer than ${limits.drive_group_roster_header_max_bytes} characters`);
   const bytes = decodeBase64Any(header);
@@ -49,7 +52,7 @@ export async function rosterGroup(ctx: RelayContext, header: string, caller: str
   return group;
 }
 
-async function localEpoch(ctx: RelayContext, group: string): Promise<number> {
+async function localEpoch(ctx: GroupsContext, group: string): Promise<number> {
   const stored = await systemDocument(ctx, group, ROSTER_FILE);
   return stored && Array.isArray(stored.admins) && typeof stored.epoch === 'number' ? stored.epoch : 0;
 }
