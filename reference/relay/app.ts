@@ -259,7 +259,7 @@ function relayRoutes(ctx: RelayContext): RelayRoute[] {
     { op: 'POST /identities/{identity}/export', body: SIGNED, auth: 'signed-body', handle: async (c) => exportIdentity(ctx, c.param('identity'), c.body) },
     ...keystoreAndPairingRoutes(ctx),
     ...systemFileRoutes(ctx),
-    { op: 'GET /groups/{group}', auth: 'roster', handle: async (c) => groupRosterRead(ctx, normalized(c.param('group')), c.req, c.target) },
+    { op: 'GET /groups/{group}', auth: 'signed-request', handle: async (c) => groupRosterRead(ctx, normalized(c.param('group')), c.req, c.target) },
     { op: 'GET /groups/{group}/epoch', auth: 'none', handle: async (c) => json(await groupEpoch(ctx, normalized(c.param('group'))), 200, CORS_ANY) },
     { op: 'GET /hosted/availability', auth: 'none', handle: async (c) => json(await availability(ctx, new URL(c.req.url), c.ip), 200, CORS_ANY) },
     {
@@ -295,7 +295,7 @@ function keystoreAndPairingRoutes(ctx: RelayContext): RelayRoute[] {
         return removed ? json(removed) : noContent({ 'cache-control': 'no-store' });
       },
     },
-    { op: 'POST /identities/{identity}/enroll/offer', body: SIGNED, auth: 'signed-body', handle: async (c) => json(await offer(ctx, c.param('identity'), c.body), 201) },
+    { op: 'POST /identities/{identity}/enroll/offer', body: SIGNED, auth: 'none', handle: async (c) => json(await offer(ctx, c.param('identity'), c.body), 201) },
     {
       op: 'POST /identities/{identity}/enroll/{rendezvous}/fetch',
       body: SIGNED,
@@ -305,7 +305,7 @@ function keystoreAndPairingRoutes(ctx: RelayContext): RelayRoute[] {
     {
       op: 'POST /identities/{identity}/enroll/{rendezvous}/reveal',
       body: SIGNED,
-      auth: 'signed-request',
+      auth: 'bearer',
       handle: async (c) => json(await reveal(ctx, normalized(c.param('identity')), c.param('rendezvous'), c.req, c.body)),
     },
     {
@@ -314,10 +314,10 @@ function keystoreAndPairingRoutes(ctx: RelayContext): RelayRoute[] {
       auth: 'signed-body',
       handle: async (c) => json(await deliver(ctx, c.param('identity'), c.param('rendezvous'), c.body)),
     },
-    { op: 'GET /identities/{identity}/enroll/{rendezvous}', auth: 'signed-request', handle: async (c) => json(await poll(ctx, normalized(c.param('identity')), c.param('rendezvous'), c.req)) },
+    { op: 'GET /identities/{identity}/enroll/{rendezvous}', auth: 'bearer', handle: async (c) => json(await poll(ctx, normalized(c.param('identity')), c.param('rendezvous'), c.req)) },
     {
       op: 'DELETE /identities/{identity}/enroll/{rendezvous}',
-      auth: 'signed-request',
+      auth: 'bearer',
       handle: async (c) => {
         await abandon(ctx, normalized(c.param('identity')), c.param('rendezvous'), c.req);
         return noContent({ 'cache-control': 'no-store' });

@@ -151,7 +151,7 @@ function rpRoutes(ctx: RpContext): Array<Route<paths>> {
       handle: (c) => deliveryReply(ctx, c.target, c.body),
     },
     { op: 'OPTIONS /svc/response', at: p.response, auth: 'none', handle: () => deliveryPreflight() },
-    { op: 'POST /svc/poll', at: p.poll, body: { max: limits.rp_poll_body_max_bytes }, auth: 'cookie', handle: (c) => pollHandler(ctx, c.body) },
+    { op: 'POST /svc/poll', at: p.poll, body: { max: limits.rp_poll_body_max_bytes }, auth: 'body-secret', handle: (c) => pollHandler(ctx, c.body) },
     { op: 'GET /svc/resume', at: p.resume, auth: 'cookie', errors: page, handle: (c) => resumeHandler(ctx, c.req) },
     { op: 'GET /svc/context', at: p.context, auth: 'none', handle: (c) => contextHandler(ctx, c.req) },
     { op: 'GET /r/{code}', at: `${p.reference}**`, auth: 'none', errors: page, handle: (c) => referenceHandler(ctx, c.req, c.event.url.pathname.slice(p.reference.length)) },

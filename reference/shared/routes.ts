@@ -33,12 +33,12 @@ export type Auth =
   | 'cookie'
   /** An OAuth client's authentication (document 2, token side). */
   | 'client'
-  /** An access token (document 2, userinfo). */
+  /** A bearer token in Authorization: an access token (document 2, userinfo), a pairing claim token (document 3). */
   | 'bearer'
-  /** A drive link's verifier (document 3). */
+  /** A secret in the body that only the starting browser holds (the RP's poll secret, document 1). */
+  | 'body-secret'
+  /** A drive link: its id in the path is the capability (document 3). */
   | 'link'
-  /** A group member's roster header (document 3). */
-  | 'roster'
   /** The test-only operator token. */
   | 'operator';
 
@@ -140,6 +140,7 @@ const asResponse = (a: Reply | Response): Response => (a instanceof Response ? a
 export interface RouteInfo {
   op: string;
   path: string;
+  auth: Auth;
   unlisted?: string;
 }
 
@@ -216,7 +217,7 @@ export function mountRoutes<P>(app: H3, surface: Surface, routes: ReadonlyArray<
   for (const [path, methods] of byPath) for (const [method, route] of methods) if (route.fast) fast.set(`${method} ${path}`, route);
 
   return {
-    routes: (routes as ReadonlyArray<AnyRoute & { unlisted?: string }>).map((r) => ({ op: r.op, path: servedPath(r), ...(r.unlisted !== undefined ? { unlisted: r.unlisted } : {}) })),
+    routes: (routes as ReadonlyArray<AnyRoute & { unlisted?: string }>).map((r) => ({ op: r.op, path: servedPath(r), auth: r.auth, ...(r.unlisted !== undefined ? { unlisted: r.unlisted } : {}) })),
     serveNode(req, res) {
       if (fast.size === 0) return false;
       const target = req.url ?? '';

@@ -2,7 +2,7 @@
 // server, every route has an operation (or says why it is unlisted: test-only, operator, pages,
 // assets), and a listed route is served at its operation's path (the `svc` profile). Each server
 // starts with its test-only routes on, so they are in the table too. The 405 of a GET-only path
-// lists HEAD on every server.
+// lists HEAD on every server. A route's `auth` is the one its operation's security declares.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,14 +13,37 @@ import { main } from '../../reference/cli.ts';
 import type { RunningRp } from '../../reference/rp/app.ts';
 import type { RunningBridge } from '../../reference/bridge/app.ts';
 import type { RunningRelay } from '../../reference/relay/app.ts';
-import type { Route, RouteInfo } from '../../reference/shared/routes.ts';
+import type { Auth, Route, RouteInfo } from '../../reference/shared/routes.ts';
 import type { paths } from '../../schemas/ts/http/relay.ts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
+interface OpenApi {
+  paths: Record<string, Record<string, unknown>>;
+  security?: Array<Record<string, unknown>>;
+}
+
+const openapi = async (server: string): Promise<OpenApi> => parse(await readFile(new URL(`../../spec/http/${server}.openapi.yaml`, import.meta.url), 'utf8')) as OpenApi;
+
+/**
+ * The OpenAPI security schemes a route's `auth` stands for. None: the operation declares no
+ * scheme, its credential (if any) being in the body or the path, where OpenAPI has no scheme.
+ */
+const SCHEMES: Record<Auth, string[]> = {
+  none: [],
+  'signed-body': [],
+  'body-secret': [],
+  link: [],
+  'signed-request': ['challenge', 'signedRequest', 'groupRoster', 'driveLink'],
+  cookie: ['bindingCookie', 'txCookie', 'sessionCookie'],
+  client: ['clientBasic'],
+  bearer: ['bearer', 'claimToken'],
+  operator: [],
+};
+
 /** `METHOD /path` of every operation of one OpenAPI document. */
 async function operations(server: string): Promise<string[]> {
-  const doc = parse(await readFile(new URL(`../../spec/http/${server}.openapi.yaml`, import.meta.url), 'utf8')) as { paths: Record<string, Record<string, unknown>> };
+  const doc = await openapi(server);
   return Object.entries(doc.paths).flatMap(([path, item]) => METHODS.filter((m) => item[m] !== undefined).map((m) => `${m.toUpperCase()} ${path}`));
 }
 
@@ -79,6 +102,21 @@ describe.each(['rp', 'bridge', 'relay'] as const)('the %s route table', (server)
 
   it('serves each operation at its OpenAPI path', () => {
     for (const r of running[server].routes.filter((x) => x.unlisted === undefined)) expect(servesOperationPath(r), `${r.op} is served at ${r.path}`).toBe(true);
+  });
+
+  it('needs the authentication its OpenAPI operation declares', async () => {
+    const doc = await openapi(server);
+    for (const r of running[server].routes.filter((x) => x.unlisted === undefined)) {
+      const [method, path] = [r.op.slice(0, r.op.indexOf(' ')).toLowerCase(), r.op.slice(r.op.indexOf(' ') + 1)];
+      const op = doc.paths[path]![method] as { security?: Array<Record<string, unknown>> };
+      const declared = [...new Set((op.security ?? doc.security ?? []).flatMap((alternative) => Object.keys(alternative)))].sort();
+      const allowed = SCHEMES[r.auth];
+      if (allowed.length === 0) expect(declared, `${r.op} (auth ${r.auth}) declares no security scheme`).toEqual([]);
+      else {
+        expect(declared.length, `${r.op} (auth ${r.auth}) declares one of ${allowed.join(', ')}`).toBeGreaterThan(0);
+        for (const name of declared) expect(allowed, `${r.op} (auth ${r.auth}) declares ${name}`).toContain(name);
+      }
+    }
   });
 
   it('answers 405 on a GET-only path with an Allow that lists HEAD', async () => {
