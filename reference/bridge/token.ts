@@ -3,27 +3,20 @@
 import { limits } from '../../schemas/ts/limits.ts';
 import { pairwiseSubject } from '../../protocol/common/canonical.ts';
 import { hashSecret, newSecret } from '../shared/secrets.ts';
-import { json, jsonReply, mediaType, utf8Text, type Reply } from '../shared/http.ts';
+import { json, jsonReply, utf8Text, type Reply } from '../shared/http.ts';
 import type { Call } from '../shared/routes.ts';
 import { authenticateClient, ClientAuthError, presentedAuth, type Client } from './clients.ts';
 import { PATHS, type BridgeContext } from './context.ts';
 import { OAuthError } from './responses.ts';
 import type { ProfileClaims } from './store.ts';
 
-/** The token side's body: a form under its cap; a refused body reaches the handler (the OAuth endpoints answer 400 for it). */
-export const TOKEN_FORM = { max: limits.bridge_form_body_max_bytes, lenient: true } as const;
-const FORM_MAX = TOKEN_FORM.max;
+/** The token side's body: a form under its cap; a refused body (too large, unreadable, not a form) reaches the handler, which answers OAuth's 400. */
+export const TOKEN_FORM = { max: limits.bridge_form_body_max_bytes, lenient: true, types: ['application/x-www-form-urlencoded'] } as const;
 
 /** The form of a token-side call (its body read by the route layer under TOKEN_FORM). */
 function tokenForm(call: Call): URLSearchParams {
-  return parseForm(mediaType(call), call.refused ? undefined : call.body);
-}
-
-/** The form of a token-side request; `bytes` undefined when the body was over the cap or unreadable. */
-function parseForm(contentType: string, bytes: Uint8Array | undefined): URLSearchParams {
-  if (contentType !== 'application/x-www-form-urlencoded') throw new OAuthError(400, 'invalid_request', 'the body must be application/x-www-form-urlencoded', 'ob.errors.oauth-body');
-  if (bytes === undefined) throw new OAuthError(400, 'invalid_request', `the body is larger than ${FORM_MAX} bytes, unreadable or nested too deep`, 'ob.errors.oauth-body');
-  const text = utf8Text(bytes);
+  if (call.refused) throw new OAuthError(400, 'invalid_request', call.refused.message, 'ob.errors.oauth-body');
+  const text = utf8Text(call.body);
   if (text === undefined) throw new OAuthError(400, 'invalid_request', 'the body is not UTF-8', 'ob.errors.oauth-body');
   const form = new URLSearchParams(text);
   for (const k of new Set(form.keys())) if (form.getAll(k).length > 1) throw new OAuthError(400, 'invalid_request', `parameter ${k} is repeated`, 'ob.errors.oauth-body');
@@ -64,13 +57,9 @@ function releasedClaims(ctx: BridgeContext, identity: string, claims: readonly s
 
 /** POST /token: the bridge's hot route (its route is `fast`, served from node's request). */
 export async function tokenRoute(ctx: BridgeContext, call: Call): Promise<Reply> {
-  return tokenReply(ctx, call.headers, mediaType(call), call.refused ? undefined : call.body);
-}
-
-async function tokenReply(ctx: BridgeContext, headers: Headers, contentType: string, bytes: Uint8Array | undefined): Promise<Reply> {
-  const req = { headers };
+  const req = { headers: call.headers };
   try {
-    const form = parseForm(contentType, bytes);
+    const form = tokenForm(call);
     const c = await client(ctx, req, form);
     if (form.get('grant_type') !== 'authorization_code') throw new OAuthError(400, 'unsupported_grant_type', 'only authorization_code', 'ob.token.grant-type');
     const code = form.get('code');

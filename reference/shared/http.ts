@@ -133,8 +133,3 @@ export function utf8Text(bytes: Uint8Array): string | undefined {
     return undefined;
   }
 }
-
-/** The media type of the request without parameters, lower case ('' when absent). */
-export function mediaType(req: { headers: Headers }): string {
-  return (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-}

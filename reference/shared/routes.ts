@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { H3, H3Event } from 'h3';
-import { readBody, type BodyRules } from './body.ts';
+import { malformedError, readBody, type BodyRules } from './body.ts';
 import { HttpError } from './errors.ts';
 import { CORS_ANY, toResponse, writeReply, type Reply } from './http.ts';
 import { pathParam, type PathRules } from './params.ts';
@@ -47,8 +47,14 @@ export interface BodySpec {
   max: number;
   /** Bytes never parsed as JSON (a drive chunk): not judged by their brackets. */
   binary?: boolean;
-  /** A refused body (over the cap, unreadable, nested too deep) reaches the handler as `refused`: it answers its own error (OAuth's 400). */
+  /** A refused body (over the cap, unreadable, nested too deep, of another type) reaches the handler as `refused`: it answers its own error (OAuth's 400). */
   lenient?: boolean;
+  /**
+   * The media types it reads, as its OpenAPI requestBody lists them: a body declared as another
+   * type (or as none) is refused as malformed, 400 in the server's envelope. Absent: any type, read
+   * by its bytes (document 3 is silent, and the deployed client sends JSON with no Content-Type).
+   */
+  types?: readonly string[];
 }
 
 /** What a handler gets: the request, read once, whichever path it came by. */
@@ -128,6 +134,12 @@ export function allowOf(methods: readonly string[]): string {
   return all.join(', ');
 }
 
+/** The media type a request declares, without parameters, lower case ('' when none). */
+function declaredType(req: Request | IncomingMessage): string {
+  const raw = typeof (req as Request).headers.get === 'function' ? (req as Request).headers.get('content-type') : (req as IncomingMessage).headers['content-type'];
+  return (raw ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
 async function replyOf(res: Response): Promise<Reply> {
   const headers: Record<string, string> = {};
   res.headers.forEach((value, name) => (headers[name] = value));
@@ -141,6 +153,8 @@ export interface RouteInfo {
   op: string;
   path: string;
   auth: Auth;
+  /** The media types its body may have (none: any). */
+  types?: readonly string[];
   unlisted?: string;
 }
 
@@ -173,7 +187,11 @@ export function mountRoutes<P>(app: H3, surface: Surface, routes: ReadonlyArray<
 
   const bodyOf = async (route: AnyRoute, req: Request | IncomingMessage): Promise<Pick<Call, 'body' | 'refused'>> => {
     if (!route.body) return { body: new Uint8Array(0) };
-    const read = readBody(req, route.body.max, surface.body, route.body.binary === true).then((body) => ({ body }));
+    const { types } = route.body;
+    const read = readBody(req, route.body.max, surface.body, route.body.binary === true).then((body) => {
+      if (types && !types.includes(declaredType(req))) throw malformedError(surface.body, `the body must be ${types.join(' or ')}`);
+      return { body };
+    });
     if (!route.body.lenient) return read;
     return read.catch((error: unknown) => {
       if (error instanceof HttpError) return { body: new Uint8Array(0), refused: error };
@@ -217,7 +235,13 @@ export function mountRoutes<P>(app: H3, surface: Surface, routes: ReadonlyArray<
   for (const [path, methods] of byPath) for (const [method, route] of methods) if (route.fast) fast.set(`${method} ${path}`, route);
 
   return {
-    routes: (routes as ReadonlyArray<AnyRoute & { unlisted?: string }>).map((r) => ({ op: r.op, path: servedPath(r), auth: r.auth, ...(r.unlisted !== undefined ? { unlisted: r.unlisted } : {}) })),
+    routes: (routes as ReadonlyArray<AnyRoute & { unlisted?: string }>).map((r) => ({
+      op: r.op,
+      path: servedPath(r),
+      auth: r.auth,
+      ...(r.body?.types ? { types: r.body.types } : {}),
+      ...(r.unlisted !== undefined ? { unlisted: r.unlisted } : {}),
+    })),
     serveNode(req, res) {
       if (fast.size === 0) return false;
       const target = req.url ?? '';

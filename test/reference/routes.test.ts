@@ -88,6 +88,29 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+describe('the route layer judges a body by its declared media type', () => {
+  it("refuses a token request that is not a form with OAuth's 400, naming the type, and takes a form", async () => {
+    const asJson = await fetch(`${running.bridge.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"grant_type":"authorization_code"}' });
+    expect(asJson.status).toBe(400);
+    expect(await asJson.json()).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('application/x-www-form-urlencoded') });
+    const asForm = await fetch(`${running.bridge.url}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
+      body: 'grant_type=authorization_code',
+    });
+    expect(asForm.status).toBe(401); // read as a form: no client authentication
+    await asForm.text();
+  });
+
+  it('reads a relay body with no Content-Type, or text/plain, by its bytes, as the deployed client and a browser send it', async () => {
+    // Bytes: fetch sends no Content-Type; a string: text/plain. Either way the JSON is read and its identity judged.
+    for (const body of [Buffer.from('{"identity":"x"}'), '{"identity":"x"}']) {
+      const res = await fetch(`${running.relay.url}/identities`, { method: 'POST', body });
+      expect((await res.json()) as { error: string }).toMatchObject({ error: 'invalid_identity' });
+    }
+  });
+});
+
 describe.each(['rp', 'bridge', 'relay'] as const)('the %s route table', (server) => {
   it('has exactly one route per OpenAPI operation, and every other route says why it is unlisted', async () => {
     const ops = await operations(server);
@@ -116,6 +139,15 @@ describe.each(['rp', 'bridge', 'relay'] as const)('the %s route table', (server)
         expect(declared.length, `${r.op} (auth ${r.auth}) declares one of ${allowed.join(', ')}`).toBeGreaterThan(0);
         for (const name of declared) expect(allowed, `${r.op} (auth ${r.auth}) declares ${name}`).toContain(name);
       }
+    }
+  });
+
+  it('reads only the media types its OpenAPI requestBody lists, where it names them', async () => {
+    const doc = await openapi(server);
+    for (const r of running[server].routes.filter((x) => x.unlisted === undefined && x.types)) {
+      const [method, path] = [r.op.slice(0, r.op.indexOf(' ')).toLowerCase(), r.op.slice(r.op.indexOf(' ') + 1)];
+      const body = (doc.paths[path]![method] as { requestBody?: { content?: Record<string, unknown> } }).requestBody;
+      expect([...r.types!].sort(), `${r.op} reads what its OpenAPI lists`).toEqual(Object.keys(body?.content ?? {}).sort());
     }
   });
 
