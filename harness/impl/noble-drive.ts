@@ -156,12 +156,24 @@ export function nameHash(profile: Profile, folderPrivate: Uint8Array, name: stri
   return bytesToHex(hmac(sha256, key, utf8ToBytes(nfc)));
 }
 
-export async function linkSecrets(password: string, salt: Uint8Array): Promise<{ key: Uint8Array; verifier: Uint8Array; verifierHash: string }> {
-  const k = driveSpec.link_kdf;
-  const out = await argon2idAsync(utf8ToBytes(password), salt, { m: k.memory_kib, t: k.passes, p: k.lanes, dkLen: k.output_bytes });
-  const verifier = out.slice(...k.verifier_bytes);
-  return { key: out.slice(...k.key_bytes), verifier, verifierHash: sha256Hex(verifier) };
+export function linkSecrets(password: string, salt: Uint8Array): Promise<{ key: Uint8Array; verifier: Uint8Array; verifierHash: string }> {
+  // Pure-JS argon2id takes seconds of the harness's CPU: a link made and then opened derives once.
+  const key = `${password}\u0000${Buffer.from(salt).toString('hex')}`;
+  let derived = DERIVED.get(key);
+  if (!derived) {
+    const k = driveSpec.link_kdf;
+    derived = argon2idAsync(utf8ToBytes(password), salt, { m: k.memory_kib, t: k.passes, p: k.lanes, dkLen: k.output_bytes }).then((out) => {
+      const verifier = out.slice(...k.verifier_bytes);
+      return { key: out.slice(...k.key_bytes), verifier, verifierHash: sha256Hex(verifier) };
+    });
+    derived.catch(() => DERIVED.delete(key));
+    DERIVED.set(key, derived);
+    if (DERIVED.size > 64) DERIVED.delete(DERIVED.keys().next().value!);
+  }
+  return derived;
 }
+
+const DERIVED = new Map<string, Promise<{ key: Uint8Array; verifier: Uint8Array; verifierHash: string }>>();
 
 /**
  * The link key (ra.drive.link-kdf): the X25519 private key a link share's node_key is sealed to,

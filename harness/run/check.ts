@@ -71,7 +71,7 @@ export function sessionCheck<S extends CheckSession>(binding: SuiteBinding<S>, s
       // A failure of a check that outlived what it made is the environment's (the runner runs it again).
       const spoiled = () => {
         const what = s.outlived?.(spec.rules);
-        if (what !== undefined) reportOwnFault('outlived-life', what);
+        if (what !== undefined) reportOwnFault('outlived-window', what);
       };
       try {
         await e.scope(() => spec.run(s, e, ctx));

@@ -27,7 +27,7 @@ export type FailureCode = 'status' | 'code' | 'field' | 'shape' | 'timing' | 'st
  * taken; `check-threw` the check itself threw (a bug in the check or an answer it could not
  * handle); `invalid-outcome` the check returned something that is not a verdict.
  */
-export type ErrorCause = 'check-timeout' | 'harness-stalled' | 'authority-late' | 'outlived-life' | 'helper-unavailable' | 'port-in-use' | 'check-threw' | 'invalid-outcome';
+export type ErrorCause = 'check-timeout' | 'harness-stalled' | 'authority-late' | 'outlived-window' | 'helper-unavailable' | 'port-in-use' | 'check-threw' | 'invalid-outcome';
 
 /** An earlier attempt of a check, run again because the environment failed during it. */
 export interface Attempt {

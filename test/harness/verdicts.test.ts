@@ -126,14 +126,14 @@ describe('environment faults', () => {
       await runChecks(
         [
           check('a/late', () => {
-            if (++calls === 1) throw new EnvironmentError('outlived-life', 'the set-up took longer than the session lives');
+            if (++calls === 1) throw new EnvironmentError('outlived-window', 'the set-up took longer than the session lives');
             return pass();
           }),
         ],
         { seed: 1 },
       )
     ).results[0]!;
-    expect([r.status, calls, r.attempts?.[0]?.cause]).toEqual(['passed', 2, 'outlived-life']);
+    expect([r.status, calls, r.attempts?.[0]?.cause]).toEqual(['passed', 2, 'outlived-window']);
   });
 
   it('names the cause of a throw: a helper, a port in use, or the check itself', async () => {

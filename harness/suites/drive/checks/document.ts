@@ -294,6 +294,8 @@ function linksPublic(t: RelayTarget): Check {
     title: 'how to open a link is answered to anyone, without authentication: its salt, KDF, proof-of-work and opens left',
     rules: ['ra.drive.links'],
     context: ['ra.drive.links-body', 'ra.drive.pow'],
+    // The password's argon2id (64 MiB, 3 passes, in JS) takes seconds, many on a loaded machine.
+    timeoutMs: 90_000,
     run: async (s, e) => {
       const { id, root } = await s.owner();
       const f = await s.file(id, root.keys, 'public.txt', text('to anyone'));
@@ -318,6 +320,7 @@ function linkHeaders(t: RelayTarget): Check {
     title: 'a password link holder is refused without the right verifier and reads the file with it (and the work the link asks for)',
     rules: ['ra.drive.link-auth'],
     context: ['ra.drive.link-kdf', 'ra.drive.link-opens', 'ra.drive.pow'],
+    timeoutMs: 90_000,
     run: async (s, e) => {
       const { id, root } = await s.owner();
       const plain = text('behind a password');

@@ -139,13 +139,13 @@ function sessionWindowCheck(t: RelayTarget): Check {
       // relay after it: a refusal then is the machine's slowness, not the target's (the runner runs it again).
       const inTime = (what: string, back: number) => {
         if (back >= sess.expiresAt - 1000)
-          reportOwnFault('outlived-life', `${what} came back ${((back - sess.expiresAt) / 1000).toFixed(1)} s from the session's expires_at: too late to tell a refusal from its expiry`);
+          reportOwnFault('outlived-window', `${what} came back ${((back - sess.expiresAt) / 1000).toFixed(1)} s from the session's expires_at: too late to tell a refusal from its expiry`);
       };
       const wait = async (until: number) => sleep(Math.max(0, until - Date.now()), ctx.signal);
       await wait(sess.expiresAt - lead);
       if (Date.now() >= sess.expiresAt - 1000)
         throw new EnvironmentError(
-          'outlived-life',
+          'outlived-window',
           `the set-up took ${((Date.now() - sess.expiresAt) / 1000 + SESSION_TTL_S).toFixed(1)} s of the session's ${SESSION_TTL_S} s life: its inside cannot be judged`,
         );
       await uses('inside', (what, status, _code, text, back) => e.that(status >= 200 && status < 300, `${what}: ${text}, not a success`) || inTime(what, back));
@@ -188,7 +188,7 @@ function challengeWindowCheck(t: RelayTarget): Check {
       // Answers back after the challenges' earliest end may have reached the relay after it (a slow machine).
       if (Date.now() >= t0 + ttl * 1000 && !early.every(ok))
         reportOwnFault(
-          'outlived-life',
+          'outlived-window',
           `the answers to challenges ${margin} s before their end came back ${((Date.now() - t0) / 1000).toFixed(1)} s after they were asked for, past their ${ttl} s life`,
         );
       await sleep(outsideBack + (ttl + margin) * 1000 - Date.now(), ctx.signal);
@@ -222,7 +222,7 @@ function spoolWindowCheck(t: RelayTarget): Check {
       const p = pickupOf(await s.relay.pickup(b, { mode: 'signed-request' }));
       const delivered = typeof p !== 'string' && p.messages.some((x) => x.id === m.id);
       if (!delivered && Date.now() >= t0 + ttl * 1000)
-        reportOwnFault('outlived-life', `the pickup came back ${((Date.now() - t0) / 1000).toFixed(1)} s after the message was sent, past its ${ttl} s SPOOL_TTL`);
+        reportOwnFault('outlived-window', `the pickup came back ${((Date.now() - t0) / 1000).toFixed(1)} s after the message was sent, past its ${ttl} s SPOOL_TTL`);
       e.that(
         delivered,
         `${Math.round((Date.now() - t0) / 1000)} s into a ${ttl}-second spool the message is not delivered: ${typeof p === 'string' ? p : JSON.stringify(p.messages.map((x) => x.id))}`,
