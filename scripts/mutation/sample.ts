@@ -11,15 +11,15 @@ import { mutate } from './stryker.ts';
 export const SAMPLE: ReadonlyArray<{ area: string; ranges: string[]; rules: string[] }> = [
   // A session's lifetime bounds (ra.sessions.ttl, and the project's lower bound ra.sessions.ttl-positive):
   // only those rules' checks, not all of ra.sessions, whose restart checks cost minutes a mutant.
-  { area: 'relay-auth', ranges: ['reference/relay/sessions.ts:37-37'], rules: ['ra.sessions.ttl', 'ra.sessions.ttl-positive'] },
+  { area: 'relay-auth', ranges: ['reference/relay/sessions.ts:40-40'], rules: ['ra.sessions.ttl', 'ra.sessions.ttl-positive'] },
   // A session-signed envelope: the session is the sender's, the signature verifies.
   {
     area: 'relay-messages',
-    ranges: ['reference/relay/messages.ts:72-72', 'reference/relay/messages.ts:77-77'],
+    ranges: ['reference/relay/messages.ts:75-75', 'reference/relay/messages.ts:80-80'],
     rules: ['ra.messages.session-expired', 'ra.messages.signature', 'ra.messages.session-proof'],
   },
   // An authorization code bound to its client and redirect URI (ob.code.binding).
-  { area: 'bridge-token', ranges: ['reference/bridge/token.ts:82-83'], rules: ['ob.code'] },
+  { area: 'bridge-token', ranges: ['reference/bridge/token.ts:71-72'], rules: ['ob.code'] },
 ];
 
 const RECORD = new URL('../../test/mutation/sample.json', import.meta.url);
