@@ -290,17 +290,18 @@ function envelopeBindingCheck(t: RelayTarget): Check {
       const [a, b, c] = await Promise.all([s.identity(), s.identity(), s.identity()]);
       const m = mail(s, a, b, 'as signed');
       const other = mail(s, a, b, 'another payload');
-      const later = new Date(Date.parse(String(m.timestamp)) + 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      // A second after each envelope's own timestamp (the ack may be made a second after the message).
+      const later = (env: Envelope) => new Date(Date.parse(String(env.timestamp)) + 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
       const k = ack(s.profile, a, b.identity, 'm_acked');
       const swapped: Array<[string, 'message' | 'ack', Envelope]> = [
         ['a message with another id', 'message', { ...m, id: `${String(m.id)}x` }],
         ['a message to another local recipient', 'message', { ...m, recipient: c.identity }],
-        ['a message with another timestamp', 'message', { ...m, timestamp: later }],
+        ['a message with another timestamp', 'message', { ...m, timestamp: later(m) }],
         ['a message with another sealed payload', 'message', { ...m, payload: other.payload, encryption: other.encryption }],
         ['an ack with another id', 'ack', { ...k, id: `${String(k.id)}x` }],
         ['an ack of another message', 'ack', { ...k, message_id: 'm_other' }],
         ['an ack to another local recipient', 'ack', { ...k, recipient: c.identity }],
-        ['an ack with another timestamp', 'ack', { ...k, timestamp: later }],
+        ['an ack with another timestamp', 'ack', { ...k, timestamp: later(k) }],
       ];
       // The genuine envelopes first: a relay that remembers a verified signature must still bind it to every field.
       const genuine = await Promise.all([s.relay.send(m), s.relay.ack(k)]);
