@@ -254,6 +254,8 @@ export const RP_WIRE: Record<string, WireVariant> = {
   },
   'wrong-match-keeps': {
     rule: 'ns.transaction.match-wrong',
+    // "The match code is two digits with one attempt": a second attempt is taken.
+    restates: ['ns.limits.match-code'],
     what: 'a wrong match code is refused and the transaction stays open',
     wire: (() => {
       const matches = new Map<string, string>();

@@ -10776,6 +10776,363 @@ export const facets: readonly Facet[] = [
         "operation": "postDelivery"
       }
     ]
+  },
+  {
+    "rule": "ns.auth.6",
+    "kind": "who",
+    "cite": "A sign-in completes only for a browser presenting both proof it started the transaction (binding cookie or poll secret) and a completion secret handed exclusively to the signer (resume code or match code); anyone may create a request and the request carries no authority.",
+    "operations": [
+      "resumeLogin",
+      "pollTransaction"
+    ],
+    "allowed": [
+      "starter-with-completion-secret"
+    ],
+    "refused": [
+      "other-browser",
+      "starter-without-completion-secret",
+      "request-holder"
+    ],
+    "unfilled": [
+      {
+        "value": "other-browser",
+        "operation": "pollTransaction",
+        "reason": "not applicable: on the poll the poll secret is itself the starting browser's proof (binding cookie or poll secret), so whoever presents it is the starter; a poll without it is the request-holder cell"
+      },
+      {
+        "value": "request-holder",
+        "operation": "resumeLogin",
+        "reason": "not applicable: a resume presents no request_id, only the binding cookie and the resume code, and the other-browser and starter-without-completion-secret cells each take one of them away"
+      }
+    ],
+    "area": "rp",
+    "facet": "who",
+    "values": [
+      "starter-with-completion-secret",
+      "other-browser",
+      "starter-without-completion-secret",
+      "request-holder"
+    ],
+    "cells": [
+      {
+        "value": "starter-with-completion-secret",
+        "operation": "resumeLogin"
+      },
+      {
+        "value": "starter-with-completion-secret",
+        "operation": "pollTransaction"
+      },
+      {
+        "value": "other-browser",
+        "operation": "resumeLogin"
+      },
+      {
+        "value": "other-browser",
+        "operation": "pollTransaction"
+      },
+      {
+        "value": "starter-without-completion-secret",
+        "operation": "resumeLogin"
+      },
+      {
+        "value": "starter-without-completion-secret",
+        "operation": "pollTransaction"
+      },
+      {
+        "value": "request-holder",
+        "operation": "resumeLogin"
+      },
+      {
+        "value": "request-holder",
+        "operation": "pollTransaction"
+      }
+    ]
+  },
+  {
+    "rule": "ns.auth.6.poll-secret",
+    "kind": "who",
+    "cite": "The poll handle is a high-entropy secret bound to the initiating browser, never `request_id`.",
+    "operations": [
+      "pollTransaction"
+    ],
+    "allowed": [
+      "poll-secret-holder"
+    ],
+    "refused": [
+      "request-id-holder",
+      "guesser"
+    ],
+    "area": "rp",
+    "facet": "who",
+    "values": [
+      "poll-secret-holder",
+      "request-id-holder",
+      "guesser"
+    ],
+    "cells": [
+      {
+        "value": "poll-secret-holder",
+        "operation": "pollTransaction"
+      },
+      {
+        "value": "request-id-holder",
+        "operation": "pollTransaction"
+      },
+      {
+        "value": "guesser",
+        "operation": "pollTransaction"
+      }
+    ]
+  },
+  {
+    "rule": "ns.delivery.body",
+    "kind": "normalization",
+    "cite": "A delivery body is either the bare encoded approval as the whole body, or an object with `response` (the encoded approval) and `match` (the two-digit match code, present only when the user says they started on another screen).",
+    "operations": [
+      "postDelivery"
+    ],
+    "subject": "the delivery body",
+    "forms": [
+      "bare-approval",
+      "delivery-object"
+    ],
+    "note": "near-miss: an object whose `response` is not a string.",
+    "area": "rp",
+    "facet": "normalization",
+    "values": [
+      "bare-approval",
+      "delivery-object",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "bare-approval",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "delivery-object",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "near-miss",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.encoding.decode",
+    "kind": "normalization",
+    "cite": "Compact JSON, base64url without padding. Decoders also accept raw JSON and padded base64url.",
+    "operations": [
+      "postDelivery"
+    ],
+    "subject": "the encoded approval",
+    "forms": [
+      "base64url",
+      "raw-json",
+      "padded-base64url"
+    ],
+    "unfilled": [
+      {
+        "value": "near-miss",
+        "reason": "not applicable: the sentence widens what a decoder accepts and names no near form it must refuse (junk that decodes to no approval is ns.delivery.body's near miss)"
+      }
+    ],
+    "area": "rp",
+    "facet": "normalization",
+    "values": [
+      "base64url",
+      "raw-json",
+      "padded-base64url",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "base64url",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "raw-json",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "padded-base64url",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "near-miss",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.limits.match-code",
+    "kind": "limit",
+    "name": "attempts",
+    "cite": "The match code is two digits with one attempt.",
+    "operations": [
+      "postDelivery"
+    ],
+    "count": "one attempt at the match code",
+    "scope": "transaction",
+    "past": {
+      "code": "match_mismatch"
+    },
+    "note": "past: the right code after a wrong one is refused (the wrong one ended the transaction, ns.transaction.match-wrong).",
+    "area": "rp",
+    "facet": "attempts",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "past",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "other-scope",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.nonce.shared-atomic",
+    "kind": "once",
+    "cite": "The nonce cache is atomic and shared between all processes of one RP.",
+    "operations": [
+      "postDelivery"
+    ],
+    "secret": "the approval's nonce, in the cache the RP's processes share",
+    "spent_by": "the first verified delivery, on any process",
+    "unfilled": [
+      {
+        "value": "replay",
+        "reason": "unobservable: a nonce belongs to one transaction (its request_id is part of the key) and a transaction takes one approval (ns.transaction.one-approval), so a replay on another process is refused whether or not the processes share the nonce cache; rp/race/replay judges the two together across the processes"
+      },
+      {
+        "value": "race",
+        "reason": "unobservable: racing processes that each claim the nonce in a cache of their own still take the transaction by one compare-and-set, and exactly one delivery wins either way; rp/race/replay judges the two together across the processes"
+      }
+    ],
+    "area": "rp",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "race",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.nonce.spend-on-success",
+    "kind": "who",
+    "cite": "A nonce goes from unspent to spent on successful verification.",
+    "operations": [
+      "postDelivery"
+    ],
+    "allowed": [
+      "verified-delivery"
+    ],
+    "refused": [
+      "refused-before-claim",
+      "resolution-refused",
+      "signature-refused"
+    ],
+    "note": "refused-before-claim: rules 1 to 4; resolution-refused: rule 6; signature-refused: rule 7 (rule 5 is the claim itself). Each refused delivery is followed by the genuine approval, which must complete.",
+    "area": "rp",
+    "facet": "who",
+    "values": [
+      "verified-delivery",
+      "refused-before-claim",
+      "resolution-refused",
+      "signature-refused"
+    ],
+    "cells": [
+      {
+        "value": "verified-delivery",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "refused-before-claim",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "resolution-refused",
+        "operation": "postDelivery"
+      },
+      {
+        "value": "signature-refused",
+        "operation": "postDelivery"
+      }
+    ]
+  },
+  {
+    "rule": "ns.reference.gone",
+    "kind": "lifecycle",
+    "name": "used",
+    "cite": "An expired or used reference link answers `404` or `410`.",
+    "operations": [
+      "getRequestByReference"
+    ],
+    "event": "the delivery that approves the transaction",
+    "ends": [
+      "reference"
+    ],
+    "area": "rp",
+    "facet": "used",
+    "values": [
+      "reference"
+    ],
+    "cells": [
+      {
+        "value": "reference",
+        "operation": "getRequestByReference"
+      }
+    ]
+  },
+  {
+    "rule": "ns.reference.gone",
+    "kind": "lifecycle",
+    "name": "expired",
+    "cite": "An expired or used reference link answers `404` or `410`.",
+    "operations": [
+      "getRequestByReference"
+    ],
+    "event": "the transaction's expiry",
+    "ends": [
+      "reference"
+    ],
+    "unfilled": [
+      {
+        "value": "reference",
+        "reason": "unobservable: a transaction lives as long as its request window (5 minutes at the reference), and an RP declares no shorter life a check could wait out"
+      }
+    ],
+    "area": "rp",
+    "facet": "expired",
+    "values": [
+      "reference"
+    ],
+    "cells": [
+      {
+        "value": "reference",
+        "operation": "getRequestByReference"
+      }
+    ]
   }
 ];
 
@@ -11155,6 +11512,11 @@ export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string
     "rule": "ra.system.validated",
     "reason": "A system document that does not follow its schema is refused and the stored one kept: a body's shape; who may write is ra.system's own facets.",
     "area": "relay-owner"
+  },
+  {
+    "rule": "ns.nonce.cache-key",
+    "reason": "Every part of the key (audience, identity, request_id, nonce) is also bound to the transaction the RP issued (ns.delivery.request-binding), so a part swapped alone is refused before the cache is asked; the one case the key decides is that key_id is no part of it: the identity-signed and a session-signed approval of one nonce share one key (rp/race/identity-and-session).",
+    "area": "rp"
   },
   {
     "rule": "ns.auth.2.same-scope-window",

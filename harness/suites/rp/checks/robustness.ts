@@ -103,6 +103,8 @@ export function robustnessChecks(target: RpTarget): Check[] {
       title: 'malformed delivery bodies are refused (4xx) and complete nothing',
       rules: ['ns.delivery.body'],
       context: ['ns.start.contract', 'ns.transport.poll-shape'],
+      // An object whose `response` is not a string, among the other junk.
+      cells: [{ rule: 'ns.delivery.body', facet: 'normalization', value: 'near-miss', operation: 'postDelivery' }],
       run: async (s, e) => {
         const t = await s.start();
         const url = await s.responseUri(t.request);

@@ -326,6 +326,7 @@ function referenceGoneCheck(target: RpTarget): Check {
     title: 'a used reference link answers 404 or 410',
     rules: ['ns.reference.gone'],
     context: ['ns.start.contract', 'ns.reference.code'],
+    cells: [{ rule: 'ns.reference.gone', facet: 'used', value: 'reference', operation: 'getRequestByReference' }],
     run: async (s, e) => {
       const t = await s.start();
       if (!t.requestUri) return e.fail('the start result has no request_uri');
@@ -444,6 +445,14 @@ function deliveryEncodingsCheck(target: RpTarget): Check {
     title: 'the receiver accepts the approval as raw JSON, padded base64url and the delivery object (one transaction each)',
     rules: ['ns.encoding.decode', 'ns.delivery.body', 'ns.transport.delivery'],
     context: ['ns.start.contract', 'ns.delivery.content-type'],
+    // raw JSON and padded base64url are bare bodies; the object carries unpadded base64url.
+    cells: [
+      { rule: 'ns.delivery.body', facet: 'normalization', value: 'bare-approval', operation: 'postDelivery' },
+      { rule: 'ns.delivery.body', facet: 'normalization', value: 'delivery-object', operation: 'postDelivery' },
+      { rule: 'ns.encoding.decode', facet: 'normalization', value: 'raw-json', operation: 'postDelivery' },
+      { rule: 'ns.encoding.decode', facet: 'normalization', value: 'padded-base64url', operation: 'postDelivery' },
+      { rule: 'ns.encoding.decode', facet: 'normalization', value: 'base64url', operation: 'postDelivery' },
+    ],
     run: async (s, e) => {
       for (const form of ['raw-json', 'padded', 'object'] as const) {
         const t = await s.start();

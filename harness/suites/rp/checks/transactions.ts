@@ -51,8 +51,10 @@ function transactionCreateCheck(target: RpTarget): Check {
   return rpCheck(target, {
     id: 'rp/transaction/create',
     title: 'starting a transaction sets the binding cookie and hands the page a poll secret and a two-digit match code; nothing is completed yet',
-    rules: ['ns.transaction.create', 'ns.limits.match-code'],
+    rules: ['ns.transaction.create', 'ns.limits.match-code', 'ns.auth.6'],
     context: DRIVE,
+    // The starter polls before any completion secret was delivered: nothing completes.
+    cells: [{ rule: 'ns.auth.6', facet: 'who', value: 'starter-without-completion-secret', operation: 'pollTransaction' }],
     run: async (s, e) => {
       const t = await s.start();
       e.that(t.response.setCookies.length > 0, 'the start answer sets no cookie (the binding cookie arrives in Set-Cookie)');
@@ -70,6 +72,11 @@ function transactionSecretsCheck(target: RpTarget): Check {
     title: `poll secret (>= ${limits.poll_secret_min_bits} bits, never the request_id) and binding cookie (>= ${limits.binding_cookie_min_bits} bits) are high-entropy and fresh per transaction`,
     rules: ['ns.auth.6.poll-secret', 'ns.auth.6'],
     context: DRIVE,
+    cells: [
+      { rule: 'ns.auth.6', facet: 'who', value: 'request-holder', operation: 'pollTransaction' },
+      { rule: 'ns.auth.6.poll-secret', facet: 'who', value: 'request-id-holder', operation: 'pollTransaction' },
+      { rule: 'ns.auth.6.poll-secret', facet: 'who', value: 'guesser', operation: 'pollTransaction' },
+    ],
     run: async (s, e) => {
       const [a, b] = [await s.start(), await s.start()];
       for (const t of [a, b]) {
@@ -103,10 +110,14 @@ function transactionSameDeviceCheck(target: RpTarget): Check {
       'ns.delivery.receipt',
       'ns.auth.6.resume-same-origin',
       'ns.limits.resume-code',
+      'ns.auth.6',
     ],
     context: [...DRIVE, 'ns.delivery.body'],
-    // Resumed at once, well inside the code's lifetime.
-    cells: [{ rule: 'ns.limits.resume-code', facet: 'window', value: 'inside', operation: 'resumeLogin' }],
+    cells: [
+      // Resumed at once, well inside the code's lifetime.
+      { rule: 'ns.limits.resume-code', facet: 'window', value: 'inside', operation: 'resumeLogin' },
+      { rule: 'ns.auth.6', facet: 'who', value: 'starter-with-completion-secret', operation: 'resumeLogin' },
+    ],
     run: async (s, e) => {
       const t = await s.start();
       const who = await s.identity();
@@ -151,9 +162,12 @@ function transactionResumeWithoutCookieCheck(target: RpTarget): Check {
   return rpCheck(target, {
     id: 'rp/transaction/resume-without-cookie',
     title: 'resume without the binding cookie does not complete, and the code cannot be used afterwards by the right browser either',
-    rules: ['ns.transaction.resume-refused', 'ns.transport.resume'],
-    context: [...DRIVE, 'ns.auth.6'],
-    cells: [{ rule: 'ns.transaction.resume-refused', facet: 'who', value: 'no-binding-cookie', operation: 'resumeLogin' }],
+    rules: ['ns.transaction.resume-refused', 'ns.transport.resume', 'ns.auth.6'],
+    context: DRIVE,
+    cells: [
+      { rule: 'ns.transaction.resume-refused', facet: 'who', value: 'no-binding-cookie', operation: 'resumeLogin' },
+      { rule: 'ns.auth.6', facet: 'who', value: 'other-browser', operation: 'resumeLogin' },
+    ],
     run: async (s, e) => {
       const { started: t, delivered: d, resumeUri: uri } = await s.approveSameDevice();
       if (!e.that(uri !== undefined, `the delivery answered ${said(d)}, without resume_uri`)) return;
@@ -169,9 +183,12 @@ function transactionResumeWrongCodeCheck(target: RpTarget): Check {
   return rpCheck(target, {
     id: 'rp/transaction/resume-wrong-code',
     title: 'resume with the binding cookie but a wrong or missing code does not complete',
-    rules: ['ns.transaction.resume-refused'],
+    rules: ['ns.transaction.resume-refused', 'ns.auth.6'],
     context: DRIVE,
-    cells: [{ rule: 'ns.transaction.resume-refused', facet: 'who', value: 'wrong-code', operation: 'resumeLogin' }],
+    cells: [
+      { rule: 'ns.transaction.resume-refused', facet: 'who', value: 'wrong-code', operation: 'resumeLogin' },
+      { rule: 'ns.auth.6', facet: 'who', value: 'starter-without-completion-secret', operation: 'resumeLogin' },
+    ],
     run: async (s, e) => {
       const { started: t, delivered: d, resumeUri: uri } = await s.approveSameDevice();
       if (!e.that(uri !== undefined, `the delivery answered ${said(d)}, without resume_uri`)) return;
@@ -234,11 +251,24 @@ function transactionCrossDeviceCheck(target: RpTarget): Check {
   return rpCheck(target, {
     id: 'rp/transaction/cross-device',
     title: 'cross device: a delivery with the right match code is approved without resume_uri, and the poll with the poll secret completes',
-    rules: ['ns.transaction.cross-device', 'ns.transaction.poll', 'ns.transport.cross-device-poll', 'ns.transport.poll', 'ns.delivery.receipt'],
+    rules: [
+      'ns.transaction.cross-device',
+      'ns.transaction.poll',
+      'ns.transport.cross-device-poll',
+      'ns.transport.poll',
+      'ns.delivery.receipt',
+      'ns.auth.6',
+      'ns.auth.6.poll-secret',
+      'ns.limits.match-code',
+    ],
     context: [...DRIVE, 'ns.delivery.body'],
     cells: [
       { rule: 'ns.transaction.poll', facet: 'who', value: 'poll-secret-holder', operation: 'pollTransaction' },
       { rule: 'ns.transaction.poll', facet: 'who', value: 'stranger', operation: 'pollTransaction' },
+      { rule: 'ns.auth.6', facet: 'who', value: 'starter-with-completion-secret', operation: 'pollTransaction' },
+      { rule: 'ns.auth.6.poll-secret', facet: 'who', value: 'poll-secret-holder', operation: 'pollTransaction' },
+      // The first attempt at the match code, the right one, approves.
+      { rule: 'ns.limits.match-code', facet: 'attempts', value: 'at', operation: 'postDelivery' },
     ],
     run: async (s, e) => {
       const t = await s.start();
@@ -258,17 +288,25 @@ function transactionCrossDeviceCheck(target: RpTarget): Check {
 function transactionMatchWrongCheck(target: RpTarget): Check {
   return rpCheck(target, {
     id: 'rp/transaction/match-wrong',
-    title: 'a wrong match code is refused and ends the transaction; the right code afterwards does not revive it',
+    title: "a wrong match code is refused and ends the transaction; the right code afterwards does not revive it, and another transaction's attempt is its own",
     rules: ['ns.transaction.match-wrong', 'ns.limits.match-code'],
     context: DRIVE,
-    cells: [{ rule: 'ns.transaction.match-wrong', facet: 'lifecycle', value: 'approval', operation: 'postDelivery' }],
+    cells: [
+      { rule: 'ns.transaction.match-wrong', facet: 'lifecycle', value: 'approval', operation: 'postDelivery' },
+      { rule: 'ns.limits.match-code', facet: 'attempts', value: 'past', operation: 'postDelivery' },
+      { rule: 'ns.limits.match-code', facet: 'attempts', value: 'other-scope', operation: 'postDelivery' },
+    ],
     run: async (s, e) => {
+      // Started first, so the wrong attempt below is made while this one is pending.
+      const other = await s.start();
       const { t, wrong, right, approval } = await wrongThenRight(s);
       e.that(refused(wrong), `a wrong match code answered ${said(wrong)}`);
       e.that(refused(right), `the right code after a wrong one answered ${said(right)}`);
       const bare = await s.deliver(t.request, approval);
       e.that(refused(bare), `a same-device delivery after a wrong code answered ${said(bare)}`);
       e.that((await s.pollStatus(t.pollSecret)).status !== 'completed', 'the ended transaction completed');
+      const elsewhere = await s.deliver(other.request, sign(s.profile, other.request, await s.identity()), { match: other.matchCode });
+      e.that(accepted(elsewhere), `another pending transaction's right match code, after this one's wrong code, answered ${said(elsewhere)}`);
     },
   });
 }
@@ -340,11 +378,13 @@ function nonceReplayCheck(target: RpTarget): Check {
   return rpCheck(target, {
     id: 'rp/nonce/replay',
     title: 'a spent approval delivered again (before resume and after completion) is refused, and the first login stays the only one',
-    rules: ['ns.nonce.single-use', 'ns.verify.5'],
-    context: [...DRIVE, 'ns.nonce.spend-on-success'],
+    rules: ['ns.nonce.single-use', 'ns.verify.5', 'ns.nonce.spend-on-success'],
+    context: DRIVE,
     cells: [
       { rule: 'ns.verify.5', facet: 'once', value: 'replay', operation: 'postDelivery' },
       { rule: 'ns.nonce.single-use', facet: 'once', value: 'replay', operation: 'postDelivery' },
+      // The verified delivery spent the nonce: its replays are refused.
+      { rule: 'ns.nonce.spend-on-success', facet: 'who', value: 'verified-delivery', operation: 'postDelivery' },
     ],
     run: async (s, e) => {
       const t = await s.start();

@@ -76,9 +76,22 @@ const isProject = new Set(catalogue.filter((r) => r.origin === 'project').map((r
 /** The profile's rules for the answer to a refused delivery. */
 const CODES: RuleId[] = ['ns.delivery.reject-status', 'ns.errors.codes', 'ns.errors.envelope'];
 
+type Cell = { rule: RuleId; facet: string; value: string; operation: string };
+
 /** A scenario's cells, each on the delivery endpoint where the approval is judged. */
-function delivered(sc: Scenario): { cells?: Array<{ rule: RuleId; facet: string; value: string; operation: string }> } {
-  return sc.cells ? { cells: sc.cells.map((c) => ({ ...c, operation: 'postDelivery' })) } : {};
+function delivered(sc: Scenario, extra: Cell[] = []): { cells?: Cell[] } {
+  const cells = [...(sc.cells ?? []).map((c) => ({ ...c, operation: 'postDelivery' })), ...extra];
+  return cells.length > 0 ? { cells } : {};
+}
+
+/**
+ * The ns.nonce.spend-on-success cell a refusal by verification rule N fills (the scenario's name
+ * starts with N/): before the nonce is claimed (rules 1 to 4), or after it, by rule 6 or 7.
+ */
+function unspentBy(sc: Scenario): Cell[] {
+  const n = /^(\d)\//.exec(sc.name)?.[1];
+  const value = n === undefined ? undefined : Number(n) <= 4 ? 'refused-before-claim' : n === '6' ? 'resolution-refused' : n === '7' ? 'signature-refused' : undefined;
+  return value === undefined ? [] : [{ rule: 'ns.nonce.spend-on-success', facet: 'who', value, operation: 'postDelivery' }];
 }
 
 /**
@@ -125,7 +138,7 @@ export function verificationChecks(target: RpTarget, list: Scenario[], results: 
           // A refusal by a verification rule spends no nonce: the genuine approval still completes.
           rules: [...sc.rules, 'ns.nonce.spend-on-success'],
           context: [...(sc.context ?? []), 'ns.transport.poll-shape'],
-          ...delivered(sc),
+          ...delivered(sc, unspentBy(sc)),
           run: async (s, e) => {
             const r = await run();
             s.exchanges.push(...r.exchanges);
