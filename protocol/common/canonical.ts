@@ -27,13 +27,22 @@ interface LineSpec {
   each?: string;
 }
 
+/** A reader of a dotted path, split once when a string is compiled (not on every build). */
+function getter(path: string): (input: Input) => unknown {
+  const parts = path.split('.');
+  if (parts.length === 1) return (input) => input[path];
+  return (input) => {
+    let value: unknown = input;
+    for (const part of parts) {
+      if (value === null || typeof value !== 'object') return undefined;
+      value = (value as Record<string, unknown>)[part];
+    }
+    return value;
+  };
+}
+
 function get(input: Input, path: string): unknown {
-  let value: unknown = input;
-  for (const part of path.split('.')) {
-    if (value === null || typeof value !== 'object') return undefined;
-    value = (value as Record<string, unknown>)[part];
-  }
-  return value;
+  return getter(path)(input);
 }
 
 function text(value: unknown, field: string): string {
@@ -54,8 +63,9 @@ function compileLine(line: LineSpec, name: string): LineFn {
   if (line.each !== undefined) {
     const path = line.each;
     const format = line.format!;
+    const read = getter(path);
     return (input, out) => {
-      const obj = get(input, path);
+      const obj = read(input);
       if (obj === undefined || obj === null) return;
       if (typeof obj !== 'object' || Array.isArray(obj)) throw new CanonicalError(path, `${path} must be an object`);
       const keys = Object.keys(obj).sort(compareCodePoints);
@@ -66,8 +76,9 @@ function compileLine(line: LineSpec, name: string): LineFn {
   const absent = line.absent ?? 'required';
   const transform = line.transform;
   const format = line.format;
+  const read = getter(field);
   return (input, out) => {
-    const raw = get(input, field);
+    const raw = read(input);
     const missing = raw === undefined || raw === null || (absent === 'omit' && raw === '');
     if (missing) {
       if (absent === 'required') throw new CanonicalError(field, `${field} is required`);
@@ -86,12 +97,14 @@ function compileLine(line: LineSpec, name: string): LineFn {
   };
 }
 
-const compiled = new Map<string, (input: Input) => string>();
+/** Compiled strings per profile name, then per string name (no key built per call). */
+const compiled = new Map<string, Map<string, (input: Input) => string>>();
 
 /** The canonical string `name` of spec/signing.yaml for this profile; throws CanonicalError. */
 export function canonicalString(profile: Profile, name: SignedStringName, input: Input): string {
-  const id = `${profile.name}\0${name}`;
-  let build = compiled.get(id);
+  let strings = compiled.get(profile.name);
+  if (!strings) compiled.set(profile.name, (strings = new Map()));
+  let build = strings.get(name);
   if (!build) {
     const spec = signingSpec.strings[name] as { lines?: readonly LineSpec[] };
     if (!spec.lines) throw new TypeError(`${name} is not a line-based string`);
@@ -102,7 +115,7 @@ export function canonicalString(profile: Profile, name: SignedStringName, input:
       for (const fn of fns) fn(input, out);
       return out.join(join);
     };
-    compiled.set(id, build);
+    strings.set(name, build);
   }
   return build(input);
 }
