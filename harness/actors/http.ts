@@ -7,9 +7,9 @@
 import { lookup as dnsLookup, Resolver as DnsResolver } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
-import { rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import { CookieJar } from 'tough-cookie';
+import { trusting } from '../../protocol/common/trust.ts';
 
 /** One request and its answer, as check evidence. Bodies are truncated to `evidenceBytes`. */
 export interface Exchange {
@@ -128,7 +128,7 @@ export class HttpClient {
     if (options.cookies) this.jar = options.cookies === true ? new CookieJar(undefined, { allowSecureOnLocal: true }) : options.cookies;
     const extra = options.ca === undefined ? [] : typeof options.ca === 'string' ? [options.ca] : [...options.ca];
     const connect: Record<string, unknown> = {};
-    if (extra.length > 0) connect.ca = [...rootCertificates, ...extra];
+    Object.assign(connect, trusting(extra));
     if (options.hosts || options.dnsServer) connect.lookup = makeLookup(options.hosts ?? {}, options.dnsServer, options.dnsFallback === true);
     this.#agent = new Agent({ connect, headersTimeout: options.timeoutMs ?? DEFAULT_TIMEOUT, bodyTimeout: options.timeoutMs ?? DEFAULT_TIMEOUT });
   }

@@ -3,13 +3,13 @@
 // stored consent). `picture` is the avatar's URL on the identity's own origin, never proxied. A
 // missing, unreachable or invalid profile releases neither; `profile` (the profile URL) needs none.
 import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import { limits } from '../../schemas/ts/limits.ts';
 import type { Profile } from '../../protocol/common/profile.ts';
 import { checkProfileDocument } from '../../protocol/bridge/profile-document.ts';
 import { Dns } from '../resolve/dns.ts';
 import type { ProfileClaims } from './store.ts';
+import { trusting } from '../../protocol/common/trust.ts';
 
 export interface ProfileReaderOptions {
   profile: Profile;
@@ -27,7 +27,7 @@ export class ProfileReader {
     const lookup = options.dnsServer !== undefined ? new Dns({ server: options.dnsServer, timeoutMs: options.timeoutMs }).lookup() : undefined;
     const extra = options.caFile !== undefined ? readFileSync(options.caFile, 'utf8') : undefined;
     this.#agent = new Agent({
-      connect: { timeout: options.timeoutMs, ...(lookup ? { lookup: lookup as never } : {}), ...(extra !== undefined ? { ca: [...rootCertificates, extra] } : {}) },
+      connect: { timeout: options.timeoutMs, ...(lookup ? { lookup: lookup as never } : {}), ...trusting(extra) },
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
     });

@@ -7,7 +7,6 @@
 import { lookup as systemLookup, type LookupAddress } from 'node:dns';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { rootCertificates } from 'node:tls';
 import { Agent, interceptors, request, type Dispatcher } from 'undici';
 import type { JSONWebKeySet } from 'jose';
 import { clientIdUrl, privateAddress, urlClientCacheSeconds, urlClientDocument, URL_CLIENT_FETCH, type UrlClientDocument } from '../../protocol/bridge/url-client.ts';
@@ -16,6 +15,7 @@ import { Dns } from '../resolve/dns.ts';
 import type { Client } from './client.ts';
 import type { UrlClientSeams } from './url-client-seams.ts';
 import { urlClientSeams } from '../variants/url-clients.ts';
+import { trusting } from '../../protocol/common/trust.ts';
 
 export interface UrlClientOptions {
   /** `HOST:PORT` of the DNS server to ask (a test authority); default: the system's. */
@@ -91,7 +91,7 @@ export class UrlClients {
     };
     const extra = options.caFile !== undefined ? readFileSync(options.caFile, 'utf8') : undefined;
     this.#agent = new Agent({
-      connect: { timeout: this.#timeoutMs, lookup: guarded as never, ...(extra !== undefined ? { ca: [...rootCertificates, extra] } : {}) },
+      connect: { timeout: this.#timeoutMs, lookup: guarded as never, ...trusting(extra) },
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
     });

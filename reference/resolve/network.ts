@@ -9,7 +9,6 @@
 // `no-store`) is seen at once. Concurrent resolutions of one identity share one lookup. Real DNS (node:dns), real HTTPS (undici) trusting --ca in addition to the
 // system roots, a 16 KiB body cap, no redirects and a timeout per lookup.
 import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import { limits } from '../../schemas/ts/limits.ts';
 import type { Profile } from '../../protocol/common/profile.ts';
@@ -18,6 +17,7 @@ import { previousKeys, verifyDocument } from '../../protocol/common/document.ts'
 import { parseKey } from '../../protocol/common/keys.ts';
 import { validServiceName } from '../../protocol/common/names.ts';
 import { Dns, dnsErrorCode } from './dns.ts';
+import { trusting } from '../../protocol/common/trust.ts';
 
 export interface NetworkResolverOptions {
   profile: Profile;
@@ -73,7 +73,7 @@ export class NetworkResolver implements Resolver {
     this.#agent = new Agent({
       connect: {
         timeout: this.#timeoutMs,
-        ...(extra !== undefined ? { ca: [...rootCertificates, extra] } : {}),
+        ...trusting(extra),
         ...(lookup ? { lookup: lookup as never } : {}),
       },
       headersTimeout: this.#timeoutMs,
