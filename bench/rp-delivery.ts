@@ -25,7 +25,7 @@
 import { spawn } from 'node:child_process';
 import { createPublicKey, verify } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
@@ -139,14 +139,12 @@ async function runOnce(authority: Authority, { identity, seed }: Identity, worke
     const pids = await processTree(rp.proc.pid!);
     // One process, or the workers (the cluster's primary only hands connections over).
     const watch = cpuWatch(pids.length === 1 ? { rp: pids[0] } : Object.fromEntries(pids.slice(1).map((p, i) => [`rp worker ${i + 1}`, p])));
-    const cpu0 = process.cpuUsage();
-    const rpCpu0 = await cpuSeconds(pids);
-    const machine0 = await machineBusySeconds();
     const load = await runLoad(rp.url, requests, CONCURRENCY);
     const cores = watch();
-    const cpu = process.cpuUsage(cpu0);
-    const rpCpu = (await cpuSeconds(pids)) - rpCpu0;
-    const machine = (await machineBusySeconds()) - machine0;
+    // CPU seconds over the timed load: the RP's processes, this process (the load generator), all cores.
+    const loadCpu = cores.cores['load generator']! * cores.seconds;
+    const rpCpu = Object.entries(cores.cores).reduce((sum, [name, c]) => (name === 'load generator' ? sum : sum + c * cores.seconds), 0);
+    const machine = cores.machineBusy * cpus().length * cores.seconds;
     const ok = load.statuses.get(200) ?? 0;
     if (ok !== requests.length) throw new Error(`${requests.length - ok} of ${requests.length} deliveries refused (${JSON.stringify([...load.statuses])}); first: ${load.firstFailure}`);
 
@@ -156,9 +154,9 @@ async function runOnce(authority: Authority, { identity, seed }: Identity, worke
       deliveries: ok / load.seconds,
       cold: (WARMUP - 1) / warm.seconds,
       rpCpuUs: (rpCpu / ok) * 1e6,
-      loadCpuUs: (cpu.user + cpu.system) / ok,
+      loadCpuUs: (loadCpu / ok) * 1e6,
       // Anything else running on the machine meanwhile (other jobs skew every figure).
-      otherCpu: (machine - rpCpu - (cpu.user + cpu.system) / 1e6) / load.seconds,
+      otherCpu: (machine - rpCpu - loadCpu) / cores.seconds,
       p50: pct(50),
       p99: pct(99),
       signed,
@@ -234,27 +232,4 @@ async function processTree(pid: number): Promise<number[]> {
   const tree = [pid];
   for (let i = 0; i < tree.length; i++) for (const [p, pp] of parent) if (pp === tree[i]) tree.push(p);
   return tree;
-}
-
-/** CPU seconds the whole machine spent busy so far (Linux /proc/stat; NaN elsewhere). */
-async function machineBusySeconds(): Promise<number> {
-  try {
-    const cpu = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    // user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
-    const busy = cpu.slice(0, 8).reduce((a, b) => a + b, 0) - cpu[3]! - cpu[4]!;
-    return busy / 100;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-/** User plus system CPU seconds of the processes so far (Linux /proc; NaN elsewhere). */
-async function cpuSeconds(pids: readonly number[]): Promise<number> {
-  let total = 0;
-  for (const pid of pids) {
-    const f = await statFields(pid);
-    if (!f) return Number.NaN;
-    total += (Number(f[11]) + Number(f[12])) / 100;
-  }
-  return total;
 }

@@ -27,22 +27,23 @@ interface LineSpec {
   each?: string;
 }
 
+function walk(input: Input, parts: readonly string[]): unknown {
+  let value: unknown = input;
+  for (const part of parts) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
 /** A reader of a dotted path, split once when a string is compiled (not on every build). */
 function getter(path: string): (input: Input) => unknown {
   const parts = path.split('.');
-  if (parts.length === 1) return (input) => input[path];
-  return (input) => {
-    let value: unknown = input;
-    for (const part of parts) {
-      if (value === null || typeof value !== 'object') return undefined;
-      value = (value as Record<string, unknown>)[part];
-    }
-    return value;
-  };
+  return parts.length === 1 ? (input) => input[path] : (input) => walk(input, parts);
 }
 
 function get(input: Input, path: string): unknown {
-  return getter(path)(input);
+  return walk(input, path.split('.'));
 }
 
 function text(value: unknown, field: string): string {
