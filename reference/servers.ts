@@ -49,6 +49,12 @@ export const positive = (v: string) =>
     if (!/^\d+$/.test(v) || Number(v) === 0) throw new Error('expected a positive integer');
     return Number(v);
   });
+/** A positive integer at most `max`. */
+export const upTo = (max: number) => (v: string) =>
+  arg(() => {
+    if (!/^\d+$/.test(v) || Number(v) === 0 || Number(v) > max) throw new Error(`expected an integer from 1 to ${max}`);
+    return Number(v);
+  });
 export const origin = (v: string) =>
   arg(() => {
     const o = normalizeOrigin(v);

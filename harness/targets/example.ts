@@ -29,6 +29,8 @@ export function exampleTargets(): string {
     "processes": [],
     // An instance whose nonce store is down, at the same start path: enables the fail-closed check.
     // "broken_store_origin": "https://rp-broken.example.test",
+    // An instance whose requests live a few seconds: the expiry checks wait out its window, not 5 minutes.
+    // "short_window_origin": "https://rp-short.example.test",
     // Limits the documents leave open, as your RP sets them.
     "declared": { "resume_code_lifetime_s": 60 },
     // Project decisions (statuses, codes, envelope fields) are reported apart; true makes them gate.

@@ -206,6 +206,7 @@ export function rpConfig(options: StartRpOptions, boundOrigin: string): RpConfig
     nonceStore: options.nonceStore ?? 'sqlite',
     ...(options.database !== undefined ? { database: options.database } : {}),
     resumeTtlSeconds: options.resumeTtlSeconds ?? limits.resume_code_ttl_seconds,
+    requestWindowSeconds: Math.min(options.requestWindowSeconds ?? limits.window_max_seconds, limits.window_max_seconds),
   };
   if (options.contactUri !== undefined) config.contactUri = options.contactUri;
   if (options.resolver !== undefined) config.resolver = options.resolver;

@@ -7,7 +7,7 @@ import { limits } from '../../schemas/ts/limits.ts';
 import { DEFAULT_SERVICE_NAME, ProfileError } from '../../protocol/common/profile.ts';
 import { NonceStoreSpecError } from '../stores/index.ts';
 import { DEFAULT_RESOLVER_TIMEOUT_MS } from '../resolve/network.ts';
-import { hostPort, httpUrl, nonceStore, origin, port, positive, readTls, serviceName, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
+import { hostPort, httpUrl, nonceStore, origin, port, positive, readTls, serviceName, upTo, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
 import { isDevelopmentHost, splitUrl } from '../../protocol/common/url.ts';
 import { startRp, type RunningRp, type StartRpOptions } from './app.ts';
 import { DEFAULT_NAME, DEFAULT_SIGNER_URL } from './config.ts';
@@ -34,6 +34,7 @@ interface RpFlags {
   serviceName: string;
   resolverTimeout: number;
   resumeTtl: number;
+  requestWindow: number;
   contact?: string;
   quiet?: boolean;
   workers: number;
@@ -106,6 +107,12 @@ export const rpServer: ServerDefinition = {
       .option('--service-name <name>', 'service name every identifier derives from (paths, cookies, deep link)', serviceName, DEFAULT_SERVICE_NAME)
       .option('--resolver-timeout <ms>', 'timeout of each DNS or HTTPS lookup', positive, DEFAULT_RESOLVER_TIMEOUT_MS)
       .option('--resume-ttl <seconds>', 'lifetime of a resume code (shorter for tests)', positive, limits.resume_code_ttl_seconds)
+      .option(
+        '--request-window <seconds>',
+        `a request's window, expires_at minus issued_at (at most ${limits.window_max_seconds}; shorter for tests)`,
+        upTo(limits.window_max_seconds),
+        limits.window_max_seconds,
+      )
       .option('--contact <uri>', 'abuse contact_uri in the metadata (default mailto:abuse@<host>)')
       .option('--quiet', 'log nothing but the listening line and errors')
       .option('--workers <n>', 'worker processes sharing the port and --data-dir (node:cluster)', positive, 1)
@@ -134,6 +141,7 @@ async function runRp(flags: RpFlags, io: ReferenceIO, args: readonly string[]): 
     name: flags.name,
     serviceName: flags.serviceName,
     resumeTtlSeconds: flags.resumeTtl,
+    requestWindowSeconds: flags.requestWindow,
     resolver: {
       timeoutMs: flags.resolverTimeout,
       ...(flags.dnsServer !== undefined ? { dnsServer: flags.dnsServer } : {}),

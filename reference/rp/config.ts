@@ -25,6 +25,8 @@ export interface RpConfig {
   contactUri?: string;
   /** Lifetime of a resume code, seconds (default limits.resume_code_ttl_seconds; tests shorten it). */
   resumeTtlSeconds: number;
+  /** A request's window, expires_at minus issued_at, seconds (default and most limits.window_max_seconds; tests shorten it). */
+  requestWindowSeconds: number;
   /** The network resolver's options (ignored when a Resolver is injected). */
   resolver?: { dnsServer?: string; caFile?: string; timeoutMs?: number };
 }

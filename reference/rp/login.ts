@@ -11,12 +11,12 @@ import { loginPage } from './pages/login-page.ts';
 import { formatRfc3339 } from '../../protocol/common/time.ts';
 
 /** The binding cookie outlives the request window by the resume code's lifetime. */
-const BINDING_MAX_AGE = limits.window_max_seconds + limits.resume_code_ttl_seconds;
+const bindingMaxAge = (ctx: RpContext): number => ctx.config.requestWindowSeconds + ctx.config.resumeTtlSeconds;
 /** A start body is a few options; the delivery cap is more than generous. */
 export const START_BODY_MAX = limits.rp_delivery_body_max_bytes;
 
 function bindingCookie(ctx: RpContext, started: Started): string {
-  return serializeCookie(cookieName(ctx.profile.ids.binding_cookie, ctx.secure), started.bindingCookie, { secure: ctx.secure, maxAge: BINDING_MAX_AGE });
+  return serializeCookie(cookieName(ctx.profile.ids.binding_cookie, ctx.secure), started.bindingCookie, { secure: ctx.secure, maxAge: bindingMaxAge(ctx) });
 }
 
 export function deepLink(ctx: RpContext, encoded: string): string {

@@ -72,7 +72,7 @@ export function parseStartOptions(ctx: RpContext, body: unknown): StartOptions {
 
 export async function startTransaction(ctx: RpContext, options: StartOptions, userAgent: string | null): Promise<Started> {
   const issued = Math.floor(ctx.now() / 1000) * 1000;
-  const expiresAt = issued + limits.window_max_seconds * 1000;
+  const expiresAt = issued + ctx.config.requestWindowSeconds * 1000;
   const origin = ctx.config.origin;
   for (let attempt = 0; ; attempt++) {
     const requestId = newRequestId();

@@ -93,6 +93,39 @@ function aliasing(out: (req: Request, url: URL, res: Response) => boolean, field
 const started = (req: Request, url: URL, res: Response) => req.method === 'POST' && url.pathname === p.login && res.status === 201;
 const lastSegment = (u: string) => new URL(u).pathname.split('/').at(-1) ?? '';
 
+/**
+ * A link of each transaction answered as it first was (fetched when the transaction starts), after
+ * the RP stops answering it, unless a delivery for the transaction was accepted: a link that
+ * outlives every end but the approval (a wrong match code, the window's end).
+ */
+function outlives(link: (start: Record<string, unknown>, request: Record<string, unknown>) => string | undefined): Wire {
+  const kept = new Map<string, { requestId: string; body: string; headers: Headers }>();
+  const approved = new Set<string>();
+  return async (req, next) => {
+    const url = new URL(req.url);
+    if (req.method === 'POST' && url.pathname === p.response) {
+      const d = await delivery(req);
+      const res = await next(again(req, d.text));
+      if (res.status < 300 && d.approval) approved.add(String(d.approval.request_id));
+      return res;
+    }
+    const res = await next(req);
+    if (started(req, url, res)) {
+      const b = (await res.clone().json()) as Record<string, unknown>;
+      const r = decodeObject(String(b.request));
+      const path = r.ok ? link(b, r.value) : undefined;
+      if (r.ok && path !== undefined) {
+        const first = await next(new Request(new URL(path, req.url), { headers: { accept: 'application/json' } }));
+        if (first.status === 200) kept.set(path, { requestId: String(r.value.request_id), body: await first.text(), headers: first.headers });
+      }
+      return res;
+    }
+    const k = req.method === 'GET' ? kept.get(url.pathname + url.search) : undefined;
+    if (k && res.status >= 400 && res.status < 500 && !approved.has(k.requestId)) return new Response(k.body, { status: 200, headers: k.headers });
+    return res;
+  };
+}
+
 export const RP_WIRE: Record<string, WireVariant> = {
   'metadata-version': { rule: 'ns.metadata.version', what: `the metadata says ${AUTH} "2"`, wire: metadata((m) => (m[AUTH] = '2')) },
   'metadata-origin': { rule: 'ns.metadata.origin', what: 'the metadata names another origin', wire: metadata((m) => (m.origin = ELSEWHERE)) },
@@ -163,6 +196,22 @@ export const RP_WIRE: Record<string, WireVariant> = {
     rule: 'ns.context.no-location',
     what: 'the context record carries coordinates',
     wire: editJson(at(p.context, 'GET'), (c) => void (c.location = { latitude: 48.8566, longitude: 2.3522 }), [200]),
+  },
+  'expires-early': {
+    rule: 'ns.transaction.expiry',
+    // Issue 25: "Each window just inside and just outside."
+    what: 'a delivery within 2 s of its expires_at is refused as expired (the window ends early)',
+    wire: answer(at(p.response, 'POST'), async (req, next) => {
+      const d = await delivery(req);
+      const end = Date.parse(String(d.approval?.expires_at));
+      return end - Date.now() < 2000 ? refusal(400, 'expired') : next(again(req, d.text));
+    }),
+  },
+  'reference-outlives-expiry': {
+    rule: 'ns.reference.gone',
+    // Issue 25: "After each lifecycle event, every use of what it ended."
+    what: 'a reference link keeps answering its request after the transaction expired (until it is used)',
+    wire: outlives((b) => (typeof b.request_uri === 'string' ? new URL(b.request_uri).pathname : undefined)),
   },
   'reference-match-code': {
     rule: 'ns.reference.no-match-code',
@@ -366,6 +415,12 @@ export const RP_WIRE: Record<string, WireVariant> = {
   'receipt-grant': { rule: 'ns.version.resource-grant-removed', what: 'the receipt carries a v1 resource grant', wire: receipt((r) => (r.grant = { resource: 'profile', expires_in: 3600 })) },
   'poll-gone': { rule: 'ns.transport.poll', what: 'the poll endpoint answers 404', wire: gone(p.poll, 'POST') },
   'context-gone': { rule: 'ns.transport.context', what: 'the context endpoint answers 404', wire: gone(p.context, 'GET') },
+  'context-outlives-end': {
+    rule: 'ns.transport.context',
+    // Issue 25: "After each lifecycle event, every use of what it ended."
+    what: 'the context record keeps answering after a wrong match code ended the request or its window ran out (until it is approved)',
+    wire: outlives((_, r) => `${p.context}?request_id=${encodeURIComponent(String(r.request_id))}`),
+  },
   'reference-json-gone': {
     rule: 'ns.transport.qr',
     what: 'the reference link answers 404 to a signer',

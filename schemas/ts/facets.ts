@@ -10667,12 +10667,6 @@ export const facets: readonly Facet[] = [
     ],
     "duration": "until expires_at",
     "from": "the request's issued_at",
-    "unfilled": [
-      {
-        "value": "inside",
-        "reason": "unobservable: an approval the RP must accept carries the window the RP issued, copied verbatim (ns.response.window-copied), so delivering one just before its expires_at means waiting out the RP's own window (5 minutes at the reference), and the RP declares no shorter one"
-      }
-    ],
     "area": "rp",
     "facet": "window",
     "values": [
@@ -11116,12 +11110,6 @@ export const facets: readonly Facet[] = [
     "ends": [
       "reference"
     ],
-    "unfilled": [
-      {
-        "value": "reference",
-        "reason": "unobservable: a transaction lives as long as its request window (5 minutes at the reference), and an RP declares no shorter life a check could wait out"
-      }
-    ],
     "area": "rp",
     "facet": "expired",
     "values": [
@@ -11131,6 +11119,78 @@ export const facets: readonly Facet[] = [
       {
         "value": "reference",
         "operation": "getRequestByReference"
+      }
+    ]
+  },
+  {
+    "rule": "ns.transport.context",
+    "kind": "lifecycle",
+    "name": "completed",
+    "cite": "returns the context record while the request can still be approved",
+    "operations": [
+      "getContext"
+    ],
+    "event": "the approval and completion of the login",
+    "ends": [
+      "context-record"
+    ],
+    "area": "rp",
+    "facet": "completed",
+    "values": [
+      "context-record"
+    ],
+    "cells": [
+      {
+        "value": "context-record",
+        "operation": "getContext"
+      }
+    ]
+  },
+  {
+    "rule": "ns.transport.context",
+    "kind": "lifecycle",
+    "name": "ended",
+    "cite": "pending | delivery with `match` | match code wrong | ended | a correct code afterwards does not revive it",
+    "operations": [
+      "getContext"
+    ],
+    "event": "a delivery with a wrong match code",
+    "ends": [
+      "context-record"
+    ],
+    "area": "rp",
+    "facet": "ended",
+    "values": [
+      "context-record"
+    ],
+    "cells": [
+      {
+        "value": "context-record",
+        "operation": "getContext"
+      }
+    ]
+  },
+  {
+    "rule": "ns.transport.context",
+    "kind": "lifecycle",
+    "name": "expired",
+    "cite": "any | time passes | now is past `expires_at` | expired | verification rule 4 rejects",
+    "operations": [
+      "getContext"
+    ],
+    "event": "the transaction's expiry",
+    "ends": [
+      "context-record"
+    ],
+    "area": "rp",
+    "facet": "expired",
+    "values": [
+      "context-record"
+    ],
+    "cells": [
+      {
+        "value": "context-record",
+        "operation": "getContext"
       }
     ]
   }
@@ -11846,11 +11906,6 @@ export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string
   {
     "rule": "ns.transaction.same-device",
     "reason": "One flow (delivery without match, resume_uri in the receipt).",
-    "area": "rp"
-  },
-  {
-    "rule": "ns.transport.context",
-    "reason": "The context endpoint's answer, a shape.",
     "area": "rp"
   },
   {

@@ -157,6 +157,8 @@ export interface components {
             processes?: string[];
             /** @description An instance of the same RP whose nonce store is unreachable, started at the same start path: enables the fail-closed check. */
             broken_store_origin?: string;
+            /** @description An instance of the same RP whose requests live a few seconds (expires_at minus issued_at), started at the same start path: the expiry checks wait out its window instead of the RP's own (up to 5 minutes). */
+            short_window_origin?: string;
             /** @description What the RP declares about limits the documents leave open. */
             declared?: {
                 /**

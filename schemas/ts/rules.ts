@@ -805,7 +805,7 @@ export const rules: readonly Rule[] = [
     "doc": 1,
     "section": "Endpoints (poll fields: not shown)",
     "title": "Poll request and reply",
-    "text": "Project decision: `POST <poll_uri>` with JSON `{poll_secret}` answers `200` with `{status}`, one of `pending`, `approved`, `completed`, `ended`, `expired`; only the `completed` reply to a matching poll secret signs the starting browser in.",
+    "text": "Project decision: `POST <poll_uri>` with JSON `{poll_secret}` answers `200` with `{status}`, one of `pending`, `approved`, `completed`, `ended`, `expired` (`completed` with `identity`); a body that is not a JSON object with a non-empty string `poll_secret` answers `400` `missing_field`; only the reply that completes the transaction signs the starting browser in, once, however many polls race.",
     "origin": "project"
   },
   {

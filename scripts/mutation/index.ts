@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import type { MutantResult } from '@stryker-mutator/api/core';
 import { AREAS, area, type MutationArea } from './areas.ts';
 import { recordedSample, recordSample, regressions, runSample } from './sample.ts';
-import { killLog, mutate, REPORTS } from './stryker.ts';
+import { INCREMENTAL, killLog, mutate, REPORTS } from './stryker.ts';
 import { byPlace, loadTriage, sameMutant, type TriageEntry } from './triage.ts';
 
 export interface AreaFigures {
@@ -38,7 +38,8 @@ const LIVE = new Set(['Survived', 'NoCoverage']);
 export async function figures(a: MutationArea, results: readonly MutantResult[], triage: readonly TriageEntry[], kills: ReadonlyMap<string, Kill> = new Map()): Promise<AreaFigures> {
   const counted = results.filter((m) => KILLED.has(m.status) || LIVE.has(m.status));
   const killed = counted.filter((m) => KILLED.has(m.status)).length;
-  const byProfile = counted.filter((m) => KILLED.has(m.status) && kills.get(m.id)?.document.length === 0 && (kills.get(m.id)?.profile.length ?? 0) > 0);
+  const kill = (m: MutantResult) => kills.get(placeOf(m));
+  const byProfile = counted.filter((m) => KILLED.has(m.status) && kill(m)?.document.length === 0 && (kill(m)?.profile.length ?? 0) > 0);
   const profileKilled = byProfile.length;
   const judged = await Promise.all(
     counted.filter((m) => LIVE.has(m.status)).map(async (m) => ({ m, verdict: triage.find((t) => sameMutant(t, m))?.verdict ?? (await byPlace(m, m.fileName))?.verdict })),
@@ -61,7 +62,7 @@ export async function figures(a: MutationArea, results: readonly MutantResult[],
       .filter((j) => !j.verdict)
       .map(({ m }) => ({ file: m.fileName.replace(/^.*?(reference\/)/, '$1'), line: m.location.start.line, mutator: m.mutatorName, replacement: m.replacement ?? '' })),
     killedByProfile: byProfile.map(
-      (m) => `${m.fileName.replace(/^.*?(reference\/)/, '$1')}:${m.location.start.line} ${m.mutatorName} → ${JSON.stringify(m.replacement ?? '')} (${kills.get(m.id)!.profile.join(', ')})`,
+      (m) => `${m.fileName.replace(/^.*?(reference\/)/, '$1')}:${m.location.start.line} ${m.mutatorName} → ${JSON.stringify(m.replacement ?? '')} (${kill(m)!.profile.join(', ')})`,
     ),
   };
 }
@@ -72,11 +73,34 @@ export interface Kill {
   profile: string[];
 }
 
-/** The kill log of the last run of `label`, by mutant id (mutants Stryker reused from its incremental file are absent). */
-async function readKills(label: string): Promise<Map<string, Kill>> {
+/** A mutant's place, which outlives Stryker's ids across runs: file, position, mutator and replacement. */
+const placeOf = (m: MutantResult): string =>
+  `${m.fileName.replace(/^.*?(reference\/)/, '$1')}:${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column} ${m.mutatorName} ${m.replacement ?? ''}`;
+
+/**
+ * Which checks killed each mutant, by place: this run's kill log (by Stryker's id) merged over
+ * the record of earlier runs (`<label>.kills.json` beside the incremental file), so the mutants an
+ * incremental run reuses keep their killers.
+ */
+async function readKills(label: string, results: readonly MutantResult[]): Promise<Map<string, Kill>> {
+  const record = `${INCREMENTAL}/${label}.kills.json`;
+  const kept = JSON.parse(await readFile(record, 'utf8').catch(() => '{}')) as Record<string, Kill>;
   const text = await readFile(killLog(label), 'utf8').catch(() => '');
-  const lines = text.split('\n').filter(Boolean);
-  return new Map(lines.map((l) => JSON.parse(l) as Kill & { mutant: string }).map((k) => [k.mutant, k]));
+  const byId = new Map(
+    text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Kill & { mutant: string })
+      .map((k) => [k.mutant, { document: k.document, profile: k.profile }]),
+  );
+  for (const m of results) {
+    const k = byId.get(m.id);
+    if (k) kept[placeOf(m)] = k;
+  }
+  const live = new Set(results.map(placeOf));
+  const merged = Object.fromEntries(Object.entries(kept).filter(([place]) => live.has(place)));
+  await writeFile(record, `${JSON.stringify(merged, null, 1)}\n`);
+  return new Map(Object.entries(merged));
 }
 
 function table(rows: readonly AreaFigures[]): string {
@@ -95,6 +119,7 @@ async function main(): Promise<number> {
       list: { type: 'boolean' },
       concurrency: { type: 'string' },
       fresh: { type: 'boolean' },
+      'retest-survivors': { type: 'boolean' },
       sample: { type: 'boolean' },
       record: { type: 'boolean' },
       // A slice of one area: Stryker ranges (`file:line-line`) and, optionally, fewer rules.
@@ -104,8 +129,9 @@ async function main(): Promise<number> {
   });
   if (values.sample) return sample(values.record === true);
   if (values.list || (positionals.length === 0 && !values.all)) {
-    for (const a of AREAS) console.log(`${a.name.padEnd(18)} ${a.suite.padEnd(7)} ${a.mutate.join(', ')}  (rules ${a.rules.join(' ')})`);
-    if (!values.list) console.log('\nusage: npm run mutation -- <area ...> | --all [--concurrency N] [--fresh] | <area> --mutate FILE:L1-L2 ... [--rule ID ...] | --sample [--record]');
+    for (const a of AREAS) console.log(`${a.name.padEnd(18)} ${a.suite.padEnd(7)} ${a.mutate.join(', ')}  (${a.rules.length ? `rules ${a.rules.join(' ')}` : 'the whole suite'})`);
+    if (!values.list)
+      console.log('\nusage: npm run mutation -- <area ...> | --all [--concurrency N] [--fresh | --retest-survivors] | <area> --mutate FILE:L1-L2 ... [--rule ID ...] | --sample [--record]');
     return values.list ? 0 : 2;
   }
   const areas = values.all ? AREAS : positionals.map(area);
@@ -116,8 +142,8 @@ async function main(): Promise<number> {
     const a = values.rule ? { ...whole, rules: values.rule } : whole;
     const slice = values.mutate ? { mutate: values.mutate, label: sliceLabel(a.name, values.mutate) } : {};
     const label = slice.label ?? a.name;
-    const results = await mutate(a, { concurrency: Number(values.concurrency ?? 1), incremental: !values.fresh, ...slice });
-    rows.push(await figures({ ...a, name: label }, results, triage, await readKills(label)));
+    const results = await mutate(a, { concurrency: Number(values.concurrency ?? 1), force: values.fresh === true, retestSurvivors: values['retest-survivors'] === true, ...slice });
+    rows.push(await figures({ ...a, name: label }, results, triage, await readKills(label, results)));
   }
   console.log(`\n${table(rows)}\n`);
   for (const r of rows) for (const u of r.untriaged) console.log(`survived, not triaged: ${r.area} ${u.file}:${u.line} ${u.mutator} → ${JSON.stringify(u.replacement)}`);

@@ -1,7 +1,9 @@
-// How a surviving mutant is judged. Two kinds are judged by their place in the code, the same way
-// for every module, so nobody picks survivors one by one: a mutant that only changes an error's
-// free-form detail text (no document states it: unobservable), and one that only changes the rule
-// id an error envelope names (a project decision, judged by profile checks, not document checks).
+// How a surviving mutant is judged. Three kinds are judged by their place in the code, the same
+// way for every module, so nobody picks survivors one by one: a mutant that only changes an error's
+// free-form detail text (no document states it: unobservable), also through a local helper that
+// passes its parameter on as the detail (`const missing = (detail) => new HttpError(...)`); one
+// that only changes a log line (never on the wire: unobservable); and one that only changes the
+// rule id an error envelope names (a project decision, judged by profile checks, not document checks).
 // Every other survivor needs a line in test/mutation/triage.yaml (equivalent, unobservable or
 // profile, with the reason), or a check that kills it.
 import { readFile } from 'node:fs/promises';
@@ -43,14 +45,45 @@ async function source(file: string): Promise<ts.SourceFile> {
   return s;
 }
 
-/** The argument of an error constructor the node sits in, if any. */
-function errorArgument(node: ts.Node): { callee: string; index: number } | undefined {
+/**
+ * Mutators whose mutant, inside a detail or log argument, changes only the text it computes (an
+ * optional chain made plain could throw instead, so it is not one of them).
+ */
+const TEXT_MUTATORS = new Set(['StringLiteral', 'ConditionalExpression', 'EqualityOperator', 'LogicalOperator', 'ArithmeticOperator', 'BooleanLiteral']);
+
+/** Calls that write a log line: what they are given never reaches the wire. */
+const LOGS = /(^|\.)(log|#log|warn|info|debug)$/;
+
+/** Where an error constructor takes its detail and rule, or a local helper its detail (`const missing = (d) => new HttpError(400, c, d, r)`). */
+function placesOf(callee: string, sf: ts.SourceFile): { detail: number; rule: number } | 'log' | undefined {
+  if (callee in ERRORS) return ERRORS[callee];
+  if (LOGS.test(callee)) return 'log';
+  let found: { detail: number; rule: number } | undefined;
+  const visit = (n: ts.Node): void => {
+    if (found) return;
+    if (ts.isVariableDeclaration(n) && n.name.getText(sf) === callee && n.initializer && ts.isArrowFunction(n.initializer) && !ts.isBlock(n.initializer.body)) {
+      const body = n.initializer.body;
+      const params = n.initializer.parameters.map((p) => p.name.getText(sf));
+      if ((ts.isCallExpression(body) || ts.isNewExpression(body)) && body.expression.getText(sf) in ERRORS) {
+        const place = ERRORS[body.expression.getText(sf)]!;
+        const detailArg = body.arguments?.[place.detail]?.getText(sf);
+        const index = detailArg === undefined ? -1 : params.indexOf(detailArg);
+        if (index >= 0) found = { detail: index, rule: -1 };
+      }
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return found;
+}
+
+/** The argument of an error constructor, a helper wrapping one, or a log call the node sits in, if any. */
+function errorArgument(node: ts.Node, sf: ts.SourceFile): { place: { detail: number; rule: number } | 'log'; index: number; end: number } | undefined {
   for (let n: ts.Node = node; n.parent; n = n.parent) {
     const p = n.parent;
     if ((ts.isCallExpression(p) || ts.isNewExpression(p)) && p.arguments?.includes(n as ts.Expression)) {
-      const callee = p.expression.getText();
-      if (callee in ERRORS) return { callee, index: p.arguments.indexOf(n as ts.Expression) };
-      return undefined;
+      const place = placesOf(p.expression.getText(sf), sf);
+      return place ? { place, index: p.arguments.indexOf(n as ts.Expression), end: n.getEnd() } : undefined;
     }
     if (ts.isBlock(p) || ts.isSourceFile(p)) return undefined;
   }
@@ -59,9 +92,10 @@ function errorArgument(node: ts.Node): { callee: string; index: number } | undef
 
 /** The judgement by place, for a mutant of a string (or template) inside an error's detail or rule argument. */
 export async function byPlace(m: MutantResult, file: string): Promise<{ verdict: Verdict; reason: string } | undefined> {
-  if (m.mutatorName !== 'StringLiteral') return undefined;
+  if (!TEXT_MUTATORS.has(m.mutatorName)) return undefined;
   const sf = await source(file);
   const pos = sf.getPositionOfLineAndCharacter(m.location.start.line - 1, m.location.start.column - 1);
+  const end = sf.getPositionOfLineAndCharacter(m.location.end.line - 1, m.location.end.column - 1);
   let node: ts.Node | undefined;
   const visit = (n: ts.Node): void => {
     if (n.getStart(sf) <= pos && pos < n.getEnd()) {
@@ -71,11 +105,12 @@ export async function byPlace(m: MutantResult, file: string): Promise<{ verdict:
   };
   visit(sf);
   if (!node) return undefined;
-  const arg = errorArgument(node);
-  if (!arg) return undefined;
-  const place = ERRORS[arg.callee]!;
+  const arg = errorArgument(node, sf);
+  if (!arg || end > arg.end) return undefined;
+  if (arg.place === 'log') return { verdict: 'unobservable', reason: 'a log line never reaches the wire' };
+  const place = arg.place;
   if (arg.index === place.detail) return { verdict: 'unobservable', reason: "an error's detail text is free-form: no document states it" };
-  if (arg.index === place.rule) return { verdict: 'profile', reason: 'the rule an error envelope names is a project decision (profile checks)' };
+  if (arg.index === place.rule && m.mutatorName === 'StringLiteral') return { verdict: 'profile', reason: 'the rule an error envelope names is a project decision (profile checks)' };
   return undefined;
 }
 

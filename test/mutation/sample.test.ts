@@ -34,4 +34,26 @@ describe('mutation sample', () => {
     expect((await byPlace(at(line, text.indexOf("'ra.sessions.ttl'") + 1), file))?.verdict).toBe('profile');
     expect(await byPlace(at(line, text.indexOf("'invalid_request'") + 1), file)).toBeUndefined();
   });
+
+  it('judges a mutant inside a detail passed through a local helper, or inside a log line, by its place too', async () => {
+    const file = 'reference/rp/poll.ts';
+    const source = (await import('node:fs')).readFileSync(file, 'utf8').split('\n');
+    const find = (needle: string) => {
+      const line = source.findIndex((l) => l.includes(needle)) + 1;
+      return { line, column: source[line - 1]!.indexOf(needle) + 1 };
+    };
+    const mutant = (mutatorName: string, from: { line: number; column: number }, length: number): MutantResult =>
+      ({ mutatorName, location: { start: from, end: { line: from.line, column: from.column + length } } }) as MutantResult;
+    // `missing(parsed.why === 'utf8' ? ... : ...)`: missing passes its parameter on as HttpError's detail.
+    const why = find("parsed.why === 'utf8'");
+    expect((await byPlace(mutant('EqualityOperator', why, "parsed.why === 'utf8'".length), file))?.verdict).toBe('unobservable');
+    expect((await byPlace(mutant('ConditionalExpression', why, "parsed.why === 'utf8'".length), file))?.verdict).toBe('unobservable');
+    expect((await byPlace(mutant('StringLiteral', find('`signed in '), 10), file))?.verdict).toBe('unobservable');
+    // Not text: the condition that decides whether the error is thrown at all.
+    const ok = find('!parsed.ok');
+    expect(await byPlace(mutant('ConditionalExpression', ok, '!parsed.ok'.length), file)).toBeUndefined();
+    // A mutant reaching past the argument is not judged by it.
+    const past = { mutatorName: 'ConditionalExpression', location: { start: why, end: { line: why.line + 1, column: 1 } } } as MutantResult;
+    expect(await byPlace(past, file)).toBeUndefined();
+  });
 });

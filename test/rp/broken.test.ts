@@ -41,6 +41,7 @@ describe('the rp suite against broken RPs', () => {
       'rp/nonce/replay',
       'rp/property/transaction-model',
       'rp/race/identity-and-session',
+      'rp/race/many-identities',
       'rp/race/replay',
       'rp/transaction/one-approval',
       'rp/verify/order/nonce-before-resolution',

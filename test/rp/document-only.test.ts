@@ -22,7 +22,7 @@ const MUST_DIFFER = [
 ];
 
 let authority: Authority;
-let rp: RunningRp;
+let rp: RunningRp & { short: RunningRp };
 beforeAll(async () => {
   authority = await startAuthority();
   rp = await documentOnlyRp(authority);
@@ -32,7 +32,7 @@ afterAll(async () => {
   await authority?.close();
 });
 
-const args = () => suiteArgs(rp.origin, authority, ['--rp-start', `${rp.origin}${DOC_ONLY_PATHS.login}`]);
+const args = () => suiteArgs(rp.origin, authority, ['--rp-start', `${rp.origin}${DOC_ONLY_PATHS.login}`, '--rp-short-window', rp.short.origin]);
 
 describe('the rp suite against an RP that follows document 1 only', () => {
   it('passes every document check (exit 0) and reports the project decisions it does not follow as profile differences', async () => {
@@ -55,7 +55,7 @@ describe('the rp suite against an RP that follows document 1 only', () => {
     const file = join(await mkdtemp(join(tmpdir(), 'svc-doc-only-')), 'targets.json');
     const targets = {
       authority: authority.adminUrl,
-      rp: { origin: rp.origin, start_url: `${rp.origin}${DOC_ONLY_PATHS.login}`, declared: { resume_code_lifetime_s: TEST_RESUME_TTL_S }, profile: true },
+      rp: { origin: rp.origin, start_url: `${rp.origin}${DOC_ONLY_PATHS.login}`, short_window_origin: rp.short.origin, declared: { resume_code_lifetime_s: TEST_RESUME_TTL_S }, profile: true },
     };
     await writeFile(file, `// the document-only RP\n${JSON.stringify(targets, null, 2)}\n`);
     const run = await runCli(['run', '--targets', file, '--runs', '15', '--seed', '7']);

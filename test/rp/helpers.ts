@@ -59,6 +59,8 @@ export async function runCli(args: string[]): Promise<CliRun> {
 
 /** The resume-code lifetime the test RPs use and declare (--rp-resume-lifetime), so the expiry check waits seconds, not a minute. */
 export const TEST_RESUME_TTL_S = 2;
+/** The request window of a test RP's short-window instance (--rp-short-window). */
+export const TEST_REQUEST_WINDOW_S = 2;
 
 /** `run` against a test RP: the rp suite with a fixed seed, few property runs and the test resume lifetime. */
 export function suiteArgs(origin: string, authority: Authority, extra: string[] = []): string[] {
@@ -93,6 +95,7 @@ export type Breakage =
   | 'refusal-ends-transaction'
   | 'nonce-before-signature'
   | 'approve-twice'
+  | 'approve-race'
   | 'nonce-fail-open'
   | 'http-origin'
   /** A wire variant of reference/variants/rp.ts. */
@@ -108,6 +111,8 @@ export type Breakage =
  * - no-audience-rule: approvals for any origin verify (the audience is neither checked nor bound);
  * - refusal-ends-transaction: any refused delivery ends its transaction (seen in an outside RP);
  * - approve-twice: an approved transaction is approved again (nonces are still spent);
+ * - approve-race: the approval's compare-and-set is not read, so of approvals racing on one
+ *   transaction (by different identities, so different nonces) each gets a receipt;
  * - nonce-fail-open: a second instance (given as --rp-broken-store) whose nonce store is down
  *   accepts approvals as if every nonce were fresh;
  * - nonce-before-signature: the nonce is spent before resolution and signature, and never given
@@ -133,6 +138,19 @@ export async function brokenRp(kind: Breakage, authority: Authority, options: { 
     if (!variant) throw new Error(`no wire variant ${kind}`);
     const fetch = rp.app.fetch;
     rp.app.fetch = (req) => variant.wire(req, fetch);
+    // The same variant on an instance whose requests live seconds: the expiry checks reach it
+    // with --rp-short-window instead of skipping.
+    const short = await startRp({ resolver: resolverOf(authority), resumeTtlSeconds: TEST_RESUME_TTL_S, requestWindowSeconds: TEST_REQUEST_WINDOW_S });
+    const shortFetch = short.app.fetch;
+    short.app.fetch = (req) => variant.wire(req, shortFetch);
+    const close = rp.close;
+    return Object.assign(rp, {
+      args: ['--rp-short-window', short.origin],
+      close: async () => {
+        await close();
+        await short.close();
+      },
+    });
   }
   if (kind.startsWith('verifier:')) {
     const variant = VERIFIER_VARIANTS[kind.slice('verifier:'.length)];
@@ -191,6 +209,11 @@ export async function brokenRp(kind: Breakage, authority: Authority, options: { 
       }
       return false;
     };
+  }
+  if (kind === 'approve-race') {
+    const store = ctx.transactions;
+    const approve = store.approve.bind(store);
+    store.approve = async (id, to, identity, resume) => (await approve(id, to, identity, resume), true);
   }
   if (kind === 'refusal-ends-transaction') {
     const original = ctx.verify;
@@ -262,8 +285,23 @@ const COPIED = ['request_id', 'audience', 'nonce', 'issued_at', 'expires_at', 'a
  * (`{"error":"nope"}` from the delivery endpoint, plain text elsewhere; no `detail`, no 413), no
  * request binding, and a context record with three of the five fields.
  */
-export async function documentOnlyRp(authority: Authority): Promise<RunningRp> {
-  const rp = await startRp({ resolver: resolverOf(authority), resumeTtlSeconds: TEST_RESUME_TTL_S });
+export async function documentOnlyRp(authority: Authority): Promise<RunningRp & { short: RunningRp }> {
+  const options = { resolver: resolverOf(authority), resumeTtlSeconds: TEST_RESUME_TTL_S };
+  // Its twin whose requests live seconds (--rp-short-window), reshaped the same way.
+  const [rp, short] = await Promise.all([startRp(options), startRp({ ...options, requestWindowSeconds: TEST_REQUEST_WINDOW_S })]);
+  reshapeDocumentOnly(rp);
+  reshapeDocumentOnly(short);
+  const close = rp.close;
+  return Object.assign(rp, {
+    short,
+    close: async () => {
+      await close();
+      await short.close();
+    },
+  });
+}
+
+function reshapeDocumentOnly(rp: RunningRp): void {
   const ctx = rp.app.context;
   const own = { ...ctx.paths };
   const V = DOC_ONLY_PATHS;
@@ -324,5 +362,4 @@ export async function documentOnlyRp(authority: Authority): Promise<RunningRp> {
     }
     return res;
   };
-  return rp;
 }

@@ -67,6 +67,8 @@ export const VARIANTS: readonly Variant[] = [
   { suite: 'rp', breakage: 'refusal-ends-transaction', rule: 'ns.transaction.same-device' },
   { suite: 'rp', breakage: 'nonce-before-signature', rule: 'ns.nonce.spend-on-success' },
   { suite: 'rp', breakage: 'approve-twice', rule: 'ns.transaction.one-approval' },
+  // Issue 25: "Each single-use secret replayed, and raced 20 ways."
+  { suite: 'rp', breakage: 'approve-race', rule: 'ns.transaction.one-approval' },
   { suite: 'rp', breakage: 'nonce-fail-open', rule: 'ns.nonce.fail-closed' },
   // An RP on a production name over plain http: its audience is http off development (both
   // rules say so, one in Request object, one in Authentication 5).

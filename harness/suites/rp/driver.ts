@@ -17,6 +17,12 @@ import { normalizeOrigin, urlOrigin } from '../../../protocol/common/url.ts';
 import { limits } from '../../../schemas/ts/limits.ts';
 
 /** Where the RP under test lives and what the harness may use to test it. */
+/** Another instance of the RP under test: its origin, and its start URL at the same path. */
+export interface RpInstance {
+  origin: string;
+  startUrl: string;
+}
+
 export interface RpTarget {
   profile: Profile;
   /** The RP's origin (the `audience` of its requests), normalized. */
@@ -33,7 +39,9 @@ export interface RpTarget {
   /** The test identity authority the RP resolves identities through. */
   authority: AuthorityControl;
   /** An instance of the same RP whose nonce store is unreachable (enables the fail-closed check). */
-  brokenStore?: { origin: string; startUrl: string };
+  brokenStore?: RpInstance;
+  /** An instance of the same RP whose requests live a few seconds (the expiry checks wait out its window). */
+  shortWindow?: RpInstance;
   /** Time limit of one HTTP request to the target (ms). */
   requestTimeoutMs: number;
   /** How the harness's clients resolve and trust the RP (set by the suite: through the authority). */

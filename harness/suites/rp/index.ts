@@ -13,6 +13,8 @@ import { once } from '../../run/once.ts';
 import { scenarios, verificationChecks, type ScenarioResult } from './checks/verification/index.ts';
 import { transactionChecks } from './checks/transactions.ts';
 import { surfaceChecks } from './checks/surface.ts';
+import { lifecycleChecks } from './checks/lifecycle.ts';
+import { pollChecks } from './checks/poll.ts';
 import { concurrencyChecks } from './checks/concurrency.ts';
 import { robustnessChecks } from './checks/robustness.ts';
 import { propertyChecks } from './checks/properties.ts';
@@ -53,6 +55,8 @@ export function rpChecks(t: RpTarget): Check[] {
   const results = new Map<string, () => Promise<ScenarioResult>>();
   const checks: Check[] = [
     ...surfaceChecks(t),
+    ...lifecycleChecks(t),
+    ...pollChecks(t),
     ...transactionChecks(t),
     ...verificationChecks(t, scenarios(t.profile), results),
     ...concurrencyChecks(t),

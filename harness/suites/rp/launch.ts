@@ -1,9 +1,10 @@
 // `run --reference --suite rp`: starts the pieces the suite needs on loopback. An in-process test
 // authority (harness actor), and N child processes of the reference RP, spawned from its bin
 // (the harness never imports reference/), sharing one data directory (or one PostgreSQL database)
-// and one origin, pointed at the authority's DNS server and CA. One more RP instance with an unreachable Redis nonce store
-// serves the fail-closed check. Everything is stopped (also on SIGINT and at exit) and the
-// temporary directory removed.
+// and one origin, pointed at the authority's DNS server and CA. Two more RP instances serve one
+// check each kind: one with an unreachable Redis nonce store (fail closed), one whose requests
+// live REFERENCE_SHORT_WINDOW_S (expiry). Everything is stopped (also on SIGINT and at exit) and
+// the temporary directories removed.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +20,11 @@ export { REFERENCE_RESOLVER_TIMEOUT_MS };
  * the declared lifetime, so a short one keeps the whole run short. The check is the same.
  */
 export const REFERENCE_RESUME_TTL_S = 5;
+/**
+ * The request window of the short-window instance: the expiry checks wait out a transaction's
+ * window, and the reference's own is the document's most, 5 minutes.
+ */
+export const REFERENCE_SHORT_WINDOW_S = 3;
 
 export interface ReferenceOptions {
   profile: Profile;
@@ -89,11 +95,15 @@ export async function startReference(options: ReferenceOptions): Promise<Referen
     children.push(first);
     const rest = await Promise.all(Array.from({ length: n - 1 }, () => spawnRp(['--port', '0', '--data-dir', dataDir, '--origin', first.origin, ...store, ...common], options.log)));
     children.push(...rest);
-    // The fail-closed instance: its own data, a Redis URL on a port nobody listens on.
-    const brokenDir = await mkdtemp(join(tmpdir(), 'svc-rp-broken-'));
-    dirs.push(brokenDir);
-    const broken = await spawnRp(['--port', '0', '--data-dir', brokenDir, '--nonce-store', `redis://127.0.0.1:${await closedPort()}`, ...common], options.log);
-    children.push(broken);
+    // Two more instances, each with its own data: the fail-closed one, with a Redis URL on a port
+    // nobody listens on, and the short-window one, whose transactions expire in seconds.
+    const [brokenDir, shortDir] = await Promise.all([mkdtemp(join(tmpdir(), 'svc-rp-broken-')), mkdtemp(join(tmpdir(), 'svc-rp-short-'))]);
+    dirs.push(brokenDir, shortDir);
+    const [broken, short] = await Promise.all([
+      spawnRp(['--port', '0', '--data-dir', brokenDir, '--nonce-store', `redis://127.0.0.1:${await closedPort()}`, ...common], options.log),
+      spawnRp(['--port', '0', '--data-dir', shortDir, '--request-window', String(REFERENCE_SHORT_WINDOW_S), ...common], options.log),
+    ]);
+    children.push(broken, short);
     const target: RpTarget = {
       profile: options.profile,
       origin: first.origin,
@@ -102,6 +112,7 @@ export async function startReference(options: ReferenceOptions): Promise<Referen
       processes: [first.url, ...rest.map((c) => c.url)],
       authority,
       brokenStore: { origin: broken.origin, startUrl: `${broken.origin}/login` },
+      shortWindow: { origin: short.origin, startUrl: `${short.origin}/login` },
       requestTimeoutMs: 20_000,
       declared: { resumeCodeLifetimeS: REFERENCE_RESUME_TTL_S, deliveryBodyMaxBytes: limits.rp_delivery_body_max_bytes },
     };

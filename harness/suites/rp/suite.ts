@@ -8,7 +8,7 @@ import { CLUSTER_PROCESSES, clusterOf } from '../../run/cluster.ts';
 import { ConfigError } from '../../run/exit.ts';
 import type { RpRole } from '../../targets/file.ts';
 import type { ExternalInput, PreparedSuite, ReferenceInput, SuiteDefinition } from '../suite.ts';
-import type { RpTarget } from './driver.ts';
+import type { RpInstance, RpTarget } from './driver.ts';
 import { expectedFailuresOf } from '../../run/expected.ts';
 
 interface RpFlags {
@@ -17,6 +17,7 @@ interface RpFlags {
   rpLoginPage?: string;
   rpProcess?: string[];
   rpBrokenStore?: string;
+  rpShortWindow?: string;
   rpResumeLifetime?: number;
   rpBodyCap?: number;
   nonceStore?: string;
@@ -42,6 +43,7 @@ export const rpSuiteDefinition: SuiteDefinition = {
       .option('--rp-login-page <url>', 'rp: the page a browser opens to sign in (default: the start URL; page checks skip when it serves no page)')
       .option('--rp-process <url>', 'rp: base URL of another process of the same RP (repeatable): the replay race spreads over them', (v: string, p: string[]) => [...p, v], [])
       .option('--rp-broken-store <origin>', 'rp: an instance of the same RP whose nonce store is down, at the same start path (enables the fail-closed check)')
+      .option('--rp-short-window <origin>', "rp: an instance of the same RP whose requests live a few seconds, at the same start path (the expiry checks wait out its window, not the RP's own)")
       .option('--rp-resume-lifetime <seconds>', `rp: how long its resume code lives (default ${limits.resume_code_ttl_seconds})`, positive)
       .option('--rp-body-cap <bytes>', `rp: its delivery body cap, probed just above (default the project's ${limits.rp_delivery_body_max_bytes})`, positive)
       .option('--nonce-store <store>', 'rp with --reference: sqlite (default), memory or redis://HOST:PORT')
@@ -59,13 +61,16 @@ export const rpSuiteDefinition: SuiteDefinition = {
     for (const [what, url] of [['start URL', startUrl], ['login page', role.login_page_url], ...(role.processes ?? []).map((p) => ['process', p])] as const) {
       if (url !== undefined && urlOrigin(url) === undefined) throw new ConfigError(`rp ${what} ${url} is not an http(s) URL`);
     }
-    let brokenStore: RpTarget['brokenStore'];
-    if (role.broken_store_origin !== undefined) {
-      const b = normalizeOrigin(role.broken_store_origin);
-      if (b === undefined) throw new ConfigError(`rp broken-store origin ${role.broken_store_origin} is not an origin`);
+    // Another instance of the same RP, at the same start path.
+    const instance = (what: string, given: string | undefined): RpInstance | undefined => {
+      if (given === undefined) return undefined;
+      const o = normalizeOrigin(given);
+      if (o === undefined) throw new ConfigError(`rp ${what} origin ${given} is not an origin`);
       const start = new URL(startUrl);
-      brokenStore = { origin: b, startUrl: `${b}${start.pathname}${start.search}` };
-    }
+      return { origin: o, startUrl: `${o}${start.pathname}${start.search}` };
+    };
+    const brokenStore = instance('broken-store', role.broken_store_origin);
+    const shortWindow = instance('short-window', role.short_window_origin);
     const target: RpTarget = {
       profile,
       origin,
@@ -74,6 +79,7 @@ export const rpSuiteDefinition: SuiteDefinition = {
       processes: [origin, ...(role.processes ?? [])],
       authority: await authority(),
       ...(brokenStore ? { brokenStore } : {}),
+      ...(shortWindow ? { shortWindow } : {}),
       requestTimeoutMs: (f.requestTimeout ?? role.request_timeout_s ?? DEFAULT_REQUEST_TIMEOUT_S) * 1000,
       declared: declaredOf(role),
     };
@@ -115,7 +121,7 @@ export const rpSuiteDefinition: SuiteDefinition = {
         rp_processes: target.processes,
         authority: run.authority.adminUrl,
       },
-      banner: `reference RP at ${target.origin} (${run.rp.map((p) => p.url).join(', ')} on ${where}; nonce store ${store}), authority ${run.authority.adminUrl} (DNS ${run.authority.dnsServer})`,
+      banner: `reference RP at ${target.origin} (${target.processes.join(', ')} on ${where}; nonce store ${store}; fail-closed ${target.brokenStore?.origin}, short-window ${target.shortWindow?.origin}), authority ${run.authority.adminUrl} (DNS ${run.authority.dnsServer})`,
       stop: () => run.stop(),
     };
   },
@@ -130,7 +136,7 @@ async function loadRp(target: RpTarget) {
 function roleOf(f: RpFlags, fromFile: RpRole | undefined): RpRole | undefined {
   const origin = f.rp ?? fromFile?.origin;
   if (origin === undefined) {
-    const stray = (['rpStart', 'rpLoginPage', 'rpBrokenStore', 'rpResumeLifetime', 'rpBodyCap'] as const).filter((k) => f[k] !== undefined);
+    const stray = (['rpStart', 'rpLoginPage', 'rpBrokenStore', 'rpShortWindow', 'rpResumeLifetime', 'rpBodyCap'] as const).filter((k) => f[k] !== undefined);
     if (stray.length > 0 || (f.rpProcess ?? []).length > 0) throw new ConfigError('the --rp-* options describe an RP: give its origin with --rp ORIGIN (or "rp.origin" in the targets file)');
     return undefined;
   }
@@ -140,6 +146,7 @@ function roleOf(f: RpFlags, fromFile: RpRole | undefined): RpRole | undefined {
   if (f.rpLoginPage !== undefined) base.login_page_url = f.rpLoginPage;
   if ((f.rpProcess ?? []).length > 0) base.processes = f.rpProcess!;
   if (f.rpBrokenStore !== undefined) base.broken_store_origin = f.rpBrokenStore;
+  if (f.rpShortWindow !== undefined) base.short_window_origin = f.rpShortWindow;
   if (f.rpResumeLifetime !== undefined || f.rpBodyCap !== undefined) {
     base.declared = {
       ...base.declared,

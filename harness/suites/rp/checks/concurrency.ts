@@ -8,6 +8,8 @@ import type { HttpResponse } from '../../../actors/http.ts';
 import { isCode } from '../../../run/answers.ts';
 
 export const RACE_DELIVERIES = 24;
+/** Identities approving one transaction at once: their nonce keys differ, so only the transaction's one approval refuses the rest. */
+const RACE_IDENTITIES = 20;
 
 export function concurrencyChecks(target: RpTarget): Check[] {
   const c = (spec: Parameters<typeof rpCheck>[1]) => rpCheck(target, spec);
@@ -49,7 +51,6 @@ export function concurrencyChecks(target: RpTarget): Check[] {
       title: 'the identity-signed and a session-signed approval of one nonce, delivered at once: exactly one is accepted (the nonce key is audience|identity|request_id|nonce)',
       rules: ['ns.nonce.cache-key', 'ns.transaction.one-approval'],
       context: ['ns.start.contract', 'ns.nonce.single-use'],
-      cells: [{ rule: 'ns.transaction.one-approval', facet: 'once', value: 'race', operation: 'postDelivery' }],
       run: async (s, e) => {
         const t = await s.start();
         const who = await s.identity();
@@ -62,20 +63,39 @@ export function concurrencyChecks(target: RpTarget): Check[] {
       },
     }),
     c({
+      id: 'rp/race/many-identities',
+      title: `approvals of one transaction by ${RACE_IDENTITIES} identities (so no nonce is shared), delivered at once${processes.length > 1 ? ` across ${processes.length} processes` : ''}: exactly one is accepted`,
+      rules: ['ns.transaction.one-approval'],
+      context: ['ns.start.contract', 'ns.nonce.cache-key'],
+      cells: [{ rule: 'ns.transaction.one-approval', facet: 'once', value: 'race', operation: 'postDelivery' }],
+      run: async (s, e) => {
+        const t = await s.start();
+        const approvals = await Promise.all(Array.from({ length: RACE_IDENTITIES }, async () => sign(s.profile, t.request, await s.identity())));
+        const base = await s.responseUri(t.request);
+        const answers = await Promise.all(
+          approvals.map((a, i) => s.deliver(t.request, a, { url: onProcess(base, processes[i % processes.length]!), client: s.client(false), ...(i % 2 ? { match: t.matchCode } : {}) })),
+        );
+        const ok = answers.filter(accepted).length;
+        e.that(ok === 1, `${ok} of ${RACE_IDENTITIES} approvals by different identities were accepted (statuses ${answers.map((r) => r.status).join(',')}), expected exactly 1`);
+      },
+    }),
+    c({
       id: 'rp/process/shared-transactions',
-      title: 'a login started on one process is delivered to and completed on the others (one RP, shared stores)',
+      title: 'a login started on each process (each one live while the next process starts its own) is delivered to and completed on the others (one RP, shared stores)',
       rules: ['ns.nonce.shared-atomic'],
       context: ['ns.start.contract', 'ns.transport.poll-shape', 'ns.transaction.cross-device'],
       run: async (s, e) => {
         if (processes.length < 2) throw new CheckSkip('one process given (--rp-process adds more)');
-        for (let i = 1; i < processes.length; i++) {
-          const t = await s.start();
+        const on = (i: number) => processes[i % processes.length]!;
+        const started = [];
+        for (let i = 0; i < processes.length; i++) started.push(await s.start(undefined, onProcess(target.startUrl, on(i))));
+        for (const [i, t] of started.entries()) {
           const who = await s.identity();
-          const d = await s.deliver(t.request, sign(s.profile, t.request, who), { url: onProcess(await s.responseUri(t.request), processes[i]!), match: t.matchCode });
-          e.that(accepted(d), `delivery to ${processes[i]} answered ${said(d)}`);
-          const polled = await s.poll(t.pollSecret, s.client(false), onProcess(await s.pollUrl(), processes[(i + 1) % processes.length]!));
+          const d = await s.deliver(t.request, sign(s.profile, t.request, who), { url: onProcess(await s.responseUri(t.request), on(i + 1)), match: t.matchCode });
+          e.that(accepted(d), `a login started on ${on(i)}, delivered to ${on(i + 1)}, answered ${said(d)}`);
+          const polled = await s.poll(t.pollSecret, s.client(false), onProcess(await s.pollUrl(), on(i + 2)));
           const body = safeJson(polled) as { status?: string } | undefined;
-          e.that(accepted(polled) && body?.status === 'completed', `the poll on another process answered ${said(polled)}`);
+          e.that(accepted(polled) && body?.status === 'completed', `the poll on ${on(i + 2)} answered ${said(polled)}`);
         }
         s.note(`${processes.length} processes`);
       },

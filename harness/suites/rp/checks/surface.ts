@@ -204,6 +204,26 @@ function requestResponseUriCheck(target: RpTarget): Check {
   });
 }
 
+function profileStartBodyCheck(target: RpTarget): Check {
+  return rpCheck(target, {
+    id: 'rp/profile/start-body',
+    title: 'a start body of whitespace starts a login with the defaults; one that is not JSON, or not UTF-8, answers 400 missing_field',
+    rules: ['ns.start.contract'],
+    run: async (s, e) => {
+      const post = (body: string | Uint8Array) => s.client(true).post(target.startUrl, body, { headers: { accept: 'application/json', 'content-type': 'application/json' } });
+      const blank = await post(' \n ');
+      e.that(blank.status === 201, `a start body of whitespace answered ${said(blank)}, expected 201`);
+      for (const [what, body] of [
+        ['not JSON', '{action: link}'],
+        ['not UTF-8', Uint8Array.from([0x7b, 0xff, 0x7d])],
+      ] as const) {
+        const r = await post(body);
+        e.that(r.status === 400 && isCode(errorCode(r), 'missing_field'), `a start body that is ${what} answered ${said(r)}, expected 400 missing_field`);
+      }
+    },
+  });
+}
+
 function profileStartOptionsCheck(target: RpTarget): Check {
   return rpCheck(target, {
     id: 'rp/profile/start-options',
@@ -370,6 +390,7 @@ function contextRecordCheck(target: RpTarget): Check {
     title: 'context_uri returns the context record of the request (no precise location) while it can be approved, and refuses after',
     rules: ['ns.transport.context', 'ns.context.fields', 'ns.context.no-location'],
     context: ['ns.start.contract', 'ns.metadata.context-uri'],
+    cells: [{ rule: 'ns.transport.context', facet: 'completed', value: 'context-record', operation: 'getContext' }],
     run: async (s, e) => {
       const { t, url, res } = await contextOf(s);
       e.that(accepted(res), `context answered ${said(res)}`);
@@ -410,8 +431,8 @@ function pageTransportsCheck(target: RpTarget): Check {
   const profile = target.profile;
   return rpCheck(target, {
     id: 'rp/page/transports',
-    title: 'the login page offers the deep link and the web-signer handoff (a QR code and a paste box noted)',
-    rules: ['ns.transport.deeplink', 'ns.transport.web-handoff'],
+    title: 'the login page offers the deep link and the web-signer handoff and sets the binding cookie (a QR code and a paste box noted)',
+    rules: ['ns.transport.deeplink', 'ns.transport.web-handoff', 'ns.transaction.create'],
     context: ['ns.transport.qr', 'ns.transport.paste'],
     run: async (s, e) => {
       const page = target.loginPage;
@@ -420,6 +441,8 @@ function pageTransportsCheck(target: RpTarget): Check {
       failOnServerError(res, `the login page ${page.url}`);
       if (!isPage && !page.explicit) throw new CheckSkip(`no login page given (--rp-login-page URL), and the start URL ${page.url} serves none (${said(res)})`);
       if (!e.that(isPage, `the login page ${page.url} answered ${said(res)}, expected an HTML page`)) return;
+      // The page builds a request, so it sets the binding cookie (the transaction table's first row).
+      e.that(res.setCookies.length > 0, 'the login page sets no cookie: building a request sets the binding cookie on the starting browser');
       const html = res.text().replaceAll('&amp;', '&').replaceAll('&#x2F;', '/').replaceAll('&#39;', "'").replaceAll('&quot;', '"');
       const deep = new RegExp(`${profile.ids.deep_link.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\?request=([^"'<\\s&]+)`).exec(html);
       if (e.that(deep !== null, `the page offers no deep link ${profile.ids.deep_link}?request=`)) {
@@ -518,6 +541,7 @@ export function surfaceChecks(target: RpTarget): Check[] {
     requestAudienceTlsCheck(target),
     requestResponseUriCheck(target),
     profileStartOptionsCheck(target),
+    profileStartBodyCheck(target),
     requestStatementMaxCheck(target),
     referenceJsonCheck(target),
     referenceCodeCheck(target),
@@ -534,7 +558,8 @@ export function surfaceChecks(target: RpTarget): Check[] {
 }
 
 /** A fresh transaction and its context record at the published context_uri (skips when none is published). */
-async function contextOf(s: Session) {
+/** A fresh transaction's context record, fetched once: its URL and answer (skips when no context_uri is published). */
+export async function contextOf(s: Session) {
   const ctxUri = (await s.published()).contextUri;
   if (!ctxUri) throw new CheckSkip('the metadata publishes no context_uri (optional in document 1)');
   const t = await s.start();

@@ -449,7 +449,8 @@ function codesTransactionResumeRefusedCheck(target: RpTarget): Check {
 function profilePollReplyCheck(target: RpTarget): Check {
   return rpCheck(target, {
     id: 'rp/profile/poll-reply',
-    title: "the poll exchange: 200 {status} with the project's state names (pending, approved, completed with identity, ended), a 4xx to an unknown secret, no other fields",
+    title:
+      "the poll exchange: 200 {status} with the project's state names (pending, approved, completed with identity, ended after a wrong match code or a resume elsewhere), a 4xx to an unknown secret, no other fields",
     rules: ['ns.transport.poll-shape', 'ns.transaction.states'],
     context: ['ns.start.contract', 'ns.transport.poll'],
     run: async (s, e) => {
@@ -468,6 +469,11 @@ function profilePollReplyCheck(target: RpTarget): Check {
       shape((await s.pollStatus(t.pollSecret)).response, 'completed', who.identity);
       const { t: ended } = await wrongThenRight(s);
       shape((await s.pollStatus(ended.pollSecret)).response, 'ended');
+      // A same-device approval resumed in another browser is left unfinished, which polls as ended.
+      const { started: u, resumeUri } = await s.approveSameDevice();
+      if (!e.that(resumeUri !== undefined, 'the same-device approval carries no resume_uri')) return;
+      await s.resume(resumeUri!, s.client(true));
+      shape((await s.pollStatus(u.pollSecret)).response, 'ended');
     },
   });
 }
@@ -490,6 +496,24 @@ function authNoApprovalInUrlCheck(target: RpTarget): Check {
       e.that((await s.pollStatus(t.pollSecret)).status !== 'completed', 'the login completed from an approval in the URL');
       const done = await s.completeSameDevice(t, approval);
       e.that(done.ok, `the genuine approval did not complete afterwards: ${done.problem}`);
+    },
+  });
+}
+
+function codesApprovalInUrlCheck(target: RpTarget): Check {
+  return rpCheck(target, {
+    id: 'rp/codes/auth/approval-in-url',
+    title: 'a delivery with the approval in its query answers 400 approval_in_url, even when the body carries it too, and completes nothing',
+    rules: CODES,
+    context: ['ns.auth.6.no-approval-in-url', ...DRIVE],
+    run: async (s, e) => {
+      const t = await s.start();
+      const approval = sign(s.profile, t.request, await s.identity());
+      const url = new URL(await s.responseUri(t.request));
+      url.searchParams.set('response', encodeObject(approval));
+      const d = await s.deliver(t.request, approval, { url: url.toString(), match: t.matchCode });
+      expectCode(e, d, 'the approval in the query and the body', 400, ['approval_in_url']);
+      e.that((await s.pollStatus(t.pollSecret)).status !== 'completed', 'the login completed from a delivery with the approval in its URL');
     },
   });
 }
@@ -537,6 +561,7 @@ export function transactionChecks(target: RpTarget): Check[] {
     codesTransactionResumeRefusedCheck(target),
     profilePollReplyCheck(target),
     authNoApprovalInUrlCheck(target),
+    codesApprovalInUrlCheck(target),
     flowNoTokenCheck(target),
   ];
 }
