@@ -388,6 +388,9 @@ export function describeHttpError(error: unknown): string | undefined {
 }
 
 /** A URL with its origin replaced by `base` (for spreading deliveries across processes). */
+/** A match code that is not `code`: the next of the hundred two-digit codes. */
+export const otherMatchCode = (code: string): string => String((Number(code) + 1) % 100).padStart(2, '0');
+
 export function onProcess(url: string, base: string): string {
   const u = new URL(url);
   const b = new URL(base);

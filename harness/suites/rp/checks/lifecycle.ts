@@ -8,7 +8,7 @@ import type { Check } from '../../../run/model.ts';
 import { parseRfc3339 } from '../../../../protocol/common/time.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { rpCheck } from '../check.ts';
-import { CheckFailure, CheckSkip, accepted, onProcess, refused, safeJson, said, sign, type RpTarget, type Session, type Started } from '../driver.ts';
+import { CheckFailure, CheckSkip, accepted, onProcess, otherMatchCode, refused, safeJson, said, sign, type RpTarget, type Session, type Started } from '../driver.ts';
 import { contextOf } from './surface.ts';
 
 function contextEndedCheck(target: RpTarget): Check {
@@ -21,7 +21,7 @@ function contextEndedCheck(target: RpTarget): Check {
     run: async (s, e) => {
       const { t, url, res } = await contextOf(s);
       if (!e.that(accepted(res), `context answered ${said(res)} before the wrong code`)) return;
-      const code = String((Number(t.matchCode) + 1) % 100).padStart(2, '0');
+      const code = otherMatchCode(t.matchCode);
       const wrong = await s.deliver(t.request, sign(s.profile, t.request, await s.identity()), { match: code });
       e.that(refused(wrong), `a wrong match code answered ${said(wrong)}`);
       const after = await s.signer.get(url, { headers: { accept: 'application/json' } });

@@ -15,7 +15,7 @@ import type { PropertyVerdict } from '../../../run/property.ts';
 import { encodeBase64url } from '../../../../protocol/common/base64.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { rpProperty } from '../check.ts';
-import { accepted, isObject, refused, safeJson, said, Session, sign, type RpTarget, type Started, type TestIdentity } from '../driver.ts';
+import { accepted, isObject, otherMatchCode, refused, safeJson, said, Session, sign, type RpTarget, type Started, type TestIdentity } from '../driver.ts';
 
 export const COMMANDS = [
   'deliver(first,bare)',
@@ -103,7 +103,7 @@ class Run {
     if (verb === 'deliver') {
       const index = a === 'first' ? 0 : 1;
       const approval = tx.approvals[index];
-      const match = b === 'bare' ? undefined : b === 'right-match' ? tx.started.matchCode : String((Number(tx.started.matchCode) + 1) % 100).padStart(2, '0');
+      const match = b === 'bare' ? undefined : b === 'right-match' ? tx.started.matchCode : otherMatchCode(tx.started.matchCode);
       const r = await s.deliver(tx.started.request, approval, match === undefined ? {} : { match });
       if (tx.state !== 'pending') {
         // One approval per transaction; an ended transaction is not revived; nothing changes.

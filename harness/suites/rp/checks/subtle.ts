@@ -12,7 +12,7 @@ import { parseRfc3339 } from '../../../../protocol/common/time.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { rpCheck, type Expect } from '../check.ts';
-import { accepted, StartRefused, errorCode, isObject, isoShift, refused, safeJson, said, Session, sign, type RpTarget, type Started } from '../driver.ts';
+import { accepted, StartRefused, errorCode, isObject, isoShift, otherMatchCode, refused, safeJson, said, Session, sign, type RpTarget, type Started } from '../driver.ts';
 import { isCode } from '../../../run/answers.ts';
 
 /** Driving an RP at all: the start contract and the poll exchange (test contracts, not judged here). */
@@ -160,7 +160,7 @@ function transactionMatchBeforeSignatureCheck(target: RpTarget): Check {
     run: async (s, e) => {
       const t = await s.start();
       const genuine = sign(s.profile, t.request, await s.identity());
-      const wrongCode = String((Number(t.matchCode) + 1) % 100).padStart(2, '0');
+      const wrongCode = otherMatchCode(t.matchCode);
       const bad = await s.deliver(t.request, { ...genuine, signature: flipByte(genuine.signature as string, 40) }, { match: wrongCode });
       e.that(refused(bad), `a bad signature with a wrong match code answered ${said(bad)}`);
       const right = await s.deliver(t.request, genuine, { match: t.matchCode });

@@ -10,7 +10,7 @@ import { encodeObject } from '../../../../protocol/common/codec.ts';
 import { sameOrigin } from '../../../../protocol/common/url.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { rpCheck, type Expect } from '../check.ts';
-import { accepted, envelopeOf, isObject, refused, safeJson, said, secretBits, sign, type RpTarget, type Session, type Started } from '../driver.ts';
+import { accepted, envelopeOf, isObject, otherMatchCode, refused, safeJson, said, secretBits, sign, type RpTarget, type Session, type Started } from '../driver.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { isCode } from '../../../run/answers.ts';
 
@@ -32,7 +32,7 @@ function expectCode(e: Expect, r: HttpResponse, what: string, status: number, co
 async function wrongThenRight(s: Session): Promise<{ t: Started; wrong: HttpResponse; right: HttpResponse; approval: Record<string, unknown> }> {
   const t = await s.start();
   const approval = sign(s.profile, t.request, await s.identity());
-  const code = String((Number(t.matchCode) + 1) % 100).padStart(2, '0');
+  const code = otherMatchCode(t.matchCode);
   const wrong = await s.deliver(t.request, approval, { match: code });
   const right = await s.deliver(t.request, approval, { match: t.matchCode });
   return { t, wrong, right, approval };
