@@ -67,6 +67,16 @@ export function suiteArgs(origin: string, authority: Authority, extra: string[] 
   return ['run', '--suite', 'rp', '--rp', origin, '--authority', authority.adminUrl, '--runs', '15', '--seed', '7', '--rp-resume-lifetime', String(TEST_RESUME_TTL_S), ...extra];
 }
 
+/** `rp`, which now also closes `also` (a companion RP, a resolver) after itself. */
+function closingToo(rp: RunningRp, also: { close(): Promise<void> }): RunningRp {
+  const close = rp.close;
+  rp.close = async () => {
+    await close();
+    await also.close();
+  };
+  return rp;
+}
+
 /** What the reference RP needs to resolve through the test authority. */
 function resolverOf(authority: Authority) {
   // 3 s: long enough that a loaded CI machine (two test files at once) resolves in time.
@@ -143,25 +153,14 @@ export async function brokenRp(kind: Breakage, authority: Authority, options: { 
     const short = await startRp({ resolver: resolverOf(authority), resumeTtlSeconds: TEST_RESUME_TTL_S, requestWindowSeconds: TEST_REQUEST_WINDOW_S });
     const shortFetch = short.app.fetch;
     short.app.fetch = (req) => variant.wire(req, shortFetch);
-    const close = rp.close;
-    return Object.assign(rp, {
-      args: ['--rp-short-window', short.origin],
-      close: async () => {
-        await close();
-        await short.close();
-      },
-    });
+    return Object.assign(closingToo(rp, short), { args: ['--rp-short-window', short.origin] });
   }
   if (kind.startsWith('verifier:')) {
     const variant = VERIFIER_VARIANTS[kind.slice('verifier:'.length)];
     if (!variant) throw new Error(`no verifier variant ${kind}`);
     const resolver = new NetworkResolver({ profile: ctx.profile, ...resolverOf(authority) });
     ctx.verify = brokenVerifier(ctx.verify, variant.break, resolver, ctx.profile);
-    const close = rp.close;
-    rp.close = async () => {
-      await close();
-      await resolver.close();
-    };
+    closingToo(rp, resolver);
   }
   if (kind === 'resume-without-cookie') {
     const cookies = new Map<string, string>();
@@ -245,24 +244,13 @@ export async function brokenRp(kind: Breakage, authority: Authority, options: { 
       if (!v) verifiers.set(audience, (v = createVerifier({ profile: ctx.profile, origin: audience, resolver, nonces })));
       return v(response, beforeNonce && ((r) => beforeNonce({ ...r, audience: origin })));
     };
-    const close = rp.close;
-    rp.close = async () => {
-      await close();
-      await resolver.close();
-    };
+    closingToo(rp, resolver);
   }
   if (kind === 'nonce-fail-open') {
     // Beside the healthy RP, an instance whose nonce store is down and that goes on as if every
     // nonce were fresh (ns.nonce.fail-closed): the suite reaches it with --rp-broken-store.
     const down = await startRp({ resolver: resolverOf(authority), resumeTtlSeconds: TEST_RESUME_TTL_S }, { nonces: { claim: async () => true, release: async () => undefined } });
-    const close = rp.close;
-    return Object.assign(rp, {
-      args: ['--rp-broken-store', down.origin],
-      close: async () => {
-        await close();
-        await down.close();
-      },
-    });
+    return Object.assign(closingToo(rp, down), { args: ['--rp-broken-store', down.origin] });
   }
   return rp;
 }
@@ -291,14 +279,7 @@ export async function documentOnlyRp(authority: Authority): Promise<RunningRp & 
   const [rp, short] = await Promise.all([startRp(options), startRp({ ...options, requestWindowSeconds: TEST_REQUEST_WINDOW_S })]);
   reshapeDocumentOnly(rp);
   reshapeDocumentOnly(short);
-  const close = rp.close;
-  return Object.assign(rp, {
-    short,
-    close: async () => {
-      await close();
-      await short.close();
-    },
-  });
+  return Object.assign(closingToo(rp, short), { short });
 }
 
 function reshapeDocumentOnly(rp: RunningRp): void {
