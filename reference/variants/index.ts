@@ -16,6 +16,8 @@ import { RELAY_REGISTER_WIRE } from './relay-register.ts';
 import { RELAY_NAMES_WIRE } from './relay-names.ts';
 import { BRIDGE_KINDS_WIRE } from './bridge-kinds.ts';
 import { RELAY_SESSIONS_WIRE } from './relay-sessions.ts';
+import { RELAY_EVENTS_WIRE } from './relay-events.ts';
+import { RELAY_PAIRING_WIRE } from './relay-pairing.ts';
 
 const keyed = (suite: string, table: Record<string, WireVariant>) => Object.fromEntries(Object.entries(table).map(([name, v]) => [`${suite}/${name}`, v]));
 
@@ -27,6 +29,8 @@ export const WIRE_VARIANTS: Record<string, WireVariant> = {
   ...keyed('relay', RELAY_OWNER_WIRE),
   ...keyed('relay', RELAY_CORE_WIRE),
   ...keyed('relay', RELAY_SESSIONS_WIRE),
+  ...keyed('relay', RELAY_EVENTS_WIRE),
+  ...keyed('relay', RELAY_PAIRING_WIRE),
   ...keyed('drive', DRIVE_WIRE),
   ...keyed('drive', DRIVE_MATRIX_WIRE),
   ...keyed('drive', DRIVE_ANSWER_WIRE),

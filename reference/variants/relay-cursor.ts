@@ -1,7 +1,7 @@
 // A consume broken on the wire (wire.ts) as an implementer ships it (issue 25: "After each
 // lifecycle event, every use of what it ended"): the cursor log and the drain queue kept apart,
 // and consume dropping from the log only.
-import { type Next, type Wire, type WireVariant } from './kit.ts';
+import { jsonAnswer, type Next, type Wire, type WireVariant } from './kit.ts';
 
 type Obj = Record<string, unknown>;
 const inboxOf = (url: URL) => /^\/messages\/([^/]+)(\/consume)?$/.exec(url.pathname);
@@ -56,5 +56,16 @@ export const RELAY_CURSOR_WIRE: Record<string, WireVariant> = {
     rule: 'ra.pickup.cursor',
     what: 'a consume drops mail from cursor reads, but the next drain still hands it out',
     wire: consumeLeavesDrain(),
+  },
+  'cursor-lenient': {
+    rule: 'ra.pickup.cursor-forms',
+    what: 'a since that is no cursor reads as the start of nothing: 200 with empty lists',
+    wire: async (req, next) => {
+      const res = await next(req);
+      const url = new URL(req.url);
+      if (res.status !== 400 || req.method !== 'GET' || !url.searchParams.has('since') || !inboxOf(url)) return res;
+      const since = url.searchParams.get('since') ?? '';
+      return jsonAnswer({ messages: [], acks: [], cursor: since, ack_cursor: since });
+    },
   },
 };

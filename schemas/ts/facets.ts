@@ -6597,6 +6597,38 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ra.events.keepalive",
+    "kind": "window",
+    "cite": "A keepalive comment frame arrives every 25 seconds.",
+    "limit": "event_keepalive_seconds",
+    "from": "the stream's open (an idle stream: no mail arrives)",
+    "operations": [
+      "events"
+    ],
+    "unfilled": [
+      {
+        "value": "outside",
+        "reason": "not applicable: the sentence bounds the quiet on a stream from above; a comment sooner breaks nothing a client reads"
+      }
+    ],
+    "area": "relay-core",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "events"
+      },
+      {
+        "value": "outside",
+        "operation": "events"
+      }
+    ]
+  },
+  {
     "rule": "ra.spool.expiry",
     "kind": "window",
     "cite": "accepted | spool retention passes (`SPOOL_TTL`, default 30 days) | still undelivered | failed | sender receives a relay-generated, unsigned `sys.delivery.failed` ack",
@@ -6949,6 +6981,31 @@ export const facets: readonly Facet[] = [
       },
       {
         "value": "other-scope",
+        "operation": "events"
+      }
+    ]
+  },
+  {
+    "rule": "ra.events.max-streams",
+    "kind": "lifecycle",
+    "name": "close",
+    "cite": "Statuses: `200` stream open, `401`, `429` when `MAX_STREAMS_PER_IDENTITY` is reached.",
+    "event": "the client closes one of the identity's open streams",
+    "ends": [
+      "place"
+    ],
+    "operations": [
+      "events"
+    ],
+    "note": "Only open streams count: at the cap, closing one lets another open, and closing all lets the cap open again.",
+    "area": "relay-core",
+    "facet": "close",
+    "values": [
+      "place"
+    ],
+    "cells": [
+      {
+        "value": "place",
         "operation": "events"
       }
     ]

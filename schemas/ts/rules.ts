@@ -2781,6 +2781,15 @@ export const rules: readonly Rule[] = [
     "origin": "project"
   },
   {
+    "id": "ra.pickup.cursor-forms",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /messages/:identity (cursor variant: not shown)",
+    "title": "Cursor forms",
+    "text": "Project decision: a cursor is a decimal string of 1 to 15 digits; a `since`, `through` or `ack_through` in any other form, or a consume body that is not JSON, is 400 `invalid_request` and drops nothing. `ack_through` may be omitted (the deployed client's form, interop/poweur/wire/messaging.json), and so may `through`: an omitted cursor drops nothing of its kind.",
+    "origin": "project"
+  },
+  {
     "id": "ra.auth.challenge",
     "level": "MUST",
     "doc": 3,
@@ -3080,8 +3089,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "Events; Limits",
     "title": "Keepalive",
-    "text": "A keepalive comment frame is sent every 25 seconds.",
-    "unobservable": "a 25-second wait per run for a comment frame; the reference's interval is a unit test"
+    "text": "A keepalive comment frame is sent every 25 seconds."
   },
   {
     "id": "ra.events.max-streams",
@@ -3269,6 +3277,15 @@ export const rules: readonly Rule[] = [
     "text": "Project decision: when a forward cannot reach the recipient's relay, or it fails (5xx), the sender's relay answers 502 `relay_unreachable` and keeps nothing; a refusal by the recipient's relay (4xx) is passed on with its status and code.",
     "origin": "project",
     "code": "relay_unreachable"
+  },
+  {
+    "id": "ra.events.frame-names",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Events (the SSE event field: not shown)",
+    "title": "Frames name their event",
+    "text": "Project decision, the deployed relay's form (interop/poweur/wire/messaging.json): each frame names its event in an `event:` line, `ready` or `message`, beside the data's `type`. The deployed client reads only `data:` lines, so a relay without them serves it too.",
+    "origin": "project"
   },
   {
     "id": "ra.errors.too-many-streams",
@@ -3515,6 +3532,24 @@ export const rules: readonly Rule[] = [
     "section": "Pairing (limits: not shown)",
     "title": "Pairing limits",
     "text": "Project decision: offers live in the relay's memory (a restart forgets them); `label` is at most 64 bytes, `sealed` a string of at most 64 KiB, `commitment`, `ephemeral_public_key`, `commit_nonce` and `approver_nonce` base64url of 32 bytes; an unknown, expired or finished rendezvous answers 404 `not_found`; otherwise 400 `invalid_request`.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.pairing.replies",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Pairing (reveal and deliver replies: not shown)",
+    "title": "Reveal and deliver replies",
+    "text": "Project decision, the deployed relay's form (interop/poweur/wire/pairing.json): a reveal answers 200 `{state: revealed}` and a delivery 200 `{state: delivered}`; an offer without a `label` is fetched with `label` `\"\"`, and one with a `commitment` beside an `ephemeral_public_key` is a v2 offer (201).",
+    "origin": "project"
+  },
+  {
+    "id": "ra.pairing.bearer-scheme",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Pairing (bearer claim token)",
+    "title": "Bearer scheme as HTTP reads it",
+    "text": "Project decision, after RFC 7235 and RFC 6750: the `Bearer` scheme is matched in any case and may be followed by more than one space before the claim token.",
     "origin": "project"
   },
   {
@@ -4464,6 +4499,7 @@ export type RuleId =
   | "ra.pickup.not-hosted"
   | "ra.pickup.cursor"
   | "ra.pickup.cursor-names"
+  | "ra.pickup.cursor-forms"
   | "ra.auth.challenge"
   | "ra.auth.challenge-single-use"
   | "ra.auth.challenge-header"
@@ -4520,6 +4556,7 @@ export type RuleId =
   | "ra.pickup.local"
   | "ra.errors.signature-invalid"
   | "ra.errors.relay-unreachable"
+  | "ra.events.frame-names"
   | "ra.errors.too-many-streams"
   | "ra.keystore.enroll"
   | "ra.keystore.fetch"
@@ -4549,6 +4586,8 @@ export type RuleId =
   | "ra.pairing.bearer"
   | "ra.errors.pairing-unauthorized"
   | "ra.pairing.limits"
+  | "ra.pairing.replies"
+  | "ra.pairing.bearer-scheme"
   | "ra.pairing.expiry"
   | "ra.system.contacts"
   | "ra.system.inbox-policy"

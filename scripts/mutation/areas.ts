@@ -19,7 +19,7 @@ export interface MutationArea {
 export const AREAS: readonly MutationArea[] = [
   { name: 'relay-auth', suite: 'relay', mutate: ['reference/relay/auth.ts', 'reference/relay/sessions.ts'], rules: ['ra.auth', 'ra.signed-request', 'ra.sessions', 'ra.challenge', 'ra.devices'] },
   { name: 'relay-messages', suite: 'relay', mutate: ['reference/relay/messages.ts', 'reference/relay/seams.ts'], rules: ['ra.messages', 'ra.relay', 'ra.acks', 'ra.seal', 'ra.spool', 'ra.pickup'] },
-  { name: 'relay-inbox', suite: 'relay', mutate: ['reference/relay/inbox.ts'], rules: ['ra.pickup', 'ra.acks', 'ra.inbox', 'ra.spool', 'ra.messages'] },
+  { name: 'relay-inbox', suite: 'relay', mutate: ['reference/relay/inbox.ts'], rules: ['ra.pickup', 'ra.acks', 'ra.inbox', 'ra.spool', 'ra.messages', 'ra.events.stream', 'ra.events.max-streams'] },
   { name: 'relay-events', suite: 'relay', mutate: ['reference/relay/events.ts'], rules: ['ra.events', 'ra.pickup'] },
   { name: 'relay-identities', suite: 'relay', mutate: ['reference/relay/identities.ts'], rules: ['ra.identities', 'ra.signing', 'ra.names', 'ra.availability'] },
   { name: 'relay-keystore', suite: 'relay', mutate: ['reference/relay/keystore.ts'], rules: ['ra.keystore'] },

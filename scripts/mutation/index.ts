@@ -103,6 +103,20 @@ async function readKills(label: string, results: readonly MutantResult[]): Promi
   return new Map(Object.entries(merged));
 }
 
+const USAGE = `usage: npm run mutation -- <area ...> | --all | --list | --sample [--record]
+
+  <area ...>            run StrykerJS over the areas' files (--list names them); each mutant is
+                        judged by the checks citing the area's rules against a fresh reference
+  --all                 every area (hours on 2 cores)
+  --list                the areas, their files and rules
+  --concurrency N       mutants judged at once (default: Stryker's; 2 on 2 cores)
+  --fresh               ignore the incremental file: test every mutant again
+  --retest-survivors    test again only the mutants that survived last time
+  --mutate FILE:L1-L2   a slice of one area (repeatable), with --rule ID to narrow its checks
+  --sample [--record]   the fixed sample npm test runs; --record writes it anew
+
+Figures, triage (test/mutation/triage.yaml) and what the areas mean: docs/harness.md.`;
+
 function table(rows: readonly AreaFigures[]): string {
   const head = ['area', 'mutants', 'killed', 'by profile only', 'survived', 'equivalent', 'unobservable', 'profile', 'score', 'document score'];
   const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
@@ -125,13 +139,17 @@ async function main(): Promise<number> {
       // A slice of one area: Stryker ranges (`file:line-line`) and, optionally, fewer rules.
       mutate: { type: 'string', multiple: true },
       rule: { type: 'string', multiple: true },
+      help: { type: 'boolean', short: 'h' },
     },
   });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
   if (values.sample) return sample(values.record === true);
   if (values.list || (positionals.length === 0 && !values.all)) {
     for (const a of AREAS) console.log(`${a.name.padEnd(18)} ${a.suite.padEnd(7)} ${a.mutate.join(', ')}  (${a.rules.length ? `rules ${a.rules.join(' ')}` : 'the whole suite'})`);
-    if (!values.list)
-      console.log('\nusage: npm run mutation -- <area ...> | --all [--concurrency N] [--fresh | --retest-survivors] | <area> --mutate FILE:L1-L2 ... [--rule ID ...] | --sample [--record]');
+    if (!values.list) console.log(`\n${USAGE}`);
     return values.list ? 0 : 2;
   }
   const areas = values.all ? AREAS : positionals.map(area);

@@ -66,9 +66,12 @@ function placesOf(callee: string, sf: ts.SourceFile): { detail: number; rule: nu
       const params = n.initializer.parameters.map((p) => p.name.getText(sf));
       if ((ts.isCallExpression(body) || ts.isNewExpression(body)) && body.expression.getText(sf) in ERRORS) {
         const place = ERRORS[body.expression.getText(sf)]!;
-        const detailArg = body.arguments?.[place.detail]?.getText(sf);
-        const index = detailArg === undefined ? -1 : params.indexOf(detailArg);
-        if (index >= 0) found = { detail: index, rule: -1 };
+        // The helper's parameters passed on as the detail, and as the rule (`bad(detail, rule = ...)`).
+        const param = (at: number) => {
+          const arg = body.arguments?.[at]?.getText(sf);
+          return arg === undefined ? -1 : params.indexOf(arg);
+        };
+        if (param(place.detail) >= 0) found = { detail: param(place.detail), rule: param(place.rule) };
       }
     }
     ts.forEachChild(n, visit);

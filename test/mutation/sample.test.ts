@@ -56,4 +56,17 @@ describe('mutation sample', () => {
     const past = { mutatorName: 'ConditionalExpression', location: { start: why, end: { line: why.line + 1, column: 1 } } } as MutantResult;
     expect(await byPlace(past, file)).toBeUndefined();
   });
+
+  it("judges the rule a local helper passes on (`bad(detail, rule = ...)`) as the envelope's rule: profile", async () => {
+    const file = 'reference/relay/pairing.ts';
+    const source = (await import('node:fs')).readFileSync(file, 'utf8').split('\n');
+    const line = source.findIndex((l) => l.includes("throw bad('mode is scan or compare', 'ra.pairing.fetch')")) + 1;
+    const text = source[line - 1]!;
+    const at = (needle: string): MutantResult => {
+      const column = text.indexOf(needle) + 1;
+      return { mutatorName: 'StringLiteral', location: { start: { line, column }, end: { line, column: column + needle.length } } } as MutantResult;
+    };
+    expect((await byPlace(at("'ra.pairing.fetch'"), file))?.verdict).toBe('profile');
+    expect((await byPlace(at("'mode is scan or compare'"), file))?.verdict).toBe('unobservable');
+  });
 });

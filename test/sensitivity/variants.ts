@@ -19,6 +19,8 @@ import { RELAY_OWNER_WIRE } from '../../reference/variants/relay-owner.ts';
 import { RELAY_CORE_WIRE } from '../../reference/variants/relay-core.ts';
 import type { WireVariant } from '../../reference/variants/kit.ts';
 import { RELAY_SESSIONS_WIRE } from '../../reference/variants/relay-sessions.ts';
+import { RELAY_EVENTS_WIRE } from '../../reference/variants/relay-events.ts';
+import { RELAY_PAIRING_WIRE } from '../../reference/variants/relay-pairing.ts';
 import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
 import { DRIVE_LINKS_WIRE } from '../../reference/variants/drive-links.ts';
 import { RELAY_ONCE_WIRE } from '../../reference/variants/relay-once.ts';
@@ -95,6 +97,8 @@ export const VARIANTS: readonly Variant[] = [
   // and locality rule as messages"): the ack's sender-scope cell (relay/matrix/limit-sender-rate).
   { suite: 'relay', breakage: 'wire:core-rate-per-relay', rule: 'ra.acks.signature' },
   ...wire('relay', RELAY_SESSIONS_WIRE),
+  ...wire('relay', RELAY_EVENTS_WIRE),
+  ...wire('relay', RELAY_PAIRING_WIRE),
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
   ...wire('bridge', BRIDGE_KINDS_WIRE),
 ];

@@ -27,7 +27,9 @@ export interface EnrollmentInput {
   role?: string;
 }
 
-const bearer = (token: string | undefined): Record<string, string> => (token === undefined ? {} : { authorization: `Bearer ${token}` });
+/** A pairing call's credential: the claim token as `Bearer <token>`, an Authorization value as it is, or none. */
+export type Bearer = string | { authorization: string } | undefined;
+const bearer = (token: Bearer): Record<string, string> => (token === undefined ? {} : typeof token === 'string' ? { authorization: `Bearer ${token}` } : { authorization: token.authorization });
 
 /** How an owner-only request is authenticated. */
 export type OwnerAuth =
@@ -111,9 +113,10 @@ export class RelayClient {
     return this.get(path, await this.authHeaders(id, 'GET', path, auth));
   }
 
-  async consume(id: RelayIdentity, body: Record<string, unknown>, auth: OwnerAuth = { mode: 'challenge' }): Promise<HttpResponse> {
+  /** POST consume with `body` as JSON, or a string sent as it is. */
+  async consume(id: RelayIdentity, body: Record<string, unknown> | string, auth: OwnerAuth = { mode: 'challenge' }): Promise<HttpResponse> {
     const path = `/messages/${encodeURIComponent(id.identity)}/consume`;
-    const text = JSON.stringify(body);
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
     return this.post(path, text, await this.authHeaders(id, 'POST', path, auth, text));
   }
 
@@ -204,15 +207,15 @@ export class RelayClient {
   }
 
   /** The new device's calls, bearing its claim token (undefined: no Authorization header). */
-  enrollReveal(identity: string, code: string, token: string | undefined, body: { ephemeral_public_key: string; commit_nonce: string }): Promise<HttpResponse> {
+  enrollReveal(identity: string, code: string, token: Bearer, body: { ephemeral_public_key: string; commit_nonce: string }): Promise<HttpResponse> {
     return this.post(`/identities/${encodeURIComponent(identity)}/enroll/${encodeURIComponent(code)}/reveal`, body, bearer(token));
   }
 
-  enrollPoll(identity: string, code: string, token: string | undefined): Promise<HttpResponse> {
+  enrollPoll(identity: string, code: string, token: Bearer): Promise<HttpResponse> {
     return this.get(`/identities/${encodeURIComponent(identity)}/enroll/${encodeURIComponent(code)}`, bearer(token));
   }
 
-  enrollAbandon(identity: string, code: string, token: string | undefined): Promise<HttpResponse> {
+  enrollAbandon(identity: string, code: string, token: Bearer): Promise<HttpResponse> {
     return this.http.request(`${this.url}/identities/${encodeURIComponent(identity)}/enroll/${encodeURIComponent(code)}`, {
       method: 'DELETE',
       headers: { accept: 'application/json', ...bearer(token) },

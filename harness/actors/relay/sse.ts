@@ -20,6 +20,8 @@ export interface SseStream {
   comments: string[];
   /** Resolves with the first event (after `afterIndex`) matching `pred`, or rejects after `timeoutMs`. */
   next(pred: (e: SseEvent) => boolean, timeoutMs: number, afterIndex?: number): Promise<SseEvent>;
+  /** Resolves true once `cond` holds after a frame arrives (comments included), false when the stream ends or `timeoutMs` passes first. */
+  until(cond: () => boolean, timeoutMs: number): Promise<boolean>;
   /** True once the server ended the stream. */
   readonly ended: boolean;
   close(): Promise<void>;
@@ -43,7 +45,7 @@ export async function openEvents(url: string, headers: Record<string, string>, o
   if (res.statusCode !== 200) {
     const body = await res.body.text().catch(() => '');
     await close();
-    return { status: res.statusCode, headers: flat, body, events, comments, next: () => Promise.reject(new Error('no stream')), ended: true, close };
+    return { status: res.statusCode, headers: flat, body, events, comments, next: () => Promise.reject(new Error('no stream')), until: async () => false, ended: true, close };
   }
   let buffer = '';
   const decoder = new TextDecoder();
@@ -57,7 +59,8 @@ export async function openEvents(url: string, headers: Record<string, string>, o
       const data: string[] = [];
       for (const line of frame.split('\n')) {
         if (line.startsWith(':')) comments.push(line.slice(1).trim());
-        else if (line.startsWith('event:')) event = line.slice(6).trim();
+        // An empty event name dispatches as `message` (HTML, server-sent events).
+        else if (line.startsWith('event:')) event = line.slice(6).trim() || 'message';
         else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
       }
       if (data.length > 0) {
@@ -106,6 +109,21 @@ export async function openEvents(url: string, headers: Record<string, string>, o
         const done = () => {
           clearTimeout(timer);
           waiters.delete(check);
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+    until(cond, timeoutMs) {
+      return new Promise((resolve) => {
+        const check = () => {
+          if (cond() || ended) settle(cond());
+        };
+        const timer = setTimeout(() => settle(cond()), timeoutMs);
+        const settle = (value: boolean) => {
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve(value);
         };
         waiters.add(check);
         check();

@@ -17,6 +17,7 @@ import { propertyChecks } from './checks/properties.ts';
 import { profileChecks } from './checks/profile.ts';
 import { keystoreChecks } from './checks/keystore.ts';
 import { pairingChecks } from './checks/pairing.ts';
+import { pairingFieldsCheck, pairingFieldsProfileCheck } from './checks/pairing-fields.ts';
 import { systemFileChecks } from './checks/system-files.ts';
 import { promptChecks } from './checks/prompts.ts';
 import { ownerWhoChecks } from './checks/owner-who.ts';
@@ -59,6 +60,8 @@ export function relayChecks(target: RelayTarget): Check[] {
     ...profileChecks(target),
     ...keystoreChecks(target),
     ...pairingChecks(target),
+    pairingFieldsCheck(target),
+    pairingFieldsProfileCheck(target),
     ...systemFileChecks(target),
     ...promptChecks(target),
     ...ownerWhoChecks(target),

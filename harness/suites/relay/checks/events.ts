@@ -1,13 +1,26 @@
 // The event stream: `ready` on open, a payload-free `message` event when mail arrives, nothing
 // replayed on reconnect (the pickup is where delivery happens), and the per-identity stream cap.
 import type { Check } from '../../../run/model.ts';
-import type { SseStream } from '../../../actors/relay/index.ts';
+import type { RelayIdentity, SseEvent, SseStream } from '../../../actors/relay/index.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { relayCheck } from '../check.ts';
-import { isObject, pickupOf, said, type RelayTarget } from '../driver.ts';
+import { isObject, pickupOf, said, type RelayTarget, type Session } from '../driver.ts';
 import { mail } from './messaging.ts';
 
 const WAIT_MS = 5000;
+/** How late past its 25 s a keepalive may come (scheduling, a busy machine). */
+const KEEPALIVE_SLACK_S = 5;
+
+/** Opens `cap` streams for `who` into `open`; what went wrong, if one was refused. */
+async function fillToCap(s: Session, who: RelayIdentity, cap: number, open: SseStream[]): Promise<string | undefined> {
+  for (let i = 0; i < cap; i++) {
+    const st = await s.relay.events(who);
+    open.push(st);
+    if (st.status !== 200) return `stream ${i + 1} of ${cap}: ${st.status} ${st.body ?? ''}`;
+  }
+  return undefined;
+}
 
 export function eventChecks(t: RelayTarget): Check[] {
   return [
@@ -74,11 +87,8 @@ export function eventChecks(t: RelayTarget): Check[] {
         const cap = t.declared.maxStreams ?? limits.max_streams_per_identity_default;
         const open: SseStream[] = [];
         try {
-          for (let i = 0; i < cap; i++) {
-            const st = await s.relay.events(b);
-            open.push(st);
-            if (st.status !== 200) return e.fail(`stream ${i + 1} of ${cap}: ${st.status} ${st.body ?? ''}`);
-          }
+          const refused = await fillToCap(s, b, cap, open);
+          if (refused) return e.fail(refused);
           const over = await s.relay.events(b);
           open.push(over);
           e.that(
@@ -94,5 +104,134 @@ export function eventChecks(t: RelayTarget): Check[] {
         }
       },
     }),
+    everyStreamCheck(t),
+    closeFreesCheck(t),
+    keepaliveCheck(t),
+    eventNamesCheck(t),
   ];
+}
+
+function everyStreamCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/events/every-stream',
+    title: "mail is announced on each of the identity's open streams, and still on one after its sibling closes; never on another identity's",
+    rules: ['ra.events.stream'],
+    run: async (s, e) => {
+      const [a, b, c] = await Promise.all([s.identity(), s.identity(), s.identity()]);
+      const [first, second, other] = await Promise.all([s.relay.events(b), s.relay.events(b), s.relay.events(c)]);
+      const open = [first, second, other];
+      try {
+        for (const [name, st] of [
+          ['a first stream', first],
+          ['a second stream', second],
+          ["another identity's stream", other],
+        ] as const)
+          if (st.status !== 200) return e.fail(`${name}: ${st.status} ${st.body ?? ''}`);
+        const heard = (st: SseStream, id: unknown) =>
+          st
+            .next((x) => isObject(x.data) && x.data.type === 'message' && x.data.message_id === id, WAIT_MS)
+            .then(
+              () => true,
+              () => false,
+            );
+        const m = mail(s, a, b);
+        e.that((await s.relay.send(m)).status === 202, 'the message was not accepted');
+        const [one, two] = await Promise.all([heard(first, m.id), heard(second, m.id)]);
+        e.that(one && two, `with two streams open, the message event came on ${one ? 'the first only' : two ? 'the second only' : 'neither'}`);
+        await first.close();
+        const later = mail(s, a, b);
+        e.that((await s.relay.send(later)).status === 202, 'the later message was not accepted');
+        e.that(await heard(second, later.id), 'after one of two streams closed, the other heard no message event for the next mail');
+        const leaked = other.events.filter((x) => isObject(x.data) && x.data.type === 'message');
+        e.that(leaked.length === 0, `another identity's stream announced ${JSON.stringify(leaked.map((x) => x.data))}`);
+      } finally {
+        await Promise.all(open.map((st) => st.close()));
+      }
+    },
+  });
+}
+
+function closeFreesCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/events/close-frees',
+    title: 'a closed stream no longer counts toward MAX_STREAMS_PER_IDENTITY: at the cap, closing one lets another open, and closing all lets the cap open again',
+    rules: ['ra.events.max-streams'],
+    cells: [{ rule: 'ra.events.max-streams', facet: 'close', value: 'place', operation: 'events' }],
+    run: async (s, e) => {
+      const b = await s.identity();
+      const cap = t.declared.maxStreams ?? limits.max_streams_per_identity_default;
+      const open: SseStream[] = [];
+      // A relay notices a closed connection a moment later: a reopening is retried for a while.
+      const reopen = async (what: string): Promise<boolean> => {
+        let last: SseStream | undefined;
+        for (const deadline = Date.now() + WAIT_MS; Date.now() < deadline; await sleep(200)) {
+          last = await s.relay.events(b);
+          if (last.status === 200) return (void open.push(last), true);
+        }
+        e.fail(`${what}: ${last?.status} ${last?.body ?? ''} for ${WAIT_MS / 1000} s`);
+        return false;
+      };
+      try {
+        const refused = await fillToCap(s, b, cap, open);
+        if (refused) return e.fail(refused);
+        await open.shift()!.close();
+        if (!(await reopen(`at the cap of ${cap}, one stream closed, then another opened`))) return;
+        await Promise.all(open.splice(0).map((st) => st.close()));
+        for (let i = 0; i < cap; i++) if (!(await reopen(`every stream closed, then stream ${i + 1} of ${cap} opened`))) return;
+      } finally {
+        await Promise.all(open.map((st) => st.close()));
+      }
+    },
+  });
+}
+
+function keepaliveCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/events/keepalive',
+    title: 'an idle stream receives a keepalive comment frame within 25 seconds (and a little slack) of opening',
+    rules: ['ra.events.keepalive'],
+    cells: [{ rule: 'ra.events.keepalive', facet: 'window', value: 'inside', operation: 'events' }],
+    // It mostly waits, on a stream no other check touches.
+    lane: 'relay-keepalive',
+    timeoutMs: (limits.event_keepalive_seconds + KEEPALIVE_SLACK_S + 10) * 1000,
+    run: async (s, e) => {
+      const b = await s.identity();
+      const stream = await s.relay.events(b);
+      try {
+        if (stream.status !== 200) return e.fail(`GET /events: ${stream.status} ${stream.body ?? ''}`);
+        const opened = Date.now();
+        const got = await stream.until(() => stream.comments.length > 0, (limits.event_keepalive_seconds + KEEPALIVE_SLACK_S) * 1000);
+        e.that(
+          got,
+          `no comment frame in ${((Date.now() - opened) / 1000).toFixed(1)} s on an idle stream${stream.ended ? ' (the relay ended it)' : ''}; keepalive every ${limits.event_keepalive_seconds} s`,
+        );
+      } finally {
+        await stream.close();
+      }
+    },
+  });
+}
+
+function eventNamesCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/profile/event-names',
+    title: 'each frame names its event as the deployed relay does: `event: ready`, then `event: message`',
+    rules: ['ra.events.frame-names'],
+    run: async (s, e) => {
+      const [a, b] = [await s.identity(), await s.identity()];
+      const stream = await s.relay.events(b);
+      try {
+        if (stream.status !== 200) return e.fail(`GET /events: ${stream.status} ${stream.body ?? ''}`);
+        const typed = (type: string) => (x: SseEvent) => isObject(x.data) && x.data.type === type;
+        const ready = await stream.next(typed('ready'), WAIT_MS).catch((err: Error) => e.stop(`no ready frame: ${err.message}`));
+        e.that(ready.event === 'ready', `the ready frame: ${JSON.stringify(ready.raw)}`);
+        const m = mail(s, a, b);
+        e.that((await s.relay.send(m)).status === 202, 'the message was not accepted');
+        const ev = await stream.next(typed('message'), WAIT_MS).catch((err: Error) => e.stop(`no message frame: ${err.message}`));
+        e.that(/^event: ?message$/m.test(ev.raw), `the message frame: ${JSON.stringify(ev.raw)}`);
+      } finally {
+        await stream.close();
+      }
+    },
+  });
 }

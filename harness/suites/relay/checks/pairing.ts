@@ -14,12 +14,12 @@ import { pairingModelCheck } from './pairing-model.ts';
 import { CheckFailure, CheckSkip, codeOf, isObject, safeJson, said, sleep, type RelayTarget, type Session } from '../driver.ts';
 
 /** Its own lane: fresh identities only, so these checks overlap the suite's others. */
-const LANE = 'relay/pairing';
+export const LANE = 'relay/pairing';
 
-const b64 = (n = 32) => randomBytes(n).toString('base64url');
+export const b64 = (n = 32) => randomBytes(n).toString('base64url');
 
 /** A new device's offer: its secrets, and what the relay answered. */
-interface Offered {
+export interface Offered {
   id: RelayIdentity;
   code: string;
   token: string;
@@ -30,7 +30,7 @@ interface Offered {
   answer: HttpResponse;
 }
 
-async function offered(s: Session, id?: RelayIdentity): Promise<Offered> {
+export async function offered(s: Session, id?: RelayIdentity): Promise<Offered> {
   const who = id ?? (await s.identity());
   const o = await offer(s.relay, who.identity, 'harness phone');
   if (o.code === undefined || o.token === undefined) throw new CheckFailure(`the offer (POST .../enroll/offer) answered ${said(o.answer)}, not 201 with rendezvous_id and claim_token`);
@@ -40,8 +40,8 @@ async function offered(s: Session, id?: RelayIdentity): Promise<Offered> {
 const sealFor = (s: Session, devicePublic: string, seed: Uint8Array): string => sealWith(s.profile, devicePublic, seed);
 const openSealed = (s: Session, secret: Uint8Array, sealed: string): Uint8Array | undefined => openWith(s.profile, secret, sealed);
 
-const fetchBy = (s: Session, o: Offered, nonce = b64(), code = o.code) => s.relay.enrollFetch(o.id, code, { approver_nonce: nonce, mode: 'compare' }, o.code);
-const body = (r: HttpResponse): Record<string, unknown> => {
+export const fetchBy = (s: Session, o: Offered, nonce = b64(), code = o.code) => s.relay.enrollFetch(o.id, code, { approver_nonce: nonce, mode: 'compare' }, o.code);
+export const body = (r: HttpResponse): Record<string, unknown> => {
   const b = safeJson(r);
   return isObject(b) ? b : {};
 };

@@ -10,6 +10,7 @@ import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import { relayCheck, type Expect } from '../check.ts';
 import { CheckSkip, codeOf, isObject, pickupOf, refusedWith, safeJson, said, type RelayTarget } from '../driver.ts';
 import { mail } from './messaging.ts';
+import { cursorFormsCheck } from './cursor-forms.ts';
 
 /** The hosted-handle policy and reserved labels, as spec/vocabulary decides them. */
 const POLICY = vocabulary.hosted_policy;
@@ -361,6 +362,7 @@ export function profileChecks(t: RelayTarget): Check[] {
     profileErrorCodesCheck(t),
     profileRegistrationAndSignatureCodesCheck(t),
     profileCursorCheck(t),
+    cursorFormsCheck(t),
     profileDevicesCheck(t),
     profileRateLimitDefaultCheck(t),
     profileSignedLinesCheck(t),
