@@ -18,7 +18,7 @@ export const RELAY_PAIRING_WIRE: Record<string, WireVariant> = {
     }),
   },
   'mode-unchecked': {
-    rule: 'ra.pairing.fetch',
+    rule: 'ra.pairing.limits',
     what: 'a fetch with a mode other than scan or compare is answered as if it were one',
     wire: async (req, next) => {
       const res = await next(req);

@@ -3531,7 +3531,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "Pairing (limits: not shown)",
     "title": "Pairing limits",
-    "text": "Project decision: offers live in the relay's memory (a restart forgets them); `label` is at most 64 bytes, `sealed` a string of at most 64 KiB, `commitment`, `ephemeral_public_key`, `commit_nonce` and `approver_nonce` base64url of 32 bytes; an unknown, expired or finished rendezvous answers 404 `not_found`; otherwise 400 `invalid_request`.",
+    "text": "Project decision: offers live in the relay's memory (a restart forgets them); `label` is at most 64 bytes, `sealed` a string of at most 64 KiB, `commitment`, `ephemeral_public_key`, `commit_nonce` and `approver_nonce` base64url of 32 bytes, `mode` `scan` or `compare` (document 3 gives these forms, not what a relay does with others); an unknown, expired or finished rendezvous answers 404 `not_found`; otherwise 400 `invalid_request`.",
     "origin": "project"
   },
   {
