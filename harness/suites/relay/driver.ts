@@ -134,9 +134,14 @@ export class Session {
 
   /** An identity homed at no relay of the target (its document names an address nobody serves). */
   async stranger(): Promise<RelayIdentity> {
-    const id = newRelayIdentity(`t${randomBytes(5).toString('hex')}.id.test`);
+    const id = this.nobody();
     await this.publish(id, '127.0.0.1:9');
     return id;
+  }
+
+  /** An identity no directory knows: published nowhere. */
+  nobody(): RelayIdentity {
+    return newRelayIdentity(`t${randomBytes(5).toString('hex')}.id.test`);
   }
 
   async publish(id: RelayIdentity, relayAddress: string): Promise<void> {

@@ -3,9 +3,7 @@
 // but not what a relay does with others: refusing them is the project's (a profile check), while
 // 404 for an identity not hosted, scan as a mode and the bearer claim token are the document's.
 // The project's replies follow the deployed relay (interop/poweur/wire/pairing.json).
-import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
-import { newRelayIdentity } from '../../../actors/relay/index.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { relayCheck, type Expect } from '../check.ts';
 import { codeOf, said, type RelayTarget, type Session } from '../driver.ts';
@@ -21,7 +19,7 @@ export function pairingFieldsCheck(t: RelayTarget): Check {
     title: 'an offer for an identity not hosted is 404; scan is a mode as compare is; an Authorization near the bearer claim token, but not it, is refused 401 and the token still works',
     rules: ['ra.pairing.offer', 'ra.pairing.fetch', 'ra.pairing.bearer'],
     run: async (s, e) => {
-      const nobody = newRelayIdentity(`t${randomBytes(5).toString('hex')}.id.test`);
+      const nobody = s.nobody();
       const stranger = await s.stranger();
       for (const [what, who] of [
         ['no directory knows', nobody],
