@@ -18,26 +18,32 @@ import { BRIDGE_KINDS_WIRE } from './bridge-kinds.ts';
 import { RELAY_SESSIONS_WIRE } from './relay-sessions.ts';
 import { RELAY_EVENTS_WIRE } from './relay-events.ts';
 import { RELAY_PAIRING_WIRE } from './relay-pairing.ts';
+import { RELAY_ENVELOPES_WIRE, RELAY_ROUTES_WIRE } from './relay-envelopes.ts';
 
-const keyed = (suite: string, table: Record<string, WireVariant>) => Object.fromEntries(Object.entries(table).map(([name, v]) => [`${suite}/${name}`, v]));
+type Suite = 'rp' | 'bridge' | 'relay' | 'drive';
 
-export const WIRE_VARIANTS: Record<string, WireVariant> = {
-  ...keyed('rp', RP_WIRE),
-  ...keyed('bridge', BRIDGE_WIRE),
-  ...keyed('bridge', BRIDGE_MATRIX_WIRE),
-  ...keyed('relay', RELAY_WIRE),
-  ...keyed('relay', RELAY_OWNER_WIRE),
-  ...keyed('relay', RELAY_CORE_WIRE),
-  ...keyed('relay', RELAY_SESSIONS_WIRE),
-  ...keyed('relay', RELAY_EVENTS_WIRE),
-  ...keyed('relay', RELAY_PAIRING_WIRE),
-  ...keyed('drive', DRIVE_WIRE),
-  ...keyed('drive', DRIVE_MATRIX_WIRE),
-  ...keyed('drive', DRIVE_ANSWER_WIRE),
-  ...keyed('drive', DRIVE_LINKS_WIRE),
-  ...keyed('relay', RELAY_ONCE_WIRE),
-  ...keyed('relay', RELAY_CURSOR_WIRE),
-  ...keyed('relay', RELAY_REGISTER_WIRE),
-  ...keyed('relay', RELAY_NAMES_WIRE),
-  ...keyed('bridge', BRIDGE_KINDS_WIRE),
-};
+/** Every wire table with the suite that judges it: the one list both the reference and `npm run sensitivity` read. */
+export const WIRE_TABLES: ReadonlyArray<readonly [Suite, Record<string, WireVariant>]> = [
+  ['rp', RP_WIRE],
+  ['bridge', BRIDGE_WIRE],
+  ['bridge', BRIDGE_MATRIX_WIRE],
+  ['bridge', BRIDGE_KINDS_WIRE],
+  ['relay', RELAY_WIRE],
+  ['relay', RELAY_OWNER_WIRE],
+  ['relay', RELAY_CORE_WIRE],
+  ['relay', RELAY_SESSIONS_WIRE],
+  ['relay', RELAY_EVENTS_WIRE],
+  ['relay', RELAY_PAIRING_WIRE],
+  ['relay', RELAY_ONCE_WIRE],
+  ['relay', RELAY_CURSOR_WIRE],
+  ['relay', RELAY_REGISTER_WIRE],
+  ['relay', RELAY_NAMES_WIRE],
+  ['relay', RELAY_ENVELOPES_WIRE],
+  ['relay', RELAY_ROUTES_WIRE],
+  ['drive', DRIVE_WIRE],
+  ['drive', DRIVE_MATRIX_WIRE],
+  ['drive', DRIVE_ANSWER_WIRE],
+  ['drive', DRIVE_LINKS_WIRE],
+];
+
+export const WIRE_VARIANTS: Record<string, WireVariant> = Object.fromEntries(WIRE_TABLES.flatMap(([suite, table]) => Object.entries(table).map(([name, v]) => [`${suite}/${name}`, v])));

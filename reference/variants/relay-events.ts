@@ -86,4 +86,9 @@ export const RELAY_EVENTS_WIRE: Record<string, WireVariant> = {
         .join('\n'),
     ),
   },
+  'event-per-arrival': {
+    rule: 'ra.events.message-only',
+    what: 'each message event is sent twice, as a relay that announces every arrival (the message and its resend) would',
+    wire: frames((_identity, frame) => (/"type"\s*:\s*"message"/.test(frame) ? `${frame}\n\n${frame}` : frame)),
+  },
 };

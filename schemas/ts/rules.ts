@@ -2654,6 +2654,33 @@ export const rules: readonly Rule[] = [
     "text": "`id`, `sender`, `recipient`, `timestamp` (RFC 3339), `payload` (base64url) and `signature` are required; a missing field, invalid JSON or an invalid timestamp is 400."
   },
   {
+    "id": "ra.messages.empty-fields",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Message envelope (an empty field: not shown)",
+    "title": "An empty field is a missing one",
+    "text": "Project decision: a required field of a message or an ack present as the empty string is refused as if missing, 400 `invalid_request`; an `encryption` part present as the empty string or not as a string is 400 `encryption_required`. Document 3 types them as strings, which \"\" is.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.messages.expires-line",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Message envelope (expires_at: not shown)",
+    "title": "expires_at bounds only a sign-in prompt",
+    "text": "Project decision: a message's `expires_at` (a signed line of the interop set, which the deployed client sends on any type) bounds how long the relay holds it only for a sign-in prompt (ra.inbox.auth-request-expiry); a message of another type, or of none, is held for the spool's time whatever its `expires_at` says, even one already past.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.messages.body-cap-kib",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Limits (512 KB: its unit, not shown)",
+    "title": "512 KB read as 512 KiB",
+    "text": "Project decision: the message body cap of 512 KB is 512 KiB (`message_body_max_bytes`, 524288 bytes): a message or an ack of that many bytes is accepted, one byte more is 413 (document 3 fixes 512 000 bytes as within and 524 289 as past either reading).",
+    "origin": "project"
+  },
+  {
     "id": "ra.messages.encryption-required",
     "level": "MUST",
     "doc": 3,
@@ -3277,6 +3304,24 @@ export const rules: readonly Rule[] = [
     "text": "Project decision: when a forward cannot reach the recipient's relay, or it fails (5xx), the sender's relay answers 502 `relay_unreachable` and keeps nothing; a refusal by the recipient's relay (4xx) is passed on with its status and code.",
     "origin": "project",
     "code": "relay_unreachable"
+  },
+  {
+    "id": "ra.events.message-only",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Events (which mail fires an event: not shown)",
+    "title": "One event per message stored",
+    "text": "Project decision: the `message` event fires once for each message the relay stores for the identity; a message sent again while the same one waits (answered 202, stored once) and an ack fire none (acks are found by the pickup).",
+    "origin": "project"
+  },
+  {
+    "id": "ra.names.case",
+    "level": "MUST",
+    "doc": 3,
+    "section": "What the service does (a service ID is a DNS name; its case: not shown)",
+    "title": "A service ID in any case",
+    "text": "Project decision, after RFC 4343 (DNS names compare ignoring ASCII case): an envelope's recipient written in capitals names the same identity, whose inbox and stream receive it.",
+    "origin": "project"
   },
   {
     "id": "ra.events.frame-names",
@@ -4484,6 +4529,9 @@ export type RuleId =
   | "ra.relay.dns-locality"
   | "ra.messages.accepted"
   | "ra.messages.fields"
+  | "ra.messages.empty-fields"
+  | "ra.messages.expires-line"
+  | "ra.messages.body-cap-kib"
   | "ra.messages.encryption-required"
   | "ra.messages.body-cap"
   | "ra.messages.signature"
@@ -4556,6 +4604,8 @@ export type RuleId =
   | "ra.pickup.local"
   | "ra.errors.signature-invalid"
   | "ra.errors.relay-unreachable"
+  | "ra.events.message-only"
+  | "ra.names.case"
   | "ra.events.frame-names"
   | "ra.errors.too-many-streams"
   | "ra.keystore.enroll"

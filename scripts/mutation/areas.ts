@@ -18,7 +18,39 @@ export interface MutationArea {
 
 export const AREAS: readonly MutationArea[] = [
   { name: 'relay-auth', suite: 'relay', mutate: ['reference/relay/auth.ts', 'reference/relay/sessions.ts'], rules: ['ra.auth', 'ra.signed-request', 'ra.sessions', 'ra.challenge', 'ra.devices'] },
-  { name: 'relay-messages', suite: 'relay', mutate: ['reference/relay/messages.ts', 'reference/relay/seams.ts'], rules: ['ra.messages', 'ra.relay', 'ra.acks', 'ra.seal', 'ra.spool', 'ra.pickup'] },
+  // messages.ts also enforces the recipient's inbox policy and a sign-in prompt's expiry (ra.inbox),
+  // answers the codes of its refusals and of a failed forward (ra.errors.*), and refuses a revoked
+  // session's proof.
+  {
+    name: 'relay-messages',
+    suite: 'relay',
+    mutate: ['reference/relay/messages.ts'],
+    rules: [
+      'ra.messages',
+      'ra.relay',
+      'ra.acks',
+      'ra.seal',
+      'ra.spool',
+      'ra.pickup',
+      'ra.inbox',
+      'ra.errors.envelope',
+      'ra.errors.invalid-request',
+      'ra.errors.signature-invalid',
+      'ra.errors.payload-too-large',
+      'ra.errors.relay-unreachable',
+      'ra.sessions.revoked-stays-revoked',
+      'ra.events.stream',
+      'ra.events.message-only',
+      'ra.names.case',
+    ],
+  },
+  // The seams' defaults are the reference's own answers in messages, system files and streams.
+  {
+    name: 'relay-seams',
+    suite: 'relay',
+    mutate: ['reference/relay/seams.ts'],
+    rules: ['ra.messages', 'ra.relay', 'ra.acks', 'ra.inbox', 'ra.system', 'ra.events', 'ra.sessions.revoked-stays-revoked', 'ns.session-proof.relay-shared'],
+  },
   { name: 'relay-inbox', suite: 'relay', mutate: ['reference/relay/inbox.ts'], rules: ['ra.pickup', 'ra.acks', 'ra.inbox', 'ra.spool', 'ra.messages', 'ra.events.stream', 'ra.events.max-streams'] },
   { name: 'relay-events', suite: 'relay', mutate: ['reference/relay/events.ts'], rules: ['ra.events', 'ra.pickup'] },
   { name: 'relay-identities', suite: 'relay', mutate: ['reference/relay/identities.ts'], rules: ['ra.identities', 'ra.signing', 'ra.names', 'ra.availability'] },

@@ -4,30 +4,13 @@
 // flags of the relay and the bridge, wrappers of the RP in test/rp/helpers.ts).
 import type { RuleId } from '../../schemas/ts/rules.ts';
 import type { Breakage as RpBreakage } from '../rp/helpers.ts';
-import { RP_WIRE } from '../../reference/variants/rp.ts';
-import { BRIDGE_WIRE } from '../../reference/variants/bridge.ts';
-import { BRIDGE_MATRIX_WIRE } from '../../reference/variants/bridge-matrix.ts';
-import { RELAY_WIRE } from '../../reference/variants/relay.ts';
-import { DRIVE_WIRE } from '../../reference/variants/drive.ts';
-import { DRIVE_MATRIX_WIRE } from '../../reference/variants/drive-matrix.ts';
-import { DRIVE_ANSWER_WIRE } from '../../reference/variants/drive-answers.ts';
 import { RELAY_SEAM_VARIANTS, type SeamVariant } from '../../reference/variants/relay-seams.ts';
 import { START_VARIANTS } from '../../reference/variants/relay-start.ts';
 import { BRIDGE_SEAM_VARIANTS } from '../../reference/variants/bridge-seams.ts';
 import { URL_CLIENT_VARIANTS } from '../../reference/variants/url-clients.ts';
-import { RELAY_OWNER_WIRE } from '../../reference/variants/relay-owner.ts';
-import { RELAY_CORE_WIRE } from '../../reference/variants/relay-core.ts';
 import type { WireVariant } from '../../reference/variants/kit.ts';
-import { RELAY_SESSIONS_WIRE } from '../../reference/variants/relay-sessions.ts';
-import { RELAY_EVENTS_WIRE } from '../../reference/variants/relay-events.ts';
-import { RELAY_PAIRING_WIRE } from '../../reference/variants/relay-pairing.ts';
+import { WIRE_TABLES } from '../../reference/variants/index.ts';
 import { VERIFIER_VARIANTS } from '../../reference/variants/verifier.ts';
-import { DRIVE_LINKS_WIRE } from '../../reference/variants/drive-links.ts';
-import { RELAY_ONCE_WIRE } from '../../reference/variants/relay-once.ts';
-import { RELAY_CURSOR_WIRE } from '../../reference/variants/relay-cursor.ts';
-import { RELAY_REGISTER_WIRE } from '../../reference/variants/relay-register.ts';
-import { RELAY_NAMES_WIRE } from '../../reference/variants/relay-names.ts';
-import { BRIDGE_KINDS_WIRE } from '../../reference/variants/bridge-kinds.ts';
 
 /**
  * `tls`: the variant is started on a name the test authority resolves, with its certificate, and
@@ -76,29 +59,12 @@ export const VARIANTS: readonly Variant[] = [
   // rules say so, one in Request object, one in Authentication 5).
   { suite: 'rp', breakage: 'http-origin', rule: 'ns.request.audience-http-dev', tls: true },
   { suite: 'rp', breakage: 'http-origin', rule: 'ns.auth.5', tls: true },
-  ...wire('rp', RP_WIRE),
-  ...wire('bridge', BRIDGE_WIRE),
-  ...wire('bridge', BRIDGE_MATRIX_WIRE),
-  ...wire('relay', RELAY_WIRE),
-  ...wire('drive', DRIVE_WIRE),
-  ...wire('drive', DRIVE_MATRIX_WIRE),
-  ...wire('drive', DRIVE_ANSWER_WIRE),
-  ...wire('relay', RELAY_OWNER_WIRE),
-  ...wire('relay', RELAY_CORE_WIRE),
-  ...wire('drive', DRIVE_LINKS_WIRE),
-  ...wire('relay', RELAY_ONCE_WIRE),
-  ...wire('relay', RELAY_CURSOR_WIRE),
-  ...wire('relay', RELAY_REGISTER_WIRE),
-  ...wire('relay', RELAY_NAMES_WIRE),
   // A chunk served by its hash alone also lets a link holder read another node's chunk through
   // its own node's path (the link's read-bound facet, drive/matrix/reads-bound).
   { suite: 'drive', breakage: 'chunk-by-hash', rule: 'ra.drive.link-auth' },
   // One bucket for every sender throttles acks as it does messages ("Same signature, rate limits
   // and locality rule as messages"): the ack's sender-scope cell (relay/matrix/limit-sender-rate).
   { suite: 'relay', breakage: 'wire:core-rate-per-relay', rule: 'ra.acks.signature' },
-  ...wire('relay', RELAY_SESSIONS_WIRE),
-  ...wire('relay', RELAY_EVENTS_WIRE),
-  ...wire('relay', RELAY_PAIRING_WIRE),
+  ...WIRE_TABLES.flatMap(([suite, table]) => wire(suite, table)),
   ...Object.entries(VERIFIER_VARIANTS).flatMap(([name, v]) => [v.rule, ...(v.restates ?? [])].map((rule): Variant => ({ suite: 'rp', breakage: `verifier:${name}`, rule }))),
-  ...wire('bridge', BRIDGE_KINDS_WIRE),
 ];

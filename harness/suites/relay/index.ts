@@ -18,6 +18,8 @@ import { profileChecks } from './checks/profile.ts';
 import { keystoreChecks } from './checks/keystore.ts';
 import { pairingChecks } from './checks/pairing.ts';
 import { pairingFieldsCheck, pairingFieldsProfileCheck } from './checks/pairing-fields.ts';
+import { envelopeFormsCheck, envelopeFormsProfileCheck } from './checks/envelope-forms.ts';
+import { ackForwardCheck, forwardRefusedProfileCheck, recipientCaseProfileCheck, unknownSenderCheck } from './checks/forwarding.ts';
 import { systemFileChecks } from './checks/system-files.ts';
 import { promptChecks } from './checks/prompts.ts';
 import { ownerWhoChecks } from './checks/owner-who.ts';
@@ -53,6 +55,12 @@ export function relayChecks(target: RelayTarget): Check[] {
     ...identityChecks(target),
     ...authChecks(target),
     ...messagingChecks(target),
+    envelopeFormsCheck(target),
+    envelopeFormsProfileCheck(target),
+    ackForwardCheck(target),
+    unknownSenderCheck(target),
+    forwardRefusedProfileCheck(target),
+    recipientCaseProfileCheck(target),
     ...eventChecks(target),
     ...limitChecks(target),
     ...spoolChecks(target),

@@ -7,6 +7,7 @@ import { limits } from '../../../../schemas/ts/limits.ts';
 import { relayCheck } from '../check.ts';
 import { isObject, pickupOf, said, type RelayTarget, type Session } from '../driver.ts';
 import { mail } from './messaging.ts';
+import { ack } from '../../../actors/relay/index.ts';
 
 const WAIT_MS = 5000;
 /** How late past its 25 s a keepalive may come (scheduling, a busy machine). */
@@ -108,7 +109,41 @@ export function eventChecks(t: RelayTarget): Check[] {
     closeFreesCheck(t),
     keepaliveCheck(t),
     eventNamesCheck(t),
+    eventPerMessageCheck(t),
   ];
+}
+
+/** Which mail fires an event is the project's: each message stored, once (issue 25's run of messages.ts). */
+function eventPerMessageCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/profile/event-per-message',
+    title: 'the message event fires once per message stored: a message sent again while it waits, and an ack, fire none',
+    rules: ['ra.events.message-only'],
+    run: async (s, e) => {
+      const [a, b] = await Promise.all([s.identity(), s.identity()]);
+      const st = await s.relay.events(b);
+      try {
+        if (st.status !== 200) return e.fail(`the stream: ${st.status} ${st.body ?? ''}`);
+        const announced = () => st.events.filter((x) => isObject(x.data) && x.data.type === 'message').map((x) => (x.data as Record<string, unknown>).message_id);
+        const [first, last] = [mail(s, a, b, 'first'), mail(s, a, b, 'last')];
+        const k = ack(s.profile, a, b.identity, 'm_acked_to_b');
+        for (const [what, send] of [
+          ['the message', () => s.relay.send(first)],
+          ['the same message again', () => s.relay.send(first)],
+          ['an ack', () => s.relay.ack(k)],
+          ['a last message', () => s.relay.send(last)],
+        ] as const) {
+          const r = await send();
+          if (!e.that(r.status === 202, `${what}: ${said(r)}, not 202`)) return;
+        }
+        // Frames come in order: once the last message's event is in, every earlier one is too.
+        if (!(await st.until(() => announced().includes(last.id), WAIT_MS))) return e.fail(`the last message's event never came (events: ${JSON.stringify(announced())})`);
+        e.that(JSON.stringify(announced()) === JSON.stringify([first.id, last.id]), `the stream announced ${JSON.stringify(announced())}, not ${JSON.stringify([first.id, last.id])}`);
+      } finally {
+        await st.close();
+      }
+    },
+  });
 }
 
 function everyStreamCheck(t: RelayTarget): Check {

@@ -116,6 +116,25 @@ function bodyCapCheck(t: RelayTarget): Check {
   });
 }
 
+/** "512 KB" read as the project reads it, 512 KiB: the body at the cap itself is accepted. */
+function bodyCapKibCheck(t: RelayTarget): Check {
+  const cap = limits.message_body_max_bytes;
+  return relayCheck(t, {
+    id: 'relay/profile/body-cap-kib',
+    title: `a signed message of exactly ${cap} bytes (512 KiB) is accepted and delivered`,
+    rules: ['ra.messages.body-cap-kib'],
+    run: async (s, e) => {
+      const [a, b] = await Promise.all([s.identity(), s.identity()]);
+      const body = sized(s, 'message', a, b, cap);
+      if (!e.that(body.length === cap, `the harness built ${body.length} bytes, not ${cap}`)) return;
+      const r = await s.relay.send(body);
+      e.that(r.status === 202, `a ${cap}-byte message: ${said(r)}, not 202`);
+      const p = pickupOf(await s.relay.pickup(b, { mode: 'signed-request' }));
+      e.that(typeof p !== 'string' && p.messages.length === 1, `the ${cap}-byte message is not what the recipient holds: ${typeof p === 'string' ? p : `${p.messages.length} messages`}`);
+    },
+  });
+}
+
 function nonceLengthCheck(t: RelayTarget): Check {
   const [min, max] = [limits.signed_request_nonce_min_chars, limits.signed_request_nonce_max_chars];
   return relayCheck(t, {
@@ -160,5 +179,5 @@ function sessionTtlCheck(t: RelayTarget): Check {
 }
 
 export function matrixLimitChecks(t: RelayTarget): Check[] {
-  return [senderRateCheck(t), bodyCapCheck(t), nonceLengthCheck(t), sessionTtlCheck(t)];
+  return [senderRateCheck(t), bodyCapCheck(t), bodyCapKibCheck(t), nonceLengthCheck(t), sessionTtlCheck(t)];
 }

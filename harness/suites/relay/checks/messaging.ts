@@ -213,8 +213,8 @@ function messagesNeitherLocalCheck(t: RelayTarget): Check {
 function messagesForwardCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/messages/forward',
-    title: 'a local sender writing to an identity homed on the peer relay: 202, forwarded as signed, picked up at the peer',
-    rules: ['ra.relay.forward', 'ra.relay.forward-as-signed'],
+    title: 'a local sender writing to an identity homed on the peer relay: 202 with the id, forwarded as signed, picked up at the peer',
+    rules: ['ra.relay.forward', 'ra.relay.forward-as-signed', 'ra.messages.accepted'],
     context: ['ra.relay.dns-locality'],
     run: async (s, e) => {
       const a = await s.identity('relay');
@@ -222,6 +222,8 @@ function messagesForwardCheck(t: RelayTarget): Check {
       const m = mail(s, a, y);
       const r = await s.relay.send(m);
       e.that(r.status === 202, `POST /messages at the sender's relay: ${said(r)}, not 202`);
+      const body = safeJson(r);
+      e.that(r.status !== 202 || (isObject(body) && body.id === m.id), `the forwarded message's 202 body does not carry its id ${String(m.id)}: ${said(r)}`);
       await expectInbox(s, e, y, [m], s.peer);
     },
   });

@@ -5,6 +5,8 @@
 import type { Check } from '../../../run/model.ts';
 import { relayCheck } from '../check.ts';
 import { pickupOf, said, type RelayTarget } from '../driver.ts';
+import { now } from '../../../actors/relay/index.ts';
+import { expectInbox, mail } from './messaging.ts';
 import { LANE, POLICY, PROMPT, prompt, trusting } from './system-files.ts';
 
 /** How far ahead the short-lived prompt expires: long enough to be sent and seen, short to wait out. */
@@ -45,6 +47,25 @@ function lapsedPromptCheck(t: RelayTarget): Check {
   });
 }
 
+/** Only a prompt is bounded by its expires_at: a message of another type is held whatever it says (issue 25's run of messages.ts). */
+function expiresLineCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/profile/expires-line',
+    title: `a message of another type than ${PROMPT}, or of none, whose signed expires_at has already passed: accepted and picked up (held for the spool's time, not its expires_at)`,
+    rules: ['ra.messages.expires-line'],
+    run: async (s, e) => {
+      const [a, b] = await Promise.all([s.identity(), s.identity()]);
+      const past = now(-60);
+      const sent = [mail(s, a, b, 'a note', { type: 'net.example.note', expiresAt: past }), mail(s, a, b, 'untyped', { expiresAt: past })];
+      for (const m of sent) {
+        const r = await s.relay.send(m);
+        e.that(r.status === 202, `a message${m.type ? ` of type ${String(m.type)}` : ''} whose expires_at passed: ${said(r)}, not 202`);
+      }
+      await expectInbox(s, e, b, sent);
+    },
+  });
+}
+
 export function promptChecks(t: RelayTarget): Check[] {
-  return [lapsedPromptCheck(t)];
+  return [lapsedPromptCheck(t), expiresLineCheck(t)];
 }

@@ -5,9 +5,9 @@ import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { relayCheck } from '../check.ts';
-import { codeOf, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+import { codeOf, pickupOf, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 import { expectInbox, mail } from './messaging.ts';
-import { now, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { ack, now, type RelayIdentity } from '../../../actors/relay/index.ts';
 import { sign } from '../../../impl/noble.ts';
 import { driveString } from '../../../impl/noble-drive.ts';
 import { encodeBase64url } from '../../../../protocol/common/base64.ts';
@@ -121,7 +121,7 @@ function profileInboxPolicyCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/profile/inbox-policy',
     lane: LANE,
-    title: 'under contacts_only a message from an accepted contact is delivered, one from anyone else refused 403 not_authorized; a blocked sender is refused under any mode',
+    title: 'under contacts_only a message from an accepted contact is delivered, one from anyone else refused 403 not_authorized; a blocked sender is refused under any mode; acks pass either',
     rules: ['ra.inbox.policy'],
     run: async (s, e) => {
       const [owner, friend, stranger] = [await s.identity(), await s.identity(), await s.identity()];
@@ -132,10 +132,24 @@ function profileInboxPolicyCheck(t: RelayTarget): Check {
       e.that(fromFriend.status === 202, `a message from an accepted contact answered ${said(fromFriend)}`);
       const fromStranger = await s.relay.send(mail(s, stranger, owner, 'hello'));
       e.that(fromStranger.status === 403 && codeOf(fromStranger) === 'not_authorized', `under contacts_only a stranger's message answered ${said(fromStranger)}, expected 403 not_authorized`);
+      // Acks are not filtered: the recipient's own mail, acknowledged, comes back whatever its policy.
+      const acks = [ack(s.profile, stranger, owner.identity, 'm_under_contacts_only')];
+      const ackUnderPolicy = await s.relay.ack(acks[0]!);
+      e.that(ackUnderPolicy.status === 202, `under contacts_only a stranger's ack answered ${said(ackUnderPolicy)}, not 202 (acks are not filtered)`);
       await s.relay.systemFile(owner, 'PUT', POLICY, JSON.stringify({ version: 1, mode: 'open' }));
       await s.relay.systemFile(owner, 'PUT', CONTACTS, JSON.stringify({ version: 1, contacts: [{ identity: stranger.identity, state: 'blocked' }] }));
       const blocked = await s.relay.send(mail(s, stranger, owner, 'again'));
       e.that(blocked.status === 403, `a blocked sender's message under mode open answered ${said(blocked)}, expected 403`);
+      acks.push(ack(s.profile, stranger, owner.identity, 'm_from_the_blocked'));
+      const ackBlocked = await s.relay.ack(acks[1]!);
+      e.that(ackBlocked.status === 202, `a blocked sender's ack answered ${said(ackBlocked)}, not 202 (acks are not filtered)`);
+      const p = pickupOf(await s.relay.pickup(owner));
+      if (typeof p === 'string') return e.fail(p);
+      const got = new Set(p.acks.map((x) => x.id));
+      e.that(
+        acks.every((k) => got.has(k.id)),
+        `the owner's pickup holds acks ${JSON.stringify([...got])}, not both acks from the stranger`,
+      );
     },
   });
 }
@@ -144,7 +158,8 @@ export const PROMPT = vocabulary.message_types.auth_request;
 /** A sign-in prompt as a bridge sends it: typed, with a signed expiry `expiresInS` ahead (null: none). */
 export const prompt = (s: Session, from: RelayIdentity, to: RelayIdentity, expiresInS: number | null = 120) =>
   mail(s, from, to, JSON.stringify({ version: 1 }), { type: PROMPT, ...(expiresInS === null ? {} : { expiresAt: now(expiresInS) }) });
-export const trusting = (service: RelayIdentity, mode = 'open') => JSON.stringify({ version: 1, mode, trusted_auth_services: [service.identity] });
+/** A policy trusting `service` for sign-in prompts, listed after another service: the list is searched, not its first entry read. */
+export const trusting = (service: RelayIdentity, mode = 'open') => JSON.stringify({ version: 1, mode, trusted_auth_services: ['another-service.id.test', service.identity.toUpperCase()] });
 
 function authRequestTrustedCheck(t: RelayTarget): Check {
   return relayCheck(t, {
