@@ -61,9 +61,10 @@ export function envelopeFormsCheck(t: RelayTarget): Check {
           [`a message body of JSON ${json}, not an object`, 'message', json],
           [`an ack body of JSON ${json}, not an object`, 'ack', json],
         ]),
-        ...MESSAGE_FIELDS.map((f): Case => [`a message whose ${f} is a number`, 'message', { ...m, [f]: 7 }]),
+        // A number where a string is due, signed as sent (the signature itself stays a string): only the type is at fault.
+        ...MESSAGE_FIELDS.map((f): Case => [`a message whose ${f} is a number`, 'message', f === 'signature' ? { ...m, [f]: 7 } : signEnvelope(s.profile, 'message', { ...m, [f]: 7 }, a.seed)]),
         ...ACK_FIELDS.map((f): Case => [`an ack without ${f}`, 'ack', without(k, f)]),
-        ...ACK_FIELDS.map((f): Case => [`an ack whose ${f} is a number`, 'ack', { ...k, [f]: 7 }]),
+        ...ACK_FIELDS.map((f): Case => [`an ack whose ${f} is a number`, 'ack', f === 'signature' ? { ...k, [f]: 7 } : signEnvelope(s.profile, 'ack', { ...k, [f]: 7 }, b.seed)]),
         // Signed as sent: only the form is at fault.
         ['an ack whose type is "receipt"', 'ack', signEnvelope(s.profile, 'ack', { ...k, type: 'receipt' }, b.seed)],
         ['an ack whose state is "read"', 'ack', signEnvelope(s.profile, 'ack', { ...k, state: 'read' }, b.seed)],
