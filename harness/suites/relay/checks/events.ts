@@ -4,7 +4,7 @@ import type { Check } from '../../../run/model.ts';
 import type { RelayIdentity, SseEvent, SseStream } from '../../../actors/relay/index.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { limits } from '../../../../schemas/ts/limits.ts';
-import { relayCheck } from '../check.ts';
+import { relayCheck, type Expect } from '../check.ts';
 import { isObject, pickupOf, said, type RelayTarget, type Session } from '../driver.ts';
 import { mail } from './messaging.ts';
 import { ack } from '../../../actors/relay/index.ts';
@@ -23,6 +23,21 @@ async function fillToCap(s: Session, who: RelayIdentity, cap: number, open: SseS
   return undefined;
 }
 
+/**
+ * Opens an event stream for each of `who`, runs `body` once every one answered 200 (a failure
+ * naming the first that did not, otherwise), and closes them all whatever happened.
+ */
+export async function withStreams<const W extends readonly RelayIdentity[]>(s: Session, e: Expect, who: W, body: (streams: { [K in keyof W]: SseStream }) => Promise<unknown>): Promise<void> {
+  const streams = (await Promise.all(who.map((x) => s.relay.events(x)))) as { [K in keyof W]: SseStream };
+  try {
+    const refused = streams.findIndex((st) => st.status !== 200);
+    if (refused >= 0) return e.fail(`GET /events/${who[refused]!.identity} (stream ${refused + 1} of ${who.length}): ${streams[refused]!.status} ${streams[refused]!.body ?? ''}`);
+    await body(streams);
+  } finally {
+    await Promise.all(streams.map((st) => st.close()));
+  }
+}
+
 export function eventChecks(t: RelayTarget): Check[] {
   return [
     relayCheck(t, {
@@ -31,10 +46,7 @@ export function eventChecks(t: RelayTarget): Check[] {
       rules: ['ra.events.stream'],
       run: async (s, e) => {
         const [a, b] = [await s.identity(), await s.identity()];
-        const stream = await s.relay.events(b);
-        try {
-          e.that(stream.status === 200, `GET /events: ${stream.status} ${stream.body ?? ''}`);
-          if (stream.status !== 200) return;
+        await withStreams(s, e, [b], async ([stream]) => {
           e.that(/text\/event-stream/.test(stream.headers['content-type'] ?? ''), `content-type ${stream.headers['content-type'] ?? '(none)'}`);
           const ready = await stream.next((x) => x.event === 'ready' || (isObject(x.data) && x.data.type === 'ready'), WAIT_MS).catch((err: Error) => e.stop(`no ready event: ${err.message}`));
           e.that(isObject(ready.data) && ready.data.type === 'ready' && ready.data.identity === b.identity && typeof ready.data.timestamp === 'string', `ready carries ${JSON.stringify(ready.data)}`);
@@ -45,9 +57,7 @@ export function eventChecks(t: RelayTarget): Check[] {
           const d = ev.data as Record<string, unknown>;
           e.that(d.identity === b.identity && d.message_id === m.id && typeof d.timestamp === 'string', `the message event carries ${JSON.stringify(d)}`);
           e.that(!('payload' in d) && !('signature' in d), 'the message event carries the payload');
-        } finally {
-          await stream.close();
-        }
+        });
       },
     }),
     relayCheck(t, {
@@ -121,9 +131,7 @@ function eventPerMessageCheck(t: RelayTarget): Check {
     rules: ['ra.events.message-only'],
     run: async (s, e) => {
       const [a, b] = await Promise.all([s.identity(), s.identity()]);
-      const st = await s.relay.events(b);
-      try {
-        if (st.status !== 200) return e.fail(`the stream: ${st.status} ${st.body ?? ''}`);
+      await withStreams(s, e, [b], async ([st]) => {
         const announced = () => st.events.filter((x) => isObject(x.data) && x.data.type === 'message').map((x) => (x.data as Record<string, unknown>).message_id);
         const [first, last] = [mail(s, a, b, 'first'), mail(s, a, b, 'last')];
         const k = ack(s.profile, a, b.identity, 'm_acked_to_b');
@@ -139,9 +147,7 @@ function eventPerMessageCheck(t: RelayTarget): Check {
         // Frames come in order: once the last message's event is in, every earlier one is too.
         if (!(await st.until(() => announced().includes(last.id), WAIT_MS))) return e.fail(`the last message's event never came (events: ${JSON.stringify(announced())})`);
         e.that(JSON.stringify(announced()) === JSON.stringify([first.id, last.id]), `the stream announced ${JSON.stringify(announced())}, not ${JSON.stringify([first.id, last.id])}`);
-      } finally {
-        await st.close();
-      }
+      });
     },
   });
 }
@@ -153,15 +159,7 @@ function everyStreamCheck(t: RelayTarget): Check {
     rules: ['ra.events.stream'],
     run: async (s, e) => {
       const [a, b, c] = await Promise.all([s.identity(), s.identity(), s.identity()]);
-      const [first, second, other] = await Promise.all([s.relay.events(b), s.relay.events(b), s.relay.events(c)]);
-      const open = [first, second, other];
-      try {
-        for (const [name, st] of [
-          ['a first stream', first],
-          ['a second stream', second],
-          ["another identity's stream", other],
-        ] as const)
-          if (st.status !== 200) return e.fail(`${name}: ${st.status} ${st.body ?? ''}`);
+      await withStreams(s, e, [b, b, c], async ([first, second, other]) => {
         const heard = (st: SseStream, id: unknown) =>
           st
             .next((x) => isObject(x.data) && x.data.type === 'message' && x.data.message_id === id, WAIT_MS)
@@ -179,9 +177,7 @@ function everyStreamCheck(t: RelayTarget): Check {
         e.that(await heard(second, later.id), 'after one of two streams closed, the other heard no message event for the next mail');
         const leaked = other.events.filter((x) => isObject(x.data) && x.data.type === 'message');
         e.that(leaked.length === 0, `another identity's stream announced ${JSON.stringify(leaked.map((x) => x.data))}`);
-      } finally {
-        await Promise.all(open.map((st) => st.close()));
-      }
+      });
     },
   });
 }
@@ -231,18 +227,14 @@ function keepaliveCheck(t: RelayTarget): Check {
     timeoutMs: (limits.event_keepalive_seconds + KEEPALIVE_SLACK_S + 10) * 1000,
     run: async (s, e) => {
       const b = await s.identity();
-      const stream = await s.relay.events(b);
-      try {
-        if (stream.status !== 200) return e.fail(`GET /events: ${stream.status} ${stream.body ?? ''}`);
+      await withStreams(s, e, [b], async ([stream]) => {
         const opened = Date.now();
         const got = await stream.until(() => stream.comments.length > 0, (limits.event_keepalive_seconds + KEEPALIVE_SLACK_S) * 1000);
         e.that(
           got,
           `no comment frame in ${((Date.now() - opened) / 1000).toFixed(1)} s on an idle stream${stream.ended ? ' (the relay ended it)' : ''}; keepalive every ${limits.event_keepalive_seconds} s`,
         );
-      } finally {
-        await stream.close();
-      }
+      });
     },
   });
 }
@@ -254,9 +246,7 @@ function eventNamesCheck(t: RelayTarget): Check {
     rules: ['ra.events.frame-names'],
     run: async (s, e) => {
       const [a, b] = [await s.identity(), await s.identity()];
-      const stream = await s.relay.events(b);
-      try {
-        if (stream.status !== 200) return e.fail(`GET /events: ${stream.status} ${stream.body ?? ''}`);
+      await withStreams(s, e, [b], async ([stream]) => {
         const typed = (type: string) => (x: SseEvent) => isObject(x.data) && x.data.type === type;
         const ready = await stream.next(typed('ready'), WAIT_MS).catch((err: Error) => e.stop(`no ready frame: ${err.message}`));
         e.that(ready.event === 'ready', `the ready frame: ${JSON.stringify(ready.raw)}`);
@@ -264,9 +254,7 @@ function eventNamesCheck(t: RelayTarget): Check {
         e.that((await s.relay.send(m)).status === 202, 'the message was not accepted');
         const ev = await stream.next(typed('message'), WAIT_MS).catch((err: Error) => e.stop(`no message frame: ${err.message}`));
         e.that(/^event: ?message$/m.test(ev.raw), `the message frame: ${JSON.stringify(ev.raw)}`);
-      } finally {
-        await stream.close();
-      }
+      });
     },
   });
 }

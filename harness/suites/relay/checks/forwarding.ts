@@ -8,6 +8,7 @@ import { ack, signEnvelope } from '../../../actors/relay/index.ts';
 import { relayCheck } from '../check.ts';
 import { codeOf, pickupOf, safeJson, isObject, said, type RelayTarget } from '../driver.ts';
 import { expectInbox, mail } from './messaging.ts';
+import { withStreams } from './events.ts';
 
 export function ackForwardCheck(t: RelayTarget): Check {
   return relayCheck(t, {
@@ -55,9 +56,7 @@ export function recipientCaseProfileCheck(t: RelayTarget): Check {
     rules: ['ra.names.case'],
     run: async (s, e) => {
       const [a, b] = await Promise.all([s.identity(), s.identity()]);
-      const st = await s.relay.events(b);
-      try {
-        if (st.status !== 200) return e.fail(`the stream: ${st.status} ${st.body ?? ''}`);
+      await withStreams(s, e, [b], async ([st]) => {
         const m: Record<string, unknown> = { ...mail(s, a, b, 'in capitals'), recipient: b.identity.toUpperCase() };
         const signed = signEnvelope(s.profile, 'message', m, a.seed);
         const r = await s.relay.send(signed);
@@ -65,9 +64,7 @@ export function recipientCaseProfileCheck(t: RelayTarget): Check {
         const heard = await st.until(() => st.events.some((x) => isObject(x.data) && x.data.message_id === m.id), 5000);
         e.that(heard, `${b.identity}'s stream did not announce the message to ${String(m.recipient)}`);
         await expectInbox(s, e, b, [signed]);
-      } finally {
-        await st.close();
-      }
+      });
     },
   });
 }
