@@ -23,6 +23,8 @@ const KINDS: ReadonlySet<string> = new Set(vocabulary.keystore_kinds.values);
 const WRAPS: ReadonlySet<string> = new Set(vocabulary.keystore_wraps.values);
 const ROLES: ReadonlySet<string> = new Set(vocabulary.keystore_roles.values);
 const ENROLLMENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** Whether `v` is one of `values` (a value of another type is none of them). */
+const oneOf = (values: ReadonlySet<string>, v: unknown): v is string => values.has(v as string);
 
 /** The one answer to a refused fetch: the same bytes whatever failed (ra.keystore.fetch-indistinct). */
 const refused = () => new HttpError(401, 'not_authorized', 'the assertion is not accepted', 'ra.errors.keystore-unauthorized');
@@ -49,12 +51,15 @@ function rpIdsFor(ctx: KeystoreContext, identity: string, rpId: unknown): string
   return typeof rpId === 'string' && acceptable.includes(rpId) ? [rpId] : [];
 }
 
-/** The text of the body's top-level `wrapped` member exactly as sent (400 when absent or repeated). */
+/**
+ * The text of the body's top-level `wrapped` member exactly as sent (400 when absent or repeated).
+ * `text` is a JSON object already parsed (object()), so its tree and members are there.
+ */
 function wrappedAsSent(text: string): string {
-  const root = parseTree(text);
-  const members = root?.children?.filter((p) => p.children?.[0]?.value === 'wrapped') ?? [];
+  const root = parseTree(text)!;
+  const members = root.children!.filter((p) => p.children![0]!.value === 'wrapped');
   if (members.length !== 1) throw shape('wrapped is required, once');
-  const node = findNodeAtLocation(root!, ['wrapped'])!;
+  const node = findNodeAtLocation(root, ['wrapped'])!;
   if (node.type !== 'object') throw shape('wrapped is an object');
   return text.slice(node.offset, node.offset + node.length);
 }
@@ -69,10 +74,10 @@ const optionalString = (v: unknown, name: string): string | null => {
 function enrollment(identity: string, b: Record<string, unknown>, wrapped: string, now: number): Omit<EnrollmentRow, 'last_used_at'> {
   const id = b.enrollment_id;
   if (typeof id !== 'string' || !ENROLLMENT_ID.test(id) || id === 'list' || id === 'fetch') throw shape('enrollment_id is 1 to 64 characters of A-Z a-z 0-9 _ -, other than list and fetch');
-  if (typeof b.kind !== 'string' || !KINDS.has(b.kind)) throw shape(`kind is one of ${[...KINDS].join(', ')}`);
-  if (typeof b.wrap !== 'string' || !WRAPS.has(b.wrap)) throw shape(`wrap is one of ${[...WRAPS].join(', ')}`);
+  if (!oneOf(KINDS, b.kind)) throw shape(`kind is one of ${[...KINDS].join(', ')}`);
+  if (!oneOf(WRAPS, b.wrap)) throw shape(`wrap is one of ${[...WRAPS].join(', ')}`);
   const role = b.role ?? 'device';
-  if (typeof role !== 'string' || !ROLES.has(role)) throw shape(`role is one of ${[...ROLES].join(', ')}`);
+  if (!oneOf(ROLES, role)) throw shape(`role is one of ${[...ROLES].join(', ')}`);
   if (Buffer.byteLength(wrapped) > limits.keystore_wrapped_max_bytes) throw shape(`wrapped is at most ${limits.keystore_wrapped_max_bytes} bytes`);
   const label = optionalString(b.label, 'label');
   if (label !== null && Buffer.byteLength(label) > limits.keystore_label_max_bytes) throw shape(`label is at most ${limits.keystore_label_max_bytes} bytes`);
@@ -83,9 +88,9 @@ function enrollment(identity: string, b: Record<string, unknown>, wrapped: strin
   if (credentialId !== null) {
     const raw = decodeBase64Any(credentialId);
     if (!raw || raw.length === 0 || raw.length > limits.keystore_credential_id_max_bytes) throw shape(`credential_id is base64url of 1 to ${limits.keystore_credential_id_max_bytes} bytes`);
-    alg = typeof b.credential_alg === 'number' ? b.credential_alg : -7;
-    if (!(COSE_ALGS as readonly number[]).includes(alg)) throw shape(`credential_alg is one of ${COSE_ALGS.join(', ')}`);
-    if (!credentialKey(publicKey!, alg)) throw shape(`credential_public_key is not an SPKI key of COSE algorithm ${alg}`);
+    // Left out, it is ES256's (the project's default); credentialKey knows only the table's integers.
+    alg = (b.credential_alg ?? -7) as number;
+    if (!credentialKey(publicKey!, alg)) throw shape(`credential_public_key is an SPKI key of credential_alg, one of ${COSE_ALGS.join(', ')}`);
   }
   return { identity, enrollment_id: id, kind: b.kind, wrap: b.wrap, wrapped, credential_id: credentialId, credential_public_key: publicKey, credential_alg: alg, label, role, created_at: now };
 }
@@ -94,13 +99,8 @@ function enrollment(identity: string, b: Record<string, unknown>, wrapped: strin
 export async function enroll(ctx: KeystoreContext, raw: string, bytes: Uint8Array): Promise<Record<string, unknown>> {
   const known = await hosted(ctx, raw);
   const b = object(bytes);
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw ruleError(400, 'ra.errors.invalid-request', 'the body is not UTF-8');
-  }
-  const wrapped = wrappedAsSent(text);
+  // object() has refused a body that is not UTF-8; a leading BOM is dropped as object() drops it.
+  const wrapped = wrappedAsSent(new TextDecoder().decode(bytes));
   const row = enrollment(known.identity, b, wrapped, ctx.now());
   const wrapped_digest = encodeBase64url(createHash('sha256').update(wrapped).digest());
   await ctx.auth.admin('keystore-enroll', { identity: known.identity, enrollment_id: row.enrollment_id, kind: row.kind, credential_id: row.credential_id ?? undefined, wrapped_digest }, b, known.keys);
@@ -135,22 +135,20 @@ export async function listKeystore(ctx: KeystoreContext, raw: string, bytes: Uin
  */
 async function asserted(ctx: KeystoreContext, identity: string, a: Assertion | undefined, rpId: unknown, among: readonly EnrollmentRow[]): Promise<EnrollmentRow | undefined> {
   const rpIds = rpIdsFor(ctx, identity, rpId);
-  if (!a || rpIds.length === 0) return undefined;
-  const row = among.find((e) => e.credential_id !== null && e.credential_id === a.credential_id);
+  if (!a) return undefined;
+  // readAssertion gave a string credential_id, which a passkey-less enrollment's null never equals.
+  const row = among.find((e) => e.credential_id === a.credential_id);
   const key = row && credentialKey(row.credential_public_key!, row.credential_alg!);
-  if (!row || !key) return undefined;
-  const expected = { rpIds, key, alg: row.credential_alg! };
+  if (!key) return undefined;
+  const expected = { rpIds, key, alg: row!.credential_alg! };
   // Spending the challenge is a step of the (possibly shared) state, so it cannot run inside the
-  // pure check: a first pass stops at the challenge (checks before it spend nothing), the
-  // challenge is claimed, and a second pass checks the signature.
+  // pure check: a first pass names the challenge only when every check before it passed, the
+  // challenge is claimed, and a second pass checks the rest.
   let named: string | undefined;
-  const first = checkAssertion(a, { ...expected, challengeOk: (c) => ((named = c), false) });
-  if (first.ok || first.rule !== 'ra.keystore.assertion-challenge' || named === undefined) return undefined;
-  const sent = named;
-  let claimed = false;
-  for (const challenge of challengeCandidates(sent)) if ((claimed = await ctx.auth.takeChallenge(identity, challenge))) break;
-  if (!claimed) return undefined;
-  return checkAssertion(a, { ...expected, challengeOk: (c) => c === sent }).ok ? row : undefined;
+  checkAssertion(a, { ...expected, challengeOk: (c) => ((named = c), false) });
+  if (named === undefined) return undefined;
+  for (const challenge of challengeCandidates(named)) if (await ctx.auth.takeChallenge(identity, challenge)) return checkAssertion(a, { ...expected, challengeOk: () => true }).ok ? row : undefined;
+  return undefined;
 }
 
 /** POST .../keystore/fetch (ra.keystore.fetch): the asserted credential's wrapped copies. */

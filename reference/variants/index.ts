@@ -19,6 +19,7 @@ import { RELAY_SESSIONS_WIRE } from './relay-sessions.ts';
 import { RELAY_EVENTS_WIRE } from './relay-events.ts';
 import { RELAY_PAIRING_WIRE } from './relay-pairing.ts';
 import { RELAY_ENVELOPES_WIRE, RELAY_ROUTES_WIRE } from './relay-envelopes.ts';
+import { RELAY_KEYSTORE_WIRE } from './relay-keystore.ts';
 
 type Suite = 'rp' | 'bridge' | 'relay' | 'drive';
 
@@ -40,10 +41,15 @@ export const WIRE_TABLES: ReadonlyArray<readonly [Suite, Record<string, WireVari
   ['relay', RELAY_NAMES_WIRE],
   ['relay', RELAY_ENVELOPES_WIRE],
   ['relay', RELAY_ROUTES_WIRE],
+  ['relay', RELAY_KEYSTORE_WIRE],
   ['drive', DRIVE_WIRE],
   ['drive', DRIVE_MATRIX_WIRE],
   ['drive', DRIVE_ANSWER_WIRE],
   ['drive', DRIVE_LINKS_WIRE],
 ];
+
+// A suite's wire variants are looked up by name (`<suite>/<name>`): one name, one variant.
+const duplicate = WIRE_TABLES.flatMap(([suite, table]) => Object.keys(table).map((name) => `${suite}/${name}`)).find((key, i, all) => all.indexOf(key) !== i);
+if (duplicate !== undefined) throw new Error(`the wire variant ${duplicate} is named twice in WIRE_TABLES`);
 
 export const WIRE_VARIANTS: Record<string, WireVariant> = Object.fromEntries(WIRE_TABLES.flatMap(([suite, table]) => Object.entries(table).map(([name, v]) => [`${suite}/${name}`, v])));

@@ -3465,7 +3465,43 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "Keystore enrollment (limits: not shown)",
     "title": "Enrollment limits",
-    "text": "Project decision: `enrollment_id` is 1 to 64 characters of `[A-Za-z0-9_-]` other than `list` and `fetch` (the keystore's own paths); `kind`, `wrap` and `role` take the document's values; `wrapped` is an object of at most 16 KiB as sent; `label` at most 64 bytes; `credential_id` base64url of at most 1023 bytes; `credential_public_key` an SPKI key of the `credential_alg` named (-7 P-256, -8 Ed25519, -257 RSA of 2048 to 4096 bits); at most 32 enrollments per identity; a second PUT of an existing `enrollment_id` replaces it. Otherwise 400 `invalid_request`.",
+    "text": "Project decision: `enrollment_id` is 1 to 64 characters of `[A-Za-z0-9_-]` other than `list` and `fetch` (the keystore's own paths); `kind`, `wrap` and `role` take the document's values; `wrapped` is an object of at most 16 KiB as sent, sent once; `label` at most 64 bytes; `credential_id` base64url of at most 1023 bytes; `credential_public_key` an SPKI key of the `credential_alg` named (-7 P-256, -8 Ed25519, -257 RSA of 2048 to 4096 bits), -7 when `credential_alg` is left out; at most 32 enrollments per identity; a second PUT of an existing `enrollment_id` replaces it. Otherwise 400 `invalid_request`.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.keystore.last-used",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore: POST .../keystore/list (last_used_at: not defined)",
+    "title": "last_used_at records fetches",
+    "text": "Project decision: an enrollment's `last_used_at` is null until its credential's assertion fetches, then the time of the latest such fetch; no other enrollment's changes.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.keystore.fetch-own",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore: POST .../keystore/fetch (which entries: not shown)",
+    "title": "A fetch answers its credential's entries",
+    "text": "Project decision: a fetch answers the entries enrolled with the asserted credential, and no other enrollment's wrapped copy.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.keystore.rp-id-field",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore: POST .../keystore/fetch (rp_id: not defined)",
+    "title": "The body's rp_id",
+    "text": "Project decision: a fetch's or a removal's `rp_id` may be left out (every acceptable RP id is then tried); when sent, it must be an acceptable RP id and the one the rpIdHash names, otherwise the assertion is refused.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.keystore.remove-order",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Keystore: DELETE .../keystore/:enrollment (404 and 403 together: not ordered)",
+    "title": "An unknown enrollment before the recovery master",
+    "text": "Project decision: a removal of an enrollment the identity does not hold answers 404 whether or not a recovery master is enrolled and an actor_assertion sent, and leaves that assertion's challenge unspent.",
     "origin": "project"
   },
   {
@@ -4623,6 +4659,10 @@ export type RuleId =
   | "ra.errors.keystore-unauthorized"
   | "ra.errors.recovery-master-required"
   | "ra.keystore.enrollment-shape"
+  | "ra.keystore.last-used"
+  | "ra.keystore.fetch-own"
+  | "ra.keystore.rp-id-field"
+  | "ra.keystore.remove-order"
   | "ra.pairing.offer"
   | "ra.pairing.v1-refused"
   | "ra.pairing.offers-max"

@@ -54,7 +54,14 @@ export const AREAS: readonly MutationArea[] = [
   { name: 'relay-inbox', suite: 'relay', mutate: ['reference/relay/inbox.ts'], rules: ['ra.pickup', 'ra.acks', 'ra.inbox', 'ra.spool', 'ra.messages', 'ra.events.stream', 'ra.events.max-streams'] },
   { name: 'relay-events', suite: 'relay', mutate: ['reference/relay/events.ts'], rules: ['ra.events', 'ra.pickup'] },
   { name: 'relay-identities', suite: 'relay', mutate: ['reference/relay/identities.ts'], rules: ['ra.identities', 'ra.signing', 'ra.names', 'ra.availability'] },
-  { name: 'relay-keystore', suite: 'relay', mutate: ['reference/relay/keystore.ts'], rules: ['ra.keystore'] },
+  // keystore.ts also checks its admin envelopes' signed lines, answers the project's codes of its
+  // refusals, and ends sessions on a removal that asks it.
+  {
+    name: 'relay-keystore',
+    suite: 'relay',
+    mutate: ['reference/relay/keystore.ts'],
+    rules: ['ra.keystore', 'ra.signing.keystore', 'ra.errors.keystore-unauthorized', 'ra.errors.recovery-master-required'],
+  },
   { name: 'relay-pairing', suite: 'relay', mutate: ['reference/relay/pairing.ts'], rules: ['ra.pairing', 'ra.devices'] },
   { name: 'relay-system', suite: 'relay', mutate: ['reference/relay/system-files.ts'], rules: ['ra.system', 'ra.inbox', 'ra.groups'] },
   { name: 'drive-access', suite: 'drive', mutate: ['reference/relay/drive/access.ts', 'reference/relay/drive/groups.ts'], rules: ['ra.drive'] },

@@ -5,6 +5,7 @@
 // non-equivalent, observable ones; writes reports/mutation/<area>.html and summary.json.
 // The full run takes hours on 2 cores: it is not part of CI (test/mutation/sample.test.ts is).
 import { readFile, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { MutantResult } from '@stryker-mutator/api/core';
 import { AREAS, area, type MutationArea } from './areas.ts';
@@ -35,14 +36,26 @@ export interface AreaFigures {
 const KILLED = new Set(['Killed', 'Timeout']);
 const LIVE = new Set(['Survived', 'NoCoverage']);
 
-export async function figures(a: MutationArea, results: readonly MutantResult[], triage: readonly TriageEntry[], kills: ReadonlyMap<string, Kill> = new Map()): Promise<AreaFigures> {
+/**
+ * `sources`: the mutated files as they were when the run began (absolute path → text), so an edit
+ * made while it ran does not move the places byPlace reads.
+ */
+export async function figures(
+  a: MutationArea,
+  results: readonly MutantResult[],
+  triage: readonly TriageEntry[],
+  kills: ReadonlyMap<string, Kill> = new Map(),
+  sources: ReadonlyMap<string, string> = new Map(),
+): Promise<AreaFigures> {
   const counted = results.filter((m) => KILLED.has(m.status) || LIVE.has(m.status));
   const killed = counted.filter((m) => KILLED.has(m.status)).length;
   const kill = (m: MutantResult) => kills.get(placeOf(m));
   const byProfile = counted.filter((m) => KILLED.has(m.status) && kill(m)?.document.length === 0 && (kill(m)?.profile.length ?? 0) > 0);
   const profileKilled = byProfile.length;
   const judged = await Promise.all(
-    counted.filter((m) => LIVE.has(m.status)).map(async (m) => ({ m, verdict: triage.find((t) => sameMutant(t, m))?.verdict ?? (await byPlace(m, m.fileName))?.verdict })),
+    counted
+      .filter((m) => LIVE.has(m.status))
+      .map(async (m) => ({ m, verdict: triage.find((t) => sameMutant(t, m))?.verdict ?? (await byPlace(m, m.fileName, sources.get(resolve(m.fileName))))?.verdict })),
   );
   const count = (v: string) => judged.filter((j) => j.verdict === v).length;
   const [equivalent, unobservable, profile] = [count('equivalent'), count('unobservable'), count('profile')];
@@ -160,8 +173,10 @@ async function main(): Promise<number> {
     const a = values.rule ? { ...whole, rules: values.rule } : whole;
     const slice = values.mutate ? { mutate: values.mutate, label: sliceLabel(a.name, values.mutate) } : {};
     const label = slice.label ?? a.name;
+    const files = [...new Set((slice.mutate ?? a.mutate).map((f) => resolve(f.split(':')[0]!)))];
+    const sources = new Map(await Promise.all(files.map(async (f) => [f, await readFile(f, 'utf8')] as const)));
     const results = await mutate(a, { concurrency: Number(values.concurrency ?? 1), force: values.fresh === true, retestSurvivors: values['retest-survivors'] === true, ...slice });
-    rows.push(await figures({ ...a, name: label }, results, triage, await readKills(label, results)));
+    rows.push(await figures({ ...a, name: label }, results, triage, await readKills(label, results), sources));
   }
   console.log(`\n${table(rows)}\n`);
   for (const r of rows) for (const u of r.untriaged) console.log(`survived, not triaged: ${r.area} ${u.file}:${u.line} ${u.mutator} → ${JSON.stringify(u.replacement)}`);

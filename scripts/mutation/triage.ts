@@ -36,11 +36,13 @@ const ERRORS: Record<string, { detail: number; rule: number }> = {
 
 const sources = new Map<string, ts.SourceFile>();
 
-async function source(file: string): Promise<ts.SourceFile> {
-  let s = sources.get(file);
+/** `file` parsed from `text` (the source the mutants were made of) or, without it, as it is on disk. */
+async function source(file: string, text?: string): Promise<ts.SourceFile> {
+  const key = text === undefined ? file : `${file}\0${text}`;
+  let s = sources.get(key);
   if (!s) {
-    s = ts.createSourceFile(file, await readFile(file, 'utf8'), ts.ScriptTarget.Latest, true);
-    sources.set(file, s);
+    s = ts.createSourceFile(file, text ?? (await readFile(file, 'utf8')), ts.ScriptTarget.Latest, true);
+    sources.set(key, s);
   }
   return s;
 }
@@ -49,7 +51,10 @@ async function source(file: string): Promise<ts.SourceFile> {
  * Mutators whose mutant, inside a detail or log argument, changes only the text it computes (an
  * optional chain made plain could throw instead, so it is not one of them).
  */
-const TEXT_MUTATORS = new Set(['StringLiteral', 'ConditionalExpression', 'EqualityOperator', 'LogicalOperator', 'ArithmeticOperator', 'BooleanLiteral']);
+const TEXT_MUTATORS = new Set(['StringLiteral', 'ConditionalExpression', 'EqualityOperator', 'LogicalOperator', 'ArithmeticOperator', 'BooleanLiteral', 'ArrayDeclaration']);
+
+/** Calls that only build text from their receiver and arguments (a detail's `${[...KINDS].join(', ')}`). */
+const TEXT_CALLS = /\.join$/;
 
 /** Calls that write a log line: what they are given never reaches the wire. */
 const LOGS = /(^|\.)(log|#log|warn|info|debug)$/;
@@ -85,7 +90,9 @@ function errorArgument(node: ts.Node, sf: ts.SourceFile): { place: { detail: num
   for (let n: ts.Node = node; n.parent; n = n.parent) {
     const p = n.parent;
     if ((ts.isCallExpression(p) || ts.isNewExpression(p)) && p.arguments?.includes(n as ts.Expression)) {
-      const place = placesOf(p.expression.getText(sf), sf);
+      const callee = p.expression.getText(sf);
+      if (ts.isCallExpression(p) && TEXT_CALLS.test(callee)) continue;
+      const place = placesOf(callee, sf);
       return place ? { place, index: p.arguments.indexOf(n as ts.Expression), end: n.getEnd() } : undefined;
     }
     if (ts.isBlock(p) || ts.isSourceFile(p)) return undefined;
@@ -94,9 +101,9 @@ function errorArgument(node: ts.Node, sf: ts.SourceFile): { place: { detail: num
 }
 
 /** The judgement by place, for a mutant of a string (or template) inside an error's detail or rule argument. */
-export async function byPlace(m: MutantResult, file: string): Promise<{ verdict: Verdict; reason: string } | undefined> {
+export async function byPlace(m: MutantResult, file: string, text?: string): Promise<{ verdict: Verdict; reason: string } | undefined> {
   if (!TEXT_MUTATORS.has(m.mutatorName)) return undefined;
-  const sf = await source(file);
+  const sf = await source(file, text);
   const pos = sf.getPositionOfLineAndCharacter(m.location.start.line - 1, m.location.start.column - 1);
   const end = sf.getPositionOfLineAndCharacter(m.location.end.line - 1, m.location.end.column - 1);
   let node: ts.Node | undefined;

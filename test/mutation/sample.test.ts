@@ -69,4 +69,18 @@ describe('mutation sample', () => {
     expect((await byPlace(at("'ra.pairing.fetch'"), file))?.verdict).toBe('profile');
     expect((await byPlace(at("'mode is scan or compare'"), file))?.verdict).toBe('unobservable');
   });
+
+  it("judges a mutant of the text a detail joins (`${[...KINDS].join(', ')}`) by the detail's place, and the test it follows by none", async () => {
+    const file = 'reference/relay/keystore.ts';
+    const source = (await import('node:fs')).readFileSync(file, 'utf8').split('\n');
+    const line = source.findIndex((l) => l.includes('kind is one of ${[...KINDS].join')) + 1;
+    const text = source[line - 1]!;
+    const at = (mutatorName: string, needle: string): MutantResult => {
+      const column = text.indexOf(needle) + 1;
+      return { mutatorName, location: { start: { line, column }, end: { line, column: column + needle.length } } } as MutantResult;
+    };
+    expect((await byPlace(at('StringLiteral', "', '"), file))?.verdict).toBe('unobservable');
+    expect((await byPlace(at('ArrayDeclaration', '[...KINDS]'), file))?.verdict).toBe('unobservable');
+    expect(await byPlace(at('ConditionalExpression', '!oneOf(KINDS, b.kind)'), file)).toBeUndefined();
+  });
 });

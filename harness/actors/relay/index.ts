@@ -130,7 +130,8 @@ export class RelayClient {
   }
 
   /** PUT /identities/:identity/keystore; `signedDigest` signs another wrapped_digest than the bytes sent. */
-  keystoreEnroll(id: RelayIdentity, e: EnrollmentInput, o: { signedDigest?: string; seed?: Uint8Array } = {}): Promise<HttpResponse> {
+  /** `o.text` edits the body as sent, after signing (e.g. to leave `wrapped` out or repeat it). */
+  keystoreEnroll(id: RelayIdentity, e: EnrollmentInput, o: { signedDigest?: string; seed?: Uint8Array; text?: (sent: string) => string } = {}): Promise<HttpResponse> {
     const { wrapped, ...rest } = e;
     const wrapped_digest = o.signedDigest ?? encodeBase64url(createHash('sha256').update(wrapped).digest());
     const envelope = adminEnvelope(
@@ -140,7 +141,7 @@ export class RelayClient {
       o.seed ?? id.seed,
     );
     const text = `{"wrapped":${wrapped},${JSON.stringify({ ...rest, ...envelope }).slice(1)}`;
-    return this.post(`/identities/${encodeURIComponent(id.identity)}/keystore`, text, {}, 'PUT');
+    return this.post(`/identities/${encodeURIComponent(id.identity)}/keystore`, o.text ? o.text(text) : text, {}, 'PUT');
   }
 
   keystoreList(id: RelayIdentity, seed = id.seed): Promise<HttpResponse> {

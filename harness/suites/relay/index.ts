@@ -16,6 +16,8 @@ import { limitChecks } from './checks/limits.ts';
 import { propertyChecks } from './checks/properties.ts';
 import { profileChecks } from './checks/profile.ts';
 import { keystoreChecks } from './checks/keystore.ts';
+import { keystoreFieldChecks } from './checks/keystore-fields.ts';
+import { keystoreRemovalChecks } from './checks/keystore-removal.ts';
 import { pairingChecks } from './checks/pairing.ts';
 import { pairingFieldsCheck, pairingFieldsProfileCheck } from './checks/pairing-fields.ts';
 import { envelopeFormsCheck, envelopeFormsProfileCheck } from './checks/envelope-forms.ts';
@@ -67,6 +69,8 @@ export function relayChecks(target: RelayTarget): Check[] {
     ...propertyChecks(target),
     ...profileChecks(target),
     ...keystoreChecks(target),
+    ...keystoreFieldChecks(target),
+    ...keystoreRemovalChecks(target),
     ...pairingChecks(target),
     pairingFieldsCheck(target),
     pairingFieldsProfileCheck(target),

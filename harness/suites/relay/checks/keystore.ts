@@ -12,22 +12,22 @@ import { relayCheck, type Expect } from '../check.ts';
 import { CheckFailure, codeOf, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 
 /** Its own lane: fresh identities only, so these checks overlap the suite's others. */
-const LANE = 'relay/keystore';
+export const LANE = 'relay/keystore';
 
 /** The metadata fields the list returns (ra.keystore.list), and nothing of the seed. */
 const LIST_FIELDS = ['enrollment_id', 'kind', 'wrap', 'label', 'role', 'has_passkey', 'created_at', 'last_used_at'];
 
 /** Wrapped JSON with spaces and an unusual key order: a relay that re-serializes it digests other bytes. */
-const wrappedText = (): string => `{ "ciphertext" : "${randomBytes(48).toString('base64url')}",  "iv":"${randomBytes(12).toString('base64url')}" }`;
+export const wrappedText = (): string => `{ "ciphertext" : "${randomBytes(48).toString('base64url')}",  "iv":"${randomBytes(12).toString('base64url')}" }`;
 
-interface Enrolled {
+export interface Enrolled {
   id: RelayIdentity;
   auth: SoftwareAuthenticator;
   input: EnrollmentInput;
 }
 
 /** Enrolls a passkey of `alg` for `id` (a new hosted identity when none), failing the check unless 200. */
-async function enrolled(s: Session, o: { id?: RelayIdentity; alg?: CoseAlg; role?: string } = {}): Promise<Enrolled> {
+export async function enrolled(s: Session, o: { id?: RelayIdentity; alg?: CoseAlg; role?: string } = {}): Promise<Enrolled> {
   const id = o.id ?? (await s.identity());
   const auth = new SoftwareAuthenticator(o.alg ?? -7);
   const input: EnrollmentInput = {
@@ -44,7 +44,7 @@ async function enrolled(s: Session, o: { id?: RelayIdentity; alg?: CoseAlg; role
   return { id, auth, input };
 }
 
-async function challengeFor(s: Session, identity: string): Promise<string> {
+export async function challengeFor(s: Session, identity: string): Promise<string> {
   const r = await s.relay.challenge(identity);
   const b = safeJson(r);
   if (r.status !== 200 || !isObject(b) || typeof b.challenge !== 'string') throw new CheckFailure(`GET /auth/challenge answered ${said(r)}`);
@@ -59,7 +59,7 @@ async function challengeFor(s: Session, identity: string): Promise<string> {
  * once per relay.
  */
 const forms = new WeakMap<object, ChallengeForm>();
-async function challengeForm(s: Session, e: Enrolled): Promise<ChallengeForm> {
+export async function challengeForm(s: Session, e: Enrolled): Promise<ChallengeForm> {
   const known = forms.get(s.relay);
   if (known) return known;
   for (const form of ['utf8', 'issued'] as const) {
@@ -73,14 +73,14 @@ async function challengeForm(s: Session, e: Enrolled): Promise<ChallengeForm> {
 }
 
 /** A fetch by `e`'s authenticator with a fresh challenge; `change` breaks one thing. */
-async function fetchWith(s: Session, e: Enrolled, change: Partial<Parameters<SoftwareAuthenticator['assert']>[0]> & { rpIdSent?: string } = {}): Promise<HttpResponse> {
+export async function fetchWith(s: Session, e: Enrolled, change: Partial<Parameters<SoftwareAuthenticator['assert']>[0]> & { rpIdSent?: string } = {}): Promise<HttpResponse> {
   const form = change.challengeForm ?? (await challengeForm(s, e));
   const challenge = change.challenge ?? (await challengeFor(s, e.id.identity));
   const rpId = change.rpId ?? e.id.identity;
   return s.relay.keystoreFetch(e.id.identity, e.auth.assert({ ...change, challenge, challengeForm: form, rpId }), change.rpIdSent ?? rpId);
 }
 
-const fetched = (r: HttpResponse): boolean => {
+export const fetched = (r: HttpResponse): boolean => {
   const b = safeJson(r);
   return r.status === 200 && isObject(b) && Array.isArray(b.entries);
 };
