@@ -20,6 +20,7 @@ import { RELAY_EVENTS_WIRE } from './relay-events.ts';
 import { RELAY_PAIRING_WIRE } from './relay-pairing.ts';
 import { RELAY_ENVELOPES_WIRE, RELAY_ROUTES_WIRE } from './relay-envelopes.ts';
 import { RELAY_KEYSTORE_WIRE } from './relay-keystore.ts';
+import { RELAY_HEADERS_WIRE } from './relay-headers.ts';
 
 type Suite = 'rp' | 'bridge' | 'relay' | 'drive';
 
@@ -42,6 +43,7 @@ export const WIRE_TABLES: ReadonlyArray<readonly [Suite, Record<string, WireVari
   ['relay', RELAY_ENVELOPES_WIRE],
   ['relay', RELAY_ROUTES_WIRE],
   ['relay', RELAY_KEYSTORE_WIRE],
+  ['relay', RELAY_HEADERS_WIRE],
   ['drive', DRIVE_WIRE],
   ['drive', DRIVE_MATRIX_WIRE],
   ['drive', DRIVE_ANSWER_WIRE],

@@ -137,6 +137,29 @@ export const RELAY_KEYSTORE_WIRE: Record<string, WireVariant> = {
       },
     ),
   },
+  // "The clientDataJSON `challenge` is one the relay issued for the identity": a relay that only
+  // asks whether the identity has a live challenge, and spends that one.
+  'keystore-any-live-challenge': {
+    rule: 'ra.keystore.assertion-challenge',
+    what: 'a fetch over a challenge never issued is answered 200 while the identity has a live challenge',
+    wire: (() => {
+      const live = new Map<string, number>();
+      return async (req, next) => {
+        const url = new URL(req.url);
+        if (req.method === 'GET' && url.pathname === '/auth/challenge') {
+          const res = await next(req);
+          if (res.status === 200) live.set(url.searchParams.get('identity') ?? '', Date.now());
+          return res;
+        }
+        const route = keystoreRoute(req);
+        if (!route || req.method !== 'POST' || route.rest !== 'fetch') return next(req);
+        const res = await next(req);
+        const issued = live.get(route.identity);
+        live.delete(route.identity);
+        return res.status === 401 && issued !== undefined && Date.now() - issued < 60_000 ? jsonAnswer({ identity: route.identity, entries: [] }) : res;
+      };
+    })(),
+  },
   'keystore-fetch-all': {
     rule: 'ra.keystore.fetch-own',
     what: "a fetch answers every enrollment's wrapped copy of the identity, the asserted credential's or not",

@@ -5734,6 +5734,7 @@ export const facets: readonly Facet[] = [
     "credential": "signed request (svc-request/v1)",
     "parts": [
       "identity",
+      "identity-header",
       "session-id",
       "key",
       "method",
@@ -5754,11 +5755,12 @@ export const facets: readonly Facet[] = [
       "systemDelete",
       "groupRoster"
     ],
-    "note": "The operations are those whose security lists signedRequest in the OpenAPI file, read from it by the check.",
+    "note": "The operations are those whose security lists signedRequest in the OpenAPI file, read from it by the check. identity is another identity's request, signed by it; identity-header is this identity's request as signed, with X-Svc-Identity naming another.",
     "area": "relay-core",
     "facet": "binding",
     "values": [
       "identity",
+      "identity-header",
       "session-id",
       "key",
       "method",
@@ -5803,6 +5805,42 @@ export const facets: readonly Facet[] = [
       },
       {
         "value": "identity",
+        "operation": "groupRoster"
+      },
+      {
+        "value": "identity-header",
+        "operation": "pickup"
+      },
+      {
+        "value": "identity-header",
+        "operation": "consume"
+      },
+      {
+        "value": "identity-header",
+        "operation": "events"
+      },
+      {
+        "value": "identity-header",
+        "operation": "devices"
+      },
+      {
+        "value": "identity-header",
+        "operation": "revokeDevice"
+      },
+      {
+        "value": "identity-header",
+        "operation": "systemGet"
+      },
+      {
+        "value": "identity-header",
+        "operation": "systemPut"
+      },
+      {
+        "value": "identity-header",
+        "operation": "systemDelete"
+      },
+      {
+        "value": "identity-header",
         "operation": "groupRoster"
       },
       {

@@ -2960,8 +2960,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "Device row",
     "title": "Device rows from headers",
-    "text": "Requests that open a session fill a device row from the optional X-Svc-Device-* headers (only a hash of X-Svc-Device kept; name 64, platform and browser 32 bytes; client only app, web or cli); an omitted header leaves the stored value.",
-    "unobservable": "document 3 does not show the device list's reply, so a black-box check can read a row only through the project's shape (the profile check relay/profile/devices)"
+    "text": "Requests that open a session fill a device row from the optional X-Svc-Device-* headers (only a hash of X-Svc-Device kept; name 64, platform and browser 32 bytes; client only app, web or cli); an omitted header leaves the stored value."
   },
   {
     "id": "ra.devices.list",

@@ -17,7 +17,26 @@ export interface MutationArea {
 }
 
 export const AREAS: readonly MutationArea[] = [
-  { name: 'relay-auth', suite: 'relay', mutate: ['reference/relay/auth.ts', 'reference/relay/sessions.ts'], rules: ['ra.auth', 'ra.signed-request', 'ra.sessions', 'ra.challenge', 'ra.devices'] },
+  // auth.ts also answers the codes of its refusals (ra.errors.*) and judges every owner route's headers.
+  {
+    name: 'relay-auth',
+    suite: 'relay',
+    mutate: ['reference/relay/auth.ts', 'reference/relay/sessions.ts'],
+    rules: [
+      'ra.auth',
+      'ra.signed-request',
+      'ra.sessions',
+      'ra.challenge',
+      'ra.devices',
+      'ra.pickup.auth',
+      // takeChallenge: the keystore fetch's claim of its challenge.
+      'ra.keystore.assertion-challenge',
+      'ra.errors.challenge-invalid',
+      'ra.errors.signature-invalid',
+      'ra.errors.request-expired',
+      'ra.errors.request-replayed',
+    ],
+  },
   // messages.ts also enforces the recipient's inbox policy and a sign-in prompt's expiry (ra.inbox),
   // answers the codes of its refusals and of a failed forward (ra.errors.*), and refuses a revoked
   // session's proof.

@@ -124,8 +124,8 @@ export interface SignedRequestInput {
   path: string;
   body?: string | Uint8Array;
   sessionId?: string;
-  /** Unix seconds (default now). */
-  timestamp?: number;
+  /** Unix seconds (default now); a string is sent and signed as it is (a malformed one, say). */
+  timestamp?: number | string;
   nonce?: string;
 }
 

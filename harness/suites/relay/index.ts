@@ -8,6 +8,7 @@ import { HttpClient } from '../../actors/http.ts';
 import type { RelayTarget } from './driver.ts';
 import { messagingChecks } from './checks/messaging.ts';
 import { authChecks, challengeExpiryCheck } from './checks/auth.ts';
+import { authCodesCheck, headerPartsCheck, replayWindowCheck } from './checks/auth-headers.ts';
 import { relayFuzzChecks } from './checks/fuzz.ts';
 import { identityChecks } from './checks/identities.ts';
 import { eventChecks } from './checks/events.ts';
@@ -56,6 +57,9 @@ export function relayChecks(target: RelayTarget): Check[] {
   return [
     ...identityChecks(target),
     ...authChecks(target),
+    headerPartsCheck(target),
+    authCodesCheck(target),
+    replayWindowCheck(target),
     ...messagingChecks(target),
     envelopeFormsCheck(target),
     envelopeFormsProfileCheck(target),

@@ -98,6 +98,81 @@ function devicesCheck(t: RelayTarget): Check {
   });
 }
 
+/** Document 3's device row: "`client` (`app`, `web` or `cli`), `platform`, `browser`", self-reported. */
+function deviceFieldsCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/devices/fields',
+    lane: LANE,
+    title: 'a session opened with each client document 3 lists (app, web, cli) and its name, kind, platform and browser headers makes a device row carrying them as sent',
+    rules: ['ra.devices.rows'],
+    run: async (s, e) => {
+      const owner = await s.identity();
+      const ids = s.profile.ids;
+      const sent = ['app', 'web', 'cli'].map((client) => ({
+        client,
+        install: `install-${randomBytes(8).toString('hex')}`,
+        name: `${client} device`,
+        kind: 'laptop',
+        platform: 'linux',
+        browser: client === 'web' ? 'firefox' : 'none',
+      }));
+      for (const d of sent) {
+        const headers = {
+          [ids.header_device.toLowerCase()]: d.install,
+          [ids.header_device_client.toLowerCase()]: d.client,
+          [ids.header_device_name.toLowerCase()]: d.name,
+          [ids.header_device_kind.toLowerCase()]: d.kind,
+          [ids.header_device_platform.toLowerCase()]: d.platform,
+          [ids.header_device_browser.toLowerCase()]: d.browser,
+        };
+        const r = await s.relay.post('/sessions', sessionRegistration(s.profile, owner, new Uint8Array(randomBytes(32))), headers);
+        if (!e.that(r.status === 201, `POST /sessions as a ${d.client} device: ${said(r)}, not 201`)) return;
+      }
+      const path = `/devices/${encodeURIComponent(owner.identity)}`;
+      const list = await s.relay.get(path, await s.relay.authHeaders(owner, 'GET', path, { mode: 'signed-request' }));
+      const rows = rowsIn(safeJson(list));
+      for (const d of sent) {
+        const row = rows.find((r) => r.name === d.name);
+        const want = { client: d.client, kind: d.kind, platform: d.platform, browser: d.browser };
+        const got = row && Object.fromEntries(Object.keys(want).map((k) => [k, row[k]]));
+        e.that(
+          JSON.stringify(got) === JSON.stringify(want),
+          `the ${d.client} device is listed as ${JSON.stringify(row ?? null)} (GET /devices: ${said(list).slice(0, 200)}), not with ${JSON.stringify(want)}`,
+        );
+      }
+    },
+  });
+}
+
+function foreignDeviceCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/devices/foreign-device',
+    lane: LANE,
+    title: "an owner's revocation naming another identity's device, or a device_id that is not a string, is refused with a 4xx; the other identity's device and its session go on",
+    rules: ['ra.devices.list', 'ra.errors.listed-statuses'],
+    run: async (s, e) => {
+      const [owner, other] = await Promise.all([s.identity(), s.identity()]);
+      const theirs = await castOf(s.relay, other, owner);
+      const session = await deviceSession(s, theirs, 'their phone');
+      const path = `/devices/${encodeURIComponent(other.identity)}`;
+      const listed = rowsIn(safeJson(await s.relay.get(path, await s.relay.authHeaders(other, 'GET', path, { mode: 'signed-request' }))));
+      const device = listed.find((r) => r.name === 'their phone');
+      if (!device) return e.fail(`the other identity's device is not listed: ${JSON.stringify(listed).slice(0, 200)}`);
+      const mine = await castOf(s.relay, owner, other);
+      for (const [what, deviceId] of [
+        ["another identity's device", device.id],
+        ['a device_id that is a number', 7],
+        ['a device_id that is null', null],
+      ] as const) {
+        const r = await devicesAs(s, mine, 'owner', 'POST', deviceId as string);
+        e.that(refused(r), `the owner revoking ${what}: ${said(r)}, not a 4xx`);
+      }
+      const still = await s.relay.pickup(other, { mode: 'challenge', sessionId: session.sessionId, seed: session.seed });
+      e.that(still.status === 200, `the other identity's device session after the refused revocations: ${said(still)}, not 200`);
+    },
+  });
+}
+
 export function devicesMatrixChecks(t: RelayTarget): Check[] {
-  return [devicesCheck(t)];
+  return [devicesCheck(t), deviceFieldsCheck(t), foreignDeviceCheck(t)];
 }

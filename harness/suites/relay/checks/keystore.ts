@@ -191,13 +191,15 @@ function assertionChallengeCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore/assertion-challenge',
     lane: LANE,
-    title: 'an assertion over a challenge the relay never issued is refused 401; a valid assertion fetches once, and the same assertion again is refused 401',
+    title:
+      'an assertion over a challenge the relay never issued, while one it issued is live, is refused 401; a valid assertion over the live one fetches once, and the same assertion again is refused 401',
     rules: ['ra.keystore.assertion-challenge'],
     run: async (s, e) => {
       const en = await enrolled(s);
-      refused401(e, await fetchWith(s, en, { challenge: randomBytes(32).toString('base64url') }), 'a challenge the relay never issued');
+      const form = await challengeForm(s, en);
       const challenge = await challengeFor(s, en.id.identity);
-      const assertion = en.auth.assert({ challenge, challengeForm: await challengeForm(s, en), rpId: en.id.identity });
+      refused401(e, await fetchWith(s, en, { challenge: randomBytes(32).toString('base64url'), challengeForm: form }), 'a challenge the relay never issued, while one it issued is live');
+      const assertion = en.auth.assert({ challenge, challengeForm: form, rpId: en.id.identity });
       const first = await s.relay.keystoreFetch(en.id.identity, assertion, en.id.identity);
       if (!e.that(fetched(first), `a valid assertion answered ${said(first)}, expected 200`)) return;
       refused401(e, await s.relay.keystoreFetch(en.id.identity, assertion, en.id.identity), 'the same assertion (and challenge) a second time');

@@ -17,7 +17,7 @@ import { relayCheck } from '../check.ts';
 import { CheckFailure, CheckSkip, isObject, pickupOf, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 import { inboxCall, INBOX_OPS, pooled, randomSeed, refused4xx, session, signedCall, signedOperations, type Answer, type RequestParts, type SignedOp } from './matrix-ops.ts';
 
-export const SIGNED_PARTS = ['identity', 'session-id', 'key', 'method', 'path', 'query', 'body', 'timestamp', 'nonce'] as const;
+export const SIGNED_PARTS = ['identity', 'identity-header', 'session-id', 'key', 'method', 'path', 'query', 'body', 'timestamp', 'nonce'] as const;
 type Part = (typeof SIGNED_PARTS)[number];
 
 const SYSTEM_PATH = 'public/profile.json';
@@ -87,7 +87,7 @@ function signedRequestBindingCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/matrix/binding-signed-request',
     title:
-      'on every operation the relay OpenAPI opens with a signed request: the request as signed succeeds; its identity, session id, key, method, path, query, body, timestamp or nonce swapped alone for another valid one is refused',
+      'on every operation the relay OpenAPI opens with a signed request: the request as signed succeeds; its identity, X-Svc-Identity alone, session id, key, method, path, query, body, timestamp or nonce swapped alone for another valid one is refused',
     rules: ['ra.signed-request'],
     // A few hundred requests on the check's own identity: in a lane of its own, beside the suite's other checks.
     lane: 'relay/matrix/signed',
@@ -126,6 +126,8 @@ function signedRequestBindingCheck(t: RelayTarget): Check {
         const theirs = parts(c, { identity: b.identity, seed: b.seed });
         return [
           ['identity', theirs, theirs],
+          // This identity's own request, as signed, with X-Svc-Identity naming another.
+          ['identity-header', base, { ...base, identity: b.identity }],
           ['session-id', { ...base, seed: s1.seed, sessionId: s1.sessionId }, { ...base, seed: s1.seed, sessionId: s2.sessionId }],
           ['key', { ...base, seed: b.seed }, base],
           ['method', { ...base, method: other }, base],
