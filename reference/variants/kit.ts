@@ -76,3 +76,17 @@ export const both =
   (outer: Wire, inner: Wire): Wire =>
   (req, next) =>
     outer(req, (r) => inner(r, next));
+
+/** The request with its body read once, a copy to pass on, and the body parsed when it is a JSON object. */
+export async function buffered(req: Request): Promise<{ req: Request; body: Record<string, unknown>; text: string }> {
+  const text = req.method === 'GET' || req.method === 'HEAD' ? '' : await req.text();
+  const copy = new Request(req.url, { method: req.method, headers: req.headers, ...(text === '' ? {} : { body: text }) });
+  let body: Record<string, unknown> = {};
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) body = v as Record<string, unknown>;
+  } catch {
+    // not JSON: nothing to read
+  }
+  return { req: copy, body, text };
+}

@@ -3,7 +3,7 @@
 // otherwise) would answer: values refused or coerced, a fetch that crashes on a malformed
 // assertion, a removal raced or over-reaching, and the profile's entries, rp_id and limits.
 import { limits } from '../../schemas/ts/limits.ts';
-import { both, jsonAnswer, withBody, type Next, type Wire, type WireVariant } from './kit.ts';
+import { both, buffered, jsonAnswer, withBody, type Next, type Wire, type WireVariant } from './kit.ts';
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -12,19 +12,6 @@ const isObject = (v: unknown): v is Obj => v !== null && typeof v === 'object' &
 function keystoreRoute(req: Request): { identity: string; rest: string } | undefined {
   const m = /^\/identities\/([^/]+)\/keystore(\/[^/]+)?$/.exec(new URL(req.url).pathname);
   return m ? { identity: decodeURIComponent(m[1]!), rest: m[2] ? decodeURIComponent(m[2].slice(1)) : '' } : undefined;
-}
-
-/** The request's JSON object body (`{}` otherwise) and a copy of the request to pass on. */
-async function read(req: Request): Promise<{ body: Obj; text: string; again: () => Request }> {
-  const text = await req.text();
-  let body: Obj = {};
-  try {
-    const v = JSON.parse(text) as unknown;
-    if (isObject(v)) body = v;
-  } catch {
-    // not JSON: nothing to read
-  }
-  return { body, text, again: () => new Request(req.url, { method: req.method, headers: req.headers, body: text }) };
 }
 
 /** Requests to the keystore route `rest` ('' for the PUT, 'list', 'fetch', else a removal) by `method`. */
@@ -39,8 +26,8 @@ function onKeystore(method: string, rest: ((r: string) => boolean) | string, han
 /** `wire`, with every enrollment the relay takes (a PUT answered 200) shown to `taken` first. */
 function seeingEnrollments(taken: (identity: string, body: Obj) => void, wire: Wire): Wire {
   const put = onKeystore('PUT', '', async (identity, req, next) => {
-    const { body, again } = await read(req);
-    const res = await next(again());
+    const { body, req: copy } = await buffered(req);
+    const res = await next(copy);
     if (res.status === 200) taken(identity, body);
     return res;
   });
@@ -67,8 +54,8 @@ export const RELAY_KEYSTORE_WIRE: Record<string, WireVariant> = {
     rule: 'ra.keystore.enroll',
     what: 'an enrollment of kind hardware-key, cli-passphrase or native (a relay that knows passkeys and recovery kits) is refused 400',
     wire: onKeystore('PUT', '', async (_id, req, next) => {
-      const { body, again } = await read(req);
-      return ['hardware-key', 'cli-passphrase', 'native'].includes(String(body.kind)) ? jsonAnswer({ error: 'invalid_request', detail: 'unknown kind' }, 400) : next(again());
+      const { body, req: copy } = await buffered(req);
+      return ['hardware-key', 'cli-passphrase', 'native'].includes(String(body.kind)) ? jsonAnswer({ error: 'invalid_request', detail: 'unknown kind' }, 400) : next(copy);
     }),
   },
   // "| `role` | string | `device` (default) or `recovery-master` |"
@@ -90,8 +77,8 @@ export const RELAY_KEYSTORE_WIRE: Record<string, WireVariant> = {
     rule: 'ra.keystore.enroll',
     what: 'a credential_alg sent as a string ("-7") is read as the number and the enrollment taken',
     wire: onKeystore('PUT', '', async (_id, req, next) => {
-      const { body, text, again } = await read(req);
-      if (typeof body.credential_alg !== 'string') return next(again());
+      const { body, text, req: copy } = await buffered(req);
+      if (typeof body.credential_alg !== 'string') return next(copy);
       return next(new Request(req.url, { method: req.method, headers: req.headers, body: text.replace(JSON.stringify(body.credential_alg), String(Number(body.credential_alg))) }));
     }),
   },
@@ -100,8 +87,8 @@ export const RELAY_KEYSTORE_WIRE: Record<string, WireVariant> = {
     rule: 'ra.errors.listed-statuses',
     what: 'a fetch whose assertion is not an object, or lacks a field, is answered 500',
     wire: onKeystore('POST', 'fetch', async (_id, req, next) => {
-      const { body, again } = await read(req);
-      return !isObject(body.assertion) || ASSERTION_FIELDS.some((f) => !(f in (body.assertion as Obj))) ? crash() : next(again());
+      const { body, req: copy } = await buffered(req);
+      return !isObject(body.assertion) || ASSERTION_FIELDS.some((f) => !(f in (body.assertion as Obj))) ? crash() : next(copy);
     }),
   },
   // "an unknown enrollment answers 404": two removals at once both find it, both answer success.
@@ -130,8 +117,8 @@ export const RELAY_KEYSTORE_WIRE: Record<string, WireVariant> = {
       'DELETE',
       (r) => r !== '',
       async (_id, req, next) => {
-        const { body, again } = await read(req);
-        if (body.revoke_sessions === true) return next(again());
+        const { body, req: copy } = await buffered(req);
+        if (body.revoke_sessions === true) return next(copy);
         const res = await next(new Request(req.url, { method: req.method, headers: req.headers, body: JSON.stringify({ ...body, revoke_sessions: true }) }));
         return res.status === 200 ? new Response(null, { status: 204 }) : res;
       },
@@ -186,8 +173,8 @@ export const RELAY_KEYSTORE_WIRE: Record<string, WireVariant> = {
     rule: 'ra.keystore.rp-id-field',
     what: "a fetch's rp_id is ignored: every acceptable RP id is tried, whatever the body names",
     wire: onKeystore('POST', 'fetch', async (_id, req, next) => {
-      const { body, again } = await read(req);
-      if (!('rp_id' in body)) return next(again());
+      const { body, req: copy } = await buffered(req);
+      if (!('rp_id' in body)) return next(copy);
       const { rp_id: _dropped, ...rest } = body;
       return next(new Request(req.url, { method: req.method, headers: req.headers, body: JSON.stringify(rest) }));
     }),
@@ -221,10 +208,10 @@ export const RELAY_KEYSTORE_WIRE: Record<string, WireVariant> = {
     rule: 'ra.keystore.enrollment-shape',
     what: 'a wrapped object of exactly 16 KiB as sent is refused 400 (the cap read as exclusive)',
     wire: onKeystore('PUT', '', async (_id, req, next) => {
-      const { body, again } = await read(req);
+      const { body, req: copy } = await buffered(req);
       return isObject(body.wrapped) && Buffer.byteLength(JSON.stringify(body.wrapped)) >= limits.keystore_wrapped_max_bytes
         ? jsonAnswer({ error: 'invalid_request', detail: 'wrapped is too large' }, 400)
-        : next(again());
+        : next(copy);
     }),
   },
   'keystore-code-bare': {

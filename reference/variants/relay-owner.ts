@@ -12,24 +12,10 @@ import { profileFor } from '../../protocol/common/profile.ts';
 import { normalizeShortCode } from '../../protocol/signin/reference.ts';
 import { verifyDrive } from '../../protocol/relay/drive/sign.ts';
 import { limits } from '../../schemas/ts/limits.ts';
-import { jsonAnswer, type Next, type Wire, type WireVariant } from './kit.ts';
+import { buffered, jsonAnswer, type Next, type Wire, type WireVariant } from './kit.ts';
 
 const profile = profileFor();
 const ids = profile.ids;
-
-/** The request with its body read once, a copy to pass on, and the body parsed when it is a JSON object. */
-async function buffered(req: Request): Promise<{ req: Request; body: Record<string, unknown>; text: string }> {
-  const text = req.method === 'GET' || req.method === 'HEAD' ? '' : await req.text();
-  const copy = new Request(req.url, { method: req.method, headers: req.headers, ...(text === '' ? {} : { body: text }) });
-  let body: Record<string, unknown> = {};
-  try {
-    const v = JSON.parse(text) as unknown;
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) body = v as Record<string, unknown>;
-  } catch {
-    // not JSON: nothing to read
-  }
-  return { req: copy, body, text };
-}
 
 const jsonOf = async (res: Response): Promise<Record<string, unknown>> =>
   (await res
