@@ -7,6 +7,7 @@
 import { profileFor } from '../../protocol/common/profile.ts';
 import type { DriveSeams } from '../relay/drive/access.ts';
 import { RULE_SEAMS } from '../relay/drive/access.ts';
+import { DRIVE_ACCESS_WIRE } from './drive-access.ts';
 import { editRequest, type Wire, type WireVariant } from './kit.ts';
 
 const ids = profileFor().ids;
@@ -212,5 +213,6 @@ export const DRIVE_MATRIX_WIRE: Record<string, DriveVariant> = {
 export async function driveSeamsFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<Partial<DriveSeams> | undefined> {
   const name = env.SVC_REFERENCE_WIRE ?? '';
   if (!name.startsWith('drive/') || env.SVC_REFERENCE_ALLOW_BREAKAGE !== '1') return undefined;
-  return DRIVE_MATRIX_WIRE[name.slice('drive/'.length)]?.seams;
+  const key = name.slice('drive/'.length);
+  return (DRIVE_MATRIX_WIRE[key] ?? DRIVE_ACCESS_WIRE[key])?.seams;
 }

@@ -6,6 +6,7 @@ import { BRIDGE_MATRIX_WIRE } from './bridge-matrix.ts';
 import { RELAY_WIRE } from './relay.ts';
 import { DRIVE_WIRE } from './drive.ts';
 import { DRIVE_MATRIX_WIRE } from './drive-matrix.ts';
+import { DRIVE_ACCESS_WIRE } from './drive-access.ts';
 import { RELAY_OWNER_WIRE } from './relay-owner.ts';
 import { RELAY_CORE_WIRE } from './relay-core.ts';
 import { DRIVE_ANSWER_WIRE } from './drive-answers.ts';
@@ -48,6 +49,7 @@ export const WIRE_TABLES: ReadonlyArray<readonly [Suite, Record<string, WireVari
   ['drive', DRIVE_MATRIX_WIRE],
   ['drive', DRIVE_ANSWER_WIRE],
   ['drive', DRIVE_LINKS_WIRE],
+  ['drive', DRIVE_ACCESS_WIRE],
 ];
 
 // A suite's wire variants are looked up by name (`<suite>/<name>`): one name, one variant.

@@ -22,6 +22,7 @@ interface Refusal {
   status: number;
   rule?: string;
   error?: string;
+  detail?: string;
 }
 
 interface Known {
@@ -89,7 +90,12 @@ export function parse(text: string): Record<string, unknown> {
 
 async function refusal(res: Response): Promise<Refusal> {
   const e = parse(await res.clone().text());
-  return { status: res.status, ...(typeof e.rule === 'string' ? { rule: e.rule } : {}), ...(typeof e.error === 'string' ? { error: e.error } : {}) };
+  return {
+    status: res.status,
+    ...(typeof e.rule === 'string' ? { rule: e.rule } : {}),
+    ...(typeof e.error === 'string' ? { error: e.error } : {}),
+    ...(typeof e.detail === 'string' ? { detail: e.detail } : {}),
+  };
 }
 
 /** The inbox's owner-only calls: pickup (and its cursor read), consume, events. */

@@ -7,7 +7,7 @@ import { verifyEd25519 } from '../../protocol/common/ed25519.ts';
 import { parseKey } from '../../protocol/common/keys.ts';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { accepted202, parse, waived, withLedger } from './relay-core.ts';
-import { jsonAnswer, type WireVariant } from './kit.ts';
+import { at, editJson, editRequest, jsonAnswer, type WireVariant } from './kit.ts';
 
 const profile = profileFor();
 
@@ -21,6 +21,8 @@ function registered(body: string): Response {
 function registration(req: Request, url: URL): boolean {
   return req.method === 'POST' && url.pathname === '/sessions';
 }
+
+const revocation = (req: Request, url: URL) => req.method === 'DELETE' && url.pathname.startsWith('/sessions/');
 
 function lifeOf(body: string): { issued: number; expires: number } {
   const b = parse(body);
@@ -118,6 +120,70 @@ export const RELAY_SESSIONS_WIRE: Record<string, WireVariant> = {
       (req, url) => req.method === 'DELETE' && url.pathname.startsWith('/sessions/'),
       (r, _req, _url, body) => r.rule === 'ra.auth.recency-window' && Date.parse(String(parse(body).issued_at)) > Date.now(),
       () => new Response(null, { status: 204 }),
+    ),
+  },
+  // Document 3, POST /sessions: "`400` (... `issued_at` too far in the future ...)". The bug: the
+  // relay leaves a registration issued ahead to the admin envelope's recency window, so one an hour
+  // ahead is answered 401 request_expired.
+  'session-future-by-recency': {
+    rule: 'ra.sessions.register',
+    what: 'a registration issued an hour ahead is answered 401 request_expired, not 400',
+    wire: waived(
+      registration,
+      (r, _req, _url, body) => r.status === 400 && r.rule === 'ra.sessions.ttl' && lifeOf(body).issued > Date.now() + 60_000,
+      () => jsonAnswer({ error: 'request_expired', detail: 'issued_at is outside the recency window' }, 401),
+    ),
+  },
+  // Document 3, DELETE /sessions/:id: "`400` (missing id or admin envelope)". The bug: the relay
+  // verifies whatever envelope it got, so one missing a field fails as a signature, 401.
+  'revocation-missing-as-401': {
+    rule: 'ra.sessions.revoke',
+    what: 'a revocation without identity or an admin-envelope field is answered 401 signature_invalid',
+    wire: waived(
+      revocation,
+      (r) => r.status === 400,
+      () => jsonAnswer({ error: 'signature_invalid', detail: 'identity_signature does not verify' }, 401),
+    ),
+  },
+  // The same endpoint: "`401` (signature failed ...)". The bug: the identity named is looked up and
+  // its key read without asking whether anything resolved, so a name nothing resolves is a 500.
+  'revocation-stranger-crash': {
+    rule: 'ra.sessions.revoke',
+    what: 'a revocation naming an identity nothing resolves is answered 500',
+    wire: waived(
+      revocation,
+      (r) => r.status === 401 && r.rule === 'ra.errors.signature-invalid' && / cannot be resolved$/.test(r.detail ?? ''),
+      () => jsonAnswer({ error: 'internal_error', detail: 'internal error' }, 500),
+    ),
+  },
+  // ra.devices.id-form (project): "a session opened without `X-Svc-Device` fills no row". The bug:
+  // the install id defaults to a constant, so every session without one lands on one row.
+  'device-row-without-install': {
+    rule: 'ra.devices.id-form',
+    what: 'a session opened without X-Svc-Device fills a device row (install "unknown")',
+    wire: editRequest(at('/sessions', 'POST'), (req) => {
+      if (req.headers.has(profile.ids.header_device)) return req;
+      const headers = new Headers(req.headers);
+      headers.set(profile.ids.header_device, 'unknown');
+      return new Request(req, { headers });
+    }),
+  },
+  // ra.devices.id-form (project): "`dev_` and 32 lowercase hex digits". The bug: the whole hash is
+  // kept, 64 digits.
+  'device-id-whole-hash': {
+    rule: 'ra.devices.id-form',
+    what: "a device row's id is dev_ and 64 hex digits",
+    wire: editJson(at('/devices/', 'GET'), (body) => JSON.parse(JSON.stringify(body).replace(/"dev_([0-9a-f]{32})"/g, '"dev_$1$1"'))),
+  },
+  // ra.devices.revoke-form (project). The bug: a device_id is looked up whatever it is, so a
+  // malformed one is answered as unknown, 404.
+  'device-revoke-any-404': {
+    rule: 'ra.devices.revoke-form',
+    what: 'a revocation whose device_id is missing, not a string or lacks dev_ is answered 404 not_found',
+    wire: waived(
+      (req, url) => req.method === 'POST' && /^\/devices\/[^/]+\/revoke$/.test(url.pathname),
+      (r) => r.status === 400,
+      () => jsonAnswer({ error: 'not_found', detail: 'no such device of this identity' }, 404),
     ),
   },
 };

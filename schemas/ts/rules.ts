@@ -2980,6 +2980,24 @@ export const rules: readonly Rule[] = [
     "origin": "project"
   },
   {
+    "id": "ra.devices.id-form",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Device row (`id`: prefix `dev_` plus a hash)",
+    "title": "A device row's id",
+    "text": "Project decision (the deployed form, `../shared/interop/poweur/wire/placeholders.json`): a row's `id` is `dev_` and 32 lowercase hex digits (a SHA-256 of the identity and its `X-Svc-Device`, cut), the same for every session of one install; a session opened without `X-Svc-Device` fills no row.",
+    "origin": "project"
+  },
+  {
+    "id": "ra.devices.revoke-form",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Devices (`device_id` with prefix `dev_`; statuses: not shown)",
+    "title": "A revocation's device_id",
+    "text": "Project decision: a revocation whose `device_id` is missing, not a string or without the `dev_` prefix answers 400 `invalid_request`; a `dev_` id of no device of the identity answers 404 `not_found`.",
+    "origin": "project"
+  },
+  {
     "id": "ra.identities.hosted",
     "level": "MUST",
     "doc": 3,
@@ -3992,6 +4010,15 @@ export const rules: readonly Rule[] = [
     "text": "The owner, proving its identity with the challenge headers, may call every drive endpoint of its drive; a caller with no proof, or a proof that does not verify, is refused."
   },
   {
+    "id": "ra.drive.refusals",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (codes for drive failures: not shown)",
+    "title": "Who the drive refuses, and how",
+    "text": "Project decision: a relay answers the drives of the identities it hosts; `/drive/:identity` of any other identity (homed on another relay, or one nothing resolves) answers 404 `not_found`. A caller whose `X-Svc-Identity` nothing resolves answers 401 `challenge_invalid`; an `X-Svc-Link` naming no live link of the drive (not 32 hex digits, or unknown) 403 `not_authorized`; an identity with no share using a node 403 `not_authorized`.",
+    "origin": "project"
+  },
+  {
     "id": "ra.drive.members",
     "level": "MUST",
     "doc": 3,
@@ -4602,6 +4629,8 @@ export type RuleId =
   | "ra.devices.rows"
   | "ra.devices.list"
   | "ra.devices.bodies"
+  | "ra.devices.id-form"
+  | "ra.devices.revoke-form"
   | "ra.identities.hosted"
   | "ra.identities.signature"
   | "ra.identities.conflict"
@@ -4717,6 +4746,7 @@ export type RuleId =
   | "ra.drive.root"
   | "ra.drive.root-body"
   | "ra.drive.owner"
+  | "ra.drive.refusals"
   | "ra.drive.members"
   | "ra.drive.remote-members"
   | "ra.drive.group-members"

@@ -12,8 +12,11 @@ import type { Chunk } from './objects.ts';
 
 type Obj = Record<string, unknown>;
 
-/** Who calls: an identity (with, for a member of a group, the group's roster header), a link holder, or nobody. */
-export type DriveActor = { identity: string; seed: Uint8Array; roster?: string } | { link: string; verifier?: Uint8Array; pow?: string } | { none: true };
+/**
+ * Who calls: an identity (with, for a member of a group, the group's roster header), a link holder
+ * (its verifier as bytes, sent base64url, or as the header's text itself), or nobody.
+ */
+export type DriveActor = { identity: string; seed: Uint8Array; roster?: string } | { link: string; verifier?: Uint8Array | string; pow?: string } | { none: true };
 
 /** Why an upload stopped, and the answer that refused it when one did. */
 export interface UploadProblem {
@@ -37,7 +40,7 @@ export class DriveClient {
     if ('link' in actor)
       return {
         [ids.header_link.toLowerCase()]: actor.link,
-        ...(actor.verifier ? { [ids.header_link_verifier.toLowerCase()]: Buffer.from(actor.verifier).toString('base64url') } : {}),
+        ...(actor.verifier !== undefined ? { [ids.header_link_verifier.toLowerCase()]: typeof actor.verifier === 'string' ? actor.verifier : Buffer.from(actor.verifier).toString('base64url') } : {}),
         ...(actor.pow ? { [ids.header_link_pow.toLowerCase()]: actor.pow } : {}),
       };
     const r = await this.http.get(`${this.url}/auth/challenge?identity=${encodeURIComponent(actor.identity)}`);

@@ -19,6 +19,7 @@ import { shareBinding } from './checks/share-binding.ts';
 import { nodeRemoval } from './checks/node-removal.ts';
 import { streamExpiry } from './checks/stream-expiry.ts';
 import { linkMatrixChecks } from './checks/link-matrix.ts';
+import { refusalChecks } from './checks/refusals.ts';
 
 export async function driveSuite(target: RelayTarget): Promise<SuiteLoad> {
   return { checks: driveChecks(target), skipped: [], coverageDocs: [3] };
@@ -42,5 +43,6 @@ export function driveChecks(target: RelayTarget): Check[] {
     ...rosterSizeChecks(target),
     ...shareCapsChecks(target),
     ...linkMatrixChecks(target),
+    ...refusalChecks(target),
   ];
 }

@@ -65,15 +65,20 @@ function ownerRoundTrip(t: RelayTarget): Check {
 function unauthenticated(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/owner/proof-required',
-    title: "without the owner's proof (none, or another key signing for the owner) the drive refuses to answer or change anything",
+    title:
+      "without the owner's proof (none, another key signing for the owner, or the proof of an identity nothing resolves) the drive refuses to answer or change anything; the drive of an identity nothing resolves is refused 4xx",
     rules: ['ra.drive.owner'],
     run: async (s, e) => {
       const { id, root } = await s.owner();
       const f = await s.file(id, root.keys, 'secret.txt', text('secret'));
       const impostor = { identity: id.identity, seed: new Uint8Array(randomBytes(32)) };
+      // A caller whose X-Svc-Identity nothing resolves: its proof cannot be checked.
+      const nobody = `x${(await s.identity('relay', { register: false })).identity}`;
+      const unresolved = { identity: nobody, seed: new Uint8Array(randomBytes(32)) };
       for (const [what, actor] of [
         ['no proof', { none: true as const }],
         ['another key', impostor],
+        [`the proof of ${nobody}, which nothing resolves`, unresolved],
       ] as const) {
         const r = await s.drive.node(id.identity, actor, f.keys.node);
         e.that(refused(r), `reading a node with ${what} answered ${said(r)}`);
@@ -86,6 +91,9 @@ function unauthenticated(t: RelayTarget): Check {
       }
       const head = await s.drive.node(id.identity, s.actor(id), f.keys.node);
       e.that(head.text().includes(f.version), `after the refused commits the file's head is ${head.text().slice(0, 200)}`);
+      // The drive of an identity nothing resolves, asked by it: there is no drive to answer.
+      const none = await s.drive.get(nobody, '', unresolved);
+      e.that(refused(none), `GET /drive/${nobody}, an identity nothing resolves, answered ${said(none)}, not a 4xx`);
     },
   });
 }
@@ -317,7 +325,8 @@ function linksPublic(t: RelayTarget): Check {
 function linkHeaders(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/links/verifier',
-    title: 'a password link holder is refused without the right verifier and reads the file with it (and the work the link asks for)',
+    title:
+      "a password link holder is refused 4xx without the right verifier (none, another, the right one with a byte more, the link's verifier_hash, text that is no base64) and reads the file with it (and the work the link asks for)",
     rules: ['ra.drive.link-auth'],
     context: ['ra.drive.link-kdf', 'ra.drive.link-opens', 'ra.drive.pow'],
     timeoutMs: 90_000,
@@ -332,11 +341,20 @@ function linkHeaders(t: RelayTarget): Check {
       const info = bodyOf(await s.drive.link(id.identity, link));
       const pow = info?.pow as Obj | null | undefined;
       const solution = pow && typeof pow.token === 'string' ? solvePow(pow.token, Number(pow.bits), 1 << 22) : undefined;
-      const holder = (verifier?: Uint8Array) => ({ link, ...(verifier ? { verifier } : {}), ...(solution ? { pow: solution } : {}) });
-      const wrong = await s.drive.node(id.identity, holder(new Uint8Array(32)), f.keys.node);
-      e.that(refused(wrong), `a wrong verifier answered ${said(wrong)}`);
-      const none = await s.drive.node(id.identity, holder(), f.keys.node);
-      e.that(refused(none), `no verifier answered ${said(none)}`);
+      const holder = (verifier?: Uint8Array | string) => ({ link, ...(verifier !== undefined ? { verifier } : {}), ...(solution ? { pow: solution } : {}) });
+      // Wrong ones near and far: none, zeros, the right one with a byte more, the hash the link
+      // stores (what a relay comparing the header with it takes), and text that is no base64.
+      const wrongs: Array<[string, Uint8Array | string | undefined]> = [
+        ['no verifier', undefined],
+        ['a verifier of 32 zero bytes', new Uint8Array(32)],
+        ['the right verifier with a byte appended', new Uint8Array([...secrets.verifier, 0])],
+        ["the link's verifier_hash itself", secrets.verifierHash],
+        ['a verifier that is not base64', '*** not base64 ***'],
+      ];
+      for (const [what, verifier] of wrongs) {
+        const r = await s.drive.node(id.identity, holder(verifier), f.keys.node);
+        e.that(refused(r), `${what} answered ${said(r)}, not a 4xx`);
+      }
       const back = await readBack(s, id.identity, holder(secrets.verifier), f.keys.node, f.keys);
       e.that(same(back.plain, plain), back.problem ?? 'the link holder read other content');
     },

@@ -136,21 +136,84 @@ function quota(t: RelayTarget): Check {
 function linkOpens(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/link-opens',
-    title: 'a link with one download serves a two-chunk file once (both chunks), then answers 410 `link_gone`, and its spent answer 404',
+    title:
+      "two links of one download each, on two two-chunk files, each serve their file's first chunk, then (1.5 s later, the other's download started between) its second; neither serves the other's file, a first chunk again answers 410 `link_gone`, and a spent link's answer 404",
     rules: ['ra.drive.link-opens', 'ra.drive.links-body'],
     run: async (s, e) => {
       const { id, root } = await s.owner();
-      const f = await s.file(id, root.keys, 'once.bin', new Uint8Array(randomBytes(70_000)));
-      const link = randomBytes(16).toString('hex');
-      await s.share(id, { node: f.keys, role: 'read', link, caps: { downloads: 1 } });
-      const info = bodyOf(await s.drive.link(id.identity, link));
-      e.that(info?.opens_left === 1 && info.pow === null && info.kdf === '' && info.node === f.keys.node, `the link answered ${JSON.stringify(info)}`);
-      const download = f.chunks.length === 2 ? await Promise.all(f.chunks.map((c) => s.drive.chunk(id.identity, { link }, f.keys.node, f.version, c.id))) : [];
-      e.that(download.length === 2 && download.every(ok), `the one download (both chunks of the file) answered ${download.map(said).join(' and ') || `(the file has ${f.chunks.length} chunks)`}`);
-      const after = await s.drive.link(id.identity, link);
+      const drive = id.identity;
+      const files = await Promise.all(['once.bin', 'twice.bin'].map((name) => s.file(id, root.keys, name, new Uint8Array(randomBytes(70_000)))));
+      if (
+        !e.that(
+          files.every((f) => f.chunks.length === 2),
+          `the files have ${files.map((f) => f.chunks.length).join(' and ')} chunks, not 2`,
+        )
+      )
+        return;
+      const links = files.map(() => randomBytes(16).toString('hex'));
+      await Promise.all(files.map((f, i) => s.share(id, { node: f.keys, role: 'read', link: links[i]!, caps: { downloads: 1 } })));
+      const info = bodyOf(await s.drive.link(drive, links[0]!));
+      e.that(info?.opens_left === 1 && info.pow === null && info.kdf === '' && info.node === files[0]!.keys.node, `the link answered ${JSON.stringify(info)}`);
+      const read = (i: number, file: number, chunk: number) => s.drive.chunk(drive, { link: links[i]! }, files[file]!.keys.node, files[file]!.version, files[file]!.chunks[chunk]!.id);
+      // Each download's first chunk spends its link's one open, the two downloads interleaved.
+      for (const i of [0, 1]) {
+        const r = await read(i, i, 0);
+        e.that(ok(r), `link ${i + 1}'s download, its first chunk, answered ${said(r)}`);
+      }
+      await new Promise((r) => setTimeout(r, 1500));
+      for (const i of [0, 1]) {
+        const r = await read(i, i, 1);
+        e.that(ok(r), `link ${i + 1}'s download, its second chunk 1.5 s later, answered ${said(r)}`);
+      }
+      for (const i of [0, 1]) {
+        const other = await read(i, 1 - i, 1);
+        e.that(refusedWith(other, 410, 'link_gone'), `link ${i + 1}, spent, reading the other file's second chunk answered ${said(other)}, not 410 link_gone`);
+        const again = await read(i, i, 0);
+        e.that(refusedWith(again, 410, 'link_gone'), `link ${i + 1}, spent, reading its file's first chunk again (a second download) answered ${said(again)}, not 410 link_gone`);
+      }
+      const after = await s.drive.link(drive, links[0]!);
       e.that(refusedWith(after, 404, 'not_found'), `after the download the link answer answered ${said(after)}, not 404 not_found`);
-      const again = await s.drive.chunk(id.identity, { link }, f.keys.node, f.version, f.chunks[0]!.id);
-      e.that(refusedWith(again, 410, 'link_gone'), `a second download answered ${said(again)}`);
+    },
+  });
+}
+
+/** How far ahead the expiring link of linkExpired ends: room for its reads inside, little waiting after. */
+const LINK_EXPIRY_AHEAD_MS = 2500;
+
+function linkExpired(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/link-expired',
+    title:
+      'a link of one download past its `expires` answers 410 `link_gone` to a node read it served inside its time and to the rest of the download its last open started there, and its link answer 404',
+    rules: ['ra.drive.link-opens', 'ra.drive.links-body'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const f = await s.file(id, root.keys, 'brief.bin', new Uint8Array(randomBytes(70_000)));
+      if (!e.that(f.chunks.length === 2, `the file has ${f.chunks.length} chunks, not 2`)) return;
+      const link = randomBytes(16).toString('hex');
+      const expires = Math.ceil((Date.now() + LINK_EXPIRY_AHEAD_MS) / 1000) * 1000;
+      await s.share(id, { node: f.keys, role: 'read', link, caps: { downloads: 1 }, expires: new Date(expires).toISOString().replace(/\.\d{3}Z$/, 'Z') });
+      const node = () => s.drive.node(id.identity, { link }, f.keys.node);
+      const chunk = (i: number) => () => s.drive.chunk(id.identity, { link }, f.keys.node, f.version, f.chunks[i]!.id);
+      // Inside its time: the node, and the first chunk, which spends the link's one open.
+      for (const [what, read] of [
+        ['a node read', node],
+        ['the first chunk read', chunk(0)],
+      ] as const) {
+        const r = await read();
+        e.that(ok(r), `${what} through the link inside its time answered ${said(r)}`);
+      }
+      if (Date.now() >= expires) throw new CheckSkip(`the reads inside the link's time took past its expiry (${LINK_EXPIRY_AHEAD_MS} ms): too slow to judge it here`);
+      await new Promise((r) => setTimeout(r, expires + 1000 - Date.now()));
+      for (const [what, read] of [
+        ['a node read', node],
+        ['the second chunk (the rest of the download its last open started)', chunk(1)],
+      ] as const) {
+        const r = await read();
+        e.that(refusedWith(r, 410, 'link_gone'), `${what} through the link past its expires answered ${said(r)}, not 410 link_gone`);
+      }
+      const answer = await s.drive.link(id.identity, link);
+      e.that(refusedWith(answer, 404, 'not_found'), `the link answer past its expires answered ${said(answer)}, not 404 not_found`);
     },
   });
 }
@@ -363,5 +426,5 @@ function rosterFresh(t: RelayTarget): Check {
 }
 
 export function profileChecks(t: RelayTarget): Check[] {
-  return [conflictBody(t), idempotent(t), chunkUpload(t), chunkAccess(t), caching(t), quota(t), linkOpens(t), validated(t), roles(t), tree(t), unshare(t), rosterFresh(t), bodies(t)];
+  return [conflictBody(t), idempotent(t), chunkUpload(t), chunkAccess(t), caching(t), quota(t), linkOpens(t), linkExpired(t), validated(t), roles(t), tree(t), unshare(t), rosterFresh(t), bodies(t)];
 }

@@ -9,7 +9,7 @@ import type { HttpResponse } from '../../../actors/http.ts';
 import { sessionRegistration } from '../../../actors/relay/index.ts';
 import { castOf, learnSystemPath, principalHeaders, REFUSED_PRINCIPALS, type Cast, type Principal, type RegisteredSession } from '../../../actors/relay/owner.ts';
 import { relayCheck } from '../check.ts';
-import { CheckFailure, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+import { CheckFailure, isObject, refusedWith, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 import { cellsOf } from './owner-who.ts';
 
 const LANE = 'relay/devices-matrix';
@@ -173,6 +173,43 @@ function foreignDeviceCheck(t: RelayTarget): Check {
   });
 }
 
+/** The project's device ids and revocation codes (ra.devices.id-form, ra.devices.revoke-form). */
+function profileDeviceRowsCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/profile/device-rows',
+    lane: LANE,
+    title:
+      'two sessions of one install make one row whose id is dev_ and 32 hex digits, a session without X-Svc-Device makes none; a revocation whose device_id is missing, a number or lacks dev_ is 400 invalid_request, an unknown dev_ id 404 not_found',
+    rules: ['ra.devices.id-form', 'ra.devices.revoke-form'],
+    run: async (s, e) => {
+      const owner = await s.identity();
+      const ids = s.profile.ids;
+      const install = { [ids.header_device.toLowerCase()]: `install-${randomBytes(8).toString('hex')}` };
+      for (const headers of [install, install, {}]) {
+        const r = await s.relay.post('/sessions', sessionRegistration(s.profile, owner, new Uint8Array(randomBytes(32))), headers);
+        if (!e.that(r.status === 201, `POST /sessions: ${said(r)}, not 201`)) return;
+      }
+      const path = `/devices/${encodeURIComponent(owner.identity)}`;
+      const list = await s.relay.get(path, await s.relay.authHeaders(owner, 'GET', path, { mode: 'signed-request' }));
+      const rows = rowsIn(safeJson(list));
+      e.that(
+        rows.length === 1 && /^dev_[0-9a-f]{32}$/.test(String(rows[0]!.id)),
+        `two sessions of one install and one without X-Svc-Device are listed as ${JSON.stringify(rows).slice(0, 300)}, not one row whose id is dev_ and 32 hex digits`,
+      );
+      const cast = await castOf(s.relay, owner, await s.identity());
+      for (const [what, deviceId, status, code] of [
+        ['without device_id', undefined, 400, 'invalid_request'],
+        ['whose device_id is a number', 7, 400, 'invalid_request'],
+        ['whose device_id lacks dev_', '0'.repeat(32), 400, 'invalid_request'],
+        ['naming a dev_ id of no device', `dev_${'0'.repeat(32)}`, 404, 'not_found'],
+      ] as const) {
+        const r = await devicesAs(s, cast, 'owner', 'POST', deviceId as string | undefined);
+        e.that(refusedWith(r, status, code), `a revocation ${what}: ${said(r)}, not ${status} ${code}`);
+      }
+    },
+  });
+}
+
 export function devicesMatrixChecks(t: RelayTarget): Check[] {
-  return [devicesCheck(t), deviceFieldsCheck(t), foreignDeviceCheck(t)];
+  return [devicesCheck(t), deviceFieldsCheck(t), foreignDeviceCheck(t), profileDeviceRowsCheck(t)];
 }

@@ -105,7 +105,7 @@ function registrationFieldsCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/sessions/registration-fields',
     title:
-      'POST /sessions missing identity, session_public_key, issued_at, expires_at or the admin envelope, with one of them mistyped, a session key that is not a key or a malformed expires_at, is refused 400',
+      'POST /sessions missing identity, session_public_key, issued_at, expires_at or the admin envelope, with one of them mistyped, a session key that is not a key, a malformed expires_at or an issued_at an hour ahead, is refused 400',
     rules: ['ra.sessions.register', 'ra.sessions.ttl'],
     run: async (s, e) => {
       const a = await s.identity();
@@ -113,6 +113,9 @@ function registrationFieldsCheck(t: RelayTarget): Check {
         const r = await s.relay.post('/sessions', registrationWith(s, a, change));
         e.that(r.status === 400, `a registration ${name}: ${said(r)}, not 400`);
       }
+      // "issued_at too far in the future": an hour ahead of the relay's clock, living an hour.
+      const ahead = await s.relay.post('/sessions', sessionRegistration(s.profile, a, randomSeed(), 3600, now(3600)));
+      e.that(ahead.status === 400, `a registration issued an hour ahead: ${said(ahead)}, not 400`);
       // A name that resolves to no identity: its signature cannot verify against a published key.
       const nobody = await s.identity('relay', { register: false });
       const r = await s.relay.post(
@@ -203,6 +206,37 @@ function sessionProofMatrixCheck(t: RelayTarget): Check {
   });
 }
 
+/** Document 3, DELETE /sessions/:id: "`400` (missing id or admin envelope); `401` (signature failed ...)". */
+function revocationFieldsCheck(t: RelayTarget): Check {
+  const cases: Array<[string, (b: Record<string, unknown>) => void]> = [
+    ...['identity', 'issued_at', 'nonce', 'identity_signature'].map((f): [string, (b: Record<string, unknown>) => void] => [`without ${f}`, (b) => delete b[f]]),
+    ['whose identity is a number', (b) => (b.identity = 7)],
+  ];
+  return relayCheck(t, {
+    id: 'relay/sessions/revocation-fields',
+    title:
+      "DELETE /sessions/:id without identity or one of the admin envelope's fields, or with an identity that is a number, is refused 400; one naming an identity nothing resolves is refused 401; the session still opens a pickup",
+    rules: ['ra.sessions.revoke'],
+    run: async (s, e) => {
+      const a = await s.identity();
+      const sess = await session(s, a);
+      const path = `/sessions/${encodeURIComponent(sess.sessionId)}`;
+      const signed = () => ({ identity: a.identity, ...adminEnvelope(s.profile, 'session-revocation', { identity: a.identity, session_id: sess.sessionId }, a.seed) });
+      for (const [name, change] of cases) {
+        const body: Record<string, unknown> = signed();
+        change(body);
+        const r = await s.relay.post(path, body, {}, 'DELETE');
+        e.that(r.status === 400, `a revocation ${name}: ${said(r)}, not 400`);
+      }
+      const nobody = `x${(await s.identity('relay', { register: false })).identity}`;
+      const stranger = await s.relay.post(path, { ...signed(), identity: nobody }, {}, 'DELETE');
+      e.that(stranger.status === 401, `a revocation naming ${nobody}, which resolves to no identity: ${said(stranger)}, not 401`);
+      const r = await inboxCall(s, 'pickup', a, by('signed-request', sess));
+      e.that(ok(r), `the session after the refused revocations: ${r.text}, not a pickup`);
+    },
+  });
+}
+
 function profileAdminEnvelopeCheck(t: RelayTarget): Check {
   const window = limits.admin_recency_seconds;
   return relayCheck(t, {
@@ -229,5 +263,13 @@ function profileAdminEnvelopeCheck(t: RelayTarget): Check {
 }
 
 export function sessionsMatrixChecks(t: RelayTarget): Check[] {
-  return [profileAdminEnvelopeCheck(t), registrationBindingCheck(t), revocationBindingCheck(t), registrationFieldsCheck(t), profileSessionLifeCheck(t), sessionProofMatrixCheck(t)];
+  return [
+    profileAdminEnvelopeCheck(t),
+    registrationBindingCheck(t),
+    revocationBindingCheck(t),
+    registrationFieldsCheck(t),
+    revocationFieldsCheck(t),
+    profileSessionLifeCheck(t),
+    sessionProofMatrixCheck(t),
+  ];
 }
