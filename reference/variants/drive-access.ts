@@ -5,6 +5,8 @@
 import { createHash } from 'node:crypto';
 import { decodeBase64Any } from '../../protocol/common/base64.ts';
 import { profileFor } from '../../protocol/common/profile.ts';
+import { limits } from '../../schemas/ts/limits.ts';
+import { parseJson } from '../shared/json.ts';
 import { RULE_SEAMS, type DriveSeams } from '../relay/drive/access.ts';
 import { jsonAnswer, untouched, type Wire, type WireVariant } from './kit.ts';
 
@@ -92,12 +94,55 @@ export const DRIVE_ACCESS_WIRE: Record<string, DriveSeamVariant> = {
     wire: untouched,
     seams: { worked: async () => true },
   },
+  // The same rule: "solving the token of its link answer". The bug: the solution is checked
+  // against whatever token comes with it, so one solved token serves every link, and a token
+  // the relay never handed out serves too.
+  'link-pow-any-token': {
+    rule: 'ra.drive.link-opens',
+    what: "a link reads with any solved token, another link's or one never issued",
+    wire: untouched,
+    seams: { worked: async (_live, solves) => solves() },
+  },
   // The same rule: "a wrong verifier is 403 `not_authorized`". The bug: a wrong verifier is
   // answered as a failed authentication, 401.
   'link-verifier-401': {
     rule: 'ra.drive.link-opens',
     what: 'a password link with a wrong verifier is answered 401 unauthorized',
     wire: answeredWhere(403, /^a password link needs the right /, () => jsonAnswer({ error: 'unauthorized', detail: 'wrong verifier' }, 401)),
+  },
+  // ra.drive.group-roster-size (project): "up to drive_group_roster_header_max_bytes of
+  // base64url, reads". The bug: the limit is exclusive, a header of exactly that length refused.
+  'roster-size-exclusive': {
+    rule: 'ra.drive.group-roster-size',
+    what: 'a roster header of exactly drive_group_roster_header_max_bytes characters is answered 431',
+    wire: async (req, next) =>
+      (req.headers.get(ids.header_group_roster)?.length ?? 0) === limits.drive_group_roster_header_max_bytes
+        ? jsonAnswer({ error: 'invalid_request', detail: 'the group roster header is too long' }, 431)
+        : next(req),
+  },
+  // ra.drive.group-roster-check (project): "the caller is among its `members` (lowercased,
+  // trimmed)". The bug: members are lowercased but not trimmed.
+  'roster-members-untrimmed': {
+    rule: 'ra.drive.group-roster-check',
+    what: 'a roster listing the member between spaces gives nothing (403)',
+    wire: async (req, next) => {
+      const header = req.headers.get(ids.header_group_roster);
+      const roster = header === null ? undefined : parseJson(Buffer.from(header, 'base64url'));
+      const members = roster?.ok ? (roster.value as { members?: unknown } | null)?.members : undefined;
+      return Array.isArray(members) && members.some((m) => typeof m === 'string' && m !== m.trim())
+        ? jsonAnswer({ error: 'not_authorized', detail: 'the group roster is not taken: it does not list the caller' }, 403)
+        : next(req);
+    },
+  },
+  // ra.drive.group-roster-check (project): "a roster is taken when it is a group roster object".
+  // The bug: the roster's fields are read from whatever the JSON is, so `null` throws: a 500.
+  'roster-null-crash': {
+    rule: 'ra.drive.group-roster-check',
+    what: 'a roster header of the JSON null is answered 500',
+    wire: async (req, next) => {
+      const header = req.headers.get(ids.header_group_roster);
+      return header !== null && Buffer.from(header, 'base64url').toString().trim() === 'null' ? jsonAnswer({ error: 'internal_error', detail: 'internal error' }, 500) : next(req);
+    },
   },
   // ra.drive.link-opens (project): "except that the download its last open started may read the
   // rest of that version's chunks ... for 10 minutes". The bug: a link with no opens left serves

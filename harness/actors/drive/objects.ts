@@ -66,7 +66,7 @@ export function pagesOf(profile: Profile, drive: string, node: string, chunks: r
 const signed = (profile: Profile, which: 'manifest' | 'record' | 'share' | 'group-roster', o: Obj, seed: Uint8Array): Obj => ({ ...o, signature: b64(sign(seed, driveString(profile, which, o))) });
 
 /** `o` signed again by `seed` after a change (its old signature dropped): a check's hand-made variant. */
-export function resigned(profile: Profile, which: 'manifest' | 'record' | 'share', o: Obj, seed: Uint8Array): Obj {
+export function resigned(profile: Profile, which: 'manifest' | 'record' | 'share' | 'group-roster', o: Obj, seed: Uint8Array): Obj {
   const { signature: _old, ...rest } = o;
   return signed(profile, which, rest, seed);
 }

@@ -49,7 +49,7 @@ export const RULE_SEAMS: DriveSeams = {
   roster: (header) => header,
   rosterPasses: (_check, holds) => holds(),
   epochChecked: () => true,
-  worked: (solves) => solves(),
+  worked: async (live, solves) => (await live()) && solves(),
   spent: (share) => share.downloads > 0 && share.used >= share.downloads,
   spendOpen: (spend) => spend(),
   chunkServed: (referenced) => referenced(),
@@ -105,7 +105,12 @@ async function linkShare(d: Drive, drive: string, link: string, headers: Headers
   }
   if ((body.pow ?? 0) > 0) {
     const [token = '', solution = ''] = (headers.get(ids.header_link_pow) ?? '').split('.', 2);
-    if (!(await seams(d).worked(async () => (await d.links.live(share.id, token)) && checkPow(token, solution, clampPowBits(body.pow!)))))
+    if (
+      !(await seams(d).worked(
+        () => d.links.live(share.id, token),
+        () => checkPow(token, solution, clampPowBits(body.pow!)),
+      ))
+    )
       throw new HttpError(403, 'not_authorized', `this link asks for ${ids.header_link_pow}: <token>.<solution> solving its link answer's token`, 'ra.drive.link-opens');
   }
   return share;

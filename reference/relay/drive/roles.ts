@@ -40,8 +40,8 @@ export interface DriveSeams {
   rosterPasses(check: 'listed' | 'signed', holds: () => boolean): boolean;
   /** Whether a roster's epoch is compared with the group's current one (ra.drive.group-roster-check). */
   epochChecked(group: string): boolean;
-  /** Whether a link request's proof-of-work header solves a token of its link (`solves`, the rule's check) (ra.drive.link-opens). */
-  worked(solves: () => Promise<boolean>): Promise<boolean>;
+  /** Whether a link request's proof-of-work holds: its token is one the link handed out (`live`) and its solution solves it (`solves`) (ra.drive.link-opens). */
+  worked(live: () => Promise<boolean>, solves: () => boolean): Promise<boolean>;
   /** Whether a link that spent `share.used` of its `share.downloads` opens has none left (ra.drive.link-opens). */
   spent(share: ShareRow): boolean;
   /** Spends one open of a link (`spend`, the store's): false when none was left (ra.drive.link-opens). */

@@ -103,17 +103,18 @@ function powWindow(t: RelayTarget): Check {
   });
 }
 
-/** A link answer's proof-of-work solved, or undefined when it asks none. */
-async function solved(s: DriveSession, drive: string, link: string): Promise<string | undefined> {
+/** A link answer's proof-of-work solved (`<token>.<solution>`) and its bits, or undefined when it asks none. */
+async function solved(s: DriveSession, drive: string, link: string): Promise<{ solution: string; bits: number } | undefined> {
   const pow = bodyOf(await s.drive.link(drive, link))?.pow as Record<string, unknown> | null | undefined;
-  return pow && typeof pow.token === 'string' ? solvePow(pow.token, Number(pow.bits), 1 << 22) : undefined;
+  const solution = pow && typeof pow.token === 'string' ? solvePow(pow.token, Number(pow.bits), 1 << 22) : undefined;
+  return solution === undefined ? undefined : { solution, bits: Number(pow!.bits) };
 }
 
 function powBound(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/link-pow',
     title:
-      "a link whose share asks for work refuses a node read 403 `not_authorized` without X-Svc-Link-Pow, with a wrong solution, with a token it never issued and with another link's solved token; its own solved token reads",
+      "a link whose share asks for work refuses a node read 403 `not_authorized` without X-Svc-Link-Pow, with a wrong solution, with a token it never issued (solved) and with another link's solved token; its own solved token reads",
     rules: [RULE],
     context: ['ra.drive.pow', 'ra.drive.links-body'],
     lane: 'drive-binding',
@@ -125,18 +126,20 @@ function powBound(t: RelayTarget): Check {
       await Promise.all([link, other].map((l) => s.share(owner, { node: file.keys, role: 'read', link: l, pow: 8 })));
       const [mine, theirs] = await Promise.all([solved(s, drive, link), solved(s, drive, other)]);
       if (!e.that(mine !== undefined && theirs !== undefined, 'the link answers gave no proof-of-work to solve')) return;
-      const [token] = mine!.split('.');
+      const [token] = mine!.solution.split('.');
+      // A token of the right form, solved at the link's bits, that the relay never handed out.
+      const unissued = solvePow(randomBytes(16).toString('base64url'), mine!.bits, 1 << 22);
       const cases: Array<[string, string | undefined]> = [
         ['without X-Svc-Link-Pow', undefined],
         ['with a wrong solution', `${token}.not-a-solution`],
-        ['with a token it never issued', `${randomBytes(16).toString('base64url')}.${mine!.split('.')[1]}`],
-        ["with the other link's solved token", theirs],
+        ['with a token it never issued, solved', unissued],
+        ["with the other link's solved token", theirs!.solution],
       ];
       for (const [what, pow] of cases) {
         const r = await s.drive.node(drive, { link, ...(pow !== undefined ? { pow } : {}) }, file.keys.node);
         e.that(refusedWith(r, 403, 'not_authorized'), `a node read through the link ${what}: ${said(r)}, not 403 not_authorized`);
       }
-      const r = await s.drive.node(drive, { link, pow: mine }, file.keys.node);
+      const r = await s.drive.node(drive, { link, pow: mine!.solution }, file.keys.node);
       e.that(ok(r), `a node read through the link with its own solved token: ${said(r)}`);
     },
   });

@@ -404,23 +404,55 @@ function bodies(t: RelayTarget): Check {
 function rosterFresh(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/group-roster',
-    title: "a group member's roster older than the group's public epoch answers 403 `not_authorized`, the current one reads, and a roster that is not base64url JSON 400 `invalid_request`",
+    title:
+      "a group member's roster older than the group's public epoch answers 403 `not_authorized`, the current one reads, for a group homed on the peer and one homed on the drive's relay (and one homed there that stored no roster, at epoch 0); a roster listing the member in capitals between spaces reads; one whose group is a number, whose owner is another, without an epoch, of a group nothing resolves, or that is JSON but no object 403, and one that is not base64url JSON 400 `invalid_request`",
     rules: ['ra.drive.group-roster-check'],
     context: ['ra.groups.epoch', 'ra.system.group-roster'],
     run: async (s, e) => {
       const { id, root } = await s.owner();
       const f = await s.file(id, root.keys, 'g.txt', text('g'));
-      const [group, member] = [await s.identity('peer'), await s.identity('peer')];
-      await s.share(id, { node: f.keys, role: 'read', member: { identity: group.identity, encryption: group.encryption.publicKey } });
-      const at = (epoch: number) => groupRoster(s.profile, group.identity, group, { members: [member.identity], admins: [group.identity], epoch });
-      const put = await s.peer.systemFile(group, 'PUT', 'public/group-roster.json', JSON.stringify(at(2)));
-      if (!e.that(ok(put), `storing the group's epoch-2 roster at its relay answered ${said(put)}`)) return;
-      const old = await s.drive.node(id.identity, { ...s.actor(member), roster: rosterHeader(at(1)) }, f.keys.node);
-      e.that(refusedWith(old, 403, 'not_authorized'), `a read with the epoch-1 roster answered ${said(old)}, expected 403 not_authorized`);
-      const now = await s.drive.node(id.identity, { ...s.actor(member), roster: rosterHeader(at(2)) }, f.keys.node);
-      e.that(ok(now), `a read with the current (epoch-2) roster answered ${said(now)}`);
-      const junk = await s.drive.node(id.identity, { ...s.actor(member), roster: '%%%' }, f.keys.node);
-      e.that(refusedWith(junk, 400, 'invalid_request'), `a roster header that is not base64url JSON answered ${said(junk)}, expected 400 invalid_request`);
+      for (const where of ['peer', 'relay'] as const) {
+        const [group, member] = [await s.identity(where), await s.identity(where)];
+        await s.share(id, { node: f.keys, role: 'read', member: { identity: group.identity, encryption: group.encryption.publicKey } });
+        const at = (epoch: number) => groupRoster(s.profile, group.identity, group, { members: [member.identity], admins: [group.identity], epoch });
+        const put = await (where === 'peer' ? s.peer : s.relay).systemFile(group, 'PUT', 'public/group-roster.json', JSON.stringify(at(2)));
+        if (!e.that(ok(put), `storing the group's epoch-2 roster at its relay (the ${where}) answered ${said(put)}`)) return;
+        const old = await s.drive.node(id.identity, { ...s.actor(member), roster: rosterHeader(at(1)) }, f.keys.node);
+        e.that(refusedWith(old, 403, 'not_authorized'), `a read with the epoch-1 roster of a group homed on the ${where} answered ${said(old)}, expected 403 not_authorized`);
+        const now = await s.drive.node(id.identity, { ...s.actor(member), roster: rosterHeader(at(2)) }, f.keys.node);
+        e.that(ok(now), `a read with the current (epoch-2) roster of a group homed on the ${where} answered ${said(now)}`);
+        if (where === 'peer') {
+          const junk = await s.drive.node(id.identity, { ...s.actor(member), roster: '%%%' }, f.keys.node);
+          e.that(refusedWith(junk, 400, 'invalid_request'), `a roster header that is not base64url JSON answered ${said(junk)}, expected 400 invalid_request`);
+          // Members are compared lowercased and trimmed; a roster whose group is no string is no roster of it.
+          const spaced = groupRoster(s.profile, group.identity, group, { members: [` ${member.identity.toUpperCase()} `], admins: [group.identity], epoch: 2 });
+          const read = await s.drive.node(id.identity, { ...s.actor(member), roster: rosterHeader(spaced) }, f.keys.node);
+          e.that(ok(read), `a read with a roster listing the member in capitals between spaces answered ${said(read)}`);
+          const numbered = await s.drive.node(id.identity, { ...s.actor(member), roster: rosterHeader({ ...at(2), group: 7 }) }, f.keys.node);
+          e.that(refusedWith(numbered, 403, 'not_authorized'), `a read with a roster whose group is the number 7 answered ${said(numbered)}, expected 403 not_authorized`);
+          // Signed by the group, yet no roster of it: another owner, no epoch while the group is at 2; and a group nothing resolves.
+          const { epoch: _epoch, signature: _signature, ...unnumbered } = at(2);
+          const nobody = `x${(await s.identity('peer', { register: false })).identity}`;
+          for (const [what, roster] of [
+            ['whose owner is the member', resigned(s.profile, 'group-roster', { ...at(2), owner: member.identity }, group.seed)],
+            ['without an epoch (the group is at 2)', resigned(s.profile, 'group-roster', unnumbered, group.seed)],
+            [`of ${nobody}, which nothing resolves`, groupRoster(s.profile, nobody, { identity: nobody, seed: group.seed }, { members: [member.identity], admins: [nobody], epoch: 2 })],
+          ] as const) {
+            const r = await s.drive.node(id.identity, { ...s.actor(member), roster: rosterHeader(roster) }, f.keys.node);
+            e.that(refusedWith(r, 403, 'not_authorized'), `a read with a roster ${what} answered ${said(r)}, expected 403 not_authorized`);
+          }
+          for (const json of ['null', '[]', '7', '"roster"']) {
+            const r = await s.drive.node(id.identity, { ...s.actor(member), roster: Buffer.from(json).toString('base64url') }, f.keys.node);
+            e.that(refusedWith(r, 403, 'not_authorized'), `a read with a roster header of the JSON ${json} (no roster object) answered ${said(r)}, expected 403 not_authorized`);
+          }
+        }
+      }
+      // A group homed here that never stored a roster is at epoch 0: a roster of epoch 0 reads.
+      const [bare, member] = [await s.identity(), await s.identity()];
+      await s.share(id, { node: f.keys, role: 'read', member: { identity: bare.identity, encryption: bare.encryption.publicKey } });
+      const first = groupRoster(s.profile, bare.identity, bare, { members: [member.identity], admins: [bare.identity], epoch: 0 });
+      const read = await s.drive.node(id.identity, { ...s.actor(member), roster: rosterHeader(first) }, f.keys.node);
+      e.that(ok(read), `a read with the epoch-0 roster of a group homed here that stored none answered ${said(read)}`);
     },
   });
 }
