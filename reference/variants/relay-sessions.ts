@@ -134,6 +134,17 @@ export const RELAY_SESSIONS_WIRE: Record<string, WireVariant> = {
       () => jsonAnswer({ error: 'request_expired', detail: 'issued_at is outside the recency window' }, 401),
     ),
   },
+  // ra.errors.invalid-request (project): an admin envelope's nonce is text and not empty. The bug:
+  // the nonce is only asked to be a string, so "" is a nonce, spent once like any other.
+  'admin-nonce-empty': {
+    rule: 'ra.errors.invalid-request',
+    what: 'a session registration whose nonce is "" (signed so) is answered 201',
+    wire: waived(
+      registration,
+      (r, _req, _url, body) => r.status === 400 && parse(body).nonce === '',
+      (_req, body) => registered(body),
+    ),
+  },
   // Document 3, DELETE /sessions/:id: "`400` (missing id or admin envelope)". The bug: the relay
   // verifies whatever envelope it got, so one missing a field fails as a signature, 401.
   'revocation-missing-as-401': {

@@ -29,8 +29,9 @@ export const AREAS: readonly MutationArea[] = [
       'ra.challenge',
       'ra.devices',
       'ra.pickup.auth',
-      // takeChallenge: the keystore fetch's claim of its challenge.
+      // takeChallenge: the keystore fetch's claim of its challenge; endSessions: a removal's revoke_sessions.
       'ra.keystore.assertion-challenge',
+      'ra.keystore.remove',
       'ra.errors.challenge-invalid',
       'ra.errors.signature-invalid',
       'ra.errors.request-expired',

@@ -85,8 +85,8 @@ export function adminEnvelope(
   fields: Record<string, unknown>,
   seed: Uint8Array,
   issuedAt = now(),
+  nonce = newNonce(),
 ): Record<string, string> {
-  const nonce = newNonce();
   const signed = { ...fields, issued_at: issuedAt, nonce };
   return { issued_at: issuedAt, nonce, identity_signature: b64(sign(seed, canonicalString(profile, name, signed))) };
 }

@@ -137,7 +137,7 @@ function linkOpens(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/link-opens',
     title:
-      "two links of one download each, on two two-chunk files, each serve their file's first chunk, then (1.5 s later, the other's download started between) its second; neither serves the other's file, a first chunk again answers 410 `link_gone`, and a spent link's answer 404",
+      "two links of one download each, on two two-chunk files, each serve their file's first chunk, then (1.5 s later, the other's download started between) its second; neither serves the other's file or its own node, a first chunk again answers 410 `link_gone`, and a spent link's answer 404",
     rules: ['ra.drive.link-opens', 'ra.drive.links-body'],
     run: async (s, e) => {
       const { id, root } = await s.owner();
@@ -171,6 +171,9 @@ function linkOpens(t: RelayTarget): Check {
         const again = await read(i, i, 0);
         e.that(refusedWith(again, 410, 'link_gone'), `link ${i + 1}, spent, reading its file's first chunk again (a second download) answered ${said(again)}, not 410 link_gone`);
       }
+      // The rest of a download is its chunks: the node itself is not, once the last open is spent.
+      const node = await s.drive.node(drive, { link: links[0]! }, files[0]!.keys.node);
+      e.that(refusedWith(node, 410, 'link_gone'), `link 1, spent, reading its file's node answered ${said(node)}, not 410 link_gone`);
       const after = await s.drive.link(drive, links[0]!);
       e.that(refusedWith(after, 404, 'not_found'), `after the download the link answer answered ${said(after)}, not 404 not_found`);
     },
@@ -184,21 +187,25 @@ function linkExpired(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/link-expired',
     title:
-      'a link of one download past its `expires` answers 410 `link_gone` to a node read it served inside its time and to the rest of the download its last open started there, and its link answer 404',
+      'a link of one download past its `expires` answers 410 `link_gone` to a node read it served inside its time and to the rest of the download its last open started there, as does a link of any number of downloads, and its link answer 404',
     rules: ['ra.drive.link-opens', 'ra.drive.links-body'],
     run: async (s, e) => {
       const { id, root } = await s.owner();
       const f = await s.file(id, root.keys, 'brief.bin', new Uint8Array(randomBytes(70_000)));
       if (!e.that(f.chunks.length === 2, `the file has ${f.chunks.length} chunks, not 2`)) return;
-      const link = randomBytes(16).toString('hex');
+      const [link, open] = [randomBytes(16).toString('hex'), randomBytes(16).toString('hex')];
       const expires = Math.ceil((Date.now() + LINK_EXPIRY_AHEAD_MS) / 1000) * 1000;
-      await s.share(id, { node: f.keys, role: 'read', link, caps: { downloads: 1 }, expires: new Date(expires).toISOString().replace(/\.\d{3}Z$/, 'Z') });
+      const until = new Date(expires).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      // One link of one download, one of any number: each past its time is gone.
+      await Promise.all([s.share(id, { node: f.keys, role: 'read', link, caps: { downloads: 1 }, expires: until }), s.share(id, { node: f.keys, role: 'read', link: open, expires: until })]);
       const node = () => s.drive.node(id.identity, { link }, f.keys.node);
+      const unlimited = () => s.drive.node(id.identity, { link: open }, f.keys.node);
       const chunk = (i: number) => () => s.drive.chunk(id.identity, { link }, f.keys.node, f.version, f.chunks[i]!.id);
       // Inside its time: the node, and the first chunk, which spends the link's one open.
       for (const [what, read] of [
         ['a node read', node],
         ['the first chunk read', chunk(0)],
+        ['a node read through the link of any number of downloads', unlimited],
       ] as const) {
         const r = await read();
         e.that(ok(r), `${what} through the link inside its time answered ${said(r)}`);
@@ -208,6 +215,7 @@ function linkExpired(t: RelayTarget): Check {
       for (const [what, read] of [
         ['a node read', node],
         ['the second chunk (the rest of the download its last open started)', chunk(1)],
+        ['a node read through the link of any number of downloads', unlimited],
       ] as const) {
         const r = await read();
         e.that(refusedWith(r, 410, 'link_gone'), `${what} through the link past its expires answered ${said(r)}, not 410 link_gone`);

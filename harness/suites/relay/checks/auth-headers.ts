@@ -5,7 +5,9 @@
 // nothing. Which code each refusal carries is the project's (relay/profile/auth-codes).
 import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
-import { newNonce, sessionRegistration, signedRequestHeaders, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { adminEnvelope, newNonce, now, sessionRegistration, signedRequestHeaders, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { publicKey } from '../../../impl/noble.ts';
+import { encodeBase64url } from '../../../../protocol/common/base64.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { relayCheck } from '../check.ts';
 import { codeOf, pickupOf, said, sleep, type RelayTarget, type Session } from '../driver.ts';
@@ -77,7 +79,7 @@ export function authCodesCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/profile/auth-codes',
     title:
-      "each owner-header fault answers the project's code: a challenge answer lacking X-Svc-Identity or with a signature not base64 or of 63 bytes 401 challenge_invalid; a signed request with such a signature 401 signature_invalid, without its nonce 400 invalid_request, without its timestamp 401 request_expired; an admin envelope without issued_at, nonce or identity_signature 400 invalid_request",
+      "each owner-header fault answers the project's code: a challenge answer lacking X-Svc-Identity or with a signature not base64 or of 63 bytes 401 challenge_invalid; a signed request with such a signature 401 signature_invalid, without its nonce 400 invalid_request, without its timestamp 401 request_expired; an admin envelope without issued_at, nonce or identity_signature, or whose nonce is empty, 400 invalid_request",
     rules: ['ra.errors.challenge-invalid', 'ra.errors.signature-invalid', 'ra.errors.invalid-request', 'ra.errors.request-expired'],
     run: async (s, e) => {
       const b = await s.identity();
@@ -103,6 +105,11 @@ export function authCodesCheck(t: RelayTarget): Check {
         const r = await s.relay.post('/sessions', body);
         e.that(r.status === 400 && codeOf(r) === 'invalid_request', `a session registration without ${field}: ${said(r)}, not 400 invalid_request`);
       }
+      // A nonce that is empty, signed as sent, is no nonce.
+      const key = encodeBase64url(publicKey(new Uint8Array(randomBytes(32))));
+      const fields = { identity: b.identity, session_public_key: key, expires_at: now(3600) };
+      const empty = await s.relay.post('/sessions', { ...fields, ...adminEnvelope(s.profile, 'session-registration', fields, b.seed, now(), '') });
+      e.that(empty.status === 400 && codeOf(empty) === 'invalid_request', `a session registration whose nonce is "" (signed so): ${said(empty)}, not 400 invalid_request`);
     },
   });
 }
