@@ -180,6 +180,35 @@ function linkOpens(t: RelayTarget): Check {
   });
 }
 
+function linkDownloadVersion(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/link-download-version',
+    title:
+      "a link of one download whose last open started a download of a file's second version serves that version's second chunk, and answers 410 `link_gone` to the first version's second chunk: the rest of a download is its own version's",
+    rules: ['ra.drive.link-opens'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const drive = id.identity;
+      const f = await s.file(id, root.keys, 'two versions.bin', new Uint8Array(randomBytes(70_000)));
+      const chunks = encryptContent(s.profile, drive, f.keys, new Uint8Array(randomBytes(70_000)));
+      const up = await s.drive.upload(drive, s.actor(id), chunks);
+      if (!e.that(up === undefined && f.chunks.length === 2 && chunks.length === 2, `the second version's two chunks: ${up ?? `${chunks.length} chunks`}`)) return;
+      const second = await s.drive.commit(drive, s.actor(id), replace(s.profile, { drive, author: id, keys: f.keys, parent: f.version, chunks }));
+      const version = String(bodyOf(second)?.version ?? '');
+      if (!e.that(ok(second) && version !== '', `the second version's commit answered ${said(second)}`)) return;
+      const link = randomBytes(16).toString('hex');
+      await s.share(id, { node: f.keys, role: 'read', link, caps: { downloads: 1 } });
+      const read = (v: string, c: string) => s.drive.chunk(drive, { link }, f.keys.node, v, c);
+      const first = await read(version, chunks[0]!.id);
+      if (!e.that(ok(first), `the second version's first chunk (the link's one download) answered ${said(first)}`)) return;
+      const older = await read(f.version, f.chunks[1]!.id);
+      e.that(refusedWith(older, 410, 'link_gone'), `the first version's second chunk, after the last open started the second version's download, answered ${said(older)}, not 410 link_gone`);
+      const rest = await read(version, chunks[1]!.id);
+      e.that(ok(rest), `the second version's second chunk (the rest of the download) answered ${said(rest)}`);
+    },
+  });
+}
+
 /** How far ahead the expiring link of linkExpired ends: room for its reads inside, little waiting after. */
 const LINK_EXPIRY_AHEAD_MS = 2500;
 
@@ -466,5 +495,21 @@ function rosterFresh(t: RelayTarget): Check {
 }
 
 export function profileChecks(t: RelayTarget): Check[] {
-  return [conflictBody(t), idempotent(t), chunkUpload(t), chunkAccess(t), caching(t), quota(t), linkOpens(t), linkExpired(t), validated(t), roles(t), tree(t), unshare(t), rosterFresh(t), bodies(t)];
+  return [
+    conflictBody(t),
+    idempotent(t),
+    chunkUpload(t),
+    chunkAccess(t),
+    caching(t),
+    quota(t),
+    linkOpens(t),
+    linkExpired(t),
+    linkDownloadVersion(t),
+    validated(t),
+    roles(t),
+    tree(t),
+    unshare(t),
+    rosterFresh(t),
+    bodies(t),
+  ];
 }
