@@ -8,7 +8,7 @@ import { profileFor } from '../../protocol/common/profile.ts';
 import { limits } from '../../schemas/ts/limits.ts';
 import { parseJson } from '../shared/json.ts';
 import { RULE_SEAMS, type DriveSeams } from '../relay/drive/access.ts';
-import { jsonAnswer, untouched, type Wire, type WireVariant } from './kit.ts';
+import { answer, jsonAnswer, untouched, type Wire, type WireVariant } from './kit.ts';
 
 const ids = profileFor().ids;
 
@@ -29,8 +29,18 @@ function answeredWhere(status: number, detail: RegExp, make: () => Response): Wi
   };
 }
 
+/** What a relay that threw answers. */
+const crashed = () => jsonAnswer({ error: 'internal_error', detail: 'internal error' }, 500);
+
 /** A drive request the relay refused with `status` and a detail `detail` matches answered 500, as a relay that threw there would. */
-const crashesWhere = (status: number, detail: RegExp): Wire => answeredWhere(status, detail, () => jsonAnswer({ error: 'internal_error', detail: 'internal error' }, 500));
+const crashesWhere = (status: number, detail: RegExp): Wire => answeredWhere(status, detail, crashed);
+
+/** The JSON of the request's X-Svc-Group-Roster (base64url), when it sends one that parses. */
+function rosterSent(req: Request): { value: unknown } | undefined {
+  const header = req.headers.get(ids.header_group_roster);
+  const parsed = header === null ? undefined : parseJson(Buffer.from(header, 'base64url'));
+  return parsed?.ok ? { value: parsed.value } : undefined;
+}
 
 export const DRIVE_ACCESS_WIRE: Record<string, DriveSeamVariant> = {
   // Document 3, Drive API: "Link holders send X-Svc-Link (and X-Svc-Link-Verifier for a
@@ -115,34 +125,30 @@ export const DRIVE_ACCESS_WIRE: Record<string, DriveSeamVariant> = {
   'roster-size-exclusive': {
     rule: 'ra.drive.group-roster-size',
     what: 'a roster header of exactly drive_group_roster_header_max_bytes characters is answered 431',
-    wire: async (req, next) =>
-      (req.headers.get(ids.header_group_roster)?.length ?? 0) === limits.drive_group_roster_header_max_bytes
-        ? jsonAnswer({ error: 'invalid_request', detail: 'the group roster header is too long' }, 431)
-        : next(req),
+    wire: answer(
+      (req) => req.headers.get(ids.header_group_roster)?.length === limits.drive_group_roster_header_max_bytes,
+      () => jsonAnswer({ error: 'invalid_request', detail: 'the group roster header is too long' }, 431),
+    ),
   },
   // ra.drive.group-roster-check (project): "the caller is among its `members` (lowercased,
   // trimmed)". The bug: members are lowercased but not trimmed.
   'roster-members-untrimmed': {
     rule: 'ra.drive.group-roster-check',
     what: 'a roster listing the member between spaces gives nothing (403)',
-    wire: async (req, next) => {
-      const header = req.headers.get(ids.header_group_roster);
-      const roster = header === null ? undefined : parseJson(Buffer.from(header, 'base64url'));
-      const members = roster?.ok ? (roster.value as { members?: unknown } | null)?.members : undefined;
-      return Array.isArray(members) && members.some((m) => typeof m === 'string' && m !== m.trim())
-        ? jsonAnswer({ error: 'not_authorized', detail: 'the group roster is not taken: it does not list the caller' }, 403)
-        : next(req);
-    },
+    wire: answer(
+      (req) => {
+        const members = (rosterSent(req)?.value as { members?: unknown } | null | undefined)?.members;
+        return Array.isArray(members) && members.some((m) => typeof m === 'string' && m !== m.trim());
+      },
+      () => jsonAnswer({ error: 'not_authorized', detail: 'the group roster is not taken: it does not list the caller' }, 403),
+    ),
   },
   // ra.drive.group-roster-check (project): "a roster is taken when it is a group roster object".
   // The bug: the roster's fields are read from whatever the JSON is, so `null` throws: a 500.
   'roster-null-crash': {
     rule: 'ra.drive.group-roster-check',
     what: 'a roster header of the JSON null is answered 500',
-    wire: async (req, next) => {
-      const header = req.headers.get(ids.header_group_roster);
-      return header !== null && Buffer.from(header, 'base64url').toString().trim() === 'null' ? jsonAnswer({ error: 'internal_error', detail: 'internal error' }, 500) : next(req);
-    },
+    wire: answer((req) => rosterSent(req)?.value === null, crashed),
   },
   // ra.drive.link-opens (project): "except that the download its last open started may read the
   // rest of that version's chunks ... for 10 minutes". The bug: a link with no opens left serves

@@ -3,7 +3,7 @@
 import { decodeBase64Any } from '../../protocol/common/base64.ts';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { limits } from '../../schemas/ts/limits.ts';
-import { at, editJson, jsonAnswer, type WireVariant } from './kit.ts';
+import { answer, at, editJson, jsonAnswer, type WireVariant } from './kit.ts';
 
 const ids = profileFor().ids;
 /** The identity an owner route names: /messages/:id, /events/:id, /devices/:id, /identities/:id/... */
@@ -26,33 +26,37 @@ export const RELAY_HEADERS_WIRE: Record<string, WireVariant> = {
   'identity-header-crash': {
     rule: 'ra.errors.listed-statuses',
     what: 'an owner request with X-Svc-Signature and no X-Svc-Identity is answered 500',
-    wire: async (req, next) =>
-      OWNER_ROUTE.test(new URL(req.url).pathname) && req.headers.has(ids.header_signature) && !req.headers.has(ids.header_identity)
-        ? jsonAnswer({ error: 'internal', detail: "TypeError: Cannot read properties of undefined (reading 'toLowerCase')" }, 500)
-        : next(req),
+    wire: answer(
+      (req, url) => OWNER_ROUTE.test(url.pathname) && req.headers.has(ids.header_signature) && !req.headers.has(ids.header_identity),
+      () => jsonAnswer({ error: 'internal', detail: "TypeError: Cannot read properties of undefined (reading 'toLowerCase')" }, 500),
+    ),
   },
   // The reference before issue 25's run of auth.ts: a malformed signature judged before the flow.
   'challenge-signature-code': {
     rule: 'ra.errors.challenge-invalid',
     what: 'a challenge answer whose signature is not 64 bytes of base64 answers 401 signature_invalid',
-    wire: async (req, next) => {
-      const sig = req.headers.get(ids.header_signature);
-      const challengeFlow = !req.headers.has(ids.header_timestamp) && !req.headers.has(ids.header_nonce);
-      return OWNER_ROUTE.test(new URL(req.url).pathname) && challengeFlow && sig !== null && decodeBase64Any(sig)?.length !== 64
-        ? jsonAnswer({ error: 'signature_invalid', detail: 'X-Svc-Signature is not a base64 Ed25519 signature' }, 401)
-        : next(req);
-    },
+    wire: answer(
+      (req, url) => {
+        const sig = req.headers.get(ids.header_signature);
+        const challengeFlow = !req.headers.has(ids.header_timestamp) && !req.headers.has(ids.header_nonce);
+        return OWNER_ROUTE.test(url.pathname) && challengeFlow && sig !== null && decodeBase64Any(sig)?.length !== 64;
+      },
+      () => jsonAnswer({ error: 'signature_invalid', detail: 'X-Svc-Signature is not a base64 Ed25519 signature' }, 401),
+    ),
   },
   // "The relay accepts it within 60 seconds of its own clock": a timestamp read loosely has no
   // distance, so the window never refuses it (answered as the pickup it would let through).
   'timestamp-loose': {
     rule: 'ra.auth.signed-request-window',
     what: 'a pickup whose X-Svc-Timestamp has other characters around its digits is answered 200',
-    wire: async (req, next) => {
-      const ts = req.headers.get(ids.header_timestamp);
-      const loose = ts !== null && /\d/.test(ts) && !/^\d{1,12}$/.test(ts);
-      return req.method === 'GET' && /^\/messages\/[^/]+$/.test(new URL(req.url).pathname) && loose ? jsonAnswer({ messages: [], acks: [] }) : next(req);
-    },
+    wire: answer(
+      (req, url) => {
+        const ts = req.headers.get(ids.header_timestamp);
+        const loose = ts !== null && /\d/.test(ts) && !/^\d{1,12}$/.test(ts);
+        return req.method === 'GET' && /^\/messages\/[^/]+$/.test(url.pathname) && loose;
+      },
+      () => jsonAnswer({ messages: [], acks: [] }),
+    ),
   },
   // "refuses a nonce already seen in that window": a relay that forgets nonces after half of it.
   'nonce-memory-short': {

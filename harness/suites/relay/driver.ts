@@ -131,6 +131,10 @@ export class Session {
     }
     return id;
   }
+  /** A name beside `where`'s test identities that nothing resolves: an unregistered one's, a letter before it. */
+  async unresolvable(where: 'relay' | 'peer' = 'relay'): Promise<string> {
+    return `x${(await this.identity(where, { register: false })).identity}`;
+  }
 
   /** An identity homed at no relay of the target (its document names an address nobody serves). */
   async stranger(): Promise<RelayIdentity> {

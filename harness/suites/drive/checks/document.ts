@@ -74,7 +74,7 @@ function unauthenticated(t: RelayTarget): Check {
       const f = await s.file(id, root.keys, 'secret.txt', text('secret'));
       const impostor = { identity: id.identity, seed: new Uint8Array(randomBytes(32)) };
       // A caller whose X-Svc-Identity nothing resolves: its proof cannot be checked.
-      const nobody = `x${(await s.identity('relay', { register: false })).identity}`;
+      const nobody = await s.unresolvable();
       const unresolved = { identity: nobody, seed: new Uint8Array(randomBytes(32)) };
       // A relay may refuse it a challenge already (document 3 does not say): then it proves nothing at all.
       const challenged = (await s.relay.get(`/auth/challenge?identity=${encodeURIComponent(nobody)}`)).status === 200;

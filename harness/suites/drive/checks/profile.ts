@@ -469,7 +469,7 @@ function rosterFresh(t: RelayTarget): Check {
           e.that(refusedWith(numbered, 403, 'not_authorized'), `a read with a roster whose group is the number 7 answered ${said(numbered)}, expected 403 not_authorized`);
           // Signed by the group, yet no roster of it: another owner, no epoch while the group is at 2; and a group nothing resolves.
           const { epoch: _epoch, signature: _signature, ...unnumbered } = at(2);
-          const nobody = `x${(await s.identity('peer', { register: false })).identity}`;
+          const nobody = await s.unresolvable('peer');
           for (const [what, roster] of [
             ['whose owner is the member', resigned(s.profile, 'group-roster', { ...at(2), owner: member.identity }, group.seed)],
             ['without an epoch (the group is at 2)', resigned(s.profile, 'group-roster', unnumbered, group.seed)],

@@ -20,7 +20,7 @@ function refusalCodes(t: RelayTarget): Check {
       const { id, root } = await s.owner();
       const f = await s.file(id, root.keys, 'kept.txt', text('kept'));
       const [remote, stranger] = await Promise.all([s.identity('peer'), s.identity()]);
-      const nobody = `x${(await s.identity('relay', { register: false })).identity}`;
+      const nobody = await s.unresolvable();
       const unresolved = { identity: nobody, seed: new Uint8Array(randomBytes(32)) };
       const [link, locked] = [randomBytes(16).toString('hex'), randomBytes(16).toString('hex')];
       // A password link (a verifier hash that no header hashes to: no KDF is run here).

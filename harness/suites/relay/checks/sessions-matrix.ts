@@ -117,12 +117,12 @@ function registrationFieldsCheck(t: RelayTarget): Check {
       const ahead = await s.relay.post('/sessions', sessionRegistration(s.profile, a, randomSeed(), 3600, now(3600)));
       e.that(ahead.status === 400, `a registration issued an hour ahead: ${said(ahead)}, not 400`);
       // A name that resolves to no identity: its signature cannot verify against a published key.
-      const nobody = await s.identity('relay', { register: false });
+      const nobody = await s.unresolvable();
       const r = await s.relay.post(
         '/sessions',
-        registrationWith(s, { ...a, identity: `x${nobody.identity}` }, () => undefined),
+        registrationWith(s, { ...a, identity: nobody }, () => undefined),
       );
-      e.that(r.status === 401, `a registration for ${`x${nobody.identity}`}, which resolves to no identity: ${said(r)}, not 401`);
+      e.that(r.status === 401, `a registration for ${nobody}, which resolves to no identity: ${said(r)}, not 401`);
     },
   });
 }
@@ -228,7 +228,7 @@ function revocationFieldsCheck(t: RelayTarget): Check {
         const r = await s.relay.post(path, body, {}, 'DELETE');
         e.that(r.status === 400, `a revocation ${name}: ${said(r)}, not 400`);
       }
-      const nobody = `x${(await s.identity('relay', { register: false })).identity}`;
+      const nobody = await s.unresolvable();
       const stranger = await s.relay.post(path, { ...signed(), identity: nobody }, {}, 'DELETE');
       e.that(stranger.status === 401, `a revocation naming ${nobody}, which resolves to no identity: ${said(stranger)}, not 401`);
       const r = await inboxCall(s, 'pickup', a, by('signed-request', sess));
