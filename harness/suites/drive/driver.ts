@@ -4,7 +4,7 @@
 // content uploaded through the missing list, and shares.
 import { HttpClient, type HttpResponse } from '../../actors/http.ts';
 import { DriveClient, type DriveActor } from '../../actors/drive/client.ts';
-import { create, encryptContent, nodeKeys, share, type Chunk, type NodeKeys, type ShareInput } from '../../actors/drive/objects.ts';
+import { create, encryptContent, hex16, nodeKeys, record, share, type Chunk, type NodeKeys, type ShareInput } from '../../actors/drive/objects.ts';
 import type { RelayIdentity } from '../../actors/relay/index.ts';
 import { CheckFailure, Session, isObject, safeJson, said, type RelayTarget } from '../relay/driver.ts';
 import { statusIn } from '../../run/answers.ts';
@@ -83,6 +83,20 @@ export class DriveSession extends Session {
     const r = await this.drive.commit(owner.identity, this.actor(author), body);
     if (!ok(r)) throw new CheckFailure(`creating file ${name} answered ${said(r)}`);
     return { keys, version: String((body.manifest as Obj).version), kind: 'file', chunks, plaintext };
+  }
+
+  /** An append file `name` in `into` holding one record of the owner's, its content's chunks (what a download of the record reads). */
+  async log(owner: RelayIdentity, into: NodeKeys, name: string, content: Uint8Array = new Uint8Array(Buffer.from(`record of ${name}`))): Promise<{ log: Made; chunks: Chunk[] }> {
+    const log = await this.file(owner, into, name, new Uint8Array(0), { mode: 'append' });
+    const chunks = encryptContent(this.profile, owner.identity, log.keys, content);
+    const problem = await this.drive.upload(owner.identity, this.actor(owner), chunks);
+    if (problem) throw new CheckFailure(problem);
+    const r = await this.drive.commit(owner.identity, this.actor(owner), {
+      id: hex16(),
+      records: [record(this.profile, { drive: owner.identity, node: log.keys, author: owner, sequence: 1, previous: '', chunks })],
+    });
+    if (!ok(r)) throw new CheckFailure(`appending to ${name} answered ${said(r)}`);
+    return { log, chunks };
   }
 
   /** Shares `node` with a member (or a link); the share's body as committed. */

@@ -8,10 +8,8 @@ import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import { refusedWith } from '../../../run/answers.ts';
 import { solvePow } from '../../../actors/drive/link.ts';
-import { encryptContent, hex16, record, type Chunk } from '../../../actors/drive/objects.ts';
-import type { RelayIdentity } from '../../../actors/relay/index.ts';
 import type { RuleId } from '../../../../schemas/ts/rules.ts';
-import { DriveSession, bodyOf, ok, said, type Made, type RelayTarget } from '../driver.ts';
+import { DriveSession, bodyOf, ok, said, type RelayTarget } from '../driver.ts';
 import { cellsOf } from './cells.ts';
 import { driveCheck } from './document.ts';
 
@@ -20,20 +18,6 @@ const text = (s: string) => new Uint8Array(Buffer.from(s));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The opens each link of the opens check carries. */
 const OPENS = 2;
-
-/** An append file with one record of one chunk (its record chunk is what a download reads). */
-async function logWithRecord(s: DriveSession, owner: RelayIdentity, into: Made): Promise<{ log: Made; chunk: Chunk }> {
-  const log = await s.file(owner, into.keys, 'log', new Uint8Array(0), { mode: 'append' });
-  const [chunk] = encryptContent(s.profile, owner.identity, log.keys, text('a record'));
-  const up = await s.drive.upload(owner.identity, s.actor(owner), [chunk!]);
-  if (up) throw new Error(up);
-  const r = await s.drive.commit(owner.identity, s.actor(owner), {
-    id: hex16(),
-    records: [record(s.profile, { drive: owner.identity, node: log.keys, author: owner, sequence: 1, previous: '', chunks: [chunk!] })],
-  });
-  if (!ok(r)) throw new Error(`appending a record answered ${said(r)}`);
-  return { log, chunk: chunk! };
-}
 
 function linkOpensMatrix(t: RelayTarget): Check {
   return driveCheck(t, {
@@ -45,10 +29,16 @@ function linkOpensMatrix(t: RelayTarget): Check {
     run: async (s, e) => {
       const { id: owner, root } = await s.owner();
       const drive = owner.identity;
-      const [file, { log, chunk }] = await Promise.all([s.file(owner, root.keys, 'f', text('downloaded a few times')), logWithRecord(s, owner, root)]);
+      const [
+        file,
+        {
+          log,
+          chunks: [chunk],
+        },
+      ] = await Promise.all([s.file(owner, root.keys, 'f', text('downloaded a few times')), s.log(owner, root.keys, 'log')]);
       const reads = [
         { operation: 'driveVersionChunk', made: file, read: (link: string) => s.drive.chunk(drive, { link }, file.keys.node, file.version, file.chunks[0]!.id) },
-        { operation: 'driveRecordChunk', made: log, read: (link: string) => s.drive.chunk(drive, { link }, log.keys.node, undefined, chunk.id) },
+        { operation: 'driveRecordChunk', made: log, read: (link: string) => s.drive.chunk(drive, { link }, log.keys.node, undefined, chunk!.id) },
       ];
       for (const r of reads) {
         const [spent, other] = [randomBytes(16).toString('hex'), randomBytes(16).toString('hex')];

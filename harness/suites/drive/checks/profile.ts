@@ -209,6 +209,35 @@ function linkDownloadVersion(t: RelayTarget): Check {
   });
 }
 
+function linkDownloadRecords(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/link-download-records',
+    title:
+      "a folder link of one download whose last open started the download of an append file's record serves that record's second chunk, and answers 410 `link_gone` to another append file's record chunks under the folder: the rest of a download is its own node's",
+    rules: ['ra.drive.link-opens'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const drive = id.identity;
+      const [a, b] = await Promise.all(['a.log', 'b.log'].map((name) => s.log(id, root.keys, name, new Uint8Array(randomBytes(70_000)))));
+      if (!e.that(a!.chunks.length === 2 && b!.chunks.length === 2, `each record has two chunks: ${a!.chunks.length} and ${b!.chunks.length}`)) return;
+      const link = randomBytes(16).toString('hex');
+      await s.share(id, { node: root.keys, role: 'read', link, caps: { downloads: 1 } });
+      const read = (f: typeof a, i: number) => s.drive.chunk(drive, { link }, f!.log.keys.node, undefined, f!.chunks[i]!.id);
+      const first = await read(a, 0);
+      if (!e.that(ok(first), `a.log's record's first chunk (the link's one download) answered ${said(first)}`)) return;
+      for (const [what, i] of [
+        ["b.log's record's second chunk", 1],
+        ["b.log's record's first chunk", 0],
+      ] as const) {
+        const other = await read(b, i);
+        e.that(refusedWith(other, 410, 'link_gone'), `${what}, after the last open started a.log's download, answered ${said(other)}, not 410 link_gone`);
+      }
+      const rest = await read(a, 1);
+      e.that(ok(rest), `a.log's record's second chunk (the rest of the download) answered ${said(rest)}`);
+    },
+  });
+}
+
 /** How far ahead the expiring link of linkExpired ends: room for its reads inside, little waiting after. */
 const LINK_EXPIRY_AHEAD_MS = 2500;
 
@@ -505,6 +534,7 @@ export function profileChecks(t: RelayTarget): Check[] {
     linkOpens(t),
     linkExpired(t),
     linkDownloadVersion(t),
+    linkDownloadRecords(t),
     validated(t),
     roles(t),
     tree(t),

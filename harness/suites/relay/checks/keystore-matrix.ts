@@ -8,6 +8,7 @@ import type { HttpResponse } from '../../../actors/http.ts';
 import { SoftwareAuthenticator, type EnrollmentInput, type RelayIdentity } from '../../../actors/relay/index.ts';
 import { adminSigned, enrollFields, enrollWithEnvelope, keystoreListWith, keystoreRemoveWith, race, type Swap } from '../../../actors/relay/owner.ts';
 import { relayCheck } from '../check.ts';
+import { enrollmentInput, listedRows } from './keystore.ts';
 import { CheckFailure, CheckSkip, isObject, safeJson, said, sleep, type RelayTarget, type Session } from '../driver.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { registrableDomain } from '../../../../protocol/relay/rp-id.ts';
@@ -17,15 +18,7 @@ const LANE = 'relay/keystore-matrix';
 const ok = (r: HttpResponse) => r.status >= 200 && r.status < 300;
 const RACE = 20;
 
-const enrollment = (auth?: SoftwareAuthenticator, role?: string): EnrollmentInput => ({
-  enrollment_id: `enr-${randomBytes(6).toString('hex')}`,
-  kind: auth ? 'passkey' : 'recovery-kit',
-  wrap: auth ? 'prf' : 'passphrase',
-  wrapped: JSON.stringify({ iv: randomBytes(12).toString('base64url'), ciphertext: randomBytes(48).toString('base64url') }),
-  ...(auth ? auth.credential() : {}),
-  label: 'matrix',
-  ...(role ? { role } : {}),
-});
+const enrollment = (auth?: SoftwareAuthenticator, role?: string): EnrollmentInput => enrollmentInput({ label: 'matrix', ...(role ? { role } : {}) }, auth);
 
 async function enrolled(s: Session, id: RelayIdentity, en: EnrollmentInput): Promise<EnrollmentInput> {
   const r = await s.relay.keystoreEnroll(id, en);
@@ -33,15 +26,9 @@ async function enrolled(s: Session, id: RelayIdentity, en: EnrollmentInput): Pro
   return en;
 }
 
+/** The ids of the identity's listed enrollments. */
 export async function listed(s: Session, id: RelayIdentity): Promise<string[]> {
-  const r = await s.relay.keystoreList(id);
-  const b = safeJson(r);
-  if (r.status !== 200 || !isObject(b)) throw new CheckFailure(`the owner's keystore list answered ${said(r)}`);
-  return Object.values(b)
-    .filter(Array.isArray)
-    .flat()
-    .filter(isObject)
-    .map((x) => String(x.enrollment_id));
+  return (await listedRows(s, id)).map((x) => String(x.enrollment_id));
 }
 
 async function challengeFor(s: Session, identity: string): Promise<string> {

@@ -20,6 +20,25 @@ const LIST_FIELDS = ['enrollment_id', 'kind', 'wrap', 'label', 'role', 'has_pass
 /** Wrapped JSON with spaces and an unusual key order: a relay that re-serializes it digests other bytes. */
 export const wrappedText = (): string => `{ "ciphertext" : "${randomBytes(48).toString('base64url')}",  "iv":"${randomBytes(12).toString('base64url')}" }`;
 
+/** An enrollment to send: a recovery kit, or with `auth` a passkey of its credential; `o` sets or overrides any field. */
+export const enrollmentInput = (o: Partial<EnrollmentInput> = {}, auth?: SoftwareAuthenticator): EnrollmentInput => ({
+  enrollment_id: `enr-${randomBytes(6).toString('hex')}`,
+  kind: auth ? 'passkey' : 'recovery-kit',
+  wrap: auth ? 'prf' : 'passphrase',
+  wrapped: wrappedText(),
+  ...(auth ? auth.credential() : {}),
+  ...o,
+});
+
+/** The identity's listed enrollments (the list's one array, whatever its member is named), failing the check unless 200. */
+export async function listedRows(s: Session, id: RelayIdentity): Promise<Array<Record<string, unknown>>> {
+  const r = await s.relay.keystoreList(id);
+  const b = safeJson(r);
+  const rows = isObject(b) ? Object.values(b).find(Array.isArray) : undefined;
+  if (r.status !== 200 || !rows) throw new CheckFailure(`POST .../keystore/list answered ${said(r)}, not 200 with the enrollments`);
+  return rows.filter(isObject);
+}
+
 export interface Enrolled {
   id: RelayIdentity;
   auth: SoftwareAuthenticator;
@@ -30,15 +49,7 @@ export interface Enrolled {
 export async function enrolled(s: Session, o: { id?: RelayIdentity; alg?: CoseAlg; role?: string } = {}): Promise<Enrolled> {
   const id = o.id ?? (await s.identity());
   const auth = new SoftwareAuthenticator(o.alg ?? -7);
-  const input: EnrollmentInput = {
-    enrollment_id: `enr-${randomBytes(6).toString('hex')}`,
-    kind: 'passkey',
-    wrap: 'prf',
-    wrapped: wrappedText(),
-    ...auth.credential(),
-    label: 'harness key',
-    ...(o.role ? { role: o.role } : {}),
-  };
+  const input = enrollmentInput({ label: 'harness key', ...(o.role ? { role: o.role } : {}) }, auth);
   const r = await s.relay.keystoreEnroll(id, input);
   if (r.status !== 200) throw new CheckFailure(`enrolling a passkey (PUT .../keystore) answered ${said(r)}, not 200`);
   return { id, auth, input };
@@ -100,7 +111,7 @@ function enrollListFetchCheck(t: RelayTarget): Check {
     run: async (s, e) => {
       const id = await s.identity();
       const auth = new SoftwareAuthenticator(-7);
-      const input: EnrollmentInput = { enrollment_id: `enr-${randomBytes(6).toString('hex')}`, kind: 'passkey', wrap: 'prf', wrapped: wrappedText(), ...auth.credential(), label: 'harness key' };
+      const input = enrollmentInput({ label: 'harness key' }, auth);
       const put = await s.relay.keystoreEnroll(id, input);
       const pb = safeJson(put);
       if (
@@ -141,7 +152,7 @@ function enrollRefusalsCheck(t: RelayTarget): Check {
     run: async (s, e) => {
       const id = await s.identity();
       const auth = new SoftwareAuthenticator(-7);
-      const base = (): EnrollmentInput => ({ enrollment_id: `enr-${randomBytes(6).toString('hex')}`, kind: 'passkey', wrap: 'prf', wrapped: wrappedText() });
+      const base = (): EnrollmentInput => enrollmentInput({ kind: 'passkey', wrap: 'prf' });
       const lone = await s.relay.keystoreEnroll(id, { ...base(), credential_id: auth.credentialId });
       e.that(lone.status === 400, `credential_id without credential_public_key answered ${said(lone)}, expected 400`);
       const other = await s.relay.keystoreEnroll(id, { ...base(), ...auth.credential() }, { seed: new Uint8Array(randomBytes(32)) });
@@ -358,13 +369,7 @@ function profileKeystoreCodesCheck(t: RelayTarget): Check {
       const device = await enrolled(s, { id: master.id });
       const r = await s.relay.keystoreRemove(master.id, device.input.enrollment_id);
       e.that(r.status === 403 && codeOf(r) === 'recovery_master_required', `a removal without the master answered ${said(r)}, expected 403 recovery_master_required`);
-      const long = await s.relay.keystoreEnroll(master.id, {
-        enrollment_id: `enr-${randomBytes(6).toString('hex')}`,
-        kind: 'recovery-kit',
-        wrap: 'passphrase',
-        wrapped: wrappedText(),
-        label: 'x'.repeat(65),
-      });
+      const long = await s.relay.keystoreEnroll(master.id, enrollmentInput({ label: 'x'.repeat(65) }));
       e.that(long.status === 400, `a label of 65 bytes answered ${said(long)}, expected 400`);
     },
   });
