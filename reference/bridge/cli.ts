@@ -30,6 +30,7 @@ interface BridgeFlags {
   resumeTtl: number;
   codeTtl: number;
   txTtl: number;
+  accessTokenTtl: number;
   name: string;
   clientRegistration: BridgeConfig['clientRegistration'];
   urlClients: BridgeConfig['urlClients'];
@@ -110,6 +111,7 @@ export const bridgeServer: ServerDefinition = {
       .option('--resume-ttl <seconds>', 'lifetime of a resume code', positive, limits.bridge_resume_code_ttl_seconds)
       .option('--tx-ttl <seconds>', 'lifetime of a sign-in transaction (shorter for tests, declared to the suite)', positive, limits.bridge_transaction_ttl_seconds)
       .option('--code-ttl <seconds>', 'lifetime of an authorization code (shorter for tests, declared to the suite)', positive, limits.authorization_code_ttl_seconds)
+      .option('--access-token-ttl <seconds>', 'lifetime of an access token (shorter for tests, declared to the suite)', positive, limits.access_token_ttl_seconds)
       .option('--name <name>', 'display name (metadata, pages, the fixed statement)', DEFAULT_BRIDGE_NAME)
       .addOption(new Option('--client-registration <mode>', 'OAUTH_CLIENT_REGISTRATION').choices(['open', 'allowlist', 'closed']).default(env('OAUTH_CLIENT_REGISTRATION') ?? 'open'))
       .option('--registration-allowlist <file>', 'with --client-registration allowlist: the IDs that may register applications, one per line (# comments)')
@@ -221,6 +223,7 @@ async function runBridge(flags: BridgeFlags, io: ReferenceIO): Promise<Started> 
     resumeTtlSeconds: flags.resumeTtl,
     codeTtlSeconds: flags.codeTtl,
     txTtlSeconds: flags.txTtl,
+    accessTokenTtlSeconds: flags.accessTokenTtl,
     breakage,
     // The --break flags (the suite's own tests) replace decisions at the bridge's seams.
     ...(breakage.size > 0 ? { seams: (await import('../variants/bridge-seams.ts')).seamsOfBreaks(breakage) } : {}),

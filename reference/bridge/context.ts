@@ -46,6 +46,8 @@ export interface BridgeConfig {
   resumeTtlSeconds: number;
   /** Authorization code lifetime (default the document's 60 s; shorter only for tests). */
   codeTtlSeconds?: number;
+  /** Access token lifetime (default the document's 10 minutes; shorter only for tests). */
+  accessTokenTtlSeconds?: number;
   /** Transaction lifetime (default the document's 10 minutes; shorter only for tests). */
   txTtlSeconds?: number;
   resolver?: { dnsServer?: string; caFile?: string; timeoutMs?: number };

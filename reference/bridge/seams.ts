@@ -15,6 +15,8 @@ import type { Profile } from '../../protocol/common/profile.ts';
 export interface BridgeSeams {
   /** Whether a code that expires at `expiresAt` (ms) is expired at `now` (ob.code.format). */
   codeExpired(now: number, expiresAt: number): boolean;
+  /** Whether an access token that expires at `expiresAt` (ms) is expired at `now` (ob.token.access-token). */
+  tokenExpired(now: number, expiresAt: number): boolean;
   /** Whether `/authorize` requires a PKCE challenge of this client (ob.authorize.pkce-required). */
   pkceRequired(client: Client): boolean;
   /** Whether the presented verifier answers the code's challenge, for the client redeeming it (ob.code.wrong-verifier). */
@@ -27,6 +29,7 @@ export interface BridgeSeams {
 
 const OWN_SEAMS: Omit<BridgeSeams, keyof BreakSeams> = {
   codeExpired: (now, expiresAt) => now > expiresAt,
+  tokenExpired: (now, expiresAt) => now > expiresAt,
   pkceRequired: () => true,
   pkceMatches: (_client, verifier, challenge) => verifierMatches(verifier, challenge),
   resumeBrowserMatches: (cookieHash, bindingHash) => cookieHash !== undefined && sameHash(cookieHash, bindingHash),

@@ -75,6 +75,7 @@ export async function tokenRoute(ctx: BridgeContext, call: Call): Promise<Reply>
     if (!pkceOff && !ctx.seams.pkceMatches(c, form.get('code_verifier'), record.challenge)) throw invalid('code_verifier does not match the code_challenge', 'ob.code.wrong-verifier');
     const reuse = !ctx.seams.replayRevokes();
     const now = ctx.now();
+    const ttl = ctx.config.accessTokenTtlSeconds ?? limits.access_token_ttl_seconds;
     const iat = Math.floor(now / 1000);
     const accessToken = newSecret();
     const token = {
@@ -86,7 +87,7 @@ export async function tokenRoute(ctx: BridgeContext, call: Call): Promise<Reply>
       keyFingerprint: record.keyFingerprint,
       profile: record.profile,
       issuedAt: now,
-      expiresAt: now + limits.access_token_ttl_seconds * 1000,
+      expiresAt: now + ttl * 1000,
     };
     // Spending the code and storing its token commit together (one write per redemption).
     const redeemed = await ctx.store.redeem(codeHash, token);
@@ -103,7 +104,7 @@ export async function tokenRoute(ctx: BridgeContext, call: Call): Promise<Reply>
     const me = `https://${record.identity}/`;
     if (!record.scopes.includes('openid')) {
       if (record.claims.length === 0) return jsonReply({ me }, 200, { pragma: 'no-cache' });
-      return jsonReply({ access_token: accessToken, token_type: 'Bearer', expires_in: limits.access_token_ttl_seconds, scope: record.scopes.join(' '), me }, 200, { pragma: 'no-cache' });
+      return jsonReply({ access_token: accessToken, token_type: 'Bearer', expires_in: ttl, scope: record.scopes.join(' '), me }, 200, { pragma: 'no-cache' });
     }
     const claims: Record<string, unknown> = {
       iss: ctx.config.issuer,
@@ -117,7 +118,7 @@ export async function tokenRoute(ctx: BridgeContext, call: Call): Promise<Reply>
       ...releasedClaims(ctx, record.identity, record.claims, record.keyFingerprint, record.profile),
     };
     const idToken = await ctx.keys.sign(claims);
-    const body: Record<string, unknown> = { access_token: accessToken, token_type: 'Bearer', expires_in: limits.access_token_ttl_seconds, id_token: idToken, scope: record.scopes.join(' '), me };
+    const body: Record<string, unknown> = { access_token: accessToken, token_type: 'Bearer', expires_in: ttl, id_token: idToken, scope: record.scopes.join(' '), me };
     return jsonReply(body, 200, { pragma: 'no-cache' });
   } catch (error) {
     if (error instanceof OAuthError) return error.reply(ctx.config.documentOnly);
@@ -138,7 +139,7 @@ export async function userinfoHandler(ctx: BridgeContext, req: Request): Promise
   // A token of a client that is gone (deleted, suspended, its URL document refused) is dead too:
   // without the client there is no sector, and `sub` must never fall back to the ID.
   const c = t ? await ctx.clients.resolve(t.clientId).catch(() => undefined) : undefined;
-  if (!t || !c || t.revoked || ctx.now() > t.expiresAt) {
+  if (!t || !c || t.revoked || ctx.seams.tokenExpired(ctx.now(), t.expiresAt)) {
     return new OAuthError(401, 'invalid_token', token === undefined ? 'a bearer access token is required' : 'the access token is not valid', 'ob.userinfo', {
       'www-authenticate': `Bearer error="invalid_token"`,
     }).response(ctx.config.documentOnly);
@@ -177,7 +178,7 @@ export async function introspectHandler(ctx: BridgeContext, req: Call): Promise<
     const token = form.get('token');
     if (!token) throw new OAuthError(400, 'invalid_request', 'token is required', 'ob.errors.oauth-body');
     const t = await ctx.store.token(hashSecret(token));
-    if (!t || t.revoked || ctx.now() > t.expiresAt || !ctx.seams.introspects(t.clientId, c.clientId)) return json({ active: false });
+    if (!t || t.revoked || ctx.seams.tokenExpired(ctx.now(), t.expiresAt) || !ctx.seams.introspects(t.clientId, c.clientId)) return json({ active: false });
     return json({
       active: true,
       client_id: t.clientId,

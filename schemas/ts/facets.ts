@@ -899,13 +899,7 @@ export const facets: readonly Facet[] = [
     ],
     "limit": "access_token_ttl_seconds",
     "from": "the token response",
-    "unfilled": [
-      {
-        "value": "outside",
-        "reason": "unobservable: an access token lives 10 minutes and a target declares no shorter life"
-      }
-    ],
-    "note": "inside: bridge/matrix/access-token-inside (seconds after issue, not just before 10 minutes).",
+    "note": "inside: bridge/matrix/access-token-inside (seconds after issue), and bridge/matrix/access-token-window just before and just past the life a target declares (the reference's 15 s).",
     "area": "bridge",
     "facet": "window",
     "values": [

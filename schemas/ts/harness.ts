@@ -68,6 +68,11 @@ export interface components {
                  */
                 code_lifetime_s: number;
                 /**
+                 * @description How long its access tokens live (document 2: 10 minutes; a test deployment may declare less); a check reads /userinfo and introspects just inside and just past it.
+                 * @default 600
+                 */
+                access_token_lifetime_s: number;
+                /**
                  * @description How long its sign-in transactions live (document 2: 10 minutes; a test deployment may declare less); a check enters an ID just past it.
                  * @default 600
                  */

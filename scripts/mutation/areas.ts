@@ -88,7 +88,14 @@ export const AREAS: readonly MutationArea[] = [
   { name: 'drive-commits', suite: 'drive', mutate: ['reference/relay/drive/commit.ts'], rules: ['ra.drive'] },
   { name: 'drive-handlers', suite: 'drive', mutate: ['reference/relay/drive/handlers.ts'], rules: ['ra.drive'] },
   { name: 'bridge-authorize', suite: 'bridge', mutate: ['reference/bridge/flow.ts'], rules: ['ob.authorize', 'ob.transaction', 'ob.consent', 'ob.code', 'ob.native', 'ob.push'] },
-  { name: 'bridge-token', suite: 'bridge', mutate: ['reference/bridge/token.ts'], rules: ['ob.token', 'ob.code', 'ob.revoke', 'ob.introspect', 'ob.userinfo', 'ob.subject'] },
+  // token.ts also reads the token side's forms and answers their codes (ob.errors.oauth-body), and
+  // redeems IndieAuth's grants (ob.indieauth); a suspended client's tokens read nothing (ob.clients.suspend); it releases the profile claims (ob.profile.claims).
+  {
+    name: 'bridge-token',
+    suite: 'bridge',
+    mutate: ['reference/bridge/token.ts'],
+    rules: ['ob.token', 'ob.code', 'ob.revoke', 'ob.introspect', 'ob.userinfo', 'ob.subject', 'ob.errors.oauth-body', 'ob.indieauth', 'ob.clients.suspend', 'ob.profile.claims'],
+  },
   {
     name: 'bridge-clients',
     suite: 'bridge',

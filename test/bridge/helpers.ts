@@ -5,7 +5,14 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { profileFor } from '../../protocol/common/profile.ts';
-import { REFERENCE_CODE_TTL_S, REFERENCE_PUSH_INTERVAL_S, REFERENCE_TX_TTL_S, startBridgeReference, type BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
+import {
+  REFERENCE_ACCESS_TOKEN_TTL_S,
+  REFERENCE_CODE_TTL_S,
+  REFERENCE_PUSH_INTERVAL_S,
+  REFERENCE_TX_TTL_S,
+  startBridgeReference,
+  type BridgeReferenceRun,
+} from '../../harness/suites/bridge/launch.ts';
 
 export { runCli } from '../rp/helpers.ts';
 
@@ -15,6 +22,7 @@ export function bridge(args: string[] = [], env: NodeJS.ProcessEnv = {}, options
     profile: profileFor(),
     codeTtlS: REFERENCE_CODE_TTL_S,
     txTtlS: REFERENCE_TX_TTL_S,
+    accessTokenTtlS: REFERENCE_ACCESS_TOKEN_TTL_S,
     ...(options.push ? { pushIntervalS: REFERENCE_PUSH_INTERVAL_S } : {}),
     ...(options.tls ? { tls: true } : {}),
     extraArgs: args,
@@ -47,6 +55,7 @@ export async function suiteArgs(run: BridgeReferenceRun, extra: string[] = []): 
     'on',
     ...(run.target.declared?.codeLifetimeS !== undefined ? ['--bridge-code-lifetime', String(run.target.declared.codeLifetimeS)] : []),
     ...(run.target.declared?.transactionLifetimeS !== undefined ? ['--bridge-transaction-lifetime', String(run.target.declared.transactionLifetimeS)] : []),
+    ...(run.target.declared?.accessTokenLifetimeS !== undefined ? ['--bridge-access-token-lifetime', String(run.target.declared.accessTokenLifetimeS)] : []),
     ...(run.target.declared?.pushIntervalS !== undefined ? ['--bridge-push-interval', String(run.target.declared.pushIntervalS)] : []),
     ...(run.target.push ? ['--bridge-push-user-relay', run.target.push.userRelay] : []),
     '--authority',

@@ -9,6 +9,7 @@ import type { BridgeTarget } from './driver.ts';
 import { surfaceChecks } from './checks/surface.ts';
 import { authorizeChecks } from './checks/authorize.ts';
 import { tokenChecks } from './checks/tokens.ts';
+import { tokenFormChecks } from './checks/token-forms.ts';
 import { propertyChecks } from './checks/properties.ts';
 import { idInputChecks } from './checks/id-input.ts';
 import { robustnessChecks } from './checks/robustness.ts';
@@ -50,6 +51,7 @@ export function bridgeChecks(target: BridgeTarget): Check[] {
     ...surfaceChecks(target),
     ...authorizeChecks(target),
     ...tokenChecks(target),
+    ...tokenFormChecks(target),
     ...idInputChecks(target),
     ...urlClientChecks(target),
     ...gapChecks(target),

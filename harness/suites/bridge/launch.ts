@@ -27,6 +27,8 @@ export interface BridgeReferenceOptions {
   processes?: number;
   /** A shorter authorization code lifetime, passed as --code-ttl and declared to the suite (suite runs). */
   codeTtlS?: number;
+  /** A shorter access token lifetime, passed as --access-token-ttl and declared to the suite (suite runs). */
+  accessTokenTtlS?: number;
   /** A shorter transaction lifetime, passed as --tx-ttl and declared to the suite (suite runs). */
   txTtlS?: number;
   /** Push to the app through two reference relays, prompts this many seconds apart (declared to the suite). */
@@ -53,6 +55,8 @@ export interface BridgeReferenceRun {
 export const REFERENCE_CODE_TTL_S = 5;
 /** The reference's transaction lifetime in suite runs: long enough for every sign-in flow of the suite (the push checks extend theirs). */
 export const REFERENCE_TX_TTL_S = 10;
+/** The reference's access token lifetime in suite runs: long enough for every check that reads with one, short enough that the window check waits seconds, not 10 minutes. */
+export const REFERENCE_ACCESS_TOKEN_TTL_S = 15;
 /** The reference's push interval in suite runs (the document's 15 s would make the push check a minute long). */
 export const REFERENCE_PUSH_INTERVAL_S = 2;
 /** The name a bridge started with `tls` serves https on: the authority resolves it to 127.0.0.1. */
@@ -124,6 +128,7 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       ...(push ? [...push.bridgeArgs, '--push-interval', String(options.pushIntervalS)] : []),
       ...(options.codeTtlS !== undefined ? ['--code-ttl', String(options.codeTtlS)] : []),
       ...(options.txTtlS !== undefined ? ['--tx-ttl', String(options.txTtlS)] : []),
+      ...(options.accessTokenTtlS !== undefined ? ['--access-token-ttl', String(options.accessTokenTtlS)] : []),
       '--port',
       '0',
       '--data-dir',
@@ -177,6 +182,7 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       declared: {
         ...(options.codeTtlS !== undefined ? { codeLifetimeS: options.codeTtlS } : {}),
         ...(options.txTtlS !== undefined ? { transactionLifetimeS: options.txTtlS } : {}),
+        ...(options.accessTokenTtlS !== undefined ? { accessTokenLifetimeS: options.accessTokenTtlS } : {}),
         ...(options.pushIntervalS !== undefined ? { pushIntervalS: options.pushIntervalS } : {}),
       },
       ...(push ? { push: { userRelay: push.userRelay } } : {}),

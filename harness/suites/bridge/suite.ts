@@ -20,6 +20,7 @@ interface BridgeFlags {
   bridgeUrlClients?: 'indieauth' | 'on' | 'off';
   bridgeCodeLifetime?: number;
   bridgeTransactionLifetime?: number;
+  bridgeAccessTokenLifetime?: number;
   bridgePushUserRelay?: string;
   bridgePushInterval?: number;
   bridgeDatabase?: string;
@@ -57,6 +58,10 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
         if (!/^[1-9]\d*$/.test(v) || Number(v) > 600) throw new InvalidArgumentError('must be whole seconds from 1 to 600');
         return Number(v);
       })
+      .option('--bridge-access-token-lifetime <s>', 'bridge: the access token lifetime it declares (bridge.declared.access_token_lifetime_s; default 600)', (v: string) => {
+        if (!/^[1-9]\d*$/.test(v) || Number(v) > 600) throw new InvalidArgumentError('must be whole seconds from 1 to 600');
+        return Number(v);
+      })
       .option('--bridge-push-user-relay <url>', "bridge: a relay that registers the harness's push users (bridge.push.user_relay; enables the push checks)")
       .option('--bridge-push-interval <s>', 'bridge: the seconds between push prompts it declares (bridge.declared.push_interval_s; default 15)', (v: string) => {
         if (!/^[1-9]\d*$/.test(v) || Number(v) < 2 || Number(v) > 15) throw new InvalidArgumentError('must be whole seconds from 2 to 15');
@@ -86,6 +91,7 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
       declared: {
         ...(role.declared?.code_lifetime_s !== undefined ? { codeLifetimeS: role.declared.code_lifetime_s } : {}),
         ...(role.declared?.transaction_lifetime_s !== undefined ? { transactionLifetimeS: role.declared.transaction_lifetime_s } : {}),
+        ...(role.declared?.access_token_lifetime_s !== undefined ? { accessTokenLifetimeS: role.declared.access_token_lifetime_s } : {}),
         ...(role.declared?.push_interval_s !== undefined ? { pushIntervalS: role.declared.push_interval_s } : {}),
       },
       ...(role.push ? { push: { userRelay: role.push.user_relay.replace(/\/$/, '') } } : {}),
@@ -105,12 +111,13 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
     // --cluster: the bridge processes on the cluster's database unless --bridge-database names another.
     const cluster = clusterOf(flags, ['database']);
     const f = { ...(flags as BridgeFlags), ...(cluster && flags.bridgeDatabase === undefined ? { bridgeDatabase: cluster.database } : {}) };
-    const { startBridgeReference, REFERENCE_CODE_TTL_S, REFERENCE_TX_TTL_S, REFERENCE_PUSH_INTERVAL_S } = await import('./launch.ts');
+    const { startBridgeReference, REFERENCE_CODE_TTL_S, REFERENCE_TX_TTL_S, REFERENCE_ACCESS_TOKEN_TTL_S, REFERENCE_PUSH_INTERVAL_S } = await import('./launch.ts');
     if (f.bridgeDatabase !== undefined && !/^postgres(ql)?:\/\/\S+$/.test(f.bridgeDatabase)) throw new ConfigError(`--bridge-database ${f.bridgeDatabase}: expected postgres://USER:PASS@HOST:PORT/DB`);
     const run = await startBridgeReference({
       profile,
       codeTtlS: REFERENCE_CODE_TTL_S,
       txTtlS: REFERENCE_TX_TTL_S,
+      accessTokenTtlS: REFERENCE_ACCESS_TOKEN_TTL_S,
       pushIntervalS: REFERENCE_PUSH_INTERVAL_S,
       processes: f.bridgeProcesses ?? (cluster ? CLUSTER_PROCESSES : 2),
       ...(f.bridgeDatabase ? { database: f.bridgeDatabase } : {}),
@@ -167,6 +174,7 @@ async function roleOf(f: BridgeFlags, fromFile: BridgeRole | undefined): Promise
   const declared: Partial<NonNullable<BridgeRole['declared']>> = { ...role.declared };
   if (f.bridgeCodeLifetime !== undefined) declared.code_lifetime_s = f.bridgeCodeLifetime;
   if (f.bridgeTransactionLifetime !== undefined) declared.transaction_lifetime_s = f.bridgeTransactionLifetime;
+  if (f.bridgeAccessTokenLifetime !== undefined) declared.access_token_lifetime_s = f.bridgeAccessTokenLifetime;
   if (f.bridgePushInterval !== undefined) declared.push_interval_s = f.bridgePushInterval;
   role.declared = declared as BridgeRole['declared'];
   if (f.bridgePushUserRelay !== undefined) role.push = { user_relay: f.bridgePushUserRelay };

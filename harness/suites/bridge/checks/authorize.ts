@@ -291,7 +291,7 @@ function ssoPromptLoginMaxAgeCheck(t: BridgeTarget): Check {
 function consentReleaseCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/consent/release',
-    title: 'svc_id is released only when left ticked on consent; an unticked claim reaches neither the ID token nor userinfo',
+    title: 'svc_id (with the key fingerprint and the ID URL) is released only when left ticked on consent; an unticked claim reaches neither the ID token nor userinfo',
     rules: ['ob.consent.release', 'ob.consent.screen', 'ob.token.claims'],
     run: async (s, e) => {
       const idClaim = t.profile.ids.id_claim;
@@ -306,6 +306,10 @@ function consentReleaseCheck(t: BridgeTarget): Check {
       e.that(named.host === host, `consent names the return host ${JSON.stringify(named.host)}, not ${host}`);
       const tp = (await oidc.verifyIdToken(String(ticked.body.id_token), s.credentials('basic').client_id)).payload;
       e.that(tp[idClaim] === ticked.signIn.user.key.identity, `ticked: ${idClaim} is ${JSON.stringify(tp[idClaim])}`);
+      // svc_id releases the key's fingerprint (ra.key-fingerprint's four groups of five digits) and the ID's URL with it.
+      const [fingerprint, url] = [tp[t.profile.ids.key_fingerprint_claim], tp[t.profile.ids.id_url_claim]];
+      e.that(typeof fingerprint === 'string' && /^\d{5}( \d{5}){3}$/.test(fingerprint), `ticked: ${t.profile.ids.key_fingerprint_claim} is ${JSON.stringify(fingerprint)}, not a key fingerprint`);
+      e.that(typeof url === 'string' && url !== '', `ticked: ${t.profile.ids.id_url_claim} is ${JSON.stringify(url)}`);
       const un = await s.tokens({ scope, tick: [] });
       const up = (await oidc.verifyIdToken(String(un.body.id_token), s.credentials('basic').client_id)).payload;
       e.that(up[idClaim] === undefined, `unticked: the ID token carries ${idClaim}`);
@@ -321,7 +325,8 @@ function consentReleaseCheck(t: BridgeTarget): Check {
 function consentProfileClaimsCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/consent/profile-claims',
-    title: "with profile released, name and picture come from the identity's public profile document and profile is its URL, in the ID token and at /userinfo",
+    title:
+      "with profile released, name and picture come from the identity's public profile document and profile is its URL, in the ID token and at /userinfo; an identity without a profile document gets its URL alone",
     rules: ['ob.profile.claims'],
     context: ['ob.token.claims'],
     run: async (s, e) => {
@@ -338,6 +343,15 @@ function consentProfileClaimsCheck(t: BridgeTarget): Check {
         e.that(token[claim] === value, `the ID token's ${claim} is ${JSON.stringify(token[claim])}, not ${value}`);
         e.that(fromInfo[claim] === value, `/userinfo's ${claim} is ${JSON.stringify(fromInfo[claim])}, not ${value} (${said(info)})`);
       }
+      // An identity that publishes no profile document: profile is still its URL, and there is no name or picture to release.
+      const bare = await s.tokens({ scope: 'openid profile' });
+      const bareId = bare.signIn.user.key.identity;
+      const bareInfo = await oidc.userinfo(String(bare.body.access_token));
+      const claims = bareInfo.status === 200 ? (bareInfo.json() as Record<string, unknown>) : {};
+      e.that(
+        bareInfo.status === 200 && claims.profile === `https://${bareId}/` && claims.name === undefined && claims.picture === undefined,
+        `for an identity without a profile document /userinfo answered ${said(bareInfo)}, not its profile URL without name or picture`,
+      );
     },
   });
 }

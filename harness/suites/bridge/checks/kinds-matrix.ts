@@ -9,9 +9,10 @@ import type { Check } from '../../../run/model.ts';
 import { newPkce } from '../../../actors/oidc/client.ts';
 import { together } from '../../../actors/oidc/race.ts';
 import { bridgeCheck } from '../check.ts';
+import { limits } from '../../../../schemas/ts/limits.ts';
 import { matrixSignIn } from './matrix-pace.ts';
 import { approvedUnresumed, continued } from './transactions-matrix.ts';
-import { CheckFailure, said, type BridgeSession, type BridgeTarget, type ClientRole, type User } from '../driver.ts';
+import { CheckFailure, CheckSkip, said, type BridgeSession, type BridgeTarget, type ClientRole, type User } from '../driver.ts';
 
 /** How long after issue the inside cells use a secret: longer than any unit slip of its lifetime makes it. */
 const INSIDE_MS = 3000;
@@ -67,6 +68,60 @@ function accessTokenInsideCheck(t: BridgeTarget): Check {
       await sleep(INSIDE_MS);
       const ui = await (await s.oidc()).userinfo(body.access_token);
       e.that(ui.status === 200, `an access token ${((Date.now() - issued) / 1000).toFixed(1)} s old no longer reads /userinfo: ${said(ui)}`);
+    },
+  });
+}
+
+/** The longest access token life the window check waits out; a longer one is judged inside only (access-token-inside). */
+const WINDOW_WAIT_MAX_S = 120;
+
+function accessTokenWindowCheck(t: BridgeTarget): Check {
+  const lifetimeS = t.declared?.accessTokenLifetimeS ?? limits.access_token_ttl_seconds;
+  // Just inside: 2.5 s before its end; just past: 1 s after it, counted from when the harness
+  // received the token (after the bridge issued it, so the bridge's clock is further on).
+  const insideMs = lifetimeS * 1000 - 2500;
+  const pastMs = lifetimeS * 1000 + 1000;
+  return bridgeCheck(t, {
+    id: 'bridge/matrix/access-token-window',
+    title: `an access token reads /userinfo and introspects active ${(insideMs / 1000).toFixed(1)} s after it was issued, and ${(pastMs / 1000).toFixed(1)} s after does neither (its lifetime of ${lifetimeS} s, declared or the document's)`,
+    rules: ['ob.token.access-token'],
+    context: ['ob.userinfo', 'ob.introspect.owner'],
+    cells: [
+      { rule: 'ob.token.access-token', facet: 'window', value: 'inside', operation: 'userinfo' },
+      { rule: 'ob.token.access-token', facet: 'window', value: 'outside', operation: 'userinfo' },
+    ],
+    lane: 'bridge/matrix/access-token-window',
+    timeoutMs: pastMs + 60_000,
+    run: async (s, e) => {
+      if (lifetimeS > WINDOW_WAIT_MAX_S)
+        throw new CheckSkip(
+          `an access token lives ${lifetimeS} s here, longer than this check waits (${WINDOW_WAIT_MAX_S} s): declare a shorter one (bridge.declared.access_token_lifetime_s, --bridge-access-token-lifetime) to judge its end`,
+        );
+      const oidc = await s.oidc();
+      const own = s.credentials('basic');
+      const { body } = await matrixSignIn(() => s.tokens({ client: 'basic' }));
+      const received = Date.now();
+      if (typeof body.access_token !== 'string') throw new CheckFailure(`the token response has no access_token: ${JSON.stringify(body).slice(0, 200)}`);
+      const token = body.access_token;
+      const at = async (ms: number) => {
+        await sleep(Math.max(0, received + ms - Date.now()));
+        const [ui, intro] = [await oidc.userinfo(token), await oidc.introspect(own, s.style('basic'), token)];
+        return { ui, intro, age: ((Date.now() - received) / 1000).toFixed(1) };
+      };
+      const active = (r: { status: number; json(): unknown }) => r.status === 200 && (r.json() as Record<string, unknown>).active === true;
+      const inside = await at(insideMs);
+      e.that(inside.ui.status === 200, `an access token ${inside.age} s old (lifetime ${lifetimeS} s) no longer reads /userinfo: ${said(inside.ui)}`);
+      e.that(active(inside.intro), `an access token ${inside.age} s old (lifetime ${lifetimeS} s) does not introspect active: ${said(inside.intro)}`);
+      // RFC 7662's iat and exp, where given, count seconds: issued about when received, ending a lifetime later.
+      const b = inside.intro.status === 200 ? (inside.intro.json() as Record<string, unknown>) : {};
+      const near = (v: unknown, s: number) => v === undefined || (typeof v === 'number' && Math.abs(v - s) < 10);
+      e.that(
+        near(b.iat, received / 1000) && near(b.exp, received / 1000 + lifetimeS),
+        `the token introspects iat ${JSON.stringify(b.iat)} and exp ${JSON.stringify(b.exp)}, not seconds of its issue and its end ${lifetimeS} s later`,
+      );
+      const past = await at(pastMs);
+      e.that(past.ui.status >= 400 && past.ui.status < 500, `an access token ${past.age} s old (lifetime ${lifetimeS} s) still reads /userinfo: ${said(past.ui)}`);
+      e.that(past.intro.status === 200 && !active(past.intro), `an access token ${past.age} s old (lifetime ${lifetimeS} s) introspects ${said(past.intro)}, not active false`);
     },
   });
 }
@@ -136,5 +191,5 @@ function approvalOnceCheck(t: BridgeTarget): Check {
 }
 
 export function kindsMatrixChecks(t: BridgeTarget): Check[] {
-  return [consentKindsCheck(t), accessTokenInsideCheck(t), resumeInsideCheck(t), approvalOnceCheck(t)];
+  return [consentKindsCheck(t), accessTokenInsideCheck(t), accessTokenWindowCheck(t), resumeInsideCheck(t), approvalOnceCheck(t)];
 }

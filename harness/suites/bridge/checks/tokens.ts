@@ -35,6 +35,27 @@ function tokenIdTokenCheck(t: BridgeTarget): Check {
   });
 }
 
+function tokenResponseCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/token/response',
+    title: 'a redemption answers a Bearer access token, `scope` listing the granted scopes space-separated, and an ID token issued now; a sign-in that sent no nonce gets an ID token without one',
+    rules: ['ob.token.grant-type', 'ob.token.access-token', 'ob.token.id-token'],
+    run: async (s, e) => {
+      const oidc = await s.oidc();
+      const scope = `openid ${t.profile.ids.id_scope}`;
+      const { body } = await s.tokens({ scope, extra: { nonce: undefined } });
+      const granted = typeof body.scope === 'string' ? body.scope.split(' ') : [];
+      e.that(typeof body.token_type === 'string' && body.token_type.toLowerCase() === 'bearer', `token_type is ${JSON.stringify(body.token_type)}, not Bearer`);
+      e.that(granted.includes('openid') && granted.includes(t.profile.ids.id_scope), `scope is ${JSON.stringify(body.scope)}, not the granted ${scope}, space-separated`);
+      const { payload } = await oidc.verifyIdToken(String(body.id_token), s.credentials('basic').client_id);
+      const now = Date.now() / 1000;
+      e.that(typeof payload.iat === 'number' && Math.abs(payload.iat - now) < 120, `iat is ${JSON.stringify(payload.iat)}, not now (${Math.floor(now)})`);
+      e.that(typeof payload.exp === 'number' && payload.exp > now, `exp is ${JSON.stringify(payload.exp)}, already past`);
+      e.that(!('nonce' in payload), `the sign-in sent no nonce, and the ID token carries nonce ${JSON.stringify(payload.nonce)}`);
+    },
+  });
+}
+
 function part1Checks(t: BridgeTarget): Check[] {
   const methods: Array<[ClientRole, string]> = [
     ['basic', 'client_secret_basic'],
@@ -296,6 +317,7 @@ function pagesHeadersCheck(t: BridgeTarget): Check {
 export function tokenChecks(t: BridgeTarget): Check[] {
   return [
     tokenIdTokenCheck(t),
+    tokenResponseCheck(t),
     ...part1Checks(t),
     codeWrongVerifierCheck(t),
     codeBindingCheck(t),
