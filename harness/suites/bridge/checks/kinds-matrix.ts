@@ -99,7 +99,8 @@ function accessTokenWindowCheck(t: BridgeTarget): Check {
         );
       const oidc = await s.oidc();
       const own = s.credentials('basic');
-      const { body } = await matrixSignIn(() => s.tokens({ client: 'basic' }));
+      const scope = `openid ${t.profile.ids.id_scope}`;
+      const { body } = await matrixSignIn(() => s.tokens({ client: 'basic', scope }));
       const received = Date.now();
       if (typeof body.access_token !== 'string') throw new CheckFailure(`the token response has no access_token: ${JSON.stringify(body).slice(0, 200)}`);
       const token = body.access_token;
@@ -115,6 +116,10 @@ function accessTokenWindowCheck(t: BridgeTarget): Check {
       // RFC 7662's iat and exp, where given, count seconds: issued about when received, ending a lifetime later.
       const b = inside.intro.status === 200 ? (inside.intro.json() as Record<string, unknown>) : {};
       const near = (v: unknown, s: number) => v === undefined || (typeof v === 'number' && Math.abs(v - s) < 10);
+      e.that(
+        b.scope === undefined || (typeof b.scope === 'string' && b.scope.split(' ').sort().join(' ') === scope.split(' ').sort().join(' ')),
+        `the token introspects scope ${JSON.stringify(b.scope)}, not the granted ${scope}, space-separated`,
+      );
       e.that(
         near(b.iat, received / 1000) && near(b.exp, received / 1000 + lifetimeS),
         `the token introspects iat ${JSON.stringify(b.iat)} and exp ${JSON.stringify(b.exp)}, not seconds of its issue and its end ${lifetimeS} s later`,

@@ -83,13 +83,15 @@ function urlClientIndieauthLoginCheck(t: BridgeTarget): Check {
     });
   return check({
     id: 'bridge/url-client/indieauth-login',
-    title: "a URL client's login-only code (no scope) redeems at the token endpoint to me, the identity's profile URL; consent names the document's client_name",
+    title: "a URL client's login-only code (no scope) redeems at the token endpoint to me alone, the identity's profile URL; consent names the document's client_name",
     rules: ['ob.clients.url-document', 'ob.indieauth.me'],
     run: async (s, e) => {
       const c = await host(t);
       const { signIn, body } = await s.tokens({ credentials: c.credentials, scope: '' });
       e.that(signIn.consent?.client_name === `Harness URL app ${c.host.slice(4, 9)}`, `consent names the client ${JSON.stringify(signIn.consent?.client_name)}, not the document's client_name`);
       e.that(body.me === `https://${signIn.user.key.identity}/`, `the redemption's me is ${JSON.stringify(body.me)}, not https://${signIn.user.key.identity}/`);
+      // To me alone: a login grants no token (IndieAuth: no access token for a code issued without scope).
+      e.that(body.access_token === undefined && body.id_token === undefined, `the login-only redemption also answered ${Object.keys(body).join(', ')}, not me alone`);
     },
   });
 }
@@ -117,6 +119,10 @@ function urlClientIndieauthTokenCheck(t: BridgeTarget): Check {
       const c = await host(t);
       const { body } = await s.tokens({ credentials: c.credentials, scope: 'profile' });
       if (typeof body.access_token !== 'string') throw new CheckFailure(`no access token for scope profile: ${JSON.stringify(body).slice(0, 300)}`);
+      e.that(
+        typeof body.token_type === 'string' && body.token_type.toLowerCase() === 'bearer' && body.scope === 'profile',
+        `the redemption's token_type is ${JSON.stringify(body.token_type)} and scope ${JSON.stringify(body.scope)}, not Bearer and profile`,
+      );
       const oidc = await s.oidc();
       const before = await oidc.userinfo(body.access_token);
       e.that(before.status === 200, `/userinfo with the access token: ${said(before)}`);
