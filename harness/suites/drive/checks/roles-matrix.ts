@@ -460,7 +460,9 @@ export function rolesMatrix(t: RelayTarget): Check {
     context: ['ra.drive.roles', 'ra.drive.share', 'ra.drive.group-roster', 'ra.drive.link-kdf', 'ra.drive.record', 'ra.drive.manifest-shape'],
     cells,
     lane: 'drive-matrix',
-    timeoutMs: 60_000,
+    // Sixteen principals by every operation: on the clustered reference under CI's load it has taken
+    // past a minute.
+    timeoutMs: 120_000,
     run: async (s, e) => {
       const tree = await plant(s);
       const traces: Traces = { replaced: [], created: [], shared: [], chunks: [] };
