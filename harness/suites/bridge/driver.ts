@@ -18,6 +18,16 @@ export type ClientRole = 'basic' | 'post' | 'jwt' | 'public' | 'first_party' | '
 /** Every client role a target may declare (the reference registers them all: launch.ts). */
 export const CLIENT_ROLES: readonly ClientRole[] = ['basic', 'post', 'jwt', 'public', 'first_party', 'other_sector', 'same_sector', 'loopback_confidential', 'suspendable'];
 
+/** The OAuth `error` code of an answer's JSON body, or undefined. */
+export function errorOf(res: { json(): unknown }): string | undefined {
+  try {
+    const b = res.json() as Record<string, unknown>;
+    return typeof b.error === 'string' ? b.error : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export interface BridgeTarget {
   profile: Profile;
   issuer: string;

@@ -9,16 +9,9 @@ import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { bridgeCheck } from '../check.ts';
-import { said, type BridgeSession, type BridgeTarget } from '../driver.ts';
+import { errorOf, said, type BridgeSession, type BridgeTarget } from '../driver.ts';
 
 const CAP = limits.bridge_form_body_max_bytes;
-const errorOf = (r: HttpResponse): unknown => {
-  try {
-    return (r.json() as Record<string, unknown>).error;
-  } catch {
-    return undefined;
-  }
-};
 const invalidRequest = (r: HttpResponse) => r.status === 400 && errorOf(r) === 'invalid_request';
 
 /** The form `fields` with a `pad` parameter that brings it to exactly `bytes` bytes. */

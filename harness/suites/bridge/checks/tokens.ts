@@ -4,16 +4,7 @@
 import type { Check } from '../../../run/model.ts';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { bridgeCheck } from '../check.ts';
-import { CheckSkip, said, type BridgeTarget, type ClientRole } from '../driver.ts';
-
-function errorOf(res: { json(): unknown }): string | undefined {
-  try {
-    const b = res.json() as Record<string, unknown>;
-    return typeof b.error === 'string' ? b.error : undefined;
-  } catch {
-    return undefined;
-  }
-}
+import { CheckSkip, errorOf, said, type BridgeTarget, type ClientRole } from '../driver.ts';
 
 function tokenIdTokenCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
