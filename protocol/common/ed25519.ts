@@ -1,7 +1,8 @@
 // Ed25519 on node:crypto (OpenSSL), held to the spec's strict cofactorless rules
 // (spec/signing.yaml `ed25519`, rule ns.ed25519.strict). OpenSSL already rejects S >= L and
 // compares R byte for byte; it accepts small-order and non-canonical public keys, so those are
-// refused here before it is asked. KeyObjects are cached: building one costs more than a verify.
+// refused here before it is asked. KeyObjects are cached (public and private): building one costs
+// more than a verify or a signature.
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
 
@@ -65,9 +66,17 @@ export function verifyEd25519Async(pub: Uint8Array, message: Uint8Array | string
   return new Promise((resolve) => verify(null, data, key, signature, (error, ok) => resolve(error === null && ok)));
 }
 
+const privateCache = new Map<string, KeyObject>();
+
 function privateKey(seed: Uint8Array): KeyObject {
   if (seed.length !== 32) throw new TypeError('an Ed25519 seed is 32 bytes');
-  return createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+  const id = Buffer.from(seed).toString('base64');
+  let key = privateCache.get(id);
+  if (key) return key;
+  key = createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+  if (privateCache.size >= CACHE_LIMIT) privateCache.delete(privateCache.keys().next().value!);
+  privateCache.set(id, key);
+  return key;
 }
 
 export function signEd25519(seed: Uint8Array, message: Uint8Array | string): Uint8Array {

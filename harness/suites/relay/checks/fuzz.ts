@@ -12,8 +12,8 @@ import { loadOperations, specFile, type Operation } from '../../../fuzz/operatio
 import { ack, adminEnvelope, newRelayIdentity, registration, sessionRegistration, signedRequestHeaders, SoftwareAuthenticator, type RelayIdentity } from '../../../actors/relay/index.ts';
 import type { Check } from '../../../run/model.ts';
 import { pairingCommitment } from '../../../../protocol/common/canonical.ts';
-import { Session, pickupOf, said, sleep, type RelayTarget } from '../driver.ts';
-import { mail } from './messaging.ts';
+import { Session, pickupOf, said, type RelayTarget } from '../driver.ts';
+import { failedAckWithin, mail } from './messaging.ts';
 import { HttpClient } from '../../../actors/http.ts';
 import { DriveClient } from '../../../actors/drive/client.ts';
 import { create, encryptContent, hex16, nodeKeys, share } from '../../../actors/drive/objects.ts';
@@ -122,13 +122,7 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
         if (p.messages.some((x) => x.id === m.id)) return undefined;
         // A fuzz longer than a short SPOOL_TTL sees the mail expire: then its sender gets the failed
         // ack, once the relay has given up on it (a sweep that may come a while after the TTL).
-        const deadline = Date.now() + Math.max(10, t.declared.spoolTtlS ?? 0) * 1000;
-        for (;;) {
-          const back = pickupOf(await s.relay.pickup(peer, { mode: 'signed-request' }));
-          if (typeof back !== 'string' && back.acks.some((k) => k.message_id === m.id && k.state === 'sys.delivery.failed')) return undefined;
-          if (Date.now() >= deadline) break;
-          await sleep(500);
-        }
+        if (await failedAckWithin(s, peer, String(m.id), Math.max(10, t.declared.spoolTtlS ?? 0))) return undefined;
         return `the message accepted before the fuzz (${String(m.id)}) was lost: not delivered, and no sys.delivery.failed ack reached its sender within ${Math.max(10, t.declared.spoolTtlS ?? 0)} s`;
       };
     },

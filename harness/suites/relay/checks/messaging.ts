@@ -4,7 +4,7 @@
 import type { Check } from '../../../run/model.ts';
 import { ack, message, now, sessionProof, signEnvelope, type Envelope, type RelayIdentity } from '../../../actors/relay/index.ts';
 import { relayCheck, type Expect } from '../check.ts';
-import { accepted, pickupOf, refused, said, safeJson, isObject, type RelayTarget, type Session, refusedWith } from '../driver.ts';
+import { accepted, pickupOf, refused, said, safeJson, isObject, sleep, type RelayTarget, type Session, refusedWith } from '../driver.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 
 /** A message from `from` to `to`, sealed for `to`'s key. */
@@ -21,14 +21,34 @@ export const badlySigned = (s: Session, e: Envelope, by: RelayIdentity): Envelop
 export async function expectInbox(s: Session, e: Expect, id: RelayIdentity, expected: Envelope[], where = s.relay): Promise<void> {
   const p = pickupOf(await where.pickup(id));
   if (typeof p === 'string') return e.fail(p);
-  const got = p.messages.map((m) => String(m.id));
+  judgePickup(e, id, p.messages, expected);
+}
+
+/** Expects the pickup's messages to be exactly the ids listed (in any order), each as signed. */
+export function judgePickup(e: Expect, id: RelayIdentity, messages: Record<string, unknown>[], expected: Envelope[]): void {
+  const got = messages.map((m) => String(m.id));
   for (const m of expected) {
-    const found = p.messages.find((x) => x.id === m.id);
+    const found = messages.find((x) => x.id === m.id);
     if (!found) e.fail(`message ${String(m.id)} is not in ${id.identity}'s pickup (got ${got.join(', ') || 'nothing'})`);
     else if (JSON.stringify(sorted(found)) !== JSON.stringify(sorted(m))) e.fail(`message ${String(m.id)} is not delivered as signed: ${JSON.stringify(found).slice(0, 300)}`);
   }
   const extra = got.filter((g) => !expected.some((m) => m.id === g));
   e.that(extra.length === 0, `the pickup holds messages never accepted: ${extra.join(', ')}`);
+}
+
+/**
+ * Whether the relay ends undelivered message `messageId` in a sys.delivery.failed ack that reaches
+ * its sender within `seconds` (the relay gives up on expired mail in a sweep that may come a while
+ * after SPOOL_TTL).
+ */
+export async function failedAckWithin(s: Session, sender: RelayIdentity, messageId: string, seconds: number): Promise<boolean> {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    const back = pickupOf(await s.relay.pickup(sender, { mode: 'signed-request' }));
+    if (typeof back !== 'string' && back.acks.some((k) => k.message_id === messageId && k.state === 'sys.delivery.failed')) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(500);
+  }
 }
 
 function sorted(v: unknown): unknown {
