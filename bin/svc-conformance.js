@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI directly: tsx compiles on the fly, so there is no build step to forget.
-import { register } from 'tsx/esm/api';
+// Runs the TypeScript CLI directly, with no build step to forget: from a bundle of the sources as
+// they are now (bin/bundled.js), or through tsx.
+import { runBundled } from './bundled.js';
 
-register();
-await import('../harness/cli.ts');
+await runBundled('harness/cli.ts');

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI of the reference servers directly: tsx compiles on the fly, no build step.
-import { register } from 'tsx/esm/api';
+// Runs the TypeScript CLI of the reference servers directly, with no build step to forget: from a
+// bundle of the sources as they are now (bin/bundled.js), or through tsx.
+import { runBundled } from './bundled.js';
 
-register();
 process.env.SVC_REFERENCE_ENTRY = '1';
-await import('../reference/cli.ts');
+await runBundled('reference/cli.ts');
