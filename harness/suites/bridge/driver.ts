@@ -72,6 +72,8 @@ export interface SignInOptions {
   redirectUri?: string;
   /** A client the target did not declare (a URL client the harness hosts). */
   credentials?: ClientCredentials;
+  /** Approve with a fresh delegated session key and its proof instead of the identity key. */
+  session?: boolean;
 }
 
 export interface User {
@@ -212,7 +214,7 @@ export class BridgeSession {
     user: User,
     url: string,
     redirectUri: string,
-    options: Pick<SignInOptions, 'tick' | 'deny'> = {},
+    options: Pick<SignInOptions, 'tick' | 'deny' | 'session'> = {},
   ): Promise<{ response: AuthorizationResponse; signed: boolean; consent?: Record<string, unknown> }> {
     const res = await user.browser.http.get(url, { headers: { accept: 'text/html' }, ...(this.signal ? { signal: this.signal } : {}) });
     const result = (response: AuthorizationResponse, signed: boolean, consent?: Record<string, unknown>) => ({ response, signed, ...(consent ? { consent } : {}) });
@@ -229,7 +231,13 @@ export class BridgeSession {
     }
     if (view.state === 'awaiting_signature') {
       if (typeof view.request !== 'string') throw new CheckFailure('the waiting view carries no native request (ob.contract.transaction)');
-      const approved = await this.signer.approve(view.request, { key: user.key, sameDevice: true, browser: user.browser, ...(this.signal ? { signal: this.signal } : {}) });
+      const approved = await this.signer.approve(view.request, {
+        key: user.key,
+        sameDevice: true,
+        browser: user.browser,
+        ...(options.session ? { session: true } : {}),
+        ...(this.signal ? { signal: this.signal } : {}),
+      });
       signed = true;
       const resumed = approved.resumed;
       if (!resumed) throw new CheckFailure('the signer could not resume in the browser');

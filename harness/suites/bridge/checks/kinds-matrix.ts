@@ -120,6 +120,12 @@ function accessTokenWindowCheck(t: BridgeTarget): Check {
         b.scope === undefined || (typeof b.scope === 'string' && b.scope.split(' ').sort().join(' ') === scope.split(' ').sort().join(' ')),
         `the token introspects scope ${JSON.stringify(b.scope)}, not the granted ${scope}, space-separated`,
       );
+      // RFC 7662's token_type and client_id, where given: the token's type (Bearer) and its client.
+      e.that(
+        b.token_type === undefined || (typeof b.token_type === 'string' && b.token_type.toLowerCase() === 'bearer'),
+        `the token introspects token_type ${JSON.stringify(b.token_type)}, not Bearer`,
+      );
+      e.that(b.client_id === undefined || b.client_id === own.client_id, `the token introspects client_id ${JSON.stringify(b.client_id)}, not ${own.client_id}, the client it was issued to`);
       e.that(
         near(b.iat, received / 1000) && near(b.exp, received / 1000 + lifetimeS),
         `the token introspects iat ${JSON.stringify(b.iat)} and exp ${JSON.stringify(b.exp)}, not seconds of its issue and its end ${lifetimeS} s later`,

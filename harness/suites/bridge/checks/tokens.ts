@@ -26,6 +26,29 @@ function tokenIdTokenCheck(t: BridgeTarget): Check {
   });
 }
 
+function tokenAmrCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/token/amr',
+    title: `the ID token's amr is [${t.profile.ids.amr_value}] when the identity key signed, and has "session" appended when a delegated session key signed`,
+    rules: ['ob.token.id-token'],
+    run: async (s, e) => {
+      const svc = t.profile.ids.amr_value;
+      const oidc = await s.oidc();
+      for (const session of [false, true]) {
+        const { body } = await s.tokens({ session });
+        const { payload } = await oidc.verifyIdToken(String(body.id_token), s.credentials('basic').client_id);
+        const amr = Array.isArray(payload.amr) ? (payload.amr as unknown[]) : undefined;
+        const signer = session ? 'a delegated session key' : 'the identity key';
+        const want = session ? [svc, 'session'] : [svc];
+        e.that(
+          amr !== undefined && JSON.stringify(amr.filter((v) => v === svc || v === 'session')) === JSON.stringify(want),
+          `${signer} signed, and amr is ${JSON.stringify(payload.amr)}: the list containing "${svc}"${session ? ', with "session" appended' : ' (no "session")'}`,
+        );
+      }
+    },
+  });
+}
+
 function tokenResponseCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/token/response',
@@ -308,6 +331,7 @@ function pagesHeadersCheck(t: BridgeTarget): Check {
 export function tokenChecks(t: BridgeTarget): Check[] {
   return [
     tokenIdTokenCheck(t),
+    tokenAmrCheck(t),
     tokenResponseCheck(t),
     ...part1Checks(t),
     codeWrongVerifierCheck(t),
