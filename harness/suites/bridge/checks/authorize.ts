@@ -291,7 +291,8 @@ function ssoPromptLoginMaxAgeCheck(t: BridgeTarget): Check {
 function consentReleaseCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/consent/release',
-    title: 'svc_id (with the key fingerprint and the ID URL) is released only when left ticked on consent; an unticked claim reaches neither the ID token nor userinfo',
+    title:
+      'svc_id (with the key fingerprint and the ID URL) is released only when left ticked on consent; an unticked claim reaches neither the ID token nor userinfo, and a grant without profile carries no name, picture or profile',
     rules: ['ob.consent.release', 'ob.consent.screen', 'ob.token.claims'],
     run: async (s, e) => {
       const idClaim = t.profile.ids.id_claim;
@@ -318,6 +319,14 @@ function consentReleaseCheck(t: BridgeTarget): Check {
       e.that(info.status === 200 && ib[idClaim] === undefined, `unticked: userinfo answered ${said(info)}`);
       e.that(!String(un.body.scope).includes(t.profile.ids.id_scope), `unticked: the granted scope still lists ${t.profile.ids.id_scope}`);
       e.that(tp.email === undefined, 'an email claim was released');
+      // Only `profile` releases name, picture and profile: a grant without it carries none of them.
+      for (const [where, claims] of [
+        ['the ID token of a grant of openid and svc_id', tp],
+        ['userinfo of a grant of openid alone', ib],
+      ] as const) {
+        const leaked = ['name', 'picture', 'profile'].filter((c) => claims[c] !== undefined);
+        e.that(leaked.length === 0, `${where} carries ${leaked.join(', ')}, which only the profile scope releases`);
+      }
     },
   });
 }

@@ -42,10 +42,22 @@ async function send(s: BridgeSession, url: string, body: string | Uint8Array, ty
   return oidc.http.post(url, body, { headers: { 'content-type': type, accept: 'application/json', ...auth.headers }, noCookies: true });
 }
 
+/** Basic credentials that cannot be read (RFC 6749 section 2.3.1): no colon, and a bad %-escape. */
+const MALFORMED_BASIC = [
+  ['a Basic header with no colon', `Basic ${Buffer.from('no-colon').toString('base64')}`],
+  ['a Basic header with a bad %-escape', `Basic ${Buffer.from('%zz:secret').toString('base64')}`],
+] as const;
+
+/** POSTs the form `body` to `url` with `authorization` as is. */
+async function sendAs(s: BridgeSession, url: string, body: string, authorization: string): Promise<HttpResponse> {
+  const oidc = await s.oidc();
+  return oidc.http.post(url, body, { headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', authorization }, noCookies: true });
+}
+
 function tokenFormsCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/profile/token-forms',
-    title: `at /token, /revoke and /introspect a missing code or token, a wrong client secret (401 \`invalid_client\`), a repeated parameter, a body that is not UTF-8, a JSON body and a form over ${CAP} bytes are refused 400 \`invalid_request\` and spend nothing; a form of exactly ${CAP} bytes is read`,
+    title: `at /token, /revoke and /introspect a missing code or token, a wrong client secret or Basic credentials that cannot be read (401 \`invalid_client\`), a repeated parameter, a body that is not UTF-8, a JSON body and a form over ${CAP} bytes are refused 400 \`invalid_request\` and spend nothing; a form of exactly ${CAP} bytes is read`,
     rules: ['ob.errors.oauth-body'],
     run: async (s, e) => {
       const oidc = await s.oidc();
@@ -63,6 +75,10 @@ function tokenFormsCheck(t: BridgeTarget): Check {
         wrong.status === 401 && errorOf(wrong) === 'invalid_client' && /^basic\b/i.test(wrong.headers['www-authenticate'] ?? ''),
         `/token with a wrong secret answered ${said(wrong)}, not 401 invalid_client with WWW-Authenticate: Basic`,
       );
+      for (const [what, authorization] of MALFORMED_BASIC) {
+        const r = await sendAs(s, oidc.discovery.token_endpoint, redeem.toString(), authorization);
+        e.that(r.status === 401 && errorOf(r) === 'invalid_client', `/token with ${what} answered ${said(r)}, not 401 invalid_client`);
+      }
       const redeemed = await send(s, oidc.discovery.token_endpoint, padded(redeem, CAP));
       const token = redeemed.status === 200 ? (redeemed.json() as Record<string, unknown>).access_token : undefined;
       if (!e.that(typeof token === 'string', `the code, after the refused forms, redeemed by a form of exactly ${CAP} bytes answered ${said(redeemed)}, not 200 with an access token`)) return;
@@ -79,6 +95,10 @@ function tokenFormsCheck(t: BridgeTarget): Check {
         }
         const wrongSecret = await send(s, url, asked.toString(), undefined, `${c.client_secret}x`);
         e.that(wrongSecret.status === 401 && errorOf(wrongSecret) === 'invalid_client', `${name} with a wrong secret answered ${said(wrongSecret)}, not 401 invalid_client`);
+        for (const [what, authorization] of MALFORMED_BASIC) {
+          const r = await sendAs(s, url, asked.toString(), authorization);
+          e.that(r.status === 401 && errorOf(r) === 'invalid_client', `${name} with ${what} answered ${said(r)}, not 401 invalid_client`);
+        }
       }
       const active = await send(s, introspect, padded(asked, CAP));
       e.that(

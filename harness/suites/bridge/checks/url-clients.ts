@@ -109,7 +109,7 @@ function urlClientIndieauthTokenCheck(t: BridgeTarget): Check {
   return check({
     id: 'bridge/url-client/indieauth-token',
     title:
-      'a URL client\'s code for scope "profile" redeems to an access token that reads /userinfo and is revoked at /revoke without client authentication (a token one character off revokes nothing)',
+      'a URL client\'s code for scopes "profile" and "svc_id" redeems to an access token of both that reads /userinfo and is revoked at /revoke without client authentication (a token one character off revokes nothing)',
     rules: ['ob.indieauth.access-token'],
     cells: [
       { rule: 'ob.indieauth.access-token', facet: 'who', value: 'unauthenticated', operation: 'revoke' },
@@ -117,11 +117,13 @@ function urlClientIndieauthTokenCheck(t: BridgeTarget): Check {
     ],
     run: async (s, e) => {
       const c = await host(t);
-      const { body } = await s.tokens({ credentials: c.credentials, scope: 'profile' });
-      if (typeof body.access_token !== 'string') throw new CheckFailure(`no access token for scope profile: ${JSON.stringify(body).slice(0, 300)}`);
+      const scope = `profile ${t.profile.ids.id_scope}`;
+      const { body } = await s.tokens({ credentials: c.credentials, scope });
+      if (typeof body.access_token !== 'string') throw new CheckFailure(`no access token for scope ${scope}: ${JSON.stringify(body).slice(0, 300)}`);
+      const granted = typeof body.scope === 'string' ? body.scope.split(' ').sort().join(' ') : undefined;
       e.that(
-        typeof body.token_type === 'string' && body.token_type.toLowerCase() === 'bearer' && body.scope === 'profile',
-        `the redemption's token_type is ${JSON.stringify(body.token_type)} and scope ${JSON.stringify(body.scope)}, not Bearer and profile`,
+        typeof body.token_type === 'string' && body.token_type.toLowerCase() === 'bearer' && granted === scope.split(' ').sort().join(' '),
+        `the redemption's token_type is ${JSON.stringify(body.token_type)} and scope ${JSON.stringify(body.scope)}, not Bearer and ${scope}, space-separated`,
       );
       const oidc = await s.oidc();
       const before = await oidc.userinfo(body.access_token);
