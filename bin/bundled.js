@@ -82,8 +82,8 @@ async function fresh(entry) {
 const ownImportMetaUrl = {
   name: 'own-import-meta-url',
   setup(b) {
+    // Only the project's own files come here: packages stay external.
     b.onLoad({ filter: /\.[cm]?[jt]s$/ }, (args) => {
-      if (args.path.includes(`${join('node_modules', '')}`)) return undefined;
       const text = readFileSync(args.path, 'utf8');
       if (!text.includes('import.meta.url')) return undefined;
       return { contents: text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)), loader: args.path.endsWith('.ts') ? 'ts' : 'js' };
