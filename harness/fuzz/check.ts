@@ -9,7 +9,7 @@ import type { RuleId } from '../../schemas/ts/rules.ts';
 import { cite } from '../run/cite.ts';
 import type { Check, CheckContext, Outcome } from '../run/model.ts';
 import { propertyCheck } from '../run/property.ts';
-import { MUTATIONS, bytesOf, mutate, pathOf, type Draft, type Mutation } from './mutations.ts';
+import { MUTATIONS, bytesOf, mangleCredentials, mutate, pathOf, type Draft, type Mutation } from './mutations.ts';
 import type { Operation } from './operations.ts';
 
 /** What a suite gives the fuzzer: valid drafts, the authentication of a final request, and its guards. */
@@ -75,7 +75,8 @@ async function send(door: FrontDoor, c: Case, signal: AbortSignal): Promise<Answ
   const path = pathOf(op.path, draft);
   const type = draft.contentType ?? op.bodyTypes[0] ?? 'application/json';
   const body = op.bodyTypes.length > 0 || op.method !== 'GET' ? bytesOf(draft, type) : undefined;
-  const headers = { accept: 'application/json', ...(body !== undefined ? { 'content-type': type } : {}), ...(await door.open(op, path, body, draft)) };
+  const opened = { accept: 'application/json', ...(body !== undefined ? { 'content-type': type } : {}), ...(await door.open(op, path, body, draft)) };
+  const headers = c.mutation === 'malformed-credentials' ? mangleCredentials(opened, c.pick) : opened;
   try {
     const timed = AbortSignal.any([signal, AbortSignal.timeout(20_000)]);
     const url = door.url ? door.url(op, path) : `${door.base}${path}`;

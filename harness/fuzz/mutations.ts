@@ -18,6 +18,7 @@ export const MUTATIONS = [
   'empty-body',
   'just-over-cap',
   'just-under-cap',
+  'malformed-credentials',
 ] as const;
 export type Mutation = (typeof MUTATIONS)[number];
 
@@ -80,6 +81,9 @@ export function mutate(draft: Draft, m: Mutation, pick: number, cap?: number): D
     }
     case 'wrong-content-type':
       return { ...d, contentType: 'text/plain; charset=utf-8' };
+    case 'malformed-credentials':
+      // The body stays valid: the front door's headers are mangled after it opens (mangleCredentials).
+      return d;
     case 'not-json':
       return { ...d, raw: Buffer.from(`${json().slice(0, -1)},`) };
     case 'empty-body':
@@ -92,6 +96,36 @@ export function mutate(draft: Draft, m: Mutation, pick: number, cap?: number): D
       return pad > 0 ? { ...d, raw: splice(JSON.stringify('p'.repeat(pad)).padEnd(pad + 2, ' ')) } : d;
     }
   }
+}
+
+const b64 = (s: string) => Buffer.from(s, 'latin1').toString('base64');
+
+/** What a credential header may be mangled into: truncated, not base64, no colon, bad escapes, huge, other schemes. */
+const MANGLED = [
+  '',
+  'Basic',
+  'Basic !!!not-base64!!!',
+  `Basic ${b64('no colon at all')}`,
+  `Basic ${b64('%zz:%E0%A4%A')}`,
+  `Basic ${b64(':')}`,
+  `Basic ${b64('\u00ff\u00fe:\u0000')}`,
+  'Bearer',
+  `Bearer ${'A'.repeat(4096)}`,
+  `Basic ${'A'.repeat(4096)}`,
+  'Digest username="x"',
+  'x'.repeat(4096),
+  '\u00ff\u00fe%00',
+];
+
+/**
+ * `headers` with one credential header (`authorization`, or one of the `x-svc-` headers a front
+ * door signs with, chosen by `pick`) replaced by a malformed value: the holder of valid credentials
+ * sending them broken. Headers without credentials come back unchanged.
+ */
+export function mangleCredentials(headers: Record<string, string>, pick: number): Record<string, string> {
+  const names = Object.keys(headers).filter((h) => /^(authorization|x-svc-)/i.test(h));
+  if (names.length === 0) return headers;
+  return { ...headers, [names[pick % names.length]!]: MANGLED[(pick * 7) % MANGLED.length]! };
 }
 
 /** The final path with its (raw, possibly malformed) parameters and query. */

@@ -285,6 +285,21 @@ export const BRIDGE_WIRE: Record<string, WireVariant> = {
       return new Response(null, { status: 302, headers: { location: `${to}${to.includes('?') ? '&' : '?'}${q.toString()}` } });
     },
   },
+  // The fuzz's own test: client credentials decoded unguarded, so a Basic header without a colon throws.
+  'basic-colonless-500': {
+    rule: 'ob.robustness.never-500',
+    what: '/revoke answers 500 to Basic credentials that decode to no `id:secret`',
+    wire: answer(
+      (req, url) =>
+        req.method === 'POST' &&
+        url.pathname === PATHS.revoke &&
+        /^basic /i.test(req.headers.get('authorization') ?? '') &&
+        !Buffer.from((req.headers.get('authorization') ?? '').slice(6), 'base64')
+          .toString('latin1')
+          .includes(':'),
+      () => jsonAnswer({ error: 'server_error', error_description: 'credentials without a colon' }, 500),
+    ),
+  },
   'client-secret-post-refused': {
     rule: 'ob.token.client-auth',
     what: 'client_secret_post is refused',

@@ -5053,6 +5053,243 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ra.drive.commit-validated",
+    "kind": "binding",
+    "name": "commit-parts",
+    "cite": "`POST /drive/:identity/commit` | signed manifest, append records or a trim; `409` with head on a stale base",
+    "credential": "a commit's signed manifest, append records or share",
+    "parts": [
+      "manifest-drive",
+      "manifest-author",
+      "manifest-author-signed-by-caller",
+      "manifest-signed-field",
+      "manifest-chunk-size",
+      "manifest-chunk-elsewhere",
+      "manifest-pages",
+      "record-drive",
+      "record-node",
+      "record-author",
+      "record-author-signed-by-caller",
+      "record-signature",
+      "record-previous",
+      "record-sequence",
+      "record-chunk",
+      "share-issuer"
+    ],
+    "operations": [
+      "driveCommit"
+    ],
+    "note": "Project decision (what a commit must name and reference, ra.drive.commit-validated): a profile check, drive/profile/commit-binding; each swap refused 4xx, the drive's changes unmoved.",
+    "area": "drive",
+    "facet": "commit-parts",
+    "values": [
+      "manifest-drive",
+      "manifest-author",
+      "manifest-author-signed-by-caller",
+      "manifest-signed-field",
+      "manifest-chunk-size",
+      "manifest-chunk-elsewhere",
+      "manifest-pages",
+      "record-drive",
+      "record-node",
+      "record-author",
+      "record-author-signed-by-caller",
+      "record-signature",
+      "record-previous",
+      "record-sequence",
+      "record-chunk",
+      "share-issuer"
+    ],
+    "cells": [
+      {
+        "value": "manifest-drive",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "manifest-author",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "manifest-author-signed-by-caller",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "manifest-signed-field",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "manifest-chunk-size",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "manifest-chunk-elsewhere",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "manifest-pages",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "record-drive",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "record-node",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "record-author",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "record-author-signed-by-caller",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "record-signature",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "record-previous",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "record-sequence",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "record-chunk",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "share-issuer",
+        "operation": "driveCommit"
+      }
+    ]
+  },
+  {
+    "rule": "ra.drive.commit-validated",
+    "kind": "binding",
+    "name": "commit-targets",
+    "cite": "`POST /drive/:identity/commit` | signed manifest, append records or a trim; `409` with head on a stale base",
+    "credential": "a commit's operation and the node or share it lands on",
+    "parts": [
+      "records-on-folder",
+      "records-on-replace-file",
+      "records-on-unknown-node",
+      "trim-unknown-snapshot",
+      "trim-unknown-node",
+      "share-to-owner",
+      "share-on-removed-node",
+      "share-id-reused",
+      "unshare-unknown",
+      "unshare-twice"
+    ],
+    "operations": [
+      "driveCommit"
+    ],
+    "note": "Project decision (where each operation may land, ra.drive.commit-validated, ra.drive.tree, ra.drive.unshare): a profile check, drive/profile/commit-targets; each wrong target refused 4xx, the drive's changes unmoved, each right one taken.",
+    "area": "drive",
+    "facet": "commit-targets",
+    "values": [
+      "records-on-folder",
+      "records-on-replace-file",
+      "records-on-unknown-node",
+      "trim-unknown-snapshot",
+      "trim-unknown-node",
+      "share-to-owner",
+      "share-on-removed-node",
+      "share-id-reused",
+      "unshare-unknown",
+      "unshare-twice"
+    ],
+    "cells": [
+      {
+        "value": "records-on-folder",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "records-on-replace-file",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "records-on-unknown-node",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "trim-unknown-snapshot",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "trim-unknown-node",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "share-to-owner",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "share-on-removed-node",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "share-id-reused",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "unshare-unknown",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "unshare-twice",
+        "operation": "driveCommit"
+      }
+    ]
+  },
+  {
+    "rule": "ra.drive.guest",
+    "kind": "binding",
+    "name": "link-writer",
+    "cite": "Link holders send `X-Svc-Link` (and `X-Svc-Link-Verifier` for a password) instead.",
+    "credential": "a link holder's append record, authored by a guest name that carries its key",
+    "parts": [
+      "guest",
+      "owner-author",
+      "not-a-guest",
+      "other-key"
+    ],
+    "operations": [
+      "driveCommit"
+    ],
+    "note": "Project decision (drive-shares.json guests): a profile check, drive/profile/link-writer; the guest's own record taken, each other author or key refused 4xx and not stored.",
+    "area": "drive",
+    "facet": "link-writer",
+    "values": [
+      "guest",
+      "owner-author",
+      "not-a-guest",
+      "other-key"
+    ],
+    "cells": [
+      {
+        "value": "guest",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "owner-author",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "not-a-guest",
+        "operation": "driveCommit"
+      },
+      {
+        "value": "other-key",
+        "operation": "driveCommit"
+      }
+    ]
+  },
+  {
     "rule": "ra.drive.root",
     "kind": "limit",
     "name": "quota",

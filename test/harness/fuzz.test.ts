@@ -1,7 +1,7 @@
 // The authenticated fuzz against the reference relay and bridge: it finds nothing there, and
 // against a server broken to answer 500 on one mutation (the relay: a lone surrogate in an
-// unsigned envelope field; the bridge: a typed ID that is no host; the RP: a deeply nested poll
-// body) it fails with the shrunk request and a replay command.
+// unsigned envelope field; the bridge: a typed ID that is no host, and Basic credentials without a
+// colon at /revoke; the RP: a deeply nested poll body) it fails with the shrunk request and a replay command.
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultProfile as profile } from '../../protocol/common/profile.ts';
 import { runChecks } from '../../harness/run/runner.ts';
@@ -11,6 +11,7 @@ import { rules } from '../../schemas/ts/rules.ts';
 import { bridge, runCli, suiteArgs } from '../bridge/helpers.ts';
 import { brokenRp, suiteArgs as rpArgs } from '../rp/helpers.ts';
 import { startAuthority } from '../../harness/actors/authority/index.ts';
+import { WIRE_ENV } from '../../reference/variants/wire.ts';
 
 const running: RelayReferenceRun[] = [];
 afterAll(async () => {
@@ -50,6 +51,18 @@ describe('the authenticated fuzz of the relay', () => {
       const r = run.report.results.find((x) => x.id === 'bridge/profile/fuzz')!;
       expect(r.detail).toMatch(/identify with [a-z-]+: 500, a 5xx the document does not give/);
       expect(r.detail).toMatch(/counterexample: .*replay: /s);
+    } finally {
+      await b.stop();
+    }
+  }, 120_000);
+
+  it('fails against a bridge whose /revoke answers 500 to malformed Basic credentials', async () => {
+    const b = await bridge([], { SVC_REFERENCE_ALLOW_BREAKAGE: '1', [WIRE_ENV]: 'bridge/basic-colonless-500' });
+    try {
+      const run = await runCli([...(await suiteArgs(b)), '--check', 'bridge/profile/fuzz', '--profile']);
+      expect(run.failed).toEqual(['bridge/profile/fuzz']);
+      const r = run.report.results.find((x) => x.id === 'bridge/profile/fuzz')!;
+      expect(r.detail).toMatch(/revoke with malformed-credentials: 500, a 5xx the document does not give/);
     } finally {
       await b.stop();
     }

@@ -16,6 +16,9 @@ import { readsBound } from './checks/reads-bound.ts';
 import { quotaScope } from './checks/quota-scope.ts';
 import { commitsOnce } from './checks/commits-once.ts';
 import { shareBinding } from './checks/share-binding.ts';
+import { commitBinding } from './checks/commit-binding.ts';
+import { linkWriter } from './checks/link-writer.ts';
+import { commitTargets } from './checks/commit-targets.ts';
 import { nodeRemoval } from './checks/node-removal.ts';
 import { streamExpiry } from './checks/stream-expiry.ts';
 import { linkMatrixChecks } from './checks/link-matrix.ts';
@@ -38,6 +41,9 @@ export function driveChecks(target: RelayTarget): Check[] {
     driveModelCheck(target),
     ...profileChecks(target),
     shareBinding(target),
+    commitBinding(target),
+    linkWriter(target),
+    commitTargets(target),
     nodeRemoval(target),
     ...concurrencyChecks(target),
     ...rosterSizeChecks(target),

@@ -894,6 +894,15 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
+            /** @description invalid_client (client credentials sent and not valid, RFC 7009 section 2.1 and RFC 6749 section 5.2). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
         };
     };
     introspect: {

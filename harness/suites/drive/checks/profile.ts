@@ -3,7 +3,7 @@
 // caching, quota, link opens, validation that stores nothing, roles, the tree, unsharing.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
-import { create, encryptContent, groupRoster, nodeKeys, pageHash, replace, resigned, rosterHeader } from '../../../actors/drive/objects.ts';
+import { create, encryptContent, groupRoster, move, nodeKeys, pageHash, remove, replace, resigned, rosterHeader } from '../../../actors/drive/objects.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { bodyOf, ok, said, type RelayTarget } from '../driver.ts';
 import { failOnServerError, refusedWith } from '../../../run/answers.ts';
@@ -16,16 +16,20 @@ const text = (s: string) => new Uint8Array(Buffer.from(s));
 function conflictBody(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/conflict-body',
-    title: 'a stale base answers 409 `conflict` with `head` {node, version, seq} naming the current head',
+    title: 'a stale base answers 409 `conflict` with `head` {node, version, seq} naming the current head and the sequence that made it',
     rules: ['ra.drive.conflict-body'],
     run: async (s, e) => {
       const { id, root } = await s.owner();
       const f = await s.file(id, root.keys, 'a', text('a'));
       const first = await s.drive.commit(id.identity, s.actor(id), replace(s.profile, { drive: id.identity, author: id, keys: f.keys, parent: f.version, chunks: f.chunks }));
       const won = String((bodyOf(first) ?? {}).version);
+      const seq = (bodyOf(first) ?? {}).seq;
       const stale = await s.drive.commit(id.identity, s.actor(id), replace(s.profile, { drive: id.identity, author: id, keys: f.keys, parent: f.version, chunks: f.chunks }));
       const head = bodyOf(stale)?.head as Obj | undefined;
-      e.that(refusedWith(stale, 409, 'conflict') && head?.node === f.keys.node && head.version === won && typeof head.seq === 'number', `the stale commit answered ${said(stale)}`);
+      e.that(
+        refusedWith(stale, 409, 'conflict') && head?.node === f.keys.node && head.version === won && head.seq === seq,
+        `the stale commit answered ${said(stale)}; the head is version ${won} at seq ${String(seq)}`,
+      );
     },
   });
 }
@@ -288,7 +292,7 @@ function validated(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/commit-validated',
     title:
-      'a commit naming a chunk never uploaded, a manifest without its node, an unknown field or a page over its cap is refused 400 and stores nothing; a manifest signed by another key is refused 401 `signature_invalid`',
+      'a commit naming a chunk never uploaded, a manifest without its node, an unknown field, a page over its cap, a folder with a mode or a body that is not JSON is refused 400 and stores nothing; a manifest signed by another key is refused 401 `signature_invalid`; a remove without `pages` is taken',
     rules: ['ra.drive.commit-validated'],
     run: async (s, e) => {
       const { id, root } = await s.owner();
@@ -330,8 +334,24 @@ function validated(t: RelayTarget): Check {
         const r2 = await s.drive.commit(id.identity, s.actor(id), b);
         e.that(refusedWith(r2, 400, 'invalid_request'), `${what} answered ${said(r2)}, expected 400 invalid_request`);
       }
+      // A folder that carries a file's mode (ra.drive.manifest-shape), signed as it is.
+      const moded = folder('moded');
+      const shaped = { ...moded, manifest: resigned(s.profile, 'manifest', { ...(moded.manifest as Obj), mode: 'replace' }, id.seed) };
+      const sh = await s.drive.commit(id.identity, s.actor(id), shaped);
+      e.that(refusedWith(sh, 400, 'invalid_request'), `a folder manifest with a mode answered ${said(sh)}, expected 400 invalid_request`);
+      // A body that is not JSON at all.
+      const raw = await s.drive.http.post(s.drive.path(id.identity, '/commit'), '{"id": "', { headers: { 'content-type': 'application/json', ...(await s.drive.headers(s.actor(id))) } });
+      e.that(refusedWith(raw, 400, 'invalid_request'), `a commit body that is not JSON answered ${said(raw)}, expected 400 invalid_request`);
       const kids = await s.drive.node(id.identity, s.actor(id), root.keys.node, '/children');
-      e.that(ok(kids) && !kids.text().includes(big.node) && !kids.text().includes(String((unknownBody.manifest as Obj).node)), `after the refused commits the root's children are ${said(kids)}`);
+      e.that(
+        ok(kids) && ![big.node, String((unknownBody.manifest as Obj).node), String((moded.manifest as Obj).node)].some((n) => kids.text().includes(n)),
+        `after the refused commits the root's children are ${said(kids)}`,
+      );
+      // `pages` may be left out when there are none: a remove without it is taken.
+      const empty = await s.folder(id, root.keys, 'empty');
+      const { pages: _none, ...bare } = remove(s.profile, { drive: id.identity, author: id, node: empty.keys.node, kind: 'folder', parent: empty.version });
+      const rm = await s.drive.commit(id.identity, s.actor(id), bare);
+      e.that(ok(rm), `a remove without \`pages\` answered ${said(rm)}`);
     },
   });
 }
@@ -367,19 +387,40 @@ function roles(t: RelayTarget): Check {
 function tree(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/tree',
-    title: 'a name taken in a folder, and removing a folder with live children, answer 409 `conflict`',
+    title:
+      'a name taken in a folder, and removing a folder with live children, answer 409 `conflict`; a second root, moving or removing the root, moving a folder below itself, and creating in a file or a removed folder answer 400 `invalid_request` and change nothing',
     rules: ['ra.drive.tree', 'ra.drive.conflict-body'],
     run: async (s, e) => {
       const { id, root } = await s.owner();
       const docs = await s.folder(id, root.keys, 'docs');
-      await s.folder(id, docs.keys, 'inner');
+      const inner = await s.folder(id, docs.keys, 'inner');
+      const drive = id.identity;
+      const [file, gone] = await Promise.all([s.file(id, root.keys, 'plain', text('a file, not a folder')), s.folder(id, root.keys, 'gone')]);
+      const rmGone = await s.drive.commit(drive, s.actor(id), remove(s.profile, { drive, author: id, node: gone.keys.node, kind: 'folder', parent: gone.version }));
+      if (!e.that(ok(rmGone), `removing an empty folder answered ${said(rmGone)}`)) return;
+      const folderIn = (into: typeof root.keys) =>
+        create(s.profile, { drive, author: id, keys: nodeKeys(), kind: 'folder', at: { folder: into, name: 'x' }, ownerEncryption: id.encryption.publicKey });
+      const tries: Array<[string, Record<string, unknown>, 400 | 409]> = [
+        ['a second root', create(s.profile, { drive, author: id, keys: nodeKeys(), kind: 'folder', at: {}, ownerEncryption: id.encryption.publicKey }), 409],
+        ['moving the root', move(s.profile, { drive, author: id, keys: root.keys, kind: 'folder', parent: root.version, to: docs.keys, name: 'root' }), 400],
+        ['removing the root', remove(s.profile, { drive, author: id, node: root.keys.node, kind: 'folder', parent: root.version }), 400],
+        ['moving a folder into its own child', move(s.profile, { drive, author: id, keys: docs.keys, kind: 'folder', parent: docs.version, to: inner.keys, name: 'loop' }), 400],
+        ['creating a folder inside a file', folderIn(file.keys), 400],
+        ['creating a folder inside a removed folder', folderIn(gone.keys), 400],
+      ];
+      const before = bodyOf(await s.drive.changes(drive, s.actor(id), 0))?.cursor;
+      for (const [what, body, status] of tries) {
+        const r = await s.drive.commit(drive, s.actor(id), body);
+        e.that(refusedWith(r, status, status === 409 ? 'conflict' : 'invalid_request'), `${what} answered ${said(r)}, expected ${status}`);
+      }
+      const after = await s.drive.changes(drive, s.actor(id), 0);
+      e.that(bodyOf(after)?.cursor === before, `the refused tree changes moved the drive's changes from cursor ${String(before)}: ${said(after)}`);
       const dup = await s.drive.commit(
         id.identity,
         s.actor(id),
         create(s.profile, { drive: id.identity, author: id, keys: nodeKeys(), kind: 'folder', at: { folder: root.keys, name: 'docs' }, ownerEncryption: id.encryption.publicKey }),
       );
       e.that(refusedWith(dup, 409, 'conflict'), `creating a second "docs" answered ${said(dup)}`);
-      const { remove } = await import('../../../actors/drive/objects.ts');
       const rm = await s.drive.commit(id.identity, s.actor(id), remove(s.profile, { drive: id.identity, author: id, node: docs.keys.node, kind: 'folder', parent: docs.version }));
       e.that(refusedWith(rm, 409, 'conflict'), `removing a folder with a child answered ${said(rm)}`);
     },
