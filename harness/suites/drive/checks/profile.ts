@@ -3,11 +3,12 @@
 // caching, quota, link opens, validation that stores nothing, roles, the tree, unsharing.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
-import { create, encryptContent, groupRoster, move, nodeKeys, pageHash, remove, replace, resigned, rosterHeader } from '../../../actors/drive/objects.ts';
+import { create, encryptContent, groupRoster, nodeKeys, pageHash, remove, replace, resigned, rosterHeader } from '../../../actors/drive/objects.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { bodyOf, ok, said, type RelayTarget } from '../driver.ts';
 import { failOnServerError, refusedWith } from '../../../run/answers.ts';
 import { driveCheck } from './document.ts';
+import { treeCheck } from './tree.ts';
 import { CheckSkip } from '../../../run/verdict.ts';
 
 type Obj = Record<string, unknown>;
@@ -384,49 +385,6 @@ function roles(t: RelayTarget): Check {
   });
 }
 
-function tree(t: RelayTarget): Check {
-  return driveCheck(t, {
-    id: 'drive/profile/tree',
-    title:
-      'a name taken in a folder, and removing a folder with live children, answer 409 `conflict`; a second root, moving or removing the root, moving a folder below itself, and creating in a file or a removed folder answer 400 `invalid_request` and change nothing',
-    rules: ['ra.drive.tree', 'ra.drive.conflict-body'],
-    run: async (s, e) => {
-      const { id, root } = await s.owner();
-      const docs = await s.folder(id, root.keys, 'docs');
-      const inner = await s.folder(id, docs.keys, 'inner');
-      const drive = id.identity;
-      const [file, gone] = await Promise.all([s.file(id, root.keys, 'plain', text('a file, not a folder')), s.folder(id, root.keys, 'gone')]);
-      const rmGone = await s.drive.commit(drive, s.actor(id), remove(s.profile, { drive, author: id, node: gone.keys.node, kind: 'folder', parent: gone.version }));
-      if (!e.that(ok(rmGone), `removing an empty folder answered ${said(rmGone)}`)) return;
-      const folderIn = (into: typeof root.keys) =>
-        create(s.profile, { drive, author: id, keys: nodeKeys(), kind: 'folder', at: { folder: into, name: 'x' }, ownerEncryption: id.encryption.publicKey });
-      const tries: Array<[string, Record<string, unknown>, 400 | 409]> = [
-        ['a second root', create(s.profile, { drive, author: id, keys: nodeKeys(), kind: 'folder', at: {}, ownerEncryption: id.encryption.publicKey }), 409],
-        ['moving the root', move(s.profile, { drive, author: id, keys: root.keys, kind: 'folder', parent: root.version, to: docs.keys, name: 'root' }), 400],
-        ['removing the root', remove(s.profile, { drive, author: id, node: root.keys.node, kind: 'folder', parent: root.version }), 400],
-        ['moving a folder into its own child', move(s.profile, { drive, author: id, keys: docs.keys, kind: 'folder', parent: docs.version, to: inner.keys, name: 'loop' }), 400],
-        ['creating a folder inside a file', folderIn(file.keys), 400],
-        ['creating a folder inside a removed folder', folderIn(gone.keys), 400],
-      ];
-      const before = bodyOf(await s.drive.changes(drive, s.actor(id), 0))?.cursor;
-      for (const [what, body, status] of tries) {
-        const r = await s.drive.commit(drive, s.actor(id), body);
-        e.that(refusedWith(r, status, status === 409 ? 'conflict' : 'invalid_request'), `${what} answered ${said(r)}, expected ${status}`);
-      }
-      const after = await s.drive.changes(drive, s.actor(id), 0);
-      e.that(bodyOf(after)?.cursor === before, `the refused tree changes moved the drive's changes from cursor ${String(before)}: ${said(after)}`);
-      const dup = await s.drive.commit(
-        id.identity,
-        s.actor(id),
-        create(s.profile, { drive: id.identity, author: id, keys: nodeKeys(), kind: 'folder', at: { folder: root.keys, name: 'docs' }, ownerEncryption: id.encryption.publicKey }),
-      );
-      e.that(refusedWith(dup, 409, 'conflict'), `creating a second "docs" answered ${said(dup)}`);
-      const rm = await s.drive.commit(id.identity, s.actor(id), remove(s.profile, { drive: id.identity, author: id, node: docs.keys.node, kind: 'folder', parent: docs.version }));
-      e.that(refusedWith(rm, 409, 'conflict'), `removing a folder with a child answered ${said(rm)}`);
-    },
-  });
-}
-
 function unshare(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/unshare',
@@ -578,7 +536,7 @@ export function profileChecks(t: RelayTarget): Check[] {
     linkDownloadRecords(t),
     validated(t),
     roles(t),
-    tree(t),
+    treeCheck(t),
     unshare(t),
     rosterFresh(t),
     bodies(t),

@@ -1,0 +1,73 @@
+// The tree's rules (spec/rules ra.drive.tree, a project decision where document 3 shows the commit
+// only): one root, a folder, created once; nodes created in or moved into a live folder, never
+// below themselves; a node's kind and version ids fixed; names unique in a folder; a folder with
+// live children not removed (409). Each refusal changes nothing.
+import type { Check } from '../../../run/model.ts';
+import { create, move, nodeKeys, remove, replace, resigned } from '../../../actors/drive/objects.ts';
+import { bodyOf, ok, said, type RelayTarget } from '../driver.ts';
+import { refusedWith } from '../../../run/answers.ts';
+import { driveCheck } from './document.ts';
+
+type Obj = Record<string, unknown>;
+const text = (s: string) => new Uint8Array(Buffer.from(s));
+
+/** `body`'s manifest with its version set to `version`, signed again by its author's key. */
+function withVersion(s: { profile: Parameters<typeof resigned>[0] }, body: Obj, version: string, seed: Uint8Array): Obj {
+  return { ...body, manifest: resigned(s.profile, 'manifest', { ...(body.manifest as Obj), version }, seed) };
+}
+
+export function treeCheck(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/tree',
+    title:
+      "a name taken in a folder, and removing a folder with live children, answer 409 `conflict`; a second root, moving or removing the root, moving a folder below itself, creating in a file or a removed folder, a kind that is not the node's, a version id the node already has and a file as a first root answer 400 `invalid_request` and change nothing",
+    rules: ['ra.drive.tree', 'ra.drive.conflict-body'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const docs = await s.folder(id, root.keys, 'docs');
+      const inner = await s.folder(id, docs.keys, 'inner');
+      const drive = id.identity;
+      const [file, gone] = await Promise.all([s.file(id, root.keys, 'plain', text('a file, not a folder')), s.folder(id, root.keys, 'gone')]);
+      const rmGone = await s.drive.commit(drive, s.actor(id), remove(s.profile, { drive, author: id, node: gone.keys.node, kind: 'folder', parent: gone.version }));
+      if (!e.that(ok(rmGone), `removing an empty folder answered ${said(rmGone)}`)) return;
+      // The file's second version, on which a replace naming its first version's id is tried.
+      const next = replace(s.profile, { drive, author: id, keys: file.keys, parent: file.version, chunks: file.chunks });
+      const r2 = await s.drive.commit(drive, s.actor(id), next);
+      if (!e.that(ok(r2), `replacing the file answered ${said(r2)}`)) return;
+      const second = String((next.manifest as Obj).version);
+      const folderIn = (into: typeof root.keys) =>
+        create(s.profile, { drive, author: id, keys: nodeKeys(), kind: 'folder', at: { folder: into, name: 'x' }, ownerEncryption: id.encryption.publicKey });
+      const tries: Array<[string, Record<string, unknown>, 400 | 409]> = [
+        ['a second root', create(s.profile, { drive, author: id, keys: nodeKeys(), kind: 'folder', at: {}, ownerEncryption: id.encryption.publicKey }), 409],
+        ['moving the root', move(s.profile, { drive, author: id, keys: root.keys, kind: 'folder', parent: root.version, to: docs.keys, name: 'root' }), 400],
+        ['removing the root', remove(s.profile, { drive, author: id, node: root.keys.node, kind: 'folder', parent: root.version }), 400],
+        ['moving a folder into its own child', move(s.profile, { drive, author: id, keys: docs.keys, kind: 'folder', parent: docs.version, to: inner.keys, name: 'loop' }), 400],
+        ['creating a folder inside a file', folderIn(file.keys), 400],
+        ['creating a folder inside a removed folder', folderIn(gone.keys), 400],
+        ['moving a file that calls itself a folder', move(s.profile, { drive, author: id, keys: file.keys, kind: 'folder', parent: second, to: docs.keys, name: 'renamed' }), 400],
+        // A replace whose new version is the id of a version the node already has.
+        ['a replace reusing a version id', withVersion(s, replace(s.profile, { drive, author: id, keys: file.keys, parent: second, chunks: file.chunks }), file.version, id.seed), 400],
+      ];
+      // A drive's first root is a folder: another identity's first commit, a file at the root, is refused.
+      const fresh = await s.identity();
+      const fileRoot = create(s.profile, { drive: fresh.identity, author: fresh, keys: nodeKeys(undefined, true), kind: 'file', at: {}, ownerEncryption: fresh.encryption.publicKey });
+      const fr = await s.drive.commit(fresh.identity, s.actor(fresh), fileRoot);
+      e.that(refusedWith(fr, 400, 'invalid_request'), `a file as a drive's first root answered ${said(fr)}, expected 400`);
+      const before = bodyOf(await s.drive.changes(drive, s.actor(id), 0))?.cursor;
+      for (const [what, body, status] of tries) {
+        const r = await s.drive.commit(drive, s.actor(id), body);
+        e.that(refusedWith(r, status, status === 409 ? 'conflict' : 'invalid_request'), `${what} answered ${said(r)}, expected ${status}`);
+      }
+      const after = await s.drive.changes(drive, s.actor(id), 0);
+      e.that(bodyOf(after)?.cursor === before, `the refused tree changes moved the drive's changes from cursor ${String(before)}: ${said(after)}`);
+      const dup = await s.drive.commit(
+        id.identity,
+        s.actor(id),
+        create(s.profile, { drive: id.identity, author: id, keys: nodeKeys(), kind: 'folder', at: { folder: root.keys, name: 'docs' }, ownerEncryption: id.encryption.publicKey }),
+      );
+      e.that(refusedWith(dup, 409, 'conflict'), `creating a second "docs" answered ${said(dup)}`);
+      const rm = await s.drive.commit(id.identity, s.actor(id), remove(s.profile, { drive: id.identity, author: id, node: docs.keys.node, kind: 'folder', parent: docs.version }));
+      e.that(refusedWith(rm, 409, 'conflict'), `removing a folder with a child answered ${said(rm)}`);
+    },
+  });
+}
