@@ -8,7 +8,7 @@ import { limits } from '../../../../schemas/ts/limits.ts';
 import { bodyOf, ok, said, type RelayTarget } from '../driver.ts';
 import { failOnServerError, refusedWith } from '../../../run/answers.ts';
 import { driveCheck } from './document.ts';
-import { treeCheck } from './tree.ts';
+import { placesCheck, treeCheck } from './tree.ts';
 import { CheckSkip } from '../../../run/verdict.ts';
 
 type Obj = Record<string, unknown>;
@@ -537,6 +537,7 @@ export function profileChecks(t: RelayTarget): Check[] {
     validated(t),
     roles(t),
     treeCheck(t),
+    placesCheck(t),
     unshare(t),
     rosterFresh(t),
     bodies(t),

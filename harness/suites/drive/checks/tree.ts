@@ -3,7 +3,7 @@
 // below themselves; a node's kind and version ids fixed; names unique in a folder; a folder with
 // live children not removed (409). Each refusal changes nothing.
 import type { Check } from '../../../run/model.ts';
-import { create, move, nodeKeys, remove, replace, resigned } from '../../../actors/drive/objects.ts';
+import { create, move, nodeKeys, remove, replace, resigned, type NodeKeys } from '../../../actors/drive/objects.ts';
 import { bodyOf, ok, said, type RelayTarget } from '../driver.ts';
 import { refusedWith } from '../../../run/answers.ts';
 import { driveCheck } from './document.ts';
@@ -68,6 +68,75 @@ export function treeCheck(t: RelayTarget): Check {
       e.that(refusedWith(dup, 409, 'conflict'), `creating a second "docs" answered ${said(dup)}`);
       const rm = await s.drive.commit(id.identity, s.actor(id), remove(s.profile, { drive: id.identity, author: id, node: docs.keys.node, kind: 'folder', parent: docs.version }));
       e.that(refusedWith(rm, 409, 'conflict'), `removing a folder with a child answered ${said(rm)}`);
+    },
+  });
+}
+
+/** Where nodes live after each commit: the root, a folder's children, a name held through a replace. */
+export function placesCheck(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/tree-places',
+    title:
+      "a caller other than the owner cannot create an empty drive's root; a create reusing a node's id is 409, a replace of no node 404; a folder lists a file created in it, keeps it and its name through a replace, and gives it up on a move; a folder with children moves; the drive's root stays the first; a manifest's answer has no positions",
+    rules: ['ra.drive.tree', 'ra.drive.nodes-body', 'ra.drive.root-body', 'ra.drive.commit-answer'],
+    run: async (s, e) => {
+      const [{ id, root }, fresh, stranger] = await Promise.all([s.owner(), s.identity(), s.identity()]);
+      const drive = id.identity;
+      const me = s.actor(id);
+      // An empty drive's root: not the stranger's to create; its owner's still.
+      const strangers = await s.drive.commit(
+        fresh.identity,
+        s.actor(stranger),
+        create(s.profile, { drive: fresh.identity, author: stranger, keys: nodeKeys(), kind: 'folder', at: {}, ownerEncryption: fresh.encryption.publicKey }),
+      );
+      e.that(strangers.status >= 400 && strangers.status < 500, `a stranger creating the root of an empty drive answered ${said(strangers)}`);
+      const own = await s.drive.commit(
+        fresh.identity,
+        s.actor(fresh),
+        create(s.profile, { drive: fresh.identity, author: fresh, keys: nodeKeys(), kind: 'folder', at: {}, ownerEncryption: fresh.encryption.publicKey }),
+      );
+      e.that(ok(own), `after it, the owner creating its root answered ${said(own)}`);
+
+      const [docs, dest, away] = await Promise.all([s.folder(id, root.keys, 'docs'), s.folder(id, root.keys, 'dest'), s.folder(id, root.keys, 'away')]);
+      const file = await s.file(id, docs.keys, 'f', text('placed'));
+      const children = async (folder: NodeKeys) => s.drive.node(drive, me, folder.node, '/children');
+      const listed = async (folder: NodeKeys, node: string) => (await children(folder)).text().includes(node);
+      e.that(await listed(docs.keys, file.keys.node), `after a file was created in it, the folder lists ${said(await children(docs.keys))}`);
+      const reused = create(s.profile, {
+        drive,
+        author: id,
+        keys: { ...nodeKeys(undefined, true), node: file.keys.node },
+        kind: 'folder',
+        at: { folder: dest.keys, name: 'other name' },
+        ownerEncryption: id.encryption.publicKey,
+      });
+      const again = await s.drive.commit(drive, me, reused);
+      e.that(refusedWith(again, 409, 'conflict'), `a create reusing an existing node's id answered ${said(again)}, expected 409`);
+      const nowhere = await s.drive.commit(drive, me, replace(s.profile, { drive, author: id, keys: nodeKeys(undefined, true), parent: file.version, chunks: file.chunks }));
+      e.that(refusedWith(nowhere, 404, 'not_found'), `a replace of a node that does not exist answered ${said(nowhere)}, expected 404`);
+
+      const next = replace(s.profile, { drive, author: id, keys: file.keys, parent: file.version, chunks: file.chunks });
+      const r = await s.drive.commit(drive, me, next);
+      e.that(ok(r) && Array.isArray(bodyOf(r)?.positions) && (bodyOf(r)?.positions as unknown[]).length === 0, `the replace answered ${said(r)}, not 200 with empty positions`);
+      e.that(await listed(docs.keys, file.keys.node), `after the replace the folder lists ${said(await children(docs.keys))}`);
+      const taken = await s.drive.commit(
+        drive,
+        me,
+        create(s.profile, { drive, author: id, keys: nodeKeys(), kind: 'folder', at: { folder: docs.keys, name: 'f' }, ownerEncryption: id.encryption.publicKey }),
+      );
+      e.that(refusedWith(taken, 409, 'conflict'), `after the replace, creating another "f" beside it answered ${said(taken)}, expected 409`);
+
+      const moved = await s.drive.commit(drive, me, move(s.profile, { drive, author: id, keys: file.keys, kind: 'file', parent: String((next.manifest as Obj).version), to: dest.keys, name: 'f' }));
+      e.that(ok(moved), `moving the file answered ${said(moved)}`);
+      e.that(
+        !(await listed(docs.keys, file.keys.node)) && (await listed(dest.keys, file.keys.node)),
+        `after the move the old folder lists ${said(await children(docs.keys))} and the new ${said(await children(dest.keys))}`,
+      );
+      await s.folder(id, docs.keys, 'inner');
+      const folderMove = await s.drive.commit(drive, me, move(s.profile, { drive, author: id, keys: docs.keys, kind: 'folder', parent: docs.version, to: away.keys, name: 'docs' }));
+      e.that(ok(folderMove), `moving a folder with a child answered ${said(folderMove)}`);
+      const top = await s.drive.root(drive, me);
+      e.that(ok(top) && bodyOf(top)?.root === root.keys.node, `after the creates the drive answered ${said(top)}, not root ${root.keys.node}`);
     },
   });
 }
