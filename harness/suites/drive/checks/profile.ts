@@ -3,7 +3,7 @@
 // caching, quota, link opens, validation that stores nothing, roles, the tree, unsharing.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
-import { create, encryptContent, groupRoster, nodeKeys, pageHash, remove, replace, resigned, rosterHeader } from '../../../actors/drive/objects.ts';
+import { create, encryptContent, groupRoster, hex16, move, nodeKeys, pageHash, remove, replace, resigned, rosterHeader } from '../../../actors/drive/objects.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { bodyOf, ok, said, type RelayTarget } from '../driver.ts';
 import { failOnServerError, refusedWith } from '../../../run/answers.ts';
@@ -388,7 +388,7 @@ function roles(t: RelayTarget): Check {
 function unshare(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/unshare',
-    title: 'an unshare marks the shared node and those below it `rotate`, and the member hears `drive.revoked` before its stream closes',
+    title: 'an unshare marks the shared node and those below it `rotate`, which a replace keeps and a rotation clears, and the member hears `drive.revoked` before its stream closes',
     rules: ['ra.drive.unshare', 'ra.drive.revoked-event'],
     timeoutMs: 30_000,
     run: async (s, e) => {
@@ -409,6 +409,37 @@ function unshare(t: RelayTarget): Check {
         const r = bodyOf(await s.drive.node(id.identity, s.actor(id), n));
         e.that(r?.rotate === true, `after the unshare node ${n} answered rotate ${String(r?.rotate)}`);
       }
+      // A replace leaves the mark; the folder's rotation (a new node key, nothing else) clears it.
+      const drive = id.identity;
+      const next = replace(s.profile, { drive, author: id, keys: f.keys, parent: f.version, chunks: f.chunks });
+      const rp = await s.drive.commit(drive, s.actor(id), next);
+      const afterReplace = bodyOf(await s.drive.node(drive, s.actor(id), f.keys.node));
+      e.that(ok(rp) && afterReplace?.rotate === true, `after a replace (${said(rp)}) the file answered rotate ${String(afterReplace?.rotate)}`);
+      const {
+        folder: _f,
+        name: _n,
+        name_hash: _h,
+        signature: _s,
+        ...placedKey
+      } = move(s.profile, { drive, author: id, keys: docs.keys, kind: 'folder', parent: docs.version, to: root.keys, name: 'docs' }).manifest as Obj;
+      const rotation = { id: hex16(), manifest: resigned(s.profile, 'manifest', { ...placedKey, operation: 'rotate', folder: '', name_hash: '', version: hex16() }, id.seed), pages: [] };
+      const rt = await s.drive.commit(drive, s.actor(id), rotation);
+      const afterRotate = bodyOf(await s.drive.node(drive, s.actor(id), docs.keys.node));
+      e.that(ok(rt) && afterRotate?.rotate === false, `after the folder's rotation (${said(rt)}) it answered rotate ${String(afterRotate?.rotate)}`);
+      // The root rotates like any folder (it is neither moved nor removed).
+      const {
+        folder: _rf,
+        name: _rn,
+        name_hash: _rh,
+        signature: _rs,
+        ...rootKey
+      } = move(s.profile, { drive, author: id, keys: root.keys, kind: 'folder', parent: root.version, to: docs.keys, name: 'root' }).manifest as Obj;
+      const rr = await s.drive.commit(drive, s.actor(id), {
+        id: hex16(),
+        manifest: resigned(s.profile, 'manifest', { ...rootKey, operation: 'rotate', folder: '', name_hash: '', version: hex16() }, id.seed),
+        pages: [],
+      });
+      e.that(ok(rr), `the root's rotation answered ${said(rr)}`);
     },
   });
 }

@@ -57,6 +57,8 @@ export function treeCheck(t: RelayTarget): Check {
       for (const [what, body, status] of tries) {
         const r = await s.drive.commit(drive, s.actor(id), body);
         e.that(refusedWith(r, status, status === 409 ? 'conflict' : 'invalid_request'), `${what} answered ${said(r)}, expected ${status}`);
+        // A second root's head is the root's (ra.drive.conflict-body).
+        if (what === 'a second root') e.that((bodyOf(r)?.head as Obj | undefined)?.node === root.keys.node, `a second root's 409 names head ${said(r)}, not the root ${root.keys.node}`);
       }
       const after = await s.drive.changes(drive, s.actor(id), 0);
       e.that(bodyOf(after)?.cursor === before, `the refused tree changes moved the drive's changes from cursor ${String(before)}: ${said(after)}`);
@@ -89,7 +91,7 @@ export function placesCheck(t: RelayTarget): Check {
         s.actor(stranger),
         create(s.profile, { drive: fresh.identity, author: stranger, keys: nodeKeys(), kind: 'folder', at: {}, ownerEncryption: fresh.encryption.publicKey }),
       );
-      e.that(strangers.status >= 400 && strangers.status < 500, `a stranger creating the root of an empty drive answered ${said(strangers)}`);
+      e.that(refusedWith(strangers, 403, 'not_authorized'), `a stranger creating the root of an empty drive answered ${said(strangers)}, expected 403 not_authorized`);
       const own = await s.drive.commit(
         fresh.identity,
         s.actor(fresh),
@@ -132,6 +134,12 @@ export function placesCheck(t: RelayTarget): Check {
         !(await listed(docs.keys, file.keys.node)) && (await listed(dest.keys, file.keys.node)),
         `after the move the old folder lists ${said(await children(docs.keys))} and the new ${said(await children(dest.keys))}`,
       );
+      const takenThere = await s.drive.commit(
+        drive,
+        me,
+        create(s.profile, { drive, author: id, keys: nodeKeys(), kind: 'folder', at: { folder: dest.keys, name: 'f' }, ownerEncryption: id.encryption.publicKey }),
+      );
+      e.that(refusedWith(takenThere, 409, 'conflict'), `after the move, creating another "f" in its new folder answered ${said(takenThere)}, expected 409`);
       await s.folder(id, docs.keys, 'inner');
       const folderMove = await s.drive.commit(drive, me, move(s.profile, { drive, author: id, keys: docs.keys, kind: 'folder', parent: docs.version, to: away.keys, name: 'docs' }));
       e.that(ok(folderMove), `moving a folder with a child answered ${said(folderMove)}`);
