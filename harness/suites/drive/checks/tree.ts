@@ -58,7 +58,11 @@ export function treeCheck(t: RelayTarget): Check {
         const r = await s.drive.commit(drive, s.actor(id), body);
         e.that(refusedWith(r, status, status === 409 ? 'conflict' : 'invalid_request'), `${what} answered ${said(r)}, expected ${status}`);
         // A second root's head is the root's (ra.drive.conflict-body).
-        if (what === 'a second root') e.that((bodyOf(r)?.head as Obj | undefined)?.node === root.keys.node, `a second root's 409 names head ${said(r)}, not the root ${root.keys.node}`);
+        if (what === 'a second root')
+          e.that(
+            (bodyOf(r)?.head as Obj | undefined)?.node === root.keys.node && (bodyOf(r)?.head as Obj | undefined)?.version === root.version,
+            `a second root's 409 names head ${said(r)}, not the root ${root.keys.node} at ${root.version}`,
+          );
       }
       const after = await s.drive.changes(drive, s.actor(id), 0);
       e.that(bodyOf(after)?.cursor === before, `the refused tree changes moved the drive's changes from cursor ${String(before)}: ${said(after)}`);
