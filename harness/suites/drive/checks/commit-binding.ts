@@ -65,7 +65,7 @@ export function commitBinding(t: RelayTarget): Check {
         author: () => base({ author: other }),
         'author-signed-by-caller': () => base({ author: { identity: other.identity, seed: owner.seed } }),
         'signed-field': () => withManifest(base(), (m) => void (m.version = hex16()), false),
-        // The reference names the stored chunk at a size on the grid it is not (its page re-hashed into the manifest).
+        // The page names the stored chunk at another size on the grid (the page hashed into the manifest again).
         'chunk-size': () => repaged(withPage(base(), (ref) => void (ref.size = Number(ref.size) + 2 * limits.drive_chunk_padding_bytes))),
         'chunk-elsewhere': () => base({ chunks: foreign }),
         pages: () => ({ ...base(), pages: [] }),
