@@ -134,6 +134,13 @@ export function move(profile: Profile, o: { drive: string; author: Author; keys:
   return { id: hex16(), manifest: m, pages: [] };
 }
 
+/** A folder's `rotate` on `parent`: its node key sealed anew to `to` (its folder's public key, or the owner's encryption key for the root). */
+export function rotate(profile: Profile, o: { drive: string; author: Author; keys: NodeKeys; parent: string; to: Uint8Array }): Obj {
+  const nodeKey = sealTo(sealDomainOf(profile, 'key'), o.to, o.keys.private, context(o.drive, o.keys.node, 'node-key', 1));
+  const m = manifest(profile, o.author, { drive: o.drive, node: o.keys.node, parent: o.parent, operation: 'rotate', kind: 'folder', node_key: nodeKey });
+  return { id: hex16(), manifest: m, pages: [] };
+}
+
 export function remove(profile: Profile, o: { drive: string; author: Author; node: string; kind: 'file' | 'folder'; parent: string; mode?: string }): Obj {
   const m = manifest(profile, o.author, { drive: o.drive, node: o.node, parent: o.parent, operation: 'remove', kind: o.kind, mode: o.kind === 'file' ? (o.mode ?? 'replace') : '' });
   return { id: hex16(), manifest: m, pages: [] };

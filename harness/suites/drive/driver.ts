@@ -107,6 +107,12 @@ export class DriveSession extends Session {
     return { body: made.body, share: made.body.share as Obj, ...(made.linkKey ? { linkKey: made.linkKey } : {}) };
   }
 
+  /** The drive's last change sequence (the cursor a read from 0 ends at: a check's small drive is one page), and the answer to show. */
+  async lastChange(drive: string, actor: DriveActor): Promise<{ at: string; shown: string }> {
+    const r = await this.drive.changes(drive, actor, 0);
+    return { at: String(bodyOf(r)?.cursor), shown: said(r) };
+  }
+
   async unshare(owner: RelayIdentity, shareId: string): Promise<HttpResponse> {
     return this.drive.unshare(owner.identity, this.actor(owner), shareId);
   }

@@ -33,11 +33,7 @@ export function commitBinding(t: RelayTarget): Check {
       const drive = owner.identity;
       const [other, elsewhere, { log }] = await Promise.all([s.identity(), s.owner(), s.log(owner, root.keys, 'log')]);
       const me = s.actor(owner);
-      // The drive's last change sequence: the cursor a read from 0 ends at (a small drive: one page).
-      const cursor = async (): Promise<{ at: string; shown: string }> => {
-        const r = await s.drive.changes(drive, me, 0);
-        return { at: String(bodyOf(r)?.cursor), shown: said(r) };
-      };
+      const cursor = () => s.lastChange(drive, me);
 
       // A file of one chunk, uploaded here; the other owner's drive holds a chunk this one lacks.
       const keys = nodeKeys(undefined, true);

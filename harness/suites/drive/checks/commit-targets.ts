@@ -74,10 +74,7 @@ export function commitTargets(t: RelayTarget): Check {
         'unshare-unknown': { id: hex16(), unshare: { id: randomBytes(16).toString('hex') } },
         'unshare-twice': { id: hex16(), unshare: { id: String(ended.share.id) } },
       };
-      const cursor = async () => {
-        const r = await s.drive.changes(drive, me, 0);
-        return { at: String(bodyOf(r)?.cursor), shown: said(r) };
-      };
+      const cursor = () => s.lastChange(drive, me);
       const before = await cursor();
       for (const part of WRONG) {
         const r = await s.drive.commit(drive, me, wrong[part]);

@@ -3,7 +3,7 @@
 // caching, quota, link opens, validation that stores nothing, roles, the tree, unsharing.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
-import { create, encryptContent, groupRoster, hex16, move, nodeKeys, pageHash, remove, replace, resigned, rosterHeader } from '../../../actors/drive/objects.ts';
+import { create, encryptContent, groupRoster, nodeKeys, pageHash, remove, replace, resigned, rosterHeader, rotate } from '../../../actors/drive/objects.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { bodyOf, ok, said, type RelayTarget } from '../driver.ts';
 import { failOnServerError, refusedWith } from '../../../run/answers.ts';
@@ -415,30 +415,12 @@ function unshare(t: RelayTarget): Check {
       const rp = await s.drive.commit(drive, s.actor(id), next);
       const afterReplace = bodyOf(await s.drive.node(drive, s.actor(id), f.keys.node));
       e.that(ok(rp) && afterReplace?.rotate === true, `after a replace (${said(rp)}) the file answered rotate ${String(afterReplace?.rotate)}`);
-      const {
-        folder: _f,
-        name: _n,
-        name_hash: _h,
-        signature: _s,
-        ...placedKey
-      } = move(s.profile, { drive, author: id, keys: docs.keys, kind: 'folder', parent: docs.version, to: root.keys, name: 'docs' }).manifest as Obj;
-      const rotation = { id: hex16(), manifest: resigned(s.profile, 'manifest', { ...placedKey, operation: 'rotate', folder: '', name_hash: '', version: hex16() }, id.seed), pages: [] };
+      const rotation = rotate(s.profile, { drive, author: id, keys: docs.keys, parent: docs.version, to: root.keys.public });
       const rt = await s.drive.commit(drive, s.actor(id), rotation);
       const afterRotate = bodyOf(await s.drive.node(drive, s.actor(id), docs.keys.node));
       e.that(ok(rt) && afterRotate?.rotate === false, `after the folder's rotation (${said(rt)}) it answered rotate ${String(afterRotate?.rotate)}`);
       // The root rotates like any folder (it is neither moved nor removed).
-      const {
-        folder: _rf,
-        name: _rn,
-        name_hash: _rh,
-        signature: _rs,
-        ...rootKey
-      } = move(s.profile, { drive, author: id, keys: root.keys, kind: 'folder', parent: root.version, to: docs.keys, name: 'root' }).manifest as Obj;
-      const rr = await s.drive.commit(drive, s.actor(id), {
-        id: hex16(),
-        manifest: resigned(s.profile, 'manifest', { ...rootKey, operation: 'rotate', folder: '', name_hash: '', version: hex16() }, id.seed),
-        pages: [],
-      });
+      const rr = await s.drive.commit(drive, s.actor(id), rotate(s.profile, { drive, author: id, keys: root.keys, parent: root.version, to: id.encryption.publicKey }));
       e.that(ok(rr), `the root's rotation answered ${said(rr)}`);
     },
   });
