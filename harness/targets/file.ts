@@ -2,6 +2,7 @@
 // validated against spec/harness/targets.schema.json. JSON with // and /* */ comments, so the
 // example `init` writes can explain itself.
 import { readFile } from 'node:fs/promises';
+import type { ValidateFunction } from 'ajv';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import targetsSchema from '../../schemas/json/harness/targets.schema.json' with { type: 'json' };
 import type { components } from '../../schemas/ts/harness.ts';
@@ -24,7 +25,10 @@ export interface Targets {
 export type RelayRole = Partial<Omit<Schemas['TargetsRelay'], 'url'>> & { url: string };
 export type BridgeRole = Partial<Omit<Schemas['TargetsBridge'], 'issuer' | 'clients'>> & Pick<Schemas['TargetsBridge'], 'issuer' | 'clients'>;
 
-const validate = makeAjv().compile(targetsSchema);
+// Compiled on first use: every command loads this module, and most (the push command's `relay send`
+// among them, started once per prompt) never read a targets file.
+let compiled: ValidateFunction | undefined;
+const validator = (): ValidateFunction => (compiled ??= makeAjv().compile(targetsSchema));
 
 export async function readTargets(file: string): Promise<Targets> {
   let text: string;
@@ -44,6 +48,7 @@ export function parseTargets(text: string, source = 'targets file'): Targets {
     const line = text.slice(0, e.offset).split('\n').length;
     throw new ConfigError(`${source}:${line}: not valid JSON: ${printParseErrorCode(e.error)}`);
   }
+  const validate = validator();
   if (!validate(data)) {
     const problems = (validate.errors ?? []).map(
       (e) =>

@@ -10,7 +10,6 @@ import { limits } from '../../schemas/ts/limits.ts';
 import { NonceStoreSpecError } from '../stores/index.ts';
 import { DEFAULT_RESOLVER_TIMEOUT_MS } from '../resolve/network.ts';
 import { hostPort, httpUrl, nonceStore, port, positive, readTls, serviceName, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
-import { startBridge } from './app.ts';
 import { cliLog } from '../shared/server.ts';
 import { ClientFileError } from './clients.ts';
 import { BREAKAGES, type Breakage, type BridgeConfig } from './context.ts';
@@ -237,6 +236,7 @@ async function runBridge(flags: BridgeFlags, io: ReferenceIO): Promise<Started> 
   };
   try {
     const tls = readTls(flags.tlsCert, flags.tlsKey);
+    const { startBridge } = await import('./app.ts');
     const running = await startBridge(config, { port: flags.port, host: flags.host, ...(tls ? { tls } : {}) }, { log: cliLog(io.stderr, flags.quiet === true) });
     io.stdout.write(`svc-reference bridge listening on ${running.issuer} (${running.url})\n`);
     return { code: 0, running };

@@ -8,7 +8,6 @@ import { DEFAULT_SERVICE_NAME, profileFor } from '../../protocol/common/profile.
 import { limits } from '../../schemas/ts/limits.ts';
 import { DEFAULT_RESOLVER_TIMEOUT_MS } from '../resolve/network.ts';
 import { hostPort, httpUrl, port, positive, serviceName, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
-import { startRelay } from './app.ts';
 import { cliLog } from '../shared/server.ts';
 import { BREAKAGES, type Breakage } from './config.ts';
 import { s3Location, type S3Location } from './drive/s3-chunks.ts';
@@ -240,6 +239,8 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
     const fromEnv = process.env.SVC_REFERENCE_WIRE?.startsWith('drive/') ? await (await import('../variants/drive-matrix.ts')).driveSeamsFromEnv() : undefined;
     const broken = flags.break.length > 0 ? (await import('../variants/relay-seams.ts')).seamsOfBreaks(flags.break) : undefined;
     const driveSeams = fromEnv || broken ? { ...fromEnv, ...broken?.drive } : undefined;
+    // Each server's app is imported by its own start: a relay never loads the bridge's or the RP's.
+    const { startRelay } = await import('./app.ts');
     const running = await startRelay({
       host,
       port: listenPort,

@@ -9,7 +9,8 @@
 // publishing process delivers to its own streams at once and ignores its own echo.
 // Unreachable Redis fails closed: 503 shared_state_unavailable, never a check skipped.
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { redisClient } from '../stores/redis.ts';
 import { HttpError } from '../shared/errors.ts';
 import { newCode, type Bucket, type Challenge, type Offer, type RelayState, type Session, type SharedEvent, type Spent } from './state.ts';
 
@@ -186,7 +187,7 @@ export class RedisState implements RelayState {
     const timeout = options.timeoutMs ?? 2000;
     let warned = false;
     const open = () => {
-      const r = new Redis(options.url, {
+      const r = new (redisClient())(options.url, {
         // Fail at once while Redis is away (503), rather than queue requests behind it.
         enableOfflineQueue: false,
         connectTimeout: timeout,

@@ -9,7 +9,7 @@ import { NonceStoreSpecError } from '../stores/index.ts';
 import { DEFAULT_RESOLVER_TIMEOUT_MS } from '../resolve/network.ts';
 import { hostPort, httpUrl, nonceStore, origin, port, positive, readTls, serviceName, upTo, type ReferenceIO, type ServerDefinition, type Started } from '../servers.ts';
 import { isDevelopmentHost, splitUrl } from '../../protocol/common/url.ts';
-import { startRp, type RunningRp, type StartRpOptions } from './app.ts';
+import type { RunningRp, StartRpOptions } from './app.ts';
 import { DEFAULT_NAME, DEFAULT_SIGNER_URL } from './config.ts';
 import { inWorker, reportListening, startWorkers } from './cluster.ts';
 import { POSTGRES_URL } from './database.ts';
@@ -154,6 +154,7 @@ async function runRp(flags: RpFlags, io: ReferenceIO, args: readonly string[]): 
   try {
     const tls = readTls(flags.tlsCert, flags.tlsKey);
     if (tls) options.tls = tls;
+    const { startRp } = await import('./app.ts');
     running = await startRp(options, { log: cliLog(io.stderr, flags.quiet === true) });
   } catch (error) {
     const known = error instanceof ProfileError || error instanceof NonceStoreSpecError || error instanceof TypeError;

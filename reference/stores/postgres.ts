@@ -1,10 +1,15 @@
 // PostgreSQL for servers that run as several instances (the bridge): a pool behind the async
 // Sql interface (./sql.ts), and a spent-nonce store whose claim is one atomic statement
 // (ns.nonce.shared-atomic), shared by every instance on the database.
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import type { NonceStore } from '../../protocol/signin/nonce.ts';
 import type { BatchedTx } from './batch.ts';
 import type { BatchOptions, Sql } from './sql.ts';
+
+/** pg, loaded by the first store opened on PostgreSQL: an embedded start never pays its load. */
+let loaded: typeof pg | undefined;
+const pgLib = (): typeof pg => (loaded ??= createRequire(import.meta.url)('pg') as typeof pg);
 
 /** A PostgreSQL connection URL (the --database of the RP, the bridge and the relay). */
 export const POSTGRES_URL = /^postgres(ql)?:\/\/\S+$/;
@@ -16,14 +21,14 @@ const positional = (sql: string): string => {
 };
 
 // BIGINT (int8) columns hold millisecond times: as numbers, not strings.
-const types = { getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) };
+const types = { getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === 20 ? (v: string) => Number(v) : pgLib().types.getTypeParser(oid, format as 'text')) };
 
 export class PostgresSql implements Sql {
   readonly dialect = 'postgres' as const;
   readonly pool: pg.Pool;
 
   constructor(url: string) {
-    this.pool = new pg.Pool({ connectionString: url, max: 10, types: types as never });
+    this.pool = new (pgLib().Pool)({ connectionString: url, max: 10, types: types as never });
     // An idle client's error (server restart) must not crash the process; the next query fails instead.
     this.pool.on('error', () => undefined);
   }

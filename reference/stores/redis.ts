@@ -2,8 +2,13 @@
 // is one atomic command shared by every process of the RP. No offline queue and a short connect
 // timeout: when Redis is unreachable `claim` throws at once and the verifier fails closed
 // (ns.nonce.fail-closed, 503 nonce_cache_unavailable).
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import type { NonceStore } from '../../protocol/signin/nonce.ts';
+
+/** ioredis's client, loaded by the first store opened on Redis (here and the relay's shared state): an embedded start never pays its load. */
+let loaded: typeof Redis | undefined;
+export const redisClient = (): typeof Redis => (loaded ??= (createRequire(import.meta.url)('ioredis') as { Redis: typeof Redis }).Redis);
 
 export interface RedisNonceStoreOptions {
   /** `redis://HOST:PORT[/DB]`. */
@@ -23,7 +28,7 @@ export class RedisNonceStore implements NonceStore {
 
   constructor(options: RedisNonceStoreOptions) {
     const timeout = options.connectTimeoutMs ?? 1000;
-    this.#redis = new Redis(options.url, {
+    this.#redis = new (redisClient())(options.url, {
       enableOfflineQueue: false,
       connectTimeout: timeout,
       commandTimeout: timeout,
