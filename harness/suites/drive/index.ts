@@ -18,7 +18,9 @@ import { commitsOnce } from './checks/commits-once.ts';
 import { shareBinding } from './checks/share-binding.ts';
 import { commitBinding } from './checks/commit-binding.ts';
 import { linkWriter } from './checks/link-writer.ts';
+import { commitAnswers } from './checks/commit-answers.ts';
 import { commitTargets } from './checks/commit-targets.ts';
+import { linkStreamEnds } from './checks/link-stream.ts';
 import { nodeRemoval } from './checks/node-removal.ts';
 import { streamExpiry } from './checks/stream-expiry.ts';
 import { linkMatrixChecks } from './checks/link-matrix.ts';
@@ -44,6 +46,8 @@ export function driveChecks(target: RelayTarget): Check[] {
     commitBinding(target),
     linkWriter(target),
     commitTargets(target),
+    commitAnswers(target),
+    linkStreamEnds(target),
     nodeRemoval(target),
     ...concurrencyChecks(target),
     ...rosterSizeChecks(target),
