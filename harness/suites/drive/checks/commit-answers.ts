@@ -94,27 +94,19 @@ export function commitAnswers(t: RelayTarget): Check {
       const after = await lastChange();
       e.that(after?.seq === before?.seq, `the refused commits moved the drive's changes from ${JSON.stringify(before)} to ${JSON.stringify(after)}`);
 
-      // A trim, a share and an unshare: the head, no positions.
-      const trim = { id: hex16(), trim: { node: log.keys.node, before: 2, snapshot: { node: log.keys.node, version: log.version } } };
-      await answered('a trim', await s.drive.commit(drive, me, trim), trim, log.keys.node, 'trim', (a) => a.head === log.version && Array.isArray(a.positions) && a.positions.length === 0);
+      // A trim, a share and an unshare: the node's head, no positions; a share and an unshare name the share.
       const shareId = String((memberShare.share as Obj).id);
-      await answered(
-        'a share',
-        await s.drive.commit(drive, me, memberShare),
-        memberShare,
-        folder.keys.node,
-        'share',
-        (a) => a.share === shareId && a.head === folder.version && Array.isArray(a.positions) && a.positions.length === 0,
-      );
+      const trim = { id: hex16(), trim: { node: log.keys.node, before: 2, snapshot: { node: log.keys.node, version: log.version } } };
       const unshare = { id: hex16(), unshare: { id: shareId } };
-      await answered(
-        'an unshare',
-        await s.drive.commit(drive, me, unshare),
-        unshare,
-        folder.keys.node,
-        'unshare',
-        (a) => a.share === shareId && a.head === folder.version && Array.isArray(a.positions) && a.positions.length === 0,
-      );
+      const others: Array<[string, Obj, { node: string; version: string }, string, string | undefined]> = [
+        ['a trim', trim, { node: log.keys.node, version: log.version }, 'trim', undefined],
+        ['a share', memberShare, { node: folder.keys.node, version: folder.version }, 'share', shareId],
+        ['an unshare', unshare, { node: folder.keys.node, version: folder.version }, 'unshare', shareId],
+      ];
+      for (const [what, body, node, operation, named] of others) {
+        const noPositions = (a: Obj) => Array.isArray(a.positions) && a.positions.length === 0;
+        await answered(what, await s.drive.commit(drive, me, body), body, node.node, operation, (a) => a.head === node.version && noPositions(a) && (named === undefined || a.share === named));
+      }
     },
   });
 }
