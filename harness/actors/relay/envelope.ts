@@ -156,3 +156,29 @@ export function challengeHeaders(profile: Profile, identity: string, challenge: 
     ...(sessionId ? { [ids.header_session_id.toLowerCase()]: sessionId } : {}),
   };
 }
+
+/**
+ * A rotation of `id`'s key to `newSeed`'s (POST /identities/:id/rotate): the new document signed by
+ * the new key, listing the old key in previous_keys for an hour, and the old key's signature over
+ * the identity-rotation lines.
+ */
+export function rotation(profile: Profile, id: RelayIdentity, relayAddress: string, newSeed: Uint8Array): Record<string, string | Record<string, unknown>> {
+  const oldKey = signingKey(id);
+  const newKey = encodeBase64url(publicKey(newSeed));
+  const issued_at = now();
+  const nonce = newNonce();
+  const document = signDocument(
+    {
+      version: 1,
+      identity: id.identity,
+      public_key: newKey,
+      encryption_public_key: encodeBase64url(id.encryption.publicKey),
+      relay: relayAddress,
+      previous_keys: [{ public_key: oldKey, valid_until: now(3600) }],
+      updated_at: issued_at,
+    },
+    newSeed,
+  );
+  const lines = canonicalString(profile, 'identity-rotation', { identity: id.identity, old_public_key: oldKey, new_public_key: newKey, issued_at, nonce });
+  return { identity_document: document, new_public_key: newKey, rotation_signature: b64(sign(id.seed, lines)), issued_at, nonce };
+}

@@ -21,6 +21,7 @@ import { linkWriter } from './checks/link-writer.ts';
 import { commitAnswers } from './checks/commit-answers.ts';
 import { commitTargets } from './checks/commit-targets.ts';
 import { linkStreamEnds } from './checks/link-stream.ts';
+import { rotatedAuthor } from './checks/rotated-author.ts';
 import { nodeRemoval } from './checks/node-removal.ts';
 import { streamExpiry } from './checks/stream-expiry.ts';
 import { linkMatrixChecks } from './checks/link-matrix.ts';
@@ -48,6 +49,7 @@ export function driveChecks(target: RelayTarget): Check[] {
     commitTargets(target),
     commitAnswers(target),
     linkStreamEnds(target),
+    rotatedAuthor(target),
     nodeRemoval(target),
     ...concurrencyChecks(target),
     ...rosterSizeChecks(target),

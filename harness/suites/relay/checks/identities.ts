@@ -4,10 +4,8 @@ import { createGunzip } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { Parser } from 'tar';
 import type { Check } from '../../../run/model.ts';
-import { adminEnvelope, b64, newRelayIdentity, now, registration, signingKey } from '../../../actors/relay/index.ts';
-import { canonicalString } from '../../../../protocol/common/canonical.ts';
+import { adminEnvelope, b64, newRelayIdentity, registration, rotation, signingKey } from '../../../actors/relay/index.ts';
 import { encodeBase64url } from '../../../../protocol/common/base64.ts';
-import { signDocument } from '../../../../protocol/common/document.ts';
 import { sign, publicKey } from '../../../impl/noble.ts';
 import { relayCheck } from '../check.ts';
 import { CheckSkip, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
@@ -199,32 +197,11 @@ function identitiesRotateCheck(t: RelayTarget): Check {
       await hostedDomain(s);
       const facts = (await s.facts()).relay;
       const newSeed = new Uint8Array(32).map(() => Math.floor(Math.random() * 256));
-      const oldKey = signingKey(id);
       const newKey = encodeBase64url(publicKey(newSeed));
-      const issued_at = now();
-      const nonce = encodeBase64url(new Uint8Array(16).map(() => Math.floor(Math.random() * 256)));
-      const document = signDocument(
-        {
-          version: 1,
-          identity: id.identity,
-          public_key: newKey,
-          encryption_public_key: encodeBase64url(id.encryption.publicKey),
-          relay: facts.relayAddress,
-          previous_keys: [{ public_key: oldKey, valid_until: now(3600) }],
-          updated_at: issued_at,
-        },
-        newSeed,
-      );
-      const rotation_signature = b64(sign(id.seed, canonicalString(s.profile, 'identity-rotation', { identity: id.identity, old_public_key: oldKey, new_public_key: newKey, issued_at, nonce })));
-      const bad = await s.relay.post(`/identities/${id.identity}/rotate`, {
-        identity_document: document,
-        new_public_key: newKey,
-        rotation_signature: b64(sign(newSeed, 'x')),
-        issued_at,
-        nonce: `${nonce}x`,
-      });
+      const body = rotation(s.profile, id, facts.relayAddress, newSeed);
+      const bad = await s.relay.post(`/identities/${id.identity}/rotate`, { ...body, rotation_signature: b64(sign(newSeed, 'x')), nonce: `${String(body.nonce)}x` });
       e.that(bad.status === 401 || bad.status === 400, `a rotation not signed by the old key: ${said(bad)}, not refused`);
-      const r = await s.relay.post(`/identities/${id.identity}/rotate`, { identity_document: document, new_public_key: newKey, rotation_signature, issued_at, nonce });
+      const r = await s.relay.post(`/identities/${id.identity}/rotate`, body);
       e.that(r.status >= 200 && r.status < 300, `the rotation: ${said(r)}`);
       const g = safeJson(await s.relay.get(`/identities/${id.identity}`));
       e.that(isObject(g) && String(g.public_key).replace(/=+$/, '') === newKey, `GET /identities after rotation still gives ${isObject(g) ? String(g.public_key) : '?'}`);
