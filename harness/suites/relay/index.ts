@@ -24,6 +24,7 @@ import { pairingFieldsCheck, pairingFieldsProfileCheck } from './checks/pairing-
 import { envelopeFormsCheck, envelopeFormsProfileCheck } from './checks/envelope-forms.ts';
 import { ackForwardCheck, forwardRefusedProfileCheck, recipientCaseProfileCheck, unknownSenderCheck } from './checks/forwarding.ts';
 import { systemFileChecks } from './checks/system-files.ts';
+import { systemEtagCheck } from './checks/system-etag.ts';
 import { promptChecks } from './checks/prompts.ts';
 import { ownerWhoChecks } from './checks/owner-who.ts';
 import { keystoreMatrixChecks } from './checks/keystore-matrix.ts';
@@ -79,6 +80,7 @@ export function relayChecks(target: RelayTarget): Check[] {
     pairingFieldsCheck(target),
     pairingFieldsProfileCheck(target),
     ...systemFileChecks(target),
+    systemEtagCheck(target),
     ...promptChecks(target),
     ...ownerWhoChecks(target),
     ...keystoreMatrixChecks(target),
