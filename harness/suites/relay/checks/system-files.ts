@@ -7,7 +7,7 @@ import type { HttpResponse } from '../../../actors/http.ts';
 import { relayCheck } from '../check.ts';
 import { codeOf, pickupOf, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 import { expectInbox, mail } from './messaging.ts';
-import { ack, now, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { ack, now, signingKey, type RelayIdentity } from '../../../actors/relay/index.ts';
 import { sign } from '../../../impl/noble.ts';
 import { driveString } from '../../../impl/noble-drive.ts';
 import { encodeBase64url } from '../../../../protocol/common/base64.ts';
@@ -238,13 +238,19 @@ function profileRelayWrittenCheck(t: RelayTarget): Check {
     rules: ['ra.system.relay-written'],
     run: async (s, e) => {
       const [owner, sender] = [await s.identity(), await s.identity()];
+      // One message and two acks wait for the owner: usage counts each kind apart.
       await s.relay.send(mail(s, sender, owner, 'counted'));
+      for (const m of ['m_counted_1', 'm_counted_2']) await s.relay.ack(ack(s.profile, sender, owner.identity, m));
       const read = await s.relay.systemFile(owner, 'GET', IDENTITY);
       const record = safeJson(read) as Record<string, unknown> | undefined;
-      e.that(read.status === 200 && record?.identity === owner.identity && typeof record.signing_key === 'string', `GET ${IDENTITY} answered ${said(read)}`);
+      const keys = { signing: `${vocabulary.key_prefixes.signing}${signingKey(owner)}`, encryption: `${vocabulary.key_prefixes.encryption}${encodeBase64url(owner.encryption.publicKey)}` };
+      e.that(
+        read.status === 200 && record?.identity === owner.identity && record.signing_key === keys.signing && record.encryption_key === keys.encryption,
+        `GET ${IDENTITY} answered ${said(read)}, not the owner's registered keys ${keys.signing} and ${keys.encryption}`,
+      );
       const usage = await s.relay.systemFile(owner, 'GET', USAGE);
-      const pending = (safeJson(usage) as { pending?: { messages?: unknown } } | undefined)?.pending;
-      e.that(usage.status === 200 && pending?.messages === 1, `GET ${USAGE} with one message waiting answered ${said(usage)}`);
+      const pending = (safeJson(usage) as { pending?: { messages?: unknown; acks?: unknown } } | undefined)?.pending;
+      e.that(usage.status === 200 && pending?.messages === 1 && pending.acks === 2, `GET ${USAGE} with one message and two acks waiting answered ${said(usage)}`);
       const put = await s.relay.systemFile(owner, 'PUT', IDENTITY, JSON.stringify({ version: 1, identity: 'mallory.example' }));
       e.that(put.status === 403 && codeOf(put) === 'not_authorized', `the owner's PUT ${IDENTITY} answered ${said(put)}, expected 403 not_authorized`);
       const del = await s.relay.systemFile(owner, 'DELETE', USAGE);
@@ -333,7 +339,7 @@ function profileGroupRosterReadCheck(t: RelayTarget): Check {
     id: 'relay/profile/group-roster-read',
     lane: LANE,
     title:
-      "GET /groups/:group answers the group's roster as written to a listed member's signed request, 403 not_authorized to an identity it does not list; relay/group.json names the same document as public/group-roster.json",
+      "GET /groups/:group answers the group's roster as written to a listed member's and to the group's own signed request, 403 not_authorized to an identity it does not list, 401 to one that does not resolve, 404 for a hosted identity with no roster; relay/group.json names the same document as public/group-roster.json",
     rules: ['ra.system.group-roster'],
     run: async (s, e) => {
       const [group, member, stranger] = [await s.identity(), await s.identity(), await s.identity()];
@@ -348,6 +354,19 @@ function profileGroupRosterReadCheck(t: RelayTarget): Check {
       e.that(byMember.status === 200 && byMember.text() === v1, `a listed member's signed read of ${path} answered ${said(byMember)}, expected the roster as written`);
       const byStranger = await read(stranger);
       e.that(byStranger.status === 403 && codeOf(byStranger) === 'not_authorized', `an unlisted identity's signed read of ${path} answered ${said(byStranger)}, expected 403 not_authorized`);
+      // The group reads its own roster even where the roster does not list it.
+      const v2 = roster(s, group, { members: [member.identity], admins: [member.identity], epoch: 2 });
+      const put2 = await s.relay.systemFile(group, 'PUT', 'public/group-roster.json', v2);
+      if (!e.that(ok(put2), `PUT of a roster that does not list the group answered ${said(put2)}`)) return;
+      const byGroup = await read(group);
+      e.that(byGroup.status === 200 && byGroup.text() === v2, `the group's own signed read of a roster not listing it answered ${said(byGroup)}, expected the roster`);
+      // A caller that cannot be resolved is 401; a hosted identity with no roster is 404.
+      const headers = await s.relay.authHeaders(stranger, 'GET', path, { mode: 'signed-request' });
+      const unknown = await s.relay.get(path, { ...headers, [s.profile.ids.header_identity]: 'nobody.unresolvable.invalid' });
+      e.that(unknown.status === 401, `a signed read claiming an identity that does not resolve answered ${said(unknown)}, expected 401`);
+      const bare = `/groups/${encodeURIComponent(stranger.identity)}`;
+      const noRoster = await s.relay.get(bare, await s.relay.authHeaders(stranger, 'GET', bare, { mode: 'signed-request' }));
+      e.that(noRoster.status === 404 && codeOf(noRoster) === 'not_found', `the read of a hosted identity's roster it never wrote answered ${said(noRoster)}, expected 404 not_found`);
     },
   });
 }
