@@ -11900,6 +11900,11 @@ export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string
     "area": "relay-owner"
   },
   {
+    "rule": "ra.system.capabilities-shape",
+    "reason": "The capabilities file's shape (an object, its endpoints an object): a body's shape, refused as ra.system.validated refuses, by the owner who writes it.",
+    "area": "relay-owner"
+  },
+  {
     "rule": "ns.nonce.cache-key",
     "reason": "Every part of the key (audience, identity, request_id, nonce) is also bound to the transaction the RP issued (ns.delivery.request-binding), so a part swapped alone is refused before the cache is asked; the one case the key decides is that key_id is no part of it: the identity-signed and a session-signed approval of one nonce share one key (rp/race/identity-and-session).",
     "area": "rp"

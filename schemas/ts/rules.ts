@@ -3693,6 +3693,15 @@ export const rules: readonly Rule[] = [
     "text": "A `.svc/public` or `.svc/relay` document is validated on write: one that does not follow its schema is refused (400) and the stored one is kept."
   },
   {
+    "id": "ra.system.capabilities-shape",
+    "level": "MUST",
+    "doc": 3,
+    "section": "System files (the schema of capabilities.json: not shown)",
+    "title": "The capabilities file's shape",
+    "text": "Project decision: `public/capabilities.json` is a JSON object whose `endpoints`, when present, is an object (the relay fills `endpoints.web_signer` and `endpoints.oauth_bridge` into it where it does not set them); any other is refused 400 and the stored one kept (ra.system.validated).",
+    "origin": "project"
+  },
+  {
     "id": "ra.system.paths",
     "level": "MUST",
     "doc": 3,
@@ -4711,6 +4720,7 @@ export type RuleId =
   | "ra.system.inbox-policy"
   | "ra.system.files"
   | "ra.system.validated"
+  | "ra.system.capabilities-shape"
   | "ra.system.paths"
   | "ra.system.group-roster"
   | "ra.system.etag"

@@ -25,6 +25,7 @@ import { envelopeFormsCheck, envelopeFormsProfileCheck } from './checks/envelope
 import { ackForwardCheck, forwardRefusedProfileCheck, recipientCaseProfileCheck, unknownSenderCheck } from './checks/forwarding.ts';
 import { systemFileChecks } from './checks/system-files.ts';
 import { systemEtagCheck } from './checks/system-etag.ts';
+import { capabilitiesShapeCheck } from './checks/capabilities-shape.ts';
 import { promptChecks } from './checks/prompts.ts';
 import { ownerWhoChecks } from './checks/owner-who.ts';
 import { keystoreMatrixChecks } from './checks/keystore-matrix.ts';
@@ -81,6 +82,7 @@ export function relayChecks(target: RelayTarget): Check[] {
     pairingFieldsProfileCheck(target),
     ...systemFileChecks(target),
     systemEtagCheck(target),
+    capabilitiesShapeCheck(target),
     ...promptChecks(target),
     ...ownerWhoChecks(target),
     ...keystoreMatrixChecks(target),
