@@ -12,6 +12,8 @@ import { LANE } from './system-files.ts';
 
 const PROFILE = 'public/profile.json';
 const doc = (name: string) => JSON.stringify({ version: 1, display_name: name });
+/** Writers racing on one version. */
+const RACE = 20;
 const failed = (r: HttpResponse) => r.status === 412 && codeOf(r) === 'precondition_failed';
 
 export function systemEtagCheck(t: RelayTarget): Check {
@@ -19,7 +21,7 @@ export function systemEtagCheck(t: RelayTarget): Check {
     id: 'relay/profile/system-if-match',
     lane: LANE,
     title:
-      'a write answers the ETag a read then gives; If-Match passes on any listed ETag that is the stored one and on * with something stored, and fails 412 on * with nothing stored and on a stale ETag, for PUT and DELETE, changing nothing; an oversized document is 413',
+      'a write answers the ETag a read then gives; If-Match passes on any listed ETag that is the stored one and on * with something stored, and fails 412 on * with nothing stored and on a stale ETag, for PUT and DELETE, changing nothing; of writers or deleters racing on one version one wins and the rest are 412; an oversized document is 413',
     rules: ['ra.system.etag'],
     context: ['ra.system.files', 'ra.errors.payload-too-large'],
     run: async (s, e) => {
@@ -28,8 +30,10 @@ export function systemEtagCheck(t: RelayTarget): Check {
         const r = await s.relay.systemFile(id, 'GET', PROFILE);
         return { r, body: r.status === 200 ? JSON.stringify(safeJson(r)) : undefined, etag: r.headers.etag };
       };
-      const put = (name: string, ifMatch?: string) => s.relay.systemFile(id, 'PUT', PROFILE, doc(name), ifMatch === undefined ? {} : { headers: { 'if-match': ifMatch } });
-      const del = (ifMatch?: string) => s.relay.systemFile(id, 'DELETE', PROFILE, undefined, ifMatch === undefined ? {} : { headers: { 'if-match': ifMatch } });
+      // Signed requests: racers would outrun the challenges an identity may hold at once (16).
+      const auth = { mode: 'signed-request' } as const;
+      const put = (name: string, ifMatch?: string) => s.relay.systemFile(id, 'PUT', PROFILE, doc(name), { auth, ...(ifMatch === undefined ? {} : { headers: { 'if-match': ifMatch } }) });
+      const del = (ifMatch?: string) => s.relay.systemFile(id, 'DELETE', PROFILE, undefined, { auth, ...(ifMatch === undefined ? {} : { headers: { 'if-match': ifMatch } }) });
 
       // Nothing stored: * fails on a write and a delete; a delete without If-Match finds nothing.
       const starNew = await put('Star', '*');
@@ -45,7 +49,10 @@ export function systemEtagCheck(t: RelayTarget): Check {
       const first = await put('One');
       const etag = first.headers.etag;
       const answer = safeJson(first) as Record<string, unknown> | undefined;
-      if (!e.that(first.status === 200 && typeof etag === 'string' && answer?.etag === etag && String(answer.path).endsWith(PROFILE), `the first PUT answered ${said(first)} with ETag ${String(etag)}`)) return;
+      if (
+        !e.that(first.status === 200 && typeof etag === 'string' && answer?.etag === etag && String(answer.path).endsWith(PROFILE), `the first PUT answered ${said(first)} with ETag ${String(etag)}`)
+      )
+        return;
       const one = await read();
       e.that(one.body === doc('One') && one.etag === etag, `the read after the PUT gives ${said(one.r)} with ETag ${String(one.etag)}, not ${etag}`);
 
@@ -74,9 +81,20 @@ export function systemEtagCheck(t: RelayTarget): Check {
       const afterBig = await read();
       e.that(afterBig.etag === etag3, `after the oversized PUT the document's ETag is ${String(afterBig.etag)}, not ${String(etag3)}`);
 
-      // A DELETE naming the stored version removes it.
-      const gone = await del(` "stale", ${etag3!}`);
-      e.that(gone.status === 204 || gone.status === 200, `DELETE with If-Match naming the stored ETag answered ${said(gone)}`);
+      // Raced: writes naming one stored version, then deletes naming the next: one of each wins, the rest 412.
+      const writes = await Promise.all(Array.from({ length: RACE }, (_, i) => put(`Racer ${i}`, etag3!)));
+      const wrote = writes.filter((r) => r.status === 200);
+      e.that(
+        wrote.length === 1 && writes.every((r) => r.status === 200 || failed(r)),
+        `${RACE} PUTs naming one stored ETag answered ${writes.map((r) => r.status).join(' ')}: not one 200 and the rest 412`,
+      );
+      const latest = wrote[0]?.headers.etag ?? '';
+      const deletes = await Promise.all(Array.from({ length: RACE }, () => del(` "stale", ${latest}`)));
+      const deleted = deletes.filter((r) => r.status === 204 || r.status === 200);
+      e.that(
+        deleted.length === 1 && deletes.every((r) => deleted.includes(r) || failed(r)),
+        `${RACE} DELETEs naming the stored ETag answered ${deletes.map((r) => r.status).join(' ')}: not one success and the rest 412`,
+      );
       const after = await read();
       e.that(after.r.status === 404, `after the DELETE ${PROFILE} reads ${said(after.r)}, not 404`);
     },
