@@ -209,6 +209,30 @@ function identitiesRotateCheck(t: RelayTarget): Check {
   });
 }
 
+const parsed = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+};
+
+/** The files of a gzip tar archive (an export), by path, as text. */
+export async function archive(body: Uint8Array): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  await new Promise<void>((resolve, reject) => {
+    const parser = new Parser({
+      onReadEntry: (entry) => {
+        const chunks: Buffer[] = [];
+        entry.on('data', (c: Buffer) => chunks.push(c));
+        entry.on('end', () => void files.set(entry.path, Buffer.concat(chunks).toString('utf8')));
+      },
+    });
+    Readable.from([body]).pipe(createGunzip()).on('error', reject).pipe(parser).on('finish', resolve).on('error', reject);
+  });
+  return files;
+}
+
 function identitiesExportCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/identities/export',
@@ -221,27 +245,14 @@ function identitiesExportCheck(t: RelayTarget): Check {
       const r = await s.relay.post(`/identities/${id.identity}/export`, body);
       e.that(r.status === 200 && /gzip/.test(r.headers['content-type'] ?? ''), `the export: ${r.status} ${r.headers['content-type'] ?? ''}`);
       if (r.status !== 200) return;
-      const entries: string[] = [];
-      let docFound = false;
-      await new Promise<void>((resolve, reject) => {
-        const parser = new Parser({
-          onReadEntry: (entry) => {
-            entries.push(entry.path);
-            const chunks: Buffer[] = [];
-            entry.on('data', (c: Buffer) => chunks.push(c));
-            entry.on('end', () => {
-              if (!entry.path.endsWith('id.json')) return;
-              try {
-                const doc = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
-                if (doc.identity === id.identity) docFound = true;
-              } catch {
-                // not JSON: judged below
-              }
-            });
-          },
-        });
-        Readable.from(r.body).pipe(createGunzip()).on('error', reject).pipe(parser).on('finish', resolve).on('error', reject);
-      }).catch((error: Error) => e.fail(`the export is not a gzip tar archive: ${error.message}`));
+      const files = await archive(r.body).catch((error: Error) => void e.fail(`the export is not a gzip tar archive: ${error.message}`));
+      if (!files) return;
+      const entries = [...files.keys()];
+      const docFound = entries.some((path) => {
+        if (!path.endsWith('id.json')) return false;
+        const doc = parsed(files.get(path)!);
+        return isObject(doc) && doc.identity === id.identity;
+      });
       e.that(docFound, `no id.json with the identity document in the archive (entries: ${entries.join(', ') || 'none'})`);
       const forged = await s.relay.post(`/identities/${id.identity}/export`, { ...body, identity_signature: b64(sign(id.seed, 'x')) });
       e.that(forged.status === 401, `an export with a bad signature: ${said(forged)}, not 401`);

@@ -7,7 +7,8 @@ import type { HttpResponse } from '../../../actors/http.ts';
 import { relayCheck } from '../check.ts';
 import { codeOf, pickupOf, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 import { expectInbox, mail } from './messaging.ts';
-import { ack, now, signingKey, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { ack, adminEnvelope, now, signingKey, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { archive } from './identities.ts';
 import { sign } from '../../../impl/noble.ts';
 import { driveString } from '../../../impl/noble-drive.ts';
 import { encodeBase64url } from '../../../../protocol/common/base64.ts';
@@ -234,7 +235,8 @@ function profileRelayWrittenCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/profile/relay-written',
     lane: LANE,
-    title: 'the owner reads the relay-written zone (its identity record, its usage) and a PUT or DELETE there is refused 403 not_authorized, the document unchanged',
+    title:
+      "the owner reads the relay-written zone (its identity record, its usage) and a PUT or DELETE there is refused 403 not_authorized, the document unchanged; both are in the identity's export beside the owner's documents",
     rules: ['ra.system.relay-written'],
     run: async (s, e) => {
       const [owner, sender] = [await s.identity(), await s.identity()];
@@ -257,6 +259,20 @@ function profileRelayWrittenCheck(t: RelayTarget): Check {
       e.that(del.status === 403 && codeOf(del) === 'not_authorized', `the owner's DELETE ${USAGE} answered ${said(del)}, expected 403 not_authorized`);
       const after = await s.relay.systemFile(owner, 'GET', IDENTITY);
       e.that(after.status === 200 && after.text() === read.text(), `after the refused PUT, ${IDENTITY} reads ${said(after)}`);
+      // Both are in the identity's export, beside the documents the owner wrote.
+      await s.relay.systemFile(owner, 'PUT', PROFILE, profileDoc('Exported'));
+      const exported = await s.relay.post(`/identities/${owner.identity}/export`, {
+        identity: owner.identity,
+        ...adminEnvelope(s.profile, 'identity-export', { identity: owner.identity }, owner.seed),
+      });
+      const files = exported.status === 200 ? await archive(exported.body).catch(() => undefined) : undefined;
+      const dir = s.profile.ids.system_dir;
+      const at = (path: string) => [...(files?.entries() ?? [])].find(([p]) => p.endsWith(`${dir}/${path}`))?.[1];
+      const written = at(IDENTITY);
+      e.that(
+        written !== undefined && JSON.stringify(JSON.parse(written)) === JSON.stringify(record) && at(USAGE) !== undefined && at(PROFILE) === profileDoc('Exported'),
+        `the export (${said(exported)}) holds ${[...(files?.keys() ?? [])].join(', ') || 'nothing'}: not ${IDENTITY} as read, ${USAGE} and the written ${PROFILE}`,
+      );
     },
   });
 }
