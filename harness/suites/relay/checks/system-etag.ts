@@ -1,7 +1,8 @@
 // Every side of a system document's ETag (a project decision, ra.system.etag): a write answers
 // the stored version's ETag in its header and body and a read the same; `If-Match` is honoured on
 // PUT and DELETE alike, as a list (any entry naming the stored version passes) and as `*` (anything
-// stored passes, nothing stored does not); a 412 changes nothing. A document over its size is 413
+// stored passes, nothing stored does not); a 412 changes nothing, and a DELETE that passes answers
+// 204 (ra.system.paths). A document over its size is 413
 // (ra.errors.payload-too-large) and stores nothing.
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
@@ -22,7 +23,7 @@ export function systemEtagCheck(t: RelayTarget): Check {
     lane: LANE,
     title:
       'a write answers the ETag a read then gives; If-Match passes on any listed ETag that is the stored one and on * with something stored, and fails 412 on * with nothing stored and on a stale ETag, for PUT and DELETE, changing nothing; of writers or deleters racing on one version one wins and the rest are 412; an oversized document is 413',
-    rules: ['ra.system.etag'],
+    rules: ['ra.system.etag', 'ra.system.paths'],
     context: ['ra.system.files', 'ra.errors.payload-too-large'],
     run: async (s, e) => {
       const id = await s.identity();
@@ -90,10 +91,10 @@ export function systemEtagCheck(t: RelayTarget): Check {
       );
       const latest = wrote[0]?.headers.etag ?? '';
       const deletes = await Promise.all(Array.from({ length: RACE }, () => del(` "stale", ${latest}`)));
-      const deleted = deletes.filter((r) => r.status === 204 || r.status === 200);
+      const deleted = deletes.filter((r) => r.status === 204);
       e.that(
         deleted.length === 1 && deletes.every((r) => deleted.includes(r) || failed(r)),
-        `${RACE} DELETEs naming the stored ETag answered ${deletes.map((r) => r.status).join(' ')}: not one success and the rest 412`,
+        `${RACE} DELETEs naming the stored ETag answered ${deletes.map((r) => r.status).join(' ')}: not one 204 and the rest 412`,
       );
       const after = await read();
       e.that(after.r.status === 404, `after the DELETE ${PROFILE} reads ${said(after.r)}, not 404`);
