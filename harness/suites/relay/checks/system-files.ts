@@ -259,19 +259,22 @@ function profileRelayWrittenCheck(t: RelayTarget): Check {
       e.that(del.status === 403 && codeOf(del) === 'not_authorized', `the owner's DELETE ${USAGE} answered ${said(del)}, expected 403 not_authorized`);
       const after = await s.relay.systemFile(owner, 'GET', IDENTITY);
       e.that(after.status === 200 && after.text() === read.text(), `after the refused PUT, ${IDENTITY} reads ${said(after)}`);
-      // Both are in the identity's export, beside the documents the owner wrote.
-      await s.relay.systemFile(owner, 'PUT', PROFILE, profileDoc('Exported'));
-      const exported = await s.relay.post(`/identities/${owner.identity}/export`, {
-        identity: owner.identity,
-        ...adminEnvelope(s.profile, 'identity-export', { identity: owner.identity }, owner.seed),
-      });
-      const files = exported.status === 200 ? await archive(exported.body).catch(() => undefined) : undefined;
+      // Both are in the identity's export, alone and beside the documents the owner wrote.
       const dir = s.profile.ids.system_dir;
-      const at = (path: string) => [...(files?.entries() ?? [])].find(([p]) => p.endsWith(`${dir}/${path}`))?.[1];
-      const written = at(IDENTITY);
+      const exported = async () => {
+        const r = await s.relay.post(`/identities/${owner.identity}/export`, { identity: owner.identity, ...adminEnvelope(s.profile, 'identity-export', { identity: owner.identity }, owner.seed) });
+        const files = r.status === 200 ? await archive(r.body).catch(() => undefined) : undefined;
+        const at = (path: string) => [...(files?.entries() ?? [])].find(([p]) => p.endsWith(`${dir}/${path}`))?.[1];
+        return { shown: `${said(r)}, holding ${[...(files?.keys() ?? [])].join(', ') || 'nothing'}`, at };
+      };
+      const asRead = (text: string | undefined) => text !== undefined && JSON.stringify(JSON.parse(text)) === JSON.stringify(record);
+      const alone = await exported();
+      e.that(asRead(alone.at(IDENTITY)) && alone.at(USAGE) !== undefined, `the export of an identity that wrote nothing (${alone.shown}) lacks ${IDENTITY} as read or ${USAGE}`);
+      await s.relay.systemFile(owner, 'PUT', PROFILE, profileDoc('Exported'));
+      const beside = await exported();
       e.that(
-        written !== undefined && JSON.stringify(JSON.parse(written)) === JSON.stringify(record) && at(USAGE) !== undefined && at(PROFILE) === profileDoc('Exported'),
-        `the export (${said(exported)}) holds ${[...(files?.keys() ?? [])].join(', ') || 'nothing'}: not ${IDENTITY} as read, ${USAGE} and the written ${PROFILE}`,
+        asRead(beside.at(IDENTITY)) && beside.at(USAGE) !== undefined && beside.at(PROFILE) === profileDoc('Exported'),
+        `the export (${beside.shown}) lacks ${IDENTITY} as read, ${USAGE} or the written ${PROFILE}`,
       );
     },
   });
