@@ -11,6 +11,7 @@ import { encodeBase64url } from '../../../protocol/common/base64.ts';
 import type { Assertion } from '../../../protocol/relay/webauthn.ts';
 
 export * from './envelope.ts';
+export * from './archive.ts';
 export * from './sse.ts';
 export * from './authenticator.ts';
 

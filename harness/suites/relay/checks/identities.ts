@@ -1,10 +1,7 @@
 // The public read surface and identities: banner, health, registration (hosted), lookup, the
 // Host-routed well-known documents, availability, rotation and export.
-import { createGunzip } from 'node:zlib';
-import { Readable } from 'node:stream';
-import { Parser } from 'tar';
 import type { Check } from '../../../run/model.ts';
-import { adminEnvelope, b64, newRelayIdentity, registration, rotation, signingKey } from '../../../actors/relay/index.ts';
+import { adminEnvelope, archive, b64, newRelayIdentity, registration, rotation, signingKey } from '../../../actors/relay/index.ts';
 import { encodeBase64url } from '../../../../protocol/common/base64.ts';
 import { sign, publicKey } from '../../../impl/noble.ts';
 import { relayCheck } from '../check.ts';
@@ -216,22 +213,6 @@ const parsed = (text: string): unknown => {
     return undefined;
   }
 };
-
-/** The files of a gzip tar archive (an export), by path, as text. */
-export async function archive(body: Uint8Array): Promise<Map<string, string>> {
-  const files = new Map<string, string>();
-  await new Promise<void>((resolve, reject) => {
-    const parser = new Parser({
-      onReadEntry: (entry) => {
-        const chunks: Buffer[] = [];
-        entry.on('data', (c: Buffer) => chunks.push(c));
-        entry.on('end', () => void files.set(entry.path, Buffer.concat(chunks).toString('utf8')));
-      },
-    });
-    Readable.from([body]).pipe(createGunzip()).on('error', reject).pipe(parser).on('finish', resolve).on('error', reject);
-  });
-  return files;
-}
 
 function identitiesExportCheck(t: RelayTarget): Check {
   return relayCheck(t, {
