@@ -1,13 +1,14 @@
 // A drive writer's objects, built and encrypted with the harness's own @noble implementation
 // (harness/impl/noble-drive.ts, from spec/drive.yaml): node keys, chunks, pages, signed manifests
 // (create, replace, move, remove), append records and shares (member or link). The relay sees
-// only ciphertext; a reader opens what it reads with the keys the seals carry.
+// only ciphertext; a reader opens what it reads with the keys the seals carry. Signatures are
+// deterministic, so they are made on node:crypto (relay/envelope.ts says why).
 import { randomBytes } from 'node:crypto';
 import { x25519 } from '@noble/curves/ed25519.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { limits } from '../../../schemas/ts/limits.ts';
 import type { Profile } from '../../../protocol/common/profile.ts';
-import { sign } from '../../impl/noble.ts';
+import { signEd25519 as sign } from '../../../protocol/common/ed25519.ts';
 import { context, driveString, hashOf, linkPrivateKey, nameHash, openChunk, openSeal, recordContext, sealChunk, sealDomainOf, sealTo, sha256Hex } from '../../impl/noble-drive.ts';
 
 type Obj = Record<string, unknown>;

@@ -1,14 +1,17 @@
-// Envelopes and signatures the harness's relay client produces, built from spec/signing.yaml with
-// the harness's own noble implementation: messages (sealed with message-seal-v1, signed by the
+// Envelopes and signatures the harness's relay client produces, built from spec/signing.yaml:
+// messages (sealed with message-seal-v1 by the harness's own noble implementation, signed by the
 // identity key or a session key), acks, admin envelopes, signed-request headers and challenge
 // answers. Signatures are sent as standard base64 ("base64" in document 3); keys as base64url.
-import { randomBytes } from 'node:crypto';
+// Ed25519 signatures are deterministic, so they are made on node:crypto (the protocol core's,
+// held to noble on every vector): noble took a run seconds of CPU to make the same bytes.
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { canonicalString } from '../../../protocol/common/canonical.ts';
 import { encodeBase64url } from '../../../protocol/common/base64.ts';
 import { signDocument } from '../../../protocol/common/document.ts';
 import type { Profile } from '../../../protocol/common/profile.ts';
 import { formatRfc3339 } from '../../../protocol/common/time.ts';
-import { publicKey, sealMessage, sha256, sign, x25519KeyPair } from '../../impl/noble.ts';
+import { publicKeyFromSeed as publicKey, signEd25519 as sign } from '../../../protocol/common/ed25519.ts';
+import { sealMessage, sha256 } from '../../impl/noble.ts';
 
 /** A test identity as the relay client holds it: signing seed, and an X25519 key pair for mail. */
 export interface RelayIdentity {
@@ -29,6 +32,12 @@ export type Envelope = Record<string, unknown>;
 export const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64');
 export const newNonce = (bytes = 16): string => randomBytes(bytes).toString('base64url');
 export const now = (offsetS = 0): string => formatRfc3339(Date.now() + offsetS * 1000);
+
+/** A fresh X25519 key pair, raw 32 bytes each (OpenSSL's generator: noble's took ten times as long). */
+function x25519KeyPair(): { privateKey: Uint8Array; publicKey: Uint8Array } {
+  const jwk = generateKeyPairSync('x25519').privateKey.export({ format: 'jwk' });
+  return { privateKey: new Uint8Array(Buffer.from(jwk.d!, 'base64url')), publicKey: new Uint8Array(Buffer.from(jwk.x!, 'base64url')) };
+}
 
 export function newRelayIdentity(identity: string, seed: Uint8Array = new Uint8Array(randomBytes(32))): RelayIdentity {
   return { identity, seed, encryption: x25519KeyPair() };

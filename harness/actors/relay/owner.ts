@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { canonicalString } from '../../../protocol/common/canonical.ts';
 import { encodeBase64url } from '../../../protocol/common/base64.ts';
 import type { Profile } from '../../../protocol/common/profile.ts';
-import { sign } from '../../impl/noble.ts';
+import { signEd25519 as sign } from '../../../protocol/common/ed25519.ts';
 import type { HttpResponse } from '../http.ts';
 import { b64, newNonce, now, type RelayIdentity } from './envelope.ts';
 import type { EnrollmentInput, RelayClient } from './index.ts';

@@ -46,6 +46,12 @@ export interface RelayTarget {
   declared: RelayDeclared;
   /** Restarts the relay under test (its spool kept): enables the durability checks. */
   restart?: () => Promise<void>;
+  /**
+   * A relay of the durability checks' own, of the same implementation and flags as `url`, which
+   * they restart while the rest of the suite runs on (the reference starts one). Without it they
+   * restart the relay under test, and so run alone.
+   */
+  restartable?: { url: string; restart: () => Promise<void> };
   /** What the relays publish, read once. */
   published?: () => Promise<Published>;
 }
@@ -76,6 +82,19 @@ export async function readFacts(url: string, timeoutMs: number): Promise<RelayFa
   } finally {
     await http.close();
   }
+}
+
+/**
+ * Where the checks that restart the relay run: on the target's own restartable relay, in a lane
+ * of their own beside the rest of the suite; or on the relay under test, alone (exclusive).
+ * Undefined when the target cannot be restarted.
+ */
+export function restartTarget(t: RelayTarget): { target: RelayTarget & { restart: () => Promise<void> }; placement: { lane: string } | { exclusive: true } } | undefined {
+  if (t.restartable) {
+    const { published: _published, ...rest } = t;
+    return { target: { ...rest, url: t.restartable.url, restart: t.restartable.restart }, placement: { lane: 'relay/restartable' } };
+  }
+  return t.restart ? { target: { ...t, restart: t.restart }, placement: { exclusive: true } } : undefined;
 }
 
 /** One check's conversation: HTTP clients to both relays, its identities, and every exchange as evidence. */

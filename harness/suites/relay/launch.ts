@@ -2,7 +2,9 @@
 // starts them (the harness never imports reference/), resolving through an in-process test
 // authority. Relay A hosts `a.relay.test` behind the invite gate with a short spool lifetime and
 // challenge life, a small stream cap and a bridge URL, all declared to the suite; relay B hosts `b.relay.test`
-// openly. A can be restarted on the same port and data directory (the durability checks).
+// openly. A can be restarted on the same port and data directory. With `restartable`, the
+// durability checks restart R instead, a third relay with A's flags and a data directory of its
+// own, while the rest of the suite runs on A.
 // With `cluster` (run --reference --cluster), A is several processes behind a round-robin front
 // sharing Redis and a data directory or PostgreSQL (cluster.ts), and both relays keep drive
 // chunks in S3; B stays one process.
@@ -45,6 +47,8 @@ export interface RelayReferenceOptions {
   env?: NodeJS.ProcessEnv;
   /** Relay A as a cluster on these engines (redis, and s3 and database when given). */
   cluster?: ClusterEngines;
+  /** Start relay R for the restart checks (not with a cluster); without it they restart A, alone. */
+  restartable?: boolean;
 }
 
 export async function startRelayReference(options: RelayReferenceOptions): Promise<RelayReferenceRun> {
@@ -88,13 +92,11 @@ export async function startRelayReference(options: RelayReferenceOptions): Promi
       const child = await spawnReference('relay', args, { ...(options.log ? { log: options.log } : {}), env, onSpawn: (c) => children.push(c) });
       return child;
     };
-    const dirA = await mkdtemp(join(tmpdir(), 'svc-relay-a-'));
-    const dirB = await mkdtemp(join(tmpdir(), 'svc-relay-b-'));
-    dirs.push(dirA, dirB);
+    const [dirA, dirB, dirR] = await Promise.all(['a', 'b', 'r'].map((name) => mkdtemp(join(tmpdir(), `svc-relay-${name}-`))));
+    dirs.push(dirA!, dirB!, dirR!);
     const d = REFERENCE_DECLARED;
-    const argsA = [
-      '--data-dir',
-      dirA,
+    // A's flags but its data directory: relay R (below) is A again, for the restart checks.
+    const flagsA = [
       '--hosted-domains',
       'a.relay.test',
       '--registration-gate',
@@ -114,24 +116,32 @@ export async function startRelayReference(options: RelayReferenceOptions): Promi
       ...common,
       ...(options.ownArgs?.a ?? []),
     ];
+    const argsA = ['--data-dir', dirA!, ...flagsA];
+    const argsR = ['--data-dir', dirR!, ...flagsA];
     let a: ReferenceChild | undefined;
+    let r: ReferenceChild | undefined;
+    // Restarts a relay on its port and data directory.
+    const restarted = async (child: ReferenceChild, args: string[]): Promise<ReferenceChild> => {
+      const port = new URL(child.url).port;
+      await child.stop();
+      children.splice(children.indexOf(child), 1);
+      return spawnRelay(['--port', port, ...args]);
+    };
+    const peer = spawnRelay(['--port', '0', '--data-dir', dirB!, '--hosted-domains', 'b.relay.test', ...common, ...(options.ownArgs?.b ?? [])]);
+    peer.catch(() => undefined); // awaited below; stop() ends it if A fails first
     if (c?.redis) {
       const schema = c.database ? await isolatedSchema(c.database, 'relay') : undefined;
       if (schema) dropSchema = schema.drop;
       const database = schema?.url;
       const spawn = (args: string[]) => spawnRelay(args).then((child) => (children.splice(children.indexOf(child), 1), child));
       cluster = await startRelayCluster({ serviceName: options.profile.name, processes: CLUSTER_PROCESSES, args: argsA, redis: c.redis, ...(database ? { database } : {}), spawn });
-    } else a = await spawnRelay(['--port', '0', ...argsA]);
-    const b = await spawnRelay(['--port', '0', '--data-dir', dirB, '--hosted-domains', 'b.relay.test', ...common, ...(options.ownArgs?.b ?? [])]);
-    const restartA = async () => {
-      const port = new URL(a!.url).port;
-      await a!.stop();
-      children.splice(children.indexOf(a!), 1);
-      a = await spawnRelay(['--port', port, ...argsA]);
-    };
-    const restart = cluster ? cluster.restart : restartA;
+    } else [a, r] = await Promise.all([spawnRelay(['--port', '0', ...argsA]), options.restartable ? spawnRelay(['--port', '0', ...argsR]) : undefined]);
+    const b = await peer;
+    const restart = cluster ? cluster.restart : async () => void (a = await restarted(a!, argsA));
     const url = cluster ? cluster.url : a!.url;
     const target: RelayTarget = { profile: options.profile, url, peerUrl: b.url, authority, requestTimeoutMs: 20_000, declared: { ...d }, restart };
+    // The restart checks restart R, not A, so the rest of the suite runs on meanwhile.
+    if (r) target.restartable = { url: r.url, restart: async () => void (r = await restarted(r!, argsR)) };
     return { target, authority, stop, ...(cluster ? { cluster } : {}) };
   } catch (error) {
     await stop();

@@ -89,14 +89,14 @@ export const relaySuiteDefinition: SuiteDefinition = {
     const f = flags as RelayFlags;
     const { startRelayReference } = await import('./launch.ts');
     const cluster = clusterOf(flags, RELAY_ENGINES);
-    const run = await startRelayReference({ profile, ...(log ? { log } : {}), ...(cluster ? { cluster } : {}) });
+    const run = await startRelayReference({ profile, ...(log ? { log } : {}), ...(cluster ? { cluster } : { restartable: true }) });
     const target: RelayTarget = { ...run.target, ...(f.requestTimeout !== undefined ? { requestTimeoutMs: f.requestTimeout * 1000 } : {}) };
     return {
       suite: 'relay',
       load: () => loadRelay(target),
       profileGates: true,
       config: { suite: 'relay', reference: true, relay: target.url, peer: target.peerUrl, declared: target.declared, authority: run.authority.adminUrl, ...clusterConfig(run) },
-      banner: `reference relays at ${target.url}${clusterBanner(run)} and ${target.peerUrl} (spool TTL ${target.declared.spoolTtlS} s, restartable), authority ${run.authority.adminUrl} (DNS ${run.authority.dnsServer})`,
+      banner: `reference relays at ${target.url}${clusterBanner(run)} and ${target.peerUrl} (spool TTL ${target.declared.spoolTtlS} s, restartable${target.restartable ? `; the restart checks on ${target.restartable.url}` : ''}), authority ${run.authority.adminUrl} (DNS ${run.authority.dnsServer})`,
       stop: () => run.stop(),
     };
   },

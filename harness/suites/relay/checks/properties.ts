@@ -10,7 +10,7 @@ import type { Check } from '../../../run/model.ts';
 import type { PropertyVerdict } from '../../../run/property.ts';
 import { ack, type Envelope, type RelayIdentity } from '../../../actors/relay/index.ts';
 import { relayProperty } from '../check.ts';
-import { Session, accepted, pickupOf, refused, said, type RelayTarget } from '../driver.ts';
+import { Session, accepted, pickupOf, refused, restartTarget, said, type RelayTarget } from '../driver.ts';
 import { mail } from './messaging.ts';
 
 const MAX_MUTATION_RUNS = 25;
@@ -48,6 +48,7 @@ function mutate(m: Envelope, mu: Mutation): Envelope {
 type Cmd = { op: 'send'; from: 0 | 1; to: 0 | 1 } | { op: 'ack'; by: 0 | 1 } | { op: 'pickup'; who: 0 | 1 } | { op: 'read'; who: 0 | 1 } | { op: 'restart' };
 
 export function propertyChecks(t: RelayTarget): Check[] {
+  const rt = restartTarget(t);
   const who = fc.constantFrom(0 as const, 1 as const);
   // A restart costs a process start (seconds on a loaded machine), so it is drawn a quarter as
   // often as each other command: about 30 restarts per 100 runs, still many a send → restart →
@@ -58,7 +59,7 @@ export function propertyChecks(t: RelayTarget): Check[] {
     { arbitrary: fc.record({ op: fc.constant('pickup' as const), who }), weight: 4 },
     { arbitrary: fc.record({ op: fc.constant('read' as const), who }), weight: 4 },
   ];
-  if (t.restart) commands.push({ arbitrary: fc.record({ op: fc.constant('restart' as const) }), weight: 1 });
+  if (rt) commands.push({ arbitrary: fc.record({ op: fc.constant('restart' as const) }), weight: 1 });
   const mutations = relayProperty({
     id: 'relay/properties/mutations',
     title: 'any single mutation of a signed message is refused and never delivered; the genuine message is accepted afterwards',
@@ -94,17 +95,16 @@ export function propertyChecks(t: RelayTarget): Check[] {
   });
   const model = relayProperty({
     id: 'relay/properties/inbox-model',
-    // It restarts the relay between commands: nothing else of the suite may be in flight. Restarts
-    // on a loaded machine (the other suites run meanwhile) take seconds each: 3 minutes per run
-    // (the limit restarts after each), since a timeout mid-restart would leave the relay down.
-    ...(t.restart ? { exclusive: true } : {}),
+    // It restarts a relay between commands (restartTarget says which). Restarts on a loaded machine take
+    // seconds each: 3 minutes per run (the limit restarts after each), lest a timeout leave it down.
+    ...(rt?.placement ?? {}),
     timeoutMs: 180_000,
-    title: `a model of each inbox: random sequences of send, ack, pickup, cursor read${t.restart ? ' and restart' : ''}, every answer as the model says`,
-    rules: ['ra.pickup.drain', 'ra.pickup.cursor', 'ra.acks.accepted', ...(t.restart ? (['ra.spool.durable'] as const) : [])],
+    title: `a model of each inbox: random sequences of send, ack, pickup, cursor read${rt ? ' and restart' : ''}, every answer as the model says`,
+    rules: ['ra.pickup.drain', 'ra.pickup.cursor', 'ra.acks.accepted', ...(rt ? (['ra.spool.durable'] as const) : [])],
     context: ['ra.messages.accepted'],
     arbitrary: fc.array(fc.oneof(...commands), { minLength: 1, maxLength: MAX_COMMANDS }),
     predicate: async (cmds, ctx): Promise<PropertyVerdict> => {
-      const s = new Session(t, ctx.signal);
+      const s = new Session(rt?.target ?? t, ctx.signal);
       const trace: string[] = [];
       try {
         const ids: [RelayIdentity, RelayIdentity] = [await s.identity(), await s.identity()];
@@ -132,7 +132,7 @@ export function propertyChecks(t: RelayTarget): Check[] {
             const to = ids[0].identity === m.sender ? 0 : 1;
             acks[to].push(String(k.id));
           } else if (c.op === 'restart') {
-            await t.restart!();
+            await rt!.target.restart();
             trace.push('restart');
           } else {
             const p = pickupOf(await s.relay.pickup(ids[c.who], { mode: 'signed-request' }, c.op === 'read' ? '0' : undefined));

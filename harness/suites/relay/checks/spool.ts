@@ -2,7 +2,7 @@
 // mail never picked up expires after SPOOL_TTL into an unsigned sys.delivery.failed ack.
 import type { Check } from '../../../run/model.ts';
 import { relayCheck } from '../check.ts';
-import { CheckSkip, isObject, pickupOf, safeJson, said, sleep, type RelayTarget, refusedWith } from '../driver.ts';
+import { CheckSkip, isObject, pickupOf, restartTarget, safeJson, said, sleep, type RelayTarget, refusedWith } from '../driver.ts';
 import { failedAckWithin, judgePickup, mail } from './messaging.ts';
 import { ack } from '../../../actors/relay/index.ts';
 import { by, inboxCall, INBOX_OPS, MODES } from './matrix-ops.ts';
@@ -12,16 +12,17 @@ const MAX_WAIT_TTL_S = 30;
 
 export function spoolChecks(t: RelayTarget): Check[] {
   const ttl = t.declared.spoolTtlS;
+  const rt = restartTarget(t);
   return [
-    relayCheck(t, {
+    relayCheck(rt?.target ?? t, {
       id: 'relay/spool/durable',
-      exclusive: true,
+      ...(rt?.placement ?? {}),
       title: 'mail accepted before a restart is delivered after it; sessions registered before it are gone: none opens a pickup, consume or events, or signs a message (session_expired) or an ack',
       rules: ['ra.spool.durable', 'ra.sessions.memory'],
       cells: ['pickup', 'consume', 'events', 'postMessage', 'postAck'].map((operation) => ({ rule: 'ra.sessions.memory' as const, facet: 'lifecycle', value: 'session-key', operation })),
       timeoutMs: 60_000,
       run: async (s, e) => {
-        if (!t.restart) throw new CheckSkip('the target declares no way to restart the relay: durability is checked with --reference');
+        if (!rt) throw new CheckSkip('the target declares no way to restart the relay: durability is checked with --reference');
         const [a, b] = [await s.identity(), await s.identity()];
         const seed = new Uint8Array(32).map(() => Math.floor(Math.random() * 256));
         const reg = safeJson(await s.relay.registerSession(a, seed));
@@ -29,7 +30,7 @@ export function spoolChecks(t: RelayTarget): Check[] {
         const m = mail(s, a, b, 'before the restart');
         const sent = Date.now();
         e.that((await s.relay.send(m)).status === 202, 'the message was not accepted');
-        await t.restart();
+        await rt.target.restart();
         const p = pickupOf(await s.relay.pickup(b, { mode: 'signed-request' }));
         if (typeof p === 'string') return e.fail(`after the restart, ${p}`);
         // A restart slower than SPOOL_TTL (a starved machine) lets the message expire, as the
