@@ -183,6 +183,58 @@ function identitiesAvailabilityCheck(t: RelayTarget): Check {
   });
 }
 
+/** A handle of `n` letters that no one registered: random, so no reserved or blocked word by design. */
+const letters = (n: number): string => Array.from({ length: n }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join('');
+
+function identitiesAvailabilityPolicyCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/identities/availability-policy',
+    title:
+      "availability judged by the relay's own published policy: a handle one shorter than min_len is too_short, one of min_len and one of max_len available, one longer than max_len too_long; without domain the first hosted domain is asked; identity is the handle under the domain, available true exactly when reason is available",
+    rules: ['ra.availability', 'ra.availability.reasons'],
+    run: async (s, e) => {
+      const domain = await hostedDomain(s);
+      const ask = async (query: string) => {
+        const r = await s.relay.get(`/hosted/availability?${query}`);
+        const b = safeJson(r);
+        return { r, b: isObject(b) ? b : undefined };
+      };
+      const first = await ask(`handle=${letters(12)}&domain=${domain}`);
+      const policy = first.b?.policy;
+      if (!isObject(policy) || typeof policy.min_len !== 'number' || typeof policy.max_len !== 'number') return e.fail(`the answer names no policy to judge by: ${said(first.r)}`);
+      const { min_len: min, max_len: max } = policy as { min_len: number; max_len: number };
+      // A name no one could pick for another reason may still be on a relay's reserved or blocked list.
+      const listed = (reason: unknown) => reason === 'reserved' || reason === 'blocked';
+      const cases: Array<[number, string]> = [
+        [min - 1, 'too_short'],
+        [min, 'available'],
+        [max, 'available'],
+        [max + 1, 'too_long'],
+      ];
+      for (const [n, want] of cases) {
+        if (n < 1) continue;
+        let answer = await ask(`handle=${letters(n)}&domain=${domain}`);
+        for (let i = 0; i < 3 && listed(answer.b?.reason); i++) answer = await ask(`handle=${letters(n)}&domain=${domain}`);
+        const { r, b } = answer;
+        e.that(r.status === 200 && b?.reason === want && b.available === (want === 'available'), `a handle of ${n} letters (policy ${min} to ${max}): ${said(r)}, not ${want}`);
+      }
+      // The default domain, where the banner leaves no doubt which is first: a registered name asked without domain is taken there.
+      const id = await s.identity();
+      const label = id.identity.slice(0, -domain.length - 1);
+      if ((await s.facts()).relay.hostedDomains.length === 1) {
+        const bare = await ask(`handle=${label}`);
+        e.that(
+          bare.r.status === 200 && bare.b?.reason === 'taken' && bare.b.available === false && bare.b.identity === id.identity && bare.b.handle === label,
+          `handle ${label} without domain (the one hosted domain is ${domain}): ${said(bare.r)}, not taken as ${id.identity}`,
+        );
+      } else s.note('the relay hosts several domains: which is first (the default) is not published, so the default is not judged');
+      const free = letters(12);
+      const open = await ask(`handle=${free}&domain=${domain}`);
+      e.that(open.b?.identity === `${free}.${domain}` && open.b.handle === free, `handle ${free} under ${domain}: ${said(open.r)}, not the identity ${free}.${domain}`);
+    },
+  });
+}
+
 function identitiesRotateCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/identities/rotate',
@@ -217,11 +269,14 @@ const parsed = (text: string): unknown => {
 function identitiesExportCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/identities/export',
-    title: 'an export with a valid identity-export envelope answers application/gzip: a tar archive holding the identity document',
+    title: 'an export with a valid identity-export envelope answers application/gzip: a tar archive holding the identity document, under .svc/public/id.json too, and the system file the owner wrote',
     rules: ['ra.identities.export', 'ra.signing.identity-export'],
     run: async (s, e) => {
       const id = await s.identity();
       await hostedDomain(s);
+      // A system file of the owner's, which the archive must carry as written.
+      const written = { version: 1, endpoints: { chat: `https://chat.example/${id.identity}` } };
+      const put = await s.relay.systemFile(id, 'PUT', 'public/capabilities.json', JSON.stringify(written));
       const body = { identity: id.identity, ...adminEnvelope(s.profile, 'identity-export', { identity: id.identity }, id.seed) };
       const r = await s.relay.post(`/identities/${id.identity}/export`, body);
       e.that(r.status === 200 && /gzip/.test(r.headers['content-type'] ?? ''), `the export: ${r.status} ${r.headers['content-type'] ?? ''}`);
@@ -235,6 +290,16 @@ function identitiesExportCheck(t: RelayTarget): Check {
         return isObject(doc) && doc.identity === id.identity;
       });
       e.that(docFound, `no id.json with the identity document in the archive (entries: ${entries.join(', ') || 'none'})`);
+      const dir = s.profile.ids.system_dir;
+      const publicDoc = parsed(files.get(`${dir}/public/id.json`) ?? '');
+      e.that(isObject(publicDoc) && publicDoc.identity === id.identity, `no ${dir}/public/id.json with the identity document in the archive (entries: ${entries.join(', ')})`);
+      if (put.status >= 200 && put.status < 300) {
+        const caps = parsed(files.get(`${dir}/public/capabilities.json`) ?? '');
+        e.that(
+          isObject(caps) && caps.version === 1 && isObject(caps.endpoints) && caps.endpoints.chat === written.endpoints.chat,
+          `the archive's ${dir}/public/capabilities.json is ${JSON.stringify(caps) ?? 'missing'}, not the file the owner wrote (entries: ${entries.join(', ')})`,
+        );
+      } else s.note(`writing public/capabilities.json answered ${said(put)}: the system files in the archive are not judged`);
       const forged = await s.relay.post(`/identities/${id.identity}/export`, { ...body, identity_signature: b64(sign(id.seed, 'x')) });
       e.that(forged.status === 401, `an export with a bad signature: ${said(forged)}, not 401`);
     },
@@ -250,6 +315,7 @@ export function identityChecks(t: RelayTarget): Check[] {
     identitiesIndieauthLinkCheck(t),
     identitiesRegisterRefusalsCheck(t),
     identitiesAvailabilityCheck(t),
+    identitiesAvailabilityPolicyCheck(t),
     identitiesRotateCheck(t),
     identitiesExportCheck(t),
   ];

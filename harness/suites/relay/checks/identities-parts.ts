@@ -1,0 +1,158 @@
+// What a registration and a rotation must carry besides their envelopes, each part wrong alone
+// with the envelope valid: a refusal (400, or 401 where the part is a signature) that changes
+// nothing, then the right request is accepted.
+// - POST /identities (ra.identities.hosted): "the identity must be under a domain in
+//   HOSTED_DOMAINS; a signed identity_document is supplied", and "400 (malformed, missing fields)".
+// - POST /identities/:identity/rotate (ra.identities.rotate): "identity_document (signed by the new
+//   key, with previous_keys), new_public_key, rotation_signature (old key ...)".
+// And the Host-routed capabilities.json (ra.identities.well-known), with and without the owner's
+// file: "filled in where the file does not set them; with no file only those defaults are served".
+import { randomBytes } from 'node:crypto';
+import type { Check } from '../../../run/model.ts';
+import { signDocument } from '../../../../protocol/common/document.ts';
+import { newRelayIdentity, registration, rotation, signingKey, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { relayCheck } from '../check.ts';
+import { CheckSkip, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+import { LANE as SYSTEM_LANE } from './system-files.ts';
+
+type Doc = Record<string, unknown>;
+const seed = (): Uint8Array => new Uint8Array(randomBytes(32));
+/** A refusal for a wrong part: 400, or 401 when what is wrong is a signature the relay checks. */
+const refusedPart = (status: number): boolean => status === 400 || status === 401;
+
+async function registered(s: Session, identity: string): Promise<string | undefined> {
+  const g = safeJson(await s.relay.get(`/identities/${encodeURIComponent(identity)}`));
+  return isObject(g) && typeof g.public_key === 'string' ? g.public_key.replace(/=+$/, '') : undefined;
+}
+
+export function registerPartsCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/identities/register-parts',
+    title:
+      'a hosted registration with a valid envelope but no identity_document, a document naming another identity, one of another key, one whose signature fails, or an identity under a domain not hosted, is refused and registers nothing; the right one then answers 201 with the identity, key, encryption key and relay it registered',
+    rules: ['ra.identities.hosted'],
+    context: ['ra.identities.signature'],
+    run: async (s, e) => {
+      const facts = (await s.facts()).relay;
+      const domain = facts.hostedDomains[0];
+      if (!domain) throw new CheckSkip('the relay publishes no hosted_domains in its banner: hosted registration is not checked');
+      const invite = t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {};
+      const id = await s.identity('relay', { register: false });
+      const right = registration(s.profile, id, facts.relayAddress, invite);
+      const doc = right.identity_document as Doc;
+      const other = newRelayIdentity(`t${randomBytes(5).toString('hex')}.${domain}`);
+      const { identity_document: _d, ...bare } = right;
+      const wrong: Array<[string, Record<string, unknown>]> = [
+        ['no identity_document', bare],
+        ['a document naming another identity', { ...right, identity_document: signDocument({ ...doc, identity: other.identity }, id.seed) }],
+        ['a document of another key', { ...right, identity_document: signDocument({ ...doc, public_key: signingKey(other) }, other.seed) }],
+        ['a document whose signature fails', { ...right, identity_document: { ...doc, updated_at: '2000-01-01T00:00:00Z' } }],
+      ];
+      for (const [what, body] of wrong) {
+        const r = await s.relay.post('/identities', body);
+        e.that(refusedPart(r.status), `a registration with ${what}: ${said(r)}, not refused 400`);
+      }
+      // Under a domain the relay does not host, the envelope signed for that name.
+      const stray = newRelayIdentity(`t${randomBytes(5).toString('hex')}.not-hosted.example`);
+      const strayR = await s.relay.post('/identities', registration(s.profile, stray, facts.relayAddress, invite));
+      e.that(strayR.status === 400, `a hosted registration of ${stray.identity}, under no HOSTED_DOMAINS domain: ${said(strayR)}, not 400`);
+      e.that((await registered(s, stray.identity)) === undefined, `${stray.identity} was registered all the same`);
+      e.that((await registered(s, id.identity)) === undefined, `after the refused registrations ${id.identity} is registered`);
+      const ok = await s.relay.post('/identities', right);
+      const b = safeJson(ok);
+      if (!e.that(ok.status === 201 && isObject(b), `the registration as made: ${said(ok)}, not 201`)) return;
+      const body = b as Doc;
+      e.that(body.identity === id.identity, `the 201 names identity ${String(body.identity)}, not ${id.identity}`);
+      e.that(String(body.public_key).replace(/=+$/, '') === signingKey(id), `the 201 names public_key ${String(body.public_key)}, not the one registered`);
+      e.that(
+        String(body.encryption_public_key).replace(/=+$/, '') === right.encryption_public_key,
+        `the 201 names encryption_public_key ${String(body.encryption_public_key)}, not the one registered`,
+      );
+      e.that(body.relay === facts.relayAddress, `the 201 names relay ${String(body.relay)}, not the relay_address ${facts.relayAddress} its banner publishes`);
+      e.that(typeof body.created_at === 'string' && Math.abs(Date.parse(body.created_at) - Date.now()) < 600_000, `created_at ${String(body.created_at)} is not this registration's time`);
+    },
+  });
+}
+
+export function rotateDocumentCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/identities/rotate-document',
+    title:
+      'a rotation whose old-key signature is valid but whose new document is signed by the old key, lists no previous_keys, names another identity, or carries another key than new_public_key, is refused and changes no key; the right one then rotates',
+    rules: ['ra.identities.rotate'],
+    run: async (s, e) => {
+      const facts = (await s.facts()).relay;
+      if (!facts.hostedDomains[0]) throw new CheckSkip('the relay publishes no hosted_domains in its banner: rotation is not checked');
+      const id: RelayIdentity = await s.identity();
+      const newSeed = seed();
+      const right = rotation(s.profile, id, facts.relayAddress, newSeed);
+      const doc = right.identity_document as Doc;
+      const { previous_keys: _p, ...unlisted } = doc;
+      const third = seed();
+      const thirdKey = signingKey(newRelayIdentity(id.identity, third));
+      const wrong: Array<[string, Doc]> = [
+        ['signed by the old key', signDocument(doc, id.seed)],
+        ['listing no previous_keys', signDocument(unlisted, newSeed)],
+        ['naming another identity', signDocument({ ...doc, identity: `x${id.identity}` }, newSeed)],
+        ['of another key than new_public_key', signDocument({ ...doc, public_key: thirdKey }, third)],
+      ];
+      const before = await registered(s, id.identity);
+      for (const [what, document] of wrong) {
+        const r = await s.relay.post(`/identities/${id.identity}/rotate`, { ...right, identity_document: document });
+        e.that(refusedPart(r.status), `a rotation whose new document is ${what}: ${said(r)}, not refused 400`);
+        const now = await registered(s, id.identity);
+        e.that(now === before, `after the rotation whose new document is ${what}, the relay serves the key ${String(now)}, not the old ${String(before)}`);
+      }
+      const r = await s.relay.post(`/identities/${id.identity}/rotate`, right);
+      e.that(r.status >= 200 && r.status < 300, `the rotation as made: ${said(r)}`);
+      e.that((await registered(s, id.identity)) === right.new_public_key, 'after the rotation as made the relay does not serve the new key');
+    },
+  });
+}
+
+/** GET a Host-routed document of `identity` (Host may carry a port, as a browser sends it). */
+async function hostRouted(s: Session, path: string, host: string): Promise<{ status: number; body: Doc | undefined; said: string }> {
+  const r = await s.relay.get(path, { host });
+  const b = safeJson(r);
+  return { status: r.status, body: isObject(b) ? b : undefined, said: said(r) };
+}
+
+export function capabilitiesDefaultsCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/identities/capabilities-defaults',
+    lane: SYSTEM_LANE,
+    title:
+      "capabilities.json with no file serves the OAUTH_BRIDGE_URL default alone; a file's own endpoints.oauth_bridge and other fields are served as written, and a file without one gets the default filled in; id.json answers a Host with a port",
+    rules: ['ra.identities.well-known'],
+    context: ['ra.system.validated'],
+    run: async (s, e) => {
+      const bridge = t.declared.oauthBridgeUrl;
+      if (!bridge) throw new CheckSkip('the target declares no OAUTH_BRIDGE_URL (--relay-oauth-bridge-url): the defaults are not judged');
+      const id = await s.identity();
+      const path = s.profile.ids.capabilities_path;
+      const none = await hostRouted(s, path, id.identity);
+      const endpoints = (b: Doc | undefined): Doc | undefined => (isObject(b?.endpoints) ? (b!.endpoints as Doc) : undefined);
+      e.that(
+        none.status === 200 && endpoints(none.body)?.oauth_bridge === bridge && Object.keys(none.body!).every((k) => k === 'endpoints'),
+        `with no file: ${none.said}, not only endpoints.oauth_bridge ${bridge}`,
+      );
+      const own = { version: 1, note: 'kept as written', endpoints: { oauth_bridge: 'https://own-bridge.example', chat: 'https://chat.example/' } };
+      const w1 = await s.relay.systemFile(id, 'PUT', 'public/capabilities.json', JSON.stringify(own));
+      if (!e.that(w1.status >= 200 && w1.status < 300, `writing capabilities.json: ${said(w1)}`)) return;
+      const set = await hostRouted(s, path, id.identity);
+      e.that(
+        endpoints(set.body)?.oauth_bridge === own.endpoints.oauth_bridge && endpoints(set.body)?.chat === own.endpoints.chat && set.body?.note === own.note,
+        `a file setting its own oauth_bridge: ${set.said}, not the file's endpoints and fields`,
+      );
+      const w2 = await s.relay.systemFile(id, 'PUT', 'public/capabilities.json', JSON.stringify({ version: 1, endpoints: { chat: 'https://chat.example/' } }));
+      if (!e.that(w2.status >= 200 && w2.status < 300, `rewriting capabilities.json: ${said(w2)}`)) return;
+      const filled = await hostRouted(s, path, id.identity);
+      e.that(
+        endpoints(filled.body)?.oauth_bridge === bridge && endpoints(filled.body)?.chat === own.endpoints.chat,
+        `a file without oauth_bridge: ${filled.said}, not its endpoints with ${bridge} filled in`,
+      );
+      const doc = await hostRouted(s, s.profile.ids.id_document_path, `${id.identity}:443`);
+      e.that(doc.status === 200 && doc.body?.identity === id.identity, `id.json for Host ${id.identity}:443: ${doc.said}`);
+    },
+  });
+}
