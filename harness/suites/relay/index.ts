@@ -42,7 +42,7 @@ import { matrixOnceChecks } from './checks/matrix-once.ts';
 import { onceRaceChecks } from './checks/once-races.ts';
 import { cursorLifecycle } from './checks/cursor-lifecycle.ts';
 import { registerBinding } from './checks/register-binding.ts';
-import { capabilitiesDefaultsCheck, registerPartsCheck, rotateDocumentCheck } from './checks/identities-parts.ts';
+import { capabilitiesDefaultsCheck, registerMalformedCheck, registerPartsCheck, rotateDocumentCheck } from './checks/identities-parts.ts';
 import { namesMatrix } from './checks/names-matrix.ts';
 import { matrixLifecycleChecks } from './checks/matrix-lifecycle.ts';
 import { sessionsMatrixChecks } from './checks/sessions-matrix.ts';
@@ -101,6 +101,7 @@ export function relayChecks(target: RelayTarget): Check[] {
     cursorLifecycle(target),
     registerBinding(target),
     registerPartsCheck(target),
+    registerMalformedCheck(target),
     rotateDocumentCheck(target),
     capabilitiesDefaultsCheck(target),
     namesMatrix(target),

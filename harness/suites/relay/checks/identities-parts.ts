@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import { signDocument } from '../../../../protocol/common/document.ts';
-import { newRelayIdentity, registration, rotation, signingKey, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { adminEnvelope, newRelayIdentity, registration, rotation, signingKey, type RelayIdentity } from '../../../actors/relay/index.ts';
 import { relayCheck } from '../check.ts';
 import { CheckSkip, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 import { LANE as SYSTEM_LANE } from './system-files.ts';
@@ -44,6 +44,8 @@ export function registerPartsCheck(t: RelayTarget): Check {
       const { identity_document: _d, ...bare } = right;
       const wrong: Array<[string, Record<string, unknown>]> = [
         ['no identity_document', bare],
+        ['identity_document null', { ...right, identity_document: null }],
+        ['identity_document a list', { ...right, identity_document: [doc] }],
         ['a document naming another identity', { ...right, identity_document: signDocument({ ...doc, identity: other.identity }, id.seed) }],
         ['a document of another key', { ...right, identity_document: signDocument({ ...doc, public_key: signingKey(other) }, other.seed) }],
         ['a document whose signature fails', { ...right, identity_document: { ...doc, updated_at: '2000-01-01T00:00:00Z' } }],
@@ -74,6 +76,54 @@ export function registerPartsCheck(t: RelayTarget): Check {
   });
 }
 
+export function registerMalformedCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/identities/register-malformed',
+    title:
+      'a registration that is not a JSON object, names no valid service ID, carries a public_key or encryption_public_key that is no key, or an unsupported dns_provider, is refused 400 (401 where only the signature can fail) and registers nothing; one without encryption_public_key, signed with it empty, registers',
+    rules: ['ra.identities.hosted'],
+    context: ['ra.identities.dns-mode', 'ra.identities.signature', 'ra.signing.identity-registration'],
+    run: async (s, e) => {
+      const facts = (await s.facts()).relay;
+      if (!facts.hostedDomains[0]) throw new CheckSkip('the relay publishes no hosted_domains in its banner: hosted registration is not checked');
+      const invite = t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {};
+      const id = await s.identity('relay', { register: false });
+      const right = registration(s.profile, id, facts.relayAddress, invite);
+      // The envelope signed over the lines as sent, so only the malformed part is wrong.
+      const resigned = (fields: Record<string, unknown>) => {
+        const body = { ...right, ...fields };
+        const lines = { identity: body.identity, public_key: body.public_key, encryption_public_key: body.encryption_public_key, relay_address: facts.relayAddress };
+        return { ...body, ...adminEnvelope(s.profile, 'identity-registration', lines as Record<string, string>, id.seed) };
+      };
+      const bad = `Not_A_Name.${facts.hostedDomains[0]}`;
+      const cases: Array<[string, string | Record<string, unknown>, (status: number) => boolean]> = [
+        ['a body that is not JSON', '{"identity":', (x) => x === 400],
+        ['a JSON array', '[]', (x) => x === 400],
+        [`identity ${bad}`, resigned({ identity: bad }), (x) => x === 400],
+        ['a public_key that is no key', resigned({ public_key: 'not-a-key' }), refusedPart],
+        ['an encryption_public_key that is no key', resigned({ encryption_public_key: 'not-a-key' }), (x) => x === 400],
+        ['an unsupported dns_provider', resigned({ dns_provider: 'no-such-provider.example', dns_token: 'token' }), (x) => x === 400],
+      ];
+      for (const [what, body, ok] of cases) {
+        const r = await s.relay.post('/identities', body);
+        e.that(ok(r.status), `a registration with ${what}: ${said(r)}, not refused 400`);
+      }
+      e.that((await registered(s, id.identity)) === undefined, `after the refused registrations ${id.identity} is registered`);
+      e.that((await registered(s, bad.toLowerCase())) === undefined, `after the refused registrations ${bad} is registered`);
+      // encryption_public_key is optional: without one, the signed lines carry it empty.
+      const plain = await s.identity('relay', { register: false });
+      const { encryption_public_key: _enc, ...noEnc } = registration(s.profile, plain, facts.relayAddress, invite);
+      const lines = { identity: plain.identity, public_key: noEnc.public_key as string, encryption_public_key: '', relay_address: facts.relayAddress };
+      const r = await s.relay.post('/identities', { ...noEnc, ...adminEnvelope(s.profile, 'identity-registration', lines, plain.seed) });
+      const b = safeJson(r);
+      e.that(
+        r.status === 201 && isObject(b) && (b.encryption_public_key === null || b.encryption_public_key === undefined || b.encryption_public_key === ''),
+        `a registration without encryption_public_key, its lines carrying it empty: ${said(r)}, not 201 without one`,
+      );
+    },
+  });
+}
+
 export function rotateDocumentCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/identities/rotate-document',
@@ -97,6 +147,20 @@ export function rotateDocumentCheck(t: RelayTarget): Check {
         ['of another key than new_public_key', signDocument({ ...doc, public_key: thirdKey }, third)],
       ];
       const before = await registered(s, id.identity);
+      for (const field of ['identity_document', 'new_public_key', 'rotation_signature', 'issued_at', 'nonce']) {
+        const { [field]: _gone, ...rest } = right;
+        const r = await s.relay.post(`/identities/${id.identity}/rotate`, rest);
+        e.that(r.status === 400, `a rotation without ${field}: ${said(r)}, not 400`);
+      }
+      for (const [what, value] of [
+        ['null', null],
+        ['a list', [doc]],
+      ] as const) {
+        const r = await s.relay.post(`/identities/${id.identity}/rotate`, { ...right, identity_document: value });
+        e.that(r.status === 400, `a rotation whose identity_document is ${what}: ${said(r)}, not 400`);
+      }
+      const short = await s.relay.post(`/identities/${id.identity}/rotate`, { ...right, rotation_signature: 'AAAA' });
+      e.that(refusedPart(short.status), `a rotation whose rotation_signature is 3 bytes: ${said(short)}, not refused`);
       for (const [what, document] of wrong) {
         const r = await s.relay.post(`/identities/${id.identity}/rotate`, { ...right, identity_document: document });
         e.that(refusedPart(r.status), `a rotation whose new document is ${what}: ${said(r)}, not refused 400`);

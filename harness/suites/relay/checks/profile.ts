@@ -169,7 +169,7 @@ function profileHostedPolicyCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/profile/hosted-policy',
     title: `availability follows the hosted-handle policy of spec/vocabulary: ${POLICY.min_len} to ${POLICY.max_len} characters, a-z 0-9 -, the reserved labels`,
-    rules: ['ra.names.hosted', 'ra.names.reserved'],
+    rules: ['ra.names.hosted', 'ra.names.reserved', 'ra.names.case'],
     context: ['ra.availability'],
     run: async (s, e) => {
       const domain = (await s.facts()).relay.hostedDomains[0];
@@ -185,6 +185,12 @@ function profileHostedPolicyCheck(t: RelayTarget): Check {
         e.that(isObject(b) && b.reason === want, `handle ${handle.slice(0, 10)}: ${said(r)}, not ${want}`);
         if (isObject(b) && isObject(b.policy)) e.that(b.policy.min_len === POLICY.min_len && b.policy.max_len === POLICY.max_len, `policy ${JSON.stringify(b.policy)}`);
       }
+      // Names compare ignoring case, and the handle is read trimmed (ra.names.case): a registered name asked in capitals is taken.
+      const id = await s.identity();
+      const label = id.identity.slice(0, -domain.length - 1);
+      const upper = await s.relay.get(`/hosted/availability?handle=${encodeURIComponent(` ${label.toUpperCase()} `)}&domain=${domain}`);
+      const ub = safeJson(upper);
+      e.that(isObject(ub) && ub.reason === 'taken' && ub.handle === label, `handle " ${label.toUpperCase()} " of the registered ${id.identity}: ${said(upper)}, not taken as ${label}`);
     },
   });
 }
