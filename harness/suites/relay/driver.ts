@@ -97,6 +97,13 @@ export function restartTarget(t: RelayTarget): { target: RelayTarget & { restart
   return t.restart ? { target: { ...t, restart: t.restart }, placement: { exclusive: true } } : undefined;
 }
 
+/** The first domain the relay under test hosts, from its banner; skips the check when it hosts none. */
+export async function hostedDomain(s: Session): Promise<string> {
+  const d = (await s.facts()).relay.hostedDomains[0];
+  if (!d) throw new CheckSkip('the relay publishes no hosted_domains in its banner: hosted registration is not checked');
+  return d;
+}
+
 /** One check's conversation: HTTP clients to both relays, its identities, and every exchange as evidence. */
 export class Session {
   readonly exchanges: Exchange[] = [];

@@ -12,7 +12,7 @@ import type { Check } from '../../../run/model.ts';
 import { signDocument } from '../../../../protocol/common/document.ts';
 import { adminEnvelope, newRelayIdentity, registration, rotation, signingKey, type RelayIdentity } from '../../../actors/relay/index.ts';
 import { relayCheck } from '../check.ts';
-import { CheckSkip, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+import { CheckSkip, hostedDomain, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 import { LANE as SYSTEM_LANE } from './system-files.ts';
 
 type Doc = Record<string, unknown>;
@@ -34,8 +34,7 @@ export function registerPartsCheck(t: RelayTarget): Check {
     context: ['ra.identities.signature'],
     run: async (s, e) => {
       const facts = (await s.facts()).relay;
-      const domain = facts.hostedDomains[0];
-      if (!domain) throw new CheckSkip('the relay publishes no hosted_domains in its banner: hosted registration is not checked');
+      const domain = await hostedDomain(s);
       const invite = t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {};
       const id = await s.identity('relay', { register: false });
       const right = registration(s.profile, id, facts.relayAddress, invite);
@@ -85,7 +84,7 @@ export function registerMalformedCheck(t: RelayTarget): Check {
     context: ['ra.identities.dns-mode', 'ra.identities.signature', 'ra.signing.identity-registration'],
     run: async (s, e) => {
       const facts = (await s.facts()).relay;
-      if (!facts.hostedDomains[0]) throw new CheckSkip('the relay publishes no hosted_domains in its banner: hosted registration is not checked');
+      const domain = await hostedDomain(s);
       const invite = t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {};
       const id = await s.identity('relay', { register: false });
       const right = registration(s.profile, id, facts.relayAddress, invite);
@@ -95,7 +94,7 @@ export function registerMalformedCheck(t: RelayTarget): Check {
         const lines = { identity: body.identity, public_key: body.public_key, encryption_public_key: body.encryption_public_key, relay_address: facts.relayAddress };
         return { ...body, ...adminEnvelope(s.profile, 'identity-registration', lines as Record<string, string>, id.seed) };
       };
-      const bad = `Not_A_Name.${facts.hostedDomains[0]}`;
+      const bad = `Not_A_Name.${domain}`;
       const cases: Array<[string, string | Record<string, unknown>, (status: number) => boolean]> = [
         ['a body that is not JSON', '{"identity":', (x) => x === 400],
         ['a JSON array', '[]', (x) => x === 400],

@@ -5,15 +5,9 @@ import { adminEnvelope, archive, b64, newRelayIdentity, registration, rotation, 
 import { encodeBase64url } from '../../../../protocol/common/base64.ts';
 import { sign, publicKey } from '../../../impl/noble.ts';
 import { relayCheck } from '../check.ts';
-import { CheckSkip, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+import { CheckSkip, hostedDomain, isObject, safeJson, said, type RelayTarget } from '../driver.ts';
 
 const REASONS = ['available', 'taken', 'reserved', 'blocked', 'too_short', 'too_long', 'charset', 'hyphen', 'punycode', 'domain_not_hosted'];
-
-async function hostedDomain(s: Session): Promise<string> {
-  const d = (await s.facts()).relay.hostedDomains[0];
-  if (!d) throw new CheckSkip('the relay publishes no hosted_domains in its banner: hosted registration is not checked');
-  return d;
-}
 
 function serviceBannerCheck(t: RelayTarget): Check {
   return relayCheck(t, {
