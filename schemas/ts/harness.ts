@@ -117,6 +117,8 @@ export interface components {
                 sender_limit?: number;
                 /** @description An invite code it accepts, when it runs with REGISTRATION_GATE=invite. */
                 invite_code?: string;
+                /** @description The peer relay (peer_url) registers hosted identities without an invite (its REGISTRATION_GATE is not invite): the open gate is then judged there. */
+                peer_open_registration?: boolean;
                 /** @description Its OAUTH_BRIDGE_URL, when set. */
                 oauth_bridge_url?: string;
             };

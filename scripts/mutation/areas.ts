@@ -73,8 +73,14 @@ export const AREAS: readonly MutationArea[] = [
   },
   { name: 'relay-inbox', suite: 'relay', mutate: ['reference/relay/inbox.ts'], rules: ['ra.pickup', 'ra.acks', 'ra.inbox', 'ra.spool', 'ra.messages', 'ra.events.stream', 'ra.events.max-streams'] },
   { name: 'relay-events', suite: 'relay', mutate: ['reference/relay/events.ts'], rules: ['ra.events', 'ra.pickup'] },
-  // identities.ts also serves a hosted identity's public files (the group roster's, ra.system.group-roster).
-  { name: 'relay-identities', suite: 'relay', mutate: ['reference/relay/identities.ts'], rules: ['ra.identities', 'ra.signing', 'ra.names', 'ra.availability', 'ra.system.group-roster'] },
+  // identities.ts also serves a hosted identity's public files (the group roster's, ra.system.group-roster)
+  // and keeps the encryption key the relay-written identity record shows (ra.system.relay-written).
+  {
+    name: 'relay-identities',
+    suite: 'relay',
+    mutate: ['reference/relay/identities.ts'],
+    rules: ['ra.identities', 'ra.signing', 'ra.names', 'ra.availability', 'ra.system.group-roster', 'ra.system.relay-written'],
+  },
   // keystore.ts also checks its admin envelopes' signed lines, answers the project's codes of its
   // refusals, and ends sessions on a removal that asks it.
   {

@@ -31,6 +31,8 @@ export interface RelayDeclared {
   senderLimit?: number;
   /** An invite code it accepts, when it runs with REGISTRATION_GATE=invite. */
   inviteCode?: string;
+  /** The peer registers hosted identities without an invite (REGISTRATION_GATE not invite). */
+  peerOpenRegistration?: boolean;
   /** Its OAUTH_BRIDGE_URL, when set. */
   oauthBridgeUrl?: string;
 }

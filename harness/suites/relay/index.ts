@@ -42,7 +42,7 @@ import { matrixOnceChecks } from './checks/matrix-once.ts';
 import { onceRaceChecks } from './checks/once-races.ts';
 import { cursorLifecycle } from './checks/cursor-lifecycle.ts';
 import { registerBinding } from './checks/register-binding.ts';
-import { capabilitiesDefaultsCheck, registerMalformedCheck, registerPartsCheck, rotateDocumentCheck } from './checks/identities-parts.ts';
+import { capabilitiesDefaultsCheck, notHostedCheck, profileIdentityRecordCheck, registerMalformedCheck, registerPartsCheck, rotateDocumentCheck } from './checks/identities-parts.ts';
 import { namesMatrix } from './checks/names-matrix.ts';
 import { matrixLifecycleChecks } from './checks/matrix-lifecycle.ts';
 import { sessionsMatrixChecks } from './checks/sessions-matrix.ts';
@@ -103,6 +103,8 @@ export function relayChecks(target: RelayTarget): Check[] {
     registerPartsCheck(target),
     registerMalformedCheck(target),
     rotateDocumentCheck(target),
+    notHostedCheck(target),
+    profileIdentityRecordCheck(target),
     capabilitiesDefaultsCheck(target),
     namesMatrix(target),
     ...matrixLifecycleChecks(target),

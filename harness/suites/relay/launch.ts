@@ -26,6 +26,8 @@ export const REFERENCE_DECLARED: Required<RelayDeclared> = {
   maxStreams: 4,
   senderLimit: 120,
   inviteCode: 'harness-invite',
+  // Relay B runs with the open gate.
+  peerOpenRegistration: true,
   oauthBridgeUrl: 'https://bridge.relay.test',
 };
 

@@ -19,6 +19,7 @@ interface RelayFlags {
   relayMaxStreams?: number;
   relaySenderLimit?: number;
   relayInviteCode?: string;
+  relayPeerOpenRegistration?: boolean;
   relayOauthBridgeUrl?: string;
   requestTimeout?: number;
   profile?: boolean;
@@ -49,6 +50,7 @@ export const relaySuiteDefinition: SuiteDefinition = {
       .option('--relay-max-streams <n>', "relay: its MAX_STREAMS_PER_IDENTITY (default the project's)", positive)
       .option('--relay-sender-limit <n>', "relay: its per-sender rate-limit bucket (default the project's)", positive)
       .option('--relay-invite-code <code>', 'relay: an invite code it accepts (when REGISTRATION_GATE=invite)')
+      .option('--relay-peer-open-registration', 'relay: the peer registers hosted identities without an invite (the open gate is judged there)')
       .option('--relay-oauth-bridge-url <url>', 'relay: its OAUTH_BRIDGE_URL, when set');
   },
 
@@ -64,6 +66,7 @@ export const relaySuiteDefinition: SuiteDefinition = {
       ...(d.max_streams !== undefined ? { maxStreams: d.max_streams } : {}),
       ...(d.sender_limit !== undefined ? { senderLimit: d.sender_limit } : {}),
       ...(d.invite_code !== undefined ? { inviteCode: d.invite_code } : {}),
+      ...(d.peer_open_registration !== undefined ? { peerOpenRegistration: d.peer_open_registration } : {}),
       ...(d.oauth_bridge_url !== undefined ? { oauthBridgeUrl: d.oauth_bridge_url } : {}),
     };
     const target: RelayTarget = {
@@ -123,9 +126,9 @@ async function loadRelay(target: RelayTarget) {
 function roleOf(f: RelayFlags, fromFile: RelayRole | undefined): RelayRole | undefined {
   const url = f.relay ?? fromFile?.url;
   if (url === undefined) {
-    const stray = (['relayPeer', 'relaySpoolTtl', 'relayChallengeTtl', 'relayPairingTtl', 'relayMaxStreams', 'relaySenderLimit', 'relayInviteCode', 'relayOauthBridgeUrl'] as const).filter(
-      (k) => f[k] !== undefined,
-    );
+    const stray = (
+      ['relayPeer', 'relaySpoolTtl', 'relayChallengeTtl', 'relayPairingTtl', 'relayMaxStreams', 'relaySenderLimit', 'relayInviteCode', 'relayPeerOpenRegistration', 'relayOauthBridgeUrl'] as const
+    ).filter((k) => f[k] !== undefined);
     if (stray.length > 0) throw new ConfigError('the --relay-* options describe a relay: give its address with --relay URL (or "relay.url" in the targets file)');
     return undefined;
   }
@@ -136,6 +139,7 @@ function roleOf(f: RelayFlags, fromFile: RelayRole | undefined): RelayRole | und
   if (f.relayMaxStreams !== undefined) declared.max_streams = f.relayMaxStreams;
   if (f.relaySenderLimit !== undefined) declared.sender_limit = f.relaySenderLimit;
   if (f.relayInviteCode !== undefined) declared.invite_code = f.relayInviteCode;
+  if (f.relayPeerOpenRegistration !== undefined) declared.peer_open_registration = f.relayPeerOpenRegistration;
   if (f.relayOauthBridgeUrl !== undefined) declared.oauth_bridge_url = f.relayOauthBridgeUrl;
   const peer = f.relayPeer ?? fromFile?.peer_url;
   return { ...(fromFile ?? {}), url, ...(peer ? { peer_url: peer } : {}), declared };

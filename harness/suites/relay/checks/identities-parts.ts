@@ -7,12 +7,16 @@
 //   key, with previous_keys), new_public_key, rotation_signature (old key ...)".
 // And the Host-routed capabilities.json (ra.identities.well-known), with and without the owner's
 // file: "filled in where the file does not set them; with no file only those defaults are served".
+// And an identity not hosted here (ra.identities.get): "404 when not hosted here", its other
+// operations refused as a client's error, never answered or met with a 5xx.
 import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import { signDocument } from '../../../../protocol/common/document.ts';
 import { adminEnvelope, newRelayIdentity, registration, rotation, signingKey, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { encodeBase64url } from '../../../../protocol/common/base64.ts';
+import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import { relayCheck } from '../check.ts';
-import { CheckSkip, hostedDomain, isObject, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+import { CheckSkip, hostedDomain, isObject, refused, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 import { LANE as SYSTEM_LANE } from './system-files.ts';
 
 type Doc = Record<string, unknown>;
@@ -29,7 +33,7 @@ export function registerPartsCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/identities/register-parts',
     title:
-      'a hosted registration with a valid envelope but no identity_document, a document naming another identity, one of another key, one whose signature fails, or an identity under a domain not hosted, is refused and registers nothing; the right one then answers 201 with the identity, key, encryption key and relay it registered',
+      'a hosted registration with a valid envelope but no identity_document, a document naming another identity, one of another key or of no key, one whose signature fails, or an identity that is not one label under a hosted domain (another domain, the domain as a suffix without its dot, two labels), is refused and registers nothing; the right one then answers 201 with the identity, key, encryption key and relay it registered',
     rules: ['ra.identities.hosted'],
     context: ['ra.identities.signature'],
     run: async (s, e) => {
@@ -48,16 +52,25 @@ export function registerPartsCheck(t: RelayTarget): Check {
         ['a document naming another identity', { ...right, identity_document: signDocument({ ...doc, identity: other.identity }, id.seed) }],
         ['a document of another key', { ...right, identity_document: signDocument({ ...doc, public_key: signingKey(other) }, other.seed) }],
         ['a document whose signature fails', { ...right, identity_document: { ...doc, updated_at: '2000-01-01T00:00:00Z' } }],
+        ['a document whose public_key is no key', { ...right, identity_document: signDocument({ ...doc, public_key: 'not-a-key' }, id.seed) }],
       ];
       for (const [what, body] of wrong) {
         const r = await s.relay.post('/identities', body);
         e.that(refusedPart(r.status), `a registration with ${what}: ${said(r)}, not refused 400`);
       }
-      // Under a domain the relay does not host, the envelope signed for that name.
-      const stray = newRelayIdentity(`t${randomBytes(5).toString('hex')}.not-hosted.example`);
-      const strayR = await s.relay.post('/identities', registration(s.profile, stray, facts.relayAddress, invite));
-      e.that(strayR.status === 400, `a hosted registration of ${stray.identity}, under no HOSTED_DOMAINS domain: ${said(strayR)}, not 400`);
-      e.that((await registered(s, stray.identity)) === undefined, `${stray.identity} was registered all the same`);
+      // Names that are not one label under a hosted domain, each with its envelope signed for it:
+      // another domain, the domain's name as a suffix without the dot, and two labels under it.
+      const hex = () => randomBytes(5).toString('hex');
+      for (const [name, what] of [
+        [`t${hex()}.not-hosted.example`, 'under no HOSTED_DOMAINS domain'],
+        [`t${hex()}${domain}`, `ending in ${domain} without the dot before it`],
+        [`a.t${hex()}.${domain}`, `two labels under ${domain}`],
+      ]) {
+        const stray = newRelayIdentity(name!);
+        const strayR = await s.relay.post('/identities', registration(s.profile, stray, facts.relayAddress, invite));
+        e.that(strayR.status === 400, `a hosted registration of ${stray.identity}, ${what}: ${said(strayR)}, not 400`);
+        e.that((await registered(s, stray.identity)) === undefined, `${stray.identity} was registered all the same`);
+      }
       e.that((await registered(s, id.identity)) === undefined, `after the refused registrations ${id.identity} is registered`);
       const ok = await s.relay.post('/identities', right);
       const b = safeJson(ok);
@@ -79,7 +92,7 @@ export function registerMalformedCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/identities/register-malformed',
     title:
-      'a registration that is not a JSON object, names no valid service ID, carries a public_key or encryption_public_key that is no key, or an unsupported dns_provider, is refused 400 (401 where only the signature can fail) and registers nothing; one without encryption_public_key, signed with it empty, registers',
+      'a registration that is not a JSON object, names no valid service ID, carries a public_key or encryption_public_key that is no key, an unsupported dns_provider, or dns_provider or dns_token alone, is refused 400 (401 where only the signature can fail) and registers nothing; one without encryption_public_key, signed with it empty, registers',
     rules: ['ra.identities.hosted'],
     context: ['ra.identities.dns-mode', 'ra.identities.signature', 'ra.signing.identity-registration'],
     run: async (s, e) => {
@@ -102,6 +115,9 @@ export function registerMalformedCheck(t: RelayTarget): Check {
         ['a public_key that is no key', resigned({ public_key: 'not-a-key' }), refusedPart],
         ['an encryption_public_key that is no key', resigned({ encryption_public_key: 'not-a-key' }), (x) => x === 400],
         ['an unsupported dns_provider', resigned({ dns_provider: 'no-such-provider.example', dns_token: 'token' }), (x) => x === 400],
+        // Neither mode: a hosted registration omits both, a DNS one includes both.
+        ['an unsupported dns_provider and no dns_token', resigned({ dns_provider: 'no-such-provider.example' }), (x) => x === 400],
+        ['a dns_token and no dns_provider', resigned({ dns_token: 'token' }), (x) => x === 400],
       ];
       for (const [what, body, ok] of cases) {
         const r = await s.relay.post('/identities', body);
@@ -158,8 +174,13 @@ export function rotateDocumentCheck(t: RelayTarget): Check {
         const r = await s.relay.post(`/identities/${id.identity}/rotate`, { ...right, identity_document: value });
         e.that(r.status === 400, `a rotation whose identity_document is ${what}: ${said(r)}, not 400`);
       }
-      const short = await s.relay.post(`/identities/${id.identity}/rotate`, { ...right, rotation_signature: 'AAAA' });
-      e.that(refusedPart(short.status), `a rotation whose rotation_signature is 3 bytes: ${said(short)}, not refused`);
+      for (const [what, value] of [
+        ['3 bytes', 'AAAA'],
+        ['not base64', 'not base64!'],
+      ]) {
+        const r = await s.relay.post(`/identities/${id.identity}/rotate`, { ...right, rotation_signature: value });
+        e.that(refusedPart(r.status), `a rotation whose rotation_signature is ${what}: ${said(r)}, not refused`);
+      }
       for (const [what, document] of wrong) {
         const r = await s.relay.post(`/identities/${id.identity}/rotate`, { ...right, identity_document: document });
         e.that(refusedPart(r.status), `a rotation whose new document is ${what}: ${said(r)}, not refused 400`);
@@ -216,6 +237,83 @@ export function capabilitiesDefaultsCheck(t: RelayTarget): Check {
       );
       const doc = await hostRouted(s, s.profile.ids.id_document_path, `${id.identity}:443`);
       e.that(doc.status === 200 && doc.body?.identity === id.identity, `id.json for Host ${id.identity}:443: ${doc.said}`);
+    },
+  });
+}
+
+export function notHostedCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/identities/not-hosted',
+    title:
+      'for an identity that resolves but is not hosted here: GET /identities answers 404; its Host-routed id.json and capabilities.json, a rotation and an export (each validly signed by its key) are refused with a 4xx, and none of them registers it',
+    rules: ['ra.identities.get', 'ra.identities.well-known', 'ra.identities.rotate', 'ra.identities.export', 'ra.errors.listed-statuses'],
+    run: async (s, e) => {
+      const facts = (await s.facts()).relay;
+      await hostedDomain(s);
+      // Published in the directory under a hosted domain, signing as itself, never registered here.
+      const id = await s.identity('relay', { register: false });
+      const lookup = await s.relay.get(`/identities/${id.identity}`);
+      e.that(lookup.status === 404, `GET /identities/${id.identity}: ${said(lookup)}, not 404`);
+      for (const path of [s.profile.ids.id_document_path, s.profile.ids.capabilities_path]) {
+        const r = await s.relay.get(path, { host: id.identity });
+        e.that(refused(r), `${path} for Host ${id.identity}: ${said(r)}, not refused 4xx`);
+      }
+      const rotated = await s.relay.post(`/identities/${id.identity}/rotate`, rotation(s.profile, id, facts.relayAddress, seed()));
+      e.that(refused(rotated), `a rotation of ${id.identity}, signed by its key: ${said(rotated)}, not refused 4xx`);
+      for (const who of [id, s.nobody()]) {
+        const body = { identity: who.identity, ...adminEnvelope(s.profile, 'identity-export', { identity: who.identity }, who.seed) };
+        const r = await s.relay.post(`/identities/${who.identity}/export`, body);
+        e.that(refused(r), `an export of ${who.identity} (${who === id ? 'in the directory' : 'published nowhere'}), signed by its key: ${said(r)}, not refused 4xx`);
+      }
+      const after = await s.relay.get(`/identities/${id.identity}`);
+      e.that(after.status === 404, `after the refused requests GET /identities/${id.identity} answers ${said(after)}, not 404`);
+    },
+  });
+}
+
+export function profileIdentityRecordCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/profile/identity-record',
+    lane: SYSTEM_LANE,
+    title:
+      'the relay-written identity record follows the encryption key: the one registered, none for a registration whose encryption_public_key is null, the new one after a rotation whose document carries one, the same one after a rotation whose document carries none',
+    rules: ['ra.system.relay-written'],
+    context: ['ra.identities.hosted', 'ra.identities.rotate'],
+    run: async (s, e) => {
+      const facts = (await s.facts()).relay;
+      await hostedDomain(s);
+      const invite = t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {};
+      const record = async (owner: RelayIdentity): Promise<Doc | undefined> => {
+        const b = safeJson(await s.relay.systemFile(owner, 'GET', 'relay-written/identity.json'));
+        return isObject(b) ? b : undefined;
+      };
+      const encKey = (owner: RelayIdentity) => `${vocabulary.key_prefixes.encryption}${encodeBase64url(owner.encryption.publicKey)}`;
+      // null stands for absent (the signed lines carry it empty).
+      const plain = await s.identity('relay', { register: false });
+      const lines = { identity: plain.identity, public_key: signingKey(plain), encryption_public_key: '', relay_address: facts.relayAddress };
+      const body = { ...registration(s.profile, plain, facts.relayAddress, invite), encryption_public_key: null, ...adminEnvelope(s.profile, 'identity-registration', lines, plain.seed) };
+      const r = await s.relay.post('/identities', body);
+      if (!e.that(r.status === 201, `a registration with encryption_public_key null: ${said(r)}, not 201`)) return;
+      const none = await record(plain);
+      e.that(none !== undefined && none.encryption_key === undefined, `its identity record is ${JSON.stringify(none)}, not one without encryption_key`);
+      // A rotation whose new document carries a new encryption key, then one whose document carries none.
+      const owner = await s.identity();
+      const registered = await record(owner);
+      e.that(registered?.encryption_key === encKey(owner), `a registered identity's record is ${JSON.stringify(registered)}, not its encryption key ${encKey(owner)}`);
+      const next = newRelayIdentity(owner.identity);
+      const first = rotation(s.profile, owner, facts.relayAddress, next.seed);
+      const withKey = signDocument({ ...(first.identity_document as Doc), encryption_public_key: encodeBase64url(next.encryption.publicKey) }, next.seed);
+      const r1 = await s.relay.post(`/identities/${owner.identity}/rotate`, { ...first, identity_document: withKey });
+      if (!e.that(r1.status >= 200 && r1.status < 300, `the rotation carrying a new encryption key: ${said(r1)}`)) return;
+      const rotated = await record(next);
+      e.that(rotated?.encryption_key === encKey(next), `after it the identity record is ${JSON.stringify(rotated)}, not the new encryption key ${encKey(next)}`);
+      const last = newRelayIdentity(owner.identity);
+      const second = rotation(s.profile, next, facts.relayAddress, last.seed);
+      const { encryption_public_key: _e, ...bare } = second.identity_document as Doc;
+      const r2 = await s.relay.post(`/identities/${owner.identity}/rotate`, { ...second, identity_document: signDocument(bare, last.seed) });
+      if (!e.that(r2.status >= 200 && r2.status < 300, `the rotation carrying no encryption key: ${said(r2)}`)) return;
+      const kept = await record(last);
+      e.that(kept?.encryption_key === encKey(next), `after it the identity record is ${JSON.stringify(kept)}, not the encryption key ${encKey(next)} it had`);
     },
   });
 }

@@ -107,7 +107,7 @@ function identitiesIndieauthLinkCheck(t: RelayTarget): Check {
 function identitiesRegisterRefusalsCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/identities/register-refusals',
-    title: 'registration: a second one 409; a bad signature 401; no admin envelope 400; under the invite gate no invite refused',
+    title: 'registration: a second one 409; a bad signature 401; no admin envelope 400; under the invite gate no invite refused, at a relay declared open none needed',
     rules: ['ra.identities.conflict', 'ra.identities.signature', 'ra.identities.invite'],
     cells: [{ rule: 'ra.identities.conflict', facet: 'once', value: 'replay', operation: 'register' }],
     run: async (s, e) => {
@@ -130,6 +130,13 @@ function identitiesRegisterRefusalsCheck(t: RelayTarget): Check {
         e.that(r.status >= 400 && r.status < 500, `no invite_code under the invite gate: ${said(r)}, not refused`);
         const r2 = await s.relay.register(third, facts.relayAddress, { invite_code: 'not-an-invite' });
         e.that(r2.status >= 400 && r2.status < 500, `a wrong invite_code: ${said(r2)}, not refused`);
+      }
+      // The other side of the gate: a relay declared open registers without invite_code.
+      const peer = (await s.facts()).peer;
+      if (t.declared.peerOpenRegistration && peer) {
+        const open = await s.identity('peer', { register: false });
+        const r = await s.peer.register(open, peer.relayAddress);
+        e.that(r.status === 201, `a registration without invite_code at the open peer ${t.peerUrl ?? ''}: ${said(r)}, not 201`);
       }
     },
   });
@@ -167,6 +174,16 @@ function identitiesAvailabilityCheck(t: RelayTarget): Check {
         e.that(REASONS.includes(String(b.reason)), `handle ${handle}: reason ${String(b.reason)} is not in the document's list`);
         if (want) e.that(b.reason === want && b.available === (want === 'available'), `handle ${handle}: reason ${String(b.reason)} (available ${String(b.available)}), expected ${want}`);
         e.that(r.headers['access-control-allow-origin'] === '*' || r.headers['access-control-allow-origin'] === 'https://elsewhere.example', `handle ${handle}: no CORS header for any origin`);
+      }
+      // Handles that are no DNS label, or more than the leftmost one: whatever a relay makes of them,
+      // the answer is 200 with a reason of the list, and available only with reason available.
+      for (const handle of ['abcdef.', 'abc..def', 'ab cd', 'übername', 'a'.repeat(70), '.', '%']) {
+        const r = await s.relay.get(`/hosted/availability?handle=${encodeURIComponent(handle)}&domain=${domain}`);
+        const b = safeJson(r);
+        e.that(
+          r.status === 200 && isObject(b) && REASONS.includes(String(b.reason)) && b.available === (b.reason === 'available'),
+          `handle ${JSON.stringify(handle)}: ${said(r)}, not 200 with a reason of the document's list`,
+        );
       }
       const other = await s.relay.get(`/hosted/availability?handle=freename&domain=not-hosted.example`);
       const ob = safeJson(other);
