@@ -45,7 +45,7 @@ export async function register(ctx: IdentitiesContext, bytes: Uint8Array): Promi
   if (enc !== undefined && !parseKey(enc, 'encryption')) throw ruleError(400, 'ra.errors.invalid-request', 'encryption_public_key is not a base64url X25519 key');
   const dnsMode = b.dns_provider !== undefined || b.dns_token !== undefined;
   if (dnsMode && (typeof b.dns_provider !== 'string' || typeof b.dns_token !== 'string' || !ctx.dns.get(b.dns_provider))) {
-    throw ruleError(400, 'ra.errors.invalid-request', `dns_provider must be one of ${ctx.dns.names().join(', ')}, with dns_token (ra.identities.dns-mode)`);
+    throw ruleError(400, 'ra.errors.invalid-request', `dns_provider must be one of ${ctx.dns.names().join(', ')}, with dns_token (ra.identities.dns-provider)`);
   }
   if (!dnsMode && !hostedParent(ctx, identity))
     throw ruleError(400, 'ra.errors.invalid-request', `a hosted identity is one label under ${ctx.config.hostedDomains.join(', ') || '(no hosted domain)'} (ra.identities.hosted)`);

@@ -11870,6 +11870,11 @@ export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string
     "area": "relay-owner"
   },
   {
+    "rule": "ra.identities.dns-provider",
+    "reason": "A registration's body read for its mode: an unsupported provider, or one of the two fields alone, each refused; no principal, credential part or state beyond the body.",
+    "area": "relay-owner"
+  },
+  {
     "rule": "ra.identities.invite",
     "reason": "Under the invite gate a registration without a valid code is refused: document 3 says neither that a code is single-use nor what else it is bound to, so the case is the code's absence or invalidity.",
     "area": "relay-owner"

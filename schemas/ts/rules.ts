@@ -3035,9 +3035,17 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "POST /identities",
     "title": "DNS mode",
-    "text": "With `dns_provider` and `dns_token` the relay writes the TXT `_svc.<identity>` `svc-pubkey=ed25519:<key>`, the TXT `_svc-enc` when an encryption key is given, and an A or CNAME to itself through the provider; an unsupported provider is 400; a failed write 502 `dns_write_failed` with `detail`.",
+    "text": "With `dns_provider` and `dns_token` the relay writes the TXT `_svc.<identity>` `svc-pubkey=ed25519:<key>`, the TXT `_svc-enc` when an encryption key is given, and an A or CNAME to itself through the provider; a failed write 502 `dns_write_failed` with `detail`.",
     "code": "dns_write_failed",
     "unobservable": "the records go to a third-party DNS provider's API, which the harness cannot watch; the reference's own tests drive both providers' APIs mocked with msw"
+  },
+  {
+    "id": "ra.identities.dns-provider",
+    "level": "MUST",
+    "doc": 3,
+    "section": "POST /identities",
+    "title": "The registration's mode",
+    "text": "A registration is hosted (it omits `dns_provider` and `dns_token`) or DNS (it includes both, the provider one of the two supported): one naming an unsupported `dns_provider`, or only one of the two fields, is refused 400 and registers nothing."
   },
   {
     "id": "ra.identities.get",
@@ -4645,6 +4653,7 @@ export type RuleId =
   | "ra.identities.conflict"
   | "ra.identities.invite"
   | "ra.identities.dns-mode"
+  | "ra.identities.dns-provider"
   | "ra.identities.get"
   | "ra.identities.well-known"
   | "ra.identities.indieauth-link"

@@ -93,8 +93,8 @@ export function registerMalformedCheck(t: RelayTarget): Check {
     id: 'relay/identities/register-malformed',
     title:
       'a registration that is not a JSON object, names no valid service ID, carries a public_key or encryption_public_key that is no key, an unsupported dns_provider, or dns_provider or dns_token alone, is refused 400 (401 where only the signature can fail) and registers nothing; one without encryption_public_key, signed with it empty, registers',
-    rules: ['ra.identities.hosted'],
-    context: ['ra.identities.dns-mode', 'ra.identities.signature', 'ra.signing.identity-registration'],
+    rules: ['ra.identities.hosted', 'ra.identities.dns-provider'],
+    context: ['ra.identities.signature', 'ra.signing.identity-registration'],
     run: async (s, e) => {
       const facts = (await s.facts()).relay;
       const domain = await hostedDomain(s);
