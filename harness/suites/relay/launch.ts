@@ -94,8 +94,9 @@ export async function startRelayReference(options: RelayReferenceOptions): Promi
       const child = await spawnReference('relay', args, { ...(options.log ? { log: options.log } : {}), env, onSpawn: (c) => children.push(c) });
       return child;
     };
-    const [dirA, dirB, dirR] = await Promise.all(['a', 'b', 'r'].map((name) => mkdtemp(join(tmpdir(), `svc-relay-${name}-`))));
-    dirs.push(dirA!, dirB!, dirR!);
+    // R's directory only when R runs.
+    const [dirA, dirB, dirR] = await Promise.all([...['a', 'b'], ...(options.restartable ? ['r'] : [])].map((name) => mkdtemp(join(tmpdir(), `svc-relay-${name}-`))));
+    dirs.push(...[dirA!, dirB!, dirR].filter((x) => x !== undefined));
     const d = REFERENCE_DECLARED;
     // A's flags but its data directory: relay R (below) is A again, for the restart checks.
     const flagsA = [
@@ -119,7 +120,7 @@ export async function startRelayReference(options: RelayReferenceOptions): Promi
       ...(options.ownArgs?.a ?? []),
     ];
     const argsA = ['--data-dir', dirA!, ...flagsA];
-    const argsR = ['--data-dir', dirR!, ...flagsA];
+    const argsR = dirR ? ['--data-dir', dirR, ...flagsA] : [];
     let a: ReferenceChild | undefined;
     let r: ReferenceChild | undefined;
     // Restarts a relay on its port and data directory.
