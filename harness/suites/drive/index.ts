@@ -10,6 +10,7 @@ import { profileChecks } from './checks/profile.ts';
 import { concurrencyChecks } from './checks/concurrency.ts';
 import { rosterSizeChecks } from './checks/roster-size.ts';
 import { shareCapsChecks } from './checks/share-caps.ts';
+import { sharesVisibleChecks } from './checks/shares-visible.ts';
 import { rolesMatrix } from './checks/roles-matrix.ts';
 import { sharesLifecycle } from './checks/shares-lifecycle.ts';
 import { readsBound } from './checks/reads-bound.ts';
@@ -54,6 +55,7 @@ export function driveChecks(target: RelayTarget): Check[] {
     ...concurrencyChecks(target),
     ...rosterSizeChecks(target),
     ...shareCapsChecks(target),
+    ...sharesVisibleChecks(target),
     ...linkMatrixChecks(target),
     ...refusalChecks(target),
   ];

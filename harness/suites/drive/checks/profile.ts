@@ -244,14 +244,14 @@ function linkDownloadRecords(t: RelayTarget): Check {
 }
 
 /** How far ahead the expiring link of linkExpired ends: room for its reads inside, little waiting after. */
-const LINK_EXPIRY_AHEAD_MS = 2500;
+const LINK_EXPIRY_AHEAD_MS = 4000;
 
 function linkExpired(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/link-expired',
     title:
-      'a link of one download past its `expires` answers 410 `link_gone` to a node read it served inside its time and to the rest of the download its last open started there, as does a link of any number of downloads, and its link answer 404',
-    rules: ['ra.drive.link-opens', 'ra.drive.links-body'],
+      "a link of one download past its `expires` answers 410 `link_gone` to a node read it served inside its time and to the rest of the download its last open started there, as does a link of any number of downloads, and its link answer 404; the owner's and the node's share lists, and a member's own, hold such shares inside their time and not past it",
+    rules: ['ra.drive.link-opens', 'ra.drive.links-body', 'ra.drive.shares-body'],
     run: async (s, e) => {
       const { id, root } = await s.owner();
       const f = await s.file(id, root.keys, 'brief.bin', new Uint8Array(randomBytes(70_000)));
@@ -260,7 +260,20 @@ function linkExpired(t: RelayTarget): Check {
       const expires = Math.ceil((Date.now() + LINK_EXPIRY_AHEAD_MS) / 1000) * 1000;
       const until = new Date(expires).toISOString().replace(/\.\d{3}Z$/, 'Z');
       // One link of one download, one of any number: each past its time is gone.
-      await Promise.all([s.share(id, { node: f.keys, role: 'read', link, caps: { downloads: 1 }, expires: until }), s.share(id, { node: f.keys, role: 'read', link: open, expires: until })]);
+      const member = await s.identity();
+      const made = await Promise.all([
+        s.share(id, { node: f.keys, role: 'read', link, caps: { downloads: 1 }, expires: until }),
+        s.share(id, { node: f.keys, role: 'read', link: open, expires: until }),
+        s.share(id, { node: f.keys, role: 'read', member: { identity: member.identity, encryption: member.encryption.publicKey }, expires: until }),
+      ]);
+      // The lists, inside and past the time: the owner's, the node's and the member's own.
+      const listed = async () => {
+        const ids = async (path: string, who: typeof member) => JSON.stringify(bodyOf(await s.drive.get(id.identity, path, s.actor(who)))?.shares ?? null);
+        const [mine, onNode, own] = [await ids('/shares', id), await ids(`/nodes/${f.keys.node}/shares`, id), await ids('/shares', member)];
+        // Each share in each list it belongs to: the links in the owner's and the node's, the member's share in its own.
+        return made.flatMap((m, i) => (i < 2 ? [mine, onNode] : [own]).map((list) => list.includes(String(m.share.id))));
+      };
+      e.that((await listed()).every(Boolean), "inside their time the links are not in the owner's and the node's shares, or the member's share not in its own");
       const node = () => s.drive.node(id.identity, { link }, f.keys.node);
       const unlimited = () => s.drive.node(id.identity, { link: open }, f.keys.node);
       const chunk = (i: number) => () => s.drive.chunk(id.identity, { link }, f.keys.node, f.version, f.chunks[i]!.id);
@@ -285,6 +298,7 @@ function linkExpired(t: RelayTarget): Check {
       }
       const answer = await s.drive.link(id.identity, link);
       e.that(refusedWith(answer, 404, 'not_found'), `the link answer past its expires answered ${said(answer)}, not 404 not_found`);
+      e.that(!(await listed()).some(Boolean), "past their time the links are still in the owner's or the node's shares, or the member's share in its own");
     },
   });
 }
