@@ -277,25 +277,51 @@ function eventsFiltered(t: RelayTarget): Check {
 function eventsRevocation(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/events/closed-on-revocation',
-    title: "when the member's share ends, its drive event stream closes",
+    title:
+      "when the member's share ends, its drive event stream closes; so does a group member's, reading through the group's roster, when the group's share ends; a member of two shares keeps its stream when one ends, and loses it when the last does",
     rules: ['ra.drive.events-revocation'],
+    context: ['ra.drive.group-members'],
     timeoutMs: 30_000,
     run: async (s, e) => {
       const { id, root } = await s.owner();
       const member = await s.identity();
-      const sh = await s.share(id, { node: root.keys, role: 'read', member: { identity: member.identity, encryption: member.encryption.publicKey } });
-      const stream = await s.drive.events(id.identity, s.actor(member));
-      try {
-        if (!e.that(stream.status === 200, `the member's stream answered ${stream.status}`)) return;
-        const r = await s.unshare(id, String(sh.share.id));
-        if (!e.that(ok(r), `the unshare answered ${said(r)}`)) return;
-        for (let i = 0; i < 50 && !stream.ended; i++) await new Promise((res) => setTimeout(res, 100));
-        e.that(stream.ended, "the member's stream is still open 5 s after its share ended");
-        const after = await s.drive.node(id.identity, s.actor(member), root.keys.node);
-        e.that(refused(after), `after the unshare the former member's read answered ${said(after)}`);
-      } finally {
-        await stream.close();
-      }
+      // A group on the peer relay, its member following the drive through the group's signed roster.
+      const [group, inGroup] = [await s.identity('peer'), await s.identity('peer')];
+      const roster = rosterHeader(groupRoster(s.profile, group.identity, group, { members: [inGroup.identity], admins: [group.identity], epoch: 0 }));
+      const ended = async (who: string, share: typeof member, actor: DriveActor) => {
+        const sh = await s.share(id, { node: root.keys, role: 'read', member: { identity: share.identity, encryption: share.encryption.publicKey } });
+        const stream = await s.drive.events(id.identity, actor);
+        try {
+          if (!e.that(stream.status === 200, `${who}'s stream answered ${stream.status}`)) return;
+          const r = await s.unshare(id, String(sh.share.id));
+          if (!e.that(ok(r), `the unshare answered ${said(r)}`)) return;
+          for (let i = 0; i < 50 && !stream.ended; i++) await new Promise((res) => setTimeout(res, 100));
+          e.that(stream.ended, `${who}'s stream is still open 5 s after its share ended`);
+          const after = await s.drive.node(id.identity, actor, root.keys.node);
+          e.that(refused(after), `after the unshare ${who}'s read answered ${said(after)}`);
+        } finally {
+          await stream.close();
+        }
+      };
+      // The other side: a member that keeps a share keeps its stream until its last share ends.
+      const keeps = async () => {
+        const two = await s.identity();
+        const as = { identity: two.identity, encryption: two.encryption.publicKey };
+        const [first, last] = [await s.share(id, { node: root.keys, role: 'read', member: as }), await s.share(id, { node: root.keys, role: 'read', member: as })];
+        const stream = await s.drive.events(id.identity, s.actor(two));
+        try {
+          if (!e.that(stream.status === 200, `the member of two shares' stream answered ${stream.status}`)) return;
+          await s.unshare(id, String(first.share.id));
+          await new Promise((res) => setTimeout(res, 3000));
+          e.that(!stream.ended, 'the stream of a member that still holds a share closed when its other share ended');
+          await s.unshare(id, String(last.share.id));
+          for (let i = 0; i < 50 && !stream.ended; i++) await new Promise((res) => setTimeout(res, 100));
+          e.that(stream.ended, "the member's stream is still open 5 s after its last share ended");
+        } finally {
+          await stream.close();
+        }
+      };
+      await Promise.all([ended('the member', member, s.actor(member)), ended("the group's member", group, { ...s.actor(inGroup), roster }), keeps()]);
     },
   });
 }

@@ -3,6 +3,7 @@
 // caching, quota, link opens, validation that stores nothing, roles, the tree, unsharing.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
+import { streamAnswer } from './cells.ts';
 import { create, encryptContent, groupRoster, nodeKeys, pageHash, remove, replace, resigned, rosterHeader, rotate } from '../../../actors/drive/objects.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { bodyOf, ok, said, type RelayTarget } from '../driver.ts';
@@ -374,7 +375,8 @@ function validated(t: RelayTarget): Check {
 function roles(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/roles',
-    title: 'a `write` share on a folder holds below it (the member creates a file in a subfolder); a `read` member is refused 403 `not_authorized`',
+    title:
+      'a `write` share on a folder holds below it (the member creates a file in a subfolder); a `read` member is refused 403 `not_authorized` a commit and chunk uploads, an `append` member the event stream',
     rules: ['ra.drive.roles'],
     run: async (s, e) => {
       const { id, root } = await s.owner();
@@ -395,6 +397,17 @@ function roles(t: RelayTarget): Check {
         create(s.profile, { drive: id.identity, author: reader, keys: k, kind: 'folder', at: { folder: sub.keys, name: 'nope' }, ownerEncryption: id.encryption.publicKey }),
       );
       e.that(refusedWith(r, 403, 'not_authorized'), `the reader's commit answered ${said(r)}`);
+      // The other refusals of a role: a reader uploads no chunk, an appender follows no stream.
+      const [c] = encryptContent(s.profile, id.identity, nodeKeys(undefined, true), text('by a reader'));
+      for (const [what, answer] of [
+        ["the reader's chunks/missing", await s.drive.missing(id.identity, s.actor(reader), [c!])],
+        ["the reader's chunk upload", await s.drive.putChunk(id.identity, s.actor(reader), c!)],
+      ] as const)
+        e.that(refusedWith(answer, 403, 'not_authorized'), `${what} answered ${said(answer)}, not 403 not_authorized`);
+      const appender = await s.identity();
+      await s.share(id, { node: team.keys, role: 'append', member: { identity: appender.identity, encryption: appender.encryption.publicKey } });
+      const stream = await streamAnswer(s.drive, id.identity, s.actor(appender));
+      e.that(stream.status === 403 && /"error"\s*:\s*"not_authorized"/.test(stream.text), `the appender's event stream answered ${stream.shown}, not 403 not_authorized`);
     },
   });
 }
@@ -402,7 +415,8 @@ function roles(t: RelayTarget): Check {
 function unshare(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/unshare',
-    title: 'an unshare marks the shared node and those below it `rotate`, which a replace keeps and a rotation clears, and the member hears `drive.revoked` before its stream closes',
+    title:
+      "an unshare marks the shared node and those below it `rotate`, which a replace keeps and a rotation clears, and the member (or a group's member, for the group's share) hears `drive.revoked` before its stream closes",
     rules: ['ra.drive.unshare', 'ra.drive.revoked-event'],
     timeoutMs: 30_000,
     run: async (s, e) => {
@@ -410,15 +424,22 @@ function unshare(t: RelayTarget): Check {
       const docs = await s.folder(id, root.keys, 'docs');
       const f = await s.file(id, docs.keys, 'f', text('f'));
       const member = await s.identity();
-      const sh = await s.share(id, { node: docs.keys, role: 'read', member: { identity: member.identity, encryption: member.encryption.publicKey } });
-      const stream = await s.drive.events(id.identity, s.actor(member));
-      try {
-        await s.unshare(id, String(sh.share.id));
-        const ev = await stream.next((x) => x.event === 'drive.revoked', 5000).catch(() => undefined);
-        e.that(ev !== undefined && (ev.data as Obj)?.type === 'drive.revoked', `the member's stream carried ${JSON.stringify(stream.events.map((x) => x.event))}`);
-      } finally {
-        await stream.close();
-      }
+      // And a group on the peer relay, its member following the drive through the group's roster.
+      const [group, inGroup] = [await s.identity('peer'), await s.identity('peer')];
+      const roster = rosterHeader(groupRoster(s.profile, group.identity, group, { members: [inGroup.identity], admins: [group.identity], epoch: 0 }));
+      const hears = async (who: string, holder: typeof member, actor: Parameters<typeof s.drive.events>[1]) => {
+        const sh = await s.share(id, { node: docs.keys, role: 'read', member: { identity: holder.identity, encryption: holder.encryption.publicKey } });
+        const stream = await s.drive.events(id.identity, actor);
+        try {
+          await s.unshare(id, String(sh.share.id));
+          const ev = await stream.next((x) => x.event === 'drive.revoked', 5000).catch(() => undefined);
+          e.that(ev !== undefined && (ev.data as Obj)?.type === 'drive.revoked', `${who}'s stream carried ${JSON.stringify(stream.events.map((x) => x.event))}`);
+        } finally {
+          await stream.close();
+        }
+      };
+      await hears('the member', member, s.actor(member));
+      await hears("the group's member", group, { ...s.actor(inGroup), roster });
       for (const n of [docs.keys.node, f.keys.node]) {
         const r = bodyOf(await s.drive.node(id.identity, s.actor(id), n));
         e.that(r?.rotate === true, `after the unshare node ${n} answered rotate ${String(r?.rotate)}`);
