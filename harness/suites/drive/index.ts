@@ -11,6 +11,7 @@ import { concurrencyChecks } from './checks/concurrency.ts';
 import { rosterSizeChecks } from './checks/roster-size.ts';
 import { shareCapsChecks } from './checks/share-caps.ts';
 import { sharesVisibleChecks } from './checks/shares-visible.ts';
+import { linkAnswerChecks } from './checks/link-answer.ts';
 import { rolesMatrix } from './checks/roles-matrix.ts';
 import { sharesLifecycle } from './checks/shares-lifecycle.ts';
 import { readsBound } from './checks/reads-bound.ts';
@@ -56,6 +57,7 @@ export function driveChecks(target: RelayTarget): Check[] {
     ...rosterSizeChecks(target),
     ...shareCapsChecks(target),
     ...sharesVisibleChecks(target),
+    ...linkAnswerChecks(target),
     ...linkMatrixChecks(target),
     ...refusalChecks(target),
   ];
