@@ -98,7 +98,7 @@ function chunkAccess(t: RelayTarget): Check {
 function caching(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/cache',
-    title: 'versions, pages and chunks are cacheable as immutable; node answers are no-store',
+    title: 'versions, pages and chunks are cacheable as immutable; node answers, the event stream and a link answer are no-store',
     rules: ['ra.drive.cache'],
     run: async (s, e) => {
       const { id, root } = await s.owner();
@@ -108,6 +108,13 @@ function caching(t: RelayTarget): Check {
       const n = (await s.drive.node(id.identity, s.actor(id), f.keys.node)).headers['cache-control'];
       e.that(/immutable/.test(m ?? '') && /immutable/.test(c ?? ''), `a version answered cache-control ${m}, a chunk ${c}`);
       e.that(n === 'no-store', `a node answered cache-control ${n}`);
+      // The other answers that are not immutable: the event stream, and a link's public answer.
+      const stream = await s.drive.events(id.identity, s.actor(id));
+      await stream.close();
+      const link = randomBytes(16).toString('hex');
+      await s.share(id, { node: f.keys, role: 'read', link });
+      const l = (await s.drive.link(id.identity, link)).headers['cache-control'];
+      e.that(stream.headers['cache-control'] === 'no-store' && l === 'no-store', `the event stream answered cache-control ${stream.headers['cache-control']}, a link answer ${l}`);
     },
   });
 }
@@ -438,7 +445,13 @@ function unshare(t: RelayTarget): Check {
           await stream.close();
         }
       };
-      await hears('the member', member, s.actor(member));
+      // The owner follows its drive meanwhile: a revocation that is not its own passes it by.
+      const own = await s.drive.events(id.identity, s.actor(id));
+      try {
+        await hears('the member', member, s.actor(member));
+      } finally {
+        await own.close();
+      }
       await hears("the group's member", group, { ...s.actor(inGroup), roster });
       for (const n of [docs.keys.node, f.keys.node]) {
         const r = bodyOf(await s.drive.node(id.identity, s.actor(id), n));
