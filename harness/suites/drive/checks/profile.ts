@@ -251,66 +251,6 @@ function linkDownloadRecords(t: RelayTarget): Check {
   });
 }
 
-/** How far ahead the expiring link of linkExpired ends: room for its reads inside, little waiting after. */
-const LINK_EXPIRY_AHEAD_MS = 4000;
-
-function linkExpired(t: RelayTarget): Check {
-  return driveCheck(t, {
-    id: 'drive/profile/link-expired',
-    title:
-      "a link of one download past its `expires` answers 410 `link_gone` to a node read it served inside its time and to the rest of the download its last open started there, as does a link of any number of downloads, and its link answer 404; the owner's and the node's share lists, and a member's own, hold such shares inside their time and not past it",
-    rules: ['ra.drive.link-opens', 'ra.drive.links-body', 'ra.drive.shares-body'],
-    run: async (s, e) => {
-      const { id, root } = await s.owner();
-      const f = await s.file(id, root.keys, 'brief.bin', new Uint8Array(randomBytes(70_000)));
-      if (!e.that(f.chunks.length === 2, `the file has ${f.chunks.length} chunks, not 2`)) return;
-      const [link, open] = [randomBytes(16).toString('hex'), randomBytes(16).toString('hex')];
-      const expires = Math.ceil((Date.now() + LINK_EXPIRY_AHEAD_MS) / 1000) * 1000;
-      const until = new Date(expires).toISOString().replace(/\.\d{3}Z$/, 'Z');
-      // One link of one download, one of any number: each past its time is gone.
-      const member = await s.identity();
-      const made = await Promise.all([
-        s.share(id, { node: f.keys, role: 'read', link, caps: { downloads: 1 }, expires: until }),
-        s.share(id, { node: f.keys, role: 'read', link: open, expires: until }),
-        s.share(id, { node: f.keys, role: 'read', member: { identity: member.identity, encryption: member.encryption.publicKey }, expires: until }),
-      ]);
-      // The lists, inside and past the time: the owner's, the node's and the member's own.
-      const listed = async () => {
-        const ids = async (path: string, who: typeof member) => JSON.stringify(bodyOf(await s.drive.get(id.identity, path, s.actor(who)))?.shares ?? null);
-        const [mine, onNode, own] = [await ids('/shares', id), await ids(`/nodes/${f.keys.node}/shares`, id), await ids('/shares', member)];
-        // Each share in each list it belongs to: the links in the owner's and the node's, the member's share in its own.
-        return made.flatMap((m, i) => (i < 2 ? [mine, onNode] : [own]).map((list) => list.includes(String(m.share.id))));
-      };
-      e.that((await listed()).every(Boolean), "inside their time the links are not in the owner's and the node's shares, or the member's share not in its own");
-      const node = () => s.drive.node(id.identity, { link }, f.keys.node);
-      const unlimited = () => s.drive.node(id.identity, { link: open }, f.keys.node);
-      const chunk = (i: number) => () => s.drive.chunk(id.identity, { link }, f.keys.node, f.version, f.chunks[i]!.id);
-      // Inside its time: the node, and the first chunk, which spends the link's one open.
-      for (const [what, read] of [
-        ['a node read', node],
-        ['the first chunk read', chunk(0)],
-        ['a node read through the link of any number of downloads', unlimited],
-      ] as const) {
-        const r = await read();
-        e.that(ok(r), `${what} through the link inside its time answered ${said(r)}`);
-      }
-      if (Date.now() >= expires) throw new CheckSkip(`the reads inside the link's time took past its expiry (${LINK_EXPIRY_AHEAD_MS} ms): too slow to judge it here`);
-      await new Promise((r) => setTimeout(r, expires + 1000 - Date.now()));
-      for (const [what, read] of [
-        ['a node read', node],
-        ['the second chunk (the rest of the download its last open started)', chunk(1)],
-        ['a node read through the link of any number of downloads', unlimited],
-      ] as const) {
-        const r = await read();
-        e.that(refusedWith(r, 410, 'link_gone'), `${what} through the link past its expires answered ${said(r)}, not 410 link_gone`);
-      }
-      const answer = await s.drive.link(id.identity, link);
-      e.that(refusedWith(answer, 404, 'not_found'), `the link answer past its expires answered ${said(answer)}, not 404 not_found`);
-      e.that(!(await listed()).some(Boolean), "past their time the links are still in the owner's or the node's shares, or the member's share in its own");
-    },
-  });
-}
-
 function validated(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/commit-validated',
@@ -592,7 +532,6 @@ export function profileChecks(t: RelayTarget): Check[] {
     caching(t),
     quota(t),
     linkOpens(t),
-    linkExpired(t),
     linkDownloadVersion(t),
     linkDownloadRecords(t),
     validated(t),
