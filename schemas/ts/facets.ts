@@ -5336,6 +5336,42 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ra.drive.events-max-streams",
+    "kind": "limit",
+    "cite": "`GET /drive/:identity/events` | `drive.changed` stream filtered to the caller; closes on revocation",
+    "count": "MAX_STREAMS_PER_IDENTITY (declared by the target, default the project's)",
+    "scope": "identity",
+    "past": {
+      "status": 429,
+      "code": "too_many_streams"
+    },
+    "operations": [
+      "driveEvents"
+    ],
+    "note": "Project decision; drive/profile/stream-cap: a member's streams up to the cap open, the next is refused, the owner's opens beside them, and a closed one frees its place.",
+    "area": "drive",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "driveEvents"
+      },
+      {
+        "value": "past",
+        "operation": "driveEvents"
+      },
+      {
+        "value": "other-scope",
+        "operation": "driveEvents"
+      }
+    ]
+  },
+  {
     "rule": "ra.drive.link-opens",
     "kind": "limit",
     "name": "downloads",

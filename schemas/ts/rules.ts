@@ -4238,6 +4238,16 @@ export const rules: readonly Rule[] = [
     "text": "When a member's last share on the drive ends, its drive event stream closes."
   },
   {
+    "id": "ra.drive.events-max-streams",
+    "level": "MUST",
+    "doc": 3,
+    "section": "Drive API (GET /drive/:identity/events; its cap: not shown)",
+    "title": "Drive stream cap",
+    "text": "Project decision: each holder of a drive (its owner, a member, a link) keeps at most MAX_STREAMS_PER_IDENTITY drive streams open on it, as the inbox stream is capped; the one past answers 429 `too_many_streams`; a closed stream frees its place, and another holder's streams do not count.",
+    "origin": "project",
+    "code": "too_many_streams"
+  },
+  {
     "id": "ra.drive.revoked-event",
     "level": "MUST",
     "doc": 3,
@@ -4789,6 +4799,7 @@ export type RuleId =
   | "ra.drive.unshare"
   | "ra.drive.events"
   | "ra.drive.events-revocation"
+  | "ra.drive.events-max-streams"
   | "ra.drive.revoked-event"
   | "ra.drive.links"
   | "ra.drive.links-body"

@@ -12,6 +12,7 @@ import { rosterSizeChecks } from './checks/roster-size.ts';
 import { shareCapsChecks } from './checks/share-caps.ts';
 import { sharesVisibleChecks } from './checks/shares-visible.ts';
 import { linkAnswerChecks } from './checks/link-answer.ts';
+import { streamCapChecks } from './checks/stream-cap.ts';
 import { rolesMatrix } from './checks/roles-matrix.ts';
 import { sharesLifecycle } from './checks/shares-lifecycle.ts';
 import { readsBound } from './checks/reads-bound.ts';
@@ -58,6 +59,7 @@ export function driveChecks(target: RelayTarget): Check[] {
     ...shareCapsChecks(target),
     ...sharesVisibleChecks(target),
     ...linkAnswerChecks(target),
+    ...streamCapChecks(target),
     ...linkMatrixChecks(target),
     ...refusalChecks(target),
   ];

@@ -12,6 +12,8 @@ export const REFERENCE_DRIVE_QUOTA = 8 * 1024 * 1024;
 interface DriveFlags {
   relay?: string;
   relayPeer?: string;
+  relayInviteCode?: string;
+  relayMaxStreams?: number;
   requestTimeout?: number;
   profile?: boolean;
 }
@@ -22,7 +24,7 @@ export const driveSuiteDefinition: SuiteDefinition = {
   referenceFlags: [],
   clusterEngines: RELAY_ENGINES,
   options(): void {
-    // The relay suite's --relay and --relay-peer describe the drive's relay too.
+    // The relay suite's --relay, --relay-peer, --relay-invite-code and --relay-max-streams describe the drive's relay too.
   },
 
   async external({ flags, file, profile, authority }: ExternalInput): Promise<PreparedSuite | undefined> {
@@ -36,7 +38,10 @@ export const driveSuiteDefinition: SuiteDefinition = {
       ...(peer ? { peerUrl: peer.replace(/\/$/, '') } : {}),
       authority: await authority(),
       requestTimeoutMs: (f.requestTimeout ?? file.relay?.request_timeout_s ?? 20) * 1000,
-      declared: { ...(file.relay?.declared?.invite_code !== undefined ? { inviteCode: file.relay.declared.invite_code } : {}) },
+      declared: {
+        ...((f.relayInviteCode ?? file.relay?.declared?.invite_code) !== undefined ? { inviteCode: (f.relayInviteCode ?? file.relay?.declared?.invite_code)! } : {}),
+        ...((f.relayMaxStreams ?? file.relay?.declared?.max_streams) !== undefined ? { maxStreams: (f.relayMaxStreams ?? file.relay?.declared?.max_streams)! } : {}),
+      },
     };
     return {
       suite: 'drive',
