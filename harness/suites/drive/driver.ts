@@ -4,7 +4,7 @@
 // content uploaded through the missing list, and shares.
 import { HttpClient, type HttpResponse } from '../../actors/http.ts';
 import { DriveClient, type DriveActor } from '../../actors/drive/client.ts';
-import { create, encryptContent, hex16, nodeKeys, record, share, type Chunk, type NodeKeys, type ShareInput } from '../../actors/drive/objects.ts';
+import { create, encryptContent, groupRoster, hex16, nodeKeys, record, rosterHeader, share, type Chunk, type NodeKeys, type ShareInput } from '../../actors/drive/objects.ts';
 import type { RelayIdentity } from '../../actors/relay/index.ts';
 import { CheckFailure, Session, isObject, safeJson, said, type RelayTarget } from '../relay/driver.ts';
 import { statusIn } from '../../run/answers.ts';
@@ -119,6 +119,12 @@ export class DriveSession extends Session {
 }
 
 /** The `head` of a 409 answer, when the body carries one that names `version`. */
+/** A group identity on the peer relay and one member, with the roster header the group signed for it. */
+export async function groupOnPeer(s: DriveSession): Promise<{ group: RelayIdentity; member: RelayIdentity; roster: string }> {
+  const [group, member] = [await s.identity('peer'), await s.identity('peer')];
+  return { group, member, roster: rosterHeader(groupRoster(s.profile, group.identity, group, { members: [member.identity], admins: [group.identity], epoch: 0 })) };
+}
+
 export function headNames(r: HttpResponse, version: string): boolean {
   return r.text().includes(version);
 }

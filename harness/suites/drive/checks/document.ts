@@ -12,7 +12,7 @@ import { linkSecrets } from '../../../impl/noble-drive.ts';
 import { solvePow } from '../../../actors/drive/link.ts';
 import { readNodeView } from '../../../actors/drive/view.ts';
 import type { RuleId } from '../../../../schemas/ts/rules.ts';
-import { DriveSession, bodyOf, headNames, ok, refused, said, type RelayTarget } from '../driver.ts';
+import { DriveSession, bodyOf, groupOnPeer, headNames, ok, refused, said, type RelayTarget } from '../driver.ts';
 
 type Obj = Record<string, unknown>;
 const FORMATS: RuleId[] = ['ra.drive.commit', 'ra.drive.manifest', 'ra.drive.chunk', 'ra.drive.missing-body', 'ra.drive.commit-answer'];
@@ -285,9 +285,9 @@ function eventsRevocation(t: RelayTarget): Check {
     run: async (s, e) => {
       const { id, root } = await s.owner();
       const member = await s.identity();
-      // A group on the peer relay, its member following the drive through the group's signed roster.
-      const [group, inGroup] = [await s.identity('peer'), await s.identity('peer')];
-      const roster = rosterHeader(groupRoster(s.profile, group.identity, group, { members: [inGroup.identity], admins: [group.identity], epoch: 0 }));
+      // A group on the peer relay (when there is one), its member following the drive through the group's signed roster.
+      const grouped = t.peerUrl ? await groupOnPeer(s) : undefined;
+      if (!grouped) s.note('no peer relay given (--relay-peer): the group member is not followed');
       const ended = async (who: string, share: typeof member, actor: DriveActor) => {
         const sh = await s.share(id, { node: root.keys, role: 'read', member: { identity: share.identity, encryption: share.encryption.publicKey } });
         const stream = await s.drive.events(id.identity, actor);
@@ -321,7 +321,11 @@ function eventsRevocation(t: RelayTarget): Check {
           await stream.close();
         }
       };
-      await Promise.all([ended('the member', member, s.actor(member)), ended("the group's member", group, { ...s.actor(inGroup), roster }), keeps()]);
+      await Promise.all([
+        ended('the member', member, s.actor(member)),
+        ...(grouped ? [ended("the group's member", grouped.group, { ...s.actor(grouped.member), roster: grouped.roster })] : []),
+        keeps(),
+      ]);
     },
   });
 }
