@@ -29,6 +29,15 @@ async function registered(s: Session, identity: string): Promise<string | undefi
   return isObject(g) && typeof g.public_key === 'string' ? g.public_key.replace(/=+$/, '') : undefined;
 }
 
+/** A test identity published under the hosted domain but not registered, and its right registration. */
+async function unregistered(s: Session, t: RelayTarget) {
+  const facts = (await s.facts()).relay;
+  const domain = await hostedDomain(s);
+  const invite = t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {};
+  const id = await s.identity('relay', { register: false });
+  return { facts, domain, invite, id, right: registration(s.profile, id, facts.relayAddress, invite) };
+}
+
 export function registerPartsCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/identities/register-parts',
@@ -37,11 +46,7 @@ export function registerPartsCheck(t: RelayTarget): Check {
     rules: ['ra.identities.hosted'],
     context: ['ra.identities.signature'],
     run: async (s, e) => {
-      const facts = (await s.facts()).relay;
-      const domain = await hostedDomain(s);
-      const invite = t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {};
-      const id = await s.identity('relay', { register: false });
-      const right = registration(s.profile, id, facts.relayAddress, invite);
+      const { facts, domain, invite, id, right } = await unregistered(s, t);
       const doc = right.identity_document as Doc;
       const other = newRelayIdentity(`t${randomBytes(5).toString('hex')}.${domain}`);
       const { identity_document: _d, ...bare } = right;
@@ -96,11 +101,7 @@ export function registerMalformedCheck(t: RelayTarget): Check {
     rules: ['ra.identities.hosted', 'ra.identities.dns-provider'],
     context: ['ra.identities.signature', 'ra.signing.identity-registration'],
     run: async (s, e) => {
-      const facts = (await s.facts()).relay;
-      const domain = await hostedDomain(s);
-      const invite = t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {};
-      const id = await s.identity('relay', { register: false });
-      const right = registration(s.profile, id, facts.relayAddress, invite);
+      const { facts, domain, invite, id, right } = await unregistered(s, t);
       // The envelope signed over the lines as sent, so only the malformed part is wrong.
       const resigned = (fields: Record<string, unknown>) => {
         const body = { ...right, ...fields };
