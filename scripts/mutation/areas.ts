@@ -94,7 +94,28 @@ export const AREAS: readonly MutationArea[] = [
   { name: 'drive-access', suite: 'drive', mutate: ['reference/relay/drive/access.ts', 'reference/relay/drive/groups.ts'], rules: ['ra.drive'] },
   { name: 'drive-commits', suite: 'drive', mutate: ['reference/relay/drive/commit.ts'], rules: ['ra.drive'] },
   { name: 'drive-handlers', suite: 'drive', mutate: ['reference/relay/drive/handlers.ts'], rules: ['ra.drive'] },
-  { name: 'bridge-authorize', suite: 'bridge', mutate: ['reference/bridge/flow.ts'], rules: ['ob.authorize', 'ob.transaction', 'ob.consent', 'ob.code', 'ob.native', 'ob.push'] },
+  // flow.ts also reuses a live session (ob.sso), turns a URL client whose document breaks a fetch
+  // rule into an error page (ob.clients.url-fetch-*, ob.clients.url-document), and answers the
+  // authorization error codes (ob.errors.authorize-codes).
+  {
+    name: 'bridge-authorize',
+    suite: 'bridge',
+    mutate: ['reference/bridge/flow.ts'],
+    rules: [
+      'ob.authorize',
+      'ob.transaction',
+      'ob.consent',
+      'ob.code',
+      'ob.native',
+      'ob.push',
+      'ob.sso',
+      'ob.clients.url-fetch-https',
+      'ob.clients.url-fetch-private',
+      'ob.clients.url-fetch-no-redirect',
+      'ob.clients.url-document',
+      'ob.errors.authorize-codes',
+    ],
+  },
   // token.ts also reads the token side's forms and answers their codes (ob.errors.oauth-body), and
   // redeems IndieAuth's grants (ob.indieauth); a suspended client's tokens read nothing (ob.clients.suspend); it releases the profile claims (ob.profile.claims).
   {

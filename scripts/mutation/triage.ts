@@ -32,6 +32,8 @@ const ERRORS: Record<string, { detail: number; rule: number }> = {
   ruleError: { detail: 2, rule: 1 },
   HttpError: { detail: 2, rule: 3 },
   OAuthError: { detail: 2, rule: 3 },
+  // The bridge's error page before the client is known (reference/bridge/responses.ts).
+  pageError: { detail: 2, rule: 3 },
 };
 
 const sources = new Map<string, ts.SourceFile>();
