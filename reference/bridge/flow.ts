@@ -436,7 +436,8 @@ export async function consentHandler(ctx: BridgeContext, req: Request, id: strin
 async function afterSignIn(ctx: BridgeContext, tx: BridgeTx): Promise<Response | undefined> {
   if (tx.status !== 'resumed' || tx.identity === null || tx.authTime === null) return undefined;
   const client = ctx.clients.get(tx.clientId);
-  if (client && tx.prompt !== 'consent' && (await consentCovers(ctx, client, tx.identity, tx.scopes))) {
+  // prompt=consent, alone or beside login, shows the consent step again (ob.authorize.prompt-consent).
+  if (client && !(tx.prompt ?? '').split(' ').includes('consent') && (await consentCovers(ctx, client, tx.identity, tx.scopes))) {
     const stored = (await ctx.store.consent(tx.identity, tx.clientId)) ?? [];
     return await issueCode(
       ctx,

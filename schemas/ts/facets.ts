@@ -1074,6 +1074,76 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ob.authorize.pkce-plain-refused",
+    "kind": "normalization",
+    "cite": "`code_challenge_method` (only `S256`)",
+    "operations": [
+      "authorize"
+    ],
+    "subject": "code_challenge_method",
+    "forms": [
+      "s256"
+    ],
+    "note": "s256: the exact S256 goes on; near-miss (plain, absent with a challenge, s256, S512): bridge/authorize/pkce-required.",
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "s256",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "s256",
+        "operation": "authorize"
+      },
+      {
+        "value": "near-miss",
+        "operation": "authorize"
+      }
+    ]
+  },
+  {
+    "rule": "ob.authorize.parameter-forms",
+    "kind": "normalization",
+    "cite": "Project decision: a `state` or `nonce` outside VSCHAR, a `code_challenge` that is not 43 base64url characters, an unknown `prompt` or `none` with another, and a `max_age` that is not a non-negative integer are redirected as `invalid_request`.",
+    "operations": [
+      "authorize"
+    ],
+    "subject": "state, nonce, code_challenge, prompt and max_age",
+    "forms": [
+      "vschar-edges",
+      "prompt-combination",
+      "max-age-zero"
+    ],
+    "note": "the forms and their near-misses (a control character, DEL, a non-ASCII letter; 42 and 44 characters, padding, base64's +; an unknown prompt, none with login, a prompt's case; -1, 1.5, letters, empty): bridge/profile/authorize-forms.",
+    "area": "bridge",
+    "facet": "normalization",
+    "values": [
+      "vschar-edges",
+      "prompt-combination",
+      "max-age-zero",
+      "near-miss"
+    ],
+    "cells": [
+      {
+        "value": "vschar-edges",
+        "operation": "authorize"
+      },
+      {
+        "value": "prompt-combination",
+        "operation": "authorize"
+      },
+      {
+        "value": "max-age-zero",
+        "operation": "authorize"
+      },
+      {
+        "value": "near-miss",
+        "operation": "authorize"
+      }
+    ]
+  },
+  {
     "rule": "ob.authorize.loopback",
     "kind": "normalization",
     "cite": "except loopback redirects (`http://127.0.0.1:<any port>/...`, `http://[::1]:<any port>/...`) for public clients (RFC 8252).",
@@ -1763,18 +1833,26 @@ export const facets: readonly Facet[] = [
     "operations": [
       "authorize"
     ],
+    "allowed": [
+      "session-with-consent"
+    ],
     "refused": [
       "no-session",
       "session-without-consent"
     ],
-    "note": "bridge/sso/prompt-none; a session with consent is ob.sso.reuse.",
+    "note": "bridge/sso/prompt-none: a session with covering consent gets its code at once, with no error and no new proof (SSO rule 1).",
     "area": "bridge",
     "facet": "who",
     "values": [
+      "session-with-consent",
       "no-session",
       "session-without-consent"
     ],
     "cells": [
+      {
+        "value": "session-with-consent",
+        "operation": "authorize"
+      },
       {
         "value": "no-session",
         "operation": "authorize"
@@ -11576,8 +11654,18 @@ export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string
     "area": "bridge"
   },
   {
-    "rule": "ob.authorize.pkce-plain-refused",
-    "reason": "One refused value of code_challenge_method; PKCE across every client kind is ob.authorize.pkce-required's who facet.",
+    "rule": "ob.authorize.login-hint-prefill",
+    "reason": "What one field of a page shows: the hint, IndieAuth's me, escaped markup, and nothing without a hint are its cases (bridge/profile/login-hint-prefill); no principal, window or count applies.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.authorize.prompt-consent",
+    "reason": "One prompt value that brings back a step a stored consent would skip: judged alone and beside login, and against a request without it (bridge/profile/prompt-consent); no principal, window or count of its own.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.authorize.repeated-parameter",
+    "reason": "One refusal for every parameter sent twice (a page before the client is known, invalid_request after); the parameters of /authorize are its cases, each judged by bridge/profile/authorize-repeated.",
     "area": "bridge"
   },
   {

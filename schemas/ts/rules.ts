@@ -1770,6 +1770,26 @@ export const rules: readonly Rule[] = [
     "text": "`state` is required; a request without it is refused."
   },
   {
+    "id": "ob.authorize.repeated-parameter",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Endpoints (/authorize: repeats not shown)",
+    "title": "A parameter sent twice is refused",
+    "text": "Project decision (RFC 6749 sections 3.1 and 4.1.2.1; document 2 lists the parameters and is silent on repeats): a repeated `client_id` or `redirect_uri` at `/authorize` is an error page, never a redirect; any other parameter sent twice, with the same value or another, is redirected as `invalid_request` and creates nothing.",
+    "origin": "project",
+    "code": "invalid_request"
+  },
+  {
+    "id": "ob.authorize.parameter-forms",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Endpoints (/authorize: forms not shown)",
+    "title": "Parameters out of their form are refused",
+    "text": "Project decision (RFC 6749 Appendix A, RFC 7636 section 4.2, OpenID Connect Core section 3.1.2.1; document 2 lists the parameters without their forms): at `/authorize`, once the client is known, a `state` or `nonce` outside VSCHAR (`%x20-7E`), a `code_challenge` that is not 43 base64url characters, a `prompt` value other than `none`, `login`, `consent` and `select_account` or `none` with another, and a `max_age` that is not a non-negative integer of at most nine digits are redirected as `invalid_request`.",
+    "origin": "project",
+    "code": "invalid_request"
+  },
+  {
     "id": "ob.authorize.iss",
     "level": "MUST",
     "doc": 2,
@@ -1829,6 +1849,24 @@ export const rules: readonly Rule[] = [
     "section": "Session and SSO rules 2",
     "title": "prompt=login and max_age force a new proof",
     "text": "`prompt=login`, or a `max_age` exceeded by the session's `auth_time`, forces a new native proof."
+  },
+  {
+    "id": "ob.authorize.login-hint-prefill",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Finding a signer (login_hint: how it supplies the ID, not shown)",
+    "title": "login_hint fills the ID field",
+    "text": "Project decision (document 2: login_hint may supply the ID): the sign-in page a request opens shows its `login_hint`, or IndieAuth's `me`, HTML-escaped in the ID field, and nothing without one; a hint supplies nothing else.",
+    "origin": "project"
+  },
+  {
+    "id": "ob.authorize.prompt-consent",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Session and SSO rules (prompt=consent: not shown)",
+    "title": "prompt=consent shows consent again",
+    "text": "Project decision (OpenID Connect Core section 3.1.2.1; document 2 names only `prompt=none` and `prompt=login`): a `prompt` that includes `consent` shows the consent step even when a stored consent covers the claims, with no new proof unless `login` is asked too.",
+    "origin": "project"
   },
   {
     "id": "ob.authorize.login-hint",
@@ -4515,6 +4553,8 @@ export type RuleId =
   | "ob.authorize.pkce-required"
   | "ob.authorize.pkce-plain-refused"
   | "ob.authorize.state-required"
+  | "ob.authorize.repeated-parameter"
+  | "ob.authorize.parameter-forms"
   | "ob.authorize.iss"
   | "ob.authorize.redirect-exact"
   | "ob.authorize.loopback"
@@ -4522,6 +4562,8 @@ export type RuleId =
   | "ob.authorize.unknown-scope"
   | "ob.authorize.prompt-none"
   | "ob.authorize.prompt-login"
+  | "ob.authorize.login-hint-prefill"
+  | "ob.authorize.prompt-consent"
   | "ob.authorize.login-hint"
   | "ob.sso.reuse"
   | "ob.consent.screen"

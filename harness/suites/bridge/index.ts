@@ -10,6 +10,9 @@ import { surfaceChecks } from './checks/surface.ts';
 import { authorizeChecks } from './checks/authorize.ts';
 import { tokenChecks } from './checks/tokens.ts';
 import { tokenFormChecks } from './checks/token-forms.ts';
+import { authorizeFormChecks } from './checks/authorize-forms.ts';
+import { promptConsentChecks } from './checks/prompt-consent.ts';
+import { loginHintChecks } from './checks/login-hint.ts';
 import { propertyChecks } from './checks/properties.ts';
 import { idInputChecks } from './checks/id-input.ts';
 import { robustnessChecks } from './checks/robustness.ts';
@@ -52,6 +55,9 @@ export function bridgeChecks(target: BridgeTarget): Check[] {
     ...authorizeChecks(target),
     ...tokenChecks(target),
     ...tokenFormChecks(target),
+    ...authorizeFormChecks(target),
+    ...promptConsentChecks(target),
+    ...loginHintChecks(target),
     ...idInputChecks(target),
     ...urlClientChecks(target),
     ...gapChecks(target),

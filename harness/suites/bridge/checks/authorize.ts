@@ -1,6 +1,7 @@
 // /authorize and the transaction: the open-redirect guard, PKCE, state, iss, redirect matching
 // with the loopback exception, unknown scopes, prompt and max_age, SSO, consent and denial, the
 // browser binding of the resume link.
+import { decodeJwt } from 'jose';
 import type { Check } from '../../../run/model.ts';
 import { newPkce } from '../../../actors/oidc/client.ts';
 import { bridgeCheck } from '../check.ts';
@@ -67,14 +68,21 @@ function transactionCrossDeviceCheck(t: BridgeTarget): Check {
 function authorizeUnknownClientNoRedirectCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/authorize/unknown-client-no-redirect',
-    title: 'an unknown client_id is an error page, never a redirect (open-redirect guard)',
+    title: 'an unknown or missing client_id, and a missing redirect_uri, are error pages, never redirects (open-redirect guard)',
     rules: ['ob.authorize.bad-client-no-redirect'],
     run: async (s, e) => {
       const evil = 'https://attacker.example/cb';
-      const params = { ...s.params('basic', newPkce(), 'x', 'n'), client_id: `unknown-${Date.now()}`, redirect_uri: evil };
-      const { res } = await refusedRequest(s, params, evil);
-      e.that(!redirectsTo(res, evil) && res.location === undefined, `the bridge redirected: ${said(res)}`);
-      e.that(res.status >= 400 && res.status < 500, `expected an error page (4xx): ${said(res)}`);
+      const valid = s.params('basic', newPkce(), 'x', 'n');
+      const cases: [string, Record<string, string | undefined>, string][] = [
+        ['an unknown client_id', { ...valid, client_id: `unknown-${Date.now()}`, redirect_uri: evil }, evil],
+        ['no client_id', { ...valid, client_id: undefined }, s.credentials('basic').redirect_uri],
+        ['no redirect_uri', { ...valid, redirect_uri: undefined }, s.credentials('basic').redirect_uri],
+      ];
+      for (const [what, params, to] of cases) {
+        const { res } = await refusedRequest(s, params, to);
+        e.that(!redirectsTo(res, to) && res.location === undefined, `${what}: the bridge redirected: ${said(res)}`);
+        e.that(res.status >= 400 && res.status < 500, `${what}: expected an error page (4xx): ${said(res)}`);
+      }
     },
   });
 }
@@ -122,14 +130,24 @@ function authorizeLoopbackPublicCheck(t: BridgeTarget): Check {
 function authorizePkceRequiredCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/authorize/pkce-required',
-    title: 'a request without a PKCE challenge is refused (with iss), and so is PKCE plain',
+    title:
+      'a request without a PKCE challenge is refused (with iss), and so is PKCE plain; so are a challenge without its method (RFC 7636 would read plain), a method without its challenge, and a method other than S256 by case or name',
     rules: ['ob.authorize.pkce-required', 'ob.authorize.pkce-plain-refused', 'ob.authorize.error-redirect'],
+    cells: [
+      { rule: 'ob.authorize.pkce-plain-refused', facet: 'normalization', value: 's256', operation: 'authorize' },
+      { rule: 'ob.authorize.pkce-plain-refused', facet: 'normalization', value: 'near-miss', operation: 'authorize' },
+    ],
     run: async (s, e) => {
       const reg = s.credentials('basic').redirect_uri;
       const base = s.params('basic', newPkce(), 'st-pkce', 'n');
       for (const [what, params] of [
         ['no challenge', { ...base, code_challenge: undefined, code_challenge_method: undefined }],
         ['plain', { ...base, code_challenge: base.code_challenge, code_challenge_method: 'plain' }],
+        // Document 2: "code_challenge_method (only S256)"; without it RFC 7636 reads plain.
+        ['a challenge without code_challenge_method', { ...base, code_challenge_method: undefined }],
+        ['code_challenge_method S256 without a challenge', { ...base, code_challenge: undefined }],
+        ['code_challenge_method s256', { ...base, code_challenge_method: 's256' }],
+        ['code_challenge_method S512', { ...base, code_challenge_method: 'S512' }],
       ] as const) {
         // The client and redirect URI are valid, so the error goes back to the client (ob.authorize.error-redirect).
         const { res, response } = await refusedRequest(s, params, reg);
@@ -140,6 +158,9 @@ function authorizePkceRequiredCheck(t: BridgeTarget): Check {
         e.that(response!.error !== undefined && response!.code === undefined, `${what}: the bridge went on (${response!.location})`);
         e.that(response!.state === 'st-pkce', `${what}: the error redirect carries state ${JSON.stringify(response!.state)}`);
       }
+      // The one accepted form: the same request with S256 goes on to the sign-in.
+      const { res, response } = await refusedRequest(s, base, reg);
+      e.that(response?.error === undefined && res.location !== undefined && res.status >= 300 && res.status < 400, `S256 with its challenge was not taken: ${said(res)}`);
     },
   });
 }
@@ -161,7 +182,7 @@ function authorizeStateRequiredCheck(t: BridgeTarget): Check {
 function authorizeErrorCodesCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/authorize/error-codes',
-    title: "refused requests redirect with the project's codes: invalid_request, unsupported_response_type",
+    title: "refused requests redirect with the project's codes: invalid_request (no challenge, plain, no or an empty state), unsupported_response_type",
     rules: ['ob.errors.authorize-codes'],
     run: async (s, e) => {
       const reg = s.credentials('basic').redirect_uri;
@@ -170,6 +191,8 @@ function authorizeErrorCodesCheck(t: BridgeTarget): Check {
         ['no challenge', { ...base, code_challenge: undefined, code_challenge_method: undefined }, 'invalid_request'],
         ['plain', { ...base, code_challenge_method: 'plain' }, 'invalid_request'],
         ['token', { ...base, response_type: 'token' }, 'unsupported_response_type'],
+        ['no state', { ...base, state: undefined }, 'invalid_request'],
+        ['an empty state', { ...base, state: '' }, 'invalid_request'],
       ];
       for (const [what, params, code] of cases) {
         const { res, response } = await refusedRequest(s, params, reg);
@@ -220,9 +243,10 @@ function authorizeUnknownScopeCheck(t: BridgeTarget): Check {
 function ssoPromptNoneCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/sso/prompt-none',
-    title: 'prompt=none gives login_required without a session and consent_required with a session but no consent',
+    title: 'prompt=none gives login_required without a session, consent_required with a session but no consent, and a code at once with both',
     rules: ['ob.authorize.prompt-none'],
     cells: [
+      { rule: 'ob.authorize.prompt-none', facet: 'who', value: 'session-with-consent', operation: 'authorize' },
       { rule: 'ob.authorize.prompt-none', facet: 'who', value: 'no-session', operation: 'authorize' },
       { rule: 'ob.authorize.prompt-none', facet: 'who', value: 'session-without-consent', operation: 'authorize' },
     ],
@@ -234,6 +258,10 @@ function ssoPromptNoneCheck(t: BridgeTarget): Check {
       e.that(r1?.error === 'login_required', `no session: ${said(first)}`);
       // A session from another client, then prompt=none for a scope never consented to.
       await s.signIn({ user, client: 'basic' });
+      // With the session and the consent it just gave, prompt=none is answered with a code (SSO rule 1).
+      const covered = await s.openAuthorize(user.browser, { ...s.params('basic', newPkce(), 'st', 'n'), prompt: 'none' });
+      const r0 = s.authorizationResponse(covered.location, reg);
+      e.that(r0?.code !== undefined && r0.error === undefined, `session with consent: ${said(covered)}`);
       const other = s.target.clients.other_sector ? 'other_sector' : 'basic';
       const scope = other === 'basic' ? `openid ${t.profile.ids.id_scope} profile` : 'openid';
       const second = await s.openAuthorize(user.browser, { ...s.params(other, newPkce(), 'st', 'n', scope), prompt: 'none' });
@@ -257,8 +285,16 @@ function ssoReuseCheck(t: BridgeTarget): Check {
       e.that(second.response.code !== undefined, `no code the second time: ${second.response.location}`);
       // The consent is the client's: the same session at another client still asks for it.
       if (t.clients.other_sector) {
-        const elsewhere = await s.signIn({ user: first.user, client: 'other_sector' });
+        const elsewhere = await s.signIn({ user: first.user, client: 'other_sector', scope: `openid ${t.profile.ids.id_scope}` });
         e.that(elsewhere.consent !== undefined, `another client was given a code on the first client's consent, without its own: ${elsewhere.response.location}`);
+        // And that consent, however the bridge reached it, names the session's user.
+        if (elsewhere.response.code !== undefined) {
+          const oidc = await s.oidc();
+          const tok = await oidc.token(s.credentials('other_sector'), s.style('other_sector'), elsewhere.response.code, elsewhere.pkce.verifier);
+          const body = tok.status === 200 ? (tok.json() as Record<string, unknown>) : {};
+          const id = typeof body.id_token === 'string' ? decodeJwt(body.id_token)[t.profile.ids.id_claim] : undefined;
+          e.that(id === first.user.key.identity, `the other client's ID token names ${JSON.stringify(id)}, not the session's ${first.user.key.identity}: ${said(tok)}`);
+        }
       }
     },
   });
