@@ -11,8 +11,7 @@
 import type { Check } from '../../../run/model.ts';
 import { newPkce } from '../../../actors/oidc/client.ts';
 import { bridgeCheck } from '../check.ts';
-import { said, type BridgeSession } from '../driver.ts';
-import type { BridgeTarget } from '../driver.ts';
+import { CLIENT_ROLES, said, type BridgeSession, type BridgeTarget } from '../driver.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 
 /** The authorization URL of `params` with `extra` appended after them (repeats included). */
@@ -30,14 +29,15 @@ function authorizeRepeatedCheck(t: BridgeTarget): Check {
     rules: ['ob.authorize.repeated-parameter'],
     run: async (s, e) => {
       const c = s.credentials('basic');
-      const other = s.credentials('post');
+      // Another declared client's id, or one no bridge knows: either way two values name no one client.
+      const other = CLIENT_ROLES.map((r) => t.clients[r]?.client_id).find((id) => id !== undefined && id !== c.client_id) ?? `unknown-${Date.now()}`;
       const base = () => s.params('basic', newPkce(), `st-${Math.random().toString(36).slice(2)}`, 'n', `openid ${t.profile.ids.id_scope}`);
       const user = await s.newUser();
       const open = (url: string) => user.browser.http.get(url, { headers: { accept: 'text/html' } });
 
       // The client is not known: a page, whichever value comes first.
       const ambiguous: [string, string, string][] = [
-        ['client_id', c.client_id, other.client_id],
+        ['client_id', c.client_id, other],
         ['client_id', c.client_id, c.client_id],
         ['redirect_uri', c.redirect_uri, 'https://attacker.example/cb'],
         ['redirect_uri', 'https://attacker.example/cb', c.redirect_uri],
@@ -82,7 +82,7 @@ function authorizeFormsCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/profile/authorize-forms',
     title:
-      'at /authorize a state or nonce with a control or non-ASCII character, a code_challenge that is not 43 base64url characters, an unknown prompt or none with another, and a max_age that is not a non-negative integer are each redirected as invalid_request; the edges in form (a space and a tilde, prompt login consent, max_age 0) go on',
+      'at /authorize a state or nonce with a control or non-ASCII character, a code_challenge that is not 43 base64url characters, an unknown prompt or none with another, and a max_age that is not a non-negative integer of at most nine digits are each redirected as invalid_request; the edges in form (a space and a tilde, prompt login consent, max_age 0 and 999999999) go on',
     rules: ['ob.authorize.parameter-forms'],
     cells: ['vschar-edges', 'prompt-combination', 'max-age-zero', 'near-miss'].map((value) => ({
       rule: 'ob.authorize.parameter-forms' as const,
@@ -112,6 +112,7 @@ function authorizeFormsCheck(t: BridgeTarget): Check {
         ['max_age 1.5', { max_age: '1.5' }],
         ['max_age abc', { max_age: 'abc' }],
         ['an empty max_age', { max_age: '' }],
+        ['a max_age of ten digits', { max_age: '1000000000' }],
       ];
       for (const [what, change] of refused) {
         const res = await s.openAuthorize(user.browser, { ...base(), ...change });
