@@ -1105,7 +1105,7 @@ export const facets: readonly Facet[] = [
   {
     "rule": "ob.authorize.parameter-forms",
     "kind": "normalization",
-    "cite": "Project decision: a `state` or `nonce` outside VSCHAR, a `code_challenge` that is not 43 base64url characters, an unknown `prompt` or `none` with another, and a `max_age` that is not a non-negative integer are redirected as `invalid_request`.",
+    "cite": "`state` (required), `code_challenge`, `code_challenge_method` (only `S256`), `scope`, `nonce` (optional), `prompt`, `max_age`",
     "operations": [
       "authorize"
     ],
