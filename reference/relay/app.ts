@@ -109,7 +109,15 @@ export async function startRelay(options: StartRelayOptions): Promise<RunningRel
   }
   try {
     // Processes behind one relay address share one state: its keys are the service's and the address's.
-    state = config.sharedState ? await RedisState.connect({ url: config.sharedState, prefix: `${config.profile.name}-relay:${config.relayAddress}`, now, log: options.log }) : new MemoryState(now);
+    state = config.sharedState
+      ? await RedisState.connect({
+          url: config.sharedState,
+          prefix: `${config.profile.name}-relay:${config.relayAddress}`,
+          now,
+          log: options.log,
+          ...(config.sharedStateTimeoutMs !== undefined ? { timeoutMs: config.sharedStateTimeoutMs } : {}),
+        })
+      : new MemoryState(now);
   } catch (error) {
     await store.close();
     await listener.close();

@@ -11,6 +11,7 @@ import { hostPort, httpUrl, port, positive, serviceName, type ReferenceIO, type 
 import { cliLog } from '../shared/server.ts';
 import { BREAKAGES, type Breakage } from './config.ts';
 import { s3Location, type S3Location } from './drive/s3-chunks.ts';
+import { SHARED_STATE_TIMEOUT_MS } from './state-redis.ts';
 import { POSTGRES_URL } from '../stores/postgres.ts';
 
 interface RelayFlags {
@@ -37,6 +38,7 @@ interface RelayFlags {
   rateIp: number;
   rateWindow: number;
   sharedState?: string;
+  sharedStateTimeout: number;
   database?: string;
   dnsServer?: string;
   ca?: string;
@@ -176,6 +178,7 @@ export const relayServer: ServerDefinition = {
         redisUrl,
         env('SHARED_STATE'),
       )
+      .option('--shared-state-timeout <ms>', 'how long a Redis command may take before the request is answered 503 shared_state_unavailable', positive, SHARED_STATE_TIMEOUT_MS)
       .option('--dns-server <host:port>', 'ask this DNS server for TXT and A records (e.g. a test authority)', hostPort)
       .option('--ca <file>', 'PEM file of an extra CA to trust when fetching identity documents')
       .option('--service-name <name>', 'service name every identifier derives from', serviceName, profileName)
@@ -265,7 +268,7 @@ async function runRelay(flags: RelayFlags, io: ReferenceIO): Promise<Started> {
         ...(flags.webStaticDir ? { webStaticDir: flags.webStaticDir } : {}),
         ...(flags.oauthBridgeUrl ? { oauthBridgeUrl: flags.oauthBridgeUrl } : {}),
         rate: { sender: flags.rateSender, global: flags.rateGlobal, ip: flags.rateIp, windowSeconds: flags.rateWindow },
-        ...(flags.sharedState ? { sharedState: flags.sharedState } : {}),
+        ...(flags.sharedState ? { sharedState: flags.sharedState, sharedStateTimeoutMs: flags.sharedStateTimeout } : {}),
         ...(flags.database ? { database: flags.database } : {}),
         breakages: new Set(flags.break as Breakage[]),
         ...(driveSeams ? { driveSeams } : {}),

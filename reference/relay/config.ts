@@ -86,6 +86,8 @@ export interface RelayConfig {
   database?: string;
   /** redis://HOST:PORT shared by every process of this relay (--shared-state); absent: this process's memory. */
   sharedState?: string;
+  /** How long one Redis command may take (--shared-state-timeout); past it the request is a 503. */
+  sharedStateTimeoutMs?: number;
   breakages: ReadonlySet<Breakage>;
   /** Access decisions a drive variant replaces (reference/variants/drive-matrix.ts; the harness's own tests only). */
   driveSeams?: Partial<DriveSeams>;

@@ -134,6 +134,9 @@ const fromStored = (v: string): Session => {
   return { id: s.id, identity: s.identity, key: new Uint8Array(Buffer.from(s.key, 'base64')), expiresAt: s.expiresAt, ...(s.deviceId !== undefined ? { deviceId: s.deviceId } : {}) };
 };
 
+/** A Redis command's default time limit: fail closed (503) rather than hold requests behind a stalled Redis. */
+export const SHARED_STATE_TIMEOUT_MS = 2000;
+
 export interface RedisStateOptions {
   /** `redis://HOST:PORT[/DB]`. */
   url: string;
@@ -184,7 +187,7 @@ export class RedisState implements RelayState {
 
   /** Connects both connections and subscribes; rejects (the relay does not start) when Redis does not answer. */
   static async connect(options: RedisStateOptions): Promise<RedisState> {
-    const timeout = options.timeoutMs ?? 2000;
+    const timeout = options.timeoutMs ?? SHARED_STATE_TIMEOUT_MS;
     let warned = false;
     const open = () => {
       const r = new (redisClient())(options.url, {

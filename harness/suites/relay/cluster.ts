@@ -38,7 +38,9 @@ export async function startRelayCluster(options: RelayClusterOptions): Promise<R
   // The front listens first: its address is the relay address every process publishes.
   const front = await startFront({ backends: [] });
   const address = `${front.host}:${front.port}`;
-  const shared = ['--relay-address', address, '--shared-state', options.redis, ...(options.database ? ['--database', options.database] : [])];
+  // A loaded runner (a whole test run on two cores) can hold a Redis answer past the relay's 2 s
+  // default, and the relay would rightly answer 503: the harness's cluster allows 10 s.
+  const shared = ['--relay-address', address, '--shared-state', options.redis, '--shared-state-timeout', '10000', ...(options.database ? ['--database', options.database] : [])];
   let children: ReferenceChild[] = [];
   const startAll = async (ports: string[], together: boolean) => {
     // The first start one after the other: the first process creates the shared database's tables.
