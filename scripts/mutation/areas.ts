@@ -114,6 +114,12 @@ export const AREAS: readonly MutationArea[] = [
       'ob.clients.url-fetch-no-redirect',
       'ob.clients.url-document',
       'ob.errors.authorize-codes',
+      // The transaction's routes (lines 213 on): its status view and push contract, the ID typed, the session cookie, the consent page's claims.
+      'ob.contract',
+      'ob.id-input',
+      'ob.cookies',
+      'ob.profile',
+      'ob.pages',
     ],
   },
   // token.ts also reads the token side's forms and answers their codes (ob.errors.oauth-body), and
