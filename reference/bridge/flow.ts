@@ -126,9 +126,9 @@ export async function authorizeHandler(ctx: BridgeContext, req: Request): Promis
     if (error instanceof UrlClientError) return pageError(ctx, 400, error.message, error.rule);
     throw error;
   }
-  if (!client) return pageError(ctx, 400, clientId === undefined ? 'client_id is missing' : 'unknown client', 'ob.authorize.bad-client-no-redirect');
+  if (!client) return pageError(ctx, 400, clientId === undefined ? `client_id is ${q.has('client_id') ? 'repeated' : 'missing'}` : 'unknown client', 'ob.authorize.bad-client-no-redirect');
   const asked = one('redirect_uri');
-  if (asked === undefined) return pageError(ctx, 400, 'redirect_uri is missing', 'ob.authorize.bad-client-no-redirect');
+  if (asked === undefined) return pageError(ctx, 400, `redirect_uri is ${q.has('redirect_uri') ? 'repeated' : 'missing'}`, 'ob.authorize.bad-client-no-redirect');
   const matched = ctx.seams.redirectTaken(client, asked, allowedRedirect(client, asked));
   const redirectUri = matched ? asked : undefined;
   if (redirectUri === undefined) return pageError(ctx, 400, 'redirect_uri is not registered for this client', 'ob.authorize.bad-client-no-redirect');

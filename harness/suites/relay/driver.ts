@@ -37,6 +37,9 @@ export interface RelayDeclared {
   oauthBridgeUrl?: string;
 }
 
+/** A registration's invite field: the code the target declares, none at an open relay. */
+export const inviteOf = (t: RelayTarget): { invite_code?: string } => (t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {});
+
 export interface RelayTarget {
   profile: Profile;
   /** The relay under test, base URL. */
@@ -154,7 +157,7 @@ export class Session {
     await this.publish(id, facts.relayAddress);
     if (domain && options.register !== false) {
       const client = where === 'relay' ? this.relay : this.peer;
-      const r = await client.register(id, facts.relayAddress, this.target.declared.inviteCode ? { invite_code: this.target.declared.inviteCode } : {});
+      const r = await client.register(id, facts.relayAddress, inviteOf(this.target));
       if (r.status < 200 || r.status >= 300) throw new CheckFailure(`registering the test identity ${id.identity} at ${client.url} (POST /identities) answered ${said(r)}`);
     }
     return id;

@@ -12,7 +12,7 @@ import { loadOperations, specFile, type Operation } from '../../../fuzz/operatio
 import { ack, adminEnvelope, newRelayIdentity, registration, sessionRegistration, signedRequestHeaders, SoftwareAuthenticator, type RelayIdentity } from '../../../actors/relay/index.ts';
 import type { Check } from '../../../run/model.ts';
 import { pairingCommitment } from '../../../../protocol/common/canonical.ts';
-import { Session, pickupOf, said, type RelayTarget } from '../driver.ts';
+import { Session, pickupOf, said, inviteOf, type RelayTarget } from '../driver.ts';
 import { failedAckWithin, mail } from './messaging.ts';
 import { HttpClient } from '../../../actors/http.ts';
 import { DriveClient } from '../../../actors/drive/client.ts';
@@ -68,7 +68,7 @@ async function relayDoor(t: RelayTarget): Promise<FrontDoor> {
     driveMissing: fuzzDrive.missing,
     register: () => {
       const id: RelayIdentity = newRelayIdentity(`f${randomBytes(5).toString('hex')}.${facts.hostedDomains[0] ?? 'id.test'}`);
-      return registration(s.profile, id, facts.relayAddress, t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {});
+      return registration(s.profile, id, facts.relayAddress, inviteOf(t));
     },
   };
   return {

@@ -16,7 +16,7 @@ import { adminEnvelope, newRelayIdentity, registration, rotation, signingKey, ty
 import { encodeBase64url } from '../../../../protocol/common/base64.ts';
 import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import { relayCheck } from '../check.ts';
-import { CheckSkip, hostedDomain, isObject, refused, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+import { CheckSkip, hostedDomain, isObject, refused, safeJson, said, inviteOf, type RelayTarget, type Session } from '../driver.ts';
 import { LANE as SYSTEM_LANE } from './system-files.ts';
 
 type Doc = Record<string, unknown>;
@@ -33,7 +33,7 @@ async function registered(s: Session, identity: string): Promise<string | undefi
 async function unregistered(s: Session, t: RelayTarget) {
   const facts = (await s.facts()).relay;
   const domain = await hostedDomain(s);
-  const invite = t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {};
+  const invite = inviteOf(t);
   const id = await s.identity('relay', { register: false });
   return { facts, domain, invite, id, right: registration(s.profile, id, facts.relayAddress, invite) };
 }
@@ -283,7 +283,7 @@ export function profileIdentityRecordCheck(t: RelayTarget): Check {
     run: async (s, e) => {
       const facts = (await s.facts()).relay;
       await hostedDomain(s);
-      const invite = t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {};
+      const invite = inviteOf(t);
       const record = async (owner: RelayIdentity): Promise<Doc | undefined> => {
         const b = safeJson(await s.relay.systemFile(owner, 'GET', 'relay-written/identity.json'));
         return isObject(b) ? b : undefined;

@@ -1,13 +1,17 @@
 // The public read surface and identities: banner, health, registration (hosted), lookup, the
 // Host-routed well-known documents, availability, rotation and export.
 import type { Check } from '../../../run/model.ts';
+import type { paths } from '../../../../schemas/ts/http/relay.ts';
 import { adminEnvelope, archive, b64, newRelayIdentity, registration, rotation, signingKey } from '../../../actors/relay/index.ts';
 import { encodeBase64url } from '../../../../protocol/common/base64.ts';
 import { sign, publicKey } from '../../../impl/noble.ts';
 import { relayCheck } from '../check.ts';
-import { CheckSkip, hostedDomain, isObject, safeJson, said, type RelayTarget } from '../driver.ts';
+import { CheckSkip, hostedDomain, isObject, safeJson, said, inviteOf, type RelayTarget } from '../driver.ts';
 
-const REASONS = ['available', 'taken', 'reserved', 'blocked', 'too_short', 'too_long', 'charset', 'hyphen', 'punycode', 'domain_not_hosted'];
+type Reason = paths['/hosted/availability']['get']['responses'][200]['content']['application/json']['reason'];
+// Document 3's list, in spec/http/relay.openapi.yaml: a reason added there and not here fails the type check.
+const REASON_SET = { available: 1, taken: 1, reserved: 1, blocked: 1, too_short: 1, too_long: 1, charset: 1, hyphen: 1, punycode: 1, domain_not_hosted: 1 } satisfies Record<Reason, 1>;
+const REASONS: readonly string[] = Object.keys(REASON_SET);
 
 function serviceBannerCheck(t: RelayTarget): Check {
   return relayCheck(t, {
@@ -51,7 +55,7 @@ function identitiesRegisterCheck(t: RelayTarget): Check {
       const id = await s.identity('relay', { register: false });
       if (!id.identity.endsWith(await hostedDomain(s))) throw new CheckSkip('no hosted domain');
       const facts = (await s.facts()).relay;
-      const r = await s.relay.register(id, facts.relayAddress, t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {});
+      const r = await s.relay.register(id, facts.relayAddress, inviteOf(t));
       const b = safeJson(r);
       e.that(r.status === 201, `POST /identities: ${said(r)}, not 201`);
       for (const f of ['identity', 'public_key', 'relay', 'created_at']) e.that(isObject(b) && typeof b[f] === 'string', `the 201 body lacks ${f}`);
@@ -114,7 +118,7 @@ function identitiesRegisterRefusalsCheck(t: RelayTarget): Check {
       const facts = (await s.facts()).relay;
       const domain = await hostedDomain(s);
       const id = await s.identity();
-      const invite = t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {};
+      const invite = inviteOf(t);
       const again = await s.relay.register(id, facts.relayAddress, invite);
       e.that(again.status === 409, `the same identity again: ${said(again)}, not 409`);
       const other = newRelayIdentity(`t${Date.now().toString(36)}x.${domain}`);

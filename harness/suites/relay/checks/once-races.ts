@@ -5,7 +5,7 @@
 import type { Check } from '../../../run/model.ts';
 import { registration } from '../../../actors/relay/index.ts';
 import { relayCheck } from '../check.ts';
-import { CheckFailure, pickupOf, said, type RelayTarget } from '../driver.ts';
+import { CheckFailure, pickupOf, said, inviteOf, type RelayTarget } from '../driver.ts';
 import { mail } from './messaging.ts';
 
 const RACE = 20;
@@ -20,7 +20,7 @@ function registerRace(t: RelayTarget): Check {
     run: async (s, e) => {
       const facts = (await s.facts()).relay;
       const id = await s.identity('relay', { register: false });
-      const invite = t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {};
+      const invite = inviteOf(t);
       const bodies = Array.from({ length: RACE }, () => registration(s.profile, id, facts.relayAddress, invite));
       const answers = await Promise.all(bodies.map((b) => s.relay.post('/identities', b)));
       const won = answers.filter((r) => r.status === 201).length;

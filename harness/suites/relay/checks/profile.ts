@@ -8,7 +8,7 @@ import { ack, adminEnvelope, challengeHeaders, now, sessionRegistration } from '
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { vocabulary } from '../../../../schemas/ts/vocabulary.ts';
 import { relayCheck, type Expect } from '../check.ts';
-import { CheckSkip, codeOf, isObject, pickupOf, refusedWith, safeJson, said, type RelayTarget } from '../driver.ts';
+import { CheckSkip, codeOf, isObject, pickupOf, refusedWith, safeJson, said, inviteOf, type RelayTarget } from '../driver.ts';
 import { mail } from './messaging.ts';
 import { cursorFormsCheck } from './cursor-forms.ts';
 
@@ -49,8 +49,7 @@ function profileRegistrationAndSignatureCodesCheck(t: RelayTarget): Check {
     run: async (s, e) => {
       const [a, b] = [await s.identity(), await s.identity()];
       const facts = (await s.facts()).relay;
-      if (facts.hostedDomains.length > 0)
-        code(e, 'a second registration', await s.relay.register(a, facts.relayAddress, t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {}), 409, 'already_registered');
+      if (facts.hostedDomains.length > 0) code(e, 'a second registration', await s.relay.register(a, facts.relayAddress, inviteOf(t)), 409, 'already_registered');
       code(e, 'a zero signature', await s.relay.send({ ...mail(s, a, b), signature: Buffer.alloc(64).toString('base64') }), 401, 'signature_invalid');
     },
   });
@@ -206,7 +205,7 @@ function profileReservedRegistrationCheck(t: RelayTarget): Check {
       const domain = facts.hostedDomains[0];
       if (!domain) throw new CheckSkip('the relay hosts no domain');
       const { newRelayIdentity } = await import('../../../actors/relay/index.ts');
-      const r = await s.relay.register(newRelayIdentity(`www.${domain}`), facts.relayAddress, t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {});
+      const r = await s.relay.register(newRelayIdentity(`www.${domain}`), facts.relayAddress, inviteOf(t));
       const b = safeJson(r);
       e.that(r.status === 400 && isObject(b) && b.error === 'name_unavailable' && b.reason === 'reserved', `www.${domain}: ${said(r)}, expected 400 name_unavailable, reason reserved`);
     },

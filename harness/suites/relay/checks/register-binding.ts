@@ -6,7 +6,7 @@
 import type { Check } from '../../../run/model.ts';
 import { adminEnvelope, registration, signingKey, type RelayIdentity } from '../../../actors/relay/index.ts';
 import { relayCheck } from '../check.ts';
-import { said, type RelayTarget } from '../driver.ts';
+import { said, inviteOf, type RelayTarget } from '../driver.ts';
 
 const PARTS = ['key', 'identity', 'public-key'] as const;
 
@@ -21,7 +21,7 @@ export function registerBinding(t: RelayTarget): Check {
     run: async (s, e) => {
       const facts = (await s.facts()).relay;
       const [id, other] = await Promise.all([s.identity('relay', { register: false }), s.identity('relay', { register: false })]);
-      const invite = t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {};
+      const invite = inviteOf(t);
       const right = registration(s.profile, id, facts.relayAddress, invite);
       const lines = (who: RelayIdentity, key: string) => ({ identity: who.identity, public_key: key, encryption_public_key: right.encryption_public_key, relay_address: facts.relayAddress });
       const swapped: Record<(typeof PARTS)[number], Record<string, string>> = {

@@ -6,7 +6,7 @@ import { adminEnvelope, newNonce, newRelayIdentity, registration, signingKey, ty
 import { encodeBase64url } from '../../../../protocol/common/base64.ts';
 import { formatRfc3339 } from '../../../../protocol/common/time.ts';
 import { relayCheck } from '../check.ts';
-import { said, type RelayTarget, type Session } from '../driver.ts';
+import { said, inviteOf, type RelayTarget, type Session } from '../driver.ts';
 
 const REGISTRATION_PARTS = ['identity', 'public-key', 'encryption-public-key', 'relay-address', 'issued-at', 'nonce'] as const;
 type RegistrationPart = (typeof REGISTRATION_PARTS)[number];
@@ -35,7 +35,7 @@ function identityRegistrationBindingCheck(t: RelayTarget): Check {
     run: async (s, e) => {
       const id = await s.identity('relay', { register: false });
       const { relayAddress } = (await s.facts()).relay!;
-      const invite = t.declared.inviteCode ? { invite_code: t.declared.inviteCode } : {};
+      const invite = inviteOf(t);
       for (const part of REGISTRATION_PARTS) {
         const r = await s.relay.post('/identities', registrationSwapped(s, id, relayAddress, invite, part));
         e.that(r.status === 401, `a registration whose signature covers another ${part}: ${said(r)}, not 401`);
