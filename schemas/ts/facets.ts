@@ -1362,14 +1362,16 @@ export const facets: readonly Facet[] = [
       "authorize",
       "token",
       "userinfo",
-      "introspect"
+      "introspect",
+      "transaction"
     ],
     "event": "the operator suspends the client",
     "ends": [
       "authorize",
       "code-exchange",
       "userinfo",
-      "introspect"
+      "introspect",
+      "sign-in-begun"
     ],
     "tried_at": {
       "authorize": [
@@ -1383,6 +1385,9 @@ export const facets: readonly Facet[] = [
       ],
       "introspect": [
         "introspect"
+      ],
+      "sign-in-begun": [
+        "transaction"
       ]
     },
     "area": "bridge",
@@ -1391,7 +1396,8 @@ export const facets: readonly Facet[] = [
       "authorize",
       "code-exchange",
       "userinfo",
-      "introspect"
+      "introspect",
+      "sign-in-begun"
     ],
     "cells": [
       {
@@ -1409,6 +1415,10 @@ export const facets: readonly Facet[] = [
       {
         "value": "introspect",
         "operation": "introspect"
+      },
+      {
+        "value": "sign-in-begun",
+        "operation": "transaction"
       }
     ]
   },
@@ -2180,6 +2190,35 @@ export const facets: readonly Facet[] = [
       {
         "value": "outside",
         "operation": "callback"
+      }
+    ]
+  },
+  {
+    "rule": "ob.transaction.identify",
+    "kind": "lifecycle",
+    "cite": "| `identify` | user enters an ID | ID normalizes and resolves | `awaiting_signature` | native request issued (valid at most 5 minutes) |",
+    "operations": [
+      "identify"
+    ],
+    "event": "the native proof is accepted at /svc/callback (the transaction leaves `identify` and `awaiting_signature`)",
+    "ends": [
+      "id-entry"
+    ],
+    "tried_at": {
+      "id-entry": [
+        "identify"
+      ]
+    },
+    "note": "bridge/transaction/identify-after-proof enters another ID before the resume link is opened, at consent and after the code.",
+    "area": "bridge",
+    "facet": "lifecycle",
+    "values": [
+      "id-entry"
+    ],
+    "cells": [
+      {
+        "value": "id-entry",
+        "operation": "identify"
       }
     ]
   },
@@ -11781,6 +11820,11 @@ export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string
   {
     "rule": "ob.native.login-only",
     "reason": "The content of the native request the bridge issues.",
+    "area": "bridge"
+  },
+  {
+    "rule": "ob.native.never-frame",
+    "reason": "The content of the waiting page: no frame, embed or object (key material, the rule's other half, never reaches the bridge's wire).",
     "area": "bridge"
   },
   {

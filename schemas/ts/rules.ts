@@ -1618,8 +1618,7 @@ export const rules: readonly Rule[] = [
     "doc": 2,
     "section": "Finding a signer",
     "title": "Signer order",
-    "text": "The bridge offers, in order, the identity's `endpoints.web_signer`, `https://<id>/app/` when the identity resolved over HTTPS, then the operator's default signer, the deep link and a QR code of `/r/<code>` with the match code.",
-    "unobservable": "which signer links a page offers is presentation; the harness reads the request, not the links"
+    "text": "The bridge offers, in order, the identity's `endpoints.web_signer`, `https://<id>/app/` when the identity resolved over HTTPS, then the operator's default signer, the deep link and a QR code of `/r/<code>` with the match code."
   },
   {
     "id": "ob.native.never-frame",
@@ -1627,8 +1626,7 @@ export const rules: readonly Rule[] = [
     "doc": 2,
     "section": "Finding a signer",
     "title": "Never frames a signer",
-    "text": "The bridge never embeds or frames a signer and never receives key material.",
-    "unobservable": "an absence of behaviour inside the bridge's pages and storage"
+    "text": "The bridge never embeds or frames a signer and never receives key material."
   },
   {
     "id": "ob.visitor.offer",
@@ -2291,7 +2289,7 @@ export const rules: readonly Rule[] = [
     "doc": 2,
     "section": "Endpoints (/t/{id}: not shown)",
     "title": "Transaction pages and status poll",
-    "text": "Project decision: `/authorize` answers `303` to `/t/{id}` on the issuer; `GET /t/{id}` (and `/t/{id}/status`) with `Accept: application/json` and the transaction cookie answers `{state, request?, request_uri?, match_code?, consent?, redirect?}`; `POST /t/{id}/identify` takes `id`; `POST /t/{id}/consent` takes `decision` (`approve`|`deny`) and the ticked `claims`. A bridge the harness drives must offer this contract (a test contract, as the RP start contract).",
+    "text": "Project decision: `/authorize` answers `303` to `/t/{id}` on the issuer; `GET /t/{id}` (and `/t/{id}/status`) with `Accept: application/json` and the transaction cookie answers `{state, request?, request_uri?, match_code?, request_expires_at?, push?, consent?, redirect?, error?}`, each state with its own fields only (`awaiting_signature` the request, its URI, match code, expiry and push offer; `consent` the consent; `code_issued` and `access_denied` the redirect; `failed` the error); `POST /t/{id}/identify` takes `id`; `POST /t/{id}/consent` takes `decision` (`approve`|`deny`) and the ticked `claims`. A bridge the harness drives must offer this contract (a test contract, as the RP start contract).",
     "origin": "project"
   },
   {

@@ -120,6 +120,8 @@ export const AREAS: readonly MutationArea[] = [
       'ob.cookies',
       'ob.profile',
       'ob.pages',
+      // A sign-in begun before its client's suspension: its page and where it can go.
+      'ob.clients.suspend',
     ],
   },
   // token.ts also reads the token side's forms and answers their codes (ob.errors.oauth-body), and

@@ -12,6 +12,8 @@ import { tokenChecks } from './checks/tokens.ts';
 import { tokenFormChecks } from './checks/token-forms.ts';
 import { authorizeFormChecks } from './checks/authorize-forms.ts';
 import { promptConsentChecks } from './checks/prompt-consent.ts';
+import { transactionViewChecks } from './checks/transaction-view.ts';
+import { signerLinkChecks } from './checks/signer-links.ts';
 import { loginHintChecks } from './checks/login-hint.ts';
 import { propertyChecks } from './checks/properties.ts';
 import { idInputChecks } from './checks/id-input.ts';
@@ -57,6 +59,8 @@ export function bridgeChecks(target: BridgeTarget): Check[] {
     ...tokenFormChecks(target),
     ...authorizeFormChecks(target),
     ...promptConsentChecks(target),
+    ...transactionViewChecks(target),
+    ...signerLinkChecks(target),
     ...loginHintChecks(target),
     ...idInputChecks(target),
     ...urlClientChecks(target),

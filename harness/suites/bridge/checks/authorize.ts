@@ -47,8 +47,8 @@ function authorizeCodeFlowCheck(t: BridgeTarget): Check {
 function transactionCrossDeviceCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/transaction/cross-device',
-    title: 'a cross-device approval (request by reference and match code) answers status ok alone, and the waiting browser goes on to consent',
-    rules: ['ob.transaction.callback'],
+    title: 'a cross-device approval (request by reference and match code) answers status ok alone, and the waiting browser goes on to consent, signed in: after consent prompt=none there gets a code',
+    rules: ['ob.transaction.callback', 'ob.sso.reuse'],
     context: ['ob.contract.transaction'],
     run: async (s, e) => {
       const user = await s.newUser();
@@ -60,7 +60,16 @@ function transactionCrossDeviceCheck(t: BridgeTarget): Check {
       const approved = await s.signer.approve(view.request_uri, { key: user.key, match: view.match_code });
       e.that(approved.receipt?.status === 'ok' && approved.receipt.resume_uri === undefined, `the cross-device receipt is ${JSON.stringify(approved.receipt)}`);
       const after = await s.view(user.browser, txUrl);
-      e.that(after.view.state === 'consent', `the waiting browser's transaction is ${JSON.stringify(after.view.state)}, not consent`);
+      if (!e.that(after.view.state === 'consent', `the waiting browser's transaction is ${JSON.stringify(after.view.state)}, not consent`)) return;
+      // Resumed in the waiting browser, so its session cookie is set there: after consent, a later
+      // /authorize in that browser gets a code without another signature (SSO rule 1).
+      const claims = ((after.view.consent ?? {}) as { claims?: unknown }).claims;
+      await s.post(user.browser, `${txUrl}/consent`, { decision: 'approve', claims: Array.isArray(claims) ? claims : [] });
+      const again = await s.signIn({ user, scope: `openid ${t.profile.ids.id_scope}`, extra: { prompt: 'none' } });
+      e.that(
+        again.response.code !== undefined && !again.signed,
+        `prompt=none in the browser that continued a cross-device sign-in answered ${again.response.location}, not a code: it holds no live session`,
+      );
     },
   });
 }

@@ -20,6 +20,13 @@ interface Case {
 
 const CASES: Case[] = [
   {
+    // A valid service name the authority publishes nothing for: it normalizes, it does not resolve.
+    rule: 'ob.transaction.identify',
+    input: (id) => `nobody-${id}`,
+    accept: false,
+    what: 'a valid name that resolves to no identity',
+  },
+  {
     rule: 'ob.id-input.case.uppercase',
     input: (id) => id.toUpperCase(),
     accept: true,
@@ -136,14 +143,17 @@ const cellsOf = (cases: Case[]) =>
     return { rule, facet: 'normalization', value, operation: 'identify' };
   });
 
-async function enter(s: BridgeSession, input: string): Promise<{ accepted: boolean; detail: string }> {
+async function enter(s: BridgeSession, input: string): Promise<{ accepted: boolean; told: boolean; detail: string }> {
   const user = await s.newUser();
   const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
   if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
   const txUrl = new URL(res.location, s.target.issuer).href.split('?')[0]!;
   const out = await s.post(user.browser, `${txUrl}/identify`, { id: input });
   const after = (await s.view(user.browser, txUrl)).view;
-  return { accepted: after.state === 'awaiting_signature', detail: `${said(out.res)}; the transaction is ${String(after.state)}` };
+  const accepted = after.state === 'awaiting_signature';
+  // "Rejected": the user is told so, a 4xx, and the transaction waits for another ID.
+  const told = accepted || (out.res.status >= 400 && out.res.status < 500 && after.state === 'identify');
+  return { accepted, told, detail: `${said(out.res)}; the transaction is ${String(after.state)}` };
 }
 
 export function idInputChecks(t: BridgeTarget): Check[] {
@@ -151,15 +161,16 @@ export function idInputChecks(t: BridgeTarget): Check[] {
   return [
     bridgeCheck(t, {
       id: 'bridge/id-input/normalization',
-      title: 'typed IDs are normalized (trim, @, URL host, lowercase, trailing dot) and refused when not a valid service name',
+      title: 'typed IDs are normalized (trim, @, URL host, lowercase, trailing dot) and refused, with a 4xx, when not a valid service name or when they resolve to no identity',
       rules: [...rules, 'ob.id-input.case.http-url'],
       cells: cellsOf(CASES),
-      context: ['ob.contract.transaction', 'ob.transaction.identify'],
+      context: ['ob.contract.transaction'],
       run: async (s, e) => {
         const { identity } = await t.authority.newIdentity();
         for (const c of CASES) {
           const got = await enter(s, c.input(identity));
           e.that(got.accepted === c.accept, `${c.what} (${JSON.stringify(c.input(identity))}) was ${got.accepted ? 'accepted' : 'refused'}: ${got.detail}`);
+          e.that(got.told, `${c.what} (${JSON.stringify(c.input(identity))}) was refused without a 4xx, or the transaction moved: ${got.detail}`);
         }
         // http: refused, except with the development flag (an http issuer is local development).
         const http = await enter(s, `http://${identity}/`);

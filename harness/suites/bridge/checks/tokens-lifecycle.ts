@@ -2,7 +2,8 @@
 // revokes an access token at /revoke, the token no longer reads /userinfo and no longer
 // introspects active, though both worked just before (an introspection answered from a cache the
 // revocation leaves alone is the bug this catches). After the operator suspends a client (through
-// the target's hook, ob.contract.suspend), it starts no sign-in, redeems no code, and its live
+// the target's hook, ob.contract.suspend), it starts no sign-in, redeems no code, a sign-in it
+// began before yields no tokens however far it goes ("stops an application at once"), and its live
 // token neither reads /userinfo nor introspects active. The code replay's revocation is judged in
 // bridge/matrix/code-once.
 import type { Check } from '../../../run/model.ts';
@@ -10,7 +11,8 @@ import type { HttpResponse } from '../../../actors/http.ts';
 import { bridgeCheck } from '../check.ts';
 import { matrixSignIn } from './matrix-pace.ts';
 import { newPkce } from '../../../actors/oidc/client.ts';
-import { CheckFailure, CheckSkip, said, type BridgeTarget, type ClientRole } from '../driver.ts';
+import { CheckFailure, CheckSkip, said, type BridgeSession, type BridgeTarget, type ClientRole, type User } from '../driver.ts';
+import { failOnServerError } from '../../../run/answers.ts';
 
 /** Every declared client kind but the one the suspension check suspends. */
 const KINDS: ClientRole[] = ['basic', 'post', 'jwt', 'public', 'first_party', 'other_sector', 'same_sector', 'loopback_confidential'];
@@ -67,7 +69,8 @@ function revocationEndsCheck(t: BridgeTarget): Check {
 function suspensionEndsCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/matrix/suspension-ends',
-    title: 'after the operator suspends a client, it starts no sign-in and redeems no code, and its live access token neither reads /userinfo nor introspects active',
+    title:
+      'after the operator suspends a client, it starts no sign-in and redeems no code, a sign-in it began before yields no tokens, and its live access token neither reads /userinfo nor introspects active',
     rules: ['ob.clients.suspend'],
     context: ['ob.contract.suspend'],
     cells: [
@@ -77,6 +80,7 @@ function suspensionEndsCheck(t: BridgeTarget): Check {
         value: use,
         operation: use === 'code-exchange' ? 'token' : use,
       })),
+      { rule: 'ob.clients.suspend', facet: 'lifecycle', value: 'sign-in-begun', operation: 'transaction' },
       // The suspended client's own requests, with its own credentials: refused at each operation.
       ...['authorize', 'token', 'introspect'].map((operation) => ({ rule: 'ob.clients.suspend' as const, facet: 'who', value: 'suspended-client', operation })),
     ],
@@ -89,6 +93,12 @@ function suspensionEndsCheck(t: BridgeTarget): Check {
       });
       const access = String(live.body.access_token);
       if (!pending.response.code) throw new CheckFailure(`suspendable: no code, the bridge answered ${pending.response.location}`);
+      // A sign-in begun before the suspension, at its ID step: "at once" ends it too.
+      const midUser = await s.newUser();
+      const midPkce = newPkce();
+      const begun = await s.openAuthorize(midUser.browser, s.params('suspendable', midPkce, 'st', 'n'));
+      if (!begun.location) throw new CheckFailure(`suspendable: /authorize answered ${said(begun)}`);
+      const midTx = new URL(begun.location, t.issuer).href.split('?')[0]!;
       const before = await oidc.introspect(own, s.style('suspendable'), access);
       if (!active(before)) throw new CheckFailure(`the owner does not introspect its fresh token active: ${said(before)}`);
       const hook = await s.http.post(t.suspend.url, new URLSearchParams({ client_id: own.client_id }).toString(), {
@@ -102,12 +112,35 @@ function suspensionEndsCheck(t: BridgeTarget): Check {
       e.that(!active(intro), `the suspended client's token still introspects active: ${said(intro)}`);
       const redeemed = await oidc.token(own, s.style('suspendable'), pending.response.code, pending.pkce.verifier);
       e.that(redeemed.status >= 400 && redeemed.status < 500, `the suspended client redeemed a code issued before: ${said(redeemed)}`);
+      // The sign-in begun before: its page is no 5xx, and however far it goes it yields no tokens.
+      failOnServerError(await midUser.browser.http.get(midTx, { headers: { accept: 'text/html' } }), 'the page of a sign-in begun before the suspension');
+      const midCode = await finish(s, midUser, midTx, own.redirect_uri);
+      if (midCode !== undefined) {
+        const late = await oidc.token(own, s.style('suspendable'), midCode, midPkce.verifier);
+        e.that(late.status >= 400 && late.status < 500, `a sign-in begun before the suspension ended in a code that redeemed: ${said(late)}`);
+      }
       const user = await s.newUser();
       const started = await s.openAuthorize(user.browser, s.params('suspendable', newPkce(), 'st', 'n'));
       const back = s.authorizationResponse(started.location, own.redirect_uri);
       e.that((started.status >= 400 && started.location === undefined) || back?.error !== undefined, `the suspended client still starts a sign-in: ${said(started)}`);
     },
   });
+}
+
+/** Continues a transaction as far as the bridge lets it (ID, same-device approval, consent): the code it ends in, if any. */
+async function finish(s: BridgeSession, user: User, txUrl: string, redirectUri: string): Promise<string | undefined> {
+  const identified = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+  failOnServerError(identified.res, 'the ID entered');
+  if (typeof identified.view.request !== 'string') return undefined;
+  const approved = await s.signer.approve(identified.view.request, { key: user.key, sameDevice: true, browser: user.browser }).catch(() => undefined);
+  const direct = s.authorizationResponse(approved?.resumed?.location, redirectUri)?.code;
+  if (direct !== undefined || !approved?.resumed || approved.resumed.status >= 400) return direct;
+  const { view } = await s.view(user.browser, txUrl);
+  if (view.state !== 'consent') return undefined;
+  const claims = ((view.consent ?? {}) as { claims?: unknown }).claims;
+  const decided = await s.post(user.browser, `${txUrl}/consent`, { decision: 'approve', claims: Array.isArray(claims) ? claims : [] });
+  failOnServerError(decided.res, 'the consent approved');
+  return s.authorizationResponse(typeof decided.view.redirect === 'string' ? decided.view.redirect : decided.res.location, redirectUri)?.code;
 }
 
 export function tokenLifecycleChecks(t: BridgeTarget): Check[] {

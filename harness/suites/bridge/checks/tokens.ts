@@ -4,6 +4,7 @@
 import type { Check } from '../../../run/model.ts';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { bridgeCheck } from '../check.ts';
+import { foreignSources, launcherOffered, originOf } from '../pages.ts';
 import { CheckSkip, errorOf, said, type BridgeTarget, type ClientRole } from '../driver.ts';
 
 function tokenIdTokenCheck(t: BridgeTarget): Check {
@@ -307,7 +308,8 @@ function errorsOauthBodiesCheck(t: BridgeTarget): Check {
 function pagesHeadersCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/pages/headers',
-    title: 'auth pages send Referrer-Policy no-referrer and a content policy without third-party sources; cookies are __Host- over https',
+    title:
+      "auth pages send Referrer-Policy no-referrer and a content policy without third-party sources (the sign-in page's connect and form policy reach only the launcher it offers); cookies are __Host- over https",
     rules: ['ob.pages.security-headers', 'ob.cookies.host-prefix'],
     run: async (s, e) => {
       const user = await s.newUser();
@@ -323,7 +325,15 @@ function pagesHeadersCheck(t: BridgeTarget): Check {
       const page = await user.browser.http.get(new URL(res.location, t.issuer).href, { headers: { accept: 'text/html' } });
       e.that(page.headers['referrer-policy'] === 'no-referrer', `the sign-in page sends Referrer-Policy ${JSON.stringify(page.headers['referrer-policy'])}`);
       const csp = page.headers['content-security-policy'] ?? '';
-      e.that(csp !== '' && !/https?:\/\//.test(csp.replace(/connect-src[^;]*/, '')), `the content policy is ${JSON.stringify(csp)}`);
+      e.that(csp !== '' && !/https?:\/\//.test(csp.replace(/(connect-src|form-action)[^;]*/g, '')), `the content policy is ${JSON.stringify(csp)}`);
+      // "The launcher is the only other origin allowed in the page's connect policy": and only
+      // when the page offers it (its form opens {launcher_url}/app/).
+      const launcher = launcherOffered(page.text());
+      const others = foreignSources(csp, ['connect-src', 'form-action']);
+      e.that(
+        others.every((src) => launcher !== undefined && originOf(src) === launcher),
+        `the sign-in page's policy lets it reach ${others.join(' ')} beside itself, ${launcher ? `where only the launcher ${launcher} it offers may be` : 'though it offers no launcher'}: ${JSON.stringify(csp)}`,
+      );
     },
   });
 }

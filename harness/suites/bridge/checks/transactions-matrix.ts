@@ -170,6 +170,45 @@ function transactionBrowserCheck(t: BridgeTarget): Check {
   });
 }
 
+// The states table: "user enters an ID" moves a transaction on from `identify` only. Once the
+// proof is in, another ID entered in the same browser changes nothing: not before the resume link
+// is opened, not at consent, not once the code is issued.
+function identifyStatesCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/transaction/identify-after-proof',
+    title:
+      'an ID entered after the proof (before the resume link is opened, at consent, after the code) is refused with a 4xx and changes nothing: the resume continues, consent names the first identity, the code stays issued',
+    rules: ['ob.transaction.identify'],
+    context: ['ob.contract.transaction', 'ob.transaction.resume-binding'],
+    cells: [{ rule: 'ob.transaction.identify', facet: 'lifecycle', value: 'id-entry', operation: 'identify' }],
+    run: async (s, e) => {
+      const a = await matrixSignIn(() => approvedUnresumed(s));
+      const other = await s.newUser();
+      const enter = async (when: string) => {
+        const r = await s.post(a.user.browser, `${a.txUrl}/identify`, { id: other.key.identity });
+        e.that(r.res.status >= 400 && r.res.status < 500, `another ID entered ${when} answered ${said(r.res)}, not a refusal`);
+      };
+      await enter('after the proof, before the resume link is opened');
+      const resumed = await a.user.browser.http.get(a.resumeUri, { headers: { accept: 'text/html' } });
+      if (!e.that(continued(s, resumed, a.redirectUri), `the resume link no longer continued after another ID was entered: ${said(resumed)}`)) return;
+      const { view } = await s.view(a.user.browser, a.txUrl);
+      if (view.state !== 'consent') throw new CheckFailure(`after the resume the transaction is ${JSON.stringify(view.state)}, not at consent`);
+      await enter('at consent');
+      const still = (await s.view(a.user.browser, a.txUrl)).view;
+      const named = ((still.consent ?? {}) as { identity?: unknown }).identity;
+      e.that(
+        still.state === 'consent' && (named === undefined || named === a.user.key.identity),
+        `after another ID at consent the transaction is ${JSON.stringify(still.state)}, naming ${JSON.stringify(named)}`,
+      );
+      const claims = ((still.consent ?? {}) as { claims?: unknown }).claims;
+      await s.post(a.user.browser, `${a.txUrl}/consent`, { decision: 'approve', claims: Array.isArray(claims) ? claims : [] });
+      await enter('after the code was issued');
+      const done = (await s.view(a.user.browser, a.txUrl)).view;
+      e.that(done.state === 'code_issued', `after another ID once the code was issued the transaction is ${JSON.stringify(done.state)}`);
+    },
+  });
+}
+
 export function transactionMatrixChecks(t: BridgeTarget): Check[] {
-  return [resumeOnceCheck(t), transactionWindowCheck(t), transactionBrowserCheck(t)];
+  return [resumeOnceCheck(t), transactionWindowCheck(t), transactionBrowserCheck(t), identifyStatesCheck(t)];
 }

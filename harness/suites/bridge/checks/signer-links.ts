@@ -1,0 +1,54 @@
+// Finding a signer (document 2): the waiting page a browser is shown once the ID is entered offers
+// the identity's signer, `https://<id>/app/` when it resolved over HTTPS (the test authority's
+// identities declare no `endpoints.web_signer`), each with the request handed over as
+// `?auth=<request>` (document 1's handoff link), then the operator's default signer, the deep link
+// carrying the request's short link, and for another device the short link itself with the match
+// code. "The bridge never embeds or frames a signer": the page has no frame, embed or object.
+import type { Check } from '../../../run/model.ts';
+import { newPkce } from '../../../actors/oidc/client.ts';
+import { failOnServerError } from '../../../run/answers.ts';
+import { bridgeCheck } from '../check.ts';
+import { elementsNamed, links, parsedUrl, textOf } from '../pages.ts';
+import { CheckFailure, said, type BridgeTarget } from '../driver.ts';
+
+function signerLinksCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/native/signer-links',
+    title:
+      "the waiting page hands the request to the identity's signer first (https://<id>/app/?auth=<request>), offers the deep link with the request's short link, shows the short link and match code for another device, and frames nothing",
+    rules: ['ob.native.find-signer', 'ob.native.never-frame'],
+    context: ['ob.contract.transaction'],
+    run: async (s, e) => {
+      const user = await s.newUser();
+      const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
+      if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+      const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
+      const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+      if (typeof view.request !== 'string' || typeof view.request_uri !== 'string') throw new CheckFailure(`no native request was issued: ${JSON.stringify(view).slice(0, 200)}`);
+      const page = await user.browser.http.get(txUrl, { headers: { accept: 'text/html' } });
+      failOnServerError(page, 'the waiting page');
+      if (!e.that(page.status === 200 && /^text\/html/i.test(page.headers['content-type'] ?? ''), `the waiting page answered ${said(page)}, not an HTML page`)) return;
+      const html = page.text();
+      const hrefs = links(html);
+      // Handoff links: the request handed over whole, to a signer's /app/.
+      const handoffs = hrefs.map(parsedUrl).filter((u): u is URL => u !== undefined && u.searchParams.has('auth'));
+      e.that(handoffs.length > 0, `the waiting page offers no signer link carrying ?auth=<request>: links ${JSON.stringify(hrefs).slice(0, 400)}`);
+      for (const u of handoffs) e.that(u.searchParams.get('auth') === view.request, `the signer link ${u.href.slice(0, 160)} does not hand over the issued request`);
+      const own = `https://${user.key.identity}/app/`;
+      const ownAt = handoffs.findIndex((u) => `${u.origin}${u.pathname}` === own);
+      e.that(ownAt === 0, `the identity resolved over HTTPS with no web_signer, so ${own} comes first: the signer links are ${JSON.stringify(handoffs.map((u) => `${u.origin}${u.pathname}`))}`);
+      // The deep link carries the short link, after the signers.
+      const deep = hrefs.findIndex((h) => h.startsWith(`${t.profile.ids.deep_link}?`) && parsedUrl(h)?.searchParams.get('request_uri') === view.request_uri);
+      e.that(deep >= 0, `no deep link ${t.profile.ids.deep_link}?request_uri=${view.request_uri}: links ${JSON.stringify(hrefs).slice(0, 400)}`);
+      const firstHandoff = hrefs.findIndex((h) => parsedUrl(h)?.searchParams.has('auth') === true);
+      if (deep >= 0 && firstHandoff >= 0) e.that(firstHandoff < deep, 'the deep link comes before the signer links');
+      const text = textOf(html);
+      e.that(text.includes(view.request_uri), `the page does not show the short link ${view.request_uri} for another device`);
+      if (typeof view.match_code === 'string') e.that(text.includes(view.match_code), `the page does not show the match code ${view.match_code}`);
+      const framed = elementsNamed(html, ['iframe', 'frame', 'embed', 'object']);
+      e.that(framed.length === 0, `the waiting page embeds ${framed.join(', ')}: the bridge never frames a signer`);
+    },
+  });
+}
+
+export const signerLinkChecks = (t: BridgeTarget): Check[] => [signerLinksCheck(t)];

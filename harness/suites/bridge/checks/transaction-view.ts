@@ -1,0 +1,159 @@
+// The transaction's status view (rule ob.contract.transaction, the project's test contract:
+// document 2 leaves the methods and bodies of /t/{id} unshown). Each state's view carries the
+// fields that state has and none of the others': the native request only while it waits for a
+// signature, the consent only at consent, the redirect only once the client is answered, an error
+// only once the sign-in failed. A view that still offers the request after the proof, or a
+// redirect before the decision, would hand a page script what it must not act on.
+import type { Check } from '../../../run/model.ts';
+import { newPkce } from '../../../actors/oidc/client.ts';
+import { bridgeCheck } from '../check.ts';
+import { safeJson } from '../../../run/answers.ts';
+import { CheckFailure, said, type BridgeSession, type BridgeTarget, type User } from '../driver.ts';
+import type { Expect } from '../../../run/verdict.ts';
+
+/** Which of the optional fields each state's view carries (the rest it must not). */
+const FIELDS = ['request', 'request_uri', 'match_code', 'request_expires_at', 'push', 'consent', 'redirect', 'error'] as const;
+type Field = (typeof FIELDS)[number];
+const CARRIES: Record<string, readonly Field[]> = {
+  identify: [],
+  awaiting_signature: ['request', 'request_uri', 'match_code', 'request_expires_at', 'push'],
+  consent: ['consent'],
+  code_issued: ['redirect'],
+  access_denied: ['redirect'],
+  failed: ['error'],
+};
+
+/** Judges one view: the state named, its own fields present where they are required, the others' absent. */
+function judge(e: Expect, at: string, view: Record<string, unknown>, state: keyof typeof CARRIES, required: readonly Field[]): void {
+  if (!e.that(view.state === state, `${at}: the view's state is ${JSON.stringify(view.state)}, expected ${state}`)) return;
+  for (const f of required) e.that(f in view && view[f] !== null && view[f] !== undefined, `${at}: the ${state} view has no ${f}: ${JSON.stringify(view).slice(0, 300)}`);
+  const foreign = FIELDS.filter((f) => !CARRIES[state]!.includes(f) && f in view);
+  e.that(foreign.length === 0, `${at}: the ${state} view carries ${foreign.join(', ')}, which belong to other states: ${JSON.stringify(view).slice(0, 300)}`);
+}
+
+/** /authorize for a fresh user: the transaction's URL, its view read in the user's browser. */
+async function started(s: BridgeSession): Promise<{ user: User; txUrl: string }> {
+  const user = await s.newUser();
+  const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n', `openid ${s.target.profile.ids.id_scope}`));
+  if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+  return { user, txUrl: new URL(res.location, s.target.issuer).href.split('?')[0]! };
+}
+
+function transactionViewCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/profile/transaction-view',
+    title:
+      "the status view of each state carries that state's fields only: identify none, awaiting_signature the request (its URI on the issuer, match code and expiry), consent the consent, code_issued and access_denied the redirect, failed the error; another browser gets a 4xx page, or a 4xx JSON error when it polls, and a transaction that does not exist is a 4xx",
+    rules: ['ob.contract.transaction'],
+    run: async (s, e) => {
+      const redirectUri = s.credentials('basic').redirect_uri;
+      // Approved: identify, waiting, consent, code.
+      const a = await started(s);
+      judge(e, 'after /authorize', (await s.view(a.user.browser, a.txUrl)).view, 'identify', []);
+      const waiting = (await s.post(a.user.browser, `${a.txUrl}/identify`, { id: a.user.key.identity })).view;
+      judge(e, 'after the ID', waiting, 'awaiting_signature', ['request', 'request_uri', 'request_expires_at']);
+      e.that(typeof waiting.request_uri === 'string' && waiting.request_uri.startsWith(`${t.issuer}/`), `the request_uri ${JSON.stringify(waiting.request_uri)} is not on the issuer`);
+      if (typeof waiting.request !== 'string') return;
+      const asked = (await s.signer.loadRequest(waiting.request)).request;
+      e.that(
+        waiting.request_expires_at === asked.expires_at,
+        `the view's request_expires_at ${JSON.stringify(waiting.request_expires_at)} is not the request's expires_at ${JSON.stringify(asked.expires_at)}`,
+      );
+      const approved = await s.signer.approve(waiting.request, { key: a.user.key, sameDevice: true, browser: a.user.browser });
+      if (!approved.resumed || approved.resumed.status >= 400) throw new CheckFailure(`the resume link was refused: ${approved.resumed ? `${approved.resumed.status}` : 'no resume link'}`);
+      const atConsent = (await s.view(a.user.browser, a.txUrl)).view;
+      judge(e, 'after the proof', atConsent, 'consent', ['consent']);
+      const claims = ((atConsent.consent ?? {}) as { claims?: unknown }).claims;
+      const decided = (await s.post(a.user.browser, `${a.txUrl}/consent`, { decision: 'approve', claims: Array.isArray(claims) ? claims : [] })).view;
+      judge(e, 'after approving', decided, 'code_issued', ['redirect']);
+      e.that(
+        typeof decided.redirect === 'string' && s.authorizationResponse(decided.redirect, redirectUri)?.code !== undefined,
+        `the code_issued view's redirect ${JSON.stringify(decided.redirect)} carries no code for the client`,
+      );
+
+      // Another browser (no transaction cookie) is refused in the form it asked for: a page, or JSON with an error.
+      const stranger = (await s.newUser()).browser;
+      const page = await stranger.http.get(a.txUrl, { headers: { accept: 'text/html' } });
+      e.that(page.status >= 400 && page.status < 500 && /^text\/html/i.test(page.headers['content-type'] ?? ''), `another browser's page request answered ${said(page)}, not a 4xx HTML page`);
+      const polled = await stranger.http.get(a.txUrl, { headers: { accept: 'application/json' } });
+      const body = safeJson(polled);
+      e.that(
+        polled.status >= 400 && polled.status < 500 && typeof body === 'object' && body !== null && typeof (body as { error?: unknown }).error === 'string' && (body as { error: string }).error !== '',
+        `another browser's status poll answered ${said(polled)}, not a 4xx JSON error`,
+      );
+
+      // A transaction that does not exist, asked for by a browser holding a live transaction cookie.
+      const unknown = a.txUrl.replace(/[^/]+$/, 'A'.repeat(22));
+      const none = await a.user.browser.http.get(unknown, { headers: { accept: 'application/json' } });
+      e.that(none.status >= 400 && none.status < 500, `a transaction that does not exist answered ${said(none)}, not a 4xx`);
+
+      // Denied: the redirect carries the error.
+      const b = await started(s);
+      const bWaiting = (await s.post(b.user.browser, `${b.txUrl}/identify`, { id: b.user.key.identity })).view;
+      if (typeof bWaiting.request !== 'string') throw new CheckFailure(`no native request: ${JSON.stringify(bWaiting).slice(0, 200)}`);
+      await s.signer.approve(bWaiting.request, { key: b.user.key, sameDevice: true, browser: b.user.browser });
+      const denied = (await s.post(b.user.browser, `${b.txUrl}/consent`, { decision: 'deny' })).view;
+      judge(e, 'after denying', denied, 'access_denied', ['redirect']);
+      e.that(
+        typeof denied.redirect === 'string' && s.authorizationResponse(denied.redirect, redirectUri)?.error === 'access_denied',
+        `the access_denied view's redirect ${JSON.stringify(denied.redirect)} is no access_denied for the client`,
+      );
+
+      // Failed: an approval signed by a key the identity does not publish (document 1, rule 7).
+      const c = await started(s);
+      const cWaiting = (await s.post(c.user.browser, `${c.txUrl}/identify`, { id: c.user.key.identity })).view;
+      if (typeof cWaiting.request !== 'string') throw new CheckFailure(`no native request: ${JSON.stringify(cWaiting).slice(0, 200)}`);
+      const loaded = await s.signer.loadRequest(cWaiting.request);
+      const { encoded } = s.signer.sign(loaded.request, { identity: c.user.key.identity, seed: new Uint8Array(32).fill(7) });
+      await s.signer.deliver(String(loaded.request.response_uri), encoded);
+      judge(e, 'after a badly signed approval', (await s.view(c.user.browser, c.txUrl)).view, 'failed', ['error']);
+    },
+  });
+}
+
+const FORM = { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' };
+
+function transactionFormsCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/profile/transaction-forms',
+    title:
+      "the pages' own forms work without scripting: the ID posted as a form answers a redirect to the transaction's page, a consent denial posted as a form redirects to the client with access_denied; a JSON body may begin with white space; a failed sign-in's page is a 4xx page",
+    rules: ['ob.contract.transaction'],
+    run: async (s, e) => {
+      const redirectUri = s.credentials('basic').redirect_uri;
+      const a = await started(s);
+      const typed = await a.user.browser.http.post(`${a.txUrl}/identify`, new URLSearchParams({ id: a.user.key.identity }).toString(), { headers: FORM });
+      e.that(
+        typed.status >= 300 && typed.status < 400 && typed.location !== undefined && new URL(typed.location, t.issuer).href.split('?')[0] === a.txUrl,
+        `the ID posted as a form answered ${said(typed)}, not a redirect to ${a.txUrl}`,
+      );
+      const waiting = (await s.view(a.user.browser, a.txUrl)).view;
+      if (!e.that(typeof waiting.request === 'string', `after the ID posted as a form the transaction is ${JSON.stringify(waiting.state)}, not waiting for a signature`)) return;
+      await s.signer.approve(String(waiting.request), { key: a.user.key, sameDevice: true, browser: a.user.browser });
+      const denied = await a.user.browser.http.post(`${a.txUrl}/consent`, 'decision=deny', { headers: FORM });
+      e.that(s.authorizationResponse(denied.location, redirectUri)?.error === 'access_denied', `a denial posted as a form answered ${said(denied)}, not a redirect to the client with access_denied`);
+
+      // JSON after white space (a pretty-printed body) is still JSON.
+      const b = await started(s);
+      const spaced = await b.user.browser.http.post(`${b.txUrl}/identify`, `\n  ${JSON.stringify({ id: b.user.key.identity })}`, {
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+      });
+      const bView = safeJson(spaced);
+      e.that(
+        spaced.status === 200 && typeof bView === 'object' && bView !== null && (bView as { state?: unknown }).state === 'awaiting_signature',
+        `an ID posted as JSON after white space answered ${said(spaced)}`,
+      );
+
+      // A failed sign-in is shown as an error page, not as one still going on.
+      const c = await started(s);
+      const cWaiting = (await s.post(c.user.browser, `${c.txUrl}/identify`, { id: c.user.key.identity })).view;
+      if (typeof cWaiting.request !== 'string') throw new CheckFailure(`no native request: ${JSON.stringify(cWaiting).slice(0, 200)}`);
+      const loaded = await s.signer.loadRequest(cWaiting.request);
+      await s.signer.deliver(String(loaded.request.response_uri), s.signer.sign(loaded.request, { identity: c.user.key.identity, seed: new Uint8Array(32).fill(7) }).encoded);
+      const page = await c.user.browser.http.get(c.txUrl, { headers: { accept: 'text/html' } });
+      e.that(page.status >= 400 && page.status < 500 && page.location === undefined, `the failed sign-in's page answered ${said(page)}, not a 4xx error page`);
+    },
+  });
+}
+
+export const transactionViewChecks = (t: BridgeTarget): Check[] => [transactionViewCheck(t), transactionFormsCheck(t)];
