@@ -23,6 +23,25 @@ export const textOf = (html: string): string => DomUtils.textContent(parseDocume
 /** The names of the page's elements among `names` (frames, embeds), in document order. */
 export const elementsNamed = (html: string, names: readonly string[]): string[] => all(html, (el) => names.includes(el.name)).map((el) => el.name);
 
+export interface PageForm {
+  action: string;
+  method: string;
+  /** Each named input and button: its type ('checkbox', 'submit', …), name and value. */
+  controls: Array<{ type: string; name: string; value: string }>;
+}
+
+/** The page's forms with their named controls, in document order. */
+export const forms = (html: string): PageForm[] =>
+  all(html, (el) => el.name === 'form').map((form) => ({
+    action: form.attribs.action ?? '',
+    method: (form.attribs.method ?? 'get').toLowerCase(),
+    controls: DomUtils.findAll((el) => (el.name === 'input' || el.name === 'button') && typeof el.attribs.name === 'string', form.children).map((el) => ({
+      type: (el.attribs.type ?? (el.name === 'button' ? 'submit' : 'text')).toLowerCase(),
+      name: el.attribs.name!,
+      value: el.attribs.value ?? '',
+    })),
+  }));
+
 /** The origin of the launcher a sign-in page offers: a form that opens `{launcher_url}/app/` with a handle field (document 2, Visitors without an ID). */
 export function launcherOffered(html: string): string | undefined {
   for (const form of all(html, (el) => el.name === 'form' && typeof el.attribs.action === 'string')) {

@@ -8,6 +8,7 @@ import type { Check } from '../../../run/model.ts';
 import { newPkce } from '../../../actors/oidc/client.ts';
 import { bridgeCheck } from '../check.ts';
 import { safeJson } from '../../../run/answers.ts';
+import { foreignSources, forms, originOf } from '../pages.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget, type User } from '../driver.ts';
 import type { Expect } from '../../../run/verdict.ts';
 
@@ -156,4 +157,63 @@ function transactionFormsCheck(t: BridgeTarget): Check {
   });
 }
 
-export const transactionViewChecks = (t: BridgeTarget): Check[] => [transactionViewCheck(t), transactionFormsCheck(t)];
+/** A sign-in approved on the same device and resumed in its browser: at consent. */
+async function atConsent(s: BridgeSession): Promise<{ user: User; txUrl: string; view: Record<string, unknown> }> {
+  const a = await started(s);
+  const waiting = (await s.post(a.user.browser, `${a.txUrl}/identify`, { id: a.user.key.identity })).view;
+  if (typeof waiting.request !== 'string') throw new CheckFailure(`no native request: ${JSON.stringify(waiting).slice(0, 200)}`);
+  await s.signer.approve(waiting.request, { key: a.user.key, sameDevice: true, browser: a.user.browser });
+  const { view } = await s.view(a.user.browser, a.txUrl);
+  if (view.state !== 'consent') throw new CheckFailure(`after the proof the transaction is ${JSON.stringify(view.state)}, not at consent`);
+  return { ...a, view };
+}
+
+function transactionPagesCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/profile/transaction-pages',
+    title:
+      "the pages a browser sees: at consent a form posting to /t/{id}/consent with approve and deny and one box per offered claim, its policy letting the form reach the client's origin alone besides itself; once answered the page redirects to the client (code or access_denied); retry takes a waiting sign-in back to identify, and the next ID gets a new request",
+    rules: ['ob.contract.transaction'],
+    run: async (s, e) => {
+      const redirectUri = s.credentials('basic').redirect_uri;
+      const a = await atConsent(s);
+      const page = await a.user.browser.http.get(a.txUrl, { headers: { accept: 'text/html' } });
+      const consent = forms(page.text()).find((f) => f.method === 'post' && new URL(f.action, a.txUrl).href === `${a.txUrl}/consent`);
+      const offered = ((a.view.consent ?? {}) as { claims?: unknown }).claims;
+      e.that(
+        page.status === 200 &&
+          consent !== undefined &&
+          ['approve', 'deny'].every((d) => consent.controls.some((c) => c.type === 'submit' && c.name === 'decision' && c.value === d)) &&
+          (Array.isArray(offered) ? offered : []).every((claim) => consent.controls.some((c) => c.type === 'checkbox' && c.name === 'claims' && c.value === claim)),
+        `the consent page (${said(page)}) has no form posting decision approve and deny to ${a.txUrl}/consent with a box per offered claim ${JSON.stringify(offered)}`,
+      );
+      const reach = foreignSources(page.headers['content-security-policy'] ?? '', ['form-action']).map(originOf);
+      const client = new URL(redirectUri).origin;
+      e.that(reach.length === 1 && reach[0] === client, `the consent page's form-action reaches ${JSON.stringify(reach)} beside itself, not the client's origin ${client} alone`);
+      await s.post(a.user.browser, `${a.txUrl}/consent`, { decision: 'approve', claims: Array.isArray(offered) ? offered : [] });
+      const issued = await a.user.browser.http.get(a.txUrl, { headers: { accept: 'text/html' } });
+      e.that(
+        s.authorizationResponse(issued.location, redirectUri)?.code !== undefined,
+        `the page of a sign-in whose code was issued answered ${said(issued)}, not a redirect to the client with the code`,
+      );
+
+      const b = await atConsent(s);
+      await s.post(b.user.browser, `${b.txUrl}/consent`, { decision: 'deny' });
+      const denied = await b.user.browser.http.get(b.txUrl, { headers: { accept: 'text/html' } });
+      e.that(
+        s.authorizationResponse(denied.location, redirectUri)?.error === 'access_denied',
+        `the page of a denied sign-in answered ${said(denied)}, not a redirect to the client with access_denied`,
+      );
+
+      // Retry: back to identify, and the next ID issues another request.
+      const c = await started(s);
+      const first = (await s.post(c.user.browser, `${c.txUrl}/identify`, { id: c.user.key.identity })).view;
+      const back = await s.post(c.user.browser, `${c.txUrl}/retry`, {});
+      e.that(back.res.status === 200 && back.view.state === 'identify' && !('request' in back.view), `POST /t/{id}/retry on a waiting sign-in answered ${said(back.res)}, not the identify view`);
+      const second = (await s.post(c.user.browser, `${c.txUrl}/identify`, { id: c.user.key.identity })).view;
+      e.that(typeof second.request === 'string' && second.request !== first.request, 'after a retry the next ID did not issue a new native request');
+    },
+  });
+}
+
+export const transactionViewChecks = (t: BridgeTarget): Check[] => [transactionViewCheck(t), transactionFormsCheck(t), transactionPagesCheck(t)];
