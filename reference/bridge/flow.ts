@@ -340,7 +340,7 @@ export async function identifyHandler(ctx: BridgeContext, req: Request, id: stri
   if (bound instanceof Response) return bound;
   const tx = bound;
   const input = readForm(body).get('id') ?? '';
-  if (tx.status !== 'identify' && tx.status !== 'awaiting_signature') return answer(req, ctx, 409, `this sign-in is ${tx.status}`, 'ob.contract.transaction');
+  if (!ctx.seams.identifies(tx.status)) return answer(req, ctx, 409, `this sign-in is ${tx.status}`, 'ob.transaction.identify');
   const client = ctx.clients.get(tx.clientId)!;
   const parsed = normalizeIdInput(ctx.seams.typedId(input), { allowHttp: !ctx.secure });
   const refuse = async (why: string) => (prefersJson(req) ? answer(req, ctx, 400, why, 'ob.transaction.identify') : await signInPage(ctx, tx, client, input, 400, {}, why));

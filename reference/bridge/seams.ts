@@ -68,6 +68,8 @@ export interface BreakSeams {
   txTtlSeconds(configured: number | undefined): number | undefined;
   /** Whether POST /t/{id}/creating extends the transaction (ob.transaction.creating). */
   creatingExtends(): boolean;
+  /** Whether an ID entered in this state moves the transaction on (ob.transaction.identify: from `identify`, and while a request waits, the project's retry). */
+  identifies(status: BridgeTx['status']): boolean;
   /** Whether introspection tells `caller` about a token of `owner` (ob.introspect.owner). */
   introspects(owner: string, caller: string): boolean;
   /** The issuer when none is configured, from the bound address (ob.issuer.dotted-host). */
@@ -115,6 +117,7 @@ const BREAK_SEAMS: BreakSeams = {
   approvalInUrl: () => undefined,
   txTtlSeconds: (configured) => configured,
   creatingExtends: () => true,
+  identifies: (status) => status === 'identify' || status === 'awaiting_signature',
   introspects: (owner, caller) => owner === caller,
   boundIssuer: (bound) => bound,
   cookieName: (name) => name,

@@ -6,7 +6,7 @@ import { profileFor } from '../../protocol/common/profile.ts';
 import { PATHS } from '../bridge/context.ts';
 import { verifierMatches } from '../../protocol/bridge/pkce.ts';
 import type { BridgeSeams } from '../bridge/seams.ts';
-import { at, untouched, type Next, type Wire, type WireVariant } from './kit.ts';
+import { at, untouched, withBody, type Next, type Wire, type WireVariant } from './kit.ts';
 
 const ids = profileFor().ids;
 
@@ -162,6 +162,28 @@ export const BRIDGE_MATRIX_WIRE: Record<string, WireVariant> = {
     what: "a public client's code redeems with any verifier (confidential clients' verifiers are checked)",
     wire: untouched,
     seams: { pkceMatches: (client, verifier, challenge) => client.authMethod === 'none' || verifierMatches(verifier, challenge) } satisfies Partial<BridgeSeams>,
+  },
+  // Document 2, States and transitions: "| `identify` | user enters an ID | ID normalizes and
+  // resolves | `awaiting_signature` |". The bug: the ID form is taken in any state, so another ID
+  // entered after the proof sends a transaction at consent back to waiting for a signature.
+  'identify-any-state': {
+    rule: 'ob.transaction.identify',
+    what: 'an ID entered after the proof moves the transaction back to awaiting_signature',
+    wire: untouched,
+    seams: { identifies: () => true } satisfies Partial<BridgeSeams>,
+  },
+  // Document 2, Finding a signer: "The bridge never embeds or frames a signer". The bug: the
+  // waiting page shows the identity's signer in a frame, so the user approves without leaving it.
+  'signer-framed': {
+    rule: 'ob.native.never-frame',
+    what: "the waiting page frames the identity's signer",
+    wire: async (req, next) => {
+      const res = await next(req);
+      if (!at(PATHS.transaction)(req, new URL(req.url)) || !(res.headers.get('content-type') ?? '').startsWith('text/html')) return res;
+      const page = await res.text();
+      const signer = /href="(https:[^"?]*\/app\/)\?auth=/.exec(page)?.[1];
+      return withBody(res, signer ? page.replace('<ul data-testid="signers">', `<iframe src="${signer}" title="signer"></iframe><ul data-testid="signers">`) : page);
+    },
   },
   // Document 2, Transaction: "Created by a valid `/authorize` call; lives at most 10 minutes". The
   // bug: the life restarts on activity (each visit to the transaction's pages extends it, as
