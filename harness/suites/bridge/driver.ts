@@ -159,6 +159,29 @@ export class BridgeSession {
     return browser.http.get(oidc.authorizeUrl(params), { headers: { accept: 'text/html' }, ...(this.signal ? { signal: this.signal } : {}) });
   }
 
+  /** /authorize with the basic client for a fresh user: the transaction's page URL, no ID entered yet. */
+  async startSignIn(scope = 'openid'): Promise<{ user: User; txUrl: string }> {
+    const user = await this.newUser();
+    const res = await this.openAuthorize(user.browser, this.params('basic', newPkce(), 'st', 'n', scope));
+    if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
+    return { user, txUrl: new URL(res.location, this.target.issuer).href.split('?')[0]! };
+  }
+
+  /** A fresh sign-in with its ID entered: the waiting view and the native request it issued. */
+  async waitingSignIn(scope?: string): Promise<{ user: User; txUrl: string; view: Record<string, unknown>; request: string }> {
+    const started = await this.startSignIn(scope);
+    const { view } = await this.post(started.user.browser, `${started.txUrl}/identify`, { id: started.user.key.identity });
+    if (typeof view.request !== 'string') throw new CheckFailure(`no native request was issued: ${JSON.stringify(view).slice(0, 200)}`);
+    return { ...started, view, request: view.request };
+  }
+
+  /** Approves `request` for `identity` with a key it does not publish (document 1, rule 7 fails) and delivers it. */
+  async badlySigned(request: string, identity: string): Promise<{ status: number }> {
+    const loaded = await this.signer.loadRequest(request);
+    const { encoded } = this.signer.sign(loaded.request, { identity, seed: new Uint8Array(32).fill(7) });
+    return this.signer.deliver(String(loaded.request.response_uri), encoded);
+  }
+
   /** Follows a Location on the issuer's own origin (a transaction page) and reads its status view. */
   async view(browser: Browser, txUrl: string): Promise<{ res: HttpResponse; view: Record<string, unknown> }> {
     const res = await browser.http.get(txUrl, { headers: { accept: 'application/json' } });

@@ -5,7 +5,6 @@
 // carrying the request's short link, and for another device the short link itself with the match
 // code. "The bridge never embeds or frames a signer": the page has no frame, embed or object.
 import type { Check } from '../../../run/model.ts';
-import { newPkce } from '../../../actors/oidc/client.ts';
 import { failOnServerError } from '../../../run/answers.ts';
 import { bridgeCheck } from '../check.ts';
 import { elementsNamed, links, parsedUrl, textOf } from '../pages.ts';
@@ -19,12 +18,8 @@ function signerLinksCheck(t: BridgeTarget): Check {
     rules: ['ob.native.find-signer', 'ob.native.never-frame'],
     context: ['ob.contract.transaction'],
     run: async (s, e) => {
-      const user = await s.newUser();
-      const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
-      if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-      const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
-      const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
-      if (typeof view.request !== 'string' || typeof view.request_uri !== 'string') throw new CheckFailure(`no native request was issued: ${JSON.stringify(view).slice(0, 200)}`);
+      const { user, txUrl, view } = await s.waitingSignIn();
+      if (typeof view.request_uri !== 'string') throw new CheckFailure(`the waiting view has no request_uri: ${JSON.stringify(view).slice(0, 200)}`);
       const page = await user.browser.http.get(txUrl, { headers: { accept: 'text/html' } });
       failOnServerError(page, 'the waiting page');
       if (!e.that(page.status === 200 && /^text\/html/i.test(page.headers['content-type'] ?? ''), `the waiting page answered ${said(page)}, not an HTML page`)) return;

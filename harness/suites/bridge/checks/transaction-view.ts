@@ -5,7 +5,6 @@
 // only once the sign-in failed. A view that still offers the request after the proof, or a
 // redirect before the decision, would hand a page script what it must not act on.
 import type { Check } from '../../../run/model.ts';
-import { newPkce } from '../../../actors/oidc/client.ts';
 import { bridgeCheck } from '../check.ts';
 import { safeJson } from '../../../run/answers.ts';
 import { foreignSources, forms, originOf } from '../pages.ts';
@@ -32,13 +31,7 @@ function judge(e: Expect, at: string, view: Record<string, unknown>, state: keyo
   e.that(foreign.length === 0, `${at}: the ${state} view carries ${foreign.join(', ')}, which belong to other states: ${JSON.stringify(view).slice(0, 300)}`);
 }
 
-/** /authorize for a fresh user: the transaction's URL, its view read in the user's browser. */
-async function started(s: BridgeSession): Promise<{ user: User; txUrl: string }> {
-  const user = await s.newUser();
-  const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n', `openid ${s.target.profile.ids.id_scope}`));
-  if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-  return { user, txUrl: new URL(res.location, s.target.issuer).href.split('?')[0]! };
-}
+const claimScope = (s: BridgeSession) => `openid ${s.target.profile.ids.id_scope}`;
 
 function transactionViewCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
@@ -49,7 +42,7 @@ function transactionViewCheck(t: BridgeTarget): Check {
     run: async (s, e) => {
       const redirectUri = s.credentials('basic').redirect_uri;
       // Approved: identify, waiting, consent, code.
-      const a = await started(s);
+      const a = await s.startSignIn(claimScope(s));
       judge(e, 'after /authorize', (await s.view(a.user.browser, a.txUrl)).view, 'identify', []);
       const waiting = (await s.post(a.user.browser, `${a.txUrl}/identify`, { id: a.user.key.identity })).view;
       judge(e, 'after the ID', waiting, 'awaiting_signature', ['request', 'request_uri', 'request_expires_at']);
@@ -89,10 +82,8 @@ function transactionViewCheck(t: BridgeTarget): Check {
       e.that(none.status >= 400 && none.status < 500, `a transaction that does not exist answered ${said(none)}, not a 4xx`);
 
       // Denied: the redirect carries the error.
-      const b = await started(s);
-      const bWaiting = (await s.post(b.user.browser, `${b.txUrl}/identify`, { id: b.user.key.identity })).view;
-      if (typeof bWaiting.request !== 'string') throw new CheckFailure(`no native request: ${JSON.stringify(bWaiting).slice(0, 200)}`);
-      await s.signer.approve(bWaiting.request, { key: b.user.key, sameDevice: true, browser: b.user.browser });
+      const b = await s.waitingSignIn(claimScope(s));
+      await s.signer.approve(b.request, { key: b.user.key, sameDevice: true, browser: b.user.browser });
       const denied = (await s.post(b.user.browser, `${b.txUrl}/consent`, { decision: 'deny' })).view;
       judge(e, 'after denying', denied, 'access_denied', ['redirect']);
       e.that(
@@ -101,12 +92,8 @@ function transactionViewCheck(t: BridgeTarget): Check {
       );
 
       // Failed: an approval signed by a key the identity does not publish (document 1, rule 7).
-      const c = await started(s);
-      const cWaiting = (await s.post(c.user.browser, `${c.txUrl}/identify`, { id: c.user.key.identity })).view;
-      if (typeof cWaiting.request !== 'string') throw new CheckFailure(`no native request: ${JSON.stringify(cWaiting).slice(0, 200)}`);
-      const loaded = await s.signer.loadRequest(cWaiting.request);
-      const { encoded } = s.signer.sign(loaded.request, { identity: c.user.key.identity, seed: new Uint8Array(32).fill(7) });
-      await s.signer.deliver(String(loaded.request.response_uri), encoded);
+      const c = await s.waitingSignIn(claimScope(s));
+      await s.badlySigned(c.request, c.user.key.identity);
       judge(e, 'after a badly signed approval', (await s.view(c.user.browser, c.txUrl)).view, 'failed', ['error']);
     },
   });
@@ -122,7 +109,7 @@ function transactionFormsCheck(t: BridgeTarget): Check {
     rules: ['ob.contract.transaction'],
     run: async (s, e) => {
       const redirectUri = s.credentials('basic').redirect_uri;
-      const a = await started(s);
+      const a = await s.startSignIn(claimScope(s));
       const typed = await a.user.browser.http.post(`${a.txUrl}/identify`, new URLSearchParams({ id: a.user.key.identity }).toString(), { headers: FORM });
       e.that(
         typed.status >= 300 && typed.status < 400 && typed.location !== undefined && new URL(typed.location, t.issuer).href.split('?')[0] === a.txUrl,
@@ -135,7 +122,7 @@ function transactionFormsCheck(t: BridgeTarget): Check {
       e.that(s.authorizationResponse(denied.location, redirectUri)?.error === 'access_denied', `a denial posted as a form answered ${said(denied)}, not a redirect to the client with access_denied`);
 
       // JSON after white space (a pretty-printed body) is still JSON.
-      const b = await started(s);
+      const b = await s.startSignIn(claimScope(s));
       const spaced = await b.user.browser.http.post(`${b.txUrl}/identify`, `\n  ${JSON.stringify({ id: b.user.key.identity })}`, {
         headers: { 'content-type': 'application/json', accept: 'application/json' },
       });
@@ -146,11 +133,8 @@ function transactionFormsCheck(t: BridgeTarget): Check {
       );
 
       // A failed sign-in is shown as an error page, not as one still going on.
-      const c = await started(s);
-      const cWaiting = (await s.post(c.user.browser, `${c.txUrl}/identify`, { id: c.user.key.identity })).view;
-      if (typeof cWaiting.request !== 'string') throw new CheckFailure(`no native request: ${JSON.stringify(cWaiting).slice(0, 200)}`);
-      const loaded = await s.signer.loadRequest(cWaiting.request);
-      await s.signer.deliver(String(loaded.request.response_uri), s.signer.sign(loaded.request, { identity: c.user.key.identity, seed: new Uint8Array(32).fill(7) }).encoded);
+      const c = await s.waitingSignIn(claimScope(s));
+      await s.badlySigned(c.request, c.user.key.identity);
       const page = await c.user.browser.http.get(c.txUrl, { headers: { accept: 'text/html' } });
       e.that(page.status >= 400 && page.status < 500 && page.location === undefined, `the failed sign-in's page answered ${said(page)}, not a 4xx error page`);
     },
@@ -159,13 +143,11 @@ function transactionFormsCheck(t: BridgeTarget): Check {
 
 /** A sign-in approved on the same device and resumed in its browser: at consent. */
 async function atConsent(s: BridgeSession): Promise<{ user: User; txUrl: string; view: Record<string, unknown> }> {
-  const a = await started(s);
-  const waiting = (await s.post(a.user.browser, `${a.txUrl}/identify`, { id: a.user.key.identity })).view;
-  if (typeof waiting.request !== 'string') throw new CheckFailure(`no native request: ${JSON.stringify(waiting).slice(0, 200)}`);
-  await s.signer.approve(waiting.request, { key: a.user.key, sameDevice: true, browser: a.user.browser });
+  const a = await s.waitingSignIn(claimScope(s));
+  await s.signer.approve(a.request, { key: a.user.key, sameDevice: true, browser: a.user.browser });
   const { view } = await s.view(a.user.browser, a.txUrl);
   if (view.state !== 'consent') throw new CheckFailure(`after the proof the transaction is ${JSON.stringify(view.state)}, not at consent`);
-  return { ...a, view };
+  return { user: a.user, txUrl: a.txUrl, view };
 }
 
 function transactionPagesCheck(t: BridgeTarget): Check {
@@ -206,7 +188,7 @@ function transactionPagesCheck(t: BridgeTarget): Check {
       );
 
       // Retry: back to identify, and the next ID issues another request.
-      const c = await started(s);
+      const c = await s.startSignIn(claimScope(s));
       const first = (await s.post(c.user.browser, `${c.txUrl}/identify`, { id: c.user.key.identity })).view;
       const back = await s.post(c.user.browser, `${c.txUrl}/retry`, {});
       e.that(back.res.status === 200 && back.view.state === 'identify' && !('request' in back.view), `POST /t/{id}/retry on a waiting sign-in answered ${said(back.res)}, not the identify view`);
