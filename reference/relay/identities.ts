@@ -158,7 +158,7 @@ export async function availability(ctx: IdentitiesContext, url: URL, ip: string)
   if (!ctx.config.hostedDomains.includes(domain)) reason = 'domain_not_hosted';
   else if (validServiceName(identity) && (await ctx.store.identity(validServiceName(identity)!))) reason = 'taken';
   else {
-    const r = hostedReason(`${h}.${domain}`, ctx.config.profile, policyOf(ctx));
+    const r = h.includes('.') ? 'charset' : hostedReason(identity, ctx.config.profile, policyOf(ctx)); // the handle is one label (ra.availability)
     reason = r === 'invalid' ? 'charset' : r;
   }
   const policy = { min_len: defaultHostedPolicy.minLen, max_len: defaultHostedPolicy.maxLen, charset: 'a-z0-9-' };

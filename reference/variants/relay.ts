@@ -174,6 +174,22 @@ export const RELAY_WIRE: Record<string, WireVariant> = {
     what: 'availability answers available as a string',
     wire: editJson(at('/hosted/availability', 'GET'), (b) => void (b.available = String(b.available)), [200]),
   },
+  // "Dotted handles: GET /hosted/availability?handle=a.b answers available though registration
+  // refuses a.b.<domain> as not one label" (stop 43's note): the policy judged on the first label only.
+  'availability-dotted': {
+    rule: 'ra.availability',
+    what: 'availability judges a handle of two labels by its first and answers it available',
+    wire: editJson(
+      at('/hosted/availability', 'GET'),
+      (b, _res, req) =>
+        void (
+          (new URL(req.url).searchParams.get('handle') ?? '').includes('.') &&
+          b.reason === 'charset' &&
+          Object.assign(b, { available: true, reason: 'available', message: 'This name is available.' })
+        ),
+      [200],
+    ),
+  },
   'availability-reasons': {
     rule: 'ra.availability.reasons',
     what: 'availability gives a reason outside the list',

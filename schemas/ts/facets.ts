@@ -11994,7 +11994,7 @@ export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string
   },
   {
     "rule": "ra.availability",
-    "reason": "The availability answer's fields, always 200, CORS for any origin: the shape of a public answer, the same for everyone.",
+    "reason": "The availability answer's fields, always 200, CORS for any origin, and a handle of more than one label never available: the shape of a public answer, the same for everyone.",
     "area": "relay-owner"
   },
   {

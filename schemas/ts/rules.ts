@@ -3129,7 +3129,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "GET /hosted/availability",
     "title": "Availability",
-    "text": "Always 200 with `handle`, `identity`, `available`, `reason`, `message` and `policy` (`min_len`, `max_len`, `charset`); registration is checked first (`taken`); 400 without `handle`; CORS allows any origin."
+    "text": "`handle` is the leftmost label only, so a handle of more than one label is never available. Always 200 with `handle`, `identity`, `available`, `reason`, `message` and `policy` (`min_len`, `max_len`, `charset`); registration is checked first (`taken`); 400 without `handle`; CORS allows any origin."
   },
   {
     "id": "ra.availability.reasons",

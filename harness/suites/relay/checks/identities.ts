@@ -205,7 +205,7 @@ function identitiesAvailabilityPolicyCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/identities/availability-policy',
     title:
-      "availability judged by the relay's own published policy: a handle one shorter than min_len is too_short, one of min_len and one of max_len available, one longer than max_len too_long; without domain the first hosted domain is asked; identity is the handle under the domain, available true exactly when reason is available",
+      "availability judged by the relay's own published policy: a handle one shorter than min_len is too_short, one of min_len and one of max_len available, one longer than max_len too_long, one of two labels unavailable; without domain the first hosted domain is asked; identity is the handle under the domain, available true exactly when reason is available",
     rules: ['ra.availability', 'ra.availability.reasons'],
     run: async (s, e) => {
       const domain = await hostedDomain(s);
@@ -246,6 +246,10 @@ function identitiesAvailabilityPolicyCheck(t: RelayTarget): Check {
       const free = letters(12);
       const open = await ask(`handle=${free}&domain=${domain}`);
       e.that(open.b?.identity === `${free}.${domain}` && open.b.handle === free, `handle ${free} under ${domain}: ${said(open.r)}, not the identity ${free}.${domain}`);
+      // "handle (required, leftmost label only)": two labels that would each be free are not a handle.
+      const dotted = `${letters(Math.max(min, 8))}.${letters(Math.max(min, 8))}`;
+      const two = await ask(`handle=${dotted}&domain=${domain}`);
+      e.that(two.r.status === 200 && two.b?.available === false && two.b.reason !== 'available', `handle ${dotted} (two labels) under ${domain}: ${said(two.r)}, not unavailable`);
     },
   });
 }

@@ -167,7 +167,7 @@ function profileSignedLinesCheck(t: RelayTarget): Check {
 function profileHostedPolicyCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/profile/hosted-policy',
-    title: `availability follows the hosted-handle policy of spec/vocabulary: ${POLICY.min_len} to ${POLICY.max_len} characters, a-z 0-9 -, the reserved labels`,
+    title: `availability follows the hosted-handle policy of spec/vocabulary: ${POLICY.min_len} to ${POLICY.max_len} characters, a-z 0-9 - (a second label or an underscore is charset), the reserved labels`,
     rules: ['ra.names.hosted', 'ra.names.reserved', 'ra.names.case'],
     context: ['ra.availability'],
     run: async (s, e) => {
@@ -178,6 +178,9 @@ function profileHostedPolicyCheck(t: RelayTarget): Check {
         [RESERVED.at(-1)!, 'reserved'],
         ['a'.repeat(POLICY.min_len - 1), 'too_short'],
         ['x'.repeat(POLICY.max_len + 1), 'too_long'],
+        // Outside a-z 0-9 -: a second label, an underscore.
+        [`${'d'.repeat(POLICY.min_len)}.${'e'.repeat(POLICY.min_len)}`, 'charset'],
+        [`${'f'.repeat(POLICY.min_len)}_g`, 'charset'],
       ] as const) {
         const r = await s.relay.get(`/hosted/availability?handle=${handle}&domain=${domain}`);
         const b = safeJson(r);
