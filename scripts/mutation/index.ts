@@ -125,6 +125,8 @@ const USAGE = `usage: npm run mutation -- <area ...> | --all | --list | --sample
   --concurrency N       mutants judged at once (default: Stryker's; 2 on 2 cores)
   --fresh               ignore the incremental file: test every mutant again
   --retest-survivors    test again only the mutants that survived last time
+  --recount             no run: the figures of the last one (its incremental file) under the
+                        triage as it is now, after entries were added
   --mutate FILE:L1-L2   a slice of one area (repeatable), with --rule ID to narrow its checks
   --sample [--record]   the fixed sample npm test runs; --record writes it anew
 
@@ -147,6 +149,7 @@ async function main(): Promise<number> {
       concurrency: { type: 'string' },
       fresh: { type: 'boolean' },
       'retest-survivors': { type: 'boolean' },
+      recount: { type: 'boolean' },
       sample: { type: 'boolean' },
       record: { type: 'boolean' },
       // A slice of one area: Stryker ranges (`file:line-line`) and, optionally, fewer rules.
@@ -175,6 +178,11 @@ async function main(): Promise<number> {
     const label = slice.label ?? a.name;
     const files = [...new Set((slice.mutate ?? a.mutate).map((f) => resolve(f.split(':')[0]!)))];
     const sources = new Map(await Promise.all(files.map(async (f) => [f, await readFile(f, 'utf8')] as const)));
+    if (values.recount) {
+      const last = await recorded(label);
+      rows.push(await figures({ ...a, name: label }, last.results, triage, await readKills(label, last.results), last.sources));
+      continue;
+    }
     const results = await mutate(a, { concurrency: Number(values.concurrency ?? 1), force: values.fresh === true, retestSurvivors: values['retest-survivors'] === true, ...slice });
     rows.push(await figures({ ...a, name: label }, results, triage, await readKills(label, results), sources));
   }
@@ -184,6 +192,23 @@ async function main(): Promise<number> {
   await writeFile(`${REPORTS}/summary.json`, JSON.stringify(rows, null, 2));
   console.log(`reports: ${REPORTS}/<area>.html, ${REPORTS}/summary.json`);
   return rows.every((r) => r.score >= 0.9) ? 0 : 1;
+}
+
+/**
+ * The last run of `label` as its incremental file records it: each mutant's place and status, and
+ * the sources they were made of (so byPlace reads the code the mutants were, not today's).
+ */
+async function recorded(label: string): Promise<{ results: MutantResult[]; sources: Map<string, string> }> {
+  const file = `${INCREMENTAL}/${label}.json`;
+  const text = await readFile(file, 'utf8').catch(() => {
+    throw new Error(`${file}: no run of ${label} to recount`);
+  });
+  const report = JSON.parse(text) as { files: Record<string, { source: string; mutants: Array<Omit<MutantResult, 'fileName'>> }> };
+  const entries = Object.entries(report.files);
+  return {
+    results: entries.flatMap(([fileName, f]) => f.mutants.map((m) => ({ ...m, fileName }) as MutantResult)),
+    sources: new Map(entries.map(([fileName, f]) => [resolve(fileName), f.source])),
+  };
 }
 
 /** A slice's own report and incremental file: `relay-auth` with `reference/relay/sessions.ts:30-49` is `relay-auth.sessions-30-49`. */

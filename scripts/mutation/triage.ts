@@ -66,20 +66,26 @@ function placesOf(callee: string, sf: ts.SourceFile): { detail: number; rule: nu
   if (callee in ERRORS) return ERRORS[callee];
   if (LOGS.test(callee)) return 'log';
   let found: { detail: number; rule: number } | undefined;
+  // The helper's parameters passed on as the detail, and as the rule (`bad(detail, rule = ...)`).
+  const passedOn = (f: ts.SignatureDeclarationBase, body: ts.Node | undefined): void => {
+    if (!body || !(ts.isCallExpression(body) || ts.isNewExpression(body)) || !(body.expression.getText(sf) in ERRORS)) return;
+    const place = ERRORS[body.expression.getText(sf)]!;
+    const params = f.parameters.map((p) => p.name.getText(sf));
+    const param = (at: number) => {
+      const arg = body.arguments?.[at]?.getText(sf);
+      return arg === undefined ? -1 : params.indexOf(arg);
+    };
+    if (param(place.detail) >= 0) found = { detail: param(place.detail), rule: param(place.rule) };
+  };
   const visit = (n: ts.Node): void => {
     if (found) return;
     if (ts.isVariableDeclaration(n) && n.name.getText(sf) === callee && n.initializer && ts.isArrowFunction(n.initializer) && !ts.isBlock(n.initializer.body)) {
-      const body = n.initializer.body;
-      const params = n.initializer.parameters.map((p) => p.name.getText(sf));
-      if ((ts.isCallExpression(body) || ts.isNewExpression(body)) && body.expression.getText(sf) in ERRORS) {
-        const place = ERRORS[body.expression.getText(sf)]!;
-        // The helper's parameters passed on as the detail, and as the rule (`bad(detail, rule = ...)`).
-        const param = (at: number) => {
-          const arg = body.arguments?.[at]?.getText(sf);
-          return arg === undefined ? -1 : params.indexOf(arg);
-        };
-        if (param(place.detail) >= 0) found = { detail: param(place.detail), rule: param(place.rule) };
-      }
+      passedOn(n.initializer, n.initializer.body);
+    }
+    // A declared helper that ends by returning an error constructor's answer (flow.ts's `answer`).
+    if (ts.isFunctionDeclaration(n) && n.name?.getText(sf) === callee && n.body) {
+      const last = n.body.statements.at(-1);
+      if (last && ts.isReturnStatement(last)) passedOn(n, last.expression);
     }
     ts.forEachChild(n, visit);
   };

@@ -3,10 +3,22 @@
 // mutant against a fresh reference. A mutant recorded killed that survives fails the test: a
 // check lost its edge. Record anew with `npm run mutation -- --sample --record` after the
 // sampled lines move.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { MutantResult } from '@stryker-mutator/api/core';
 import { recordedSample, regressions, runSample, type SampledMutant } from '../../scripts/mutation/sample.ts';
 import { byPlace } from '../../scripts/mutation/triage.ts';
+
+/** String mutants of the first line of `file` holding `code`, each made where `needle` stands in it. */
+function stringsOn(file: string, code: string): (needle: string) => MutantResult {
+  const source = readFileSync(file, 'utf8').split('\n');
+  const line = source.findIndex((l) => l.includes(code)) + 1;
+  const text = source[line - 1]!;
+  return (needle) => {
+    const column = text.indexOf(needle) + 1;
+    return { mutatorName: 'StringLiteral', location: { start: { line, column }, end: { line, column: column + needle.length } } } as MutantResult;
+  };
+}
 
 describe('mutation sample', () => {
   it('kills every sampled mutant it killed when recorded', async () => {
@@ -59,15 +71,16 @@ describe('mutation sample', () => {
 
   it("judges the rule a local helper passes on (`bad(detail, rule = ...)`) as the envelope's rule: profile", async () => {
     const file = 'reference/relay/pairing.ts';
-    const source = (await import('node:fs')).readFileSync(file, 'utf8').split('\n');
-    const line = source.findIndex((l) => l.includes("throw bad('mode is scan or compare', 'ra.pairing.fetch')")) + 1;
-    const text = source[line - 1]!;
-    const at = (needle: string): MutantResult => {
-      const column = text.indexOf(needle) + 1;
-      return { mutatorName: 'StringLiteral', location: { start: { line, column }, end: { line, column: column + needle.length } } } as MutantResult;
-    };
+    const at = stringsOn(file, "throw bad('mode is scan or compare', 'ra.pairing.fetch')");
     expect((await byPlace(at("'ra.pairing.fetch'"), file))?.verdict).toBe('profile');
     expect((await byPlace(at("'mode is scan or compare'"), file))?.verdict).toBe('unobservable');
+  });
+
+  it('judges the detail and rule a declared helper passes on to the error it returns (flow.ts `answer`)', async () => {
+    const file = 'reference/bridge/flow.ts';
+    const at = stringsOn(file, "return answer(req, ctx, 404, 'no such sign-in', 'ob.contract.transaction')");
+    expect((await byPlace(at("'no such sign-in'"), file))?.verdict).toBe('unobservable');
+    expect((await byPlace(at("'ob.contract.transaction'"), file))?.verdict).toBe('profile');
   });
 
   it("judges a mutant of the text a detail joins (`${[...KINDS].join(', ')}`) by the detail's place, and the test it follows by none", async () => {

@@ -51,11 +51,7 @@ function transactionCrossDeviceCheck(t: BridgeTarget): Check {
     rules: ['ob.transaction.callback', 'ob.sso.reuse'],
     context: ['ob.contract.transaction'],
     run: async (s, e) => {
-      const user = await s.newUser();
-      const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n', `openid ${t.profile.ids.id_scope}`));
-      if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-      const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
-      const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+      const { user, txUrl, view } = await s.waitingSignIn(`openid ${t.profile.ids.id_scope}`);
       if (typeof view.request_uri !== 'string' || typeof view.match_code !== 'string') throw new CheckFailure('the waiting view shows no request link and match code');
       const approved = await s.signer.approve(view.request_uri, { key: user.key, match: view.match_code });
       e.that(approved.receipt?.status === 'ok' && approved.receipt.resume_uri === undefined, `the cross-device receipt is ${JSON.stringify(approved.receipt)}`);
@@ -437,14 +433,9 @@ function transactionForwardedResumeCheck(t: BridgeTarget): Check {
     cells: [{ rule: 'ob.transaction.resume-binding', facet: 'binding', value: 'browser-cookie', operation: 'resume' }],
     context: ['ob.contract.transaction'],
     run: async (s, e) => {
-      const user = await s.newUser();
-      const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
-      if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-      const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
-      const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
-      if (typeof view.request !== 'string') throw new CheckFailure('no native request was issued');
+      const { user, request } = await s.waitingSignIn();
       const other = (await s.newUser()).browser;
-      const approved = await s.signer.approve(view.request, { key: user.key, sameDevice: true, browser: other });
+      const approved = await s.signer.approve(request, { key: user.key, sameDevice: true, browser: other });
       const r = approved.resumed;
       e.that(
         r !== undefined && (r.status >= 400 || s.authorizationResponse(r.location, s.credentials('basic').redirect_uri) === undefined),
@@ -475,17 +466,8 @@ function transactionFailedNotRedirectedCheck(t: BridgeTarget): Check {
     rules: ['ob.transaction.failed', 'ob.native.verifier'],
     context: ['ob.contract.transaction'],
     run: async (s, e) => {
-      const user = await s.newUser();
-      const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
-      if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-      const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
-      const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
-      if (typeof view.request !== 'string') throw new CheckFailure('no native request was issued');
-      // Signed by a key the identity does not publish: rule 7 of document 1 fails.
-      const loaded = await s.signer.loadRequest(view.request);
-      const wrong = { identity: user.key.identity, seed: new Uint8Array(32).fill(7) };
-      const { encoded } = s.signer.sign(loaded.request, wrong);
-      const d = await s.signer.deliver(String(loaded.request.response_uri), encoded);
+      const { user, txUrl, request } = await s.waitingSignIn();
+      const d = await s.badlySigned(request, user.key.identity);
       e.that(d.status >= 400, `a badly signed approval was accepted: ${d.status}`);
       const after = await s.view(user.browser, txUrl);
       e.that(after.view.state === 'failed', `the transaction is ${JSON.stringify(after.view.state)}, not failed`);
@@ -501,13 +483,8 @@ function nativeLoginOnlyCheck(t: BridgeTarget): Check {
     title: 'the native request is login-only: action signin, no scopes, a statement that never names the client',
     rules: ['ob.native.login-only'],
     run: async (s, e) => {
-      const user = await s.newUser();
-      const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n', `openid ${t.profile.ids.id_scope} profile`));
-      if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-      const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
-      const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
-      if (typeof view.request !== 'string') throw new CheckFailure('no native request was issued');
-      const req = (await s.signer.loadRequest(view.request)).request;
+      const { request } = await s.waitingSignIn(`openid ${t.profile.ids.id_scope} profile`);
+      const req = (await s.signer.loadRequest(request)).request;
       e.that(req.action === 'signin', `action is ${JSON.stringify(req.action)}`);
       e.that(req.scopes === undefined || (Array.isArray(req.scopes) && req.scopes.length === 0), `scopes is ${JSON.stringify(req.scopes)}`);
       e.that(req.audience === t.issuer, `audience is ${JSON.stringify(req.audience)}, not the issuer`);

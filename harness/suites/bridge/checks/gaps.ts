@@ -75,14 +75,9 @@ function transactionResumeReusedCheck(t: BridgeTarget): Check {
     rules: ['ob.transaction.resume-binding'],
     context: ['ob.contract.transaction'],
     run: async (s, e) => {
-      const user = await s.newUser();
       const reg = s.credentials('basic').redirect_uri;
-      const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
-      if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-      const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
-      const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
-      if (typeof view.request !== 'string') throw new CheckFailure(`no native request was issued: ${JSON.stringify(view).slice(0, 200)}`);
-      const approved = await s.signer.approve(view.request, { key: user.key, sameDevice: true, browser: user.browser });
+      const { user, txUrl, request } = await s.waitingSignIn();
+      const approved = await s.signer.approve(request, { key: user.key, sameDevice: true, browser: user.browser });
       if (!approved.resumeUri || !approved.resumed || approved.resumed.status >= 400) throw new CheckFailure(`the first resume did not continue: ${approved.resumed?.status}`);
       let end = s.authorizationResponse(approved.resumed.location, reg);
       if (!end) {
@@ -126,13 +121,9 @@ function transactionValidApprovalInUrlCheck(t: BridgeTarget): Check {
     rules: ['ob.transaction.no-response-in-url'],
     context: ['ob.contract.transaction'],
     run: async (s, e) => {
-      const user = await s.newUser();
-      const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
-      if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-      const txUrl = new URL(res.location, t.issuer).href.split('?')[0]!;
-      const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
-      if (typeof view.request !== 'string') throw new CheckFailure(`no native request was issued: ${JSON.stringify(view).slice(0, 200)}`);
-      const { request } = await s.signer.loadRequest(view.request);
+      const waiting = await s.waitingSignIn();
+      const { user, txUrl } = waiting;
+      const { request } = await s.signer.loadRequest(waiting.request);
       if (typeof request.response_uri !== 'string') throw new CheckFailure('the native request names no response_uri');
       const { encoded } = s.signer.sign(request, user.key);
       const u = new URL(request.response_uri);
@@ -165,15 +156,9 @@ function lifetimesExpiredCheck(t: BridgeTarget): Check {
     timeoutMs: Math.max(codeS, txS) * 1000 + 60_000,
     run: async (s, e) => {
       // One wait for both clocks: the transaction opened first, then a code issued.
-      const user = await s.newUser();
-      const opened = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
-      if (!opened.location) throw new CheckFailure(`/authorize: ${said(opened)}`);
-      const txUrl = new URL(opened.location, t.issuer).href.split('?')[0]!;
+      const { user, txUrl } = await s.startSignIn();
       // A second transaction the user extends while creating an ID: it outlives the declared life.
-      const creator = await s.newUser();
-      const second = await s.openAuthorize(creator.browser, s.params('basic', newPkce(), 'st', 'n'));
-      if (!second.location) throw new CheckFailure(`/authorize: ${said(second)}`);
-      const extendedUrl = new URL(second.location, t.issuer).href.split('?')[0]!;
+      const { user: creator, txUrl: extendedUrl } = await s.startSignIn();
       const creating = await creator.browser.http.post(`${extendedUrl}/creating`, '', { headers: { accept: 'application/json' } });
       if (creating.status >= 300) throw new CheckFailure(`POST /t/{id}/creating was refused: ${said(creating)}`);
       const r = await s.signIn();

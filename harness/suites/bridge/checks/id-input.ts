@@ -5,9 +5,8 @@
 import type { Check } from '../../../run/model.ts';
 import type { RuleId } from '../../../../schemas/ts/rules.ts';
 import { decodeJwt } from 'jose';
-import { newPkce } from '../../../actors/oidc/client.ts';
 import { bridgeCheck } from '../check.ts';
-import { CheckFailure, said, type BridgeSession, type BridgeTarget } from '../driver.ts';
+import { said, type BridgeSession, type BridgeTarget } from '../driver.ts';
 
 interface Case {
   rule: RuleId;
@@ -144,10 +143,7 @@ const cellsOf = (cases: Case[]) =>
   });
 
 async function enter(s: BridgeSession, input: string): Promise<{ accepted: boolean; told: boolean; detail: string }> {
-  const user = await s.newUser();
-  const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
-  if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-  const txUrl = new URL(res.location, s.target.issuer).href.split('?')[0]!;
+  const { user, txUrl } = await s.startSignIn();
   const out = await s.post(user.browser, `${txUrl}/identify`, { id: input });
   const after = (await s.view(user.browser, txUrl)).view;
   const accepted = after.state === 'awaiting_signature';

@@ -6,7 +6,6 @@
 // (a lifetime counted in the wrong unit is the bug). Their outside sides are unobservable (the facets say why).
 // And a signed approval, verified "using an atomic nonce cache", authenticates once: replayed, and raced.
 import type { Check } from '../../../run/model.ts';
-import { newPkce } from '../../../actors/oidc/client.ts';
 import { together } from '../../../actors/oidc/race.ts';
 import { bridgeCheck } from '../check.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
@@ -159,13 +158,8 @@ const RACE = 20;
 
 /** A sign-in waiting for its signature: the user and the native request the page shows. */
 async function awaitingSignature(s: BridgeSession): Promise<{ user: User; request: string }> {
-  const user = await s.newUser();
-  const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
-  if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-  const txUrl = new URL(res.location, s.target.issuer).href.split('?')[0]!;
-  const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
-  if (typeof view.request !== 'string') throw new CheckFailure(`no native request was issued: ${JSON.stringify(view).slice(0, 200)}`);
-  return { user, request: view.request };
+  const { user, request } = await s.waitingSignIn();
+  return { user, request };
 }
 
 function approvalOnceCheck(t: BridgeTarget): Check {

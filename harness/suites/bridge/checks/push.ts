@@ -77,7 +77,12 @@ async function waiting(s: BridgeSession, trust = true, given?: PushUser): Promis
   const creating = await user.browser.http.post(`${txUrl}/creating`, '', { headers: { accept: 'application/json' } });
   if (creating.status >= 300) throw new CheckFailure(`POST /t/{id}/creating answered ${said(creating)}`);
   const push = view.push;
-  if (!isObject(push) || typeof push.identity !== 'string') throw new CheckSkip('the transaction view shows no `push`: this bridge does not push to apps (ob.contract.push)');
+  if (!isObject(push) || typeof push.identity !== 'string') {
+    // A bridge that does not push answers the button 404 (ob.contract.push); one that does shows `push`.
+    const pressed = await user.browser.http.post(`${txUrl}/push`, '', { headers: { accept: 'application/json' } });
+    if (pressed.status !== 404) throw new CheckFailure(`the waiting view shows no \`push\`, yet POST /t/{id}/push answered ${said(pressed)}, not 404 (ob.contract.push)`);
+    throw new CheckSkip('the transaction view shows no `push` and POST /t/{id}/push answers 404: this bridge does not push to apps (ob.contract.push)');
+  }
   const policy = JSON.stringify({ version: 1, mode: 'open', trusted_auth_services: trust ? [push.identity] : [] });
   const put = await user.relay.systemFile(user.mailbox, 'PUT', POLICY, policy);
   if (put.status < 200 || put.status >= 300) throw new CheckFailure(`trusting ${push.identity} at the users' relay (PUT ${POLICY}) answered ${said(put)}`);
@@ -277,10 +282,8 @@ function profilePushCheck(t: BridgeTarget): Check {
           `the prompt expires at ${String(body.expires_at)} (envelope ${String(p.envelope.expires_at)}), the request at ${String(w.view.request_expires_at)}`,
         );
       }
-      const early = await s.newUser();
-      const opened = await s.openAuthorize(early.browser, s.params('basic', newPkce(), 'st', 'n'));
-      if (!opened.location) throw new CheckFailure(`/authorize: ${said(opened)}`);
-      const before = await early.browser.http.post(`${new URL(opened.location, t.issuer).href.split('?')[0]!}/push`, '', { headers: { accept: 'application/json' } });
+      const early = await s.startSignIn();
+      const before = await early.user.browser.http.post(`${early.txUrl}/push`, '', { headers: { accept: 'application/json' } });
       e.that(before.status === 409, `a press before an ID was entered answered ${said(before)}, expected 409`);
     },
   });

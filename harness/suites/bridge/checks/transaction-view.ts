@@ -10,6 +10,7 @@ import { safeJson } from '../../../run/answers.ts';
 import { foreignSources, forms, originOf } from '../pages.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget, type User } from '../driver.ts';
 import type { Expect } from '../../../run/verdict.ts';
+import { limits } from '../../../../schemas/ts/limits.ts';
 
 /** Which of the optional fields each state's view carries (the rest it must not). */
 const FIELDS = ['request', 'request_uri', 'match_code', 'request_expires_at', 'push', 'consent', 'redirect', 'error'] as const;
@@ -154,7 +155,7 @@ function transactionPagesCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/profile/transaction-pages',
     title:
-      "the pages a browser sees: at consent a form posting to /t/{id}/consent with approve and deny and one box per offered claim, its policy letting the form reach the client's origin alone besides itself; once answered the page redirects to the client (code or access_denied); retry takes a waiting sign-in back to identify, and the next ID gets a new request",
+      "the pages a browser sees: at consent a form posting to /t/{id}/consent with approve and deny and one box per offered claim, its policy letting the form reach the client's origin alone besides itself; once answered the page redirects to the client (code or access_denied); retry takes a waiting sign-in back to identify, and the next ID gets a new request (another browser's retry is a 4xx that changes nothing)",
     rules: ['ob.contract.transaction'],
     run: async (s, e) => {
       const redirectUri = s.credentials('basic').redirect_uri;
@@ -187,9 +188,15 @@ function transactionPagesCheck(t: BridgeTarget): Check {
         `the page of a denied sign-in answered ${said(denied)}, not a redirect to the client with access_denied`,
       );
 
-      // Retry: back to identify, and the next ID issues another request.
+      // Retry: back to identify, and the next ID issues another request; from another browser, refused.
       const c = await s.startSignIn(claimScope(s));
       const first = (await s.post(c.user.browser, `${c.txUrl}/identify`, { id: c.user.key.identity })).view;
+      const stranger = await s.post((await s.newUser()).browser, `${c.txUrl}/retry`, {});
+      const still = (await s.view(c.user.browser, c.txUrl)).view;
+      e.that(
+        stranger.res.status >= 400 && stranger.res.status < 500 && still.state === 'awaiting_signature' && still.request === first.request,
+        `another browser's POST /t/{id}/retry answered ${said(stranger.res)} and left the sign-in ${JSON.stringify(still.state)}, not a 4xx that changes nothing`,
+      );
       const back = await s.post(c.user.browser, `${c.txUrl}/retry`, {});
       e.that(back.res.status === 200 && back.view.state === 'identify' && !('request' in back.view), `POST /t/{id}/retry on a waiting sign-in answered ${said(back.res)}, not the identify view`);
       const second = (await s.post(c.user.browser, `${c.txUrl}/identify`, { id: c.user.key.identity })).view;
@@ -198,4 +205,26 @@ function transactionPagesCheck(t: BridgeTarget): Check {
   });
 }
 
-export const transactionViewChecks = (t: BridgeTarget): Check[] => [transactionViewCheck(t), transactionFormsCheck(t), transactionPagesCheck(t)];
+function transactionExpiredCheck(t: BridgeTarget): Check {
+  const txS = t.declared?.transactionLifetimeS ?? limits.bridge_transaction_ttl_seconds;
+  return bridgeCheck(t, {
+    id: 'bridge/profile/transaction-expired',
+    title: `past the transaction's lifetime (${txS} s, or the shorter one the target declares) its view is expired with no other field, its page a 4xx error page, and an ID entered then a 4xx`,
+    rules: ['ob.contract.transaction'],
+    // It mostly waits: a lane of its own overlaps the wait with the other checks.
+    lane: 'bridge/profile/transaction-expired',
+    timeoutMs: txS * 1000 + 60_000,
+    run: async (s, e) => {
+      const { user, txUrl } = await s.startSignIn();
+      await new Promise((done) => setTimeout(done, txS * 1000 + 1000));
+      const { view } = await s.view(user.browser, txUrl);
+      e.that(view.state === 'expired' && Object.keys(view).length === 1, `the view ${txS + 1} s after the sign-in began: ${JSON.stringify(view).slice(0, 300)}, not {"state":"expired"}`);
+      const page = await user.browser.http.get(txUrl, { headers: { accept: 'text/html' } });
+      e.that(page.status >= 400 && page.status < 500 && /^text\/html/i.test(page.headers['content-type'] ?? ''), `the page of an expired sign-in answered ${said(page)}, not a 4xx HTML page`);
+      const late = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
+      e.that(late.res.status >= 400 && late.res.status < 500, `an ID entered into an expired sign-in answered ${said(late.res)}, not a 4xx`);
+    },
+  });
+}
+
+export const transactionViewChecks = (t: BridgeTarget): Check[] => [transactionViewCheck(t), transactionFormsCheck(t), transactionPagesCheck(t), transactionExpiredCheck(t)];

@@ -4,7 +4,6 @@
 // opened 20 ways at once. The forwarded link (another browser) is bridge/transaction/forwarded-resume.
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
-import { newPkce } from '../../../actors/oidc/client.ts';
 import { together } from '../../../actors/oidc/race.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { bridgeCheck } from '../check.ts';
@@ -15,14 +14,9 @@ const RACE = 20;
 
 /** A same-device sign-in approved by the signer, its resume link not yet opened. */
 export async function approvedUnresumed(s: BridgeSession): Promise<{ user: User; txUrl: string; resumeUri: string; redirectUri: string }> {
-  const user = await s.newUser();
   const redirectUri = s.credentials('basic').redirect_uri;
-  const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
-  if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-  const txUrl = new URL(res.location, s.target.issuer).href.split('?')[0]!;
-  const { view } = await s.post(user.browser, `${txUrl}/identify`, { id: user.key.identity });
-  if (typeof view.request !== 'string') throw new CheckFailure(`no native request was issued: ${JSON.stringify(view).slice(0, 200)}`);
-  const approved = await s.signer.approve(view.request, { key: user.key, sameDevice: true });
+  const { user, txUrl, request } = await s.waitingSignIn();
+  const approved = await s.signer.approve(request, { key: user.key, sameDevice: true });
   if (!approved.resumeUri) throw new CheckFailure('the callback answered no resume_uri for a same-device approval');
   return { user, txUrl, resumeUri: approved.resumeUri, redirectUri };
 }
@@ -80,10 +74,7 @@ function resumeOnceCheck(t: BridgeTarget): Check {
 
 /** A transaction opened for a fresh user: its page URL. */
 async function opened(s: BridgeSession): Promise<{ user: User; txUrl: string }> {
-  const user = await s.newUser();
-  const res = await s.openAuthorize(user.browser, s.params('basic', newPkce(), 'st', 'n'));
-  if (!res.location) throw new CheckFailure(`/authorize: ${said(res)}`);
-  return { user, txUrl: new URL(res.location, s.target.issuer).href.split('?')[0]! };
+  return s.startSignIn();
 }
 
 function transactionWindowCheck(t: BridgeTarget): Check {
