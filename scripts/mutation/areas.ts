@@ -136,7 +136,7 @@ export const AREAS: readonly MutationArea[] = [
     name: 'bridge-clients',
     suite: 'bridge',
     mutate: ['reference/bridge/clients.ts', 'reference/bridge/url-clients.ts', 'reference/bridge/url-client-seams.ts'],
-    rules: ['ob.clients', 'ob.authorize'],
+    rules: ['ob.clients', 'ob.authorize', 'ob.token.client-auth'],
   },
   { name: 'rp-verification', suite: 'rp', mutate: ['reference/rp/delivery.ts', 'reference/rp/login.ts'], rules: [] },
   { name: 'rp-transactions', suite: 'rp', mutate: ['reference/rp/transactions.ts', 'reference/rp/poll.ts'], rules: [] },

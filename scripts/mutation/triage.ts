@@ -34,6 +34,10 @@ const ERRORS: Record<string, { detail: number; rule: number }> = {
   OAuthError: { detail: 2, rule: 3 },
   // The bridge's error page before the client is known (reference/bridge/responses.ts).
   pageError: { detail: 2, rule: 3 },
+  // The bridge's client errors, whose message becomes the answer's detail (token.ts, flow.ts); a
+  // client authentication error names no rule of its own (-1): the token endpoint names it.
+  ClientAuthError: { detail: 0, rule: -1 },
+  UrlClientError: { detail: 0, rule: 1 },
 };
 
 const sources = new Map<string, ts.SourceFile>();
