@@ -1,6 +1,6 @@
 // A registered client as the registry holds it (clients.ts), whichever kind it came from: static,
 // console or URL client ID (url-clients.ts). Types only: the registry and its sources both use them.
-import type { JSONWebKeySet } from 'jose';
+import type { JSONWebKeySet, JWTVerifyGetKey, JWTVerifyOptions } from 'jose';
 
 export type AuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 
@@ -21,4 +21,14 @@ export interface Client {
   suspended: boolean;
   /** A URL client ID: whether it published a document, and its same-origin logo. */
   url?: { published: boolean; logoUri?: string };
+}
+
+/** How a private_key_jwt assertion is judged (ob.token.client-auth): seams a broken variant replaces (seams.ts). */
+export interface AssertionSeams {
+  /** The keys it is verified with: the client's registered set. */
+  assertionKeys(jwks: JSONWebKeySet): JWTVerifyGetKey;
+  /** What its claims must be: iss and sub the client, aud this bridge, not expired. */
+  assertionClaims(clientId: string, audiences: string[]): JWTVerifyOptions;
+  /** Whether an accepted assertion spends its jti (OpenID Connect Core 1.0 section 9: "These tokens MUST only be used once"). */
+  assertionSpends(): boolean;
 }

@@ -4,11 +4,11 @@
 // registered (ob.token.client-auth). URL client IDs come from url-clients.ts through the same
 // registry interface (document 2: "All kinds feed one registry interface").
 import { readFileSync } from 'node:fs';
-import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
+import { jwtVerify, type JSONWebKeySet } from 'jose';
 import { matchRedirect, registrableRedirect, sectorOf } from '../../protocol/bridge/redirect.ts';
 import { urlClientRedirectAllowed, verifiedHost } from '../../protocol/bridge/url-client.ts';
 import { URL_CLIENT_SEAMS } from './url-client-seams.ts';
-import type { AuthMethod, Client } from './client.ts';
+import type { AssertionSeams, AuthMethod, Client } from './client.ts';
 import { UrlClientError, UrlClients } from './url-clients.ts';
 import { hashSecret, sameHash } from '../shared/secrets.ts';
 import type { NonceStore } from '../../protocol/signin/nonce.ts';
@@ -180,7 +180,7 @@ export function presentedAuth(headers: Headers, form: URLSearchParams): Presente
 }
 
 /** Authenticates a client by its registered method; throws ClientAuthError on any mismatch. */
-export async function authenticateClient(registry: ClientRegistry, presented: PresentedAuth | undefined, audiences: string[], nonces: NonceStore): Promise<Client> {
+export async function authenticateClient(registry: ClientRegistry, presented: PresentedAuth | undefined, audiences: string[], nonces: NonceStore, seams: AssertionSeams): Promise<Client> {
   if (!presented) throw new ClientAuthError('no client authentication');
   let client: Client | undefined;
   try {
@@ -199,9 +199,9 @@ export async function authenticateClient(registry: ClientRegistry, presented: Pr
     try {
       const jwks = client.jwks ?? (client.jwksUri !== undefined && registry.urlClients ? await registry.urlClients.keySet(client.jwksUri) : undefined);
       if (!jwks) throw new Error('the client has no key set');
-      const { payload } = await jwtVerify(presented.assertion!, createLocalJWKSet(jwks), { issuer: client.clientId, subject: client.clientId, audience: audiences, maxTokenAge: 300 });
+      const { payload } = await jwtVerify(presented.assertion!, seams.assertionKeys(jwks), seams.assertionClaims(client.clientId, audiences));
       if (typeof payload.jti !== 'string' || typeof payload.exp !== 'number') throw new Error('jti and exp are required');
-      if (!(await nonces.claim(`client-assertion:${client.clientId}:${payload.jti}`, payload.exp * 1000))) throw new Error('this client assertion was already used');
+      if (seams.assertionSpends() && !(await nonces.claim(`client-assertion:${client.clientId}:${payload.jti}`, payload.exp * 1000))) throw new Error('this client assertion was already used');
     } catch (error) {
       throw new ClientAuthError(`the client assertion does not verify: ${(error as Error).message}`);
     }

@@ -3,9 +3,10 @@
 // record or the code's (a code's expiry, its PKCE challenge, whether a client needs PKCE, the
 // transaction's browser binding, the nonce a code carries). The reference's own answers are these defaults;
 // a variant's replacements come only with SVC_REFERENCE_ALLOW_BREAKAGE=1 (see wire.ts).
+import { createLocalJWKSet } from 'jose';
 import { verifierMatches } from '../../protocol/bridge/pkce.ts';
 import { sameHash } from '../shared/secrets.ts';
-import type { Client } from './client.ts';
+import type { AssertionSeams, Client } from './client.ts';
 import type { BridgeTx } from './store.ts';
 import type { DeliveryBody } from '../signin/delivery.ts';
 import type { Verifier } from '../../protocol/signin/verifier.ts';
@@ -40,7 +41,7 @@ const OWN_SEAMS: Omit<BridgeSeams, keyof BreakSeams> = {
 // The decisions the bridge's --break variants (reference/variants/bridge-seams.ts) replace, so the
 // handlers keep only the reference's own code and never ask whether a flag is on.
 
-export interface BreakSeams {
+export interface BreakSeams extends AssertionSeams {
   /** Whether /authorize takes `asked`, given whether it matches a registered URI (ob.authorize.redirect-exact, ob.authorize.loopback). */
   redirectTaken(client: Client, asked: string, matched: boolean): boolean;
   /** Whether PKCE is checked at all, at /authorize and for a code issued without a challenge (ob.authorize.pkce-required). */
@@ -133,6 +134,9 @@ const BREAK_SEAMS: BreakSeams = {
   pushLimits: (max, intervalMs) => ({ max, intervalMs }),
   promptExtras: () => ({}),
   promptType: (type) => type,
+  assertionKeys: (jwks) => createLocalJWKSet(jwks),
+  assertionClaims: (clientId, audiences) => ({ issuer: clientId, subject: clientId, audience: audiences, maxTokenAge: 300 }),
+  assertionSpends: () => true,
 };
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- merges the --break seams into BridgeSeams

@@ -25,7 +25,7 @@ function tokenForm(call: Call): URLSearchParams {
 
 async function client(ctx: BridgeContext, req: { headers: Headers }, form: URLSearchParams): Promise<Client> {
   try {
-    return await authenticateClient(ctx.clients, presentedAuth(req.headers, form), [ctx.config.issuer, `${ctx.config.issuer}${PATHS.token}`], ctx.nonces);
+    return await authenticateClient(ctx.clients, presentedAuth(req.headers, form), [ctx.config.issuer, `${ctx.config.issuer}${PATHS.token}`], ctx.nonces, ctx.seams);
   } catch (error) {
     if (error instanceof ClientAuthError) throw new OAuthError(401, 'invalid_client', error.message, 'ob.token.client-auth', { 'www-authenticate': 'Basic realm="token"' });
     throw error;

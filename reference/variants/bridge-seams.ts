@@ -6,6 +6,7 @@ import type { RuleId } from '../../schemas/ts/rules.ts';
 import { matchRedirect } from '../../protocol/bridge/redirect.ts';
 import { parseDelivery } from '../signin/delivery.ts';
 import type { BridgeSeams } from '../bridge/seams.ts';
+import { EmbeddedJWK } from 'jose';
 import { brokenVerifier, VERIFIER_VARIANTS } from './verifier.ts';
 
 export interface BridgeSeamVariant {
@@ -21,7 +22,27 @@ export interface BridgeSeamVariant {
 const always = () => true;
 const never = () => false;
 
+/** The reference's client assertion claims with one left unchecked, or the clock a day slow. */
+const claimsWithout =
+  (drop: 'issuer' | 'subject' | 'audience' | 'exp'): BridgeSeams['assertionClaims'] =>
+  (clientId, audiences) => {
+    const all = { issuer: clientId, subject: clientId, audience: audiences, maxTokenAge: 300 };
+    if (drop === 'exp') return { ...all, clockTolerance: 86_400 };
+    const { [drop]: _dropped, ...rest } = all;
+    return rest;
+  };
+
 export const BRIDGE_SEAM_VARIANTS = {
+  'assertion-embedded-key': {
+    rule: 'ob.token.client-auth',
+    what: "a client assertion is verified with the key its own header embeds (jwk), jose's EmbeddedJWK in place of the client's key set",
+    seams: { assertionKeys: () => EmbeddedJWK },
+  },
+  'assertion-any-issuer': { rule: 'ob.token.client-auth', what: "a client assertion's iss is never compared with the client", seams: { assertionClaims: claimsWithout('issuer') } },
+  'assertion-any-subject': { rule: 'ob.token.client-auth', what: "a client assertion's sub is never compared with the client", seams: { assertionClaims: claimsWithout('subject') } },
+  'assertion-any-audience': { rule: 'ob.token.client-auth', what: "a client assertion's aud is never compared with the bridge", seams: { assertionClaims: claimsWithout('audience') } },
+  'assertion-expired': { rule: 'ob.token.client-auth', what: 'a client assertion is taken up to a day past its exp', seams: { assertionClaims: claimsWithout('exp') } },
+  'assertion-replay': { rule: 'ob.token.client-auth', what: "a client assertion's jti is never spent: the same assertion authenticates again", seams: { assertionSpends: never } },
   pkce: { rule: 'ob.authorize.pkce-required', what: 'PKCE is never checked, and a code issued without a challenge redeems without a verifier', seams: { pkceChecked: never } },
   'redirect-prefix': {
     rule: 'ob.authorize.redirect-exact',

@@ -711,6 +711,75 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ob.token.client-auth",
+    "kind": "binding",
+    "cite": "Clients authenticate at `/token` by `client_secret_basic`, `client_secret_post` or `private_key_jwt`; public clients and URL clients use `none` with PKCE.",
+    "operations": [
+      "token"
+    ],
+    "credential": "a private_key_jwt client assertion",
+    "parts": [
+      "key",
+      "issuer",
+      "subject",
+      "audience"
+    ],
+    "note": "private_key_jwt is OpenID Connect Core 1.0 section 9's: a JWT signed by the client's registered key, with iss and sub the client_id, aud the authorization server (its token endpoint, or its issuer), exp and jti. Each part is swapped alone for another valid one (another key under the same kid, another client's id, another server's token endpoint): bridge/matrix/client-assertion.",
+    "area": "bridge",
+    "facet": "binding",
+    "values": [
+      "key",
+      "issuer",
+      "subject",
+      "audience"
+    ],
+    "cells": [
+      {
+        "value": "key",
+        "operation": "token"
+      },
+      {
+        "value": "issuer",
+        "operation": "token"
+      },
+      {
+        "value": "subject",
+        "operation": "token"
+      },
+      {
+        "value": "audience",
+        "operation": "token"
+      }
+    ]
+  },
+  {
+    "rule": "ob.token.client-auth",
+    "kind": "once",
+    "cite": "Clients authenticate at `/token` by `client_secret_basic`, `client_secret_post` or `private_key_jwt`; public clients and URL clients use `none` with PKCE.",
+    "operations": [
+      "token"
+    ],
+    "secret": "a private_key_jwt client assertion (its jti)",
+    "spent_by": "a client authentication at /token",
+    "note": "OpenID Connect Core 1.0 section 9 on the assertion's jti: 'These tokens MUST only be used once'. Replayed with another code, and raced 20 ways each with its own code: one redeems, and the refused codes stay unspent.",
+    "area": "bridge",
+    "facet": "once",
+    "values": [
+      "replay",
+      "race"
+    ],
+    "cells": [
+      {
+        "value": "replay",
+        "operation": "token"
+      },
+      {
+        "value": "race",
+        "operation": "token"
+      }
+    ]
+  },
+  {
     "rule": "ob.code.replay-revokes",
     "kind": "once",
     "cite": "`redeemed` | second redemption of the same code | - | - | tokens from the first redemption are revoked",
@@ -759,6 +828,33 @@ export const facets: readonly Facet[] = [
       {
         "value": "race",
         "operation": "resume"
+      }
+    ]
+  },
+  {
+    "rule": "ob.token.client-auth",
+    "kind": "window",
+    "cite": "Clients authenticate at `/token` by `client_secret_basic`, `client_secret_post` or `private_key_jwt`; public clients and URL clients use `none` with PKCE.",
+    "operations": [
+      "token"
+    ],
+    "duration": "until the assertion's exp (OpenID Connect Core 1.0 section 9: exp REQUIRED)",
+    "from": "the client's signing of the assertion",
+    "note": "inside: an assertion expiring a minute from now; outside: one whose exp passed 30 seconds ago.",
+    "area": "bridge",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "token"
+      },
+      {
+        "value": "outside",
+        "operation": "token"
       }
     ]
   },

@@ -46,6 +46,43 @@ export function styleOf(c: ClientCredentials, preferPost = false): AuthStyle {
 /** RFC 6749 section 2.3.1: Basic credentials are form-urlencoded first. */
 const formEncode = (s: string) => encodeURIComponent(s).replace(/%20/g, '+');
 
+/** Parts of a private_key_jwt assertion a check swaps (OpenID Connect Core 1.0 section 9). */
+export interface AssertionEdit {
+  iss?: string;
+  sub?: string;
+  aud?: string;
+  /** Seconds from now (negative: already past). */
+  expIn?: number;
+  /** Another private key, signed under the client's own kid. */
+  key?: CryptoKey;
+  /** A public key placed in the header as `jwk` (a verifier must never trust it). */
+  jwk?: JWK;
+}
+
+/** A private_key_jwt client assertion for `c`: iss and sub its id, aud `audience`, a fresh jti, expiring in 60 s. */
+export async function clientAssertion(c: ClientCredentials, audience: string, edit: AssertionEdit = {}): Promise<string> {
+  const jwk = c.private_jwk as JWK;
+  const alg = typeof jwk.alg === 'string' ? jwk.alg : 'RS256';
+  const now = Math.floor(Date.now() / 1000);
+  const expIn = edit.expIn ?? 60;
+  return new SignJWT({})
+    .setProtectedHeader({ alg, ...(typeof jwk.kid === 'string' ? { kid: jwk.kid } : {}), ...(edit.jwk ? { jwk: edit.jwk } : {}) })
+    .setIssuer(edit.iss ?? c.client_id)
+    .setSubject(edit.sub ?? c.client_id)
+    .setAudience(edit.aud ?? audience)
+    .setJti(randomUUID())
+    .setIssuedAt(Math.min(now, now + expIn - 60))
+    .setExpirationTime(now + expIn)
+    .sign(edit.key ?? (await importJWK(jwk, alg)));
+}
+
+/** The form fields that present `assertion` for `c`. */
+export const assertionForm = (c: ClientCredentials, assertion: string): Record<string, string> => ({
+  client_id: c.client_id,
+  client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+  client_assertion: assertion,
+});
+
 export class OidcClient {
   constructor(
     readonly http: HttpClient,
@@ -78,21 +115,8 @@ export class OidcClient {
         return { headers: { authorization: `Basic ${Buffer.from(`${formEncode(c.client_id)}:${formEncode(c.client_secret ?? '')}`).toString('base64')}` }, form: {} };
       case 'post':
         return { headers: {}, form: { client_id: c.client_id, client_secret: c.client_secret ?? '' } };
-      case 'jwt': {
-        const jwk = c.private_jwk as JWK;
-        const alg = typeof jwk.alg === 'string' ? jwk.alg : 'RS256';
-        const key = await importJWK(jwk, alg);
-        const assertion = await new SignJWT({})
-          .setProtectedHeader({ alg, ...(typeof jwk.kid === 'string' ? { kid: jwk.kid } : {}) })
-          .setIssuer(c.client_id)
-          .setSubject(c.client_id)
-          .setAudience(audience)
-          .setJti(randomUUID())
-          .setIssuedAt()
-          .setExpirationTime('60s')
-          .sign(key);
-        return { headers: {}, form: { client_id: c.client_id, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion } };
-      }
+      case 'jwt':
+        return { headers: {}, form: assertionForm(c, await clientAssertion(c, audience)) };
       case 'none':
         return { headers: {}, form: { client_id: c.client_id } };
     }

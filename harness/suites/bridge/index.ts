@@ -24,6 +24,7 @@ import { gapChecks } from './checks/gaps.ts';
 import { pushChecks } from './checks/push.ts';
 import { transactionMatrixChecks } from './checks/transactions-matrix.ts';
 import { codeMatrixChecks } from './checks/codes-matrix.ts';
+import { clientAssertionChecks } from './checks/client-assertion-matrix.ts';
 import { clientMatrixChecks } from './checks/clients-matrix.ts';
 import { tokenLifecycleChecks } from './checks/tokens-lifecycle.ts';
 import { kindsMatrixChecks } from './checks/kinds-matrix.ts';
@@ -68,6 +69,7 @@ export function bridgeChecks(target: BridgeTarget): Check[] {
     // The code's window first in their shared lane: the transaction's then identifies after the
     // moment bridge/lifetimes/expired does, not with it.
     ...codeMatrixChecks(target),
+    ...clientAssertionChecks(target),
     ...transactionMatrixChecks(target),
     ...clientMatrixChecks(target),
     ...tokenLifecycleChecks(target),
