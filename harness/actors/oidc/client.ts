@@ -46,6 +46,9 @@ export function styleOf(c: ClientCredentials, preferPost = false): AuthStyle {
 /** RFC 6749 section 2.3.1: Basic credentials are form-urlencoded first. */
 const formEncode = (s: string) => encodeURIComponent(s).replace(/%20/g, '+');
 
+/** The token68 of `c`'s Basic credentials (RFC 6749 section 2.3.1). */
+export const basicCredentials = (c: ClientCredentials): string => Buffer.from(`${formEncode(c.client_id)}:${formEncode(c.client_secret ?? '')}`).toString('base64');
+
 /** Parts of a private_key_jwt assertion a check swaps (OpenID Connect Core 1.0 section 9). */
 export interface AssertionEdit {
   iss?: string;
@@ -57,6 +60,8 @@ export interface AssertionEdit {
   key?: CryptoKey;
   /** A public key placed in the header as `jwk` (a verifier must never trust it). */
   jwk?: JWK;
+  /** Claims left out (both are REQUIRED). */
+  omit?: ReadonlyArray<'jti' | 'exp'>;
 }
 
 /** A private_key_jwt client assertion for `c`: iss and sub its id, aud `audience`, a fresh jti, expiring in 60 s. */
@@ -65,15 +70,15 @@ export async function clientAssertion(c: ClientCredentials, audience: string, ed
   const alg = typeof jwk.alg === 'string' ? jwk.alg : 'RS256';
   const now = Math.floor(Date.now() / 1000);
   const expIn = edit.expIn ?? 60;
-  return new SignJWT({})
+  const jwt = new SignJWT({})
     .setProtectedHeader({ alg, ...(typeof jwk.kid === 'string' ? { kid: jwk.kid } : {}), ...(edit.jwk ? { jwk: edit.jwk } : {}) })
     .setIssuer(edit.iss ?? c.client_id)
     .setSubject(edit.sub ?? c.client_id)
     .setAudience(edit.aud ?? audience)
-    .setJti(randomUUID())
-    .setIssuedAt(Math.min(now, now + expIn - 60))
-    .setExpirationTime(now + expIn)
-    .sign(edit.key ?? (await importJWK(jwk, alg)));
+    .setIssuedAt(Math.min(now, now + expIn - 60));
+  if (!edit.omit?.includes('jti')) jwt.setJti(randomUUID());
+  if (!edit.omit?.includes('exp')) jwt.setExpirationTime(now + expIn);
+  return jwt.sign(edit.key ?? (await importJWK(jwk, alg)));
 }
 
 /** The form fields that present `assertion` for `c`. */
@@ -112,7 +117,7 @@ export class OidcClient {
   async authenticate(c: ClientCredentials, style: AuthStyle, audience: string): Promise<{ headers: Record<string, string>; form: Record<string, string> }> {
     switch (style) {
       case 'basic':
-        return { headers: { authorization: `Basic ${Buffer.from(`${formEncode(c.client_id)}:${formEncode(c.client_secret ?? '')}`).toString('base64')}` }, form: {} };
+        return { headers: { authorization: `Basic ${basicCredentials(c)}` }, form: {} };
       case 'post':
         return { headers: {}, form: { client_id: c.client_id, client_secret: c.client_secret ?? '' } };
       case 'jwt':

@@ -20,7 +20,7 @@ function clientAssertionCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/matrix/client-assertion',
     title:
-      'a private_key_jwt client is refused at /token when its assertion is signed by another key, names another client as iss or sub, another server as aud, or has expired, and when it is replayed; raced 20 ways with 20 codes it authenticates once; every code refused so stays redeemable',
+      "a private_key_jwt client is refused at /token when its assertion is signed by another key (even one it embeds as jwk), names another client as iss or sub, another server as aud, has expired, lacks jti or exp, is replayed, or comes with another client's client_id or another assertion type; without client_id a valid one redeems; raced 20 ways with 20 codes it authenticates once; every code refused so stays redeemable",
     rules: ['ob.token.client-auth'],
     cells: [
       ...(['key', 'issuer', 'subject', 'audience'] as const).map((value) => ({ rule: 'ob.token.client-auth' as const, facet: 'binding', value, operation: 'token' })),
@@ -35,12 +35,12 @@ function clientAssertionCheck(t: BridgeTarget): Check {
       const oidc = await s.oidc();
       const endpoint = oidc.discovery.token_endpoint;
       const codes = await codesFor(s, RACE);
-      const redeem = (code: { code: string; verifier: string }, assertion: string) =>
-        oidc.http.post(
-          endpoint,
-          new URLSearchParams({ grant_type: 'authorization_code', code: code.code, redirect_uri: c.redirect_uri, code_verifier: code.verifier, ...assertionForm(c, assertion) }).toString(),
-          { headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, noCookies: true },
-        );
+      // `form` edits the presented fields (client_id, client_assertion_type); undefined leaves one out.
+      const redeem = (code: { code: string; verifier: string }, assertion: string, form: Record<string, string | undefined> = {}) => {
+        const fields = { grant_type: 'authorization_code', code: code.code, redirect_uri: c.redirect_uri, code_verifier: code.verifier, ...assertionForm(c, assertion), ...form };
+        const body = new URLSearchParams(Object.entries(fields).filter((f): f is [string, string] => f[1] !== undefined));
+        return oidc.http.post(endpoint, body.toString(), { headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, noCookies: true });
+      };
       const assertion = (edit?: AssertionEdit) => clientAssertion(c, endpoint, edit);
 
       // Raced: one assertion with 20 codes at once authenticates once (the window's inside: it expires in a minute).
@@ -49,24 +49,34 @@ function clientAssertionCheck(t: BridgeTarget): Check {
       const won = answers.filter((r) => r.status === 200).length;
       e.that(won === 1, `one assertion presented ${RACE} ways at once, each with its own code, redeemed ${won} of them: ${answers.map((r) => r.status).join(' ')}`);
       const unspent = codes.filter((_, i) => answers[i]!.status !== 200);
-      if (unspent.length < 7) throw new CheckFailure(`only ${unspent.length} codes are left to judge the other cells with`);
 
       // Each bound part swapped alone, the assertion past its exp, and the raced one replayed: each refused.
       const other = await generateKeyPair(((c.private_jwk as JWK).alg as string | undefined) ?? 'RS256');
       const otherClient = Object.values(t.clients).find((x) => x !== undefined && x.client_id !== c.client_id)?.client_id ?? `${c.client_id}-other`;
-      const cases: Array<[string, Promise<string>]> = [
+      const cases: Array<[string, Promise<string>, Record<string, string | undefined>?]> = [
         ['signed by another key', assertion({ key: other.privateKey })],
         ['signed by another key it embeds as jwk', assertion({ key: other.privateKey, jwk: await exportJWK(other.publicKey) })],
-        [`iss another client (${otherClient})`, assertion({ iss: otherClient })],
-        [`sub another client (${otherClient})`, assertion({ sub: otherClient })],
-        ['aud another server', assertion({ aud: 'https://elsewhere.example/token' })],
-        ['exp 30 s ago', assertion({ expIn: -30 })],
-        ['the raced assertion replayed', Promise.resolve(raced)],
+        [`with iss another client (${otherClient})`, assertion({ iss: otherClient })],
+        [`with sub another client (${otherClient})`, assertion({ sub: otherClient })],
+        ['with aud another server', assertion({ aud: 'https://elsewhere.example/token' })],
+        ['whose exp passed 30 s ago', assertion({ expIn: -30 })],
+        ['without jti', assertion({ omit: ['jti'] })],
+        ['without exp', assertion({ omit: ['exp'] })],
+        ['replayed (the raced one)', Promise.resolve(raced)],
+        // RFC 7521 section 4.2: "If present, the value of the client_id parameter MUST identify the same client".
+        [`presented with client_id ${otherClient}`, assertion(), { client_id: otherClient }],
+        // RFC 7523 section 2.2: client_assertion_type is urn:ietf:params:oauth:client-assertion-type:jwt-bearer.
+        ['presented with another client_assertion_type', assertion(), { client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:saml2-bearer' }],
       ];
-      for (const [i, [what, made]] of cases.entries()) {
-        const r = await redeem(unspent[i]!, await made);
+      if (unspent.length < cases.length + 1) throw new CheckFailure(`only ${unspent.length} codes are left to judge the other cells with`);
+      for (const [i, [what, made, form]] of cases.entries()) {
+        const r = await redeem(unspent[i]!, await made, form);
         e.that(refused(r), `an assertion ${what} redeemed a code: ${said(r)}`);
       }
+      // RFC 7521 section 4.2: client_id is optional beside an assertion, whose sub identifies the client.
+      const bare = await redeem(unspent[cases.length]!, await assertion(), { client_id: undefined });
+      e.that(bare.status === 200, `a valid assertion presented without client_id did not redeem: ${said(bare)}`);
+      unspent.splice(cases.length, 1);
       // Nothing refused spent its code: each redeems with a fresh assertion.
       const after = await Promise.all(unspent.map(async (code) => redeem(code, await assertion())));
       const lost = after.filter((r) => r.status !== 200);

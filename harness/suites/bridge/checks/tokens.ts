@@ -3,6 +3,7 @@
 // signing-key rotation.
 import type { Check } from '../../../run/model.ts';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { basicCredentials } from '../../../actors/oidc/client.ts';
 import { bridgeCheck } from '../check.ts';
 import { foreignSources, launcherOffered, originOf } from '../pages.ts';
 import { CheckSkip, errorOf, said, type BridgeTarget, type ClientRole } from '../driver.ts';
@@ -81,7 +82,7 @@ function part1Checks(t: BridgeTarget): Check[] {
   return methods.map(([role, method]) =>
     bridgeCheck(t, {
       id: `bridge/token/auth-${method.replace(/_/g, '-')}`,
-      title: `a ${method} client redeems its code; a wrong credential is refused`,
+      title: `a ${method} client redeems its code; a wrong credential is refused${method === 'client_secret_basic' ? ', as is a redemption naming no client; the scheme is read in any case, with any number of spaces' : ''}`,
       rules: ['ob.token.client-auth'],
       cells: [
         ...(method.startsWith('client_secret') ? [{ rule: 'ob.token.client-auth' as const, facet: 'who', value: 'wrong-secret', operation: 'token' }] : []),
@@ -99,6 +100,16 @@ function part1Checks(t: BridgeTarget): Check[] {
         if (method === 'client_secret_basic') {
           const none = await oidc.token(creds, 'none', signIn.response.code, signIn.pkce.verifier);
           e.that(none.status >= 400 && none.status < 500, `a confidential client without authentication was accepted: ${said(none)}`);
+          const fields = { grant_type: 'authorization_code', code: signIn.response.code, redirect_uri: creds.redirect_uri, code_verifier: signIn.pkce.verifier };
+          const anonymous = await oidc.postForm(oidc.discovery.token_endpoint, undefined, 'none', fields);
+          e.that(anonymous.status >= 400 && anonymous.status < 500, `a redemption naming no client at all answered ${said(anonymous)}, not a 4xx`);
+          // RFC 7235 section 2.1: the scheme is case-insensitive, and one or more spaces follow it.
+          const other = await s.signIn({ client: role });
+          const loose = await s.http.post(oidc.discovery.token_endpoint, new URLSearchParams({ ...fields, code: other.response.code!, code_verifier: other.pkce.verifier }).toString(), {
+            headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', authorization: `basic  ${basicCredentials(creds)}` },
+            noCookies: true,
+          });
+          e.that(loose.status === 200, `Basic credentials sent as "basic  <credentials>" (lower case, two spaces) were refused: ${said(loose)}`);
         }
         const good = await oidc.token(creds, s.style(role), signIn.response.code, signIn.pkce.verifier);
         e.that(good.status === 200, `${method}: ${said(good)}`);

@@ -300,12 +300,15 @@ function urlClientHttpsOnlyCheck(t: BridgeTarget): Check {
     });
   return check({
     id: 'bridge/url-client/https-only',
-    title: 'an http client_id is never fetched, though its document is served',
+    title: 'an http client_id is never fetched, though its document is served, at /authorize or at /token (a 4xx there)',
     rules: ['ob.clients.url-fetch-https'],
     run: async (s, e) => {
       const c = await host(t, { scheme: 'http' });
       const res = await authorize(s, c.credentials, c.foreign);
       e.that(refusedPage(res), `an http client_id was accepted: ${said(res)}`);
+      const oidc = await s.oidc();
+      const token = await oidc.token(c.credentials, 'none', 'A'.repeat(43), 'B'.repeat(43));
+      e.that(token.status >= 400 && token.status < 500, `/token with the http client_id answered ${said(token)}, not a 4xx`);
       const n = await fetches(t, c.clientId);
       e.that(n === 0, `the bridge fetched the http document ${n} time(s)`);
     },
