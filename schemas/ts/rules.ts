@@ -2289,7 +2289,7 @@ export const rules: readonly Rule[] = [
     "doc": 2,
     "section": "Endpoints (/t/{id}: not shown)",
     "title": "Transaction pages and status poll",
-    "text": "Project decision: `/authorize` answers `303` to `/t/{id}` on the issuer; `GET /t/{id}` (and `/t/{id}/status`) with `Accept: application/json` and the transaction cookie answers `{state, request?, request_uri?, match_code?, request_expires_at?, push?, consent?, redirect?, error?}`, each state with its own fields only (`awaiting_signature` the request, its URI, match code, expiry and push offer; `consent` the consent; `code_issued` and `access_denied` the redirect; `failed` the error); `POST /t/{id}/identify` takes `id`; `POST /t/{id}/consent` takes `decision` (`approve`|`deny`) and the ticked `claims`. A bridge the harness drives must offer this contract (a test contract, as the RP start contract).",
+    "text": "Project decision: `/authorize` answers `303` to `/t/{id}` on the issuer; `GET /t/{id}` (and `/t/{id}/status`) with `Accept: application/json` and the transaction cookie answers `{state, request?, request_uri?, match_code?, request_expires_at?, push?, consent?, redirect?, error?}`, each state with its own fields only (`awaiting_signature` the request, its URI, match code, expiry and push offer; `consent` the consent (`verified` true for a registered client, which was registered with its hosts); `code_issued` and `access_denied` the redirect; `failed` the error); `POST /t/{id}/identify` takes `id`; `POST /t/{id}/consent` takes `decision` (`approve`|`deny`) and the ticked `claims`. A bridge the harness drives must offer this contract (a test contract, as the RP start contract).",
     "origin": "project"
   },
   {

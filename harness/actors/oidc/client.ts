@@ -60,8 +60,8 @@ export interface AssertionEdit {
   key?: CryptoKey;
   /** A public key placed in the header as `jwk` (a verifier must never trust it). */
   jwk?: JWK;
-  /** Claims left out (both are REQUIRED). */
-  omit?: ReadonlyArray<'jti' | 'exp'>;
+  /** Claims left out (all three are REQUIRED). */
+  omit?: ReadonlyArray<'jti' | 'exp' | 'sub'>;
 }
 
 /** A private_key_jwt client assertion for `c`: iss and sub its id, aud `audience`, a fresh jti, expiring in 60 s. */
@@ -73,9 +73,9 @@ export async function clientAssertion(c: ClientCredentials, audience: string, ed
   const jwt = new SignJWT({})
     .setProtectedHeader({ alg, ...(typeof jwk.kid === 'string' ? { kid: jwk.kid } : {}), ...(edit.jwk ? { jwk: edit.jwk } : {}) })
     .setIssuer(edit.iss ?? c.client_id)
-    .setSubject(edit.sub ?? c.client_id)
     .setAudience(edit.aud ?? audience)
     .setIssuedAt(Math.min(now, now + expIn - 60));
+  if (!edit.omit?.includes('sub')) jwt.setSubject(edit.sub ?? c.client_id);
   if (!edit.omit?.includes('jti')) jwt.setJti(randomUUID());
   if (!edit.omit?.includes('exp')) jwt.setExpirationTime(now + expIn);
   return jwt.sign(edit.key ?? (await importJWK(jwk, alg)));

@@ -63,6 +63,7 @@ function clientAssertionCheck(t: BridgeTarget): Check {
         ['without jti', assertion({ omit: ['jti'] })],
         ['without exp', assertion({ omit: ['exp'] })],
         ['replayed (the raced one)', Promise.resolve(raced)],
+        ['naming no client (no sub, no client_id)', assertion({ omit: ['sub'] }), { client_id: undefined }],
         // RFC 7521 section 4.2: "If present, the value of the client_id parameter MUST identify the same client".
         [`presented with client_id ${otherClient}`, assertion(), { client_id: otherClient }],
         // RFC 7523 section 2.2: client_assertion_type is urn:ietf:params:oauth:client-assertion-type:jwt-bearer.

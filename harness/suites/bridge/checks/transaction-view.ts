@@ -38,7 +38,7 @@ function transactionViewCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/profile/transaction-view',
     title:
-      "the status view of each state carries that state's fields only: identify none, awaiting_signature the request (its URI on the issuer, match code and expiry), consent the consent, code_issued and access_denied the redirect, failed the error; another browser gets a 4xx page, or a 4xx JSON error when it polls, and a transaction that does not exist is a 4xx",
+      "the status view of each state carries that state's fields only (a registered client's consent marked verified): identify none, awaiting_signature the request (its URI on the issuer, match code and expiry), consent the consent, code_issued and access_denied the redirect, failed the error; another browser gets a 4xx page, or a 4xx JSON error when it polls, and a transaction that does not exist is a 4xx",
     rules: ['ob.contract.transaction'],
     run: async (s, e) => {
       const redirectUri = s.credentials('basic').redirect_uri;
@@ -58,6 +58,9 @@ function transactionViewCheck(t: BridgeTarget): Check {
       if (!approved.resumed || approved.resumed.status >= 400) throw new CheckFailure(`the resume link was refused: ${approved.resumed ? `${approved.resumed.status}` : 'no resume link'}`);
       const atConsent = (await s.view(a.user.browser, a.txUrl)).view;
       judge(e, 'after the proof', atConsent, 'consent', ['consent']);
+      // A registered client was registered with its hosts: its consent calls the return host verified.
+      const shown = (atConsent.consent ?? {}) as { verified?: unknown };
+      e.that(shown.verified === true, `consent for the registered client shows verified ${JSON.stringify(shown.verified)}, not true`);
       const claims = ((atConsent.consent ?? {}) as { claims?: unknown }).claims;
       const decided = (await s.post(a.user.browser, `${a.txUrl}/consent`, { decision: 'approve', claims: Array.isArray(claims) ? claims : [] })).view;
       judge(e, 'after approving', decided, 'code_issued', ['redirect']);
