@@ -761,7 +761,7 @@ export const facets: readonly Facet[] = [
     ],
     "secret": "a private_key_jwt client assertion (its jti)",
     "spent_by": "a client authentication at /token",
-    "note": "OpenID Connect Core 1.0 section 9 on the assertion's jti: 'These tokens MUST only be used once'. Replayed with another code, and raced 20 ways each with its own code: one redeems, and the refused codes stay unspent.",
+    "note": "OpenID Connect Core 1.0 section 9 on the assertion's jti: 'These tokens MUST only be used once'. Replayed with another code, and raced 20 ways over two codes (each redeems once, so two tell a spent assertion from one taken again): one redeems, and the refused codes stay unspent.",
     "area": "bridge",
     "facet": "once",
     "values": [
