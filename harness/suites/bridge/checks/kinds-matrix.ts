@@ -11,7 +11,7 @@ import { bridgeCheck } from '../check.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { matrixSignIn } from './matrix-pace.ts';
 import { approvedUnresumed, continued } from './transactions-matrix.ts';
-import { CheckFailure, CheckSkip, said, type BridgeSession, type BridgeTarget, type ClientRole, type User } from '../driver.ts';
+import { CheckFailure, CheckSkip, said, type BridgeSession, type BridgeTarget, type ClientRole } from '../driver.ts';
 
 /** How long after issue the inside cells use a secret: longer than any unit slip of its lifetime makes it. */
 const INSIDE_MS = 3000;
@@ -156,12 +156,6 @@ function resumeInsideCheck(t: BridgeTarget): Check {
 
 const RACE = 20;
 
-/** A sign-in waiting for its signature: the user and the native request the page shows. */
-async function awaitingSignature(s: BridgeSession): Promise<{ user: User; request: string }> {
-  const { user, request } = await s.waitingSignIn();
-  return { user, request };
-}
-
 function approvalOnceCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/matrix/approval-once',
@@ -174,14 +168,14 @@ function approvalOnceCheck(t: BridgeTarget): Check {
     ],
     run: async (s, e) => {
       const replay = async () => {
-        const w = await matrixSignIn(() => awaitingSignature(s));
+        const w = await matrixSignIn(() => s.waitingSignIn());
         const first = await s.signer.approve(w.request, { key: w.user.key, sameDevice: true });
         if (first.delivery?.status !== 200) throw new CheckFailure(`the approval was not accepted: ${first.delivery?.status} ${JSON.stringify(first.delivery?.body).slice(0, 200)}`);
         const again = await s.signer.deliver(String(first.loaded.request.response_uri), first.encodedApproval);
         e.that(again.status >= 400 && again.status < 500, `the same approval delivered again was answered ${again.status} ${JSON.stringify(again.body).slice(0, 200)}`);
       };
       const race = async () => {
-        const w = await matrixSignIn(() => awaitingSignature(s));
+        const w = await matrixSignIn(() => s.waitingSignIn());
         const loaded = await s.signer.loadRequest(w.request);
         const { encoded } = s.signer.sign(loaded.request, w.user.key);
         const answers = await together(RACE, () => s.signer.deliver(String(loaded.request.response_uri), encoded));
