@@ -333,7 +333,7 @@ function consentReleaseCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/consent/release',
     title:
-      'svc_id (with the key fingerprint and the ID URL) is released only when left ticked on consent; an unticked claim reaches neither the ID token nor userinfo, and a grant without profile carries no name, picture or profile',
+      'svc_id (with the key fingerprint and the ID URL) is released only when left ticked on consent, and again to later grants on that consent (from the session, and after a new proof); an unticked claim reaches neither the ID token nor userinfo, and a grant without profile carries no name, picture or profile',
     rules: ['ob.consent.release', 'ob.consent.screen', 'ob.token.claims'],
     run: async (s, e) => {
       const idClaim = t.profile.ids.id_claim;
@@ -352,6 +352,17 @@ function consentReleaseCheck(t: BridgeTarget): Check {
       const [fingerprint, url] = [tp[t.profile.ids.key_fingerprint_claim], tp[t.profile.ids.id_url_claim]];
       e.that(typeof fingerprint === 'string' && /^\d{5}( \d{5}){3}$/.test(fingerprint), `ticked: ${t.profile.ids.key_fingerprint_claim} is ${JSON.stringify(fingerprint)}, not a key fingerprint`);
       e.that(typeof url === 'string' && url !== '', `ticked: ${t.profile.ids.id_url_claim} is ${JSON.stringify(url)}`);
+      // The consent records the claims released (Consent and account records): a later grant to the
+      // same client releases what was left ticked, whether from the live session or after a new proof,
+      // and whether the bridge shows consent again (every box left ticked) or lets the record cover it.
+      for (const [how, extra] of [
+        ['from the live session', {}],
+        ['after a new proof (prompt=login)', { prompt: 'login' }],
+      ] as const) {
+        const later = await s.tokens({ scope, user: ticked.signIn.user, extra });
+        const lp = (await oidc.verifyIdToken(String(later.body.id_token), s.credentials('basic').client_id)).payload;
+        e.that(lp[idClaim] === ticked.signIn.user.key.identity, `a later grant ${how}, on the consent that left ${t.profile.ids.id_scope} ticked: ${idClaim} is ${JSON.stringify(lp[idClaim])}`);
+      }
       const un = await s.tokens({ scope, tick: [] });
       const up = (await oidc.verifyIdToken(String(un.body.id_token), s.credentials('basic').client_id)).payload;
       e.that(up[idClaim] === undefined, `unticked: the ID token carries ${idClaim}`);

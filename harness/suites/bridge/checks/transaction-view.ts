@@ -11,6 +11,7 @@ import { foreignSources, forms, originOf } from '../pages.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget, type User } from '../driver.ts';
 import type { Expect } from '../../../run/verdict.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
+import { newPkce } from '../../../actors/oidc/client.ts';
 
 /** Which of the optional fields each state's view carries (the rest it must not). */
 const FIELDS = ['request', 'request_uri', 'match_code', 'request_expires_at', 'push', 'consent', 'redirect', 'error'] as const;
@@ -158,7 +159,7 @@ function transactionPagesCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/profile/transaction-pages',
     title:
-      "the pages a browser sees: at consent a form posting to /t/{id}/consent with approve and deny and one box per offered claim, its policy letting the form reach the client's origin alone besides itself; once answered the page redirects to the client (code or access_denied); retry takes a waiting sign-in back to identify, and the next ID gets a new request (another browser's retry is a 4xx that changes nothing)",
+      "the pages a browser sees: at consent a form posting to /t/{id}/consent with approve and deny and one box per offered claim, its policy letting the form reach the client's origin alone besides itself; a decision other than approve or deny is a 400 at consent, consent before the proof a 409, and once answered the page redirects to the client (code or access_denied) and a second decision is a 409 that changes the stored consent in neither direction; retry takes a waiting sign-in back to identify, and the next ID gets a new request (another browser's retry is a 4xx that changes nothing)",
     rules: ['ob.contract.transaction'],
     run: async (s, e) => {
       const redirectUri = s.credentials('basic').redirect_uri;
@@ -176,11 +177,26 @@ function transactionPagesCheck(t: BridgeTarget): Check {
       const reach = foreignSources(page.headers['content-security-policy'] ?? '', ['form-action']).map(originOf);
       const client = new URL(redirectUri).origin;
       e.that(reach.length === 1 && reach[0] === client, `the consent page's form-action reaches ${JSON.stringify(reach)} beside itself, not the client's origin ${client} alone`);
+      // A decision other than approve or deny is a 400, and the sign-in stays at consent.
+      const odd = await s.post(a.user.browser, `${a.txUrl}/consent`, { decision: 'maybe', claims: Array.isArray(offered) ? offered : [] });
+      const stays = (await s.view(a.user.browser, a.txUrl)).view;
+      e.that(
+        odd.res.status === 400 && stays.state === 'consent',
+        `POST /t/{id}/consent with decision maybe answered ${said(odd.res)} and left the sign-in ${JSON.stringify(stays.state)}, not a 400 at consent`,
+      );
       await s.post(a.user.browser, `${a.txUrl}/consent`, { decision: 'approve', claims: Array.isArray(offered) ? offered : [] });
       const issued = await a.user.browser.http.get(a.txUrl, { headers: { accept: 'text/html' } });
       e.that(
         s.authorizationResponse(issued.location, redirectUri)?.code !== undefined,
         `the page of a sign-in whose code was issued answered ${said(issued)}, not a redirect to the client with the code`,
+      );
+      // Once decided, a second decision is a 409 that changes nothing: the consent stored by the
+      // first (every claim) still covers the next authorization in that browser's session.
+      const regrets = await s.post(a.user.browser, `${a.txUrl}/consent`, { decision: 'approve', claims: [] });
+      const covered = await s.openAuthorize(a.user.browser, s.params('basic', newPkce(), 'st', 'n', claimScope(s)));
+      e.that(
+        regrets.res.status === 409 && s.authorizationResponse(covered.location, redirectUri)?.code !== undefined,
+        `after the approval a second one with no claim answered ${said(regrets.res)}, and the next authorization in the session ${said(covered)}: not a 409, then a code on the first consent`,
       );
 
       const b = await atConsent(s);
@@ -190,9 +206,23 @@ function transactionPagesCheck(t: BridgeTarget): Check {
         s.authorizationResponse(denied.location, redirectUri)?.error === 'access_denied',
         `the page of a denied sign-in answered ${said(denied)}, not a redirect to the client with access_denied`,
       );
+      // An approval after the denial is a 409 and stores no consent: the next authorization asks again.
+      const overturn = await s.post(b.user.browser, `${b.txUrl}/consent`, { decision: 'approve', claims: [s.target.profile.ids.id_scope] });
+      const asks = await s.openAuthorize(b.user.browser, s.params('basic', newPkce(), 'st', 'n', claimScope(s)));
+      e.that(
+        overturn.res.status === 409 && s.authorizationResponse(asks.location, redirectUri) === undefined,
+        `after the denial an approval answered ${said(overturn.res)}, and the next authorization in the session ${said(asks)}: not a 409, then the consent step again`,
+      );
 
       // Retry: back to identify, and the next ID issues another request; from another browser, refused.
       const c = await s.startSignIn(claimScope(s));
+      // Consent before any proof is a 409, and the sign-in stays at identify.
+      const early = await s.post(c.user.browser, `${c.txUrl}/consent`, { decision: 'approve', claims: [s.target.profile.ids.id_scope] });
+      const unmoved = (await s.view(c.user.browser, c.txUrl)).view;
+      e.that(
+        early.res.status === 409 && unmoved.state === 'identify',
+        `POST /t/{id}/consent before the ID was entered answered ${said(early.res)} and left the sign-in ${JSON.stringify(unmoved.state)}, not a 409 at identify`,
+      );
       const first = (await s.post(c.user.browser, `${c.txUrl}/identify`, { id: c.user.key.identity })).view;
       const stranger = await s.post((await s.newUser()).browser, `${c.txUrl}/retry`, {});
       const still = (await s.view(c.user.browser, c.txUrl)).view;
