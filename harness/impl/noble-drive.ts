@@ -3,9 +3,10 @@
 // flat list, then framed), its own chunk padding, seals, name index, link KDF, proof of work and
 // base32. The vectors suite checks every drive vector with both and fails when they disagree.
 // The link KDF is hash-wasm's argon2id (WebAssembly): the core's is @noble's, so the two still
-// differ, and a derivation costs the harness about 0.5 s of CPU instead of 2 s.
+// differ, and a derivation costs the harness about 0.5 s of CPU instead of 2 s. X25519's curve
+// operation is OpenSSL's (./x25519.ts), for the same reason; the seals around it are written here.
 import { xchacha20poly1305, chacha20poly1305 } from '@noble/ciphers/chacha.js';
-import { x25519 } from '@noble/curves/ed25519.js';
+import { x25519 } from './x25519.ts';
 import { hkdf } from '@noble/hashes/hkdf.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';

@@ -1,6 +1,6 @@
 // The test authority's certificate authority: an ECDSA P-256 CA made with @peculiar/x509 over
 // node's webcrypto, persisted as `ca.pem` + `ca-key.pem` in a directory so a restarted authority
-// stays trusted, and leaf certificates issued on demand per server name (cached).
+// stays trusted, and leaf certificates issued on demand per server name or its parent's wildcard (cached).
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isIP } from 'node:net';
@@ -63,6 +63,17 @@ async function loadOrCreate(dir: string): Promise<{ cert: x509.X509Certificate; 
   return { cert, key: keys.privateKey, pem: certPem };
 }
 
+/**
+ * The name a leaf is issued for: a DNS name of three labels or more is covered by its parent's
+ * wildcard (RFC 6125 section 6.4.3), so the many identity hosts of one zone share one leaf and one
+ * TLS context instead of costing a signature and a context each; an IP or a shorter name is its own.
+ */
+function covering(serverName: string): string {
+  const name = serverName.toLowerCase();
+  const labels = name.split('.');
+  return isIP(name) === 0 && labels.length >= 3 ? `*.${labels.slice(1).join('.')}` : name;
+}
+
 export async function openCertificateAuthority(dir: string): Promise<CertificateAuthority> {
   const ca = await loadOrCreate(dir);
   const leafKeys = (await crypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
@@ -72,7 +83,7 @@ export async function openCertificateAuthority(dir: string): Promise<Certificate
   const contexts = new Map<string, Promise<SecureContext>>();
 
   const leafFor = (serverName: string): Promise<{ cert: string; key: string }> => {
-    const name = serverName.toLowerCase();
+    const name = covering(serverName);
     let hit = leaves.get(name);
     if (!hit) {
       hit = (async () => {
@@ -105,7 +116,7 @@ export async function openCertificateAuthority(dir: string): Promise<Certificate
     caFile: join(dir, 'ca.pem'),
     leafFor,
     contextFor(serverName) {
-      const name = serverName.toLowerCase();
+      const name = covering(serverName);
       let hit = contexts.get(name);
       if (!hit) {
         hit = leafFor(name).then(({ cert, key }) => createSecureContext({ cert, key }));

@@ -4,7 +4,7 @@
 // only ciphertext; a reader opens what it reads with the keys the seals carry. Signatures are
 // deterministic, so they are made on node:crypto (relay/envelope.ts says why).
 import { randomBytes } from 'node:crypto';
-import { x25519 } from '@noble/curves/ed25519.js';
+import { x25519 } from '../../impl/x25519.ts';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { limits } from '../../../schemas/ts/limits.ts';
 import type { Profile } from '../../../protocol/common/profile.ts';

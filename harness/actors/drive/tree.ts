@@ -2,7 +2,7 @@
 // node key with its encryption key, a member (or link holder) opens a share's sealed node key with
 // its own (or the link's) key, and every folder's key opens its children's names and node keys.
 // Nothing is cached between calls: a CLI run starts from the drive each time.
-import { x25519 } from '@noble/curves/ed25519.js';
+import { x25519 } from '../../impl/x25519.ts';
 import { limits } from '../../../schemas/ts/limits.ts';
 import { context, openSeal, sealDomainOf } from '../../impl/noble-drive.ts';
 import type { HttpResponse } from '../http.ts';

@@ -80,8 +80,15 @@ export interface SignedOp {
   path: string;
 }
 
-/** Every operation spec/http/relay.openapi.yaml opens with a signed request (security `signedRequest`). */
+let signed: SignedOp[] | undefined;
+
+/** Every operation spec/http/relay.openapi.yaml opens with a signed request (security `signedRequest`), read once. */
 export function signedOperations(): SignedOp[] {
+  signed ??= readSignedOperations();
+  return signed;
+}
+
+function readSignedOperations(): SignedOp[] {
   const doc = parse(readFileSync(specFile('relay'), 'utf8')) as { paths?: Record<string, Record<string, { operationId?: string; security?: Array<Record<string, unknown>> }>> };
   const out: SignedOp[] = [];
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
