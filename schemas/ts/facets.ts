@@ -715,7 +715,8 @@ export const facets: readonly Facet[] = [
     "kind": "binding",
     "cite": "Clients authenticate at `/token` by `client_secret_basic`, `client_secret_post` or `private_key_jwt`; public clients and URL clients use `none` with PKCE.",
     "operations": [
-      "token"
+      "token",
+      "introspect"
     ],
     "credential": "a private_key_jwt client assertion",
     "parts": [
@@ -724,7 +725,7 @@ export const facets: readonly Facet[] = [
       "subject",
       "audience"
     ],
-    "note": "private_key_jwt is OpenID Connect Core 1.0 section 9's: a JWT signed by the client's registered key, with iss and sub the client_id, aud the authorization server (its token endpoint, or its issuer), exp and jti. Each part is swapped alone for another valid one (another key under the same kid, another client's id, another server's token endpoint): bridge/matrix/client-assertion.",
+    "note": "private_key_jwt is OpenID Connect Core 1.0 section 9's: a JWT signed by the client's registered key, with iss and sub the client_id, aud the authorization server (its token endpoint, or its issuer), exp and jti. Each part is swapped alone for another valid one (another key under the same kid, another client's id, another server's token endpoint): bridge/matrix/client-assertion, at /token and at /introspect (which serves only the owning client, so authenticates it the same way: RFC 7662 section 2.1).",
     "area": "bridge",
     "facet": "binding",
     "values": [
@@ -739,16 +740,32 @@ export const facets: readonly Facet[] = [
         "operation": "token"
       },
       {
+        "value": "key",
+        "operation": "introspect"
+      },
+      {
         "value": "issuer",
         "operation": "token"
+      },
+      {
+        "value": "issuer",
+        "operation": "introspect"
       },
       {
         "value": "subject",
         "operation": "token"
       },
       {
+        "value": "subject",
+        "operation": "introspect"
+      },
+      {
         "value": "audience",
         "operation": "token"
+      },
+      {
+        "value": "audience",
+        "operation": "introspect"
       }
     ]
   },
@@ -757,10 +774,11 @@ export const facets: readonly Facet[] = [
     "kind": "once",
     "cite": "Clients authenticate at `/token` by `client_secret_basic`, `client_secret_post` or `private_key_jwt`; public clients and URL clients use `none` with PKCE.",
     "operations": [
-      "token"
+      "token",
+      "introspect"
     ],
     "secret": "a private_key_jwt client assertion (its jti)",
-    "spent_by": "a client authentication at /token",
+    "spent_by": "a client authentication at /token or /introspect",
     "note": "OpenID Connect Core 1.0 section 9 on the assertion's jti: 'These tokens MUST only be used once'. Replayed with another code, and raced 20 ways over two codes (each redeems once, so two tell a spent assertion from one taken again): one redeems, and the refused codes stay unspent.",
     "area": "bridge",
     "facet": "once",
@@ -774,8 +792,16 @@ export const facets: readonly Facet[] = [
         "operation": "token"
       },
       {
+        "value": "replay",
+        "operation": "introspect"
+      },
+      {
         "value": "race",
         "operation": "token"
+      },
+      {
+        "value": "race",
+        "operation": "introspect"
       }
     ]
   },
@@ -836,7 +862,8 @@ export const facets: readonly Facet[] = [
     "kind": "window",
     "cite": "Clients authenticate at `/token` by `client_secret_basic`, `client_secret_post` or `private_key_jwt`; public clients and URL clients use `none` with PKCE.",
     "operations": [
-      "token"
+      "token",
+      "introspect"
     ],
     "duration": "until the assertion's exp (OpenID Connect Core 1.0 section 9: exp REQUIRED)",
     "from": "the client's signing of the assertion",
@@ -853,8 +880,16 @@ export const facets: readonly Facet[] = [
         "operation": "token"
       },
       {
+        "value": "inside",
+        "operation": "introspect"
+      },
+      {
         "value": "outside",
         "operation": "token"
+      },
+      {
+        "value": "outside",
+        "operation": "introspect"
       }
     ]
   },

@@ -4,13 +4,15 @@
 // authorization server, exp, and a jti ("These tokens MUST only be used once"). Each bound part
 // is swapped alone for another valid one, the assertion is presented past its exp, replayed, and
 // raced 20 ways over two codes; every code a refused assertion presented must redeem next. Codes
-// live seconds (5 on the harness's reference), so each is fetched just before it is used.
+// live seconds (5 on the harness's reference), so each is fetched just before it is used. The
+// same assertions then meet /introspect, where the client authenticates the same way.
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { assertionForm, clientAssertion, type AssertionEdit } from '../../../actors/oidc/client.ts';
 import { together } from '../../../actors/oidc/race.ts';
 import { bridgeCheck } from '../check.ts';
+import { safeJson } from '../../../run/answers.ts';
 import { matrixSignIn } from './matrix-pace.ts';
 import { CheckFailure, CheckSkip, said, type BridgeSession, type BridgeTarget } from '../driver.ts';
 
@@ -25,14 +27,16 @@ function clientAssertionCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/matrix/client-assertion',
     title:
-      "a private_key_jwt client is refused at /token when its assertion is signed by another key (even one it embeds as jwk), names another client as iss or sub, another server as aud, has expired, lacks jti or exp, is replayed, or comes with another client's client_id or another assertion type; without client_id a valid one redeems; raced 20 ways over two codes it authenticates once; every code refused so stays redeemable",
-    rules: ['ob.token.client-auth'],
+      "a private_key_jwt client is refused at /token when its assertion is signed by another key (even one it embeds as jwk), names another client as iss or sub, another server as aud, has expired, lacks jti or exp, is replayed, or comes with another client's client_id or another assertion type; without client_id a valid one redeems; raced 20 ways over two codes it authenticates once; every code refused so stays redeemable; at /introspect none of those assertions is shown the client's live token active, a valid one is, once (raced 20 ways too), and one spent at /token is spent there",
+    rules: ['ob.token.client-auth', 'ob.introspect.owner'],
     cells: [
-      ...(['key', 'issuer', 'subject', 'audience'] as const).map((value) => ({ rule: 'ob.token.client-auth' as const, facet: 'binding', value, operation: 'token' })),
-      { rule: 'ob.token.client-auth', facet: 'once', value: 'replay', operation: 'token' },
-      { rule: 'ob.token.client-auth', facet: 'once', value: 'race', operation: 'token' },
-      { rule: 'ob.token.client-auth', facet: 'window', value: 'inside', operation: 'token' },
-      { rule: 'ob.token.client-auth', facet: 'window', value: 'outside', operation: 'token' },
+      ...['token', 'introspect'].flatMap((operation) => [
+        ...(['key', 'issuer', 'subject', 'audience'] as const).map((value) => ({ rule: 'ob.token.client-auth' as const, facet: 'binding', value, operation })),
+        { rule: 'ob.token.client-auth' as const, facet: 'once', value: 'replay', operation },
+        { rule: 'ob.token.client-auth' as const, facet: 'once', value: 'race', operation },
+        { rule: 'ob.token.client-auth' as const, facet: 'window', value: 'inside', operation },
+        { rule: 'ob.token.client-auth' as const, facet: 'window', value: 'outside', operation },
+      ]),
     ],
     run: async (s, e) => {
       const c = s.credentials('jwt');
@@ -91,6 +95,33 @@ function clientAssertionCheck(t: BridgeTarget): Check {
       const [code] = await codesFor(s, 1);
       const bare = await redeem(code!, await assertion(), { client_id: undefined });
       e.that(bare.status === 200, `a valid assertion presented without client_id did not redeem: ${said(bare)}`);
+
+      // The same authentication at /introspect, which serves only the owning client (RFC 7662
+      // section 2.1 has it authenticate the client): no bad assertion learns that the client's
+      // live token is active; a valid one does, once; one spent at /token is spent there too.
+      const live = (safeJson(bare) as { access_token?: unknown } | undefined)?.access_token;
+      if (typeof live !== 'string') return;
+      const introspection = oidc.discovery.introspection_endpoint ?? `${t.issuer}/introspect`;
+      const introspect = async (a: string, form: Record<string, string | undefined> = {}) => {
+        const fields = { token: live, ...assertionForm(c, a), ...form };
+        const body = new URLSearchParams(Object.entries(fields).filter((f): f is [string, string] => f[1] !== undefined));
+        const r = await oidc.http.post(introspection, body.toString(), { headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, noCookies: true });
+        return { r, active: r.status === 200 && (safeJson(r) as { active?: unknown } | undefined)?.active === true };
+      };
+      for (const [what, make, form] of cases) {
+        const { r, active } = await introspect(await make(), form);
+        e.that(!active, `an assertion ${what} was shown the client's live token active at /introspect: ${said(r)}`);
+      }
+      const good = await assertion();
+      const first = await introspect(good);
+      e.that(first.active, `a valid assertion at /introspect was not shown the client's live token active: ${said(first.r)}`);
+      const again = await introspect(good);
+      e.that(!again.active, `an assertion replayed at /introspect was shown the live token active again: ${said(again.r)}`);
+      const spent = await introspect(raced);
+      e.that(!spent.active, `the assertion spent at /token was taken again at /introspect: ${said(spent.r)}`);
+      const racing = await assertion();
+      const shown = (await together(RACE, () => introspect(racing))).filter((x) => x.active).length;
+      e.that(shown === 1, `one assertion presented ${RACE} ways at once at /introspect was shown the live token active ${shown} times`);
     },
   });
 }
