@@ -347,7 +347,7 @@ export async function identifyHandler(ctx: BridgeContext, req: Request, id: stri
   if (!parsed.ok) return refuse(`this is not a valid ID (${parsed.reason})`);
   let signers: string[];
   try {
-    signers = findSigners(ctx, parsed.id, await ctx.resolver.resolve(parsed.id));
+    signers = findSigners(ctx, parsed.id, await ctx.resolver.resolve(parsed.id), await ctx.profiles.webSigner(parsed.id));
   } catch {
     return refuse(`${parsed.id} does not resolve to an identity`);
   }
@@ -459,10 +459,10 @@ async function afterSignIn(ctx: BridgeContext, tx: BridgeTx): Promise<Response |
  * operator's default web signer (it works only if the browser already holds the keys there).
  * The deep link and the QR code of the short link are always offered beside them.
  */
-function findSigners(ctx: BridgeContext, id: string, resolved: ResolvedIdentity): string[] {
+function findSigners(ctx: BridgeContext, id: string, resolved: ResolvedIdentity, declared: string | undefined): string[] {
   const out: string[] = [];
-  const caps = resolved.document?.capabilities as { endpoints?: { web_signer?: unknown } } | undefined;
-  const declared = caps?.endpoints?.web_signer;
+  // `declared`: endpoints.web_signer of the capabilities document (document 3's file at
+  // capabilities_path, read by ctx.profiles), not a field of the identity document.
   if (typeof declared === 'string' && /^https:\/\/[^\s]+$/.test(declared)) out.push(declared.endsWith('/') ? declared : `${declared}/`);
   else if (resolved.source === 'https') out.push(`https://${id}/app/`);
   if (ctx.config.defaultSigner) out.push(`${ctx.config.defaultSigner}/app/`);

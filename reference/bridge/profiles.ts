@@ -2,6 +2,7 @@
 // identity's public profile document, read when the claims are released (consent, or a code from a
 // stored consent). `picture` is the avatar's URL on the identity's own origin, never proxied. A
 // missing, unreachable or invalid profile releases neither; `profile` (the profile URL) needs none.
+// The identity's capabilities document is read here too, for the signer it declares.
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { limits } from '../../schemas/ts/limits.ts';
@@ -33,19 +34,13 @@ export class ProfileReader {
     });
   }
 
-  /** The claims of `identity`'s public profile; {} when there is none to read. */
-  async read(identity: string): Promise<ProfileClaims> {
-    const ids = this.options.profile.ids;
-    let doc: unknown;
+  /** A JSON document on the identity's own origin; undefined when it is missing, too large or not JSON. */
+  async #json(url: string): Promise<unknown> {
     try {
-      const res = await request(`https://${identity}${ids.profile_document_path}`, {
-        dispatcher: this.#agent,
-        headers: { accept: 'application/json' },
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-      });
+      const res = await request(url, { dispatcher: this.#agent, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(this.options.timeoutMs) });
       if (res.statusCode !== 200) {
         await res.body.dump().catch(() => undefined);
-        return {};
+        return undefined;
       }
       const chunks: Buffer[] = [];
       let total = 0;
@@ -53,15 +48,32 @@ export class ProfileReader {
         total += (chunk as Buffer).length;
         if (total > MAX_BYTES) {
           res.body.destroy();
-          return {};
+          return undefined;
         }
         chunks.push(chunk as Buffer);
       }
-      doc = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      return JSON.parse(Buffer.concat(chunks).toString('utf8'));
     } catch {
-      return {};
+      return undefined;
     }
-    if (!checkProfileDocument(doc).ok) return {};
+  }
+
+  /**
+   * `endpoints.web_signer` from the identity's capabilities document (document 2, Finding a signer,
+   * step 1; the file document 3 serves at capabilities_path), when it is an https URL; undefined
+   * when there is none, so the next step decides.
+   */
+  async webSigner(identity: string): Promise<string | undefined> {
+    const doc = await this.#json(`https://${identity}${this.options.profile.ids.capabilities_path}`);
+    const declared = (doc as { endpoints?: { web_signer?: unknown } } | undefined)?.endpoints?.web_signer;
+    return typeof declared === 'string' ? declared : undefined;
+  }
+
+  /** The claims of `identity`'s public profile; {} when there is none to read. */
+  async read(identity: string): Promise<ProfileClaims> {
+    const ids = this.options.profile.ids;
+    const doc = await this.#json(`https://${identity}${ids.profile_document_path}`);
+    if (doc === undefined || !checkProfileDocument(doc).ok) return {};
     const p = doc as { display_name?: unknown; avatar?: unknown };
     const out: ProfileClaims = {};
     if (typeof p.display_name === 'string' && p.display_name.trim() !== '') out.name = p.display_name;

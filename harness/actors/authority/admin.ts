@@ -4,7 +4,7 @@
 //
 //   GET    /info                          -> AuthorityInfo {name, address, dnsServer, httpsPort, adminUrl, caFile, caPem, ttl, zone, identities}
 //   GET    /ca.pem                        -> the CA certificate (application/x-pem-file)
-//   POST   /identities                    PublishSpec {identity, seed? | publicKey? (any 32 bytes: small-order and non-canonical keys are served verbatim, over DNS), encryptionPublicKey?, previousKeys?: [{publicKey, validUntil}], dns?, https?, relay?, cacheControl?, profile?} -> IdentityInfo
+//   POST   /identities                    PublishSpec {identity, seed? | publicKey? (any 32 bytes: small-order and non-canonical keys are served verbatim, over DNS), encryptionPublicKey?, previousKeys?: [{publicKey, validUntil}], dns?, https?, relay?, cacheControl?, profile?, capabilities?} -> IdentityInfo
 //   POST   /identities/new                NewIdentityOptions {zone?, label?, encryption?, dns?, https?, profile?} -> {identity, seed, publicKey}
 //   GET    /identities/<id>               -> IdentityInfo (404 when unknown)
 //   POST   /identities/<id>/rotate        {key: seed | 'ed25519:<pub>', graceSeconds?, validUntil?} -> IdentityInfo (the old key's valid_until: validUntil, else now + graceSeconds)

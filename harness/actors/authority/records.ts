@@ -37,6 +37,7 @@ interface Published {
   relay: string;
   cacheControl: string;
   profile?: Record<string, unknown>;
+  capabilities?: Record<string, unknown>;
   updatedAt: string;
   faults: FaultSpec & { dnsKeyBytes?: Uint8Array };
 }
@@ -153,6 +154,7 @@ export class Records implements Omit<AuthorityControl, 'info'> {
       return;
     }
     if (p && path === this.ids.profile_document_path && p.profile && p.https) return reply(res, 200, p.profile);
+    if (p && path === this.ids.capabilities_path && p.capabilities && p.https) return reply(res, 200, p.capabilities);
     if (path !== this.ids.id_document_path || !p) {
       reply(res, 404, { error: 'not_found', detail: `no identity document at https://${host}${path}` });
       return;
@@ -248,6 +250,7 @@ export class Records implements Omit<AuthorityControl, 'info'> {
     };
     if (seed) p.seed = seed;
     if (spec.profile !== undefined) p.profile = spec.profile;
+    if (spec.capabilities !== undefined) p.capabilities = spec.capabilities;
     if (spec.encryptionPublicKey !== undefined) p.encryptionPublicKey = toPublicKey(spec.encryptionPublicKey, 'encryption');
     this.identities.set(identity, p);
     return this.infoOf(p);

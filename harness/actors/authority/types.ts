@@ -24,6 +24,8 @@ export interface PublishSpec {
   cacheControl?: string;
   /** A public profile document, served verbatim at the profile path (profile_document_path). */
   profile?: Record<string, unknown>;
+  /** A capabilities document, served verbatim at the capabilities path (capabilities_path; document 3). */
+  capabilities?: Record<string, unknown>;
 }
 
 export interface FaultSpec {

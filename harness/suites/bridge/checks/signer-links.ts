@@ -1,6 +1,6 @@
 // Finding a signer (document 2): the waiting page a browser is shown once the ID is entered offers
-// the identity's signer, `https://<id>/app/` when it resolved over HTTPS (the test authority's
-// identities declare no `endpoints.web_signer`), each with the request handed over as
+// the identity's signer: `endpoints.web_signer` from its capabilities document, failing that
+// `https://<id>/app/` when it resolved over HTTPS, each with the request handed over as
 // `?auth=<request>` (document 1's handoff link), then the operator's default signer, the deep link
 // carrying the request's short link, and for another device the short link itself with the match
 // code. "The bridge never embeds or frames a signer": the page has no frame, embed or object.
@@ -14,7 +14,7 @@ function signerLinksCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/native/signer-links',
     title:
-      "the waiting page hands the request to the identity's signer first (https://<id>/app/?auth=<request>), offers the deep link with the request's short link, shows the short link and match code for another device, and frames nothing",
+      "the waiting page hands the request to the identity's signer first (the web_signer its capabilities document declares, failing that https://<id>/app/, with ?auth=<request>), offers the deep link with the request's short link, shows the short link and match code for another device, and frames nothing",
     rules: ['ob.native.find-signer', 'ob.native.never-frame'],
     context: ['ob.contract.transaction'],
     run: async (s, e) => {
@@ -42,6 +42,24 @@ function signerLinksCheck(t: BridgeTarget): Check {
       if (typeof view.match_code === 'string') e.that(text.includes(view.match_code), `the page does not show the match code ${view.match_code}`);
       const framed = elementsNamed(html, ['iframe', 'frame', 'embed', 'object']);
       e.that(framed.length === 0, `the waiting page embeds ${framed.join(', ')}: the bridge never frames a signer`);
+
+      // Step 1: an identity whose capabilities document (document 3's file, on its own origin)
+      // declares endpoints.web_signer is handed to that signer first, and step 2's /app/ is not
+      // chosen ("Failing that").
+      const declaring = await s.startSignIn();
+      const web = `https://signer.${declaring.user.key.identity}/wallet/`;
+      await t.authority.publish({ identity: declaring.user.key.identity, seed: declaring.user.key.seed, capabilities: { endpoints: { web_signer: web } } });
+      const waiting = await s.post(declaring.user.browser, `${declaring.txUrl}/identify`, { id: declaring.user.key.identity });
+      const declaredPage = await declaring.user.browser.http.get(declaring.txUrl, { headers: { accept: 'text/html' } });
+      failOnServerError(declaredPage, 'the waiting page');
+      const offered = links(declaredPage.text())
+        .map(parsedUrl)
+        .filter((u): u is URL => u !== undefined && u.searchParams.has('auth'))
+        .map((u) => `${u.origin}${u.pathname}`);
+      e.that(
+        offered[0] === web && !offered.includes(`https://${declaring.user.key.identity}/app/`),
+        `the identity's capabilities document declares web_signer ${web}, so it comes first and its /app/ is not chosen: the signer links are ${JSON.stringify(offered)} (the ID answered ${said(waiting.res)})`,
+      );
     },
   });
 }

@@ -9,6 +9,10 @@ import { bridgeCheck } from '../check.ts';
 import { safeJson } from '../../../run/answers.ts';
 import { foreignSources, forms, originOf } from '../pages.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget, type User } from '../driver.ts';
+import type { ResumeResult } from '../../../actors/signer/index.ts';
+
+/** What the resume link answered: its status and where it sent the browser, or its body. */
+const resumedAs = (r: ResumeResult | undefined) => (r === undefined ? 'nothing' : `${r.status} ${r.location ?? JSON.stringify(r.body).slice(0, 160)}`);
 import type { Expect } from '../../../run/verdict.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { newPkce } from '../../../actors/oidc/client.ts';
@@ -147,23 +151,29 @@ function transactionFormsCheck(t: BridgeTarget): Check {
 }
 
 /** A sign-in approved on the same device and resumed in its browser: at consent. */
-async function atConsent(s: BridgeSession): Promise<{ user: User; txUrl: string; view: Record<string, unknown> }> {
+async function atConsent(s: BridgeSession): Promise<{ user: User; txUrl: string; view: Record<string, unknown>; resumed?: ResumeResult }> {
   const a = await s.waitingSignIn(claimScope(s));
-  await s.signer.approve(a.request, { key: a.user.key, sameDevice: true, browser: a.user.browser });
+  const { resumed } = await s.signer.approve(a.request, { key: a.user.key, sameDevice: true, browser: a.user.browser });
   const { view } = await s.view(a.user.browser, a.txUrl);
   if (view.state !== 'consent') throw new CheckFailure(`after the proof the transaction is ${JSON.stringify(view.state)}, not at consent`);
-  return { user: a.user, txUrl: a.txUrl, view };
+  return { user: a.user, txUrl: a.txUrl, view, ...(resumed ? { resumed } : {}) };
 }
 
 function transactionPagesCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/profile/transaction-pages',
     title:
-      "the pages a browser sees: at consent a form posting to /t/{id}/consent with approve and deny and one box per offered claim, its policy letting the form reach the client's origin alone besides itself; a decision other than approve or deny is a 400 at consent, consent before the proof a 409, and once answered the page redirects to the client (code or access_denied) and a second decision is a 409 that changes the stored consent in neither direction; retry takes a waiting sign-in back to identify, and the next ID gets a new request (another browser's retry is a 4xx that changes nothing)",
+      "the pages a browser sees: the resume link redirects to the transaction's page, or straight to the client with the code when a stored consent covers a new proof; at consent a form posting to /t/{id}/consent with approve and deny and one box per offered claim, its policy letting the form reach the client's origin alone besides itself; a decision other than approve or deny is a 400 at consent, consent before the proof a 409, and once answered the page redirects to the client (code or access_denied) and a second decision is a 409 that changes the stored consent in neither direction; retry takes a waiting sign-in back to identify, and the next ID gets a new request (another browser's retry is a 4xx that changes nothing)",
     rules: ['ob.contract.transaction'],
     run: async (s, e) => {
       const redirectUri = s.credentials('basic').redirect_uri;
       const a = await atConsent(s);
+      // The resume link takes the browser on: to the transaction's page (consent next).
+      const onward = a.resumed?.location === undefined ? undefined : new URL(a.resumed.location, a.resumed.exchange.url).href.split('?')[0];
+      e.that(
+        a.resumed !== undefined && a.resumed.status >= 300 && a.resumed.status < 400 && onward === a.txUrl,
+        `the resume link answered ${resumedAs(a.resumed)}, not a redirect to the transaction's page ${a.txUrl}`,
+      );
       const page = await a.user.browser.http.get(a.txUrl, { headers: { accept: 'text/html' } });
       const consent = forms(page.text()).find((f) => f.method === 'post' && new URL(f.action, a.txUrl).href === `${a.txUrl}/consent`);
       const offered = ((a.view.consent ?? {}) as { claims?: unknown }).claims;
@@ -197,6 +207,17 @@ function transactionPagesCheck(t: BridgeTarget): Check {
       e.that(
         regrets.res.status === 409 && s.authorizationResponse(covered.location, redirectUri)?.code !== undefined,
         `after the approval a second one with no claim answered ${said(regrets.res)}, and the next authorization in the session ${said(covered)}: not a 409, then a code on the first consent`,
+      );
+
+      // A new proof (prompt=login) that the stored consent covers: the resume link redirects to the client with the code.
+      const relogin = await s.openAuthorize(a.user.browser, { ...s.params('basic', newPkce(), 'st', 'n', claimScope(s)), prompt: 'login' });
+      const reTx = relogin.location === undefined ? undefined : new URL(relogin.location, t.issuer).href.split('?')[0]!;
+      const reView = reTx === undefined ? {} : (await s.post(a.user.browser, `${reTx}/identify`, { id: a.user.key.identity })).view;
+      if (typeof reView.request !== 'string') throw new CheckFailure(`prompt=login did not lead to a new native request: ${said(relogin)}`);
+      const reResumed = (await s.signer.approve(reView.request, { key: a.user.key, sameDevice: true, browser: a.user.browser })).resumed;
+      e.that(
+        reResumed !== undefined && reResumed.status >= 300 && reResumed.status < 400 && s.authorizationResponse(reResumed.location, redirectUri)?.code !== undefined,
+        `after a new proof covered by the stored consent the resume link answered ${resumedAs(reResumed)}, not a redirect to the client with the code`,
       );
 
       const b = await atConsent(s);

@@ -2,6 +2,7 @@
 // resume code ("single-use, valid 60 seconds, bound to the transaction") opened again in the same
 // browser, with the same cookies, while the sign-in is still going on and after it ended, and
 // opened 20 ways at once. The forwarded link (another browser) is bridge/transaction/forwarded-resume.
+import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { together } from '../../../actors/oidc/race.ts';
@@ -33,7 +34,7 @@ function resumeOnceCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/matrix/resume-once',
     title:
-      'a resume code continues the browser once: opened again in the same browser (same cookies) during consent and after the code, it signs nothing in; opened 20 ways at once, exactly one continues',
+      'a resume link without a code, or with one never issued, is a 4xx; an issued code continues the browser once: opened again in the same browser (same cookies) during consent and after the code, it signs nothing in; opened 20 ways at once, exactly one continues',
     rules: ['ob.transaction.resume-binding'],
     context: ['ob.contract.transaction'],
     cells: [
@@ -44,6 +45,15 @@ function resumeOnceCheck(t: BridgeTarget): Check {
       const replay = async () => {
         const a = await matrixSignIn(() => approvedUnresumed(s));
         const open = () => a.user.browser.http.get(a.resumeUri, { headers: { accept: 'text/html' } });
+        // A code of the same form that was never issued, in the browser holding the transaction's
+        // cookie: a 4xx that continues nothing (the code must match; a server error is no refusal).
+        const forged = new URL(a.resumeUri);
+        forged.searchParams.set('code', randomBytes(32).toString('base64url'));
+        const unknown = await a.user.browser.http.get(forged.href, { headers: { accept: 'text/html' } });
+        e.that(unknown.status >= 400 && unknown.status < 500 && !continued(s, unknown, a.redirectUri), `a resume code never issued answered ${said(unknown)}, not a 4xx that continues nothing`);
+        forged.searchParams.delete('code');
+        const none = await a.user.browser.http.get(forged.href, { headers: { accept: 'text/html' } });
+        e.that(none.status >= 400 && none.status < 500 && !continued(s, none, a.redirectUri), `the resume link without a code answered ${said(none)}, not a 4xx that continues nothing`);
         const first = await open();
         if (!continued(s, first, a.redirectUri)) throw new CheckFailure(`the resume link did not continue the browser that started the sign-in: ${said(first)}`);
         // The sign-in is at consent now: the same link, same browser, same cookies.
