@@ -504,7 +504,7 @@ export async function resumeHandler(ctx: BridgeContext, req: Request): Promise<R
   const code = codes[0];
   if (codes.length !== 1 || !wellFormedSecret(code)) return pageError(ctx, 400, 'the resume link has no valid code', 'ob.transaction.resume-binding');
   const tx = await ctx.store.txByResume(hashSecret(code));
-  if (!ctx.seams.resumable(tx) || tx.resumeExpiresAt === null || ctx.now() > tx.resumeExpiresAt || tx.identity === null || tx.authTime === null) {
+  if (!ctx.seams.resumable(tx) || tx.resumeExpiresAt === null || ctx.seams.resumeExpired(ctx.now(), tx.resumeExpiresAt) || tx.identity === null || tx.authTime === null) {
     return pageError(ctx, 410, 'this sign-in link was already used or has expired', 'ob.transaction.resume-binding');
   }
   const cookie = readCookies(req).get(txCookieName(ctx));

@@ -60,6 +60,8 @@ export interface BreakSeams extends AssertionSeams {
   sessionAuthTime(authTime: number, now: number): number;
   /** Whether a resume code finds this transaction resumable (ob.transaction.resume-binding). */
   resumable(tx: BridgeTx | undefined): tx is BridgeTx;
+  /** Whether a resume code is past its lifetime (60 s, or the configured one; ob.transaction.resume-binding). */
+  resumeExpired(now: number, expiresAt: number): boolean;
   /** Whether this resume spends the transaction (moves it to resumed), and what the move clears (ob.transaction.resume-binding). */
   resumeSpends(tx: BridgeTx): boolean;
   resumeClears(): Record<string, null>;
@@ -113,6 +115,7 @@ const BREAK_SEAMS: BreakSeams = {
   redirectBinds: () => true,
   sessionAuthTime: (authTime) => authTime,
   resumable: (tx): tx is BridgeTx => tx?.status === 'authenticated',
+  resumeExpired: (now, expiresAt) => now > expiresAt,
   resumeSpends: () => true,
   resumeClears: () => ({ resume_hash: null }),
   approvalInUrl: () => undefined,

@@ -920,6 +920,33 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ob.transaction.resume-binding",
+    "kind": "window",
+    "cite": "the resume code is 256-bit random, single-use, valid 60 seconds, bound to the transaction",
+    "operations": [
+      "resume"
+    ],
+    "limit": "bridge_resume_code_ttl_seconds",
+    "from": "the signed response posted to /svc/callback (the approval that issued it)",
+    "note": "A target may declare a shorter lifetime (bridge.declared.resume_lifetime_s); the embedded reference runs with 6 s.",
+    "area": "bridge",
+    "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "resume"
+      },
+      {
+        "value": "outside",
+        "operation": "resume"
+      }
+    ]
+  },
+  {
     "rule": "ob.transaction.expiry",
     "kind": "window",
     "cite": "Created by a valid `/authorize` call; lives at most 10 minutes.",

@@ -73,6 +73,11 @@ export interface components {
                  */
                 access_token_lifetime_s: number;
                 /**
+                 * @description How long its resume codes live (document 2: 60 s; a test deployment may declare less); a check opens a resume link just inside and just past it.
+                 * @default 60
+                 */
+                resume_lifetime_s: number;
+                /**
                  * @description How long its sign-in transactions live (document 2: 10 minutes; a test deployment may declare less); a check enters an ID just past it.
                  * @default 600
                  */

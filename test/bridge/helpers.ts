@@ -10,6 +10,7 @@ import {
   REFERENCE_CODE_TTL_S,
   REFERENCE_PUSH_INTERVAL_S,
   REFERENCE_TX_TTL_S,
+  REFERENCE_RESUME_TTL_S,
   startBridgeReference,
   type BridgeReferenceRun,
 } from '../../harness/suites/bridge/launch.ts';
@@ -22,6 +23,7 @@ export function bridge(args: string[] = [], env: NodeJS.ProcessEnv = {}, options
     profile: profileFor(),
     codeTtlS: REFERENCE_CODE_TTL_S,
     txTtlS: REFERENCE_TX_TTL_S,
+    resumeTtlS: REFERENCE_RESUME_TTL_S,
     accessTokenTtlS: REFERENCE_ACCESS_TOKEN_TTL_S,
     ...(options.push ? { pushIntervalS: REFERENCE_PUSH_INTERVAL_S } : {}),
     ...(options.tls ? { tls: true } : {}),

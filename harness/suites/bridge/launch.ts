@@ -31,6 +31,8 @@ export interface BridgeReferenceOptions {
   accessTokenTtlS?: number;
   /** A shorter transaction lifetime, passed as --tx-ttl and declared to the suite (suite runs). */
   txTtlS?: number;
+  /** A shorter resume code lifetime, passed as --resume-ttl and declared to the suite (suite runs). */
+  resumeTtlS?: number;
   /** Push to the app through two reference relays, prompts this many seconds apart (declared to the suite). */
   pushIntervalS?: number;
   /** Serve https on REFERENCE_TLS_NAME with the authority's certificate (the issuer https://<name>:<port>). */
@@ -55,6 +57,8 @@ export interface BridgeReferenceRun {
 export const REFERENCE_CODE_TTL_S = 5;
 /** The reference's transaction lifetime in suite runs: long enough for every sign-in flow of the suite (the push checks extend theirs). */
 export const REFERENCE_TX_TTL_S = 10;
+/** The reference's resume code lifetime in suite runs (document 2: 60 s), so the window check opens one just past it in seconds; shorter than the transaction's. */
+export const REFERENCE_RESUME_TTL_S = 6;
 /** The reference's access token lifetime in suite runs: long enough for every check that reads with one, short enough that the window check waits seconds, not 10 minutes. */
 export const REFERENCE_ACCESS_TOKEN_TTL_S = 15;
 /** The reference's push interval in suite runs (the document's 15 s would make the push check a minute long). */
@@ -128,6 +132,7 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       ...(push ? [...push.bridgeArgs, '--push-interval', String(options.pushIntervalS)] : []),
       ...(options.codeTtlS !== undefined ? ['--code-ttl', String(options.codeTtlS)] : []),
       ...(options.txTtlS !== undefined ? ['--tx-ttl', String(options.txTtlS)] : []),
+      ...(options.resumeTtlS !== undefined ? ['--resume-ttl', String(options.resumeTtlS)] : []),
       ...(options.accessTokenTtlS !== undefined ? ['--access-token-ttl', String(options.accessTokenTtlS)] : []),
       '--port',
       '0',
@@ -182,6 +187,7 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       declared: {
         ...(options.codeTtlS !== undefined ? { codeLifetimeS: options.codeTtlS } : {}),
         ...(options.txTtlS !== undefined ? { transactionLifetimeS: options.txTtlS } : {}),
+        ...(options.resumeTtlS !== undefined ? { resumeLifetimeS: options.resumeTtlS } : {}),
         ...(options.accessTokenTtlS !== undefined ? { accessTokenLifetimeS: options.accessTokenTtlS } : {}),
         ...(options.pushIntervalS !== undefined ? { pushIntervalS: options.pushIntervalS } : {}),
       },

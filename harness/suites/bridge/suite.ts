@@ -20,6 +20,7 @@ interface BridgeFlags {
   bridgeUrlClients?: 'indieauth' | 'on' | 'off';
   bridgeCodeLifetime?: number;
   bridgeTransactionLifetime?: number;
+  bridgeResumeLifetime?: number;
   bridgeAccessTokenLifetime?: number;
   bridgePushUserRelay?: string;
   bridgePushInterval?: number;
@@ -58,6 +59,10 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
         if (!/^[1-9]\d*$/.test(v) || Number(v) > 600) throw new InvalidArgumentError('must be whole seconds from 1 to 600');
         return Number(v);
       })
+      .option('--bridge-resume-lifetime <s>', 'bridge: the resume code lifetime it declares (bridge.declared.resume_lifetime_s; default 60)', (v: string) => {
+        if (!/^[1-9]\d*$/.test(v) || Number(v) > 60) throw new InvalidArgumentError('must be whole seconds from 1 to 60');
+        return Number(v);
+      })
       .option('--bridge-access-token-lifetime <s>', 'bridge: the access token lifetime it declares (bridge.declared.access_token_lifetime_s; default 600)', (v: string) => {
         if (!/^[1-9]\d*$/.test(v) || Number(v) > 600) throw new InvalidArgumentError('must be whole seconds from 1 to 600');
         return Number(v);
@@ -91,6 +96,7 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
       declared: {
         ...(role.declared?.code_lifetime_s !== undefined ? { codeLifetimeS: role.declared.code_lifetime_s } : {}),
         ...(role.declared?.transaction_lifetime_s !== undefined ? { transactionLifetimeS: role.declared.transaction_lifetime_s } : {}),
+        ...(role.declared?.resume_lifetime_s !== undefined ? { resumeLifetimeS: role.declared.resume_lifetime_s } : {}),
         ...(role.declared?.access_token_lifetime_s !== undefined ? { accessTokenLifetimeS: role.declared.access_token_lifetime_s } : {}),
         ...(role.declared?.push_interval_s !== undefined ? { pushIntervalS: role.declared.push_interval_s } : {}),
       },
@@ -111,12 +117,13 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
     // --cluster: the bridge processes on the cluster's database unless --bridge-database names another.
     const cluster = clusterOf(flags, ['database']);
     const f = { ...(flags as BridgeFlags), ...(cluster && flags.bridgeDatabase === undefined ? { bridgeDatabase: cluster.database } : {}) };
-    const { startBridgeReference, REFERENCE_CODE_TTL_S, REFERENCE_TX_TTL_S, REFERENCE_ACCESS_TOKEN_TTL_S, REFERENCE_PUSH_INTERVAL_S } = await import('./launch.ts');
+    const { startBridgeReference, REFERENCE_CODE_TTL_S, REFERENCE_TX_TTL_S, REFERENCE_RESUME_TTL_S, REFERENCE_ACCESS_TOKEN_TTL_S, REFERENCE_PUSH_INTERVAL_S } = await import('./launch.ts');
     if (f.bridgeDatabase !== undefined && !/^postgres(ql)?:\/\/\S+$/.test(f.bridgeDatabase)) throw new ConfigError(`--bridge-database ${f.bridgeDatabase}: expected postgres://USER:PASS@HOST:PORT/DB`);
     const run = await startBridgeReference({
       profile,
       codeTtlS: REFERENCE_CODE_TTL_S,
       txTtlS: REFERENCE_TX_TTL_S,
+      resumeTtlS: REFERENCE_RESUME_TTL_S,
       accessTokenTtlS: REFERENCE_ACCESS_TOKEN_TTL_S,
       pushIntervalS: REFERENCE_PUSH_INTERVAL_S,
       processes: f.bridgeProcesses ?? (cluster ? CLUSTER_PROCESSES : 2),
@@ -174,6 +181,7 @@ async function roleOf(f: BridgeFlags, fromFile: BridgeRole | undefined): Promise
   const declared: Partial<NonNullable<BridgeRole['declared']>> = { ...role.declared };
   if (f.bridgeCodeLifetime !== undefined) declared.code_lifetime_s = f.bridgeCodeLifetime;
   if (f.bridgeTransactionLifetime !== undefined) declared.transaction_lifetime_s = f.bridgeTransactionLifetime;
+  if (f.bridgeResumeLifetime !== undefined) declared.resume_lifetime_s = f.bridgeResumeLifetime;
   if (f.bridgeAccessTokenLifetime !== undefined) declared.access_token_lifetime_s = f.bridgeAccessTokenLifetime;
   if (f.bridgePushInterval !== undefined) declared.push_interval_s = f.bridgePushInterval;
   role.declared = declared as BridgeRole['declared'];

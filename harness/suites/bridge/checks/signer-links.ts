@@ -60,6 +60,21 @@ function signerLinksCheck(t: BridgeTarget): Check {
         offered[0] === web && !offered.includes(`https://${declaring.user.key.identity}/app/`),
         `the identity's capabilities document declares web_signer ${web}, so it comes first and its /app/ is not chosen: the signer links are ${JSON.stringify(offered)} (the ID answered ${said(waiting.res)})`,
       );
+
+      // Step 2 holds only "when the identity resolved over HTTPS": one published over DNS alone is not sent to its /app/.
+      const dnsOnly = await s.startSignIn();
+      await t.authority.publish({ identity: dnsOnly.user.key.identity, seed: dnsOnly.user.key.seed, https: false });
+      const dnsWaiting = await s.post(dnsOnly.user.browser, `${dnsOnly.txUrl}/identify`, { id: dnsOnly.user.key.identity });
+      if (typeof dnsWaiting.view.request === 'string') {
+        const dnsPage = await dnsOnly.user.browser.http.get(dnsOnly.txUrl, { headers: { accept: 'text/html' } });
+        failOnServerError(dnsPage, 'the waiting page');
+        const own = `https://${dnsOnly.user.key.identity}/app/`;
+        const dnsOffered = links(dnsPage.text())
+          .map(parsedUrl)
+          .filter((u): u is URL => u !== undefined && u.searchParams.has('auth'))
+          .map((u) => `${u.origin}${u.pathname}`);
+        e.that(!dnsOffered.includes(own), `the identity resolved over DNS alone, yet the waiting page hands the request to ${own}: the signer links are ${JSON.stringify(dnsOffered)}`);
+      }
     },
   });
 }

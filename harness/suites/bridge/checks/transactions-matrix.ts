@@ -129,6 +129,39 @@ function transactionWindowCheck(t: BridgeTarget): Check {
   });
 }
 
+// "Each window just inside and just outside." (issue 25): the resume code's 60 seconds, or the
+// shorter lifetime the target declares, counted from the approval that issued it.
+function resumeWindowCheck(t: BridgeTarget): Check {
+  const lifeS = t.declared?.resumeLifetimeS ?? limits.bridge_resume_code_ttl_seconds;
+  const insideMs = lifeS * 1000 - 2000;
+  const pastMs = lifeS * 1000 + 1000;
+  return bridgeCheck(t, {
+    id: 'bridge/matrix/resume-window',
+    title: `a resume code continues its browser ${(insideMs / 1000).toFixed(0)} s after the approval issued it, and not ${(pastMs / 1000).toFixed(0)} s after (its life of ${lifeS} s, declared or the document's)`,
+    rules: ['ob.transaction.resume-binding'],
+    context: ['ob.contract.transaction'],
+    cells: [
+      { rule: 'ob.transaction.resume-binding', facet: 'window', value: 'inside', operation: 'resume' },
+      { rule: 'ob.transaction.resume-binding', facet: 'window', value: 'outside', operation: 'resume' },
+    ],
+    lane: WINDOW_LANE,
+    timeoutMs: pastMs + 60_000,
+    run: async (s, e) => {
+      const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
+      const openedAfter = async (ms: number) => {
+        const a = await matrixSignIn(() => approvedUnresumed(s));
+        const approvedAt = Date.now();
+        await sleepUntil(approvedAt + ms);
+        const res = await a.user.browser.http.get(a.resumeUri, { headers: { accept: 'text/html' } });
+        return { res, took: Date.now() - approvedAt, continued: continued(s, res, a.redirectUri) };
+      };
+      const [inside, past] = await Promise.all([openedAfter(insideMs), openedAfter(pastMs)]);
+      e.that(inside.continued, `${(inside.took / 1000).toFixed(1)} s after the approval (life ${lifeS} s) the resume link did not continue its browser: ${said(inside.res)}`);
+      e.that(!past.continued && past.res.status >= 400, `${(past.took / 1000).toFixed(1)} s after the approval (life ${lifeS} s) the resume link still continued its browser: ${said(past.res)}`);
+    },
+  });
+}
+
 /** Whether another browser's request moved or showed the transaction: anything but a refusal. */
 const refused = (status: number) => status >= 400 && status < 500;
 
@@ -211,5 +244,5 @@ function identifyStatesCheck(t: BridgeTarget): Check {
 }
 
 export function transactionMatrixChecks(t: BridgeTarget): Check[] {
-  return [resumeOnceCheck(t), transactionWindowCheck(t), transactionBrowserCheck(t), identifyStatesCheck(t)];
+  return [resumeOnceCheck(t), transactionWindowCheck(t), resumeWindowCheck(t), transactionBrowserCheck(t), identifyStatesCheck(t)];
 }
