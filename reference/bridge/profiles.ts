@@ -60,8 +60,8 @@ export class ProfileReader {
 
   /**
    * `endpoints.web_signer` from the identity's capabilities document (document 2, Finding a signer,
-   * step 1; the file document 3 serves at capabilities_path), when it is an https URL; undefined
-   * when there is none, so the next step decides.
+   * step 1; the file document 3 serves at capabilities_path), as declared (findSigners offers it
+   * only when it is an https URL); undefined when there is none, so the next step decides.
    */
   async webSigner(identity: string): Promise<string | undefined> {
     const doc = await this.#json(`https://${identity}${this.options.profile.ids.capabilities_path}`);

@@ -103,10 +103,10 @@ export const BRIDGE_SEAM_VARIANTS = {
     },
   },
   'code-expiry': { rule: 'ob.code.format', what: 'an authorization code still redeems after its lifetime', seams: { codeExpired: never } },
-  // Document 2, Tokens: "Access token: opaque, lifetime 10 minutes". The bug: its expiry is stored
-  // and never read, so a token reads /userinfo and introspects active for ever.
   // "Each window just inside and just outside." (issue 25): the resume code's 60 seconds.
   'resume-code-immortal': { rule: 'ob.transaction.resume-binding', what: 'a resume code still continues the browser past its lifetime', seams: { resumeExpired: never } },
+  // Document 2, Tokens: "Access token: opaque, lifetime 10 minutes". The bug: its expiry is stored
+  // and never read, so a token reads /userinfo and introspects active for ever.
   'access-token-immortal': { rule: 'ob.token.access-token', what: 'an access token still reads /userinfo and introspects active after its lifetime', seams: { tokenExpired: never } },
   'tx-expiry': { rule: 'ob.transaction.expiry', what: 'transactions live a day', seams: { txTtlSeconds: () => 86_400 } },
   'creating-ignored': { rule: 'ob.transaction.creating', what: 'POST /t/{id}/creating answers 204 and extends nothing', seams: { creatingExtends: never } },
