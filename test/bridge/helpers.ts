@@ -57,6 +57,7 @@ export async function suiteArgs(run: BridgeReferenceRun, extra: string[] = []): 
     'on',
     ...(run.target.declared?.codeLifetimeS !== undefined ? ['--bridge-code-lifetime', String(run.target.declared.codeLifetimeS)] : []),
     ...(run.target.declared?.transactionLifetimeS !== undefined ? ['--bridge-transaction-lifetime', String(run.target.declared.transactionLifetimeS)] : []),
+    ...(run.target.declared?.resumeLifetimeS !== undefined ? ['--bridge-resume-lifetime', String(run.target.declared.resumeLifetimeS)] : []),
     ...(run.target.declared?.accessTokenLifetimeS !== undefined ? ['--bridge-access-token-lifetime', String(run.target.declared.accessTokenLifetimeS)] : []),
     ...(run.target.declared?.pushIntervalS !== undefined ? ['--bridge-push-interval', String(run.target.declared.pushIntervalS)] : []),
     ...(run.target.push ? ['--bridge-push-user-relay', run.target.push.userRelay] : []),
