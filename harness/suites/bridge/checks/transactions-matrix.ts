@@ -13,6 +13,9 @@ import { CheckFailure, said, type BridgeSession, type BridgeTarget, type User } 
 
 const RACE = 20;
 
+/** Resolves at the wall-clock moment `at` (ms), or at once when it has passed. */
+const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
+
 /** A same-device sign-in approved by the signer, its resume link not yet opened. */
 export async function approvedUnresumed(s: BridgeSession): Promise<{ user: User; txUrl: string; resumeUri: string; redirectUri: string }> {
   const redirectUri = s.credentials('basic').redirect_uri;
@@ -103,7 +106,6 @@ function transactionWindowCheck(t: BridgeTarget): Check {
     lane: WINDOW_LANE,
     timeoutMs: pastMs + 60_000,
     run: async (s, e) => {
-      const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
       const inside = async () => {
         const a = await opened(s);
         const start = Date.now();
@@ -147,7 +149,6 @@ function resumeWindowCheck(t: BridgeTarget): Check {
     lane: WINDOW_LANE,
     timeoutMs: pastMs + 60_000,
     run: async (s, e) => {
-      const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
       const openedAfter = async (ms: number) => {
         const a = await matrixSignIn(() => approvedUnresumed(s));
         const approvedAt = Date.now();
