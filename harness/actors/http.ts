@@ -98,6 +98,8 @@ export interface HttpClientOptions {
   keepExchanges?: number;
   /** Sent with every request unless the request sets it. */
   userAgent?: string;
+  /** The local address its connections leave from (a loopback address of its own: a caller the target tells apart). */
+  localAddress?: string;
 }
 
 export interface RequestOptions {
@@ -130,7 +132,13 @@ export class HttpClient {
     const connect: Record<string, unknown> = {};
     Object.assign(connect, trusting(extra));
     if (options.hosts || options.dnsServer) connect.lookup = makeLookup(options.hosts ?? {}, options.dnsServer, options.dnsFallback === true);
-    this.#agent = new Agent({ connect, headersTimeout: options.timeoutMs ?? DEFAULT_TIMEOUT, bodyTimeout: options.timeoutMs ?? DEFAULT_TIMEOUT });
+    // undici's own option: a `localAddress` in `connect` is overwritten by the client's.
+    this.#agent = new Agent({
+      connect,
+      headersTimeout: options.timeoutMs ?? DEFAULT_TIMEOUT,
+      bodyTimeout: options.timeoutMs ?? DEFAULT_TIMEOUT,
+      ...(options.localAddress ? { localAddress: options.localAddress } : {}),
+    });
   }
 
   /** A client with the same TLS, host and evidence settings and its own, empty cookie jar. */

@@ -2,8 +2,9 @@
 // as a load balancer puts them behind one address (`run --reference --cluster`). Each new
 // connection goes to the next backend; one that refuses the connection (a killed process) is
 // skipped for the next, so the front keeps serving while any backend lives. Bytes are piped both
-// ways untouched, so keep-alive, SSE streams and half-closes pass as they are. It lives in the
-// harness because the harness starts the reference (and never imports reference/).
+// ways untouched, so keep-alive, SSE streams and half-closes pass as they are, and a loopback
+// caller's address reaches the backend as its own. It lives in the harness because the harness
+// starts the reference (and never imports reference/).
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
 export interface Backend {
@@ -33,6 +34,7 @@ export interface FrontOptions {
 }
 
 const key = (b: Backend) => `${b.host}:${b.port}`;
+const loopback = (address: string | undefined): address is string => address !== undefined && /^127\.\d+\.\d+\.\d+$/.test(address);
 
 export async function startFront(options: FrontOptions): Promise<Front> {
   let backends = [...options.backends];
@@ -56,7 +58,10 @@ export async function startFront(options: FrontOptions): Promise<Front> {
         return;
       }
       const b = backends[(start + i) % backends.length]!;
-      const upstream = createConnection({ host: b.host, port: b.port, allowHalfOpen: true });
+      // A caller on loopback keeps its address on the way through (a balancer's forwarded address):
+      // the backends limit per IP (ra.availability.ip-limit), and on loopback any 127/8 address is ours.
+      const from = loopback(client.remoteAddress) && loopback(b.host) ? { localAddress: client.remoteAddress } : {};
+      const upstream = createConnection({ host: b.host, port: b.port, allowHalfOpen: true, ...from });
       track(upstream);
       upstream.once('error', () => {
         upstream.destroy();

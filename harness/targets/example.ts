@@ -64,7 +64,7 @@ export function exampleTargets(): string {
   //   // A second relay resolving through the same authority: enables the federation checks.
   //   "peer_url": "https://relay-2.example.test",
   //   // Its configuration, where the suite must know it (the spool expiry check needs a TTL <= 30 s).
-  //   "declared": { "spool_ttl_s": 10, "max_streams": 8, "sender_limit": 120, "invite_code": "..." },
+  //   "declared": { "spool_ttl_s": 10, "max_streams": 8, "sender_limit": 120, "availability_limit": 120, "invite_code": "..." },
   //   "profile": false
   // }
 }

@@ -23,6 +23,7 @@ import { availability, capabilities, exportIdentity, identityInfo, identityOfHos
 import { consume, events, pickup, RawJson, sweepSpool, type OwnerCall } from './inbox.ts';
 import { acceptEnvelope } from './messages.ts';
 import { RateLimits } from './rate-limits.ts';
+import { relaySeams } from './seams.ts';
 import { listDevices, registerSession, revokeDevice, revokeSession } from './sessions.ts';
 import { enroll, fetchKeystore, listKeystore, removeEnrollment } from './keystore.ts';
 import { abandon, deliver, fetchOffer, offer, Pairings, poll, reveal } from './pairing.ts';
@@ -269,7 +270,7 @@ function relayRoutes(ctx: RelayContext): RelayRoute[] {
     ...systemFileRoutes(ctx),
     { op: 'GET /groups/{group}', auth: 'signed-request', handle: async (c) => groupRosterRead(ctx, normalized(c.param('group')), c.req, c.target) },
     { op: 'GET /groups/{group}/epoch', auth: 'none', handle: async (c) => json(await groupEpoch(ctx, normalized(c.param('group'))), 200, CORS_ANY) },
-    { op: 'GET /hosted/availability', auth: 'none', handle: async (c) => json(await availability(ctx, new URL(c.req.url), c.ip), 200, CORS_ANY) },
+    { op: 'GET /hosted/availability', auth: 'none', handle: async (c) => json(await availability(ctx, new URL(c.req.url), relaySeams(ctx.config).availabilityBucket(c.ip)), 200, CORS_ANY) },
     {
       op: 'OPTIONS /hosted/availability',
       unlisted: 'the CORS preflight of GET /hosted/availability (a browser asks before it reads)',

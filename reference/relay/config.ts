@@ -32,6 +32,8 @@ export const BREAKAGES = [
   'auth-request-untrusted',
   'relay-written-writable',
   'roster-unverified',
+  'availability-unlimited',
+  'availability-one-bucket',
   // the drive (reference/relay/drive/)
   'read-can-write',
   'share-no-inherit',

@@ -28,6 +28,8 @@ export interface RelaySeams {
   rosterVerdict(verdict: DocumentCheck): DocumentCheck;
   /** Whether the owner may write `path`, which is in the relay-written zone or not (ra.system.relay-written). */
   ownerWrites(path: string, relayWritten: boolean): boolean;
+  /** The bucket an availability lookup from `ip` is charged to (ra.availability.ip-limit): the address's own. */
+  availabilityBucket(ip: string): string;
   /** What a new inbox stream is told first (ra.events.no-replay): nothing, only what arrives after. */
   streamOpened(identity: string, pending: (identity: string) => Promise<ReadonlyArray<{ kind: string; id: string }>>, announce: (identity: string, id: string) => void): Promise<void>;
 }
@@ -47,6 +49,7 @@ export const RELAY_SEAMS: RelaySeams = {
   rosterVerdict: (verdict) => verdict,
   ownerWrites: (_path, relayWritten) => !relayWritten,
   streamOpened: async () => {},
+  availabilityBucket: (ip) => ip,
 };
 
 /** The relay's seams: the reference's own, with a variant's replacements when one is configured. */

@@ -4,6 +4,7 @@
 // names the one rule it breaks and replaces decisions of the relay's seams (reference/relay/seams.ts)
 // or the drive's (reference/relay/drive/access.ts); the handlers keep only the reference's own code.
 // The bugs that show on the wire are wire variants (drive-seams-wire.ts).
+import { randomUUID } from 'node:crypto';
 import { parseRfc3339 } from '../../protocol/common/time.ts';
 import type { RuleId } from '../../schemas/ts/rules.ts';
 import type { Breakage } from '../relay/config.ts';
@@ -98,6 +99,19 @@ export const RELAY_SEAM_VARIANTS: Record<SeamBreak, SeamVariant> = {
     rule: 'ra.system.group-roster',
     what: 'a group roster whose signature does not verify is kept (any roster of the right shape)',
     relay: { rosterVerdict: (verdict) => (!verdict.ok && verdict.reason.startsWith('the signature') ? { ok: true } : verdict) },
+  },
+  // Issue 25: "Each limit at N and N+1 within its scope, and untouched outside that scope."
+  'availability-unlimited': {
+    suite: 'relay',
+    rule: 'ra.availability.ip-limit',
+    what: 'availability lookups are never limited: each is charged to a bucket of its own',
+    relay: { availabilityBucket: () => randomUUID() },
+  },
+  'availability-one-bucket': {
+    suite: 'relay',
+    rule: 'ra.availability.ip-limit',
+    what: "availability lookups from every address are charged to one bucket, so one caller's lookups limit everyone's",
+    relay: { availabilityBucket: () => 'every address' },
   },
   // The drive (reference/relay/drive/).
   'read-can-write': {

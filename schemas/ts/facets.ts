@@ -9396,6 +9396,41 @@ export const facets: readonly Facet[] = [
     ]
   },
   {
+    "rule": "ra.availability.ip-limit",
+    "kind": "limit",
+    "cite": "`429` per-IP limit (charged several units per call against the same per-IP bucket messages use)",
+    "operations": [
+      "availability"
+    ],
+    "count": "the lookups one address may make in a window, as the target declares them (default the project's bucket over its units a call)",
+    "scope": "ip",
+    "past": {
+      "status": 429
+    },
+    "note": "Judged from loopback source addresses of the harness's own (127.x.y.z), so a target on loopback (or behind a front that keeps the caller's address) sees each as its own caller; spending the bucket of the address every other check uses would starve them for a window.",
+    "area": "relay-owner",
+    "facet": "limit",
+    "values": [
+      "at",
+      "past",
+      "other-scope"
+    ],
+    "cells": [
+      {
+        "value": "at",
+        "operation": "availability"
+      },
+      {
+        "value": "past",
+        "operation": "availability"
+      },
+      {
+        "value": "other-scope",
+        "operation": "availability"
+      }
+    ]
+  },
+  {
     "rule": "ra.keystore.enrollment-shape",
     "kind": "limit",
     "cite": "Wrapped copies of an identity's master seed, one per enrolled authenticator; ciphertext the relay cannot open.",

@@ -120,6 +120,8 @@ export interface components {
                 max_streams?: number;
                 /** @description Its per-sender bucket (default the project's). */
                 sender_limit?: number;
+                /** @description The availability lookups one IP address may make in a window before its 429 (default the project's: its per-IP bucket over the units a lookup costs). */
+                availability_limit?: number;
                 /** @description An invite code it accepts, when it runs with REGISTRATION_GATE=invite. */
                 invite_code?: string;
                 /** @description The peer relay (peer_url) registers hosted identities without an invite (its REGISTRATION_GATE is not invite): the open gate is then judged there. */

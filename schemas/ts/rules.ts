@@ -3140,6 +3140,14 @@ export const rules: readonly Rule[] = [
     "text": "`reason` is one of available, taken, reserved, blocked, too_short, too_long, charset, hyphen, punycode, domain_not_hosted."
   },
   {
+    "id": "ra.availability.ip-limit",
+    "level": "MUST",
+    "doc": 3,
+    "section": "GET /hosted/availability; Limits",
+    "title": "Per-IP limit",
+    "text": "Lookups are limited per IP address: once an address has spent its bucket (each call charged several units), its next lookup is answered `429`; another address is not limited by it."
+  },
+  {
     "id": "ra.banner",
     "level": "MUST",
     "doc": 3,
@@ -4711,6 +4719,7 @@ export type RuleId =
   | "ra.identities.export"
   | "ra.availability"
   | "ra.availability.reasons"
+  | "ra.availability.ip-limit"
   | "ra.banner"
   | "ra.health"
   | "ra.events.stream"

@@ -1,7 +1,7 @@
 // The round-robin front (harness/run/front.ts) on real loopback sockets: connections alternate
 // between two backends, a dead backend is skipped, bytes pass both ways untouched (a megabyte
-// echoed back, an HTTP keep-alive connection, a stream that writes after a pause), and closing
-// the front ends what it carries.
+// echoed back, an HTTP keep-alive connection, a stream that writes after a pause), a loopback
+// caller's address reaches the backend, and closing the front ends what it carries.
 import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
@@ -50,6 +50,21 @@ function exchange(f: Front, payload: Buffer = Buffer.alloc(0)): Promise<Buffer> 
 const nameOf = (b: Buffer) => b.toString('latin1').split('\n')[0];
 
 describe('the round-robin front', () => {
+  it("keeps a loopback caller's address on the way to the backend (the relays limit per IP)", async () => {
+    const server = createServer((s) => s.end(`${s.remoteAddress}\n`));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanup.push(() => new Promise((r) => server.close(() => r())));
+    const f = await front([{ host: '127.0.0.1', port: (server.address() as { port: number }).port }]);
+    const seen = await new Promise<string>((resolve, reject) => {
+      const s = createConnection({ host: f.host, port: f.port, localAddress: '127.3.4.5' });
+      let got = '';
+      s.on('data', (c: Buffer) => (got += c.toString('latin1')));
+      s.once('error', reject);
+      s.once('end', () => resolve(got.trim()));
+    });
+    expect(seen).toBe('127.3.4.5');
+  });
+
   it('hands each new connection to the next backend', async () => {
     const [a, b] = [await echo('a'), await echo('b')];
     const f = await front([a.backend, b.backend]);

@@ -29,6 +29,8 @@ export interface RelayDeclared {
   maxStreams?: number;
   /** Its per-sender bucket (default the project's). */
   senderLimit?: number;
+  /** Availability lookups one IP address may make in a window (default the project's). */
+  availabilityLimit?: number;
   /** An invite code it accepts, when it runs with REGISTRATION_GATE=invite. */
   inviteCode?: string;
   /** The peer registers hosted identities without an invite (REGISTRATION_GATE not invite). */
@@ -116,6 +118,7 @@ export class Session {
   readonly #http: HttpClient;
   readonly relay: RelayClient;
   readonly #peer?: RelayClient;
+  readonly #callers: HttpClient[] = [];
 
   constructor(
     readonly target: RelayTarget,
@@ -128,6 +131,13 @@ export class Session {
 
   get profile(): Profile {
     return this.target.profile;
+  }
+
+  /** The relay under test as a caller of its own sees it: connections from `address` (a loopback address, 127/8), closed with the session. */
+  from(address: string): RelayClient {
+    const http = new HttpClient({ timeoutMs: this.target.requestTimeoutMs, evidenceBytes: 2048, keepExchanges: 0, localAddress: address, onExchange: (e) => void this.exchanges.push(e) });
+    this.#callers.push(http);
+    return new RelayClient(this.target.profile, this.target.url, http, this.signal);
   }
 
   /** The peer relay; skips the check when the target has none. */
@@ -188,7 +198,7 @@ export class Session {
   }
 
   async close(): Promise<void> {
-    await this.#http.close().catch(() => undefined);
+    await Promise.all([this.#http, ...this.#callers].map((h) => h.close().catch(() => undefined)));
   }
 
   evidence(): unknown {

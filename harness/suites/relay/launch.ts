@@ -12,6 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Profile } from '../../../protocol/common/profile.ts';
+import { limits } from '../../../schemas/ts/limits.ts';
 import { startAuthority, type Authority } from '../../actors/authority/index.ts';
 import { CLUSTER_PROCESSES, isolatedSchema, type ClusterEngines } from '../../run/cluster.ts';
 import { REFERENCE_RESOLVER_TIMEOUT_MS, spawnReference, type ReferenceChild } from '../../run/spawn.ts';
@@ -25,6 +26,8 @@ export const REFERENCE_DECLARED: Required<RelayDeclared> = {
   pairingTtlS: 10,
   maxStreams: 4,
   senderLimit: 120,
+  // The project's per-IP bucket over the units a lookup costs (the relay runs with both defaults).
+  availabilityLimit: Math.floor(limits.relay_rate_ip_max / limits.availability_charge_units),
   inviteCode: 'harness-invite',
   // Relay B runs with the open gate.
   peerOpenRegistration: true,

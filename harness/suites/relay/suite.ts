@@ -18,6 +18,7 @@ interface RelayFlags {
   relayPairingTtl?: number;
   relayMaxStreams?: number;
   relaySenderLimit?: number;
+  relayAvailabilityLimit?: number;
   relayInviteCode?: string;
   relayPeerOpenRegistration?: boolean;
   relayOauthBridgeUrl?: string;
@@ -49,6 +50,7 @@ export const relaySuiteDefinition: SuiteDefinition = {
       .option('--relay-pairing-ttl <seconds>', "relay: a pairing offer's life when shorter than document 3's 10 minutes (a test contract; the expiry check waits for it)", positive)
       .option('--relay-max-streams <n>', "relay: its MAX_STREAMS_PER_IDENTITY (default the project's)", positive)
       .option('--relay-sender-limit <n>', "relay: its per-sender rate-limit bucket (default the project's)", positive)
+      .option('--relay-availability-limit <n>', "relay: availability lookups one IP address may make in a window (default the project's)", positive)
       .option('--relay-invite-code <code>', 'relay: an invite code it accepts (when REGISTRATION_GATE=invite)')
       .option('--relay-peer-open-registration', 'relay: the peer registers hosted identities without an invite (the open gate is judged there)')
       .option('--relay-oauth-bridge-url <url>', 'relay: its OAUTH_BRIDGE_URL, when set');
@@ -65,6 +67,7 @@ export const relaySuiteDefinition: SuiteDefinition = {
       ...(d.pairing_ttl_s !== undefined ? { pairingTtlS: d.pairing_ttl_s } : {}),
       ...(d.max_streams !== undefined ? { maxStreams: d.max_streams } : {}),
       ...(d.sender_limit !== undefined ? { senderLimit: d.sender_limit } : {}),
+      ...(d.availability_limit !== undefined ? { availabilityLimit: d.availability_limit } : {}),
       ...(d.invite_code !== undefined ? { inviteCode: d.invite_code } : {}),
       ...(d.peer_open_registration !== undefined ? { peerOpenRegistration: d.peer_open_registration } : {}),
       ...(d.oauth_bridge_url !== undefined ? { oauthBridgeUrl: d.oauth_bridge_url } : {}),
@@ -127,7 +130,18 @@ function roleOf(f: RelayFlags, fromFile: RelayRole | undefined): RelayRole | und
   const url = f.relay ?? fromFile?.url;
   if (url === undefined) {
     const stray = (
-      ['relayPeer', 'relaySpoolTtl', 'relayChallengeTtl', 'relayPairingTtl', 'relayMaxStreams', 'relaySenderLimit', 'relayInviteCode', 'relayPeerOpenRegistration', 'relayOauthBridgeUrl'] as const
+      [
+        'relayPeer',
+        'relaySpoolTtl',
+        'relayChallengeTtl',
+        'relayPairingTtl',
+        'relayMaxStreams',
+        'relaySenderLimit',
+        'relayAvailabilityLimit',
+        'relayInviteCode',
+        'relayPeerOpenRegistration',
+        'relayOauthBridgeUrl',
+      ] as const
     ).filter((k) => f[k] !== undefined);
     if (stray.length > 0) throw new ConfigError('the --relay-* options describe a relay: give its address with --relay URL (or "relay.url" in the targets file)');
     return undefined;
@@ -138,6 +152,7 @@ function roleOf(f: RelayFlags, fromFile: RelayRole | undefined): RelayRole | und
   if (f.relayPairingTtl !== undefined) declared.pairing_ttl_s = f.relayPairingTtl;
   if (f.relayMaxStreams !== undefined) declared.max_streams = f.relayMaxStreams;
   if (f.relaySenderLimit !== undefined) declared.sender_limit = f.relaySenderLimit;
+  if (f.relayAvailabilityLimit !== undefined) declared.availability_limit = f.relayAvailabilityLimit;
   if (f.relayInviteCode !== undefined) declared.invite_code = f.relayInviteCode;
   if (f.relayPeerOpenRegistration !== undefined) declared.peer_open_registration = f.relayPeerOpenRegistration;
   if (f.relayOauthBridgeUrl !== undefined) declared.oauth_bridge_url = f.relayOauthBridgeUrl;

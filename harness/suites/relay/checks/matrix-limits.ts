@@ -2,12 +2,14 @@
 // outside its scope: a sender's rate-limit bucket (its N envelopes accepted, the next 429 with
 // scope `sender`, another sender untouched) for messages and for acks; the 512 KB body (512 000
 // bytes accepted, one byte over 512 KiB refused 413: both readings of "KB" agree on these); the
-// signed request's nonce of 16 to 64 characters; a session's 24-hour cap.
+// signed request's nonce of 16 to 64 characters; a session's 24-hour cap; availability's per-IP
+// limit (an address's N lookups answered, the next 429, another address untouched).
+import { randomInt } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
 import { ack, sessionRegistration, signEnvelope, type Envelope, type RelayIdentity } from '../../../actors/relay/index.ts';
 import { Expect, relayCheck } from '../check.ts';
-import { isObject, pickupOf, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
+import { CheckSkip, hostedDomain, isObject, pickupOf, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 import { mail } from './messaging.ts';
 import { inboxCall, INBOX_OPS, ok, pooled, randomSeed } from './matrix-ops.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
@@ -178,6 +180,49 @@ function sessionTtlCheck(t: RelayTarget): Check {
   });
 }
 
+/** A loopback address of the harness's own, off 127.0.0.0/24 where every other check calls from. */
+const ownLoopback = (): string => `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+
+function availabilityIpCheck(t: RelayTarget): Check {
+  const cap = t.declared.availabilityLimit ?? Math.floor(limits.relay_rate_ip_max / limits.availability_charge_units);
+  const declared = t.declared.availabilityLimit === undefined ? ", the project's default: declare the target's with --relay-availability-limit" : '';
+  return relayCheck(t, {
+    id: 'relay/matrix/limit-availability-ip',
+    title: `an address's ${cap} availability lookups in a window are answered, its next is 429, and another address is not limited by it`,
+    rules: ['ra.availability.ip-limit'],
+    timeoutMs: 60_000,
+    lane: 'relay/matrix/rate',
+    cells: ['at', 'past', 'other-scope'].map((value) => ({ rule: 'ra.availability.ip-limit' as const, facet: 'limit', value, operation: 'availability' })),
+    run: async (s, e) => {
+      // Spending the bucket of the address every other check calls from would starve them for a
+      // window: the lookups leave from addresses of this check's own, which only a target on
+      // loopback (or behind a front that keeps the caller's address) sees as callers apart.
+      const host = new URL(t.url).hostname;
+      if (!/^127\.\d+\.\d+\.\d+$/.test(host))
+        throw new CheckSkip(`the relay is reached at ${host}, not a loopback address: the harness has one address toward it, whose per-IP bucket this check would spend`);
+      const domain = await hostedDomain(s);
+      const judge = async (ee: Expect): Promise<void> => {
+        const [mine, other] = [s.from(ownLoopback()), s.from(ownLoopback())];
+        const lookup = (c: typeof mine, i: number) => c.get(`/hosted/availability?handle=free${i.toString(36)}x${randomInt(1e9).toString(36)}&domain=${domain}`);
+        const within = await pooled(
+          Array.from({ length: cap }, (_, i) => () => lookup(mine, i)),
+          10,
+        );
+        const answered = within.filter((r) => r.status !== 200);
+        ee.that(answered.length === 0, `${answered.length} of an address's first ${cap} lookups were not answered 200 (the limit is ${cap}${declared}): ${answered.map(said).slice(0, 2).join('; ')}`);
+        const past = await lookup(mine, cap);
+        ee.that(past.status === 429, `lookup ${cap + 1} from one address: ${said(past)}, not 429`);
+        const elsewhere = await lookup(other, 0);
+        ee.that(elsewhere.status === 200, `a lookup from another address while the first is over its limit: ${said(elsewhere)}, not 200`);
+      };
+      // The window may turn while the bucket is spent: a miss is judged again once, from fresh addresses.
+      const first = new Expect();
+      await judge(first);
+      if (first.problems.length > 0) await judge(e);
+    },
+  });
+}
+
 export function matrixLimitChecks(t: RelayTarget): Check[] {
-  return [senderRateCheck(t), bodyCapCheck(t), bodyCapKibCheck(t), nonceLengthCheck(t), sessionTtlCheck(t)];
+  return [senderRateCheck(t), bodyCapCheck(t), bodyCapKibCheck(t), nonceLengthCheck(t), sessionTtlCheck(t), availabilityIpCheck(t)];
 }
