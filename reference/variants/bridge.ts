@@ -38,6 +38,19 @@ const acceptId = (when: (id: string) => boolean, repair: (id: string) => string)
 
 const idCase = (rule: RuleId, what: string, wire: Wire): WireVariant => ({ rule, what, wire });
 
+/** Rewrites the session cookie wherever the bridge sets it (in either cookie name form). */
+const sessionCookie = (edit: (header: string) => string): Wire =>
+  editHeaders(
+    () => true,
+    (h) => {
+      const set = h.getSetCookie();
+      const isSession = (c: string) => c.split('=')[0] === ids.session_cookie || c.split('=')[0] === ids.session_cookie.replace(/^__Host-/, '');
+      if (!set.some(isSession)) return;
+      h.delete('set-cookie');
+      for (const c of set) h.append('set-cookie', isSession(c) ? edit(c) : c);
+    },
+  );
+
 /** The bridge's query parameters at /authorize, edited before it sees them. */
 const authorizeQuery = (edit: (q: URLSearchParams) => boolean): Wire =>
   editRequest(at(PATHS.authorize, 'GET'), (req, url) => {
@@ -207,6 +220,18 @@ export const BRIDGE_WIRE: Record<string, WireVariant> = {
       (req, url) => req.method === 'GET' && url.pathname.startsWith(PATHS.transaction),
       (h) => h.delete('referrer-policy'),
     ),
+  },
+  // Issue 25: "a rule is judged on one case, the one its author thought of": the transaction
+  // cookie's attributes were judged, never those of the session cookie a sign-in ends with.
+  'session-cookie-scriptable': {
+    rule: 'ob.cookies.host-prefix',
+    what: 'the session cookie is set without HttpOnly, so scripts on the page read it',
+    wire: sessionCookie((c) => c.replace(/;\s*HttpOnly/i, '')),
+  },
+  'session-cookie-browser-life': {
+    rule: 'ob.cookies.host-prefix',
+    what: 'the session cookie has no Max-Age: it lives as long as the browser runs, not 12 hours',
+    wire: sessionCookie((c) => c.replace(/;\s*Max-Age=\d+/i, '')),
   },
   'native-metadata': {
     rule: 'ob.native.rp-metadata',

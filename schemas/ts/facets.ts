@@ -11947,7 +11947,7 @@ export const oneCase: ReadonlyArray<{ rule: RuleId; reason: string; area: string
   },
   {
     "rule": "ob.cookies.host-prefix",
-    "reason": "The name prefix and attributes of each cookie the bridge sets, the shape of a header; the session's 12 hours are unobservable.",
+    "reason": "The name prefix and attributes of each cookie a sign-in sets (the transaction cookie at /authorize, the session cookie at the resume), the shape of a header, judged on every one of them by bridge/cookies/every-cookie; the session's 12 hours are judged as the cookie's own stated life, since its end on the server falls outside any run.",
     "area": "bridge"
   },
   {

@@ -4,6 +4,7 @@
 import type { Check } from '../../../run/model.ts';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { basicCredentials } from '../../../actors/oidc/client.ts';
+import { limits } from '../../../../schemas/ts/limits.ts';
 import { bridgeCheck } from '../check.ts';
 import { foreignSources, launcherOffered, originOf } from '../pages.ts';
 import { CheckSkip, errorOf, said, type BridgeTarget, type ClientRole } from '../driver.ts';
@@ -349,6 +350,73 @@ function pagesHeadersCheck(t: BridgeTarget): Check {
   });
 }
 
+const cookieName = (header: string): string => header.split('=')[0]!.trim();
+const attribute = (header: string, name: string): string | undefined =>
+  header
+    .split(';')
+    .slice(1)
+    .map((p) => p.trim())
+    .find((p) => p.toLowerCase().startsWith(`${name.toLowerCase()}=`) || p.toLowerCase() === name.toLowerCase())
+    ?.split('=')
+    .slice(1)
+    .join('=');
+/** A cookie's life in seconds as its header states it (Max-Age wins over Expires, as in RFC 6265), from the answer's Date. */
+function lifeOf(header: string, date: string | undefined): number | undefined {
+  const maxAge = attribute(header, 'Max-Age');
+  if (maxAge !== undefined && /^-?\d+$/.test(maxAge)) return Number(maxAge);
+  const expires = attribute(header, 'Expires');
+  if (expires === undefined) return undefined;
+  const at = Date.parse(expires);
+  const now = date === undefined ? Date.now() : Date.parse(date);
+  return Number.isNaN(at) || Number.isNaN(now) ? undefined : Math.round((at - now) / 1000);
+}
+
+function cookiesEveryCheck(t: BridgeTarget): Check {
+  const life = limits.session_cookie_ttl_seconds;
+  return bridgeCheck(t, {
+    id: 'bridge/cookies/every-cookie',
+    title: `every cookie a whole sign-in sets (the transaction cookie, the session cookie) is __Host- with Path=/ and no Domain over https, Secure, HttpOnly and SameSite; the session cookie is SameSite=Lax and lives ${life / 3600} hours`,
+    rules: ['ob.cookies.host-prefix'],
+    run: async (s, e) => {
+      await s.signIn();
+      const issuer = new URL(t.issuer).origin;
+      const set = s.exchanges
+        .filter((x) => x.url.startsWith(issuer))
+        .flatMap((x) => {
+          const v = x.headers['set-cookie'];
+          const date = x.headers.date;
+          return (v === undefined ? [] : Array.isArray(v) ? v : [v]).map((header) => ({ header, date: typeof date === 'string' ? date : undefined, at: `${x.method} ${new URL(x.url).pathname}` }));
+        });
+      const secure = t.issuer.startsWith('https:');
+      const session = secure ? t.profile.ids.session_cookie : t.profile.ids.session_cookie.replace(/^__Host-/, '');
+      const sessions = set.filter((c) => cookieName(c.header) === session);
+      e.that(sessions.length > 0, `a whole sign-in set no ${session} cookie: the bridge set ${set.map((c) => `${cookieName(c.header)} (${c.at})`).join(', ') || 'none'}`);
+      for (const { header, date, at } of set) {
+        const name = cookieName(header);
+        const where = `the cookie ${name} set at ${at} (${JSON.stringify(header.replace(/=[^;]*/, '=…'))})`;
+        if (secure) {
+          e.that(name.startsWith('__Host-'), `${where} has no __Host- prefix`);
+          e.that(attribute(header, 'Secure') !== undefined, `${where} is not Secure`);
+          e.that(attribute(header, 'Path') === '/' && attribute(header, 'Domain') === undefined, `${where} is not Path=/ without Domain, as a __Host- cookie must be`);
+        }
+        e.that(attribute(header, 'HttpOnly') !== undefined, `${where} is not HttpOnly`);
+        const sameSite = attribute(header, 'SameSite')?.toLowerCase();
+        if (name !== session) e.that(sameSite === 'lax' || sameSite === 'strict', `${where} has no SameSite Lax or Strict`);
+        else {
+          e.that(sameSite === 'lax', `${where} is not SameSite=Lax`);
+          // A deletion (a life of 0 or less: an earlier session ended) states no life to judge.
+          const lives = lifeOf(header, date);
+          if (lives !== undefined && lives <= 0) continue;
+          e.that(
+            lives !== undefined && Math.abs(lives - life) <= 120,
+            `${where} lives ${lives === undefined ? 'as long as the browser runs (no Max-Age or Expires)' : `${lives} s`}, not ${life} s (${life / 3600} hours)`,
+          );
+        }
+      }
+    },
+  });
+}
+
 export function tokenChecks(t: BridgeTarget): Check[] {
   return [
     tokenIdTokenCheck(t),
@@ -365,5 +433,6 @@ export function tokenChecks(t: BridgeTarget): Check[] {
     keysRotationCheck(t),
     errorsOauthBodiesCheck(t),
     pagesHeadersCheck(t),
+    cookiesEveryCheck(t),
   ];
 }
