@@ -1,5 +1,6 @@
 // The reference bridge broken on the wire, one rule each (see wire.ts): the ID it reads from the
 // sign-in form, its discovery, keys, pages and token answers, and what /authorize lets through.
+import { decodeJwt } from 'jose';
 import { profileFor } from '../../protocol/common/profile.ts';
 import { decodeObject, encodeObject } from '../../protocol/common/codec.ts';
 import { PATHS } from '../bridge/context.ts';
@@ -359,6 +360,23 @@ export const BRIDGE_WIRE: Record<string, WireVariant> = {
       const res = await next(req);
       return req.method === 'POST' && new URL(req.url).pathname.endsWith('/push') && res.status === 429 ? withBody(res, await res.text(), 200) : res;
     },
+  },
+  // The survivor of flow.ts line 38 (issue 25's mutation run): a URL client under OAUTH_URL_CLIENTS=on losing openid.
+  'url-client-no-openid': {
+    rule: 'ob.contract.url-client-modes',
+    what: 'under OAUTH_URL_CLIENTS=on a URL client is never granted openid: its codes redeem without an ID token',
+    wire: editJson(
+      at(PATHS.token, 'POST'),
+      (t) => {
+        if (typeof t.id_token !== 'string' || !String(decodeJwt(t.id_token).aud).startsWith('https://')) return;
+        delete t.id_token;
+        t.scope = String(t.scope)
+          .split(' ')
+          .filter((s) => s !== 'openid')
+          .join(' ');
+      },
+      [200],
+    ),
   },
   'refresh-token': { rule: 'ob.token.grant-type', what: 'the token response carries a refresh token', wire: editJson(at(PATHS.token, 'POST'), (t) => void (t.refresh_token = 'rt_123'), [200]) },
 };

@@ -2311,6 +2311,15 @@ export const rules: readonly Rule[] = [
     "origin": "project"
   },
   {
+    "id": "ob.contract.url-client-modes",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 3 (OAUTH_URL_CLIENTS)",
+    "title": "What each URL client mode makes a URL client",
+    "text": "Project decision (document 2 names the modes `indieauth`, `on` and `off` without saying what sets them apart): under `on` a URL client is an OpenID client as well, so `openid` is granted and its code redeems to an ID token whose `aud` is its client_id; under `indieauth`, the default, it is an IndieAuth client, so `openid` is not among its scopes and its codes never redeem to an ID token.",
+    "origin": "project"
+  },
+  {
     "id": "ob.errors.rate-limited",
     "level": "MUST",
     "doc": 2,
@@ -4624,6 +4633,7 @@ export type RuleId =
   | "ob.contract.transaction"
   | "ob.contract.clients"
   | "ob.contract.url-clients"
+  | "ob.contract.url-client-modes"
   | "ob.errors.rate-limited"
   | "ob.contract.suspend"
   | "ob.contract.rotate"

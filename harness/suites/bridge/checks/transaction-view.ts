@@ -163,7 +163,7 @@ function transactionPagesCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/profile/transaction-pages',
     title:
-      "the pages a browser sees: the resume link redirects to the transaction's page, or straight to the client with the code when a stored consent covers a new proof; at consent a form posting to /t/{id}/consent with approve and deny and one box per offered claim, its policy letting the form reach the client's origin alone besides itself; a decision other than approve or deny is a 400 at consent, consent before the proof a 409, and once answered the page redirects to the client (code or access_denied) and a second decision is a 409 that changes the stored consent in neither direction; retry takes a waiting sign-in back to identify, and the next ID gets a new request (another browser's retry is a 4xx that changes nothing)",
+      "the pages a browser sees: the resume link redirects to the transaction's page, or straight to the client with the code when a stored consent covers a new proof; at consent a form posting to /t/{id}/consent with approve and deny and one box per offered claim, its policy letting the form reach the client's origin alone besides itself; a decision other than approve or deny is a 400 at consent, consent before the proof a 409, and once answered the page redirects to the client (code or access_denied) and a second decision is a 409 that changes the stored consent in neither direction; twenty approvals at once issue one code and nineteen 409s; retry takes a waiting sign-in back to identify, and the next ID gets a new request (another browser's retry is a 4xx that changes nothing)",
     rules: ['ob.contract.transaction'],
     run: async (s, e) => {
       const redirectUri = s.credentials('basic').redirect_uri;
@@ -233,6 +233,16 @@ function transactionPagesCheck(t: BridgeTarget): Check {
       e.that(
         overturn.res.status === 409 && s.authorizationResponse(asks.location, redirectUri) === undefined,
         `after the denial an approval answered ${said(overturn.res)}, and the next authorization in the session ${said(asks)}: not a 409, then the consent step again`,
+      );
+
+      // Twenty approvals of one consent at once: one issues the code, the other nineteen are 409s
+      // (none hands the client a code the bridge never stored).
+      const r = await atConsent(s);
+      const raced = await Promise.all(Array.from({ length: 20 }, () => s.post(r.user.browser, `${r.txUrl}/consent`, { decision: 'approve', claims: [] })));
+      const codes = raced.map((x) => s.authorizationResponse(typeof x.view.redirect === 'string' ? x.view.redirect : x.res.location, redirectUri)?.code).filter((c) => c !== undefined);
+      e.that(
+        codes.length === 1 && raced.filter((x) => x.res.status === 409).length === 19,
+        `twenty approvals of one consent at once handed out ${codes.length} codes and answered ${[...new Set(raced.map((x) => x.res.status))].join(', ')}: not one code and nineteen 409s`,
       );
 
       // Retry: back to identify, and the next ID issues another request; from another browser, refused.

@@ -4,6 +4,7 @@
 // authority and exempts exactly the authority's address from the private-address rule
 // (ob.contract.url-clients); the authority's other address stays private.
 import { randomBytes } from 'node:crypto';
+import { decodeJwt } from 'jose';
 import type { Check } from '../../../run/model.ts';
 import type { FileSpec } from '../../../actors/authority/types.ts';
 import type { ClientCredentials } from '../../../actors/oidc/client.ts';
@@ -92,6 +93,39 @@ function urlClientIndieauthLoginCheck(t: BridgeTarget): Check {
       e.that(body.me === `https://${signIn.user.key.identity}/`, `the redemption's me is ${JSON.stringify(body.me)}, not https://${signIn.user.key.identity}/`);
       // To me alone: a login grants no token (IndieAuth: no access token for a code issued without scope).
       e.that(body.access_token === undefined && body.id_token === undefined, `the login-only redemption also answered ${Object.keys(body).join(', ')}, not me alone`);
+    },
+  });
+}
+
+function urlClientModeCheck(t: BridgeTarget): Check {
+  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
+    bridgeCheck(t, {
+      ...spec,
+      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
+      run: async (s, e, ctx) => {
+        needsUrlClients(t);
+        return spec.run(s, e, ctx);
+      },
+    });
+  return check({
+    id: 'bridge/profile/url-client-openid',
+    title: `a URL client asking "openid profile" is granted openid under OAUTH_URL_CLIENTS=on (an ID token for its client_id) and not under indieauth (no ID token)`,
+    rules: ['ob.contract.url-client-modes'],
+    run: async (s, e) => {
+      const c = await host(t);
+      const { body } = await s.tokens({ credentials: c.credentials, scope: 'openid profile' });
+      const granted = typeof body.scope === 'string' ? body.scope.split(' ') : [];
+      if (t.urlClients === 'on') {
+        const aud = typeof body.id_token === 'string' ? decodeJwt(body.id_token).aud : undefined;
+        e.that(
+          (Array.isArray(aud) ? aud.includes(c.clientId) : aud === c.clientId) && granted.includes('openid'),
+          `under on, the URL client's code for "openid profile" redeemed to ${typeof body.id_token === 'string' ? `an ID token for ${JSON.stringify(aud)}` : 'no ID token'} and scope ${JSON.stringify(body.scope)}, not an ID token for ${c.clientId} with openid granted`,
+        );
+      } else
+        e.that(
+          body.id_token === undefined && !granted.includes('openid'),
+          `under indieauth, the URL client's code for "openid profile" redeemed to ${Object.keys(body).join(', ')} with scope ${JSON.stringify(body.scope)}: openid granted`,
+        );
     },
   });
 }
@@ -518,6 +552,7 @@ export function urlClientChecks(t: BridgeTarget): Check[] {
   return [
     urlClientIndieauthLoginCheck(t),
     urlClientIndieauthTokenCheck(t),
+    urlClientModeCheck(t),
     urlClientSectorCheck(t),
     urlClientClientIdMismatchCheck(t),
     urlClientRedirectListedCheck(t),
