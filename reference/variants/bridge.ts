@@ -378,5 +378,14 @@ export const BRIDGE_WIRE: Record<string, WireVariant> = {
       [200],
     ),
   },
+  'url-refusal-unnamed': {
+    rule: 'ob.contract.url-client-refusals',
+    what: "a refused URL client's error page no longer names the rule that refused it",
+    wire: async (req, next) => {
+      const res = await next(req);
+      if (!at(PATHS.authorize, 'GET')(req, new URL(req.url)) || res.status < 400 || !(res.headers.get('content-type') ?? '').includes('html')) return res;
+      return withBody(res, (await res.text()).replace(/ \(rule <code>ob\.clients\.[^<]*<\/code>\)/, ''));
+    },
+  },
   'refresh-token': { rule: 'ob.token.grant-type', what: 'the token response carries a refresh token', wire: editJson(at(PATHS.token, 'POST'), (t) => void (t.refresh_token = 'rt_123'), [200]) },
 };

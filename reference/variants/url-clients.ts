@@ -28,6 +28,7 @@ export const URL_CLIENT_BREAKAGES = [
   'url-slow-timeout',
   'url-no-cache',
   'url-client-private',
+  'url-jwks-dropped',
 ] as const;
 export type UrlClientBreakage = (typeof URL_CLIENT_BREAKAGES)[number];
 
@@ -68,6 +69,12 @@ export const URL_CLIENT_VARIANTS: Record<UrlClientBreakage, UrlClientVariant> = 
   },
   'url-no-cache': { rule: 'ob.clients.url-fetch-cache', what: 'every request fetches the document again', seams: { cacheSeconds: () => 0 } },
   'url-client-private': { rule: 'ob.clients.url-fetch-private', what: 'every address counts as public', seams: { privateRefused: () => false } },
+  // The survivor of url-clients.ts line 171 (issue 25's mutation run): no check had a URL client authenticate with private_key_jwt.
+  'url-jwks-dropped': {
+    rule: 'ob.clients.url-client-secret-refused',
+    what: "a document's jwks_uri is dropped as it is read: a private_key_jwt URL client is never authenticated by its key set",
+    seams: { document: (_fetchedFrom, body) => (isObject(body) && 'jwks_uri' in body ? { ...body, jwks_uri: undefined } : body) },
+  },
   'url-sector-client-id': {
     rule: 'ob.subject.url-client-sector',
     what: "a URL client's sector is its whole client_id, not its host",

@@ -2320,6 +2320,15 @@ export const rules: readonly Rule[] = [
     "origin": "project"
   },
   {
+    "id": "ob.contract.url-client-refusals",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 3 (fetch rules)",
+    "title": "A refused URL client's page names the rule",
+    "text": "Project decision: a URL client refused by a fetch rule or by its document gets an error page (4xx, no redirect) that names the rule that refused it (`ob.clients.url-fetch-https`, `-no-redirect`, `-private`, `-size`, `-timeout`, `ob.clients.url-document`, `ob.clients.url-client-secret-refused`), so its developer learns which; an answer of 404 or 410 means no document is published.",
+    "origin": "project"
+  },
+  {
     "id": "ob.errors.rate-limited",
     "level": "MUST",
     "doc": 2,
@@ -4634,6 +4643,7 @@ export type RuleId =
   | "ob.contract.clients"
   | "ob.contract.url-clients"
   | "ob.contract.url-client-modes"
+  | "ob.contract.url-client-refusals"
   | "ob.errors.rate-limited"
   | "ob.contract.suspend"
   | "ob.contract.rotate"

@@ -19,6 +19,7 @@ import { propertyChecks } from './checks/properties.ts';
 import { idInputChecks } from './checks/id-input.ts';
 import { robustnessChecks } from './checks/robustness.ts';
 import { urlClientChecks } from './checks/url-clients.ts';
+import { urlClientAuthChecks } from './checks/url-client-auth.ts';
 import { bridgeFuzzChecks } from './checks/fuzz.ts';
 import { gapChecks } from './checks/gaps.ts';
 import { pushChecks } from './checks/push.ts';
@@ -65,6 +66,7 @@ export function bridgeChecks(target: BridgeTarget): Check[] {
     ...loginHintChecks(target),
     ...idInputChecks(target),
     ...urlClientChecks(target),
+    ...urlClientAuthChecks(target),
     ...gapChecks(target),
     // The code's window first in their shared lane: the transaction's then identifies after the
     // moment bridge/lifetimes/expired does, not with it.

@@ -4,85 +4,15 @@
 // authority and exempts exactly the authority's address from the private-address rule
 // (ob.contract.url-clients); the authority's other address stays private.
 import { randomBytes } from 'node:crypto';
-import { decodeJwt } from 'jose';
 import type { Check } from '../../../run/model.ts';
-import type { FileSpec } from '../../../actors/authority/types.ts';
-import type { ClientCredentials } from '../../../actors/oidc/client.ts';
-import { newPkce } from '../../../actors/oidc/client.ts';
-import type { HttpResponse } from '../../../actors/http.ts';
+import { newPkce, type ClientCredentials } from '../../../actors/oidc/client.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
-import { bridgeCheck } from '../check.ts';
-import { CheckFailure, CheckSkip, said, type BridgeSession, type BridgeTarget } from '../driver.ts';
+import { CheckFailure, CheckSkip, said, type BridgeTarget } from '../driver.ts';
 import { reportOwnFault } from '../../../run/environment.ts';
-
-interface Hosted {
-  clientId: string;
-  host: string;
-  credentials: ClientCredentials;
-  /**
-   * A redirect on another origin that only the document lists. A check of a fetch rule asks for
-   * it: the bridge can accept it only by using the document, whatever it does without one.
-   */
-  foreign: string;
-}
-
-const CAP = limits.url_client_doc_max_bytes;
-const TIMEOUT_MS = limits.url_client_fetch_timeout_seconds * 1000;
-
-/** The document of a URL client at `clientId` returning to `redirects` (its own /cb by default). */
-const documentFor = (clientId: string, name: string, redirects: string[], extra: Record<string, unknown> = {}) => ({ client_id: clientId, client_name: name, redirect_uris: redirects, ...extra });
-
-/**
- * Serves a client document on a fresh host of the authority. `body` builds the document from the
- * client ID (undefined: the URL answers 404, nothing published).
- */
-async function host(
-  t: BridgeTarget,
-  options: { scheme?: 'https' | 'http'; body?: (clientId: string, host: string) => unknown; file?: Omit<FileSpec, 'url' | 'body'>; path?: string } = {},
-): Promise<Hosted> {
-  const info = await t.authority.info();
-  const name = `app-${randomBytes(5).toString('hex')}.clients.test`;
-  const scheme = options.scheme ?? 'https';
-  const port = scheme === 'https' ? (info.httpsPort === 443 ? '' : `:${info.httpsPort}`) : info.httpPort === 80 ? '' : `:${info.httpPort}`;
-  const clientId = `${scheme}://${name}${port}${options.path ?? '/client.json'}`;
-  const foreign = `https://${name.split('.')[0]}.elsewhere.example/cb`;
-  const body = options.body ? options.body(clientId, name) : documentFor(clientId, `Harness URL app ${name.slice(4, 9)}`, [`https://${name}/cb`, foreign]);
-  await t.authority.serveFile({ url: clientId, ...(body === undefined ? { status: 404, body: { error: 'not_found' } } : { body }), ...options.file });
-  return { clientId, host: name, credentials: { client_id: clientId, redirect_uri: `https://${name}/cb` }, foreign };
-}
-
-async function fetches(t: BridgeTarget, url: string): Promise<number> {
-  return (await t.authority.file(url))?.fetches ?? 0;
-}
-
-/** /authorize for a URL client in a fresh browser: the raw answer. */
-async function authorize(s: BridgeSession, c: ClientCredentials, redirectUri = c.redirect_uri): Promise<HttpResponse> {
-  const user = await s.newUser();
-  return s.openAuthorize(user.browser, s.params({ ...c, redirect_uri: redirectUri }, newPkce(), 'st', 'n', ''));
-}
-
-/** The request went on to the bridge's own pages (a transaction), not to an error. */
-const proceeded = (t: BridgeTarget, res: HttpResponse): boolean => res.status < 400 && (res.location === undefined || new URL(res.location, t.issuer).origin === new URL(t.issuer).origin);
-
-/** An error page: 4xx and no redirect anywhere (the client is not known, so nowhere to return to). */
-const refusedPage = (res: HttpResponse): boolean => res.status >= 400 && res.status < 500 && res.location === undefined;
-
-function needsUrlClients(t: BridgeTarget): void {
-  if (t.urlClients !== 'on' && t.urlClients !== 'indieauth')
-    throw new CheckSkip('the target declares no URL client mode that fetches from the test authority (bridge.url_clients: indieauth or on; ob.contract.url-clients)');
-}
+import { authorize, CAP, documentFor, fetches, host, proceeded, refusedPage, TIMEOUT_MS, urlClientCheck, type Hosted } from '../url-client-hosting.ts';
 
 function urlClientIndieauthLoginCheck(t: BridgeTarget): Check {
-  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
-    bridgeCheck(t, {
-      ...spec,
-      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
-      run: async (s, e, ctx) => {
-        needsUrlClients(t);
-        return spec.run(s, e, ctx);
-      },
-    });
-  return check({
+  return urlClientCheck(t, {
     id: 'bridge/url-client/indieauth-login',
     title: "a URL client's login-only code (no scope) redeems at the token endpoint to me alone, the identity's profile URL; consent names the document's client_name",
     rules: ['ob.clients.url-document', 'ob.indieauth.me'],
@@ -97,50 +27,8 @@ function urlClientIndieauthLoginCheck(t: BridgeTarget): Check {
   });
 }
 
-function urlClientModeCheck(t: BridgeTarget): Check {
-  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
-    bridgeCheck(t, {
-      ...spec,
-      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
-      run: async (s, e, ctx) => {
-        needsUrlClients(t);
-        return spec.run(s, e, ctx);
-      },
-    });
-  return check({
-    id: 'bridge/profile/url-client-openid',
-    title: `a URL client asking "openid profile" is granted openid under OAUTH_URL_CLIENTS=on (an ID token for its client_id) and not under indieauth (no ID token)`,
-    rules: ['ob.contract.url-client-modes'],
-    run: async (s, e) => {
-      const c = await host(t);
-      const { body } = await s.tokens({ credentials: c.credentials, scope: 'openid profile' });
-      const granted = typeof body.scope === 'string' ? body.scope.split(' ') : [];
-      if (t.urlClients === 'on') {
-        const aud = typeof body.id_token === 'string' ? decodeJwt(body.id_token).aud : undefined;
-        e.that(
-          (Array.isArray(aud) ? aud.includes(c.clientId) : aud === c.clientId) && granted.includes('openid'),
-          `under on, the URL client's code for "openid profile" redeemed to ${typeof body.id_token === 'string' ? `an ID token for ${JSON.stringify(aud)}` : 'no ID token'} and scope ${JSON.stringify(body.scope)}, not an ID token for ${c.clientId} with openid granted`,
-        );
-      } else
-        e.that(
-          body.id_token === undefined && !granted.includes('openid'),
-          `under indieauth, the URL client's code for "openid profile" redeemed to ${Object.keys(body).join(', ')} with scope ${JSON.stringify(body.scope)}: openid granted`,
-        );
-    },
-  });
-}
-
 function urlClientIndieauthTokenCheck(t: BridgeTarget): Check {
-  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
-    bridgeCheck(t, {
-      ...spec,
-      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
-      run: async (s, e, ctx) => {
-        needsUrlClients(t);
-        return spec.run(s, e, ctx);
-      },
-    });
-  return check({
+  return urlClientCheck(t, {
     id: 'bridge/url-client/indieauth-token',
     title:
       'a URL client\'s code for scopes "profile" and "svc_id" redeems to an access token of both that reads /userinfo and is revoked at /revoke without client authentication (a token one character off revokes nothing)',
@@ -179,16 +67,7 @@ function urlClientIndieauthTokenCheck(t: BridgeTarget): Check {
 }
 
 function urlClientSectorCheck(t: BridgeTarget): Check {
-  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
-    bridgeCheck(t, {
-      ...spec,
-      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
-      run: async (s, e, ctx) => {
-        needsUrlClients(t);
-        return spec.run(s, e, ctx);
-      },
-    });
-  return check({
+  return urlClientCheck(t, {
     id: 'bridge/url-client/sector',
     title: "URL clients on one host see one pairwise sub (their sector is the client_id's host); a URL client on another host sees another",
     rules: ['ob.subject.url-client-sector'],
@@ -218,16 +97,7 @@ function urlClientSectorCheck(t: BridgeTarget): Check {
 }
 
 function urlClientClientIdMismatchCheck(t: BridgeTarget): Check {
-  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
-    bridgeCheck(t, {
-      ...spec,
-      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
-      run: async (s, e, ctx) => {
-        needsUrlClients(t);
-        return spec.run(s, e, ctx);
-      },
-    });
-  return check({
+  return urlClientCheck(t, {
     id: 'bridge/url-client/client-id-mismatch',
     title: 'a document whose client_id is not the URL it was fetched from is refused with an error page, never a redirect',
     rules: ['ob.clients.url-document'],
@@ -240,16 +110,7 @@ function urlClientClientIdMismatchCheck(t: BridgeTarget): Check {
 }
 
 function urlClientRedirectListedCheck(t: BridgeTarget): Check {
-  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
-    bridgeCheck(t, {
-      ...spec,
-      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
-      run: async (s, e, ctx) => {
-        needsUrlClients(t);
-        return spec.run(s, e, ctx);
-      },
-    });
-  return check({
+  return urlClientCheck(t, {
     id: 'bridge/url-client/redirect-listed',
     title: 'a URL client returns only to a redirect its document lists (another origin allowed); its own origin unlisted is refused',
     rules: ['ob.clients.url-redirect'],
@@ -269,16 +130,7 @@ function urlClientRedirectListedCheck(t: BridgeTarget): Check {
 }
 
 function urlClientNoDocumentCheck(t: BridgeTarget): Check {
-  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
-    bridgeCheck(t, {
-      ...spec,
-      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
-      run: async (s, e, ctx) => {
-        needsUrlClients(t);
-        return spec.run(s, e, ctx);
-      },
-    });
-  return check({
+  return urlClientCheck(t, {
     id: 'bridge/url-client/no-document',
     title: 'with no document published (404), a URL client may return to its own origin only',
     rules: ['ob.clients.url-redirect'],
@@ -297,16 +149,7 @@ function urlClientNoDocumentCheck(t: BridgeTarget): Check {
 }
 
 function urlClientConsentHostCheck(t: BridgeTarget): Check {
-  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
-    bridgeCheck(t, {
-      ...spec,
-      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
-      run: async (s, e, ctx) => {
-        needsUrlClients(t);
-        return spec.run(s, e, ctx);
-      },
-    });
-  return check({
+  return urlClientCheck(t, {
     id: 'bridge/url-client/consent-host',
     title: "consent marks the return host verified when it is the client's own host, unverified when it is a foreign host",
     rules: ['ob.clients.url-consent'],
@@ -323,16 +166,7 @@ function urlClientConsentHostCheck(t: BridgeTarget): Check {
 }
 
 function urlClientHttpsOnlyCheck(t: BridgeTarget): Check {
-  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
-    bridgeCheck(t, {
-      ...spec,
-      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
-      run: async (s, e, ctx) => {
-        needsUrlClients(t);
-        return spec.run(s, e, ctx);
-      },
-    });
-  return check({
+  return urlClientCheck(t, {
     id: 'bridge/url-client/https-only',
     title: 'an http client_id is never fetched, though its document is served, at /authorize or at /token (a 4xx there)',
     rules: ['ob.clients.url-fetch-https'],
@@ -350,16 +184,7 @@ function urlClientHttpsOnlyCheck(t: BridgeTarget): Check {
 }
 
 function urlClientNoRedirectCheck(t: BridgeTarget): Check {
-  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
-    bridgeCheck(t, {
-      ...spec,
-      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
-      run: async (s, e, ctx) => {
-        needsUrlClients(t);
-        return spec.run(s, e, ctx);
-      },
-    });
-  return check({
+  return urlClientCheck(t, {
     id: 'bridge/url-client/no-redirect',
     title: 'a redirect answering the document fetch is not followed: the client is refused',
     rules: ['ob.clients.url-fetch-no-redirect'],
@@ -376,16 +201,7 @@ function urlClientNoRedirectCheck(t: BridgeTarget): Check {
 }
 
 function urlClientPrivateAddressCheck(t: BridgeTarget): Check {
-  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
-    bridgeCheck(t, {
-      ...spec,
-      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
-      run: async (s, e, ctx) => {
-        needsUrlClients(t);
-        return spec.run(s, e, ctx);
-      },
-    });
-  return check({
+  return urlClientCheck(t, {
     id: 'bridge/url-client/private-address',
     title: 'a client_id whose host resolves to a private address (not the exempt authority address) is refused without a request',
     rules: ['ob.clients.url-fetch-private'],
@@ -400,16 +216,7 @@ function urlClientPrivateAddressCheck(t: BridgeTarget): Check {
 }
 
 function urlClientSizeCapCheck(t: BridgeTarget): Check {
-  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
-    bridgeCheck(t, {
-      ...spec,
-      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
-      run: async (s, e, ctx) => {
-        needsUrlClients(t);
-        return spec.run(s, e, ctx);
-      },
-    });
-  return check({
+  return urlClientCheck(t, {
     id: 'bridge/url-client/size-cap',
     title: `a document of ${CAP} bytes is used; one of ${CAP + 1} bytes is refused`,
     rules: ['ob.clients.url-fetch-size'],
@@ -429,16 +236,7 @@ function urlClientSizeCapCheck(t: BridgeTarget): Check {
 }
 
 function urlClientTimeoutCheck(t: BridgeTarget): Check {
-  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
-    bridgeCheck(t, {
-      ...spec,
-      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
-      run: async (s, e, ctx) => {
-        needsUrlClients(t);
-        return spec.run(s, e, ctx);
-      },
-    });
-  return check({
+  return urlClientCheck(t, {
     id: 'bridge/url-client/timeout',
     lane: 'bridge/url-client/timeout',
     title: `a document answering after ${TIMEOUT_MS / 1000 + 1.5} s is refused; one answering after ${TIMEOUT_MS / 2000} s (less on a slow machine) is used`,
@@ -477,16 +275,7 @@ function urlClientTimeoutCheck(t: BridgeTarget): Check {
 }
 
 function urlClientCacheMinimumCheck(t: BridgeTarget): Check {
-  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
-    bridgeCheck(t, {
-      ...spec,
-      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
-      run: async (s, e, ctx) => {
-        needsUrlClients(t);
-        return spec.run(s, e, ctx);
-      },
-    });
-  return check({
+  return urlClientCheck(t, {
     id: 'bridge/url-client/cache-minimum',
     title: `a no-store document is fetched once for three requests (the cache is clamped to at least ${limits.url_client_cache_min_seconds / 60} minutes)`,
     rules: ['ob.clients.url-fetch-cache'],
@@ -504,16 +293,7 @@ function urlClientCacheMinimumCheck(t: BridgeTarget): Check {
 }
 
 function urlClientSecretRefusedCheck(t: BridgeTarget): Check {
-  const check = (spec: Parameters<typeof bridgeCheck>[1]) =>
-    bridgeCheck(t, {
-      ...spec,
-      context: [...(spec.context ?? []), 'ob.contract.url-clients'],
-      run: async (s, e, ctx) => {
-        needsUrlClients(t);
-        return spec.run(s, e, ctx);
-      },
-    });
-  return check({
+  return urlClientCheck(t, {
     id: 'bridge/url-client/secret-refused',
     title: 'a URL client never redeems with a client secret: one whose document names client_secret_post, or one presenting a secret at /token, gets no tokens',
     rules: ['ob.clients.url-client-secret-refused'],
@@ -552,7 +332,6 @@ export function urlClientChecks(t: BridgeTarget): Check[] {
   return [
     urlClientIndieauthLoginCheck(t),
     urlClientIndieauthTokenCheck(t),
-    urlClientModeCheck(t),
     urlClientSectorCheck(t),
     urlClientClientIdMismatchCheck(t),
     urlClientRedirectListedCheck(t),
