@@ -429,7 +429,7 @@ export async function consentHandler(ctx: BridgeContext, req: Request, id: strin
   const released = ctx.seams.released(offered, ticked);
   await ctx.store.saveConsent(tx.identity, tx.clientId, released);
   const res = await issueCode(ctx, tx, 'consent', { identity: tx.identity, authTime: tx.authTime, delegated: tx.delegated, keyFingerprint: tx.keyFingerprint }, released);
-  return prefersJson(req) ? json(view(ctx, (await ctx.store.tx(tx.id))!)) : res;
+  return res.status === 409 ? answer(req, ctx, 409, 'this sign-in moved on', 'ob.contract.transaction') : prefersJson(req) ? json(view(ctx, (await ctx.store.tx(tx.id))!)) : res;
 }
 
 /** After the proof: consent, or a code at once when a stored consent (or first-party) covers it. */
