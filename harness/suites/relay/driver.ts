@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Profile } from '../../../protocol/common/profile.ts';
 import { encodeBase64url } from '../../../protocol/common/base64.ts';
 import type { AuthorityControl } from '../../actors/authority/types.ts';
-import { HttpClient, type Exchange, type HttpResponse } from '../../actors/http.ts';
+import { HttpClient, type Exchange, type HttpClientOptions, type HttpResponse } from '../../actors/http.ts';
 import { RelayClient, newRelayIdentity, type RelayIdentity } from '../../actors/relay/index.ts';
 import { CheckFailure, CheckSkip } from '../../run/verdict.ts';
 import { failOnServerError, isObject, refusedWith, safeJson, said, statusIn } from '../../run/answers.ts';
@@ -124,7 +124,7 @@ export class Session {
     readonly target: RelayTarget,
     readonly signal?: AbortSignal,
   ) {
-    this.#http = new HttpClient({ timeoutMs: target.requestTimeoutMs, evidenceBytes: 2048, keepExchanges: 0, maxBodyBytes: 8 * 1024 * 1024, onExchange: (e) => void this.exchanges.push(e) });
+    this.#http = this.#client();
     this.relay = new RelayClient(target.profile, target.url, this.#http, signal);
     if (target.peerUrl) this.#peer = new RelayClient(target.profile, target.peerUrl, this.#http, signal);
   }
@@ -133,9 +133,14 @@ export class Session {
     return this.target.profile;
   }
 
+  /** An HTTP client whose every exchange is this check's evidence. */
+  #client(extra: HttpClientOptions = {}): HttpClient {
+    return new HttpClient({ timeoutMs: this.target.requestTimeoutMs, evidenceBytes: 2048, keepExchanges: 0, maxBodyBytes: 8 * 1024 * 1024, onExchange: (e) => void this.exchanges.push(e), ...extra });
+  }
+
   /** The relay under test as a caller of its own sees it: connections from `address` (a loopback address, 127/8), closed with the session. */
   from(address: string): RelayClient {
-    const http = new HttpClient({ timeoutMs: this.target.requestTimeoutMs, evidenceBytes: 2048, keepExchanges: 0, localAddress: address, onExchange: (e) => void this.exchanges.push(e) });
+    const http = this.#client({ localAddress: address });
     this.#callers.push(http);
     return new RelayClient(this.target.profile, this.target.url, http, this.signal);
   }
