@@ -86,7 +86,7 @@ export class ClientRegistry {
     if (!this.urlClients || !this.urlClientIds || !UrlClients.isUrlClientId(clientId)) return undefined;
     // Not this.get(): its cached URL client would outlive the cache time (ob.clients.url-fetch-cache).
     const c = await this.urlClients.get(clientId, fresh);
-    return c.suspended || this.#suspended.has(clientId) ? undefined : c;
+    return c.suspended || this.urlClients.seams.suspensionHeld(this.#suspended.has(clientId)) ? undefined : c;
   }
 
   /** Applications the operator suspended (from the database; see svc-oauth clients suspend). */

@@ -28,6 +28,8 @@ export interface UrlClientSeams {
   secretTaken(): boolean;
   /** Whether a fetch refuses `address` when it is private (ob.clients.url-fetch-private). */
   privateRefused(address: string): boolean;
+  /** Whether a URL client the operator suspended (`suspended`) is held suspended (ob.clients.suspend). */
+  suspensionHeld(suspended: boolean): boolean;
 }
 
 export const URL_CLIENT_SEAMS: UrlClientSeams = {
@@ -42,4 +44,5 @@ export const URL_CLIENT_SEAMS: UrlClientSeams = {
   hostVerified: (verified) => verified,
   secretTaken: () => false,
   privateRefused: () => true,
+  suspensionHeld: (suspended) => suspended,
 };

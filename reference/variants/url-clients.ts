@@ -29,6 +29,7 @@ export const URL_CLIENT_BREAKAGES = [
   'url-no-cache',
   'url-client-private',
   'url-jwks-dropped',
+  'url-suspension-ignored',
 ] as const;
 export type UrlClientBreakage = (typeof URL_CLIENT_BREAKAGES)[number];
 
@@ -74,6 +75,12 @@ export const URL_CLIENT_VARIANTS: Record<UrlClientBreakage, UrlClientVariant> = 
     rule: 'ob.clients.url-client-secret-refused',
     what: "a document's jwks_uri is dropped as it is read: a private_key_jwt URL client is never authenticated by its key set",
     seams: { document: (_fetchedFrom, body) => (isObject(body) && 'jwks_uri' in body ? { ...body, jwks_uri: undefined } : body) },
+  },
+  // The survivor of clients.ts line 89 (issue 25's mutation run): no check suspended a URL client.
+  'url-suspension-ignored': {
+    rule: 'ob.clients.suspend',
+    what: "the operator's suspension holds static and console clients only: a suspended URL client still signs in and redeems",
+    seams: { suspensionHeld: () => false },
   },
   'url-sector-client-id': {
     rule: 'ob.subject.url-client-sector',

@@ -1590,13 +1590,22 @@ export const facets: readonly Facet[] = [
       "introspect"
     ],
     "refused": [
-      "suspended-client"
+      "suspended-client",
+      "suspended-url-client"
     ],
-    "note": "bridge/matrix/suspension-ends: the suspended client's own requests after the event.",
+    "note": "bridge/matrix/suspension-ends: the suspended client's own requests after the event; bridge/matrix/suspension-url-client: a URL client's.",
+    "unfilled": [
+      {
+        "value": "suspended-url-client",
+        "operation": "introspect",
+        "reason": "not applicable: a URL client authenticates as none or private_key_jwt, and the harness's suspended URL client is public (none), which /introspect does not take"
+      }
+    ],
     "area": "bridge",
     "facet": "who",
     "values": [
-      "suspended-client"
+      "suspended-client",
+      "suspended-url-client"
     ],
     "cells": [
       {
@@ -1609,6 +1618,18 @@ export const facets: readonly Facet[] = [
       },
       {
         "value": "suspended-client",
+        "operation": "introspect"
+      },
+      {
+        "value": "suspended-url-client",
+        "operation": "authorize"
+      },
+      {
+        "value": "suspended-url-client",
+        "operation": "token"
+      },
+      {
+        "value": "suspended-url-client",
         "operation": "introspect"
       }
     ]

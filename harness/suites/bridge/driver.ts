@@ -124,6 +124,17 @@ export class BridgeSession {
     return styleOf(this.credentials(role), role === 'post');
   }
 
+  /** The operator suspends `clientId` through the target's hook (ob.contract.suspend); skipped when none is declared. */
+  async suspend(clientId: string): Promise<void> {
+    const hook = this.target.suspend;
+    if (!hook) throw new CheckSkip('the target declares no suspension hook (bridge.suspend_url)');
+    const res = await this.http.post(hook.url, new URLSearchParams({ client_id: clientId }).toString(), {
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...(hook.token ? { authorization: `Bearer ${hook.token}` } : {}) },
+      noCookies: true,
+    });
+    if (res.status >= 300) throw new CheckFailure(`the suspension hook answered ${said(res)}`);
+  }
+
   async oidc(): Promise<OidcClient> {
     if (this.#oidc) return this.#oidc;
     const { res, discovery } = await OidcClient.discover(this.http, this.target.issuer);

@@ -101,11 +101,7 @@ function suspensionEndsCheck(t: BridgeTarget): Check {
       const midTx = new URL(begun.location, t.issuer).href.split('?')[0]!;
       const before = await oidc.introspect(own, s.style('suspendable'), access);
       if (!active(before)) throw new CheckFailure(`the owner does not introspect its fresh token active: ${said(before)}`);
-      const hook = await s.http.post(t.suspend.url, new URLSearchParams({ client_id: own.client_id }).toString(), {
-        headers: { 'content-type': 'application/x-www-form-urlencoded', ...(t.suspend.token ? { authorization: `Bearer ${t.suspend.token}` } : {}) },
-        noCookies: true,
-      });
-      if (hook.status >= 300) throw new CheckFailure(`the suspension hook answered ${said(hook)}`);
+      await s.suspend(own.client_id);
       const ui = await oidc.userinfo(access);
       e.that(ui.status >= 400 && ui.status < 500, `the suspended client's token still reads /userinfo: ${said(ui)}`);
       const intro = await oidc.introspect(own, s.style('suspendable'), access);

@@ -1,6 +1,7 @@
 // URL clients beyond the fetch: what the declared mode grants a URL client (`openid` under `on`,
 // not under indieauth: the project's reading), a URL client authenticating with private_key_jwt
-// through its document's jwks_uri, and the error page of a refused URL client naming its rule.
+// through its document's jwks_uri, the error page of a refused URL client naming its rule, and a
+// URL client the operator suspends (ob.clients.suspend names no kind of client: each one stops).
 import { randomBytes } from 'node:crypto';
 import { decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import type { Check } from '../../../run/model.ts';
@@ -109,6 +110,28 @@ function urlClientRefusalPagesCheck(t: BridgeTarget): Check {
   });
 }
 
+function urlClientSuspensionCheck(t: BridgeTarget): Check {
+  return urlClientCheck(t, {
+    id: 'bridge/matrix/suspension-url-client',
+    title: 'after the operator suspends a URL client, it starts no sign-in and a code issued to it before no longer redeems',
+    rules: ['ob.clients.suspend'],
+    context: ['ob.contract.suspend'],
+    cells: ['authorize', 'token'].map((operation) => ({ rule: 'ob.clients.suspend' as const, facet: 'who', value: 'suspended-url-client', operation })),
+    run: async (s, e) => {
+      const c = await host(t);
+      const oidc = await s.oidc();
+      const pending = await s.signIn({ credentials: c.credentials, scope: 'openid' });
+      if (!pending.response.code) throw new CheckFailure(`no code for the URL client before its suspension: the bridge answered ${pending.response.location}`);
+      await s.suspend(c.clientId);
+      const started = await authorize(s, c.credentials);
+      const back = s.authorizationResponse(started.location, c.credentials.redirect_uri);
+      e.that(refusedPage(started) || back?.error !== undefined, `the suspended URL client still starts a sign-in: ${said(started)}`);
+      const redeemed = await oidc.token(c.credentials, 'none', pending.response.code, pending.pkce.verifier);
+      e.that(redeemed.status >= 400 && redeemed.status < 500, `the suspended URL client redeemed a code issued before: ${said(redeemed)}`);
+    },
+  });
+}
+
 export function urlClientAuthChecks(t: BridgeTarget): Check[] {
-  return [urlClientModeCheck(t), urlClientPrivateKeyJwtCheck(t), urlClientRefusalPagesCheck(t)];
+  return [urlClientModeCheck(t), urlClientPrivateKeyJwtCheck(t), urlClientRefusalPagesCheck(t), urlClientSuspensionCheck(t)];
 }
