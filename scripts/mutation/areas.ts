@@ -136,9 +136,20 @@ export const AREAS: readonly MutationArea[] = [
     name: 'bridge-clients',
     suite: 'bridge',
     mutate: ['reference/bridge/clients.ts', 'reference/bridge/url-clients.ts', 'reference/bridge/url-client-seams.ts'],
-    // The URL client contract's pages (which rule refused a client, what each mode grants), the subject a URL client's sector decides, and the consent a static client's first_party skips.
-    rules: ['ob.clients', 'ob.authorize', 'ob.token.client-auth', 'ob.contract.url-client-refusals', 'ob.contract.url-client-modes', 'ob.subject.url-client-sector', 'ob.consent.first-party'],
+    // The URL client contract's pages (which rule refused a client, what each mode grants), the subject a client's sector (static or URL) decides, and the consent a static client's first_party skips.
+    rules: [
+      'ob.clients',
+      'ob.authorize',
+      'ob.token.client-auth',
+      'ob.contract.url-client-refusals',
+      'ob.contract.url-client-modes',
+      'ob.subject.sector',
+      'ob.subject.url-client-sector',
+      'ob.consent.first-party',
+    ],
   },
+  // The bridge's defaults a broken variant replaces (reference/bridge/seams.ts): each one carries a rule of its own, so the whole suite judges them.
+  { name: 'bridge-seams', suite: 'bridge', mutate: ['reference/bridge/seams.ts'], rules: [] },
   { name: 'rp-verification', suite: 'rp', mutate: ['reference/rp/delivery.ts', 'reference/rp/login.ts'], rules: [] },
   { name: 'rp-transactions', suite: 'rp', mutate: ['reference/rp/transactions.ts', 'reference/rp/poll.ts'], rules: [] },
 ];

@@ -80,7 +80,7 @@ function urlClientRefusalPagesCheck(t: BridgeTarget): Check {
     id: 'bridge/profile/url-client-refusals',
     lane: 'bridge/url-client/timeout',
     title:
-      "a refused URL client's error page names the rule that refused it (an http client_id, a redirect, a private address, a document over 16 KiB, a slow one, one naming another client_id or client_secret_basic, an answer that is not JSON or a 500); a 410 is nothing published, as a 404",
+      "a refused URL client's error page names the rule that refused it (an http client_id, a redirect, a private address, a document over 16 KiB, a slow one, one naming another client_id or client_secret_basic, an answer that is not JSON or a 500), and an unknown client_id that is no URL is the bad-client page; a 410 is nothing published, as a 404",
     rules: ['ob.contract.url-client-refusals'],
     timeoutMs: 60_000,
     run: async (s, e) => {
@@ -102,6 +102,12 @@ function urlClientRefusalPagesCheck(t: BridgeTarget): Check {
       await named('an answer that is not JSON', 'ob.clients.url-document', await host(t, { body: () => 'not json' }));
       await named('a 500 answer', 'ob.clients.url-document', await host(t, { body: () => ({ error: 'down' }), file: { status: 500 } }));
       await named(`a document answering after ${TIMEOUT_MS / 1000 + 1.5} s`, 'ob.clients.url-fetch-timeout', await host(t, { file: { delayMs: TIMEOUT_MS + 1500 } }));
+      // A client_id that is no URL is never fetched: an unknown one is the bad-client page.
+      const plain = await authorize(s, { client_id: `unknown-${randomBytes(4).toString('hex')}`, redirect_uri: target.credentials.redirect_uri });
+      e.that(
+        refusedPage(plain) && plain.text().includes('ob.authorize.bad-client-no-redirect'),
+        `an unknown client_id that is no URL: ${said(plain)}, not a 4xx page naming ob.authorize.bad-client-no-redirect`,
+      );
       // 410 Gone: nothing published, so the client may return to its own origin.
       const gone = await host(t, { body: () => ({ error: 'gone' }), file: { status: 410 } });
       const own = await authorize(s, gone.credentials);
