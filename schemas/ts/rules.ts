@@ -4174,7 +4174,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "PUT /drive/:identity/chunks/:hash",
     "title": "Chunk upload",
-    "text": "Project decision: `PUT /drive/:identity/chunks/:hash` stores the body when its SHA-256 is `:hash` and its size is on the chunk grid (ra.drive.chunk), answering 201, or 200 when the chunk is already stored (create-only: stored bytes never change; of uploads of one chunk side by side, at any of the relay's processes, the one that stored it answers 201 and the others 200); a body that does not hash to its name answers 400 `chunk_mismatch`, a size off the grid 400 `invalid_request`, and nothing is stored. Only the owner and members who may write, append or create upload.",
+    "text": "Project decision: `PUT /drive/:identity/chunks/:hash` stores the body when its SHA-256 is `:hash` and its size is on the chunk grid (ra.drive.chunk), answering 201 `{id, size}`, or 200 with the same body when the chunk is already stored (create-only: stored bytes never change; of uploads of one chunk side by side, at any of the relay's processes, the one that stored it answers 201 and the others 200); a body that does not hash to its name answers 400 `chunk_mismatch`, a size off the grid 400 `invalid_request`, and nothing is stored. Only the owner and members who may write, append or create upload.",
     "origin": "project",
     "code": "chunk_mismatch"
   },
@@ -4202,7 +4202,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "GET /drive/:identity/changes (body: not shown)",
     "title": "The changes answer",
-    "text": "Project decision: `{changes: [{seq, node, operation, version?, position?, share?}], cursor, more}` with at most 1000 changes; `cursor` is the last sequence returned (N when none) and `more` says whether to ask again; a member sees only changes to nodes it may read.",
+    "text": "Project decision: `{changes: [{seq, node, operation, version?, position?, share?}], cursor, more}` with at most 1000 changes; `cursor` is the last sequence returned (N when none) and `more` says whether to ask again; a change carries `version`, `position` and `share` only where its commit has one, never null; no `cursor` reads from 0, and one that is not a decimal sequence answers 400 `invalid_request`; a member sees only changes to nodes it may read, and a caller holding no share of the drive is answered 403 `not_authorized`.",
     "origin": "project"
   },
   {
@@ -4219,7 +4219,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "GET /drive/:identity/nodes/:node (bodies: not shown)",
     "title": "Node answers",
-    "text": "Project decision: a node is `{node, version, seq, manifest, removed, rotate}` (the signed head manifest; `rotate` true after an unshare asks the owner to rotate its keys), with the same node also as the deployed client reads it, `{id, head, generation, kind, folder, mode}` (its id, head version, and the head manifest's generation, kind, folder and mode); `/children` `{children: [node...], cursor}` of live children, the cursor the empty string (the listing is whole); `/history` `{versions: [{version, seq, operation}]}` newest first; `/records?after=P` `{records: [{position, record}], more}`; an unknown node answers 404 `not_found`.",
+    "text": "Project decision: a node is `{node, version, seq, manifest, removed, rotate}` (the signed head manifest; `rotate` true after an unshare asks the owner to rotate its keys), with the same node also as the deployed client reads it, `{id, head, generation, kind, folder, mode}` (its id, head version, and the head manifest's generation, kind, folder and mode); `/children` `{children: [node...], cursor}` of live children, the cursor the empty string (the listing is whole); `/history` `{versions: [{version, seq, operation}]}` newest first; `/records?after=P` `{records: [{position, record}], more}`, the records after position P (0 when `after` is absent) in order, at most 1000, `more` true when later ones remain; an `after` that is not a decimal position answers 400 `invalid_request`; an unknown node answers 404 `not_found`.",
     "origin": "project"
   },
   {

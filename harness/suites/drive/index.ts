@@ -11,6 +11,7 @@ import { concurrencyChecks } from './checks/concurrency.ts';
 import { rosterSizeChecks } from './checks/roster-size.ts';
 import { shareCapsChecks } from './checks/share-caps.ts';
 import { sharesVisibleChecks } from './checks/shares-visible.ts';
+import { listingChecks } from './checks/listings.ts';
 import { linkAnswerChecks } from './checks/link-answer.ts';
 import { streamCapChecks } from './checks/stream-cap.ts';
 import { rolesMatrix } from './checks/roles-matrix.ts';
@@ -58,6 +59,7 @@ export function driveChecks(target: RelayTarget): Check[] {
     ...rosterSizeChecks(target),
     ...shareCapsChecks(target),
     ...sharesVisibleChecks(target),
+    ...listingChecks(target),
     ...linkAnswerChecks(target),
     ...streamCapChecks(target),
     ...linkMatrixChecks(target),

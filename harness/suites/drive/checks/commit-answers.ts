@@ -45,6 +45,12 @@ export function commitAnswers(t: RelayTarget): Check {
         e.that(ok(r) && a?.id === sent.id && Number.isInteger(a?.seq) && a?.node === node && parts(a), `${what} answered ${said(r)}`);
         const c = await lastChange();
         e.that(c?.seq === a?.seq && c?.node === node && c?.operation === operation, `the change ${what} left is ${JSON.stringify(c)}, not ${operation} of ${node} at seq ${String(a?.seq)}`);
+        // The change carries the commit's position and share where it has one, and no null.
+        const carried = (['position', 'share'] as const).filter((k) => a?.[k] !== undefined);
+        e.that(
+          c !== undefined && carried.every((k) => c[k] === a![k]) && Object.values(c).every((v) => v !== null),
+          `the change ${what} left is ${JSON.stringify(c)}: not its ${carried.join(' and ') || 'fields'} as answered (${carried.map((k) => `${k} ${JSON.stringify(a![k])}`).join(', ')}), or a field is null`,
+        );
       };
 
       // Two records at once: the last one's position, both positions in order, the node's head.

@@ -59,7 +59,8 @@ function idempotent(t: RelayTarget): Check {
 function chunkUpload(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/chunk-upload',
-    title: 'a chunk whose bytes do not hash to its name is refused 400 `chunk_mismatch`, a size off the grid 400, and neither is stored; a second upload of a stored chunk answers 200',
+    title:
+      'a chunk whose bytes do not hash to its name is refused 400 `chunk_mismatch`, a size off the grid 400, and neither is stored; an upload answers 201 `{id, size}`, a second upload of the stored chunk 200 with the same body',
     rules: ['ra.drive.chunk-upload'],
     run: async (s, e) => {
       const { id } = await s.owner();
@@ -73,6 +74,11 @@ function chunkUpload(t: RelayTarget): Check {
       const first = await s.drive.putChunk(id.identity, s.actor(id), c!);
       const again = await s.drive.putChunk(id.identity, s.actor(id), c!);
       e.that(first.status === 201 && again.status === 200, `two uploads of one chunk answered ${first.status} then ${again.status}, expected 201 then 200`);
+      for (const [which, r] of [
+        ['first', first],
+        ['second', again],
+      ] as const)
+        e.that(bodyOf(r)?.id === c!.id && bodyOf(r)?.size === c!.bytes.length, `the ${which} upload answered ${said(r)}, not {id: ${c!.id}, size: ${c!.bytes.length}}`);
     },
   });
 }
