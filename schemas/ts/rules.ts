@@ -4174,7 +4174,7 @@ export const rules: readonly Rule[] = [
     "doc": 3,
     "section": "PUT /drive/:identity/chunks/:hash",
     "title": "Chunk upload",
-    "text": "Project decision: `PUT /drive/:identity/chunks/:hash` stores the body when its SHA-256 is `:hash` and its size is on the chunk grid (ra.drive.chunk), answering 201 `{id, size}`, or 200 with the same body when the chunk is already stored (create-only: stored bytes never change; of uploads of one chunk side by side, at any of the relay's processes, the one that stored it answers 201 and the others 200); a body that does not hash to its name answers 400 `chunk_mismatch`, a size off the grid 400 `invalid_request`, and nothing is stored. Only the owner and members who may write, append or create upload.",
+    "text": "Project decision: `PUT /drive/:identity/chunks/:hash` stores the body when its SHA-256 is `:hash` and its size is on the chunk grid (ra.drive.chunk), answering 201 `{id, size}`, or 200 with the same body when the chunk is already stored (create-only: stored bytes never change; of uploads of one chunk side by side, at any of the relay's processes, the one that stored it answers 201 and the others 200); a name that is not 64 lowercase hex digits answers 400 `invalid_request`, a body that does not hash to its name 400 `chunk_mismatch`, a size off the grid 400 `invalid_request`, and nothing is stored. Only the owner and members who may write, append or create upload.",
     "origin": "project",
     "code": "chunk_mismatch"
   },

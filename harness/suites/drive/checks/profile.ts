@@ -60,7 +60,7 @@ function chunkUpload(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/chunk-upload',
     title:
-      'a chunk whose bytes do not hash to its name is refused 400 `chunk_mismatch`, a size off the grid 400, and neither is stored; an upload answers 201 `{id, size}`, a second upload of the stored chunk 200 with the same body',
+      'a chunk whose bytes do not hash to its name is refused 400 `chunk_mismatch`, a size off the grid and a name in capitals 400 `invalid_request`, and none is stored; an upload answers 201 `{id, size}`, a second upload of the stored chunk 200 with the same body',
     rules: ['ra.drive.chunk-upload'],
     run: async (s, e) => {
       const { id } = await s.owner();
@@ -70,7 +70,10 @@ function chunkUpload(t: RelayTarget): Check {
       e.that(refusedWith(bad, 400, 'chunk_mismatch'), `a mismatched chunk answered ${said(bad)}`);
       const odd = new Uint8Array(randomBytes(5000));
       const off = await s.drive.putChunk(id.identity, s.actor(id), { id: createHash('sha256').update(odd).digest('hex'), bytes: odd });
-      e.that(off.status === 400, `a 5000-byte chunk answered ${said(off)}`);
+      e.that(refusedWith(off, 400, 'invalid_request'), `a 5000-byte chunk answered ${said(off)}, not 400 invalid_request`);
+      // The chunk's own digest in capitals: no name of a chunk, whatever its bytes hash to.
+      const shouted = await s.drive.putChunk(id.identity, s.actor(id), { id: c!.id.toUpperCase(), bytes: c!.bytes });
+      e.that(refusedWith(shouted, 400, 'invalid_request'), `a chunk named by its digest in capitals answered ${said(shouted)}, not 400 invalid_request`);
       const first = await s.drive.putChunk(id.identity, s.actor(id), c!);
       const again = await s.drive.putChunk(id.identity, s.actor(id), c!);
       e.that(first.status === 201 && again.status === 200, `two uploads of one chunk answered ${first.status} then ${again.status}, expected 201 then 200`);
@@ -449,7 +452,7 @@ function bodies(t: RelayTarget): Check {
           `the node answered ${JSON.stringify(n).slice(0, 300)}`,
         );
         const kids = bodyOf(await s.drive.node(id.identity, s.actor(id), root.keys.node, '/children'));
-        e.that(Array.isArray(kids?.children), `the children answered ${JSON.stringify(kids).slice(0, 200)}`);
+        e.that(Array.isArray(kids?.children) && kids?.cursor === '', `the children answered ${JSON.stringify(kids).slice(0, 200)}`);
         const hist = bodyOf(await s.drive.node(id.identity, s.actor(id), f.keys.node, '/history'));
         e.that(Array.isArray(hist?.versions) && (hist.versions as Obj[])[0]?.version === f.version, `the history answered ${JSON.stringify(hist).slice(0, 200)}`);
         const shares = bodyOf(await s.drive.get(id.identity, '/shares', s.actor(id)));
