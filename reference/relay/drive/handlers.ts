@@ -78,7 +78,7 @@ export async function missing(d: Drive, call: OwnerCall): Promise<Response> {
   const parsed = parseJson(call.body);
   const chunks = (parsed.ok ? (asObject(parsed.value) ?? {}) : {}).chunks;
   const refs = Array.isArray(chunks) ? (chunks as unknown[]) : [];
-  const valid = (r: Obj | undefined) => HEX64.test(String(r?.id)) && validChunkSize(Number(r?.size)) && (r?.md5 === undefined || MD5.test(String(r.md5)));
+  const valid = (r: Obj | undefined) => HEX64.test(String(r?.id)) && typeof r?.size === 'number' && validChunkSize(r.size) && (r?.md5 === undefined || MD5.test(String(r.md5)));
   if (refs.length === 0 || refs.length > limits.drive_missing_max_chunks || !refs.every((r) => valid(r as Obj | undefined)))
     throw new HttpError(400, 'invalid_request', `the body is {chunks: [{id, size, md5?}]} with 1 to ${limits.drive_missing_max_chunks} chunks of sizes on the chunk grid`, 'ra.drive.missing-body');
   const held = await Promise.all((refs as Obj[]).map(async (r) => driveSeams(d.ctx.config).held((await d.store.chunkSize(drive, String(r.id))) !== undefined)));
