@@ -19,7 +19,7 @@ function changesListing(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/changes-listing',
     title:
-      "a manifest's change carries its version; the changes read without a cursor are those from 0; a cursor that is no decimal is 400; a member following the cursor is told of the nodes it may read and of no other; a caller holding no share is refused 403",
+      "a manifest's change carries its version; the changes read without a cursor are those from 0; a cursor that is no decimal is 400; a member following the cursor is told of the nodes it may read and of no other; a caller holding no share is refused 403 at the changes and the root; the answer is application/json",
     rules: ['ra.drive.changes-body'],
     context: ['ra.drive.changes', 'ra.drive.roles'],
     run: async (s, e) => {
@@ -34,6 +34,7 @@ function changesListing(t: RelayTarget): Check {
       const bare = await s.drive.get(drive, '/changes', me);
       const zero = await s.drive.changes(drive, me, 0);
       e.that(ok(bare) && JSON.stringify(bodyOf(bare)) === JSON.stringify(bodyOf(zero)), `the changes without a cursor answered ${said(bare)}, not what cursor=0 answers: ${said(zero)}`);
+      e.that(/^application\/json\b/.test(String(zero.headers['content-type'])), `the changes answered content-type ${JSON.stringify(zero.headers['content-type'])}, not application/json`);
       const made = ((bodyOf(zero)?.changes as Obj[] | undefined) ?? []).find((c) => c.node === inside.keys.node);
       e.that(made?.version === inside.version, `the change that created ${inside.keys.node} is ${JSON.stringify(made)}, not one carrying its version ${inside.version}`);
       const last = Number(bodyOf(zero)?.cursor);
@@ -59,8 +60,11 @@ function changesListing(t: RelayTarget): Check {
         readable.every((n) => named.has(n)) && [...named].every((n) => readable.includes(n)),
         `a reader of one folder was told of nodes ${[...named].join(', ') || 'none'}, not exactly the folder and its file ${readable.join(', ')} (the root ${root.keys.node}, the other folder ${closed.keys.node} and its file ${outside.keys.node} are not its to read)`,
       );
-      const refused = await s.drive.changes(drive, s.actor(stranger), 0);
-      e.that(refusedWith(refused, 403, 'not_authorized'), `a caller holding no share read the changes: ${said(refused)}, not 403 not_authorized`);
+      for (const [what, r] of [
+        ['the changes', await s.drive.changes(drive, s.actor(stranger), 0)],
+        ['the root', await s.drive.root(drive, s.actor(stranger))],
+      ] as const)
+        e.that(refusedWith(r, 403, 'not_authorized'), `a caller holding no share read ${what}: ${said(r)}, not 403 not_authorized`);
     },
   });
 }

@@ -17,8 +17,8 @@ function missingList(t: RelayTarget): Check {
   const max = limits.drive_missing_max_chunks;
   return driveCheck(t, {
     id: 'drive/profile/missing-list',
-    title: `the missing list answers the chunks asked for in order, each once, without the held ones, each with the relay's relative PUT; no chunks, ${max + 1}, a name or size that is no chunk's, an md5 that is no MD5 and a body that is no object are 400`,
-    rules: ['ra.drive.missing-body'],
+    title: `the missing list answers the chunks asked for in order, each once, without the held ones, each with the relay's relative PUT; no chunks, ${max + 1}, a name or size that is no chunk's, an md5 that is no MD5 and a body that is no object are 400; a list past the quota is 507`,
+    rules: ['ra.drive.missing-body', 'ra.drive.quota'],
     context: ['ra.drive.missing'],
     run: async (s, e) => {
       const { id } = await s.owner();
@@ -49,10 +49,14 @@ function missingList(t: RelayTarget): Check {
         [`${max + 1} chunks`, { chunks: many }],
         ['a name in capitals', { chunks: [{ ...ref(a), id: a.id.toUpperCase() }] }],
         ['a name one digit short', { chunks: [{ ...ref(a), id: a.id.slice(1) }] }],
+        ['a name one digit long', { chunks: [{ ...ref(a), id: `${a.id}0` }] }],
+        ['a name after a letter', { chunks: [{ ...ref(a), id: `x${a.id}` }] }],
         ['a size off the chunk grid', { chunks: [{ ...ref(a), size: a.size + 1 }] }],
         ['a size as text', { chunks: [{ ...ref(a), size: String(a.size) }] }],
         ['an md5 that is hex', { chunks: [{ ...ref(a), md5: createHash('md5').update(a.bytes).digest('hex') }] }],
         ['an md5 one character short', { chunks: [{ ...ref(a), md5: md5(a).slice(1) }] }],
+        ['an md5 after a letter', { chunks: [{ ...ref(a), md5: `x${md5(a)}` }] }],
+        ['an md5 before a letter', { chunks: [{ ...ref(a), md5: `${md5(a)}x` }] }],
         ['a chunk that is null', { chunks: [null] }],
         ['chunks that are no list', { chunks: ref(a) }],
         ['a list that is no object', [ref(a)]],
@@ -61,6 +65,14 @@ function missingList(t: RelayTarget): Check {
         const r = await s.drive.post(drive, '/chunks/missing', me, body as Obj);
         e.that(refusedWith(r, 400, 'invalid_request'), `${what}: the missing list answered ${said(r)}, not 400 invalid_request`);
       }
+      // Chunks of the largest size, enough of them to pass the quota: the list itself is refused.
+      const quota = Number(bodyOf(await s.drive.root(drive, me))?.quota);
+      const big = limits.drive_chunk_max_bytes;
+      const past = Math.ceil(quota / big) + 1;
+      if (past <= max) {
+        const over = await s.drive.post(drive, '/chunks/missing', me, { chunks: Array.from({ length: past }, () => ({ id: randomBytes(32).toString('hex'), size: big })) });
+        e.that(refusedWith(over, 507, 'quota_exceeded'), `${past} chunks of ${big} bytes, past the quota of ${quota}: the missing list answered ${said(over)}, not 507 quota_exceeded`);
+      } else s.note(`the quota of ${quota} bytes takes more than ${max} chunks of the largest size: a list past it is not asked`);
       const used = bodyOf(await s.drive.root(drive, me))?.used;
       e.that(used === held.size, `after the refused lists the drive counts ${String(used)} bytes, not the held chunk's ${held.size}`);
     },

@@ -4,7 +4,7 @@
 import type { Check } from '../../../run/model.ts';
 import { encryptContent, hex16, record, remove, replace } from '../../../actors/drive/objects.ts';
 import type { RuleId } from '../../../../schemas/ts/rules.ts';
-import { ok, said, type RelayTarget } from '../driver.ts';
+import { bodyOf, ok, said, type RelayTarget } from '../driver.ts';
 import { driveCheck } from './document.ts';
 
 const text = (s: string) => new Uint8Array(Buffer.from(s));
@@ -12,7 +12,7 @@ const text = (s: string) => new Uint8Array(Buffer.from(s));
 export function nodeRemoval(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/node-removal',
-    title: "after a file is removed, replaces and appends on it are refused (the owner's and a write member's), and its folder no longer lists it",
+    title: "after a file is removed, replaces and appends on it are refused (the owner's and a write member's), its node reads removed, and its folder no longer lists it",
     rules: ['ra.drive.tree', 'ra.drive.nodes-body'],
     cells: [
       { rule: 'ra.drive.tree' as RuleId, facet: 'node-removal', value: 'write', operation: 'driveCommit' },
@@ -45,6 +45,8 @@ export function nodeRemoval(t: RelayTarget): Check {
         const a = await s.drive.commit(drive, s.actor(id), { id: hex16(), records: [record(s.profile, { drive, node: log.keys, author: id, sequence: 1, previous: '', payload: text('late') })] });
         e.that(a.status >= 400 && a.status < 500, `${who}'s append to the removed file answered ${said(a)}`);
       }
+      const gone = await s.drive.node(drive, s.actor(owner), file.keys.node);
+      e.that(ok(gone) && (bodyOf(gone) as { removed?: unknown } | undefined)?.removed === true, `the removed file's node answered ${said(gone)}, not its head with removed true`);
       const kids = await s.drive.node(drive, s.actor(owner), folder.keys.node, '/children');
       e.that(ok(kids) && !kids.text().includes(file.keys.node) && !kids.text().includes(log.keys.node), `after the removals the folder lists ${said(kids)}`);
     },

@@ -60,7 +60,7 @@ function chunkUpload(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/chunk-upload',
     title:
-      'a chunk whose bytes do not hash to its name is refused 400 `chunk_mismatch`, a size off the grid and a name in capitals 400 `invalid_request`, and none is stored; an upload answers 201 `{id, size}`, a second upload of the stored chunk 200 with the same body',
+      'a chunk whose bytes do not hash to its name is refused 400 `chunk_mismatch`, a size off the grid and a name that is no lowercase digest (capitals, a digit more, a letter before) 400 `invalid_request`, and none is stored; an upload answers 201 `{id, size}`, a second upload of the stored chunk 200 with the same body',
     rules: ['ra.drive.chunk-upload'],
     run: async (s, e) => {
       const { id } = await s.owner();
@@ -72,8 +72,14 @@ function chunkUpload(t: RelayTarget): Check {
       const off = await s.drive.putChunk(id.identity, s.actor(id), { id: createHash('sha256').update(odd).digest('hex'), bytes: odd });
       e.that(refusedWith(off, 400, 'invalid_request'), `a 5000-byte chunk answered ${said(off)}, not 400 invalid_request`);
       // The chunk's own digest in capitals: no name of a chunk, whatever its bytes hash to.
-      const shouted = await s.drive.putChunk(id.identity, s.actor(id), { id: c!.id.toUpperCase(), bytes: c!.bytes });
-      e.that(refusedWith(shouted, 400, 'invalid_request'), `a chunk named by its digest in capitals answered ${said(shouted)}, not 400 invalid_request`);
+      for (const [what, name] of [
+        ['its digest in capitals', c!.id.toUpperCase()],
+        ['its digest and a digit more', `${c!.id}0`],
+        ['a letter and its digest', `x${c!.id}`],
+      ] as const) {
+        const r = await s.drive.putChunk(id.identity, s.actor(id), { id: name, bytes: c!.bytes });
+        e.that(refusedWith(r, 400, 'invalid_request'), `a chunk named by ${what} answered ${said(r)}, not 400 invalid_request`);
+      }
       const first = await s.drive.putChunk(id.identity, s.actor(id), c!);
       const again = await s.drive.putChunk(id.identity, s.actor(id), c!);
       e.that(first.status === 201 && again.status === 200, `two uploads of one chunk answered ${first.status} then ${again.status}, expected 201 then 200`);
