@@ -17,7 +17,7 @@ function missingList(t: RelayTarget): Check {
   const max = limits.drive_missing_max_chunks;
   return driveCheck(t, {
     id: 'drive/profile/missing-list',
-    title: `the missing list answers the chunks asked for in order, each once, without the held ones, each with the relay's relative PUT; no chunks, ${max + 1}, a name or size that is no chunk's, an md5 that is no MD5 and a body that is no object are 400; a list past the quota is 507`,
+    title: `the missing list answers the chunks asked for in order, each once, without the held ones, each with the relay's relative PUT, ${max} of them all; no chunks, ${max + 1}, a name or size that is no chunk's, an md5 that is no MD5 and a body that is no object are 400; a list past the quota is 507`,
     rules: ['ra.drive.missing-body', 'ra.drive.quota'],
     context: ['ra.drive.missing'],
     run: async (s, e) => {
@@ -44,6 +44,13 @@ function missingList(t: RelayTarget): Check {
       e.that(ok(withMd5) && ((bodyOf(withMd5)?.missing as Obj[] | undefined) ?? [])[0]?.id === a.id, `a chunk with its md5 answered ${said(withMd5)}`);
 
       const many = Array.from({ length: max + 1 }, () => ({ id: randomBytes(32).toString('hex'), size: a.size }));
+      // Exactly the most a list may name: all of them listed (when the quota holds them).
+      const quota = Number(bodyOf(await s.drive.root(drive, me))?.quota);
+      if (quota >= held.size + max * a.size) {
+        const full = await s.drive.post(drive, '/chunks/missing', me, { chunks: many.slice(0, max) });
+        const count = ((bodyOf(full)?.missing as unknown[] | undefined) ?? []).length;
+        e.that(ok(full) && count === max, `a list of ${max} chunks answered ${count} listed (${said(full)}), not all ${max}`);
+      }
       const wrong: Array<[string, unknown]> = [
         ['no chunks', { chunks: [] }],
         [`${max + 1} chunks`, { chunks: many }],
@@ -66,7 +73,6 @@ function missingList(t: RelayTarget): Check {
         e.that(refusedWith(r, 400, 'invalid_request'), `${what}: the missing list answered ${said(r)}, not 400 invalid_request`);
       }
       // Chunks of the largest size, enough of them to pass the quota: the list itself is refused.
-      const quota = Number(bodyOf(await s.drive.root(drive, me))?.quota);
       const big = limits.drive_chunk_max_bytes;
       const past = Math.ceil(quota / big) + 1;
       if (past <= max) {
