@@ -93,6 +93,12 @@ export interface SignInResult {
   consent?: Record<string, unknown>;
 }
 
+/** The target's suspension hook (ob.contract.suspend); a check needing it is skipped when none is declared. */
+export function suspensionHook(t: BridgeTarget): { url: string; token?: string } {
+  if (!t.suspend) throw new CheckSkip('the target declares no suspension hook (bridge.suspend_url)');
+  return t.suspend;
+}
+
 export class BridgeSession {
   readonly exchanges: Exchange[] = [];
   readonly #clients: HttpClient[] = [];
@@ -124,10 +130,9 @@ export class BridgeSession {
     return styleOf(this.credentials(role), role === 'post');
   }
 
-  /** The operator suspends `clientId` through the target's hook (ob.contract.suspend); skipped when none is declared. */
+  /** The operator suspends `clientId` through the target's hook (ob.contract.suspend). */
   async suspend(clientId: string): Promise<void> {
-    const hook = this.target.suspend;
-    if (!hook) throw new CheckSkip('the target declares no suspension hook (bridge.suspend_url)');
+    const hook = suspensionHook(this.target);
     const res = await this.http.post(hook.url, new URLSearchParams({ client_id: clientId }).toString(), {
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...(hook.token ? { authorization: `Bearer ${hook.token}` } : {}) },
       noCookies: true,

@@ -11,7 +11,7 @@ import type { HttpResponse } from '../../../actors/http.ts';
 import { bridgeCheck } from '../check.ts';
 import { matrixSignIn } from './matrix-pace.ts';
 import { newPkce } from '../../../actors/oidc/client.ts';
-import { CheckFailure, CheckSkip, said, type BridgeSession, type BridgeTarget, type ClientRole, type User } from '../driver.ts';
+import { CheckFailure, said, suspensionHook, type BridgeSession, type BridgeTarget, type ClientRole, type User } from '../driver.ts';
 import { failOnServerError } from '../../../run/answers.ts';
 
 /** Every declared client kind but the one the suspension check suspends. */
@@ -85,7 +85,7 @@ function suspensionEndsCheck(t: BridgeTarget): Check {
       ...['authorize', 'token', 'introspect'].map((operation) => ({ rule: 'ob.clients.suspend' as const, facet: 'who', value: 'suspended-client', operation })),
     ],
     run: async (s, e) => {
-      if (!t.suspend) throw new CheckSkip('the target declares no suspension hook (bridge.suspend_url)');
+      suspensionHook(t);
       const own = s.credentials('suspendable');
       const oidc = await s.oidc();
       const [live, pending] = await Promise.all([matrixSignIn(() => s.tokens({ client: 'suspendable' })), matrixSignIn(() => s.signIn({ client: 'suspendable' }))]).catch((error: unknown) => {

@@ -7,7 +7,7 @@ import { decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import type { Check } from '../../../run/model.ts';
 import { assertionForm, clientAssertion } from '../../../actors/oidc/client.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
-import { CheckFailure, said, type BridgeTarget } from '../driver.ts';
+import { CheckFailure, said, suspensionHook, type BridgeTarget } from '../driver.ts';
 import { authorize, documentFor, host, proceeded, refusedPage, TIMEOUT_MS, urlClientCheck, type Hosted } from '../url-client-hosting.ts';
 
 function urlClientModeCheck(t: BridgeTarget): Check {
@@ -124,6 +124,7 @@ function urlClientSuspensionCheck(t: BridgeTarget): Check {
     context: ['ob.contract.suspend'],
     cells: ['authorize', 'token'].map((operation) => ({ rule: 'ob.clients.suspend' as const, facet: 'who', value: 'suspended-url-client', operation })),
     run: async (s, e) => {
+      suspensionHook(t);
       const c = await host(t);
       const oidc = await s.oidc();
       const pending = await s.signIn({ credentials: c.credentials, scope: 'openid' });
