@@ -67,6 +67,7 @@ function missingList(t: RelayTarget): Check {
         ['an md5 after a letter', { chunks: [{ ...ref(a), md5: `x${md5(a)}` }] }],
         ['an md5 before a letter', { chunks: [{ ...ref(a), md5: `${md5(a)}x` }] }],
         ['a chunk that is null', { chunks: [null] }],
+        ['a good chunk beside a bad name', { chunks: [ref(a), { ...ref(b), id: b.id.toUpperCase() }] }],
         ['chunks that are no list', { chunks: ref(a) }],
         ['a list that is no object', [ref(a)]],
       ];
