@@ -42,8 +42,13 @@ export type OwnerAuth =
 export class RelayClient {
   /** Which spelling of a system path the relay took last (systemFile). */
   #systemSpelling: 'dir' | 'bare' | undefined;
-  /** When each pairing offer was asked for (Date.now()): the relay made it no earlier, so it lives at least until then plus its life. */
-  readonly offersAskedAt: number[] = [];
+  /**
+   * When each pairing offer still in use was asked for (Date.now()), by identity and code: the
+   * relay made it no earlier, so it lives at least until then plus its life. An offer abandoned
+   * with a 2xx answer leaves it: a check that drew offers until one had the code it needs is not
+   * using the ones it dropped.
+   */
+  readonly #offersAskedAt = new Map<string, number>();
 
   constructor(
     readonly profile: Profile,
@@ -192,9 +197,23 @@ export class RelayClient {
   }
 
   /** POST .../enroll/offer: the new device's offer (no authentication). */
-  enrollOffer(identity: string, body: Record<string, unknown>): Promise<HttpResponse> {
-    this.offersAskedAt.push(Date.now());
-    return this.post(`/identities/${encodeURIComponent(identity)}/enroll/offer`, body);
+  async enrollOffer(identity: string, body: Record<string, unknown>): Promise<HttpResponse> {
+    const at = Date.now();
+    const r = await this.post(`/identities/${encodeURIComponent(identity)}/enroll/offer`, body);
+    let code: unknown;
+    try {
+      code = (JSON.parse(r.text()) as { rendezvous_id?: unknown }).rendezvous_id;
+    } catch {
+      code = undefined;
+    }
+    // An answer without a code still counts: the relay may have made an offer all the same.
+    this.#offersAskedAt.set(typeof code === 'string' ? `${identity}\n${code}` : `${identity}\n?${at}`, at);
+    return r;
+  }
+
+  /** When the oldest pairing offer still in use was asked for, if any was. */
+  oldestOfferAskedAt(): number | undefined {
+    return this.#offersAskedAt.size === 0 ? undefined : Math.min(...this.#offersAskedAt.values());
   }
 
   /** The approver's fetch (`code` as typed in the path; `signedCode` the canonical code it signs). */
@@ -217,12 +236,14 @@ export class RelayClient {
     return this.get(`/identities/${encodeURIComponent(identity)}/enroll/${encodeURIComponent(code)}`, bearer(token));
   }
 
-  enrollAbandon(identity: string, code: string, token: Bearer): Promise<HttpResponse> {
-    return this.http.request(`${this.url}/identities/${encodeURIComponent(identity)}/enroll/${encodeURIComponent(code)}`, {
+  async enrollAbandon(identity: string, code: string, token: Bearer): Promise<HttpResponse> {
+    const r = await this.http.request(`${this.url}/identities/${encodeURIComponent(identity)}/enroll/${encodeURIComponent(code)}`, {
       method: 'DELETE',
       headers: { accept: 'application/json', ...bearer(token) },
       ...(this.signal ? { signal: this.signal } : {}),
     });
+    if (r.status >= 200 && r.status < 300) this.#offersAskedAt.delete(`${identity}\n${code}`);
+    return r;
   }
 
   async events(id: RelayIdentity, auth: OwnerAuth = { mode: 'challenge' }): Promise<SseStream> {

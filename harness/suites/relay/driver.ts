@@ -214,7 +214,8 @@ export class Session {
   outlived(rules: readonly RuleId[]): string | undefined {
     if (rules.includes('ra.pairing.expiry')) return undefined;
     const life = this.target.declared.pairingTtlS ?? limits.pairing_offer_ttl_seconds;
-    const first = Math.min(...this.relay.offersAskedAt);
+    const first = this.relay.oldestOfferAskedAt();
+    if (first === undefined) return undefined;
     const age = (Date.now() - first) / 1000;
     if (age <= life) return undefined;
     return `the check kept using pairing offers ${age.toFixed(1)} s after asking for the first, past the ${life} s life the target declares (--relay-pairing-ttl): its refusals may be that expiry, on a machine too slow for so short a life`;
