@@ -16,7 +16,8 @@ export class CanonicalError extends Error {
 }
 
 type Input = Readonly<Record<string, unknown>>;
-type LineFn = (input: Input, out: string[]) => void;
+/** One line of a string (several, already joined, for an `each` line), or null when it is left out. */
+type LineFn = (input: Input) => string | null;
 
 interface LineSpec {
   literal?: string;
@@ -56,21 +57,22 @@ function fillFormat(format: string, lookup: (path: string) => unknown): string {
   return format.replace(/\{([^}]+)\}/g, (_m, path: string) => text(lookup(path), path));
 }
 
-function compileLine(line: LineSpec, name: string): LineFn {
+function compileLine(line: LineSpec, name: string, join: string): LineFn {
   if (line.literal !== undefined) {
     const literal = fillTemplate(line.literal, name);
-    return (_input, out) => void out.push(literal);
+    return () => literal;
   }
   if (line.each !== undefined) {
     const path = line.each;
     const format = line.format!;
     const read = getter(path);
-    return (input, out) => {
+    return (input) => {
       const obj = read(input);
-      if (obj === undefined || obj === null) return;
+      if (obj === undefined || obj === null) return null;
       if (typeof obj !== 'object' || Array.isArray(obj)) throw new CanonicalError(path, `${path} must be an object`);
       const keys = Object.keys(obj).sort(compareCodePoints);
-      for (const key of keys) out.push(fillFormat(format, (p) => (p === 'key' ? key : p === 'value' ? (obj as Record<string, unknown>)[key] : undefined)));
+      if (keys.length === 0) return null;
+      return keys.map((key) => fillFormat(format, (p) => (p === 'key' ? key : p === 'value' ? (obj as Record<string, unknown>)[key] : undefined))).join(join);
     };
   }
   const field = fillTemplate(line.field!, name);
@@ -78,23 +80,20 @@ function compileLine(line: LineSpec, name: string): LineFn {
   const transform = line.transform;
   const format = line.format;
   const read = getter(field);
-  return (input, out) => {
+  return (input) => {
     const raw = read(input);
     const missing = raw === undefined || raw === null || (absent === 'omit' && raw === '');
     if (missing) {
       if (absent === 'required') throw new CanonicalError(field, `${field} is required`);
-      if (absent === 'empty') out.push('');
-      return;
+      return absent === 'empty' ? '' : null;
     }
-    if (format !== undefined) {
-      out.push(fillFormat(format, (p) => get(input, p)));
-      return;
-    }
-    if (transform === 'lowercase-trim') out.push(text(raw, field).trim().toLowerCase());
-    else if (transform === 'scope-list') {
+    if (format !== undefined) return fillFormat(format, (p) => get(input, p));
+    if (transform === 'lowercase-trim') return text(raw, field).trim().toLowerCase();
+    if (transform === 'scope-list') {
       if (!Array.isArray(raw)) throw new CanonicalError(field, `${field} must be an array`);
-      out.push(raw.map((s) => text(s, field)).join(','));
-    } else out.push(text(raw, field));
+      return raw.map((s) => text(s, field)).join(',');
+    }
+    return text(raw, field);
   };
 }
 
@@ -109,12 +108,16 @@ export function canonicalString(profile: Profile, name: SignedStringName, input:
   if (!build) {
     const spec = signingSpec.strings[name] as { lines?: readonly LineSpec[] };
     if (!spec.lines) throw new TypeError(`${name} is not a line-based string`);
-    const fns = spec.lines.map((l) => compileLine(l, profile.name));
     const join = signingSpec.format.join;
+    const fns = spec.lines.map((l) => compileLine(l, profile.name, join));
+    // Concatenated as it goes: no array of lines per call (a verifier's hot path).
     build = (input) => {
-      const out: string[] = [];
-      for (const fn of fns) fn(input, out);
-      return out.join(join);
+      let out: string | undefined;
+      for (const fn of fns) {
+        const line = fn(input);
+        if (line !== null) out = out === undefined ? line : out + join + line;
+      }
+      return out ?? '';
     };
     strings.set(name, build);
   }

@@ -55,8 +55,8 @@ export interface PreviousKey {
 
 /** The current key, or a previous key whose valid_until is not before `at` (inclusive). */
 export function keyValidAt(current: Uint8Array, previous: readonly PreviousKey[], key: Uint8Array, at: number): boolean {
-  if (Buffer.from(current).equals(key)) return true;
-  const entry = previous.find((p) => Buffer.from(p.publicKey).equals(key));
+  if (current === key || Buffer.compare(current, key) === 0) return true;
+  const entry = previous.find((p) => Buffer.compare(p.publicKey, key) === 0);
   return entry?.validUntil !== undefined && at <= entry.validUntil;
 }
 

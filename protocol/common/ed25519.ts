@@ -29,8 +29,20 @@ export function publicKeyProblem(pub: Uint8Array): string | undefined {
   return undefined;
 }
 
+// A resolver's cache hands back the same key arrays: each is looked up by identity first, its
+// bytes compared with a copy taken then (an array written to since is looked up afresh).
+const byArray = new WeakMap<Uint8Array, { bytes: Buffer; key: KeyObject | null }>();
+
 function keyObject(pub: Uint8Array): KeyObject | null {
-  const id = Buffer.from(pub).toString('base64');
+  const seen = byArray.get(pub);
+  if (seen !== undefined && seen.bytes.equals(pub)) return seen.key;
+  const key = keyObjectByBytes(pub);
+  byArray.set(pub, { bytes: Buffer.from(pub), key });
+  return key;
+}
+
+function keyObjectByBytes(pub: Uint8Array): KeyObject | null {
+  const id = Buffer.from(pub.buffer, pub.byteOffset, pub.byteLength).toString('base64'); // a view, not a copy
   let key = keyCache.get(id);
   if (key !== undefined) return key;
   if (publicKeyProblem(pub) !== undefined) key = null;

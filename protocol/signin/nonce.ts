@@ -3,7 +3,7 @@
 // fails closed (ns.nonce.fail-closed).
 export interface NonceStore {
   /** Claims `key` until `expiresAt` (ms). True when it was unspent, false when already spent. */
-  claim(key: string, expiresAt: number): Promise<boolean>;
+  claim(key: string, expiresAt: number): boolean | Promise<boolean>;
   /** Gives back a claim whose verification failed later (resolution or signature). */
   release(key: string): Promise<void>;
 }
@@ -22,7 +22,8 @@ export class MemoryNonceStore implements NonceStore {
     this.#now = now;
   }
 
-  async claim(key: string, expiresAt: number): Promise<boolean> {
+  /** Synchronous: nothing to wait for in process, and the verifier's hot path skips a turn. */
+  claim(key: string, expiresAt: number): boolean {
     const now = this.#now();
     const until = this.#spent.get(key);
     if (until !== undefined && until >= now) return false;

@@ -17,9 +17,9 @@ export function scopeProblem(scopes: unknown): { problem: ScopeProblem; detail: 
   if (scopes.length > limits.scopes_max) return { problem: 'too_many', detail: `${scopes.length} scopes; at most ${limits.scopes_max}` };
   const unsupported = scopes.find((s) => !supportedScopes.has(s.trim()));
   if (unsupported !== undefined) return { problem: 'unsupported', detail: `scope ${JSON.stringify(unsupported)} is not supported` };
-  const normal = normalizeScopes(scopes);
-  if (normal.length !== scopes.length || normal.some((s, i) => s !== scopes[i])) {
-    return { problem: 'not_canonical', detail: `scopes must be sorted and unique (${normal.join(',')}); they are never re-sorted` };
-  }
+  // Canonical is trimmed and strictly increasing in the sort's order (UTF-16 code units, as `<`):
+  // judged in place, with no normalized copy unless it is to be shown.
+  const canonical = scopes.every((s, i) => s === s.trim() && (i === 0 || scopes[i - 1]! < s));
+  if (!canonical) return { problem: 'not_canonical', detail: `scopes must be sorted and unique (${normalizeScopes(scopes).join(',')}); they are never re-sorted` };
   return undefined;
 }

@@ -78,6 +78,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
   const origin = normalizeOrigin(options.origin);
   if (origin === undefined) throw new TypeError(`verifier origin ${options.origin} is not an origin`);
   const authField = profile.ids.auth_field;
+  let lastAudience: [unknown, string | undefined] = [undefined, undefined];
 
   return async function verify(input: unknown, beforeNonce?: BeforeNonce): Promise<Verdict> {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) return reject(1, 'malformed_response', 'the response must be a JSON object');
@@ -92,8 +93,10 @@ export function createVerifier(options: VerifierOptions): Verifier {
     const identity = validServiceName(r.identity);
     if (identity === undefined) return reject(1, 'invalid_identity', 'identity is not a valid service name');
 
-    // Rule 2: audience.
-    const audience = normalizeOrigin(r.audience);
+    // Rule 2: audience (its last form remembered: nearly every approval names this verifier's own).
+    let audience: string | undefined;
+    if (r.audience === lastAudience[0]) audience = lastAudience[1];
+    else lastAudience = [r.audience, (audience = normalizeOrigin(r.audience))];
     if (audience === undefined) return reject(2, 'invalid_audience', 'audience is not an origin');
     if (audience !== origin) return reject(2, 'audience_mismatch', `audience ${audience} is not this verifier's origin ${origin}`);
 
@@ -124,7 +127,8 @@ export function createVerifier(options: VerifierOptions): Verifier {
     const key = nonceKey(audience, identity, r.request_id as string, r.nonce as string);
     let claimed: boolean;
     try {
-      claimed = await nonces.claim(key, expiresAt);
+      const claim = nonces.claim(key, expiresAt);
+      claimed = typeof claim === 'boolean' ? claim : await claim; // an in-process store answers at once
     } catch (error) {
       return reject(5, 'nonce_cache_unavailable', `the nonce cache cannot be reached (${(error as Error).message}); failing closed`);
     }
@@ -155,14 +159,13 @@ export function createVerifier(options: VerifierOptions): Verifier {
     }
     const signature = decodeBase64Any(r.signature as string);
     if (signature?.length !== 64) return reject(7, 'signature_invalid', 'signature is not a 64-byte base64 value');
-    const keysAt = (at: number) => [resolved.publicKey, ...resolved.previousKeys.map((p) => p.publicKey)].filter((k) => keyValidAt(resolved.publicKey, resolved.previousKeys, k, at));
     let signingKeys: readonly Uint8Array[];
     if (delegated) {
-      const proof = checkSessionProof(profile, identity, r.session_proof, t, keysAt);
+      const proof = checkSessionProof(profile, identity, r.session_proof, t, (at) => keysAt(resolved, at));
       if (!proof.ok) return reject(7, 'session_proof_invalid', `${proof.detail} (${proof.rule})`);
       signingKeys = [proof.sessionKey];
     } else {
-      signingKeys = keysAt(issuedAt);
+      signingKeys = keysAt(resolved, issuedAt);
     }
     let message: string;
     try {
@@ -171,7 +174,8 @@ export function createVerifier(options: VerifierOptions): Verifier {
       const field = error instanceof CanonicalError ? error.field : '?';
       return reject(7, 'signature_invalid', `the signing string cannot be built: ${field} (${(error as Error).message})`);
     }
-    if (!(await anyVerifies(signingKeys, message, signature, verifySignature))) return reject(7, 'signature_invalid', 'the signature does not verify');
+    const verified = signingKeys.length === 1 ? verifySignature(signingKeys[0]!, message, signature) : anyVerifies(signingKeys, message, signature, verifySignature);
+    if (!(typeof verified === 'boolean' ? verified : await verified)) return reject(7, 'signature_invalid', 'the signature does not verify');
     return {
       ok: true,
       identity,
@@ -184,6 +188,13 @@ export function createVerifier(options: VerifierOptions): Verifier {
       expiresAt,
     };
   }
+}
+
+/** The identity's keys valid at `at`: the current one, and previous ones not yet past `valid_until`. */
+function keysAt(resolved: ResolvedIdentity, at: number): Uint8Array[] {
+  const { publicKey, previousKeys } = resolved;
+  if (previousKeys.length === 0) return [publicKey];
+  return [publicKey, ...previousKeys.map((p) => p.publicKey)].filter((k) => keyValidAt(publicKey, previousKeys, k, at));
 }
 
 async function anyVerifies(keys: readonly Uint8Array[], message: string, signature: Uint8Array, verify: NonNullable<VerifierOptions['verifySignature']>): Promise<boolean> {
