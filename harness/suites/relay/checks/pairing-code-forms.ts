@@ -79,10 +79,10 @@ function formsCheck(t: RelayTarget): Check {
     rules: ['ra.pairing.short-code'],
     cells: OPS.flatMap((operation) => TYPINGS.flatMap((x) => x.forms).map((value) => ({ rule: 'ra.pairing.short-code' as const, facet: 'normalization', value, operation }))),
     run: async (s, e) => {
-      const offers = await Promise.all([...TYPINGS, ...TYPINGS].map((x) => offerWith(s, x.needs)));
       await Promise.all(
-        TYPINGS.map(async (x, i) => {
-          const [o, dropped] = [offers[i]!, offers[i + TYPINGS.length]!];
+        TYPINGS.map(async (x) => {
+          // Each typing draws its own two offers and uses them at once: none waits on the others' draws.
+          const [o, dropped] = await Promise.all([offerWith(s, x.needs), offerWith(s, x.needs)]);
           const typed = x.type(o.code);
           const as = `${JSON.stringify(typed)} (code ${o.code})`;
           const nonce = b64();
