@@ -10,6 +10,7 @@ import { Browser, Signer, type SignerKey } from '../../actors/signer/index.ts';
 import { newPkce, OidcClient, styleOf, type AuthStyle, type ClientCredentials, type Pkce } from '../../actors/oidc/client.ts';
 import { CheckFailure, CheckSkip } from '../../run/verdict.ts';
 import { said } from '../../run/answers.ts';
+import { reportOwnFault } from '../../run/environment.ts';
 
 export { CheckFailure, CheckSkip, said };
 
@@ -240,8 +241,21 @@ export class BridgeSession {
     const client = options.credentials ?? this.credentials(role);
     const redirectUri = options.redirectUri ?? client.redirect_uri;
     const url = (await this.oidc()).authorizeUrl({ ...this.params(client, pkce, state, nonce, options.scope ?? 'openid', redirectUri), ...options.extra });
-    const done = await this.completeAuthorization(user, url, redirectUri, options);
-    return { ...done, pkce, user, state, nonce };
+    const started = Date.now();
+    try {
+      const done = await this.completeAuthorization(user, url, redirectUri, options);
+      return { ...done, pkce, user, state, nonce };
+    } catch (error) {
+      // A sign-in that took longer than the transaction life the target declares may have failed on that expiry alone.
+      const life = this.target.declared?.transactionLifetimeS;
+      const took = (Date.now() - started) / 1000;
+      if (error instanceof CheckFailure && life !== undefined && took > life)
+        reportOwnFault(
+          'outlived-window',
+          `the sign-in took ${took.toFixed(1)} s, past the ${life} s transaction life the target declares (--tx-ttl): its refusal may be that expiry, on a machine too slow for so short a life`,
+        );
+      throw error;
+    }
   }
 
   /**
