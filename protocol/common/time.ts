@@ -21,12 +21,10 @@ function digits(text: string, from: number, to: number): number {
   return n;
 }
 
-const at = (text: string, i: number, ...chars: string[]) => chars.includes(text[i]!);
-
 /** Milliseconds since the epoch, or undefined when `text` is not a strict RFC 3339 date-time. */
 export function parseRfc3339(text: unknown): number | undefined {
   if (typeof text !== 'string' || text.length < 20) return undefined;
-  if (!at(text, 4, '-') || !at(text, 7, '-') || !at(text, 10, 'T', 't') || !at(text, 13, ':') || !at(text, 16, ':')) return undefined;
+  if (text[4] !== '-' || text[7] !== '-' || (text[10] !== 'T' && text[10] !== 't') || text[13] !== ':' || text[16] !== ':') return undefined;
   const year = digits(text, 0, 4);
   const month = digits(text, 5, 7);
   const day = digits(text, 8, 10);
@@ -45,8 +43,8 @@ export function parseRfc3339(text: unknown): number | undefined {
     i = end;
   }
   let offset = 0;
-  if (i === text.length - 1 && at(text, i, 'Z', 'z')) offset = 0;
-  else if (i === text.length - 6 && at(text, i, '+', '-') && at(text, i + 3, ':')) {
+  if (i === text.length - 1 && (text[i] === 'Z' || text[i] === 'z')) offset = 0;
+  else if (i === text.length - 6 && (text[i] === '+' || text[i] === '-') && text[i + 3] === ':') {
     const oh = digits(text, i + 1, i + 3);
     const om = digits(text, i + 4, i + 6);
     if (oh < 0 || om < 0 || oh > 23 || om > 59) return undefined;

@@ -202,9 +202,9 @@ export class RelayClient {
     const r = await this.post(`/identities/${encodeURIComponent(identity)}/enroll/offer`, body);
     let code: unknown;
     try {
-      code = (JSON.parse(r.text()) as { rendezvous_id?: unknown }).rendezvous_id;
+      code = (r.json() as { rendezvous_id?: unknown } | null)?.rendezvous_id;
     } catch {
-      code = undefined;
+      // no JSON: the offer is timed all the same (below)
     }
     // An answer without a code still counts: the relay may have made an offer all the same.
     this.#offersAskedAt.set(typeof code === 'string' ? `${identity}\n${code}` : `${identity}\n?${at}`, at);
