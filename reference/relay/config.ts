@@ -38,6 +38,7 @@ export const BREAKAGES = [
   'read-can-write',
   'share-no-inherit',
   'stale-base-accepted',
+  'stale-remove-accepted',
   'chunk-by-hash',
   'revoked-stream-open',
   'link-verifier-ignored',

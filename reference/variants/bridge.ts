@@ -69,6 +69,13 @@ const discovery = (edit: (d: Record<string, unknown>) => void) =>
 const redirected = (res: Response) => res.status >= 300 && res.status < 400 && res.headers.has('location');
 
 export const BRIDGE_WIRE: Record<string, WireVariant> = {
+  // A blind broken server (bridge-10, written without the suites): "revoking an app on /account leaves its live access tokens usable";
+  // here the revocation's form is taken and does nothing at all.
+  'account-revoke-ignored': {
+    rule: 'ob.consent.record',
+    what: "the /account page's revocation answers as done and ends neither the app's consent nor its tokens",
+    wire: answer(at(`${PATHS.account}/revoke`, 'POST'), () => new Response(null, { status: 302, headers: { location: PATHS.account } })),
+  },
   'id-uppercase': idCase(
     'ob.id-input.case.uppercase',
     'an ID in capitals is refused',

@@ -37,6 +37,15 @@ export const DRIVE_ANSWER_WIRE: Record<string, WireVariant> = {
       () => jsonAnswer({ error: codeOf('ra.errors.challenge-invalid'), detail: 'authenticate first', rule: 'ra.errors.challenge-invalid' }, 401),
     ),
   },
+  'listing-first-page-only': {
+    rule: 'ra.drive.changes-body',
+    what: 'a listing asked with `limit` says its first page is the last (children cursor "", changes more false)',
+    wire: editJson(
+      (req, url) => url.searchParams.has('limit') && get(/^\/drive\/[^/]+\/(changes|nodes\/[^/]+\/children)$/)(req, url),
+      (b) => ('children' in b ? { ...b, cursor: '' } : { ...b, more: false }),
+      [200],
+    ),
+  },
   // Over S3 a chunk is a redirect to the store, which the wire does not rewrite: run it on files.
   'chunk-bytes-altered': {
     rule: 'ra.drive.versions',

@@ -149,6 +149,13 @@ export const DRIVE_MATRIX_WIRE: Record<string, DriveVariant> = {
     wire: pass,
     seams: { allows: (action, roles) => RULE_SEAMS.allows(action, roles) || (action === 'write' && roles.has('append')) },
   },
+  // A blind broken server (drive-01, written without the suites): "a write share is allowed to do what only admin may (create and revoke shares)".
+  'write-shares': {
+    rule: 'ra.drive.roles',
+    what: 'a member with `write` shares and unshares as an admin does',
+    wire: pass,
+    seams: { allows: (action, roles) => RULE_SEAMS.allows(action, roles) || (action === 'admin' && roles.has('write')) },
+  },
   // "create role allowed to modify": creating in a folder is taken for writing there.
   'create-modifies': {
     rule: 'ra.drive.members',

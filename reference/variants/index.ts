@@ -22,6 +22,7 @@ import { RELAY_PAIRING_WIRE } from './relay-pairing.ts';
 import { RELAY_ENVELOPES_WIRE, RELAY_ROUTES_WIRE } from './relay-envelopes.ts';
 import { RELAY_KEYSTORE_WIRE } from './relay-keystore.ts';
 import { RELAY_HEADERS_WIRE } from './relay-headers.ts';
+import { RELAY_OWNER_RECORDS_WIRE } from './relay-owner-records.ts';
 
 type Suite = 'rp' | 'bridge' | 'relay' | 'drive';
 
@@ -33,6 +34,7 @@ export const WIRE_TABLES: ReadonlyArray<readonly [Suite, Record<string, WireVari
   ['bridge', BRIDGE_KINDS_WIRE],
   ['relay', RELAY_WIRE],
   ['relay', RELAY_OWNER_WIRE],
+  ['relay', RELAY_OWNER_RECORDS_WIRE],
   ['relay', RELAY_CORE_WIRE],
   ['relay', RELAY_SESSIONS_WIRE],
   ['relay', RELAY_EVENTS_WIRE],

@@ -54,6 +54,12 @@ export const RELAY_ENVELOPES_WIRE: Record<string, WireVariant> = {
     what: 'an ack missing a field other than message_id and state, or with one not a string, is answered 202',
     wire: letThrough('/acks', (b) => ACK_FIELDS.some((f) => f !== 'message_id' && f !== 'state' && typeof b[f] !== 'string')),
   },
+  // A blind broken server (relay-08, written without the suites): "Any ack state starting with `delivered` passes".
+  'ack-state-prefix': {
+    rule: 'ra.acks.state',
+    what: 'an ack whose state begins with "delivered" (delivered, delivered_clients, delivered-client) is answered 202',
+    wire: letThrough('/acks', (b) => typeof b.state === 'string' && b.state.startsWith('delivered')),
+  },
   // "an envelope without `encryption.alg`, `encryption.ephemeral_public_key` or `encryption.nonce` is rejected with `400` `encryption_required`"
   'encryption-shape-unchecked': {
     rule: 'ra.messages.encryption-required',

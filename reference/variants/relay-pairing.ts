@@ -1,8 +1,29 @@
 // Pairing broken on the wire (issue 25's whole-area run of reference/relay/pairing.ts), each the
 // way a relay that read one field loosely would answer.
-import { editJson, editRequest, jsonAnswer, type WireVariant } from './kit.ts';
+import { editJson, editRequest, jsonAnswer, withBody, type Wire, type WireVariant } from './kit.ts';
 
 const pairing = (suffix: RegExp) => (req: Request, url: URL) => /^\/identities\/[^/]+\/enroll\//.test(url.pathname) && suffix.test(url.pathname);
+
+/**
+ * A blind broken server (owner-02, written without the suites): "the approver-nonce check only
+ * applies while the offer is in state `nonce`". Once an offer is revealed, a fetch refused 409 is
+ * answered 200 with the offer as its last fetch showed it.
+ */
+function nonceCheckedBeforeRevealOnly(): Wire {
+  const seen = new Map<string, { revealed: boolean; body?: string }>();
+  return async (req, next) => {
+    const url = new URL(req.url);
+    const m = /^\/identities\/[^/]+\/enroll\/([^/]+)\/(fetch|reveal)$/.exec(url.pathname);
+    if (!m || req.method !== 'POST') return next(req);
+    const res = await next(req);
+    const offer = seen.get(m[1]!) ?? { revealed: false };
+    seen.set(m[1]!, offer);
+    if (m[2] === 'reveal') offer.revealed ||= res.status >= 200 && res.status < 300;
+    else if (res.status === 200) offer.body = await res.clone().text();
+    else if (res.status === 409 && offer.revealed && offer.body) return withBody(res, offer.body, 200);
+    return res;
+  };
+}
 
 export const RELAY_PAIRING_WIRE: Record<string, WireVariant> = {
   'bearer-unanchored': {
@@ -29,6 +50,11 @@ export const RELAY_PAIRING_WIRE: Record<string, WireVariant> = {
         .catch(() => ({}))) as { detail?: string };
       return /mode/.test(e.detail ?? '') ? jsonAnswer({ state: 'nonce' }) : res;
     },
+  },
+  'fetch-other-after-reveal': {
+    rule: 'ra.pairing.already-approving',
+    what: 'after the reveal, a fetch with another approver_nonce is answered 200 with the offer',
+    wire: nonceCheckedBeforeRevealOnly(),
   },
   'replies-bare': {
     rule: 'ra.pairing.replies',

@@ -127,6 +127,13 @@ export const RELAY_SEAM_VARIANTS: Record<SeamBreak, SeamVariant> = {
     drive: { covers: (_d, _drive, share, lineage) => share.node === lineage[0]?.node },
   },
   'stale-base-accepted': { suite: 'drive', rule: 'ra.drive.stale-base', what: 'a commit on an old base replaces the head', drive: { onHead: always } },
+  // A blind broken server (drive-06, written without the suites): "The head check is skipped for `remove`".
+  'stale-remove-accepted': {
+    suite: 'drive',
+    rule: 'ra.drive.stale-base',
+    what: 'a remove on an old base is applied (the base is compared for the other operations)',
+    drive: { onHead: (parent, head, operation) => operation === 'remove' || parent === head },
+  },
   // "a chunk readable by hash through a share that does not cover it" (issue 25): a member reads a
   // chunk of a node it has no share on through the route of one it has.
   'chunk-by-hash': {

@@ -116,7 +116,7 @@ export class DriveTree {
 
   /** A folder's live children, their names and node keys opened with the folder's key. */
   async children(folder: Opened): Promise<Opened[]> {
-    const list = (bodyOf(await this.#get(`listing ${folder.name || 'the folder'}`, `/nodes/${folder.node}/children`)).children as Obj[]) ?? [];
+    const list = await this.#listing(folder);
     const out: Opened[] = [];
     for (const c of list) {
       const node = readNodeView(c)?.node ?? '';
@@ -126,6 +126,18 @@ export class DriveTree {
       const priv = openShareKey(this.profile, await this.#latestWith(node, head, 'node_key'), folder.keys.private);
       if (!name || !priv) throw new DriveRefused(`child ${node} of ${folder.name || folder.node} does not open with the folder's key`);
       out.push({ node, kind: head.manifest.kind === 'file' ? 'file' : 'folder', keys: keysOf(node, priv), head, name: new TextDecoder().decode(name) });
+    }
+    return out;
+  }
+
+  /** Every page of a folder's listing: a non-empty string `cursor` asks for the next (the deployed client's loop). */
+  async #listing(folder: Opened): Promise<Obj[]> {
+    const out: Obj[] = [];
+    for (let cursor = '', pages = 0; pages < 1000; pages++) {
+      const b = bodyOf(await this.#get(`listing ${folder.name || 'the folder'}`, `/nodes/${folder.node}/children${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`));
+      out.push(...((b.children as Obj[] | undefined) ?? []));
+      if (typeof b.cursor !== 'string' || b.cursor === '' || b.cursor === cursor) return out;
+      cursor = b.cursor;
     }
     return out;
   }

@@ -8,6 +8,7 @@ import { HttpClient, HttpError, viaAuthority } from '../../actors/http.ts';
 import type { BridgeTarget } from './driver.ts';
 import { surfaceChecks } from './checks/surface.ts';
 import { authorizeChecks } from './checks/authorize.ts';
+import { accountChecks } from './checks/account.ts';
 import { tokenChecks } from './checks/tokens.ts';
 import { tokenFormChecks } from './checks/token-forms.ts';
 import { authorizeFormChecks } from './checks/authorize-forms.ts';
@@ -57,6 +58,7 @@ export function bridgeChecks(target: BridgeTarget): Check[] {
   return [
     ...surfaceChecks(target),
     ...authorizeChecks(target),
+    ...accountChecks(target),
     ...tokenChecks(target),
     ...tokenFormChecks(target),
     ...authorizeFormChecks(target),

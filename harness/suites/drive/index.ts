@@ -15,7 +15,7 @@ import { listingChecks } from './checks/listings.ts';
 import { missingListChecks } from './checks/missing-list.ts';
 import { linkAnswerChecks } from './checks/link-answer.ts';
 import { streamCapChecks } from './checks/stream-cap.ts';
-import { rolesMatrix } from './checks/roles-matrix.ts';
+import { rolesMatrix, rolesProfile } from './checks/roles-matrix.ts';
 import { sharesLifecycle } from './checks/shares-lifecycle.ts';
 import { readsBound } from './checks/reads-bound.ts';
 import { quotaScope } from './checks/quota-scope.ts';
@@ -41,6 +41,7 @@ export function driveChecks(target: RelayTarget): Check[] {
   return [
     ...documentChecks(target),
     rolesMatrix(target),
+    rolesProfile(target),
     sharesLifecycle(target),
     streamExpiry(target),
     readsBound(target),

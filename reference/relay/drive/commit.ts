@@ -156,7 +156,7 @@ async function manifest(d: Drive, drive: string, caller: Caller, m: Obj, pages: 
   } else {
     if (!existing) throw ruleError(404, 'ra.errors.not-found', `node ${node} does not exist`);
     await require(d, drive, caller, node, 'write');
-    if (!driveSeams(d.ctx.config).onHead(m.parent, existing.version)) throw conflict(`the base ${String(m.parent)} is not the head of ${node}`, node, existing);
+    if (!driveSeams(d.ctx.config).onHead(m.parent, existing.version, operation)) throw conflict(`the base ${String(m.parent)} is not the head of ${node}`, node, existing);
     if (existing.removed) throw conflict(`node ${node} is removed`, node, existing);
     if (m.kind !== existing.kind) throw invalid(`node ${node} is a ${existing.kind}`);
     if (existing.folder === '' && (operation === 'move' || operation === 'remove')) throw badTree('the root is neither moved nor removed');

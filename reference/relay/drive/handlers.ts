@@ -231,7 +231,7 @@ export async function changes(d: Drive, call: OwnerCall): Promise<Response> {
   if (caller.kind !== 'owner' && (await anyRole(d, drive, caller)).size === 0) throw new HttpError(403, 'not_authorized', 'the caller holds no share of this drive', 'ra.drive.roles');
   let cursor = driveSeams(d.ctx.config).changesAfter(Number(raw));
   const out: ReturnType<typeof changeView>[] = [];
-  const max = limits.drive_listing_max_entries;
+  const max = pageLimit(new URL(call.req.url).searchParams, 'ra.drive.changes-body');
   // A member's page is filtered; the cursor still moves past what it may not see.
   for (;;) {
     const rows = await d.store.changes(drive, cursor, max);
@@ -252,8 +252,8 @@ export async function node(d: Drive, call: OwnerCall, id: string): Promise<Respo
 export async function children(d: Drive, call: OwnerCall, id: string): Promise<Response> {
   const { drive, caller } = await open(d, call);
   await readable(d, drive, caller, id);
-  // The whole listing in one page (at most drive_listing_max_entries): the cursor is "", the end.
-  return json({ children: (await d.store.children(drive, id, limits.drive_listing_max_entries)).map(nodeView), cursor: '' });
+  // A page of live children after the node id `cursor`, in id order; the cursor "" ends.
+  return json(await childrenPage(d, drive, id, new URL(call.req.url).searchParams));
 }
 
 export async function history(d: Drive, call: OwnerCall, id: string): Promise<Response> {
@@ -380,4 +380,25 @@ export async function link(d: Drive, identity: string, id: string, _req: Request
     }),
     { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', 'access-control-allow-origin': '*' } },
   );
+}
+
+/**
+ * A listing's `limit` (the deployed client asks `limit=100`): a decimal from 1; more than
+ * drive_listing_max_entries asks for a full page. None is a full page.
+ */
+function pageLimit(query: URLSearchParams, rule: 'ra.drive.changes-body' | 'ra.drive.nodes-body'): number {
+  const raw = query.get('limit');
+  if (raw === null) return limits.drive_listing_max_entries;
+  if (!/^\d{1,15}$/.test(raw) || Number(raw) < 1) throw new HttpError(400, 'invalid_request', 'limit is a decimal count from 1', rule);
+  return Math.min(Number(raw), limits.drive_listing_max_entries);
+}
+
+/** A page of a folder's live children after the node id `cursor` ("" or none: from the first); the next cursor, "" at the end. */
+async function childrenPage(d: Drive, drive: string, folder: string, query: URLSearchParams): Promise<{ children: Obj[]; cursor: string }> {
+  const after = query.get('cursor') ?? '';
+  if (after !== '' && !HEX32.test(after)) throw new HttpError(400, 'invalid_request', 'cursor is a node id from the last page, or empty', 'ra.drive.nodes-body');
+  const max = pageLimit(query, 'ra.drive.nodes-body');
+  const rows = await d.store.children(drive, folder, max + 1, after);
+  const page = rows.slice(0, max);
+  return { children: page.map(nodeView), cursor: rows.length > max ? page[page.length - 1]!.node : '' };
 }

@@ -59,7 +59,7 @@ export interface DriveSeams {
   /** Whether a commit is applied whole, in one transaction and with its chunks checked first (ra.drive.commit-validated). */
   commitsWhole(): boolean;
   /** Whether a manifest on `parent` may replace `head` (ra.drive.stale-base). */
-  onHead(parent: unknown, head: string | null): boolean;
+  onHead(parent: unknown, head: string | null, operation?: unknown): boolean;
   /** A member's own list of shares (ra.drive.shares-list). */
   memberShares(shares: ShareRow[]): ShareRow[];
   /** The nodes whose shares a node's share list shows, given its lineage (the node first) (ra.drive.node-shares). */

@@ -85,8 +85,9 @@ export class DriveStore {
     return this.sql.get<NodeRow>('SELECT * FROM drive_nodes WHERE drive = ? AND node = ?', [drive, node]);
   }
 
-  children(drive: string, folder: string, limit: number): Promise<NodeRow[]> {
-    return this.sql.all<NodeRow>('SELECT * FROM drive_nodes WHERE drive = ? AND folder = ? AND removed = 0 ORDER BY node LIMIT ?', [drive, folder, limit]);
+  /** Live children of `folder` in node order, those after the node id `after` when given. */
+  children(drive: string, folder: string, limit: number, after = ''): Promise<NodeRow[]> {
+    return this.sql.all<NodeRow>('SELECT * FROM drive_nodes WHERE drive = ? AND folder = ? AND removed = 0 AND node > ? ORDER BY node LIMIT ?', [drive, folder, after, limit]);
   }
 
   /** A live node of `folder` holding `nameHash`, other than `except`. */

@@ -2450,6 +2450,7 @@ export interface operations {
         parameters: {
             query?: {
                 cursor?: string;
+                limit?: string;
             };
             header?: never;
             path: {
@@ -2589,7 +2590,10 @@ export interface operations {
     };
     driveChildren: {
         parameters: {
-            query?: never;
+            query?: {
+                cursor?: string;
+                limit?: string;
+            };
             header?: never;
             path: {
                 identity: components["parameters"]["Identity"];

@@ -280,7 +280,8 @@ function ssoPromptNoneCheck(t: BridgeTarget): Check {
 function ssoReuseCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/sso/reuse',
-    title: "with a live session and covering consent a second authorization issues a code without another signature; another client's authorization still asks for its own consent",
+    title:
+      "with a live session and covering consent a second authorization issues a code without another signature; one asking for a claim the consent does not cover asks for consent; another client's authorization still asks for its own consent",
     rules: ['ob.sso.reuse'],
     cells: [{ rule: 'ob.sso.reuse', facet: 'binding', value: 'client', operation: 'authorize' }],
     run: async (s, e) => {
@@ -288,6 +289,15 @@ function ssoReuseCheck(t: BridgeTarget): Check {
       const second = await s.signIn({ user: first.user });
       e.that(!second.signed, 'the bridge asked for another signature');
       e.that(second.response.code !== undefined, `no code the second time: ${second.response.location}`);
+      // "a stored consent covering the requested claims": one that covers some of them does not.
+      const scope = `openid ${t.profile.ids.id_scope}`;
+      const some = await s.signIn({ user: first.user, scope });
+      const more = await s.signIn({ user: first.user, scope: `${scope} profile` });
+      const offered = (more.consent?.claims as unknown[] | undefined) ?? [];
+      e.that(
+        some.response.code !== undefined && more.consent !== undefined && offered.includes('profile'),
+        `after a consent to ${scope}, an authorization also asking for profile was ${more.consent === undefined ? `given a code without consent: ${more.response.location}` : `asked consent offering ${JSON.stringify(offered)}, without profile`}`,
+      );
       // The consent is the client's: the same session at another client still asks for it.
       if (t.clients.other_sector) {
         const elsewhere = await s.signIn({ user: first.user, client: 'other_sector', scope: `openid ${t.profile.ids.id_scope}` });

@@ -17,7 +17,7 @@ import { failOnServerError } from '../../../run/answers.ts';
 /** Every declared client kind but the one the suspension check suspends. */
 const KINDS: ClientRole[] = ['basic', 'post', 'jwt', 'public', 'first_party', 'other_sector', 'same_sector', 'loopback_confidential'];
 
-const active = (r: HttpResponse) => {
+export const active = (r: HttpResponse) => {
   try {
     return r.status === 200 && (r.json() as Record<string, unknown>).active === true;
   } catch {

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import type { DriveActor } from '../../../actors/drive/client.ts';
 import { sessionCheck, type CheckSpec } from '../../../run/check.ts';
-import { decryptChunk, encryptContent, groupRoster, openContentKey, openShareKey, replace, rosterHeader, type NodeKeys } from '../../../actors/drive/objects.ts';
+import { decryptChunk, encryptContent, groupRoster, move, openContentKey, openShareKey, remove, replace, rosterHeader, type NodeKeys } from '../../../actors/drive/objects.ts';
 import { linkSecrets } from '../../../impl/noble-drive.ts';
 import { solvePow } from '../../../actors/drive/link.ts';
 import { readNodeView } from '../../../actors/drive/view.ts';
@@ -206,6 +206,48 @@ function staleBase(t: RelayTarget): Check {
   });
 }
 
+/** "`409` with head on a stale base": every operation that names a base, not only a replace. */
+function staleBaseOperations(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/commit/stale-base-operations',
+    title:
+      "after a node's head moves on, a replace, a move and a remove of it (a file and a folder) on the old base each answer 409 carrying the head, and the node stays where it is, unremoved, at that head",
+    rules: ['ra.drive.stale-base'],
+    context: ['ra.drive.commit', 'ra.drive.conflict-body'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const drive = id.identity;
+      const me = s.actor(id);
+      const [dest, f, folder] = [await s.folder(id, root.keys, 'dest'), await s.file(id, root.keys, 'stale.txt', text('v1')), await s.folder(id, root.keys, 'stale')];
+      for (const [what, made, kind] of [
+        ['file', f, 'file'],
+        ['folder', folder, 'folder'],
+      ] as const) {
+        // The head moves on: a rename in place.
+        const moved = await s.drive.commit(drive, me, move(s.profile, { drive, author: id, keys: made.keys, kind, parent: made.version, to: root.keys, name: `${what}-renamed` }));
+        if (!e.that(ok(moved), `renaming the ${what} answered ${said(moved)}`)) return;
+        const head = String(bodyOf(moved)?.version ?? bodyOf(await s.drive.node(drive, me, made.keys.node))?.version);
+        // A remove last: one wrongly applied leaves nothing for the others to judge.
+        const stale = [
+          ...(kind === 'file' ? [['a replace', replace(s.profile, { drive, author: id, keys: made.keys, parent: made.version, chunks: f.chunks })] as const] : []),
+          ['a move', move(s.profile, { drive, author: id, keys: made.keys, kind, parent: made.version, to: dest.keys, name: `${what}-moved` })],
+          ['a remove', remove(s.profile, { drive, author: id, node: made.keys.node, kind, parent: made.version })],
+        ] as const;
+        for (const [how, body] of stale) {
+          const r = await s.drive.commit(drive, me, body);
+          e.that(r.status === 409 && headNames(r, head), `${how} of the ${what} on its old base ${made.version} answered ${said(r)}, not 409 carrying the head ${head}`);
+        }
+        const now = await s.drive.node(drive, me, made.keys.node);
+        const view = bodyOf(now);
+        e.that(
+          ok(now) && now.text().includes(head) && view?.removed !== true && (view?.folder === undefined || view.folder === root.keys.node),
+          `after the refused commits on its old base the ${what} answered ${said(now)}, not its head ${head} in the root, unremoved`,
+        );
+      }
+    },
+  });
+}
+
 function changesCursor(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/changes/cursor',
@@ -398,16 +440,24 @@ function linkHeaders(t: RelayTarget): Check {
 function sharesVisible(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/shares/visible',
-    title: "a member lists its own share with its sealed key (and not another member's); a node's shares include those on its ancestors",
+    title:
+      "a member lists its own share with its sealed key, and not another member's (on the node below, on its own node, on the folder above) nor a link's on its node; a node's shares include those on its ancestors",
     rules: ['ra.drive.shares-list', 'ra.drive.node-shares'],
     context: ['ra.drive.shares-body'],
     run: async (s, e) => {
       const { id, root } = await s.owner();
       const docs = await s.folder(id, root.keys, 'docs');
       const f = await s.file(id, docs.keys, 'f.txt', text('f'));
-      const [a, b] = [await s.identity(), await s.identity()];
-      const sa = await s.share(id, { node: docs.keys, role: 'read', member: { identity: a.identity, encryption: a.encryption.publicKey } });
-      const sb = await s.share(id, { node: f.keys, role: 'read', member: { identity: b.identity, encryption: b.encryption.publicKey } });
+      const [a, b, c, d] = [await s.identity(), await s.identity(), await s.identity(), await s.identity()];
+      const to = (m: typeof a) => ({ identity: m.identity, encryption: m.encryption.publicKey });
+      const sa = await s.share(id, { node: docs.keys, role: 'read', member: to(a) });
+      const sb = await s.share(id, { node: f.keys, role: 'read', member: to(b) });
+      // "members: their own": not another member's on the same node or above it, nor a link's.
+      const others = [
+        ["member C's share on A's own folder", await s.share(id, { node: docs.keys, role: 'write', member: to(c) })],
+        ["member D's share on the root above A's folder", await s.share(id, { node: root.keys, role: 'read', member: to(d) })],
+        ["a link's share on A's folder", await s.share(id, { node: docs.keys, role: 'read', link: randomBytes(16).toString('hex') })],
+      ] as const;
       const list = await s.drive.get(id.identity, '/shares', s.actor(a));
       const shares = (bodyOf(list)?.shares as Obj[] | undefined) ?? [];
       const own = shares.find((x) => x.id === sa.share.id);
@@ -416,6 +466,7 @@ function sharesVisible(t: RelayTarget): Check {
         `member A's share list answered ${said(list)}, without its share and a key that opens`,
       );
       e.that(!shares.some((x) => x.id === sb.share.id), "member A's list shows member B's share");
+      for (const [what, other] of others) e.that(!shares.some((x) => x.id === other.share.id), `member A's list shows ${what}: ${said(list)}`);
       const on = await s.drive.node(id.identity, s.actor(id), f.keys.node, '/shares');
       e.that(ok(on) && on.text().includes(String(sa.share.id)) && on.text().includes(String(sb.share.id)), `the file's shares answered ${said(on)}; expected its own and its folder's`);
     },
@@ -447,6 +498,7 @@ export function documentChecks(t: RelayTarget): Check[] {
     remoteMember(t),
     groupMembers(t),
     staleBase(t),
+    staleBaseOperations(t),
     changesCursor(t),
     eventsFiltered(t),
     eventsRevocation(t),

@@ -131,6 +131,74 @@ function recordsListing(t: RelayTarget): Check {
   });
 }
 
+/** `limit` on the two listings the deployed client pages with it (`changes?cursor=N&limit=100`, `children?cursor=&limit=100`). */
+function listingLimits(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/listing-limits',
+    title:
+      'the changes and the children answer at most `limit` entries, and the pages they lead through hold every entry once, in order; a larger `limit` than a page is a whole page; a `limit` that is no decimal from 1, or a children cursor that is no node id, is 400',
+    rules: ['ra.drive.changes-body', 'ra.drive.nodes-body'],
+    context: ['ra.drive.changes', 'ra.drive.nodes'],
+    run: async (s, e) => {
+      const { id, root } = await s.owner();
+      const drive = id.identity;
+      const me = s.actor(id);
+      const folder = await s.folder(id, root.keys, 'paged');
+      for (const name of ['a', 'b', 'c']) await s.file(id, folder.keys, `${name}.txt`, text(name));
+      const kids = (q: string) => s.drive.node(drive, me, folder.keys.node, `/children${q}`);
+      const changes = (q: string) => s.drive.get(drive, `/changes${q}`, me);
+      const nodesOf = (b: Obj | undefined) => ((b?.children as Obj[] | undefined) ?? []).map((c) => String(c.node ?? c.id));
+
+      const whole = await kids('');
+      const all = nodesOf(bodyOf(whole));
+      if (!e.that(ok(whole) && all.length === 3 && bodyOf(whole)?.cursor === '', `the folder of three files listed ${said(whole)}`)) return;
+      const paged: string[] = [];
+      let cursor = '';
+      for (let page = 0; page < 4; page++) {
+        const r = await kids(`?cursor=${encodeURIComponent(cursor)}&limit=2`);
+        const b = bodyOf(r);
+        const got = nodesOf(b);
+        if (!e.that(ok(r) && got.length <= 2 && typeof b?.cursor === 'string', `children?cursor=${JSON.stringify(cursor)}&limit=2 answered ${said(r)}, not at most 2 children and a string cursor`))
+          return;
+        paged.push(...got);
+        if (b!.cursor === '') break;
+        cursor = String(b!.cursor);
+      }
+      e.that(
+        JSON.stringify(paged) === JSON.stringify([...all].sort()),
+        `the children in pages of 2 were ${paged.join(', ')}, not the three children once each in node id order (${[...all].sort().join(', ')})`,
+      );
+
+      const every = bodyOf(await changes('?cursor=0'));
+      const seqs = ((every?.changes as Obj[] | undefined) ?? []).map((c) => Number(c.seq));
+      const followed: number[] = [];
+      let after: unknown = 0;
+      for (let page = 0; page < seqs.length + 1; page++) {
+        const r = await changes(`?cursor=${String(after)}&limit=2`);
+        const b = bodyOf(r);
+        const got = ((b?.changes as Obj[] | undefined) ?? []).map((c) => Number(c.seq));
+        if (!e.that(ok(r) && got.length <= 2, `changes?cursor=${String(after)}&limit=2 answered ${said(r)}, not at most 2 changes`)) return;
+        followed.push(...got);
+        after = b!.cursor;
+        if (!b!.more) break;
+      }
+      e.that(seqs.length > 2 && JSON.stringify(followed) === JSON.stringify(seqs), `the changes in pages of 2 were ${followed.join(', ')}, not those of one read (${seqs.join(', ')})`);
+      const large = await changes(`?cursor=0&limit=${limits.drive_listing_max_entries * 5}`);
+      e.that(ok(large) && JSON.stringify(bodyOf(large)) === JSON.stringify(every), `limit=${limits.drive_listing_max_entries * 5} answered ${said(large)}, not the whole page`);
+
+      for (const limit of [...NOT_DECIMAL, '0']) {
+        for (const [what, r] of [
+          ['changes', await changes(`?cursor=0&limit=${encodeURIComponent(limit)}`)],
+          ['children', await kids(`?limit=${encodeURIComponent(limit)}`)],
+        ] as const)
+          e.that(refusedWith(r, 400, 'invalid_request'), `the ${what} with limit=${JSON.stringify(limit)} answered ${said(r)}, not 400 invalid_request`);
+      }
+      const stray = await kids('?cursor=not-a-node');
+      e.that(refusedWith(stray, 400, 'invalid_request'), `the children with cursor="not-a-node" answered ${said(stray)}, not 400 invalid_request`);
+    },
+  });
+}
+
 export function listingChecks(t: RelayTarget): Check[] {
-  return [changesListing(t), recordsListing(t)];
+  return [changesListing(t), recordsListing(t), listingLimits(t)];
 }

@@ -174,6 +174,18 @@ export function expected(p: Principal, use: UseName): Expectation | undefined {
 
 export const ALL_USES: readonly UseName[] = [...READS, ...WRITES, ...BESIDE];
 
+/**
+ * What the project decides (ra.drive.roles) of the cells the document leaves open: sharing by
+ * writers, uploads by those who may only read, and the append and create roles' reads.
+ */
+export function profileExpected(p: Principal, use: UseName): Expectation | undefined {
+  if (expected(p, use) !== undefined) return undefined;
+  if (p === 'write' && (use === 'share' || use === 'unshare')) return 'refused';
+  if ((use === 'missing' || use === 'chunk-put') && (['read', 'group-member', 'remote-member', 'link'] as Principal[]).includes(p)) return 'refused';
+  if ((p === 'append' || p === 'create') && (['node', 'children', 'history', 'records', 'version', 'page', 'chunk', 'record-chunk', 'node-shares'] as UseName[]).includes(use)) return 'refused';
+  return undefined;
+}
+
 /** The who cells the matrix fills: one per principal and operation the document decides. */
 function claimed() {
   const seen = new Set<string>();
@@ -449,6 +461,31 @@ async function unchanged(s: DriveSession, t: Tree, traces: Traces, appenders: nu
     if (ok(m) && kept.length > 0) problems.push(`chunks uploaded by refused principals are stored (the owner's missing list leaves out ${kept.map((c) => c.id.slice(0, 12)).join(', ')})`);
   }
   return problems;
+}
+
+/** The same tree and uses, judged where the document is silent and the project decides (ra.drive.roles). */
+export function rolesProfile(t: RelayTarget): Check {
+  return driveCheck(t, {
+    id: 'drive/profile/roles-matrix',
+    title:
+      'a write share neither shares nor unshares; read-only principals upload no chunk; the append and create roles read no node, version, chunk, record or share list; each refused 403 and changing nothing',
+    rules: ['ra.drive.roles'],
+    context: ['ra.drive.members', 'ra.drive.share'],
+    lane: 'drive-roles-profile',
+    timeoutMs: 120_000,
+    run: async (s, e) => {
+      const tree = await plant(s);
+      const traces: Traces = { replaced: [], created: [], shared: [], chunks: [] };
+      const jobs = PRINCIPALS.flatMap((p) => ALL_USES.filter((u) => profileExpected(p, u) !== undefined).map((u) => ({ p, u })));
+      const verdicts = await pool(jobs, 8, async ({ p, u }) => {
+        const a = await use(s, tree, p, u, traces).catch((error: Error) => ({ status: 0, text: '', shown: `no answer (${error.message})` }));
+        const problem = a.status === 0 ? a.shown : a.status === 403 ? undefined : `is refused 403 by the profile and answered ${a.shown}`;
+        return problem ? `${p} ${u} (${OPERATION[u]}) ${problem}` : undefined;
+      });
+      for (const v of verdicts) if (v) e.fail(v);
+      for (const problem of await unchanged(s, tree, traces, 0)) e.fail(problem);
+    },
+  });
 }
 
 export function rolesMatrix(t: RelayTarget): Check {

@@ -170,7 +170,8 @@ function authSignedRequestWindowCheck(t: RelayTarget): Check {
 function authSignedRequestReplayCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/auth/signed-request-replay',
-    title: 'the same signed request sent twice (same nonce) is refused the second time with 401',
+    title:
+      'the same signed request sent twice (same nonce) is refused the second time with 401, and so is its nonce signed anew with a timestamp a second later or earlier, or on the cursor read, inside the window',
     rules: ['ra.auth.signed-request-replay'],
     run: async (s, e) => {
       const a = await s.identity();
@@ -180,6 +181,13 @@ function authSignedRequestReplayCheck(t: RelayTarget): Check {
       e.that(r1.status === 200, `the first: ${said(r1)}, not 200`);
       const r2 = await s.relay.pickup(a, { mode: 'signed-request', nonce, timestamp });
       e.that(r2.status === 401, `the replay: ${said(r2)}, not 401`);
+      // "refuses a nonce already seen in that window": the nonce, whatever else the new signature covers.
+      for (const [what, r] of [
+        ['a second later', await s.relay.pickup(a, { mode: 'signed-request', nonce, timestamp: timestamp + 1 })],
+        ['a second earlier', await s.relay.pickup(a, { mode: 'signed-request', nonce, timestamp: timestamp - 1 })],
+        ['on the cursor read (another query)', await s.relay.pickup(a, { mode: 'signed-request', nonce, timestamp }, '0')],
+      ] as const)
+        e.that(r.status === 401, `the nonce already seen, signed anew ${what}: ${said(r)}, not 401`);
     },
   });
 }

@@ -144,6 +144,58 @@ function deviceFieldsCheck(t: RelayTarget): Check {
   });
 }
 
+/** "a later request that omits a header leaves the stored value alone" (document 3, Device row). */
+function omittedHeadersCheck(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/devices/omitted-headers',
+    lane: LANE,
+    title:
+      "a later session of the same install that omits the name, kind, client, platform and browser headers leaves the row's values as stored; one that sends a new name changes the name alone; the install keeps one row",
+    rules: ['ra.devices.rows'],
+    run: async (s, e) => {
+      const owner = await s.identity();
+      const ids = s.profile.ids;
+      const install = `install-${randomBytes(8).toString('hex')}`;
+      const full = { name: 'first laptop', kind: 'laptop', client: 'web', platform: 'linux', browser: 'firefox' };
+      const open = async (what: string, extra: Record<string, string>) => {
+        const headers = { [ids.header_device.toLowerCase()]: install, ...extra };
+        const r = await s.relay.post('/sessions', sessionRegistration(s.profile, owner, new Uint8Array(randomBytes(32))), headers);
+        return e.that(r.status === 201, `POST /sessions ${what}: ${said(r)}, not 201`);
+      };
+      const rowsNow = async () => {
+        const path = `/devices/${encodeURIComponent(owner.identity)}`;
+        const list = await s.relay.get(path, await s.relay.authHeaders(owner, 'GET', path, { mode: 'signed-request' }));
+        return { rows: rowsIn(safeJson(list)), list };
+      };
+      const fieldsOf = (row: Record<string, unknown> | undefined) => row && Object.fromEntries(Object.keys(full).map((k) => [k, row[k]]));
+      const sent = {
+        [ids.header_device_name.toLowerCase()]: full.name,
+        [ids.header_device_kind.toLowerCase()]: full.kind,
+        [ids.header_device_client.toLowerCase()]: full.client,
+        [ids.header_device_platform.toLowerCase()]: full.platform,
+        [ids.header_device_browser.toLowerCase()]: full.browser,
+      };
+      if (!(await open('with every device header', sent))) return;
+      const before = await rowsNow();
+      const row = before.rows.find((r) => r.name === full.name);
+      if (!e.that(row !== undefined, `the device is not listed after its first session: ${said(before.list).slice(0, 300)}`)) return;
+      if (!(await open('again from the same install with only its fingerprint', {}))) return;
+      const after = await rowsNow();
+      const same = after.rows.filter((r) => r.id === row!.id);
+      e.that(
+        same.length === 1 && JSON.stringify(fieldsOf(same[0])) === JSON.stringify(full),
+        `after a session that omitted the headers the install's row is ${JSON.stringify(same)}, not one row still carrying ${JSON.stringify(full)}`,
+      );
+      if (!(await open('again with a new name only', { [ids.header_device_name.toLowerCase()]: 'renamed laptop' }))) return;
+      const renamed = (await rowsNow()).rows.filter((r) => r.id === row!.id);
+      e.that(
+        renamed.length === 1 && JSON.stringify(fieldsOf(renamed[0])) === JSON.stringify({ ...full, name: 'renamed laptop' }),
+        `after a session that sent a new name alone the install's row is ${JSON.stringify(renamed)}, not the new name with the other values as stored`,
+      );
+    },
+  });
+}
+
 function foreignDeviceCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/devices/foreign-device',
@@ -211,5 +263,5 @@ function profileDeviceRowsCheck(t: RelayTarget): Check {
 }
 
 export function devicesMatrixChecks(t: RelayTarget): Check[] {
-  return [devicesCheck(t), deviceFieldsCheck(t), foreignDeviceCheck(t), profileDeviceRowsCheck(t)];
+  return [devicesCheck(t), deviceFieldsCheck(t), omittedHeadersCheck(t), foreignDeviceCheck(t), profileDeviceRowsCheck(t)];
 }

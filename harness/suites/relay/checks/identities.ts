@@ -7,6 +7,7 @@ import { encodeBase64url } from '../../../../protocol/common/base64.ts';
 import { sign, publicKey } from '../../../impl/noble.ts';
 import { relayCheck } from '../check.ts';
 import { CheckSkip, hostedDomain, isObject, safeJson, said, inviteOf, type RelayTarget } from '../driver.ts';
+import { learnSystemPath } from '../../../actors/relay/owner.ts';
 
 type Reason = paths['/hosted/availability']['get']['responses'][200]['content']['application/json']['reason'];
 // Document 3's list, in spec/http/relay.openapi.yaml: a reason added there and not here fails the type check.
@@ -288,7 +289,8 @@ const parsed = (text: string): unknown => {
 function identitiesExportCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/identities/export',
-    title: 'an export with a valid identity-export envelope answers application/gzip: a tar archive holding the identity document, under .svc/public/id.json too, and the system file the owner wrote',
+    title:
+      'an export with a valid identity-export envelope answers application/gzip: a tar archive holding the identity document, under .svc/public/id.json too, and the system files the owner wrote, public and relay',
     rules: ['ra.identities.export', 'ra.signing.identity-export'],
     run: async (s, e) => {
       const id = await s.identity();
@@ -296,6 +298,9 @@ function identitiesExportCheck(t: RelayTarget): Check {
       // A system file of the owner's, which the archive must carry as written.
       const written = { version: 1, endpoints: { chat: `https://chat.example/${id.identity}` } };
       const put = await s.relay.systemFile(id, 'PUT', 'public/capabilities.json', JSON.stringify(written));
+      // And one of `.svc/relay` ("its .svc system files", not only the public ones).
+      const contacts = { version: 1, contacts: [{ identity: (await s.identity()).identity, state: 'accepted' }] };
+      const { answer: relayPut } = await learnSystemPath(s.relay, id, 'relay/contacts.json', JSON.stringify(contacts));
       const body = { identity: id.identity, ...adminEnvelope(s.profile, 'identity-export', { identity: id.identity }, id.seed) };
       const r = await s.relay.post(`/identities/${id.identity}/export`, body);
       e.that(r.status === 200 && /gzip/.test(r.headers['content-type'] ?? ''), `the export: ${r.status} ${r.headers['content-type'] ?? ''}`);
@@ -319,6 +324,13 @@ function identitiesExportCheck(t: RelayTarget): Check {
           `the archive's ${dir}/public/capabilities.json is ${JSON.stringify(caps) ?? 'missing'}, not the file the owner wrote (entries: ${entries.join(', ')})`,
         );
       } else s.note(`writing public/capabilities.json answered ${said(put)}: the system files in the archive are not judged`);
+      if (relayPut.status >= 200 && relayPut.status < 300) {
+        const held = entries.filter((path) => path.endsWith('relay/contacts.json')).map((path) => parsed(files.get(path)!));
+        e.that(
+          held.some((doc) => JSON.stringify(doc) === JSON.stringify(contacts)),
+          `the archive holds no relay/contacts.json as the owner wrote it (${JSON.stringify(held)}; entries: ${entries.join(', ')})`,
+        );
+      } else s.note(`writing relay/contacts.json answered ${said(relayPut)}: the archive's .svc/relay documents are not judged`);
       const forged = await s.relay.post(`/identities/${id.identity}/export`, { ...body, identity_signature: b64(sign(id.seed, 'x')) });
       e.that(forged.status === 401, `an export with a bad signature: ${said(forged)}, not 401`);
     },

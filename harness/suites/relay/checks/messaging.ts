@@ -293,12 +293,17 @@ function acksRoundTripCheck(t: RelayTarget): Check {
 function acksRefusalsCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/acks/refusals',
-    title: 'an ack with another state or malformed is refused 400; one with a bad signature 401; neither is drained to the sender',
+    title: 'an ack with another state (read, or a near miss of delivered_client) or malformed is refused 400; one with a bad signature 401; neither is drained to the sender',
     rules: ['ra.acks.state', 'ra.acks.signature'],
     run: async (s, e) => {
       const [a, b] = [await s.identity(), await s.identity()];
       const r1 = await s.relay.ack(ack(s.profile, b, a.identity, 'm_1', { state: 'read' }));
       e.that(r1.status === 400, `state "read": ${said(r1)}, not 400`);
+      // "only delivered_client in v1": its near misses (a prefix, a suffix, another case, another separator) are other states.
+      for (const state of ['delivered', 'delivered_clients', 'delivered_client ', 'Delivered_Client', 'delivered-client', 'xdelivered_client']) {
+        const r = await s.relay.ack(ack(s.profile, b, a.identity, `m_${state.length}`, { state }));
+        e.that(r.status === 400, `state ${JSON.stringify(state)}: ${said(r)}, not 400`);
+      }
       const { message_id: _m, ...noMessage } = ack(s.profile, b, a.identity, 'm_2');
       void _m;
       const r2 = await s.relay.ack(noMessage);

@@ -122,14 +122,35 @@ function alreadyApprovingCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/pairing/already-approving',
     lane: LANE,
-    title: 'a fetch with another approver_nonce than the first is refused 409 already_approving',
+    title:
+      'a fetch with another approver_nonce than the first is refused 409 already_approving, in state nonce, after the reveal and after the delivery; the first nonce fetches again after the reveal and is shown the revealed key',
     rules: ['ra.pairing.already-approving'],
     run: async (s, e) => {
       const o = await offered(s);
-      const first = await fetchBy(s, o);
+      const nonce = b64();
+      const first = await fetchBy(s, o, nonce);
       if (!e.that(first.status === 200, `the first fetch answered ${said(first)}`)) return;
-      const second = await fetchBy(s, o);
-      e.that(second.status === 409 && codeOf(second) === 'already_approving', `a second approver answered ${said(second)}, expected 409 already_approving`);
+      // "a later fetch must repeat the same nonce, else 409 already_approving": every later fetch, whatever the state.
+      const another = async (when: string) => {
+        const r = await fetchBy(s, o);
+        e.that(r.status === 409 && codeOf(r) === 'already_approving', `another approver_nonce ${when} answered ${said(r)}, expected 409 already_approving`);
+      };
+      await another('in state nonce');
+      const revealed = await s.relay.enrollReveal(o.id.identity, o.code, o.token, o.key);
+      if (!e.that(revealed.status >= 200 && revealed.status < 300, `the reveal answered ${said(revealed)}`)) return;
+      await another('after the reveal');
+      const again = await fetchBy(s, o, nonce);
+      e.that(
+        again.status === 200 && typeof body(again).ephemeral_public_key === 'string',
+        `the first approver's nonce fetching again after the reveal answered ${said(again)}, not 200 with the revealed ephemeral_public_key`,
+      );
+      const delivered = await s.relay.enrollDeliver(o.id, o.code, b64(64));
+      if (!e.that(delivered.status >= 200 && delivered.status < 300, `the delivery answered ${said(delivered)}`)) return;
+      const late = await fetchBy(s, o);
+      e.that(
+        late.status === 409 || late.status === 404 || late.status === 410,
+        `another approver_nonce after the delivery answered ${said(late)}: the offer was shown to a second approver, not refused`,
+      );
     },
   });
 }
