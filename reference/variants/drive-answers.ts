@@ -46,6 +46,40 @@ export const DRIVE_ANSWER_WIRE: Record<string, WireVariant> = {
       [200],
     ),
   },
+  // A blind broken server (round 2, drive-02, written without the suites): "answers `opens_left` as the cap, not the cap minus opens used".
+  'link-opens-left-cap': {
+    rule: 'ra.drive.links',
+    what: "a link's answer gives the opens it had when first asked, however many were used since",
+    wire: (() => {
+      const first = new Map<string, unknown>();
+      return editJson(
+        get(/^\/drive\/[^/]+\/links\/[^/]+$/),
+        (b, _res, req) => {
+          const key = new URL(req.url).pathname;
+          if (!first.has(key)) first.set(key, b.opens_left);
+          return { ...b, opens_left: first.get(key) };
+        },
+        [200],
+      );
+    })(),
+  },
+  // A blind broken server (round 2, drive-06, written without the suites): "chunks are looked up by hash across all drives, not within one drive".
+  'missing-across-drives': {
+    rule: 'ra.drive.missing',
+    what: 'the missing list leaves out a chunk any drive on the relay holds',
+    wire: (() => {
+      const held = new Set<string>();
+      return async (req, next) => {
+        const url = new URL(req.url);
+        const res = await next(req);
+        const put = /^\/drive\/[^/]+\/chunks\/([0-9a-f]{64})$/.exec(url.pathname);
+        if (req.method === 'PUT' && put && res.status >= 200 && res.status < 300) held.add(put[1]!);
+        if (req.method !== 'POST' || !/^\/drive\/[^/]+\/chunks\/missing$/.test(url.pathname) || res.status !== 200) return res;
+        const b = (await res.clone().json()) as { missing?: Array<{ id?: string }> };
+        return Array.isArray(b.missing) ? withBody(res, JSON.stringify({ ...b, missing: b.missing.filter((m) => !held.has(String(m.id))) })) : res;
+      };
+    })(),
+  },
   // Over S3 a chunk is a redirect to the store, which the wire does not rewrite: run it on files.
   'chunk-bytes-altered': {
     rule: 'ra.drive.versions',

@@ -3,6 +3,7 @@
 // the project's decisions) would answer: a malformed envelope let through, a route not taken, a
 // crash where a refusal was due.
 import { vocabulary } from '../../schemas/ts/vocabulary.ts';
+import { parseRfc3339 } from '../../protocol/common/time.ts';
 import { jsonAnswer, type Next, type Wire, type WireVariant } from './kit.ts';
 
 type Obj = Record<string, unknown>;
@@ -53,6 +54,15 @@ export const RELAY_ENVELOPES_WIRE: Record<string, WireVariant> = {
     rule: 'ra.acks.state',
     what: 'an ack missing a field other than message_id and state, or with one not a string, is answered 202',
     wire: letThrough('/acks', (b) => ACK_FIELDS.some((f) => f !== 'message_id' && f !== 'state' && typeof b[f] !== 'string')),
+  },
+  // A blind broken server (round 2, relay-13, written without the suites): "accepted because `Date.parse` reads it".
+  'timestamp-any-date': {
+    rule: 'ra.messages.fields',
+    what: 'an envelope whose timestamp is any date Date.parse reads (in words, a date alone, no offset) is answered 202',
+    wire: onPost(['/messages', '/acks'], async (body, req, next) => {
+      const res = await next(req);
+      return res.status === 400 && typeof body.timestamp === 'string' && parseRfc3339(body.timestamp) === undefined && !Number.isNaN(Date.parse(body.timestamp)) ? ok202() : res;
+    }),
   },
   // A blind broken server (relay-08, written without the suites): "Any ack state starting with `delivered` passes".
   'ack-state-prefix': {

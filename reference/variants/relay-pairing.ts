@@ -56,6 +56,17 @@ export const RELAY_PAIRING_WIRE: Record<string, WireVariant> = {
     what: 'after the reveal, a fetch with another approver_nonce is answered 200 with the offer',
     wire: nonceCheckedBeforeRevealOnly(),
   },
+  // A blind broken server (round 2, owner-01, written without the suites): "an 8-character input is only upper-cased. The Crockford substitution (O→0, I/L→1) is skipped for it".
+  'code-full-length-unnormalized': {
+    rule: 'ra.pairing.short-code',
+    what: 'a code typed at its full length with O for 0 names no offer (404)',
+    wire: async (req, next) => {
+      const m = /^\/identities\/[^/]+\/enroll\/([^/]+)(\/(fetch|reveal|deliver))?$/.exec(new URL(req.url).pathname);
+      const typed = m ? decodeURIComponent(m[1]!) : '';
+      if (typed.length !== 8 || !/[Oo]/.test(typed)) return next(req);
+      return jsonAnswer({ error: 'not_found', detail: 'no live pairing offer with this code', rule: 'ra.errors.not-found' }, 404);
+    },
+  },
   'replies-bare': {
     rule: 'ra.pairing.replies',
     what: 'reveal and deliver answer 200 {} (no state)',

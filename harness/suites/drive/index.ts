@@ -12,6 +12,7 @@ import { rosterSizeChecks } from './checks/roster-size.ts';
 import { shareCapsChecks } from './checks/share-caps.ts';
 import { sharesVisibleChecks } from './checks/shares-visible.ts';
 import { listingChecks } from './checks/listings.ts';
+import { chunkDriveChecks } from './checks/chunks-per-drive.ts';
 import { missingListChecks } from './checks/missing-list.ts';
 import { linkAnswerChecks } from './checks/link-answer.ts';
 import { streamCapChecks } from './checks/stream-cap.ts';
@@ -62,6 +63,7 @@ export function driveChecks(target: RelayTarget): Check[] {
     ...shareCapsChecks(target),
     ...sharesVisibleChecks(target),
     ...listingChecks(target),
+    ...chunkDriveChecks(target),
     ...missingListChecks(target),
     ...linkAnswerChecks(target),
     ...streamCapChecks(target),

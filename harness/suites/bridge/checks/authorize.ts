@@ -8,6 +8,7 @@ import { bridgeCheck } from '../check.ts';
 import { nextBridgeSecond } from '../clock.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget } from '../driver.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
+import { SignerError } from '../../../actors/signer/errors.ts';
 
 /** An answer that sends the browser to the client (a redirect whose Location is on the redirect URI's origin). */
 function redirectsTo(res: HttpResponse, redirectUri: string): boolean {
@@ -483,7 +484,8 @@ function transactionNoResponseInUrlCheck(t: BridgeTarget): Check {
 function transactionFailedNotRedirectedCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/transaction/failed-not-redirected',
-    title: 'an approval that fails verification ends the transaction as failed, shown to the user, never redirected to the client',
+    title:
+      'an approval that fails verification (a bad signature, a wrong match code) ends the transaction as failed, shown to the user, never redirected to the client; the right match code afterwards does not revive it',
     rules: ['ob.transaction.failed', 'ob.native.verifier'],
     context: ['ob.contract.transaction'],
     run: async (s, e) => {
@@ -494,6 +496,22 @@ function transactionFailedNotRedirectedCheck(t: BridgeTarget): Check {
       e.that(after.view.state === 'failed', `the transaction is ${JSON.stringify(after.view.state)}, not failed`);
       const page = await user.browser.http.get(txUrl, { headers: { accept: 'text/html' } });
       e.that(s.authorizationResponse(page.location, s.credentials('basic').redirect_uri) === undefined, `the failed sign-in redirected to the client: ${said(page)}`);
+      // A cross-device approval with the wrong match code is a verification error too: it ends the
+      // sign-in, so the right number afterwards (a guess that came good) does not continue it.
+      const waiting = await s.waitingSignIn();
+      const [uri, code] = [waiting.view.request_uri, waiting.view.match_code];
+      if (typeof uri !== 'string' || typeof code !== 'string') throw new CheckFailure('the waiting view shows no request link and match code');
+      const status = (match: string) =>
+        s.signer.approve(uri, { key: waiting.user.key, match }).then(
+          (r) => r.delivery?.status ?? 200,
+          (error: unknown) => (error instanceof SignerError ? (error.exchange?.status ?? 0) : Promise.reject(error)),
+        );
+      const wrong = await status(String((Number(code) + 1) % 10 ** code.length).padStart(code.length, '0'));
+      e.that(wrong >= 400, `an approval with the wrong match code answered ${wrong}, not a refusal`);
+      const ended = await s.view(waiting.user.browser, waiting.txUrl);
+      e.that(ended.view.state === 'failed', `after a wrong match code the transaction is ${JSON.stringify(ended.view.state)}, not failed`);
+      const right = await status(code);
+      e.that(right >= 400, `the right match code after a wrong one answered ${right}: the failed sign-in went on`);
     },
   });
 }

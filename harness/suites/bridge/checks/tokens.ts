@@ -32,21 +32,29 @@ function tokenIdTokenCheck(t: BridgeTarget): Check {
 function tokenAmrCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/token/amr',
-    title: `the ID token's amr is [${t.profile.ids.amr_value}] when the identity key signed, and has "session" appended when a delegated session key signed`,
+    title: `the ID token's amr is [${t.profile.ids.amr_value}] when the identity key signed, and has "session" appended when a delegated session key signed, also in a grant the bridge's session gives on that proof`,
     rules: ['ob.token.id-token'],
     run: async (s, e) => {
       const svc = t.profile.ids.amr_value;
       const oidc = await s.oidc();
       for (const session of [false, true]) {
-        const { body } = await s.tokens({ session });
-        const { payload } = await oidc.verifyIdToken(String(body.id_token), s.credentials('basic').client_id);
-        const amr = Array.isArray(payload.amr) ? (payload.amr as unknown[]) : undefined;
+        const first = await s.tokens({ session });
+        // The same proof again, from the bridge's session: a grant the session gives at once carries the proof's amr.
+        const again = await s.tokens({ user: first.signIn.user });
         const signer = session ? 'a delegated session key' : 'the identity key';
         const want = session ? [svc, 'session'] : [svc];
-        e.that(
-          amr !== undefined && JSON.stringify(amr.filter((v) => v === svc || v === 'session')) === JSON.stringify(want),
-          `${signer} signed, and amr is ${JSON.stringify(payload.amr)}: the list containing "${svc}"${session ? ', with "session" appended' : ' (no "session")'}`,
-        );
+        for (const [how, body] of [
+          ['', first.body],
+          [' and the grant from the session it opened (no new proof)', again.body],
+        ] as const) {
+          if (body === again.body && again.signIn.signed) continue;
+          const { payload } = await oidc.verifyIdToken(String(body.id_token), s.credentials('basic').client_id);
+          const amr = Array.isArray(payload.amr) ? (payload.amr as unknown[]) : undefined;
+          e.that(
+            amr !== undefined && JSON.stringify(amr.filter((v) => v === svc || v === 'session')) === JSON.stringify(want),
+            `${signer} signed${how}, and amr is ${JSON.stringify(payload.amr)}: the list containing "${svc}"${session ? ', with "session" appended' : ' (no "session")'}`,
+          );
+        }
       }
     },
   });

@@ -320,7 +320,7 @@ function eventsRevocation(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/events/closed-on-revocation',
     title:
-      "when the member's share ends, its drive event stream closes; so does a group member's, reading through the group's roster, when the group's share ends; a member of two shares keeps its stream when one ends, and loses it when the last does",
+      "when the member's share ends, its drive event stream closes; so does a group member's, reading through the group's roster, when the group's share ends, and a link holder's when the link is unshared; a member of two shares keeps its stream when one ends, and loses it when the last does",
     rules: ['ra.drive.events-revocation'],
     context: ['ra.drive.group-members'],
     timeoutMs: 30_000,
@@ -330,8 +330,9 @@ function eventsRevocation(t: RelayTarget): Check {
       // A group on the peer relay (when there is one), its member following the drive through the group's signed roster.
       const grouped = t.peerUrl ? await groupOnPeer(s) : undefined;
       if (!grouped) s.note('no peer relay given (--relay-peer): the group member is not followed');
-      const ended = async (who: string, share: typeof member, actor: DriveActor) => {
-        const sh = await s.share(id, { node: root.keys, role: 'read', member: { identity: share.identity, encryption: share.encryption.publicKey } });
+      const to = (m: typeof member) => ({ identity: m.identity, encryption: m.encryption.publicKey });
+      const ended = async (who: string, grant: () => Promise<{ share: Record<string, unknown> }>, actor: DriveActor) => {
+        const sh = await grant();
         const stream = await s.drive.events(id.identity, actor);
         try {
           if (!e.that(stream.status === 200, `${who}'s stream answered ${stream.status}`)) return;
@@ -364,8 +365,13 @@ function eventsRevocation(t: RelayTarget): Check {
         }
       };
       await Promise.all([
-        ended('the member', member, s.actor(member)),
-        ...(grouped ? [ended("the group's member", grouped.group, { ...s.actor(grouped.member), roster: grouped.roster })] : []),
+        ended('the member', () => s.share(id, { node: root.keys, role: 'read', member: to(member) }), s.actor(member)),
+        ...(grouped ? [ended("the group's member", () => s.share(id, { node: root.keys, role: 'read', member: to(grouped.group) }), { ...s.actor(grouped.member), roster: grouped.roster })] : []),
+        // A link is a share too: its holder's stream closes when the link is unshared.
+        (async () => {
+          const link = randomBytes(16).toString('hex');
+          await ended('the link holder', () => s.share(id, { node: root.keys, role: 'read', link }), { link });
+        })(),
         keeps(),
       ]);
     },
@@ -375,7 +381,7 @@ function eventsRevocation(t: RelayTarget): Check {
 function linksPublic(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/links/public',
-    title: 'how to open a link is answered to anyone, without authentication: its salt, KDF, proof-of-work and opens left',
+    title: 'how to open a link is answered to anyone, without authentication: its salt, KDF, proof-of-work and opens left, one fewer after an open',
     rules: ['ra.drive.links'],
     context: ['ra.drive.links-body', 'ra.drive.pow'],
     // The password's argon2id (64 MiB, 3 passes, in JS) takes seconds, many on a loaded machine.
@@ -394,6 +400,16 @@ function linksPublic(t: RelayTarget): Check {
       e.that(body.includes(Buffer.from(salt).toString('base64url')), `the link answer does not carry the salt: ${body.slice(0, 300)}`);
       e.that(body.includes('argon2id'), `the link answer does not name the KDF: ${body.slice(0, 300)}`);
       e.that(Object.values(b ?? {}).includes(3), `the link answer does not say the 3 opens left: ${body.slice(0, 300)}`);
+      // "opens left": after one open, what is left, not the cap (a link without password or work, opened by a chunk read).
+      const plain = randomBytes(16).toString('hex');
+      await s.share(id, { node: f.keys, role: 'read', link: plain, caps: { downloads: 3 } });
+      const before = Object.values(bodyOf(await s.drive.link(id.identity, plain)) ?? {});
+      const read = await s.drive.chunk(id.identity, { link: plain }, f.keys.node, f.version, f.chunks[0]!.id);
+      const after = await s.drive.link(id.identity, plain);
+      e.that(
+        ok(read) && before.includes(3) && !before.includes(2) && Object.values(bodyOf(after) ?? {}).includes(2),
+        `a link of 3 opens, opened once (${said(read)}), answered ${said(after)}, not the 2 opens left`,
+      );
     },
   });
 }
@@ -441,7 +457,7 @@ function sharesVisible(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/shares/visible',
     title:
-      "a member lists its own share with its sealed key, and not another member's (on the node below, on its own node, on the folder above) nor a link's on its node; a node's shares include those on its ancestors",
+      "a member lists its own share with its sealed key, and not another member's (on the node below, on its own node, on the folder above) nor a link's on its node; a node's shares include those on every ancestor, the root's too",
     rules: ['ra.drive.shares-list', 'ra.drive.node-shares'],
     context: ['ra.drive.shares-body'],
     run: async (s, e) => {
@@ -468,7 +484,11 @@ function sharesVisible(t: RelayTarget): Check {
       e.that(!shares.some((x) => x.id === sb.share.id), "member A's list shows member B's share");
       for (const [what, other] of others) e.that(!shares.some((x) => x.id === other.share.id), `member A's list shows ${what}: ${said(list)}`);
       const on = await s.drive.node(id.identity, s.actor(id), f.keys.node, '/shares');
-      e.that(ok(on) && on.text().includes(String(sa.share.id)) && on.text().includes(String(sb.share.id)), `the file's shares answered ${said(on)}; expected its own and its folder's`);
+      const rootShare = String(others[1][1].share.id);
+      e.that(
+        ok(on) && on.text().includes(String(sa.share.id)) && on.text().includes(String(sb.share.id)) && on.text().includes(rootShare),
+        `the file's shares answered ${said(on)}; expected its own, its folder's and the root's ${rootShare} (every ancestor's)`,
+      );
     },
   });
 }

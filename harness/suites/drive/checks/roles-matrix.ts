@@ -59,8 +59,8 @@ export const PRINCIPALS = [
 export type Principal = (typeof PRINCIPALS)[number];
 
 const READS = ['root', 'changes', 'node', 'children', 'history', 'records', 'version', 'page', 'chunk', 'record-chunk', 'shares', 'node-shares', 'events'] as const;
-const WRITES = ['missing', 'chunk-put', 'create', 'replace', 'move', 'remove', 'append', 'share', 'unshare'] as const;
-const BESIDE = ['sibling-node', 'sibling-chunk', 'sibling-create', 'parent-node'] as const;
+const WRITES = ['missing', 'chunk-put', 'create', 'replace', 'move', 'remove', 'append', 'trim', 'share', 'unshare'] as const;
+const BESIDE = ['sibling-node', 'sibling-chunk', 'sibling-create', 'sibling-move', 'parent-node'] as const;
 export type UseName = (typeof READS)[number] | (typeof WRITES)[number] | (typeof BESIDE)[number];
 
 export const OPERATION: Record<UseName, string> = {
@@ -84,11 +84,13 @@ export const OPERATION: Record<UseName, string> = {
   move: 'driveCommit',
   remove: 'driveCommit',
   append: 'driveCommit',
+  trim: 'driveCommit',
   share: 'driveCommit',
   unshare: 'driveCommit',
   'sibling-node': 'driveNode',
   'sibling-chunk': 'driveVersionChunk',
   'sibling-create': 'driveCommit',
+  'sibling-move': 'driveCommit',
   'parent-node': 'driveNode',
 };
 
@@ -114,11 +116,14 @@ export const FACET_OF: Record<UseName, string> = {
   move: 'modify',
   remove: 'modify',
   append: 'append',
+  // A trim discards records: it modifies the file, which appending does not.
+  trim: 'modify',
   share: 'share',
   unshare: 'share',
   'sibling-node': 'beside',
   'sibling-chunk': 'beside',
   'sibling-create': 'beside',
+  'sibling-move': 'beside',
   'parent-node': 'beside',
 };
 
@@ -194,7 +199,7 @@ function claimed() {
     for (const use of ALL_USES) {
       if (expected(p, use) === undefined) continue;
       // The owner's uses beside the share are its uses of the same operations anywhere.
-      const facet = FACET_OF[use] === 'beside' && RULE_OF[p] === 'ra.drive.owner' ? FACET_OF[use === 'sibling-create' ? 'create' : 'node'] : FACET_OF[use];
+      const facet = FACET_OF[use] === 'beside' && RULE_OF[p] === 'ra.drive.owner' ? FACET_OF[use === 'sibling-create' ? 'create' : use === 'sibling-move' ? 'move' : 'node'] : FACET_OF[use];
       const cell = { rule: RULE_OF[p], facet, value: p, operation: OPERATION[use] };
       const key = JSON.stringify(cell);
       if (!seen.has(key)) cells.push(cell);
@@ -224,7 +229,7 @@ interface Tree {
   movable: Made;
   keep: Made;
   /** Targets of the principals allowed to write, each its own. */
-  own: Map<Principal, { file: Made; movable: Made; removable: Made; victim?: string }>;
+  own: Map<Principal, { file: Made; movable: Made; removable: Made; outbound: Made; victim?: string }>;
   /** A share nobody but the owner and admins may end. */
   victim: string;
   beneficiary: { identity: string; encryption: Uint8Array };
@@ -251,7 +256,7 @@ async function plant(s: DriveSession): Promise<Tree> {
     s.folder(owner, sub.keys, 'movable'),
     s.folder(owner, sub.keys, 'keep'),
     s.file(owner, sub.keys, 'f.txt', text('the shared file')),
-    ...writers.flatMap((p) => [s.file(owner, sub.keys, `f-${p}`, text(p)), s.folder(owner, sub.keys, `mv-${p}`), s.folder(owner, sub.keys, `rm-${p}`)]),
+    ...writers.flatMap((p) => [s.file(owner, sub.keys, `f-${p}`, text(p)), s.folder(owner, sub.keys, `mv-${p}`), s.folder(owner, sub.keys, `rm-${p}`), s.folder(owner, sub.keys, `out-${p}`)]),
   ]);
   const [logChunk] = encryptContent(s.profile, drive, log.keys, text('a record'));
   const spare = encryptContent(s.profile, drive, file!.keys, text('what a refused replace would write'));
@@ -305,8 +310,8 @@ async function plant(s: DriveSession): Promise<Tree> {
     ['no-proof', { actor: { none: true }, author: stranger! }],
   ]);
   const victims: Partial<Record<Principal, string>> = { owner: String(made[11]!.share.id), admin: String(made[12]!.share.id) };
-  const own = new Map<Principal, { file: Made; movable: Made; removable: Made; victim?: string }>(
-    writers.map((p, i) => [p, { file: mine[3 * i]!, movable: mine[3 * i + 1]!, removable: mine[3 * i + 2]!, ...(victims[p] ? { victim: victims[p] } : {}) }]),
+  const own = new Map<Principal, { file: Made; movable: Made; removable: Made; outbound: Made; victim?: string }>(
+    writers.map((p, i) => [p, { file: mine[4 * i]!, movable: mine[4 * i + 1]!, removable: mine[4 * i + 2]!, outbound: mine[4 * i + 3]!, ...(victims[p] ? { victim: victims[p] } : {}) }]),
   );
   return {
     owner,
@@ -413,6 +418,9 @@ async function use(s: DriveSession, t: Tree, p: Principal, name: UseName, traces
       const r = record(s.profile, { drive: d, node: t.log.keys, author, ...chain, payload: text(`by ${p}`) });
       return commit({ id: hex16(), records: [r] });
     }
+    case 'trim':
+      // Before position 1: nothing is discarded, so an allowed trim leaves the records the end reads back.
+      return commit({ id: hex16(), trim: { node: t.log.keys.node, before: 1, snapshot: { node: t.log.keys.node, version: t.log.version } } });
     case 'share': {
       const made = share(s.profile, { drive: d, issuer: author, node: t.sub.keys, role: 'read', member: t.beneficiary });
       if (expected(p, name) !== 'allowed') traces.shared.push(String((made.body.share as Obj).id));
@@ -420,6 +428,11 @@ async function use(s: DriveSession, t: Tree, p: Principal, name: UseName, traces
     }
     case 'unshare':
       return commit({ id: hex16(), unshare: { share: mine?.victim ?? t.victim } });
+    case 'sibling-move': {
+      // Out of the shared folder into its sibling, where only the owner may create.
+      const target = mine?.outbound ?? t.movable;
+      return commit(move(s.profile, { drive: d, author, keys: target.keys, kind: 'folder', parent: target.version, to: t.sibling.keys, name: hex16() }));
+    }
     case 'sibling-node':
       return get(`/nodes/${t.other.keys.node}`);
     case 'sibling-chunk':

@@ -15,7 +15,8 @@ const ids = (p: ReturnType<typeof pickupOf>): string[] => (typeof p === 'string'
 export function cursorLifecycle(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/matrix/cursor-consume',
-    title: 'a cursor read returns the pending mail and returns it again (nothing forgotten); after a consume through its cursor, neither a cursor read nor a drain returns it',
+    title:
+      'a cursor read returns the pending mail and returns it again (nothing forgotten); a read since the cursor it returned gives what came after; after a consume through its cursor, neither a cursor read nor a drain returns it',
     rules: ['ra.pickup.cursor'],
     context: ['ra.pickup.cursor-names', 'ra.pickup.drain'],
     cells: (['cursor-read', 'drain'] as const).map((value) => ({ rule: 'ra.pickup.cursor' as const, facet: 'consume', value, operation: 'pickup' })),
@@ -43,6 +44,15 @@ export function cursorLifecycle(t: RelayTarget): Check {
       );
       const { cursor, ackCursor } = cursorsOf(read.body);
       if (cursor === undefined) throw new CheckFailure(`the cursor read's reply names no cursor (a string or number field beside messages and acks): ${JSON.stringify(read.body).slice(0, 300)}`);
+      // since=<the cursor returned>: what came after it, not what the read that returned it already had.
+      const later = mail(s, a, b, 'three');
+      const sentLater = await s.relay.send(later);
+      if (sentLater.status !== 202) throw new CheckFailure(`POST /messages answered ${said(sentLater)}, not 202`);
+      const onward = pickupOf(await s.relay.pickup(b, { mode: 'signed-request' }, String(cursor)));
+      e.that(
+        typeof onward !== 'string' && ids(onward).includes(String(later.id)) && !want.some((id) => ids(onward).includes(id)),
+        `a cursor read since the cursor ${String(cursor)} the first read returned gave ${typeof onward === 'string' ? onward : ids(onward).join(', ') || 'nothing'}, not the later message ${String(later.id)} alone`,
+      );
       const c = await s.relay.consume(b, { through: cursor, ack_through: ackCursor }, { mode: 'signed-request' });
       if (!e.that(c.status >= 200 && c.status < 300, `consume through the read's cursor answered ${said(c)}`)) return;
       const afterRead = pickupOf(await s.relay.pickup(b, { mode: 'signed-request' }, '0'));

@@ -45,11 +45,22 @@ async function noAcks(s: Session, e: Expect, who: Parameters<Session['relay']['p
   e.that(p.acks.length === 0 && p.messages.length === 0, `refused envelopes reached ${String(who.identity)}: ${JSON.stringify([...p.messages, ...p.acks].map((x) => x.id))}`);
 }
 
+/** Forms of the instant `rfc3339` names that are not RFC 3339 (section 5.6), though `Date.parse` reads each. */
+const NOT_RFC3339 = (rfc3339: string): Array<[string, string]> => {
+  const d = new Date(rfc3339);
+  return [
+    ['a date in words', d.toUTCString()],
+    ['a date alone', rfc3339.slice(0, 10)],
+    ['without its offset', rfc3339.replace(/(Z|[+-]\d\d:\d\d)$/, '')],
+    ['seconds since 1970', String(Math.floor(d.getTime() / 1000))],
+  ];
+};
+
 export function envelopeFormsCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/messages/field-forms',
     title:
-      'a message or an ack with any required field missing or not a string, an ack whose type is not ack, a timestamp not RFC 3339, a payload not base64url, or encryption not an object: refused 400 (encryption_required for encryption); an optional field of another type or a signature not base64 a 4xx; each in the error envelope, none delivered',
+      'a message or an ack with any required field missing or not a string, an ack whose type is not ack, a timestamp not RFC 3339 (in words, a date alone, without offset, in seconds), a payload not base64url, or encryption not an object: refused 400 (encryption_required for encryption); an optional field of another type or a signature not base64 a 4xx; each in the error envelope, none delivered',
     rules: ['ra.messages.fields', 'ra.acks.state', 'ra.messages.encryption-required', 'ra.errors.listed-statuses', 'ra.errors.envelope'],
     run: async (s, e) => {
       const [a, b] = await Promise.all([s.identity(), s.identity()]);
@@ -69,6 +80,11 @@ export function envelopeFormsCheck(t: RelayTarget): Check {
         ['an ack whose type is "receipt"', 'ack', signEnvelope(s.profile, 'ack', { ...k, type: 'receipt' }, b.seed)],
         ['an ack whose state is "read"', 'ack', signEnvelope(s.profile, 'ack', { ...k, state: 'read' }, b.seed)],
         ['an ack whose timestamp is "yesterday"', 'ack', signEnvelope(s.profile, 'ack', { ...k, timestamp: 'yesterday' }, b.seed)],
+        // Near misses of RFC 3339 that a general date parser reads: a date in words, a date alone, no offset, seconds since 1970.
+        ...NOT_RFC3339(String(m.timestamp)).flatMap(([what, timestamp], i): Case[] => [
+          [`a message whose timestamp is ${what} (${JSON.stringify(timestamp)})`, 'message', signEnvelope(s.profile, 'message', { ...m, id: `${String(m.id)}_t${i}`, timestamp }, a.seed)],
+          [`an ack whose timestamp is ${what} (${JSON.stringify(timestamp)})`, 'ack', signEnvelope(s.profile, 'ack', { ...k, id: `${String(k.id)}_t${i}`, timestamp }, b.seed)],
+        ]),
         ...NOT_BASE64URL.map((payload): Case => [`a message whose payload is ${JSON.stringify(payload)}`, 'message', signEnvelope(s.profile, 'message', { ...m, payload }, a.seed)]),
       ];
       await judge(s, e, malformed, (r) => r.status === 400, '400');

@@ -7,7 +7,7 @@
 import { randomInt } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
-import { ack, sessionRegistration, signEnvelope, type Envelope, type RelayIdentity } from '../../../actors/relay/index.ts';
+import { ack, now, sessionRegistration, signEnvelope, type Envelope, type RelayIdentity } from '../../../actors/relay/index.ts';
 import { Expect, relayCheck } from '../check.ts';
 import { CheckSkip, hostedDomain, isObject, pickupOf, safeJson, said, type RelayTarget, type Session } from '../driver.ts';
 import { mail } from './messaging.ts';
@@ -162,7 +162,7 @@ function sessionTtlCheck(t: RelayTarget): Check {
   const cap = limits.relay_session_ttl_max_seconds;
   return relayCheck(t, {
     id: 'relay/matrix/limit-session-ttl',
-    title: `a session of exactly ${cap / 3600} hours is registered (201); one of ${cap / 3600} hours and a second is refused 400`,
+    title: `a session of exactly ${cap / 3600} hours is registered (201); one of ${cap / 3600} hours and a second is refused 400, also when issued 30 s before it is sent (the life counts from issued_at)`,
     rules: ['ra.sessions.ttl'],
     cells: [
       { rule: 'ra.sessions.ttl', facet: 'limit', value: 'at', operation: 'registerSession' },
@@ -176,6 +176,13 @@ function sessionTtlCheck(t: RelayTarget): Check {
       ]);
       e.that(at.status === 201, `a session of ${cap} s: ${said(at)}, not 201`);
       e.that(past.status === 400, `a session of ${cap + 1} s: ${said(past)}, not 400`);
+      // The life counts from issued_at, not from when the relay reads it: issued 30 s ago, the same two.
+      const [earlyAt, earlyPast] = await Promise.all([
+        s.relay.post('/sessions', sessionRegistration(s.profile, a, randomSeed(), cap, now(-30))),
+        s.relay.post('/sessions', sessionRegistration(s.profile, a, randomSeed(), cap + 1, now(-30))),
+      ]);
+      e.that(earlyAt.status === 201, `a session of ${cap} s issued 30 s ago: ${said(earlyAt)}, not 201`);
+      e.that(earlyPast.status === 400, `a session of ${cap + 1} s issued 30 s ago (expiring ${cap - 29} s from now): ${said(earlyPast)}, not 400`);
     },
   });
 }

@@ -10,6 +10,7 @@ import { CheckFailure, isObject, safeJson, said, type RelayTarget, type Session 
 import { inboxCall, INBOX_OPS, ok, refused4xx, signedCall, signedOperations, type Answer, type InboxOp } from './matrix-ops.ts';
 import { asSigned, concrete, inOrder, type Concrete } from './matrix-binding.ts';
 import type { RelayIdentity } from '../../../actors/relay/index.ts';
+import { registeredSession } from '../../../actors/relay/owner.ts';
 
 const RACE = 20;
 
@@ -63,7 +64,7 @@ function nonceOnceCheck(t: RelayTarget): Check {
 function challengeOnceCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/matrix/once-challenge',
-    title: `pickup, consume and events: a challenge answered again is refused 401, and of ${RACE} answers to one challenge sent at once exactly one succeeds`,
+    title: `pickup, consume and events: a challenge answered again is refused 401, and of ${RACE} answers to one challenge sent at once exactly one succeeds; a pickup's challenge answered again is refused whether the identity key or a session key signed it, named in X-Svc-Challenge or not`,
     rules: ['ra.auth.challenge-single-use'],
     cells: ['replay', 'race'].flatMap((value) => INBOX_OPS.map((operation) => ({ rule: 'ra.auth.challenge-single-use' as const, facet: 'once', value, operation }))),
     run: async (s, e) => {
@@ -74,6 +75,23 @@ function challengeOnceCheck(t: RelayTarget): Check {
         if (r.status !== 200 || !isObject(b) || typeof b.challenge !== 'string') throw new CheckFailure(`GET /auth/challenge answered ${said(r)}`);
         return challengeHeaders(s.profile, a.identity, b.challenge, a.seed);
       };
+      // Every principal that answers a challenge, and both ways of answering it: single-use for each.
+      const session = await registeredSession(s.relay, a);
+      for (const [who, seed, sessionId] of [
+        ['the identity key', a.seed, undefined],
+        ['a session key', session.seed, session.sessionId],
+      ] as const)
+        for (const named of [true, false]) {
+          const r = await s.relay.challenge(a.identity);
+          const b = safeJson(r);
+          if (r.status !== 200 || !isObject(b) || typeof b.challenge !== 'string') throw new CheckFailure(`GET /auth/challenge answered ${said(r)}`);
+          const headers = challengeHeaders(s.profile, a.identity, b.challenge, seed, sessionId, named);
+          const how = `a challenge ${named ? 'named in X-Svc-Challenge' : 'not named'} and signed by ${who}`;
+          const first = await sendWith(s, 'pickup', a, headers);
+          e.that(ok(first), `pickup, ${how}, first answered: ${first.text}, not a success`);
+          const again = await sendWith(s, 'pickup', a, headers);
+          e.that(again.status === 401, `pickup, ${how}, answered again: ${again.text}, not 401`);
+        }
       await Promise.all(
         INBOX_OPS.map(async (op) => {
           const headers = await answered();

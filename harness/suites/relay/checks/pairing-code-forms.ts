@@ -32,6 +32,9 @@ const TYPINGS: Typing[] = [
   { needs: (c) => c.includes('0'), type: (c) => `${c.slice(0, 4)}\u2013${c.slice(4)}`.toLowerCase().replaceAll('0', 'o'), forms: ['lower-case', 'en-dash', 'o-for-zero'] },
   { needs: (c) => c.includes('1'), type: (c) => ` ${c.slice(0, 4)} - ${c.slice(4)} `.replaceAll('1', 'I'), forms: ['spaces', 'dash', 'i-for-one'] },
   { needs: (c) => c.includes('1'), type: (c) => `${c.slice(0, 2)} ${c.slice(2)}`.replaceAll('1', 'L'), forms: ['l-for-one'] },
+  // Each form alone as well, at the code's own length: a relay may take a form only beside another.
+  { needs: (c) => c.includes('0'), type: (c) => c.replaceAll('0', 'O'), forms: ['o-for-zero'] },
+  { needs: (c) => /[A-Z]/.test(c), type: (c) => c.toLowerCase(), forms: ['lower-case'] },
 ];
 
 /**
@@ -75,9 +78,9 @@ function formsCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/pairing-code-forms/accepted',
     lane: LANE,
-    title: 'every step of a pairing takes its code typed loosely: lower case with an en dash and O for 0, spaces and a dash with I for 1, L for 1',
+    title: 'every step of a pairing takes its code typed loosely: lower case with an en dash and O for 0, spaces and a dash with I for 1, L for 1, and O for 0 and lower case each alone',
     rules: ['ra.pairing.short-code'],
-    cells: OPS.flatMap((operation) => TYPINGS.flatMap((x) => x.forms).map((value) => ({ rule: 'ra.pairing.short-code' as const, facet: 'normalization', value, operation }))),
+    cells: OPS.flatMap((operation) => [...new Set(TYPINGS.flatMap((x) => x.forms))].map((value) => ({ rule: 'ra.pairing.short-code' as const, facet: 'normalization', value, operation }))),
     run: async (s, e) => {
       await Promise.all(
         TYPINGS.map(async (x) => {
