@@ -54,6 +54,7 @@ export const BREAKAGES = [
   'missing-lists-stored',
   'shares-empty',
   'node-shares-no-ancestors',
+  'node-shares-parent-only',
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 

@@ -198,6 +198,13 @@ export const RELAY_SEAM_VARIANTS: Record<SeamBreak, SeamVariant> = {
     what: "a node's share list shows only the shares on the node itself, not those on its folders",
     drive: { nodeSharesFrom: (lineage) => lineage.slice(0, 1) },
   },
+  // A blind broken server (round 2, drive-03, written without the suites): "lists shares on F and its parent folder only".
+  'node-shares-parent-only': {
+    suite: 'drive',
+    rule: 'ra.drive.node-shares',
+    what: "a node's share list shows the shares on the node and its folder, not those further up",
+    drive: { nodeSharesFrom: (lineage) => lineage.slice(0, 2) },
+  },
 };
 
 /** The seams the --break flags replace (only those; each default stays the reference's). */

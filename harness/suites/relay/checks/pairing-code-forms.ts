@@ -32,7 +32,10 @@ const TYPINGS: Typing[] = [
   { needs: (c) => c.includes('0'), type: (c) => `${c.slice(0, 4)}\u2013${c.slice(4)}`.toLowerCase().replaceAll('0', 'o'), forms: ['lower-case', 'en-dash', 'o-for-zero'] },
   { needs: (c) => c.includes('1'), type: (c) => ` ${c.slice(0, 4)} - ${c.slice(4)} `.replaceAll('1', 'I'), forms: ['spaces', 'dash', 'i-for-one'] },
   { needs: (c) => c.includes('1'), type: (c) => `${c.slice(0, 2)} ${c.slice(2)}`.replaceAll('1', 'L'), forms: ['l-for-one'] },
-  // Each form alone as well, at the code's own length: a relay may take a form only beside another.
+];
+
+/** Each form alone as well, at the code's own length: a relay may take a form only beside another. */
+const ALONE: Typing[] = [
   { needs: (c) => c.includes('0'), type: (c) => c.replaceAll('0', 'O'), forms: ['o-for-zero'] },
   { needs: (c) => /[A-Z]/.test(c), type: (c) => c.toLowerCase(), forms: ['lower-case'] },
 ];
@@ -74,16 +77,17 @@ const revealTyped = (s: Session, o: Live, typed: string) => s.relay.post(`${path
 const pollTyped = (s: Session, o: Live, typed: string) => s.relay.get(path(o, typed), bearer(o));
 const abandonTyped = (s: Session, o: Live, typed: string) => s.relay.post(path(o, typed), '', bearer(o), 'DELETE');
 
-function formsCheck(t: RelayTarget): Check {
+/** The typings of `typings`, each on its own two offers at once (a check of its own keeps the offers' clock short). */
+function formsCheck(t: RelayTarget, id: string, title: string, typings: readonly Typing[]): Check {
   return relayCheck(t, {
-    id: 'relay/pairing-code-forms/accepted',
+    id,
     lane: LANE,
-    title: 'every step of a pairing takes its code typed loosely: lower case with an en dash and O for 0, spaces and a dash with I for 1, L for 1, and O for 0 and lower case each alone',
+    title,
     rules: ['ra.pairing.short-code'],
-    cells: OPS.flatMap((operation) => [...new Set(TYPINGS.flatMap((x) => x.forms))].map((value) => ({ rule: 'ra.pairing.short-code' as const, facet: 'normalization', value, operation }))),
+    cells: OPS.flatMap((operation) => [...new Set(typings.flatMap((x) => x.forms))].map((value) => ({ rule: 'ra.pairing.short-code' as const, facet: 'normalization', value, operation }))),
     run: async (s, e) => {
       await Promise.all(
-        TYPINGS.map(async (x) => {
+        typings.map(async (x) => {
           // Each typing draws its own two offers and uses them at once: none waits on the others' draws.
           const [o, dropped] = await Promise.all([offerWith(s, x.needs), offerWith(s, x.needs)]);
           const typed = x.type(o.code);
@@ -156,5 +160,14 @@ function nearMissCheck(t: RelayTarget): Check {
 }
 
 export function pairingCodeFormChecks(t: RelayTarget): Check[] {
-  return [formsCheck(t), nearMissCheck(t)];
+  return [
+    formsCheck(
+      t,
+      'relay/pairing-code-forms/accepted',
+      'every step of a pairing takes its code typed loosely: lower case with an en dash and O for 0, spaces and a dash with I for 1, L for 1',
+      TYPINGS,
+    ),
+    formsCheck(t, 'relay/pairing-code-forms/accepted-alone', "every step of a pairing takes its code with O for 0 alone, and in lower case alone, at the code's own length", ALONE),
+    nearMissCheck(t),
+  ];
 }
