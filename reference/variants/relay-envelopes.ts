@@ -64,6 +64,16 @@ export const RELAY_ENVELOPES_WIRE: Record<string, WireVariant> = {
       return res.status === 400 && typeof body.timestamp === 'string' && parseRfc3339(body.timestamp) === undefined && !Number.isNaN(Date.parse(body.timestamp)) ? ok202() : res;
     }),
   },
+  // A blind broken server (round 2, relay-05, written without the suites): "the sender bucket key is
+  // `String(e.sender)` without `.toLowerCase()` ... Each casing variant is a new bucket".
+  'sender-bucket-case': {
+    rule: 'ra.messages.rate-limit-body',
+    what: "an envelope past its sender's bucket is answered 202 when it writes the sender in capitals",
+    wire: onPost(['/messages', '/acks'], async (body, req, next) => {
+      const res = await next(req);
+      return res.status === 429 && typeof body.sender === 'string' && body.sender !== body.sender.toLowerCase() ? ok202() : res;
+    }),
+  },
   // A blind broken server (relay-08, written without the suites): "Any ack state starting with `delivered` passes".
   'ack-state-prefix': {
     rule: 'ra.acks.state',

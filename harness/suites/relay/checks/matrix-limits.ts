@@ -18,9 +18,9 @@ type Kind = 'message' | 'ack';
 
 const post = (s: Session, kind: Kind, env: Envelope) => (kind === 'message' ? s.relay.send(env) : s.relay.ack(env));
 /** Well-signed envelopes from `from` to `to`, each with its own id: one is sealed, each copy signed again. */
-function envelopes(s: Session, kind: Kind, from: RelayIdentity, to: RelayIdentity): (n: number) => Envelope {
+function envelopes(s: Session, kind: Kind, from: RelayIdentity, to: RelayIdentity, sender = from.identity): (n: number) => Envelope {
   const base = kind === 'message' ? mail(s, from, to, 'limit') : ack(s.profile, from, to.identity, 'm_limit');
-  return (n) => signEnvelope(s.profile, kind, { ...base, id: `${String(base.id)}_${n}` }, from.seed);
+  return (n) => signEnvelope(s.profile, kind, { ...base, sender, id: `${String(base.id)}_${n}` }, from.seed);
 }
 
 /** `cap` well-signed envelopes from `from`, 20 at a time, then one more: the answers. */
@@ -38,7 +38,7 @@ function senderRateCheck(t: RelayTarget): Check {
   const declared = t.declared.senderLimit === undefined ? ", the project's default: declare the target's with --relay-sender-limit" : '';
   return relayCheck(t, {
     id: 'relay/matrix/limit-sender-rate',
-    title: `a sender's ${cap} well-signed messages (and acks) in a window are accepted, the next is 429 rate_limit_exceeded with scope sender, and another sender is not limited by it`,
+    title: `a sender's ${cap} well-signed messages (and acks) in a window are accepted, the next is 429 rate_limit_exceeded with scope sender, the same sender in capitals is not accepted, and another sender is not limited by it`,
     rules: ['ra.messages.rate-limit-body', 'ra.acks.signature'],
     timeoutMs: 60_000,
     // Spending a bucket is a few hundred requests: in a lane of its own, beside the suite's other checks.
@@ -63,6 +63,10 @@ function senderRateCheck(t: RelayTarget): Check {
           past.status === 429 && isObject(body) && body.error === 'rate_limit_exceeded' && body.scope === 'sender',
           `${kind} ${cap + 1} from one sender: ${said(past)}, not 429 rate_limit_exceeded with scope sender`,
         );
+        // A service ID is a DNS name, which compares without case (RFC 4343): the same sender in
+        // capitals is the same bucket, whatever else the relay answers it.
+        const capitals = await post(s, kind, envelopes(s, kind, from, b, from.identity.toUpperCase())(cap + 1));
+        ee.that(capitals.status !== 202, `${kind} ${cap + 2} from the same sender written ${from.identity.toUpperCase()}: ${said(capitals)}, accepted past the sender's bucket`);
         const elsewhere = await post(s, kind, envelopes(s, kind, other, b)(0));
         ee.that(elsewhere.status === 202, `${kind === 'ack' ? 'an' : 'a'} ${kind} from another sender while the first is over its bucket: ${said(elsewhere)}, not 202`);
       };
