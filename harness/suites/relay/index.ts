@@ -40,7 +40,7 @@ import { matrixWindowChecks } from './checks/matrix-windows.ts';
 import { matrixLimitChecks } from './checks/matrix-limits.ts';
 import { matrixOnceChecks } from './checks/matrix-once.ts';
 import { onceRaceChecks } from './checks/once-races.ts';
-import { cursorLifecycle } from './checks/cursor-lifecycle.ts';
+import { cursorConsumeAcks, cursorLifecycle } from './checks/cursor-lifecycle.ts';
 import { registerBinding } from './checks/register-binding.ts';
 import { capabilitiesDefaultsCheck, notHostedCheck, profileIdentityRecordCheck, registerMalformedCheck, registerPartsCheck, rotateDocumentCheck } from './checks/identities-parts.ts';
 import { namesMatrix } from './checks/names-matrix.ts';
@@ -99,6 +99,7 @@ export function relayChecks(target: RelayTarget): Check[] {
     ...matrixOnceChecks(target),
     ...onceRaceChecks(target),
     cursorLifecycle(target),
+    cursorConsumeAcks(target),
     registerBinding(target),
     registerPartsCheck(target),
     registerMalformedCheck(target),

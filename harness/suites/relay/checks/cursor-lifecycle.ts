@@ -8,9 +8,11 @@
 import type { Check } from '../../../run/model.ts';
 import { relayCheck } from '../check.ts';
 import { CheckFailure, pickupOf, said, type RelayTarget } from '../driver.ts';
+import { ack } from '../../../actors/relay/index.ts';
 import { mail } from './messaging.ts';
 
 const ids = (p: ReturnType<typeof pickupOf>): string[] => (typeof p === 'string' ? [] : p.messages.map((m) => String(m.id)));
+const ackIds = (p: ReturnType<typeof pickupOf>): string[] => (typeof p === 'string' ? [] : p.acks.map((a) => String(a.id)));
 
 export function cursorLifecycle(t: RelayTarget): Check {
   return relayCheck(t, {
@@ -62,6 +64,49 @@ export function cursorLifecycle(t: RelayTarget): Check {
       );
       const drained = pickupOf(await s.relay.pickup(b, { mode: 'signed-request' }));
       e.that(typeof drained !== 'string' && !want.some((id) => ids(drained).includes(id)), `after the consume a drain returned ${typeof drained === 'string' ? drained : ids(drained).join(', ')}`);
+    },
+  });
+}
+
+/**
+ * The two cursors of a consume each drop their own kind: `through` the messages and `ack_through`
+ * the acks. Consumed through the later read's message cursor and the earlier read's ack cursor,
+ * the ack that came between stays, and the one before is gone.
+ */
+export function cursorConsumeAcks(t: RelayTarget): Check {
+  return relayCheck(t, {
+    id: 'relay/matrix/cursor-consume-acks',
+    title: 'a consume drops messages through `through` and acks through `ack_through`: an ack after the ack cursor stays, though the message cursor is later',
+    rules: ['ra.pickup.cursor'],
+    context: ['ra.pickup.cursor-names'],
+    run: async (s, e) => {
+      const [a, b] = [await s.identity(), await s.identity()];
+      const deliver = async (...envelopes: Array<{ kind: 'message' | 'ack'; env: ReturnType<typeof mail> }>) => {
+        for (const { kind, env } of envelopes) {
+          const r = await (kind === 'message' ? s.relay.send(env) : s.relay.ack(env));
+          if (r.status !== 202) throw new CheckFailure(`POST /${kind}s answered ${said(r)}, not 202`);
+        }
+      };
+      const [ack1, m1, ack2, m2] = [ack(s.profile, a, b.identity, 'm_one'), mail(s, a, b, 'one'), ack(s.profile, a, b.identity, 'm_two'), mail(s, a, b, 'two')];
+      await deliver({ kind: 'ack', env: ack1 }, { kind: 'message', env: m1 });
+      const first = pickupOf(await s.relay.pickup(b, { mode: 'signed-request' }, '0'));
+      if (typeof first === 'string') return e.fail(first);
+      const { ackCursor } = cursorsOf(first.body);
+      await deliver({ kind: 'ack', env: ack2 }, { kind: 'message', env: m2 });
+      const second = pickupOf(await s.relay.pickup(b, { mode: 'signed-request' }, '0'));
+      if (typeof second === 'string') return e.fail(second);
+      const { cursor } = cursorsOf(second.body);
+      if (cursor === undefined) throw new CheckFailure(`the cursor read's reply names no cursor: ${JSON.stringify(second.body).slice(0, 300)}`);
+      const c = await s.relay.consume(b, { through: cursor, ack_through: ackCursor }, { mode: 'signed-request' });
+      if (!e.that(c.status >= 200 && c.status < 300, `consume through ${String(cursor)} and ack_through ${String(ackCursor)} answered ${said(c)}`)) return;
+      const after = pickupOf(await s.relay.pickup(b, { mode: 'signed-request' }, '0'));
+      if (typeof after === 'string') return e.fail(after);
+      e.that(!ids(after).some((id) => id === String(m1.id) || id === String(m2.id)), `after a consume through the later cursor, a read from 0 still returned ${ids(after).join(', ')}`);
+      e.that(
+        ackIds(after).includes(String(ack2.id)),
+        `the ack ${String(ack2.id)}, which came after ack_through ${String(ackCursor)}, is gone after a consume through the later message cursor ${String(cursor)}: the acks held are ${ackIds(after).join(', ') || 'none'}`,
+      );
+      if (ackCursor !== '0') e.that(!ackIds(after).includes(String(ack1.id)), `the ack ${String(ack1.id)}, through ack_through ${String(ackCursor)}, is still returned after the consume`);
     },
   });
 }
