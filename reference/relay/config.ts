@@ -55,6 +55,7 @@ export const BREAKAGES = [
   'shares-empty',
   'node-shares-no-ancestors',
   'node-shares-parent-only',
+  'consume-acks-by-message-cursor',
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 

@@ -75,7 +75,7 @@ export async function consume(ctx: InboxContext, call: OwnerCall): Promise<{ con
     if (typeof v !== 'string' || !/^\d{1,15}$/.test(v)) throw ruleError(400, 'ra.errors.invalid-request', `${name} is a cursor: a decimal string`);
     return Number(v);
   };
-  const r = await ctx.store.consume(known.identity, cursor(b.through, 'through'), cursor(b.ack_through, 'ack_through'));
+  const r = await ctx.store.consume(known.identity, ...relaySeams(ctx.config).consumeThrough(cursor(b.through, 'through'), cursor(b.ack_through, 'ack_through')));
   // `pending`: what is left to pick up (messages and acks), as the deployed client reads it.
   return { consumed: r.messages, acks_consumed: r.acks, pending: (await ctx.store.pending(known.identity)).length };
 }

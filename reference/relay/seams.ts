@@ -30,6 +30,8 @@ export interface RelaySeams {
   ownerWrites(path: string, relayWritten: boolean): boolean;
   /** The bucket an availability lookup from `ip` is charged to (ra.availability.ip-limit): the address's own. */
   availabilityBucket(ip: string): string;
+  /** The cursors a consume drops messages and acks through (ra.pickup.cursor): `through` and `ack_through`, each its own kind. */
+  consumeThrough(through: number, ackThrough: number): [number, number];
   /** What a new inbox stream is told first (ra.events.no-replay): nothing, only what arrives after. */
   streamOpened(identity: string, pending: (identity: string) => Promise<ReadonlyArray<{ kind: string; id: string }>>, announce: (identity: string, id: string) => void): Promise<void>;
 }
@@ -50,6 +52,7 @@ export const RELAY_SEAMS: RelaySeams = {
   ownerWrites: (_path, relayWritten) => !relayWritten,
   streamOpened: async () => {},
   availabilityBucket: (ip) => ip,
+  consumeThrough: (through, ackThrough) => [through, ackThrough],
 };
 
 /** The relay's seams: the reference's own, with a variant's replacements when one is configured. */

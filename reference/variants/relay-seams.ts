@@ -70,6 +70,14 @@ export const RELAY_SEAM_VARIANTS: Record<SeamBreak, SeamVariant> = {
       },
     },
   },
+  // A blind broken server (round 2, relay-08, written without the suites): "the ack delete uses
+  // `through` instead of `ackThrough`".
+  'consume-acks-by-message-cursor': {
+    suite: 'relay',
+    rule: 'ra.pickup.cursor',
+    what: 'a consume drops acks through the message cursor `through`, not through `ack_through`',
+    relay: { consumeThrough: (through) => [through, through] },
+  },
   'proof-expiry-ignored': {
     suite: 'relay',
     rule: 'ns.session-proof.relay-shared',
