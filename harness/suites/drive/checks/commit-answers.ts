@@ -21,9 +21,9 @@ export function commitAnswers(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/commit-answers',
     title:
-      "records answer their positions and the head, a trim, a share and an unshare the head and no positions, each leaving one change that names its operation; a reused author sequence is a 409 with the author's last sequence and hash, a gap a 400; records of two nodes, a record with no content and shares the share rule refuses are refused",
-    rules: ['ra.drive.commit-answer', 'ra.drive.changes-body', 'ra.drive.conflict-body', 'ra.drive.record', 'ra.drive.share'],
-    context: ['ra.drive.commit', 'ra.drive.stale-base'],
+      "records answer their positions and the head, a trim, a share and an unshare the head and no positions, each leaving one change that names its operation; a trim keeps the record at its position; a reused author sequence is a 409 with the author's last sequence and hash, a gap a 400; records of two nodes, a record with no content and shares the share rule refuses are refused",
+    rules: ['ra.drive.commit-answer', 'ra.drive.changes-body', 'ra.drive.conflict-body', 'ra.drive.record', 'ra.drive.share', 'ra.drive.commit'],
+    context: ['ra.drive.stale-base'],
     lane: 'drive-binding',
     run: async (s, e) => {
       const { id: owner, root } = await s.owner();
@@ -113,6 +113,9 @@ export function commitAnswers(t: RelayTarget): Check {
         const noPositions = (a: Obj) => Array.isArray(a.positions) && a.positions.length === 0;
         await answered(what, await s.drive.commit(drive, me, body), body, node.node, operation, (a) => a.head === node.version && noPositions(a) && (named === undefined || a.share === named));
       }
+      // The trim drops the records before its position and keeps the one at it.
+      const kept = ((bodyOf(await s.drive.node(drive, me, log.keys.node, '/records'))?.records as Obj[] | undefined) ?? []).map((r) => r.position);
+      e.that(JSON.stringify(kept) === '[2,3]', `after a trim before 2 the records hold positions ${JSON.stringify(kept)}, not [2,3]`);
     },
   });
 }
