@@ -21,7 +21,12 @@ function tokenIdTokenCheck(t: BridgeTarget): Check {
       e.that(decodeProtectedHeader(String(body.id_token)).alg === 'RS256', 'the ID token is not RS256');
       e.that(typeof payload.sub === 'string' && payload.sub !== '', 'no sub');
       e.that(payload.nonce === signIn.nonce, `nonce is ${JSON.stringify(payload.nonce)}, sent ${signIn.nonce}`);
-      e.that(typeof payload.exp === 'number' && typeof payload.iat === 'number' && payload.exp - payload.iat <= 300, `lifetime is ${(payload.exp ?? 0) - (payload.iat ?? 0)} s (at most 300)`);
+      // "ID token: ... lifetime 5 minutes": not longer, and not some other lifetime (an access token's) either.
+      const lifetime = (payload.exp ?? 0) - (payload.iat ?? 0);
+      e.that(
+        typeof payload.exp === 'number' && typeof payload.iat === 'number' && lifetime <= limits.id_token_ttl_seconds && lifetime >= limits.id_token_ttl_seconds - 10,
+        `exp - iat is ${lifetime} s, not the ${limits.id_token_ttl_seconds} s the document gives an ID token`,
+      );
       e.that(typeof payload.auth_time === 'number' && Math.abs(payload.auth_time - Date.now() / 1000) < 120, `auth_time is ${JSON.stringify(payload.auth_time)}`);
       e.that(Array.isArray(payload.amr) && (payload.amr as string[]).includes(t.profile.ids.amr_value), `amr is ${JSON.stringify(payload.amr)}`);
       e.that(payload[t.profile.ids.reserved_proof_claim] === undefined, 'the reserved proof claim is used');
