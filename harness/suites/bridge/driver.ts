@@ -75,6 +75,8 @@ export interface SignInOptions {
   credentials?: ClientCredentials;
   /** Approve with a fresh delegated session key and its proof instead of the identity key. */
   session?: boolean;
+  /** Wait this long on the consent step before deciding: the code is issued that much later. */
+  consentAfterMs?: number;
 }
 
 export interface User {
@@ -267,7 +269,7 @@ export class BridgeSession {
     user: User,
     url: string,
     redirectUri: string,
-    options: Pick<SignInOptions, 'tick' | 'deny' | 'session'> = {},
+    options: Pick<SignInOptions, 'tick' | 'deny' | 'session' | 'consentAfterMs'> = {},
   ): Promise<{ response: AuthorizationResponse; signed: boolean; consent?: Record<string, unknown> }> {
     const res = await user.browser.http.get(url, { headers: { accept: 'text/html' }, ...(this.signal ? { signal: this.signal } : {}) });
     const result = (response: AuthorizationResponse, signed: boolean, consent?: Record<string, unknown>) => ({ response, signed, ...(consent ? { consent } : {}) });
@@ -306,6 +308,7 @@ export class BridgeSession {
     }
     const consent = (view.consent ?? {}) as Record<string, unknown>;
     const offered = Array.isArray(consent.claims) ? (consent.claims as string[]) : [];
+    if (options.consentAfterMs) await new Promise((r) => setTimeout(r, options.consentAfterMs));
     const decided = await this.post(user.browser, `${txUrl}/consent`, { decision: options.deny ? 'deny' : 'approve', claims: options.tick ?? offered });
     const end = typeof decided.view.redirect === 'string' ? this.authorizationResponse(decided.view.redirect, redirectUri) : this.authorizationResponse(decided.res.location, redirectUri);
     if (!end) throw new CheckFailure(`consent did not end in a redirect to the client: ${said(decided.res)}`);

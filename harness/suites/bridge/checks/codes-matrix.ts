@@ -22,8 +22,8 @@ const declared = (t: BridgeTarget, roles: ClientRole[]) => roles.filter((r) => t
 const refused = (status: number) => status >= 400 && status < 500;
 
 /** A sign-in of `role` ending with a code. */
-async function codeFor(s: BridgeSession, role: ClientRole) {
-  const r = await matrixSignIn(() => s.signIn({ client: role }));
+async function codeFor(s: BridgeSession, role: ClientRole, consentAfterMs?: number) {
+  const r = await matrixSignIn(() => s.signIn({ client: role, ...(consentAfterMs ? { consentAfterMs } : {}) }));
   if (!r.response.code) throw new CheckFailure(`${role}: no code, the bridge answered ${r.response.location}`);
   return { ...r, code: r.response.code };
 }
@@ -123,7 +123,7 @@ function codeWindowCheck(t: BridgeTarget): Check {
   const pastMs = lifetimeS * 1000 + 400;
   return bridgeCheck(t, {
     id: 'bridge/matrix/code-window',
-    title: `a code redeems ${(insideMs / 1000).toFixed(1)} s after it was issued and is refused ${(pastMs / 1000).toFixed(1)} s after (its lifetime of ${lifetimeS} s, declared or the document's)`,
+    title: `a code redeems ${(insideMs / 1000).toFixed(1)} s after it was issued and is refused ${(pastMs / 1000).toFixed(1)} s after (its lifetime of ${lifetimeS} s, declared or the document's); a code issued after a sign-in longer than that lifetime redeems (its life counts from its issue)`,
     rules: ['ob.code.format'],
     cells: [
       { rule: 'ob.code.format', facet: 'window', value: 'inside', operation: 'token' },
@@ -145,6 +145,14 @@ function codeWindowCheck(t: BridgeTarget): Check {
       const [inside, past] = await Promise.all([insideRun, redeemAt(second, Date.now(), pastMs)]);
       e.that(inside.res.status === 200, `a code ${(inside.ageMs / 1000).toFixed(1)} s old (lifetime ${lifetimeS} s) was refused: ${said(inside.res)}`);
       e.that(refused(past.res.status), `a code ${(past.ageMs / 1000).toFixed(1)} s old (lifetime ${lifetimeS} s) redeemed: ${said(past.res)}`);
+      // The window counts from the code's issue, not from /authorize: a sign-in that stayed on its
+      // consent step past the code's lifetime (inside the transaction's) still ends with a live code.
+      const slow = await codeFor(s, 'basic', lifetimeS * 1000 + 500);
+      const late = await oidc.token(own, s.style('basic'), slow.code, slow.pkce.verifier);
+      e.that(
+        late.status === 200,
+        `a code redeemed at once after a sign-in that stayed ${lifetimeS + 0.5} s on its consent step (the code's lifetime is ${lifetimeS} s from its issue) was refused: ${said(late)}`,
+      );
     },
   });
 }
