@@ -12,14 +12,14 @@ function accountRevokeCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/account/revoke-app',
     title:
-      "revoking an app with the form /account shows for it ends the app's live access token (at /userinfo and /introspect) and its stored consent: the next authorization from the live session asks for consent again",
+      "revoking an app with the form /account shows for it ends the app's live access token (at /userinfo and /introspect) and its stored consent: the next authorization from the live session asks for consent again; another user's token and consent for the app stay",
     rules: ['ob.consent.record'],
     context: ['ob.sso.reuse', 'ob.userinfo', 'ob.introspect.owner'],
     run: async (s, e) => {
       const scope = `openid ${t.profile.ids.id_scope}`;
       const own = s.credentials('basic');
       const oidc = await s.oidc();
-      const { signIn, body } = await s.tokens({ scope });
+      const [{ signIn, body }, theirs] = await Promise.all([s.tokens({ scope }), s.tokens({ scope })]);
       const access = String(body.access_token);
       const user = signIn.user;
       const before = await oidc.userinfo(access);
@@ -45,6 +45,14 @@ function accountRevokeCheck(t: BridgeTarget): Check {
       e.that(!active(i), `after the app was revoked at /account its live access token still introspects active: ${said(i)}`);
       const again = await s.signIn({ user, scope });
       e.that(again.consent !== undefined, `after the app was revoked at /account the live session was given a code without consent: ${again.response.location}`);
+      // The revocation is this user's: another user's consent to the same app and its token stay.
+      const still = await oidc.userinfo(String(theirs.body.access_token));
+      e.that(still.status === 200, `after one user revoked the app, another user's access token for it no longer reads /userinfo: ${said(still)}`);
+      const kept = await s.signIn({ user: theirs.signIn.user, scope });
+      e.that(
+        kept.consent === undefined && kept.response.code !== undefined,
+        `after one user revoked the app, another user's live session was not given a code on its own stored consent: ${kept.response.location}`,
+      );
     },
   });
 }
