@@ -76,6 +76,13 @@ export const BRIDGE_WIRE: Record<string, WireVariant> = {
     what: "the /account page's revocation answers as done and ends neither the app's consent nor its tokens",
     wire: answer(at(`${PATHS.account}/revoke`, 'POST'), () => new Response(null, { status: 302, headers: { location: PATHS.account } })),
   },
+  // A blind broken server (round 3, bridge-07, written without the suites): "Sign-out passes the identity
+  // instead of the session hash, so only the browser cookie is cleared"; here the sign-out ends nothing.
+  'sign-out-cookie-only': {
+    rule: 'ob.account.sign-out',
+    what: "the /account page's sign-out answers as done and leaves the bridge session live",
+    wire: answer(at(`${PATHS.account}/logout`, 'POST'), () => new Response(null, { status: 302, headers: { location: PATHS.account } })),
+  },
   'id-uppercase': idCase(
     'ob.id-input.case.uppercase',
     'an ID in capitals is refused',

@@ -1660,20 +1660,6 @@ export const facets: readonly Facet[] = [
         "authorize"
       ]
     },
-    "unfilled": [
-      {
-        "value": "userinfo",
-        "reason": "unobservable: /account is driven by the user's browser session and the suite has no contract to revoke an app"
-      },
-      {
-        "value": "introspect",
-        "reason": "unobservable: /account is driven by the user's browser session and the suite has no contract to revoke an app"
-      },
-      {
-        "value": "sso-code",
-        "reason": "unobservable: /account is driven by the user's browser session and the suite has no contract to revoke an app"
-      }
-    ],
     "area": "bridge",
     "facet": "lifecycle",
     "values": [
@@ -1690,6 +1676,34 @@ export const facets: readonly Facet[] = [
         "value": "introspect",
         "operation": "introspect"
       },
+      {
+        "value": "sso-code",
+        "operation": "authorize"
+      }
+    ]
+  },
+  {
+    "rule": "ob.account.sign-out",
+    "kind": "lifecycle",
+    "cite": "`/account` lists authorized apps (name, host or owner, claims released, first and last use), recent sign-ins (time, client, whether a session key signed, coarse user agent), and a sign-out.",
+    "operations": [
+      "authorize"
+    ],
+    "event": "the user signs out with the form /account shows",
+    "ends": [
+      "sso-code"
+    ],
+    "tried_at": {
+      "sso-code": [
+        "authorize"
+      ]
+    },
+    "area": "bridge",
+    "facet": "lifecycle",
+    "values": [
+      "sso-code"
+    ],
+    "cells": [
       {
         "value": "sso-code",
         "operation": "authorize"

@@ -1912,8 +1912,15 @@ export const rules: readonly Rule[] = [
     "doc": 2,
     "section": "Consent and account records",
     "title": "Consent record and revocation",
-    "text": "A consent records the client, released claims, first and last use; revoking an app at `/account` deletes the consent, revokes live access tokens and forces new consent.",
-    "unobservable": "the account page is driven by the user's browser session; the suite has no contract to revoke an app"
+    "text": "A consent records the client, released claims, first and last use; revoking an app at `/account` deletes the consent, revokes live access tokens and forces new consent."
+  },
+  {
+    "id": "ob.account.sign-out",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Consent and account records",
+    "title": "Sign-out ends the session",
+    "text": "`/account` offers a sign-out; signing out ends the bridge session, so its cookie, sent again, no longer reuses it."
   },
   {
     "id": "ob.code.format",
@@ -4594,6 +4601,7 @@ export type RuleId =
   | "ob.consent.release"
   | "ob.consent.first-party"
   | "ob.consent.record"
+  | "ob.account.sign-out"
   | "ob.code.format"
   | "ob.code.same-db-transaction"
   | "ob.code.replay-revokes"

@@ -3,6 +3,7 @@
 // revokes as the user does, with the form the bridge's own `/account` page shows for the client
 // (found by the client_id it carries), and then uses what the revocation ended.
 import type { Check } from '../../../run/model.ts';
+import { newPkce } from '../../../actors/oidc/client.ts';
 import { bridgeCheck } from '../check.ts';
 import { CheckSkip, said, type BridgeTarget } from '../driver.ts';
 import { forms } from '../pages.ts';
@@ -15,6 +16,11 @@ function accountRevokeCheck(t: BridgeTarget): Check {
       "revoking an app with the form /account shows for it ends the app's live access token (at /userinfo and /introspect) and its stored consent: the next authorization from the live session asks for consent again; another user's token and consent for the app stay",
     rules: ['ob.consent.record'],
     context: ['ob.sso.reuse', 'ob.userinfo', 'ob.introspect.owner'],
+    cells: [
+      { rule: 'ob.consent.record', facet: 'lifecycle', value: 'userinfo', operation: 'userinfo' },
+      { rule: 'ob.consent.record', facet: 'lifecycle', value: 'introspect', operation: 'introspect' },
+      { rule: 'ob.consent.record', facet: 'lifecycle', value: 'sso-code', operation: 'authorize' },
+    ],
     run: async (s, e) => {
       const scope = `openid ${t.profile.ids.id_scope}`;
       const own = s.credentials('basic');
@@ -57,6 +63,48 @@ function accountRevokeCheck(t: BridgeTarget): Check {
   });
 }
 
+/**
+ * "`/account` lists ... and a sign-out": signing out ends the session at the bridge, not only the
+ * cookie in this browser. The session's cookie, kept from before and sent again from another
+ * browser, no longer gets a code at once on the stored consent.
+ */
+function accountSignOutCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/account/sign-out',
+    title: 'the sign-out /account shows ends the bridge session: its cookie, sent again afterwards, is not given a code on the stored consent',
+    rules: ['ob.account.sign-out'],
+    context: ['ob.sso.reuse'],
+    cells: [{ rule: 'ob.account.sign-out', facet: 'lifecycle', value: 'sso-code', operation: 'authorize' }],
+    run: async (s, e) => {
+      const scope = `openid ${t.profile.ids.id_scope}`;
+      const own = s.credentials('basic');
+      const { signIn } = await s.tokens({ scope });
+      const user = signIn.user;
+      const jar = user.browser.http.jar;
+      if (!jar) throw new CheckSkip('the harness browser keeps no cookies');
+      const kept = await jar.getCookieString(t.issuer);
+      // The session's cookie sent from a browser that holds nothing else: a code at once before the sign-out.
+      const oidc = await s.oidc();
+      const replay = (state: string) => user.browser.http.get(oidc.authorizeUrl(s.params('basic', newPkce(), state, 'n', scope)), { headers: { accept: 'text/html', cookie: kept }, noCookies: true });
+      const before = s.authorizationResponse((await replay('before')).location, own.redirect_uri);
+      if (!e.that(before?.code !== undefined, `before the sign-out the session's cookie, sent again, was not given a code on the stored consent`)) return;
+
+      const pageUrl = new URL('/account', t.issuer).href;
+      const page = await user.browser.http.get(pageUrl, { headers: { accept: 'text/html' } });
+      const form = forms(page.text()).find((f) => f.method === 'post' && /sign.?out|log.?out/i.test(f.action));
+      if (!form) throw new CheckSkip(`the /account page (${said(page)}) shows no POST form whose action signs out (sign-out, logout): the harness cannot sign out as the user would`);
+      const fields = new URLSearchParams(form.controls.map((c) => [c.name, c.value]));
+      const out = await user.browser.http.post(new URL(form.action || pageUrl, pageUrl).href, fields.toString(), {
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
+      });
+      if (!e.that(out.status < 400, `submitting the sign-out form answered ${said(out)}`)) return;
+      const after = await replay('after');
+      const code = s.authorizationResponse(after.location, own.redirect_uri)?.code;
+      e.that(code === undefined, `after the sign-out the session's old cookie, sent again, was given a code at once: ${said(after)}`);
+    },
+  });
+}
+
 export function accountChecks(t: BridgeTarget): Check[] {
-  return [accountRevokeCheck(t)];
+  return [accountRevokeCheck(t), accountSignOutCheck(t)];
 }
