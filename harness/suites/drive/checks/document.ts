@@ -44,7 +44,8 @@ async function readBack(s: DriveSession, drive: string, actor: Parameters<DriveS
 function ownerRoundTrip(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/owner/round-trip',
-    title: 'the owner uploads what the missing list asks for, commits a file, and reads its node, version, page and chunk back as written',
+    title:
+      "the owner uploads what the missing list asks for, commits a file, and reads its node, version, page and chunk back as written; moved into a folder, it is among the folder's children and no longer the root's",
     rules: ['ra.drive.owner', 'ra.drive.missing', 'ra.drive.versions', 'ra.drive.nodes'],
     run: async (s, e) => {
       const { id, root } = await s.owner();
@@ -59,6 +60,17 @@ function ownerRoundTrip(t: RelayTarget): Check {
       e.that(ok(kids) && kids.text().includes(f.keys.node), `the root's children answered ${said(kids)}, without the new file`);
       const hist = await s.drive.node(id.identity, s.actor(id), f.keys.node, '/history');
       e.that(ok(hist) && hist.text().includes(f.version), `the file's history answered ${said(hist)}, without its version`);
+      // A move takes the file out of the root's children and into the folder's.
+      const dest = await s.folder(id, root.keys, 'into');
+      const moved = await s.drive.commit(
+        id.identity,
+        s.actor(id),
+        move(s.profile, { drive: id.identity, author: id, keys: f.keys, kind: 'file', parent: f.version, to: dest.keys, name: 'hello.txt' }),
+      );
+      if (!e.that(ok(moved), `moving the file into a folder answered ${said(moved)}`)) return;
+      const [from, into] = await Promise.all([root.keys.node, dest.keys.node].map((n) => s.drive.node(id.identity, s.actor(id), n, '/children')));
+      e.that(ok(from!) && !from!.text().includes(f.keys.node), `after the file moved into a folder, the root's children answered ${said(from!)}, still with the file`);
+      e.that(ok(into!) && into!.text().includes(f.keys.node), `after the file moved into a folder, the folder's children answered ${said(into!)}, without the file`);
     },
   });
 }
