@@ -15,14 +15,14 @@ function sharesVisible(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/shares-visible',
     title:
-      "a node's shares as each principal sees them: the owner and an admin of an ancestor see every share on the node and its ancestors, a reader of the folder and a reader of the node only their own, a link holder only its link's, a group's member the group's; a member's own list holds its share alone",
+      "a node's shares as each principal sees them: the owner and an admin of an ancestor see every share on the node and its ancestors, a reader and a writer of the folder and a reader of the node only their own, a link holder only its link's, a group's member the group's; a member's own list holds its share alone",
     rules: ['ra.drive.shares-body'],
     context: ['ra.drive.node-shares', 'ra.drive.shares-list'],
     run: async (s, e) => {
       const { id, root } = await s.owner();
       const docs = await s.folder(id, root.keys, 'docs');
       const f = await s.file(id, docs.keys, 'f.txt', new TextEncoder().encode('f'));
-      const [reader, nodeReader, admin] = [await s.identity(), await s.identity(), await s.identity()];
+      const [reader, nodeReader, admin, writer] = [await s.identity(), await s.identity(), await s.identity(), await s.identity()];
       // A group on the peer relay (when there is one), read by its member through the group's signed roster.
       const grouped = t.peerUrl ? await groupOnPeer(s) : undefined;
       if (!grouped) s.note('no peer relay given (--relay-peer): the group member is not asked');
@@ -32,6 +32,7 @@ function sharesVisible(t: RelayTarget): Check {
         reader: await s.share(id, { node: docs.keys, role: 'read', member: member(reader) }),
         nodeReader: await s.share(id, { node: f.keys, role: 'read', member: member(nodeReader) }),
         admin: await s.share(id, { node: docs.keys, role: 'admin', member: member(admin) }),
+        writer: await s.share(id, { node: docs.keys, role: 'write', member: member(writer) }),
         link: await s.share(id, { node: f.keys, role: 'read', link }),
         ...(grouped ? { group: await s.share(id, { node: docs.keys, role: 'read', member: member(grouped.group) }) } : {}),
       };
@@ -47,6 +48,8 @@ function sharesVisible(t: RelayTarget): Check {
         ['the owner', s.actor(id), every],
         ['an admin of the folder', s.actor(admin), every],
         ['a reader of the folder', s.actor(reader), [String(made.reader.share.id)]],
+        // Write is one step short of admin: it sees its own share alone.
+        ['a writer of the folder', s.actor(writer), [String(made.writer.share.id)]],
         ['a reader of the file', s.actor(nodeReader), [String(made.nodeReader.share.id)]],
         ['a holder of a link to the file', { link }, [String(made.link.share.id)]],
       ];
