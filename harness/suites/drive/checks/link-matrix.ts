@@ -22,7 +22,7 @@ const OPENS = 2;
 function linkOpensMatrix(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/matrix/link-opens',
-    title: `a link with ${OPENS} downloads serves ${OPENS} downloads of a version's chunk and of a record chunk, refuses the next 410 \`link_gone\`, and another link on the same node still serves its own ${OPENS}`,
+    title: `a link with ${OPENS} downloads serves ${OPENS} downloads of a version's chunk and of a record chunk, refuses the next 410 \`link_gone\`, and another link on the same node still serves its own ${OPENS}; of 20 downloads at once through a fresh link, ${OPENS} are served`,
     rules: [RULE],
     cells: cellsOf(RULE, 'downloads', ['at', 'past', 'other-scope'], ['driveVersionChunk', 'driveRecordChunk']),
     lane: 'drive-binding',
@@ -54,6 +54,16 @@ function linkOpensMatrix(t: RelayTarget): Check {
           if (!e.that(ok(a), `${r.operation}: after another link on the node ran out, download ${i} of ${OPENS} through this one answered ${said(a)}`)) break;
         }
       }
+      // Raced: of 20 downloads at once through a fresh link with OPENS, OPENS are served and the rest refused 410.
+      const raced = randomBytes(16).toString('hex');
+      await s.share(owner, { node: file.keys, role: 'read', link: raced, caps: { downloads: OPENS } });
+      const all = await Promise.all(Array.from({ length: 20 }, () => reads[0]!.read(raced)));
+      const served = all.filter((a) => ok(a)).length;
+      const other = all.find((a) => !ok(a) && !refusedWith(a, 410, 'link_gone'));
+      e.that(
+        served === OPENS && other === undefined,
+        `20 downloads at once through a link with ${OPENS}: ${served} served${other ? `, one answered ${said(other)}` : ''}, not ${OPENS} served and the rest 410 link_gone`,
+      );
     },
   });
 }
