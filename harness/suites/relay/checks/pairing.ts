@@ -311,15 +311,20 @@ function expiryCheck(t: RelayTarget): Check {
     id: 'relay/pairing/expiry',
     // A wait on an offer of its own: a lane of its own, overlapping the other checks.
     lane: 'relay/pairing/expiry',
-    title: `an offer is gone after its life (${life} s): the approver's fetch and the new device's poll are refused`,
+    title: `an offer is gone after its life (${life} s) counted from the offer, though the approver fetched it halfway: the approver's fetch and the new device's poll are refused`,
     rules: ['ra.pairing.expiry'],
     timeoutMs: (Math.min(life, MAX_WAIT_S) + 40) * 1000,
     run: async (s, e) => {
       if (life > MAX_WAIT_S) throw new CheckSkip(`the target declares no pairing life of at most ${MAX_WAIT_S} s (--relay-pairing-ttl); document 3's 10 minutes are not waited for`);
       const o = await offered(s);
-      await sleep((life + 1.5) * 1000, s.signal);
+      const made = Date.now();
+      // The approver's fetch halfway through starts no new life: the offer still ends at its own.
+      await sleep((life / 2) * 1000, s.signal);
+      const early = await fetchBy(s, o);
+      e.that(early.status === 200, `the approver's fetch halfway through the offer's ${life} s answered ${said(early)}`);
+      await sleep(Math.max(0, made + (life + 1.5) * 1000 - Date.now()), s.signal);
       const f = await fetchBy(s, o);
-      e.that(f.status >= 400 && f.status < 500, `the approver's fetch ${life + 1.5} s after the offer answered ${said(f)}`);
+      e.that(f.status >= 400 && f.status < 500, `the approver's fetch ${life + 1.5} s after the offer (fetched halfway through) answered ${said(f)}`);
       const p = await s.relay.enrollPoll(o.id.identity, o.code, o.token);
       e.that(p.status >= 400 && p.status < 500, `the new device's poll ${life + 1.5} s after the offer answered ${said(p)}`);
     },
