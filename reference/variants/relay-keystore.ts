@@ -58,6 +58,19 @@ export const RELAY_KEYSTORE_WIRE: Record<string, WireVariant> = {
       return ['hardware-key', 'cli-passphrase', 'native'].includes(String(body.kind)) ? jsonAnswer({ error: 'invalid_request', detail: 'unknown kind' }, 400) : next(copy);
     }),
   },
+  // A blind broken server (round 3, owner-07, written without the suites): "enrol refuses only
+  // `credential_id` sent alone, not the reverse".
+  'keystore-key-alone-taken': {
+    rule: 'ra.keystore.enroll',
+    what: 'an enrollment with credential_public_key and no credential_id is answered 200',
+    wire: onKeystore('PUT', '', async (_id, req, next) => {
+      const { body, req: copy } = await buffered(req);
+      const res = await next(copy);
+      return res.status === 400 && 'credential_public_key' in body && !('credential_id' in body)
+        ? jsonAnswer({ enrollment_id: 'enr-taken', created_at: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') }, 200)
+        : res;
+    }),
+  },
   // "| `role` | string | `device` (default) or `recovery-master` |"
   'keystore-role-unset': {
     rule: 'ra.keystore.list',

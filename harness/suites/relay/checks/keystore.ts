@@ -147,7 +147,8 @@ function enrollRefusalsCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/keystore/enroll-refusals',
     lane: LANE,
-    title: 'an enrollment is refused with 400 when credential_id comes without its public key, 401 when signed by another key or over another wrapped_digest, 404 for an identity not hosted',
+    title:
+      'an enrollment is refused with 400 when credential_id comes without its public key or the key without its id, 401 when signed by another key or over another wrapped_digest, 404 for an identity not hosted',
     rules: ['ra.keystore.enroll', 'ra.signing.keystore-enroll'],
     run: async (s, e) => {
       const id = await s.identity();
@@ -155,6 +156,11 @@ function enrollRefusalsCheck(t: RelayTarget): Check {
       const base = (): EnrollmentInput => enrollmentInput({ kind: 'passkey', wrap: 'prf' });
       const lone = await s.relay.keystoreEnroll(id, { ...base(), credential_id: auth.credentialId });
       e.that(lone.status === 400, `credential_id without credential_public_key answered ${said(lone)}, expected 400`);
+      // "must be supplied together": the other one alone too.
+      const { credential_id: _id, ...keyAlone } = auth.credential();
+      void _id;
+      const keyOnly = await s.relay.keystoreEnroll(id, { ...base(), ...keyAlone });
+      e.that(keyOnly.status === 400, `credential_public_key without credential_id answered ${said(keyOnly)}, expected 400`);
       const other = await s.relay.keystoreEnroll(id, { ...base(), ...auth.credential() }, { seed: new Uint8Array(randomBytes(32)) });
       e.that(other.status === 401, `an enrollment signed by another key answered ${said(other)}, expected 401`);
       const digest = await s.relay.keystoreEnroll(id, { ...base(), ...auth.credential() }, { signedDigest: randomBytes(32).toString('base64url') });
