@@ -103,7 +103,8 @@ function deviceFieldsCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/devices/fields',
     lane: LANE,
-    title: 'a session opened with each client document 3 lists (app, web, cli) and its name, kind, platform and browser headers makes a device row carrying them as sent',
+    title:
+      'a session opened with each client document 3 lists (app, web, cli) and its name, kind, platform and browser headers makes a device row carrying them as sent; a client outside the list (Web, desktop) is dropped',
     rules: ['ra.devices.rows'],
     run: async (s, e) => {
       const owner = await s.identity();
@@ -128,9 +129,23 @@ function deviceFieldsCheck(t: RelayTarget): Check {
         const r = await s.relay.post('/sessions', sessionRegistration(s.profile, owner, new Uint8Array(randomBytes(32))), headers);
         if (!e.that(r.status === 201, `POST /sessions as a ${d.client} device: ${said(r)}, not 201`)) return;
       }
+      // "anything else dropped": a client the list does not hold (another case, another word) is not kept.
+      const others = ['Web', 'desktop'].map((client) => ({ client, install: `install-${randomBytes(8).toString('hex')}`, name: `${client} other` }));
+      for (const d of others) {
+        const headers = { [ids.header_device.toLowerCase()]: d.install, [ids.header_device_client.toLowerCase()]: d.client, [ids.header_device_name.toLowerCase()]: d.name };
+        const r = await s.relay.post('/sessions', sessionRegistration(s.profile, owner, new Uint8Array(randomBytes(32))), headers);
+        if (!e.that(r.status === 201, `POST /sessions with ${ids.header_device_client} ${d.client}: ${said(r)}, not 201`)) return;
+      }
       const path = `/devices/${encodeURIComponent(owner.identity)}`;
       const list = await s.relay.get(path, await s.relay.authHeaders(owner, 'GET', path, { mode: 'signed-request' }));
       const rows = rowsIn(safeJson(list));
+      for (const d of others) {
+        const client = rows.find((r) => r.name === d.name)?.client;
+        e.that(
+          [undefined, null, '', 'app', 'web', 'cli'].includes(client as string),
+          `a device whose ${ids.header_device_client} was ${d.client} is listed with client ${JSON.stringify(client)}: not dropped`,
+        );
+      }
       for (const d of sent) {
         const row = rows.find((r) => r.name === d.name);
         const want = { client: d.client, kind: d.kind, platform: d.platform, browser: d.browser };
