@@ -74,6 +74,31 @@ export const RELAY_ENVELOPES_WIRE: Record<string, WireVariant> = {
       return res.status === 429 && typeof body.sender === 'string' && body.sender !== body.sender.toLowerCase() ? ok202() : res;
     }),
   },
+  // A blind broken server (round 3, relay-03, written without the suites): "An unknown `session_id`
+  // sent with a valid `session_proof` gets `401` `session_expired`".
+  'unknown-session-before-proof': {
+    rule: 'ra.messages.session-expired',
+    what: 'a message naming a session_id this relay never issued is 401 session_expired though a valid session_proof comes with it',
+    wire: (() => {
+      const issued = new Set<string>();
+      const wire: Wire = async (req, next) => {
+        const path = new URL(req.url).pathname;
+        if (req.method === 'POST' && path === '/sessions') {
+          const res = await next(req);
+          const b = await json(res);
+          if (typeof b.session_id === 'string') issued.add(b.session_id);
+          return res;
+        }
+        if (req.method === 'POST' && path === '/messages') {
+          const b = await json(req);
+          if (typeof b.session_id === 'string' && b.session_proof !== undefined && !issued.has(b.session_id))
+            return jsonAnswer({ error: 'session_expired', detail: 'the session is unknown or expired' }, 401);
+        }
+        return next(req);
+      };
+      return wire;
+    })(),
+  },
   // A blind broken server (relay-08, written without the suites): "Any ack state starting with `delivered` passes".
   'ack-state-prefix': {
     rule: 'ra.acks.state',

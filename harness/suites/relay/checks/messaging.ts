@@ -320,7 +320,8 @@ function acksRefusalsCheck(t: RelayTarget): Check {
 function messagesSessionKeyCheck(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/messages/session-key',
-    title: 'a message signed by a registered session key (session_id) is accepted; an unknown session_id without a proof is 401 session_expired; a session proof alone is accepted',
+    title:
+      'a message signed by a registered session key (session_id) is accepted; an unknown session_id without a proof is 401 session_expired, and with a valid one accepted; a session proof alone is accepted',
     rules: ['ra.messages.session-expired', 'ra.messages.session-proof', 'ra.sessions.register', 'ra.signing.session-registration'],
     run: async (s, e) => {
       const [a, b] = [await s.identity(), await s.identity()];
@@ -342,11 +343,16 @@ function messagesSessionKeyCheck(t: RelayTarget): Check {
       const m3 = mail(s, a, b, 'by proof', { session: { seed: other, proof: sessionProof(s.profile, a, other) } });
       const r3 = await s.relay.send(m3);
       e.that(r3.status === 202, `signed by a session key with its session_proof: ${said(r3)}, not 202`);
+      // "session_expired when session_id is unknown and no valid session_proof is attached": with one, it is taken.
+      const third = new Uint8Array(32).map(() => Math.floor(Math.random() * 256));
+      const m4 = mail(s, a, b, 'unknown id, valid proof', { session: { seed: third, sessionId: 'sess_doesnotexist0000001', proof: sessionProof(s.profile, a, third) } });
+      const r4 = await s.relay.send(m4);
+      e.that(r4.status === 202, `an unknown session_id with a valid session_proof: ${said(r4)}, not 202`);
       await expectInbox(
         s,
         e,
         b,
-        [m1, m3].filter((_, i) => [r1, r3][i]!.status === 202),
+        [m1, m3, m4].filter((_, i) => [r1, r3, r4][i]!.status === 202),
       );
     },
   });
