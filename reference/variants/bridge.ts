@@ -83,6 +83,18 @@ export const BRIDGE_WIRE: Record<string, WireVariant> = {
     what: "the /account page's sign-out answers as done and leaves the bridge session live",
     wire: answer(at(`${PATHS.account}/logout`, 'POST'), () => new Response(null, { status: 302, headers: { location: PATHS.account } })),
   },
+  // A blind broken server (round 3, bridge-08, written without the suites): "The check is `>` instead of
+  // `>=`, so the 11th `POST /developers/clients` creates a client instead of being refused with 409".
+  'console-limit-off-by-one': {
+    rule: 'ob.console.forms',
+    what: "the console registers an owner's eleventh application",
+    wire: async (req, next) => {
+      const res = await next(req);
+      return req.method === 'POST' && new URL(req.url).pathname === `${PATHS.developers}/clients` && res.status === 409
+        ? jsonAnswer({ client_id: 'svc_eleventh', client_secret: 'shown-once-eleventh-secret' }, 201)
+        : res;
+    },
+  },
   'id-uppercase': idCase(
     'ob.id-input.case.uppercase',
     'an ID in capitals is refused',

@@ -2183,6 +2183,15 @@ export const rules: readonly Rule[] = [
     "unobservable": "the console is a browser surface whose request shapes the document does not show"
   },
   {
+    "id": "ob.console.forms",
+    "level": "MUST",
+    "doc": 2,
+    "section": "Clients 1; Pairwise subject; Limits",
+    "title": "The developer console's requests",
+    "text": "Project decision: the console (signed in with the bridge session) takes form posts, answered as JSON with `Accept: application/json`: `POST /developers/clients` (`name`, `redirect_uris` space separated, `token_endpoint_auth_method`, optional `sector_host`) answers 201 `{client_id, client_secret}`, at most 10 per owner (the 11th 409); `POST /developers/clients/{id}/{edit|rotate|retire|owners|delete}`. A rotation answers the new secret and the old one keeps authenticating until `retire`; an `edit` of the redirect URIs keeps the client's sector, so its `sub` values.",
+    "origin": "project"
+  },
+  {
     "id": "ob.clients.suspend",
     "level": "MUST",
     "doc": 2,
@@ -4634,6 +4643,7 @@ export type RuleId =
   | "ob.clients.url-fetch-timeout"
   | "ob.clients.url-fetch-cache"
   | "ob.clients.registered"
+  | "ob.console.forms"
   | "ob.clients.suspend"
   | "ob.clients.static"
   | "ob.indieauth.me"

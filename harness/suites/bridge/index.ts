@@ -9,6 +9,7 @@ import type { BridgeTarget } from './driver.ts';
 import { surfaceChecks } from './checks/surface.ts';
 import { authorizeChecks } from './checks/authorize.ts';
 import { accountChecks } from './checks/account.ts';
+import { consoleChecks } from './checks/console.ts';
 import { tokenChecks } from './checks/tokens.ts';
 import { tokenFormChecks } from './checks/token-forms.ts';
 import { authorizeFormChecks } from './checks/authorize-forms.ts';
@@ -59,6 +60,7 @@ export function bridgeChecks(target: BridgeTarget): Check[] {
     ...surfaceChecks(target),
     ...authorizeChecks(target),
     ...accountChecks(target),
+    ...consoleChecks(target),
     ...tokenChecks(target),
     ...tokenFormChecks(target),
     ...authorizeFormChecks(target),
