@@ -30,6 +30,17 @@ function cut(value: string | null, max: number): string | null {
   return out;
 }
 
+/** A header's text: its bytes read as UTF-8 where they are (a name typed in any script), else as they came. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+function headerText(value: string | null): string | null {
+  if (value === null || !/[\u0080-\u00ff]/.test(value)) return value;
+  try {
+    return UTF8.decode(Buffer.from(value, 'latin1'));
+  } catch {
+    return value;
+  }
+}
+
 export async function registerSession(ctx: SessionsContext, req: Request, bytes: Uint8Array): Promise<Record<string, unknown>> {
   const b = object(bytes);
   for (const f of ['identity', 'session_public_key', 'issued_at', 'expires_at']) if (typeof b[f] !== 'string') throw ruleError(400, 'ra.errors.invalid-request', `${f} is required`);
@@ -54,7 +65,7 @@ export async function registerSession(ctx: SessionsContext, req: Request, bytes:
 /** Fills the device row from the X-Svc-Device-* headers (only a hash of the install id is kept). */
 async function device(ctx: SessionsContext, req: Request, identity: string): Promise<string | undefined> {
   const ids = ctx.config.profile.ids;
-  const h = (name: string) => req.headers.get(name);
+  const h = (name: string) => headerText(req.headers.get(name));
   const install = h(ids.header_device);
   if (!install) return undefined;
   const id = `dev_${createHash('sha256').update(`${identity}\n${install}`).digest('hex').slice(0, 32)}`;

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Check } from '../../../run/model.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
+import { limits } from '../../../../schemas/ts/limits.ts';
 import { sessionRegistration } from '../../../actors/relay/index.ts';
 import { castOf, learnSystemPath, principalHeaders, REFUSED_PRINCIPALS, type Cast, type Principal, type RegisteredSession } from '../../../actors/relay/owner.ts';
 import { relayCheck } from '../check.ts';
@@ -136,9 +137,26 @@ function deviceFieldsCheck(t: RelayTarget): Check {
         const r = await s.relay.post('/sessions', sessionRegistration(s.profile, owner, new Uint8Array(randomBytes(32))), headers);
         if (!e.that(r.status === 201, `POST /sessions with ${ids.header_device_client} ${d.client}: ${said(r)}, not 201`)) return;
       }
+      // "at most 64 bytes" (32 for the platform) counts bytes, not characters: two-byte characters, sent as UTF-8.
+      const wide = { install: `install-${randomBytes(8).toString('hex')}`, kind: `kind-${randomBytes(4).toString('hex')}` };
+      const utf8 = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
+      const wideHeaders = {
+        [ids.header_device.toLowerCase()]: wide.install,
+        [ids.header_device_kind.toLowerCase()]: wide.kind,
+        [ids.header_device_name.toLowerCase()]: utf8('é'.repeat(limits.device_name_max_bytes + 6)),
+        [ids.header_device_platform.toLowerCase()]: utf8('ü'.repeat(limits.device_platform_max_bytes)),
+      };
+      const wr = await s.relay.post('/sessions', sessionRegistration(s.profile, owner, new Uint8Array(randomBytes(32))), wideHeaders);
+      if (!e.that(wr.status === 201, `POST /sessions with a name of two-byte characters: ${said(wr)}, not 201`)) return;
       const path = `/devices/${encodeURIComponent(owner.identity)}`;
       const list = await s.relay.get(path, await s.relay.authHeaders(owner, 'GET', path, { mode: 'signed-request' }));
       const rows = rowsIn(safeJson(list));
+      const wideRow = rows.find((r) => r.kind === wide.kind);
+      const bytes = (v: unknown) => (typeof v === 'string' ? Buffer.byteLength(v) : 0);
+      e.that(
+        wideRow !== undefined && bytes(wideRow.name) <= limits.device_name_max_bytes && bytes(wideRow.platform) <= limits.device_platform_max_bytes,
+        `a device named with ${limits.device_name_max_bytes + 6} two-byte characters is listed as ${JSON.stringify(wideRow ?? null)}: its name or platform is over ${limits.device_name_max_bytes} or ${limits.device_platform_max_bytes} bytes`,
+      );
       for (const d of others) {
         const client = rows.find((r) => r.name === d.name)?.client;
         e.that(
