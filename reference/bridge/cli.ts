@@ -29,6 +29,8 @@ interface BridgeFlags {
   resumeTtl: number;
   codeTtl: number;
   txTtl: number;
+  txExtension: number;
+  txCap: number;
   accessTokenTtl: number;
   name: string;
   clientRegistration: BridgeConfig['clientRegistration'];
@@ -109,6 +111,8 @@ export const bridgeServer: ServerDefinition = {
       .option('--resolver-timeout <ms>', 'timeout of each DNS or HTTPS lookup', positive, DEFAULT_RESOLVER_TIMEOUT_MS)
       .option('--resume-ttl <seconds>', 'lifetime of a resume code', positive, limits.bridge_resume_code_ttl_seconds)
       .option('--tx-ttl <seconds>', 'lifetime of a sign-in transaction (shorter for tests, declared to the suite)', positive, limits.bridge_transaction_ttl_seconds)
+      .option('--tx-extension <seconds>', 'how far POST /t/{id}/creating extends a transaction (shorter for tests, declared to the suite)', positive, limits.bridge_transaction_creating_ttl_seconds)
+      .option('--tx-cap <seconds>', 'the longest a transaction lives from its start, extended or not (shorter for tests, declared to the suite)', positive, limits.bridge_transaction_max_ttl_seconds)
       .option('--code-ttl <seconds>', 'lifetime of an authorization code (shorter for tests, declared to the suite)', positive, limits.authorization_code_ttl_seconds)
       .option('--access-token-ttl <seconds>', 'lifetime of an access token (shorter for tests, declared to the suite)', positive, limits.access_token_ttl_seconds)
       .option('--name <name>', 'display name (metadata, pages, the fixed statement)', DEFAULT_BRIDGE_NAME)
@@ -222,6 +226,8 @@ async function runBridge(flags: BridgeFlags, io: ReferenceIO): Promise<Started> 
     resumeTtlSeconds: flags.resumeTtl,
     codeTtlSeconds: flags.codeTtl,
     txTtlSeconds: flags.txTtl,
+    txExtensionSeconds: flags.txExtension,
+    txCapSeconds: flags.txCap,
     accessTokenTtlSeconds: flags.accessTokenTtl,
     breakage,
     // The --break flags (the suite's own tests) replace decisions at the bridge's seams.

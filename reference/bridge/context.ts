@@ -9,6 +9,7 @@ import type { BridgeStore } from './store.ts';
 import type { SigningKeys } from './keys.ts';
 import type { ClientRegistry } from './clients.ts';
 import { URL_CLIENT_BREAKAGES } from '../variants/url-clients.ts';
+import { limits } from '../../schemas/ts/limits.ts';
 import { BRIDGE_SEAM_BREAKAGES } from '../variants/bridge-seams.ts';
 import type { PushConfig } from './push.ts';
 import type { Metrics } from './metrics.ts';
@@ -50,6 +51,9 @@ export interface BridgeConfig {
   accessTokenTtlSeconds?: number;
   /** Transaction lifetime (default the document's 10 minutes; shorter only for tests). */
   txTtlSeconds?: number;
+  /** How far /t/{id}/creating extends a transaction, and its cap from the start (default the document's 30 minutes and one hour). */
+  txExtensionSeconds?: number;
+  txCapSeconds?: number;
   resolver?: { dnsServer?: string; caFile?: string; timeoutMs?: number };
   /** Requests per client IP per minute on /t/{id}/identify and /authorize (ob.errors.rate-limited). */
   rateLimits: { identifyPerMinute: number; authorizePerMinute: number };
@@ -91,5 +95,9 @@ export interface BridgeContext {
 }
 
 export const BRIDGE_STYLESHEET = '/bridge.css';
+
+/** How far POST /t/{id}/creating extends a transaction, and the cap from its start (ob.transaction.creating), in ms. */
+export const txExtensionMs = (c: Pick<BridgeConfig, 'txExtensionSeconds'>): number => (c.txExtensionSeconds ?? limits.bridge_transaction_creating_ttl_seconds) * 1000;
+export const txCapMs = (c: Pick<BridgeConfig, 'txCapSeconds'>): number => (c.txCapSeconds ?? limits.bridge_transaction_max_ttl_seconds) * 1000;
 
 export { PATHS } from './paths.ts';

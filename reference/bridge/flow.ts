@@ -17,7 +17,7 @@ import { cookieName, readCookies, serializeCookie } from '../shared/cookies.ts';
 import { CSP, html, json, prefersJson, utf8Text } from '../shared/http.ts';
 import { browserLabel, newMatchCode, newNonce, newReferenceCode, newRequestId } from '../signin/index.ts';
 import { allowedRedirect, hostVerified, UrlClientError, type Client } from './clients.ts';
-import { PATHS, type BridgeContext } from './context.ts';
+import { PATHS, txCapMs, txExtensionMs, type BridgeContext } from './context.ts';
 import { authorizationRedirect, oauthJson, pageError, redirect } from './responses.ts';
 import type { ErrorCode } from '../../schemas/ts/rules.ts';
 import { consentPage, identifyPage, messagePage, qrSvg, waitingPage } from './pages.ts';
@@ -406,7 +406,7 @@ export async function pushHandler(ctx: BridgeContext, req: Request, id: string):
 export async function creatingHandler(ctx: BridgeContext, req: Request, id: string): Promise<Response> {
   const bound = await boundTx(ctx, req, id);
   if (bound instanceof Response) return bound;
-  const until = Math.min(ctx.now() + limits.bridge_transaction_creating_ttl_seconds * 1000, bound.createdAt + limits.bridge_transaction_max_ttl_seconds * 1000);
+  const until = Math.min(ctx.now() + txExtensionMs(ctx.config), ctx.seams.capFrom(bound.createdAt, ctx.now()) + txCapMs(ctx.config));
   if (ctx.seams.creatingExtends()) await ctx.store.extend(bound.id, until);
   return new Response(null, { status: 204 });
 }

@@ -71,6 +71,8 @@ export interface BreakSeams extends AssertionSeams {
   txTtlSeconds(configured: number | undefined): number | undefined;
   /** Whether POST /t/{id}/creating extends the transaction (ob.transaction.creating). */
   creatingExtends(): boolean;
+  /** The instant a transaction's cap counts from, given its start (ob.transaction.creating): the start. */
+  capFrom(start: number, now: number): number;
   /** Whether an ID entered in this state moves the transaction on (ob.transaction.identify: from `identify`, and while a request waits, the project's retry). */
   identifies(status: BridgeTx['status']): boolean;
   /** Whether introspection tells `caller` about a token of `owner` (ob.introspect.owner). */
@@ -121,6 +123,7 @@ const BREAK_SEAMS: BreakSeams = {
   approvalInUrl: () => undefined,
   txTtlSeconds: (configured) => configured,
   creatingExtends: () => true,
+  capFrom: (start) => start,
   identifies: (status) => status === 'identify' || status === 'awaiting_signature',
   introspects: (owner, caller) => owner === caller,
   boundIssuer: (bound) => bound,

@@ -109,6 +109,13 @@ export const BRIDGE_SEAM_VARIANTS = {
   // and never read, so a token reads /userinfo and introspects active for ever.
   'access-token-immortal': { rule: 'ob.token.access-token', what: 'an access token still reads /userinfo and introspects active after its lifetime', seams: { tokenExpired: never } },
   'tx-expiry': { rule: 'ob.transaction.expiry', what: 'transactions live a day', seams: { txTtlSeconds: () => 86_400 } },
+  // A blind broken server (round 3, bridge-05, written without the suites): "The cap is computed from
+  // `ctx.now()` instead of `bound.createdAt`, so it never binds".
+  'creating-cap-from-now': {
+    rule: 'ob.transaction.creating',
+    what: "POST /t/{id}/creating caps the extension an hour from now, not from the transaction's start",
+    seams: { capFrom: (_start, now) => now },
+  },
   'creating-ignored': { rule: 'ob.transaction.creating', what: 'POST /t/{id}/creating answers 204 and extends nothing', seams: { creatingExtends: never } },
   'verifier-ignored': { rule: 'ob.code.wrong-verifier', what: 'any code_verifier (or none) redeems the code', seams: { pkceMatches: always } },
   'introspect-any': { rule: 'ob.introspect.owner', what: 'any authenticated client learns about any token', seams: { introspects: always } },

@@ -982,15 +982,46 @@ export const facets: readonly Facet[] = [
     ],
     "limit": "bridge_transaction_creating_ttl_seconds",
     "from": "the POST /t/{id}/creating",
-    "unfilled": [
-      {
-        "value": "outside",
-        "reason": "unobservable: the extension lasts 30 minutes and a target declares no shorter one"
-      }
-    ],
-    "note": "inside: bridge/lifetimes/expired (an extended transaction outlives the declared life and takes the next extension).",
+    "note": "inside: bridge/lifetimes/expired (an extended transaction outlives the declared life and takes the next extension); outside: bridge/lifetimes/creating-cap, on the declared extension (transaction_extension_s).",
     "area": "bridge",
     "facet": "window",
+    "values": [
+      "inside",
+      "outside"
+    ],
+    "cells": [
+      {
+        "value": "inside",
+        "operation": "creating"
+      },
+      {
+        "value": "inside",
+        "operation": "identify"
+      },
+      {
+        "value": "outside",
+        "operation": "creating"
+      },
+      {
+        "value": "outside",
+        "operation": "identify"
+      }
+    ]
+  },
+  {
+    "rule": "ob.transaction.creating",
+    "kind": "window",
+    "name": "cap",
+    "cite": "`POST /t/{id}/creating` extends the transaction to 30 minutes, capped at one hour from its start.",
+    "operations": [
+      "creating",
+      "identify"
+    ],
+    "limit": "bridge_transaction_max_ttl_seconds",
+    "from": "the transaction's start (/authorize)",
+    "note": "bridge/lifetimes/creating-cap, on the declared cap (transaction_cap_s): a renewal inside it is taken, and a transaction renewed past its first extension ends at the cap from the start.",
+    "area": "bridge",
+    "facet": "cap",
     "values": [
       "inside",
       "outside"

@@ -83,6 +83,16 @@ export interface components {
                  */
                 transaction_lifetime_s: number;
                 /**
+                 * @description How far POST /t/{id}/creating extends a transaction (document 2: 30 minutes; a test deployment may declare less, with transaction_cap_s).
+                 * @default 1800
+                 */
+                transaction_extension_s: number;
+                /**
+                 * @description The longest a transaction lives from its start, extended or not (document 2: one hour; a test deployment may declare less); a check extends one past it.
+                 * @default 3600
+                 */
+                transaction_cap_s: number;
+                /**
                  * @description Seconds between push prompts (document 2: 15; a test deployment may declare less so the push check takes seconds, and is then judged against what it declares).
                  * @default 15
                  */

@@ -5,15 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { profileFor } from '../../protocol/common/profile.ts';
-import {
-  REFERENCE_ACCESS_TOKEN_TTL_S,
-  REFERENCE_CODE_TTL_S,
-  REFERENCE_PUSH_INTERVAL_S,
-  REFERENCE_TX_TTL_S,
-  REFERENCE_RESUME_TTL_S,
-  startBridgeReference,
-  type BridgeReferenceRun,
-} from '../../harness/suites/bridge/launch.ts';
+import { REFERENCE_LIFETIMES, REFERENCE_PUSH_INTERVAL_S, startBridgeReference, type BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
 
 export { runCli } from '../rp/helpers.ts';
 
@@ -21,10 +13,7 @@ export { runCli } from '../rp/helpers.ts';
 export function bridge(args: string[] = [], env: NodeJS.ProcessEnv = {}, options: { push?: boolean; tls?: boolean } = {}): Promise<BridgeReferenceRun> {
   return startBridgeReference({
     profile: profileFor(),
-    codeTtlS: REFERENCE_CODE_TTL_S,
-    txTtlS: REFERENCE_TX_TTL_S,
-    resumeTtlS: REFERENCE_RESUME_TTL_S,
-    accessTokenTtlS: REFERENCE_ACCESS_TOKEN_TTL_S,
+    ...REFERENCE_LIFETIMES,
     ...(options.push ? { pushIntervalS: REFERENCE_PUSH_INTERVAL_S } : {}),
     ...(options.tls ? { tls: true } : {}),
     extraArgs: args,
@@ -57,6 +46,8 @@ export async function suiteArgs(run: BridgeReferenceRun, extra: string[] = []): 
     'on',
     ...(run.target.declared?.codeLifetimeS !== undefined ? ['--bridge-code-lifetime', String(run.target.declared.codeLifetimeS)] : []),
     ...(run.target.declared?.transactionLifetimeS !== undefined ? ['--bridge-transaction-lifetime', String(run.target.declared.transactionLifetimeS)] : []),
+    ...(run.target.declared?.transactionExtensionS !== undefined ? ['--bridge-transaction-extension', String(run.target.declared.transactionExtensionS)] : []),
+    ...(run.target.declared?.transactionCapS !== undefined ? ['--bridge-transaction-cap', String(run.target.declared.transactionCapS)] : []),
     ...(run.target.declared?.resumeLifetimeS !== undefined ? ['--bridge-resume-lifetime', String(run.target.declared.resumeLifetimeS)] : []),
     ...(run.target.declared?.accessTokenLifetimeS !== undefined ? ['--bridge-access-token-lifetime', String(run.target.declared.accessTokenLifetimeS)] : []),
     ...(run.target.declared?.pushIntervalS !== undefined ? ['--bridge-push-interval', String(run.target.declared.pushIntervalS)] : []),

@@ -11,7 +11,7 @@ import { Browser } from '../../harness/actors/signer/index.ts';
 import { spawnReference, stopChild } from '../../harness/run/spawn.ts';
 import { MemoryOutput } from '../harness/fakes.ts';
 import { profileFor } from '../../protocol/common/profile.ts';
-import { REFERENCE_ACCESS_TOKEN_TTL_S, REFERENCE_CODE_TTL_S, REFERENCE_RESUME_TTL_S, REFERENCE_TX_TTL_S, startBridgeReference, type BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
+import { REFERENCE_LIFETIMES, startBridgeReference, type BridgeReferenceRun } from '../../harness/suites/bridge/launch.ts';
 import { BridgeSession } from '../../harness/suites/bridge/driver.ts';
 import { runCli, suiteArgs } from './helpers.ts';
 import { throwawayDatabase, type ThrowawayDb } from './postgres.ts';
@@ -24,10 +24,7 @@ beforeAll(async () => {
     profile: profileFor(),
     database: db.url,
     processes: 2,
-    codeTtlS: REFERENCE_CODE_TTL_S,
-    txTtlS: REFERENCE_TX_TTL_S,
-    resumeTtlS: REFERENCE_RESUME_TTL_S,
-    accessTokenTtlS: REFERENCE_ACCESS_TOKEN_TTL_S,
+    ...REFERENCE_LIFETIMES,
   });
 }, 60_000);
 afterAll(async () => {

@@ -46,7 +46,15 @@ export interface BridgeTarget {
   /** How the harness's clients resolve and trust the bridge (set by the suite: through the authority). */
   network?: Pick<HttpClientOptions, 'ca' | 'dnsServer' | 'dnsFallback'>;
   /** Limits the target declares (bridge.declared): the checks wait them out. */
-  declared?: { codeLifetimeS?: number; transactionLifetimeS?: number; resumeLifetimeS?: number; accessTokenLifetimeS?: number; pushIntervalS?: number };
+  declared?: {
+    codeLifetimeS?: number;
+    transactionLifetimeS?: number;
+    transactionExtensionS?: number;
+    transactionCapS?: number;
+    resumeLifetimeS?: number;
+    accessTokenLifetimeS?: number;
+    pushIntervalS?: number;
+  };
   /** Push to the app (bridge.push): a relay that registers the harness's push users, homed there. */
   push?: { userRelay: string };
 }

@@ -31,6 +31,9 @@ export interface BridgeReferenceOptions {
   accessTokenTtlS?: number;
   /** A shorter transaction lifetime, passed as --tx-ttl and declared to the suite (suite runs). */
   txTtlS?: number;
+  /** A shorter extension by /t/{id}/creating and cap from the start, passed as --tx-extension and --tx-cap and declared. */
+  txExtensionS?: number;
+  txCapS?: number;
   /** A shorter resume code lifetime, passed as --resume-ttl and declared to the suite (suite runs). */
   resumeTtlS?: number;
   /** Push to the app through two reference relays, prompts this many seconds apart (declared to the suite). */
@@ -57,12 +60,24 @@ export interface BridgeReferenceRun {
 export const REFERENCE_CODE_TTL_S = 5;
 /** The reference's transaction lifetime in suite runs: long enough for every sign-in flow of the suite (the push checks extend theirs). */
 export const REFERENCE_TX_TTL_S = 10;
+/** The reference's extension by /t/{id}/creating and its cap from the start in suite runs (document 2: 30 minutes, one hour): the cap check waits half a minute. */
+export const REFERENCE_TX_EXTENSION_S = 20;
+export const REFERENCE_TX_CAP_S = 30;
 /** The reference's resume code lifetime in suite runs (document 2: 60 s), so the window check opens one just past it in seconds; shorter than the transaction's. */
 export const REFERENCE_RESUME_TTL_S = 6;
 /** The reference's access token lifetime in suite runs: long enough for every check that reads with one, short enough that the window check waits seconds, not 10 minutes. */
 export const REFERENCE_ACCESS_TOKEN_TTL_S = 15;
 /** The reference's push interval in suite runs (the document's 15 s would make the push check a minute long). */
 export const REFERENCE_PUSH_INTERVAL_S = 2;
+/** Every shorter lifetime a suite run gives the reference bridge (and declares to the suite). */
+export const REFERENCE_LIFETIMES = {
+  codeTtlS: REFERENCE_CODE_TTL_S,
+  txTtlS: REFERENCE_TX_TTL_S,
+  txExtensionS: REFERENCE_TX_EXTENSION_S,
+  txCapS: REFERENCE_TX_CAP_S,
+  resumeTtlS: REFERENCE_RESUME_TTL_S,
+  accessTokenTtlS: REFERENCE_ACCESS_TOKEN_TTL_S,
+} as const;
 /** The name a bridge started with `tls` serves https on: the authority resolves it to 127.0.0.1. */
 export const REFERENCE_TLS_NAME = 'bridge.svc-tls.test';
 
@@ -132,6 +147,8 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       ...(push ? [...push.bridgeArgs, '--push-interval', String(options.pushIntervalS)] : []),
       ...(options.codeTtlS !== undefined ? ['--code-ttl', String(options.codeTtlS)] : []),
       ...(options.txTtlS !== undefined ? ['--tx-ttl', String(options.txTtlS)] : []),
+      ...(options.txExtensionS !== undefined ? ['--tx-extension', String(options.txExtensionS)] : []),
+      ...(options.txCapS !== undefined ? ['--tx-cap', String(options.txCapS)] : []),
       ...(options.resumeTtlS !== undefined ? ['--resume-ttl', String(options.resumeTtlS)] : []),
       ...(options.accessTokenTtlS !== undefined ? ['--access-token-ttl', String(options.accessTokenTtlS)] : []),
       '--port',
@@ -187,6 +204,8 @@ export async function startBridgeReference(options: BridgeReferenceOptions): Pro
       declared: {
         ...(options.codeTtlS !== undefined ? { codeLifetimeS: options.codeTtlS } : {}),
         ...(options.txTtlS !== undefined ? { transactionLifetimeS: options.txTtlS } : {}),
+        ...(options.txExtensionS !== undefined ? { transactionExtensionS: options.txExtensionS } : {}),
+        ...(options.txCapS !== undefined ? { transactionCapS: options.txCapS } : {}),
         ...(options.resumeTtlS !== undefined ? { resumeLifetimeS: options.resumeTtlS } : {}),
         ...(options.accessTokenTtlS !== undefined ? { accessTokenLifetimeS: options.accessTokenTtlS } : {}),
         ...(options.pushIntervalS !== undefined ? { pushIntervalS: options.pushIntervalS } : {}),

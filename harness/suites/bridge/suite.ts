@@ -20,6 +20,8 @@ interface BridgeFlags {
   bridgeUrlClients?: 'indieauth' | 'on' | 'off';
   bridgeCodeLifetime?: number;
   bridgeTransactionLifetime?: number;
+  bridgeTransactionExtension?: number;
+  bridgeTransactionCap?: number;
   bridgeResumeLifetime?: number;
   bridgeAccessTokenLifetime?: number;
   bridgePushUserRelay?: string;
@@ -59,6 +61,18 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
         if (!/^[1-9]\d*$/.test(v) || Number(v) > 600) throw new InvalidArgumentError('must be whole seconds from 1 to 600');
         return Number(v);
       })
+      .option(
+        '--bridge-transaction-extension <s>',
+        'bridge: how far POST /t/{id}/creating extends a transaction, as it declares (bridge.declared.transaction_extension_s; default 1800)',
+        (v: string) => {
+          if (!/^[1-9]\d*$/.test(v) || Number(v) > 1800) throw new InvalidArgumentError('must be whole seconds from 1 to 1800');
+          return Number(v);
+        },
+      )
+      .option('--bridge-transaction-cap <s>', 'bridge: the longest a transaction lives from its start, as it declares (bridge.declared.transaction_cap_s; default 3600)', (v: string) => {
+        if (!/^[1-9]\d*$/.test(v) || Number(v) > 3600) throw new InvalidArgumentError('must be whole seconds from 1 to 3600');
+        return Number(v);
+      })
       .option('--bridge-resume-lifetime <s>', 'bridge: the resume code lifetime it declares (bridge.declared.resume_lifetime_s; default 60)', (v: string) => {
         if (!/^[1-9]\d*$/.test(v) || Number(v) > 60) throw new InvalidArgumentError('must be whole seconds from 1 to 60');
         return Number(v);
@@ -96,6 +110,8 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
       declared: {
         ...(role.declared?.code_lifetime_s !== undefined ? { codeLifetimeS: role.declared.code_lifetime_s } : {}),
         ...(role.declared?.transaction_lifetime_s !== undefined ? { transactionLifetimeS: role.declared.transaction_lifetime_s } : {}),
+        ...(role.declared?.transaction_extension_s !== undefined ? { transactionExtensionS: role.declared.transaction_extension_s } : {}),
+        ...(role.declared?.transaction_cap_s !== undefined ? { transactionCapS: role.declared.transaction_cap_s } : {}),
         ...(role.declared?.resume_lifetime_s !== undefined ? { resumeLifetimeS: role.declared.resume_lifetime_s } : {}),
         ...(role.declared?.access_token_lifetime_s !== undefined ? { accessTokenLifetimeS: role.declared.access_token_lifetime_s } : {}),
         ...(role.declared?.push_interval_s !== undefined ? { pushIntervalS: role.declared.push_interval_s } : {}),
@@ -117,14 +133,11 @@ export const bridgeSuiteDefinition: SuiteDefinition = {
     // --cluster: the bridge processes on the cluster's database unless --bridge-database names another.
     const cluster = clusterOf(flags, ['database']);
     const f = { ...(flags as BridgeFlags), ...(cluster && flags.bridgeDatabase === undefined ? { bridgeDatabase: cluster.database } : {}) };
-    const { startBridgeReference, REFERENCE_CODE_TTL_S, REFERENCE_TX_TTL_S, REFERENCE_RESUME_TTL_S, REFERENCE_ACCESS_TOKEN_TTL_S, REFERENCE_PUSH_INTERVAL_S } = await import('./launch.ts');
+    const { startBridgeReference, REFERENCE_LIFETIMES, REFERENCE_PUSH_INTERVAL_S } = await import('./launch.ts');
     if (f.bridgeDatabase !== undefined && !/^postgres(ql)?:\/\/\S+$/.test(f.bridgeDatabase)) throw new ConfigError(`--bridge-database ${f.bridgeDatabase}: expected postgres://USER:PASS@HOST:PORT/DB`);
     const run = await startBridgeReference({
       profile,
-      codeTtlS: REFERENCE_CODE_TTL_S,
-      txTtlS: REFERENCE_TX_TTL_S,
-      resumeTtlS: REFERENCE_RESUME_TTL_S,
-      accessTokenTtlS: REFERENCE_ACCESS_TOKEN_TTL_S,
+      ...REFERENCE_LIFETIMES,
       pushIntervalS: REFERENCE_PUSH_INTERVAL_S,
       processes: f.bridgeProcesses ?? (cluster ? CLUSTER_PROCESSES : 2),
       ...(f.bridgeDatabase ? { database: f.bridgeDatabase } : {}),
@@ -181,6 +194,8 @@ async function roleOf(f: BridgeFlags, fromFile: BridgeRole | undefined): Promise
   const declared: Partial<NonNullable<BridgeRole['declared']>> = { ...role.declared };
   if (f.bridgeCodeLifetime !== undefined) declared.code_lifetime_s = f.bridgeCodeLifetime;
   if (f.bridgeTransactionLifetime !== undefined) declared.transaction_lifetime_s = f.bridgeTransactionLifetime;
+  if (f.bridgeTransactionExtension !== undefined) declared.transaction_extension_s = f.bridgeTransactionExtension;
+  if (f.bridgeTransactionCap !== undefined) declared.transaction_cap_s = f.bridgeTransactionCap;
   if (f.bridgeResumeLifetime !== undefined) declared.resume_lifetime_s = f.bridgeResumeLifetime;
   if (f.bridgeAccessTokenLifetime !== undefined) declared.access_token_lifetime_s = f.bridgeAccessTokenLifetime;
   if (f.bridgePushInterval !== undefined) declared.push_interval_s = f.bridgePushInterval;

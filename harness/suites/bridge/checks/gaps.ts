@@ -149,6 +149,8 @@ function lifetimesExpiredCheck(t: BridgeTarget): Check {
       { rule: 'ob.transaction.expiry', facet: 'window', value: 'outside', operation: 'identify' },
       { rule: 'ob.transaction.creating', facet: 'window', value: 'inside', operation: 'identify' },
       { rule: 'ob.transaction.creating', facet: 'window', value: 'inside', operation: 'creating' },
+      // The extended transaction's identify, past its declared life, is inside its cap.
+      { rule: 'ob.transaction.creating', facet: 'cap', value: 'inside', operation: 'identify' },
     ],
     context: ['ob.contract.transaction'],
     // It mostly waits, on transactions of its own: a lane of its own overlaps the wait with the other checks.
@@ -179,6 +181,66 @@ function lifetimesExpiredCheck(t: BridgeTarget): Check {
   });
 }
 
+/** The longest declared cap the creating check waits for. */
+const MAX_CAP_WAIT_S = 60;
+
+/**
+ * "`POST /t/{id}/creating` extends the transaction to 30 minutes, capped at one hour from its
+ * start", on the declared shorter extension and cap: an extension not renewed ends, and one
+ * renewed again and again ends at the cap counted from the start, not from the last renewal.
+ */
+function creatingCapCheck(t: BridgeTarget): Check {
+  const extensionS = t.declared?.transactionExtensionS ?? limits.bridge_transaction_creating_ttl_seconds;
+  const capS = t.declared?.transactionCapS ?? limits.bridge_transaction_max_ttl_seconds;
+  return bridgeCheck(t, {
+    id: 'bridge/lifetimes/creating-cap',
+    title: `a transaction extended by /t/{id}/creating ends ${extensionS} s after the extension when not extended again, and one extended again and again ends ${capS} s after its start (the extension and the cap, declared or the document's)`,
+    rules: ['ob.transaction.creating'],
+    cells: [
+      ...['identify', 'creating'].map((operation) => ({ rule: 'ob.transaction.creating' as const, facet: 'window', value: 'outside', operation })),
+      { rule: 'ob.transaction.creating', facet: 'cap', value: 'inside', operation: 'creating' },
+      ...['identify', 'creating'].map((operation) => ({ rule: 'ob.transaction.creating' as const, facet: 'cap', value: 'outside', operation })),
+    ],
+    context: ['ob.transaction.expiry'],
+    lane: 'bridge/lifetimes/creating-cap',
+    timeoutMs: (Math.min(capS, MAX_CAP_WAIT_S) + 60) * 1000,
+    run: async (s, e) => {
+      if (capS > MAX_CAP_WAIT_S) throw new CheckSkip(`the target declares no transaction cap of at most ${MAX_CAP_WAIT_S} s (transaction_cap_s); document 2's hour is not waited for`);
+      const [once, renewed] = await Promise.all([s.startSignIn(), s.startSignIn()]);
+      const start = Date.now();
+      const creating = (x: typeof once) => x.user.browser.http.post(`${x.txUrl}/creating`, '', { headers: { accept: 'application/json' } });
+      const at = (seconds: number) => new Promise((r) => setTimeout(r, Math.max(0, start + seconds * 1000 - Date.now())));
+      for (const x of [once, renewed]) {
+        const r = await creating(x);
+        if (r.status >= 300) throw new CheckFailure(`POST /t/{id}/creating was refused: ${said(r)}`);
+      }
+      // Renewed inside its extension and again past the first one, while the cap still holds.
+      await at(Math.min(extensionS, capS) * 0.6);
+      const again = await creating(renewed);
+      e.that(again.status >= 200 && again.status < 300, `a renewal ${((Date.now() - start) / 1000).toFixed(1)} s into the transaction (cap ${capS} s) was refused: ${said(again)}`);
+      await at(extensionS + 1.5);
+      // A renewal after the end revives nothing, whatever it answers: the identify after it is judged.
+      await creating(once);
+      const gone = await s.post(once.user.browser, `${once.txUrl}/identify`, { id: once.user.key.identity });
+      e.that(
+        gone.view.state !== 'awaiting_signature' && typeof gone.view.request !== 'string',
+        `the transaction extended once went on ${extensionS + 1.5} s after its extension of ${extensionS} s (and a renewal then): ${said(gone.res)}`,
+      );
+      if (extensionS + 1.5 < capS) {
+        const late = await creating(renewed);
+        e.that(late.status >= 200 && late.status < 300, `a renewal ${((Date.now() - start) / 1000).toFixed(1)} s into the transaction, inside its cap of ${capS} s, was refused: ${said(late)}`);
+      }
+      await at(capS + 1.5);
+      await creating(renewed);
+      const capped = await s.post(renewed.user.browser, `${renewed.txUrl}/identify`, { id: renewed.user.key.identity });
+      e.that(
+        capped.view.state !== 'awaiting_signature' && typeof capped.view.request !== 'string',
+        `the transaction renewed again and again went on ${capS + 1.5} s after its start (and a renewal then), past its cap of ${capS} s: ${said(capped.res)}`,
+      );
+    },
+  });
+}
+
 export function gapChecks(t: BridgeTarget): Check[] {
   return [
     codeRedirectUriOmittedCheck(t),
@@ -188,5 +250,6 @@ export function gapChecks(t: BridgeTarget): Check[] {
     authorizeLoopbackConfidentialCheck(t),
     transactionValidApprovalInUrlCheck(t),
     lifetimesExpiredCheck(t),
+    creatingCapCheck(t),
   ];
 }
