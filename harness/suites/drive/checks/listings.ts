@@ -19,7 +19,7 @@ function changesListing(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/changes-listing',
     title:
-      "a manifest's change carries its version; the changes read without a cursor are those from 0; a cursor that is no decimal is 400; a member following the cursor is told of the nodes it may read and of no other; a caller holding no share is refused 403 at the changes and the root; the answer is application/json",
+      "a manifest's change carries its version; the changes read without a cursor are those from 0; a cursor that is no decimal is 400; a member following the cursor is told of the nodes it may read and of no other (nor of shares and unshares on those others); a caller holding no share is refused 403 at the changes and the root; the answer is application/json",
     rules: ['ra.drive.changes-body'],
     context: ['ra.drive.changes', 'ra.drive.roles'],
     run: async (s, e) => {
@@ -30,6 +30,12 @@ function changesListing(t: RelayTarget): Check {
       const [member, stranger] = [await s.identity(), await s.identity()];
       await s.share(id, { node: open.keys, role: 'read', member: { identity: member.identity, encryption: member.encryption.publicKey } });
       const [inside, outside] = [await s.file(id, open.keys, 'in.txt', text('in')), await s.file(id, closed.keys, 'out.txt', text('out'))];
+      // Shares of nodes the member may not read (another member's, a link's, one undone) are not its to hear of either.
+      const other = await s.identity();
+      await s.share(id, { node: closed.keys, role: 'read', member: { identity: other.identity, encryption: other.encryption.publicKey } });
+      const linked = await s.share(id, { node: outside.keys, role: 'read', link: hex16() });
+      const undone = await s.drive.commit(drive, me, { id: hex16(), unshare: { id: String(linked.share.id) } });
+      if (!e.that(ok(undone), `the owner's unshare of a link answered ${said(undone)}`)) return;
 
       const bare = await s.drive.get(drive, '/changes', me);
       const zero = await s.drive.changes(drive, me, 0);
