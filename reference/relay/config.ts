@@ -56,6 +56,7 @@ export const BREAKAGES = [
   'node-shares-no-ancestors',
   'node-shares-parent-only',
   'consume-acks-by-message-cursor',
+  'create-can-modify',
 ] as const;
 export type Breakage = (typeof BREAKAGES)[number];
 

@@ -128,6 +128,14 @@ export const RELAY_SEAM_VARIANTS: Record<SeamBreak, SeamVariant> = {
     what: 'a member with `read` may also write, append and create',
     drive: { allows: (action, roles) => (action !== 'admin' && roles.has('read')) || RULE_SEAMS.allows(action, roles) },
   },
+  // A blind broken server (round 3, drive2-02 and drive-01, both written without the suites): "a member
+  // with only the `create` role can replace, remove or move existing nodes, and trim append files".
+  'create-can-modify': {
+    suite: 'drive',
+    rule: 'ra.drive.members',
+    what: 'a member with `create` may also replace, move, remove and trim',
+    drive: { allows: (action, roles) => (action === 'write' && roles.has('create')) || RULE_SEAMS.allows(action, roles) },
+  },
   'share-no-inherit': {
     suite: 'drive',
     rule: 'ra.drive.roles',
