@@ -11,7 +11,7 @@ import { mutate } from './stryker.ts';
 export const SAMPLE: ReadonlyArray<{ area: string; ranges: string[]; rules: string[] }> = [
   // A session's lifetime bounds (ra.sessions.ttl, and the project's lower bound ra.sessions.ttl-positive):
   // only those rules' checks, not all of ra.sessions, whose restart checks cost minutes a mutant.
-  { area: 'relay-auth', ranges: ['reference/relay/sessions.ts:40-40'], rules: ['ra.sessions.ttl', 'ra.sessions.ttl-positive'] },
+  { area: 'relay-auth', ranges: ['reference/relay/sessions.ts:51-51'], rules: ['ra.sessions.ttl', 'ra.sessions.ttl-positive'] },
   // A session-signed envelope: the session is the sender's, the signature verifies.
   {
     area: 'relay-messages',
