@@ -24,7 +24,7 @@ function consoleCheck(t: BridgeTarget): Check {
   const cap = limits.clients_per_owner_default;
   return bridgeCheck(t, {
     id: 'bridge/profile/console',
-    title: `an owner registers ${cap} applications in the console and the next is 409; after a rotation the old secret and the new one authenticate, after the retirement only the new one; an edit of the redirect URIs keeps a user's sub`,
+    title: `an owner registers ${cap} applications in the console and the next is 409; after a rotation the old secret and the new one authenticate, after the retirement only the new one; an edit of the redirect URIs keeps a user's sub; two applications created on one sector host give a user one sub`,
     rules: ['ob.console.forms'],
     context: ['ob.clients.registered', 'ob.subject.pairwise', 'ob.subject.sector'],
     run: async (s, e) => {
@@ -36,7 +36,16 @@ function consoleCheck(t: BridgeTarget): Check {
         });
       const change = (c: ClientCredentials, op: string, fields: Record<string, string> = {}) => post(`/developers/clients/${encodeURIComponent(c.client_id)}/${op}`, fields);
       const tag = Math.random().toString(36).slice(2, 8);
-      const register = (i: number) => post('/developers/clients', { name: `app ${i}`, redirect_uris: `https://app${i}-${tag}.console.example/cb`, token_endpoint_auth_method: 'client_secret_basic' });
+      // Two of them share a sector host chosen at creation (Pairwise subject: "or an explicit sector host chosen at creation").
+      const sectorHost = `sector-${tag}.console.example`;
+      const SHARED = [3, 4];
+      const register = (i: number) =>
+        post('/developers/clients', {
+          name: `app ${i}`,
+          redirect_uris: `https://app${i}-${tag}.console.example/cb`,
+          token_endpoint_auth_method: 'client_secret_basic',
+          ...(SHARED.includes(i) ? { sector_host: sectorHost } : {}),
+        });
       const made: ClientCredentials[] = [];
       for (let i = 1; i <= cap; i++) {
         const r = await register(i);
@@ -76,6 +85,14 @@ function consoleCheck(t: BridgeTarget): Check {
       const after = await s.tokens({ credentials: { ...second, redirect_uri: elsewhere }, user: before.signIn.user });
       const [sub1, sub2] = [decodeJwt(String(before.body.id_token)).sub, decodeJwt(String(after.body.id_token)).sub];
       e.that(sub1 === sub2, `after an edit of the redirect URIs the user's sub went from ${String(sub1)} to ${String(sub2)}`);
+      // Two applications on one chosen sector host give one user one sub; a third, on its own host, another.
+      const [shared1, shared2, own] = await Promise.all(
+        [made[SHARED[0]! - 1]!, made[SHARED[1]! - 1]!, made[4]!].map(async (c) => decodeJwt(String((await s.tokens({ credentials: c, user: before.signIn.user })).body.id_token)).sub),
+      );
+      e.that(
+        shared1 === shared2 && shared1 !== own,
+        `one user's sub at two applications created on the sector host ${sectorHost} is ${String(shared1)} and ${String(shared2)} (and ${String(own)} at one on its own host): not one sub for the shared sector`,
+      );
     },
   });
 }

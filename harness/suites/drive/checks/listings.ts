@@ -19,7 +19,7 @@ function changesListing(t: RelayTarget): Check {
   return driveCheck(t, {
     id: 'drive/profile/changes-listing',
     title:
-      "a manifest's change carries its version; the changes read without a cursor are those from 0; a cursor that is no decimal is 400; a member following the cursor is told of the nodes it may read and of no other (nor of shares and unshares on those others); a caller holding no share is refused 403 at the changes and the root; the answer is application/json",
+      "a manifest's change carries its version; the changes read without a cursor are those from 0; a cursor that is no decimal is 400; a member following the cursor is told of the nodes it may read and of no other (nor of shares and unshares on those others), and a link holder of its link's node alone; a caller holding no share is refused 403 at the changes and the root; the answer is application/json",
     rules: ['ra.drive.changes-body'],
     context: ['ra.drive.changes', 'ra.drive.roles'],
     run: async (s, e) => {
@@ -65,6 +65,15 @@ function changesListing(t: RelayTarget): Check {
       e.that(
         readable.every((n) => named.has(n)) && [...named].every((n) => readable.includes(n)),
         `a reader of one folder was told of nodes ${[...named].join(', ') || 'none'}, not exactly the folder and its file ${readable.join(', ')} (the root ${root.keys.node}, the other folder ${closed.keys.node} and its file ${outside.keys.node} are not its to read)`,
+      );
+      // A link holder, like a member, hears of its link's node alone.
+      const link = hex16();
+      await s.share(id, { node: inside.keys, role: 'read', link });
+      const heard = await s.drive.changes(drive, { link }, 0);
+      const linkNodes = new Set(((bodyOf(heard)?.changes as Obj[] | undefined) ?? []).map((c) => String(c.node)));
+      e.that(
+        ok(heard) && [...linkNodes].every((n) => n === inside.keys.node),
+        `a holder of a link to ${inside.keys.node} was told by the changes of nodes ${[...linkNodes].join(', ') || 'none'}: ${said(heard)}`,
       );
       for (const [what, r] of [
         ['the changes', await s.drive.changes(drive, s.actor(stranger), 0)],

@@ -76,7 +76,7 @@ export function cursorLifecycle(t: RelayTarget): Check {
 export function cursorConsumeAcks(t: RelayTarget): Check {
   return relayCheck(t, {
     id: 'relay/matrix/cursor-consume-acks',
-    title: 'a consume drops messages through `through` and acks through `ack_through`: an ack after the ack cursor stays, though the message cursor is later',
+    title: "a consume drops messages through `through` and acks through `ack_through`: an ack after the ack cursor stays, though the message cursor is later; another recipient's mail stays",
     rules: ['ra.pickup.cursor'],
     context: ['ra.pickup.cursor-names'],
     run: async (s, e) => {
@@ -92,7 +92,10 @@ export function cursorConsumeAcks(t: RelayTarget): Check {
       const first = pickupOf(await s.relay.pickup(b, { mode: 'signed-request' }, '0'));
       if (typeof first === 'string') return e.fail(first);
       const { ackCursor } = cursorsOf(first.body);
-      await deliver({ kind: 'ack', env: ack2 }, { kind: 'message', env: m2 });
+      // Another recipient's mail, waiting from before the cursor: a consume is the consumer's alone.
+      const other = await s.identity();
+      const theirs = mail(s, a, other, 'not yours to consume');
+      await deliver({ kind: 'message', env: theirs }, { kind: 'ack', env: ack2 }, { kind: 'message', env: m2 });
       const second = pickupOf(await s.relay.pickup(b, { mode: 'signed-request' }, '0'));
       if (typeof second === 'string') return e.fail(second);
       const { cursor } = cursorsOf(second.body);
@@ -107,6 +110,11 @@ export function cursorConsumeAcks(t: RelayTarget): Check {
         `the ack ${String(ack2.id)}, which came after ack_through ${String(ackCursor)}, is gone after a consume through the later message cursor ${String(cursor)}: the acks held are ${ackIds(after).join(', ') || 'none'}`,
       );
       if (ackCursor !== '0') e.that(!ackIds(after).includes(String(ack1.id)), `the ack ${String(ack1.id)}, through ack_through ${String(ackCursor)}, is still returned after the consume`);
+      const kept = pickupOf(await s.relay.pickup(other, { mode: 'signed-request' }, '0'));
+      e.that(
+        ids(kept).includes(String(theirs.id)),
+        `another recipient's message, pending before the consume, is gone after ${b.identity} consumed: its pickup answered ${typeof kept === 'string' ? kept : ids(kept).join(', ') || 'nothing'}`,
+      );
     },
   });
 }
