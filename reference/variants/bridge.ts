@@ -95,6 +95,20 @@ export const BRIDGE_WIRE: Record<string, WireVariant> = {
         : res;
     },
   },
+  // A blind broken server (round 4, bridge-01, written without the suites): "`GET /authorize` with
+  // `response_type=code id_token` is accepted (303 to `/t/{id}`)".
+  'response-type-hybrid-taken': {
+    rule: 'ob.authorize.response-type',
+    what: 'a response_type that lists code among others (code id_token) is taken as code',
+    wire: editRequest(
+      (req, url) => req.method === 'GET' && url.pathname === PATHS.authorize && (url.searchParams.get('response_type') ?? '').split(' ').includes('code'),
+      async (req) => {
+        const u = new URL(req.url);
+        u.searchParams.set('response_type', 'code');
+        return new Request(u, { method: 'GET', headers: req.headers });
+      },
+    ),
+  },
   'id-uppercase': idCase(
     'ob.id-input.case.uppercase',
     'an ID in capitals is refused',

@@ -226,6 +226,23 @@ function authorizeIssOnErrorsCheck(t: BridgeTarget): Check {
   });
 }
 
+/** "`response_type` (only `code`)": every other value, a hybrid that includes `code` too, is refused and goes no further. */
+function authorizeResponseTypeCheck(t: BridgeTarget): Check {
+  return bridgeCheck(t, {
+    id: 'bridge/authorize/response-type',
+    title: 'a response_type other than code (token, id_token, code id_token, code token, Code, code with a space) is refused: never a redirect on into the sign-in, never a code',
+    rules: ['ob.authorize.response-type'],
+    run: async (s, e) => {
+      const reg = s.credentials('basic').redirect_uri;
+      for (const value of ['token', 'id_token', 'code id_token', 'code token', 'id_token code', 'Code', 'code ']) {
+        const { res, response } = await refusedRequest(s, { ...s.params('basic', newPkce(), 'st', 'n'), response_type: value }, reg);
+        const onward = res.status >= 300 && res.status < 400 && res.location !== undefined && new URL(res.location, t.issuer).origin === new URL(t.issuer).origin;
+        e.that(!onward && response?.code === undefined && (response?.error !== undefined || res.status >= 400), `response_type ${JSON.stringify(value)} answered ${said(res)}, not a refusal`);
+      }
+    },
+  });
+}
+
 function authorizeUnknownScopeCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {
     id: 'bridge/authorize/unknown-scope',
@@ -544,6 +561,7 @@ export function authorizeChecks(t: BridgeTarget): Check[] {
     authorizeStateRequiredCheck(t),
     authorizeErrorCodesCheck(t),
     authorizeIssOnErrorsCheck(t),
+    authorizeResponseTypeCheck(t),
     authorizeUnknownScopeCheck(t),
     ssoPromptNoneCheck(t),
     ssoReuseCheck(t),
