@@ -76,7 +76,7 @@ function authorizeRepeatedCheck(t: BridgeTarget): Check {
 }
 
 /** An answer that goes on with the sign-in: a redirect into the bridge, not back to the client. */
-const wentOn = (res: HttpResponse, issuer: string) => res.status >= 300 && res.status < 400 && res.location !== undefined && new URL(res.location, issuer).origin === new URL(issuer).origin;
+export const wentOn = (res: HttpResponse, issuer: string) => res.status >= 300 && res.status < 400 && res.location !== undefined && new URL(res.location, issuer).origin === new URL(issuer).origin;
 
 function authorizeFormsCheck(t: BridgeTarget): Check {
   return bridgeCheck(t, {

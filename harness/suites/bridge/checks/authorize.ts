@@ -9,6 +9,7 @@ import { nextBridgeSecond } from '../clock.ts';
 import { CheckFailure, said, type BridgeSession, type BridgeTarget } from '../driver.ts';
 import type { HttpResponse } from '../../../actors/http.ts';
 import { SignerError } from '../../../actors/signer/errors.ts';
+import { wentOn } from './authorize-forms.ts';
 
 /** An answer that sends the browser to the client (a redirect whose Location is on the redirect URI's origin). */
 function redirectsTo(res: HttpResponse, redirectUri: string): boolean {
@@ -236,8 +237,10 @@ function authorizeResponseTypeCheck(t: BridgeTarget): Check {
       const reg = s.credentials('basic').redirect_uri;
       for (const value of ['token', 'id_token', 'code id_token', 'code token', 'id_token code', 'Code', 'code ']) {
         const { res, response } = await refusedRequest(s, { ...s.params('basic', newPkce(), 'st', 'n'), response_type: value }, reg);
-        const onward = res.status >= 300 && res.status < 400 && res.location !== undefined && new URL(res.location, t.issuer).origin === new URL(t.issuer).origin;
-        e.that(!onward && response?.code === undefined && (response?.error !== undefined || res.status >= 400), `response_type ${JSON.stringify(value)} answered ${said(res)}, not a refusal`);
+        e.that(
+          !wentOn(res, t.issuer) && response?.code === undefined && (response?.error !== undefined || res.status >= 400),
+          `response_type ${JSON.stringify(value)} answered ${said(res)}, not a refusal`,
+        );
       }
     },
   });

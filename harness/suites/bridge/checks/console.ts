@@ -7,17 +7,14 @@ import { decodeJwt } from 'jose';
 import type { Check } from '../../../run/model.ts';
 import type { ClientCredentials } from '../../../actors/oidc/client.ts';
 import { limits } from '../../../../schemas/ts/limits.ts';
+import { safeJson } from '../../../run/answers.ts';
 import { bridgeCheck } from '../check.ts';
 import { said, type BridgeTarget } from '../driver.ts';
 
 type Obj = Record<string, unknown>;
-const jsonOf = (r: { json(): unknown }): Obj | undefined => {
-  try {
-    const v = r.json();
-    return v !== null && typeof v === 'object' ? (v as Obj) : undefined;
-  } catch {
-    return undefined;
-  }
+const jsonOf = (r: Parameters<typeof safeJson>[0]): Obj | undefined => {
+  const v = safeJson(r);
+  return v !== null && typeof v === 'object' ? (v as Obj) : undefined;
 };
 
 function consoleCheck(t: BridgeTarget): Check {
